@@ -1,0 +1,138 @@
+//! Builds the browser viewer (`viewer/`, compiled to wasm32 and bound with wasm-bindgen) so the
+//! `prof` binary can embed it. The output lands in `$OUT_DIR/pkg`, which `serve::assets` embeds
+//! with rust-embed; since this runs whenever the viewer's sources change, the embedded viewer is
+//! never stale.
+//!
+//! Without the `native` feature (which is how the viewer itself depends on `prof`) nothing is done:
+//! that is what keeps the nested build from recursing.
+
+#[cfg(feature = "native")]
+use std::{
+    env,
+    path::{Path, PathBuf},
+    process::{exit, Command},
+};
+
+#[cfg(feature = "native")]
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+#[cfg(not(feature = "native"))]
+fn main() {}
+
+#[cfg(feature = "native")]
+fn main() {
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = manifest_dir
+        .parent()
+        .expect("profiler/ sits in the workspace");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
+
+    for path in [
+        root.join("viewer/src"),
+        root.join("viewer/Cargo.toml"),
+        root.join("web"),
+        root.join("Cargo.lock"),
+        manifest_dir.join("Cargo.toml"),
+        manifest_dir.join("src/lib.rs"),
+        manifest_dir.join("src/error.rs"),
+        manifest_dir.join("src/options.rs"),
+        manifest_dir.join("src/report.rs"),
+        manifest_dir.join("src/session"),
+        manifest_dir.join("src/aggregate"),
+        manifest_dir.join("src/export"),
+        manifest_dir.join("src/import"),
+    ] {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    println!("cargo:rerun-if-env-changed=PROF_VIEWER_PROFILE");
+
+    ensure_wasm_target();
+    let wasm = build_viewer(root, &out_dir);
+    bindgen(&wasm, &out_dir.join("pkg"));
+}
+
+#[cfg(feature = "native")]
+/// Installs the wasm32 target with rustup when the toolchain lacks it, or stops with one line.
+fn ensure_wasm_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if let Some(sysroot) = sysroot {
+        if sysroot.join("lib/rustlib").join(WASM_TARGET).exists() {
+            return;
+        }
+    }
+    println!(
+        "cargo:warning=installing the {WASM_TARGET} target with rustup (needed for the viewer)"
+    );
+    let added = Command::new("rustup")
+        .args(["target", "add", WASM_TARGET])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !added {
+        fail(&format!(
+            "the {WASM_TARGET} target is missing and `rustup target add {WASM_TARGET}` failed: run it yourself, then build again"
+        ));
+    }
+}
+
+#[cfg(feature = "native")]
+/// Compiles `viewer/` for wasm32 in its own target directory (the outer build holds a lock on
+/// the normal one) and returns the path of the `.wasm` file.
+fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = out_dir.join("viewer-target");
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(["build", "--release", "--locked", "--target", WASM_TARGET])
+        .arg("--manifest-path")
+        .arg(root.join("viewer/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        // The outer build's flags (coverage, sanitizers, target-cpu=native) mean nothing for wasm.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_LTO", "true")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not run cargo to build the viewer: {e}")));
+    if !status.success() {
+        fail("building the viewer (viewer/) for wasm32 failed; the errors are above");
+    }
+    target_dir
+        .join(WASM_TARGET)
+        .join("release")
+        .join("prof_viewer.wasm")
+}
+
+#[cfg(feature = "native")]
+/// Generates the JS glue and the final `.wasm` (ES module form, loaded by `web/`) into `pkg`.
+fn bindgen(wasm: &Path, pkg: &Path) {
+    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
+    bindgen
+        .input_path(wasm)
+        .web(true)
+        .unwrap_or_else(|e| fail(&format!("wasm-bindgen: {e}")))
+        .typescript(false)
+        .out_name("prof_viewer");
+    if let Err(e) = bindgen.generate(pkg) {
+        fail(&format!("wasm-bindgen could not process the viewer: {e}"));
+    }
+}
+
+#[cfg(feature = "native")]
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    exit(1);
+}

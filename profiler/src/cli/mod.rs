@@ -1,0 +1,31 @@
+//! Argument parsing for the `prof` command. Each subcommand calls one library function.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A sampling CPU profiler with a local web viewer.
+#[derive(Debug, Parser)]
+#[command(name = "prof", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the files of the embedded browser viewer.
+    Assets,
+}
+
+/// Parses the command line, runs the command and returns the process exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Assets => {
+            for path in prof::serve::assets::paths() {
+                println!("{path}");
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The one error type of the `prof` library.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `prof`. Messages are one line a user can act on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A profiling session is already running in this process.
+    #[error("a profiling session is already running in this process")]
+    AlreadyRunning,
+    /// A system call failed.
+    #[error("{call} failed: {source}")]
+    Os {
+        /// The call that failed.
+        call: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file's content is not what it should be.
+    #[error("{}: {message}", path.display())]
+    BadInput {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with a position where there is one.
+        message: String,
+    },
+    /// An option has a value that cannot be used.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+    /// Writing to a caller-supplied writer failed.
+    #[error("write failed: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,1 @@
+//! Readers that turn other tools' profiles (folded stacks, `perf script`, pprof) into sessions.

@@ -1,0 +1,75 @@
+//! The viewer's files, embedded in the binary at build time: the wasm module and its JS glue
+//! (built from `viewer/` by `build.rs`) and the static page from `web/`.
+
+use std::borrow::Cow;
+
+#[derive(rust_embed::RustEmbed)]
+#[folder = "$OUT_DIR/pkg"]
+struct Pkg;
+
+#[derive(rust_embed::RustEmbed)]
+#[folder = "$CARGO_MANIFEST_DIR/../web"]
+struct Web;
+
+/// An embedded file: its bytes and MIME type.
+#[derive(Debug)]
+pub struct Asset {
+    /// The file's content.
+    pub data: Cow<'static, [u8]>,
+    /// Its `Content-Type`.
+    pub mime: &'static str,
+}
+
+/// The embedded asset at `path` (relative, e.g. `index.html` or `pkg/prof_viewer.wasm`).
+pub fn get(path: &str) -> Option<Asset> {
+    let file = match path.strip_prefix("pkg/") {
+        Some(rest) => Pkg::get(rest)?,
+        None => Web::get(path)?,
+    };
+    Some(Asset {
+        data: file.data,
+        mime: mime_for(path),
+    })
+}
+
+/// The paths of every embedded asset.
+pub fn paths() -> impl Iterator<Item = String> {
+    Web::iter()
+        .chain(Pkg::iter().map(|p| format!("pkg/{p}").into()))
+        .map(Cow::into_owned)
+}
+
+fn mime_for(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "wasm" => "application/wasm",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_and_the_wasm_viewer_are_embedded() {
+        let index = get("index.html").expect("web/index.html is embedded");
+        assert_eq!(index.mime, "text/html; charset=utf-8");
+        let wasm = get("pkg/prof_viewer_bg.wasm").expect("the wasm viewer is embedded");
+        assert_eq!(wasm.mime, "application/wasm");
+        assert_eq!(&wasm.data[..4], b"\0asm");
+        assert!(get("pkg/prof_viewer.js").is_some());
+    }
+
+    #[test]
+    fn unknown_paths_are_not_served() {
+        assert!(get("../Cargo.toml").is_none());
+        assert!(get("pkg/../../Cargo.toml").is_none());
+    }
+}

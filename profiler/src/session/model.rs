@@ -1,0 +1,415 @@
+//! The in-memory session: shared tables plus columnar samples.
+//!
+//! Every other part of `prof` meets here. The sampler and the importers build a [`Session`] with a
+//! [`SessionBuilder`]; the aggregation core, the exporters and the viewer only read it. Tables are
+//! addressed by typed indices ([`StrId`], [`FrameId`], [`StackId`], [`ThreadIdx`]) so an index into
+//! one table can never be used for another.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+macro_rules! index_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The position in its table, for indexing a `Vec`.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+index_type!(
+    /// An index into [`Session::strings`].
+    StrId
+);
+index_type!(
+    /// An index into [`Session::frames`].
+    FrameId
+);
+index_type!(
+    /// An index into [`Session::stacks`]: one node of the stack prefix tree.
+    StackId
+);
+index_type!(
+    /// An index into [`Session::threads`].
+    ThreadIdx
+);
+
+/// What the samples measure, and so what a sample's weight means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Mode {
+    /// CPU time: weights are CPU nanoseconds consumed by the thread.
+    #[default]
+    Cpu,
+    /// Wall-clock time: weights are elapsed nanoseconds, on or off CPU.
+    Wall,
+    /// Allocations: weights are bytes allocated.
+    Alloc,
+}
+
+impl Mode {
+    /// The unit of a sample's weight in this mode, as pprof and speedscope name it.
+    pub fn weight_unit(self) -> &'static str {
+        match self {
+            Mode::Cpu | Mode::Wall => "nanoseconds",
+            Mode::Alloc => "bytes",
+        }
+    }
+
+    /// The lowercase name used in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Cpu => "cpu",
+            Mode::Wall => "wall",
+            Mode::Alloc => "alloc",
+        }
+    }
+}
+
+/// Facts about the recording: what ran, where, when, and how it was sampled.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// The profiled program (usually the executable path).
+    pub program: String,
+    /// Its command-line arguments, without the program itself.
+    pub args: Vec<String>,
+    /// Its process id.
+    pub pid: u32,
+    /// The host it ran on.
+    pub hostname: String,
+    /// Operating system, e.g. `linux`.
+    pub os: String,
+    /// CPU architecture, e.g. `x86_64`.
+    pub arch: String,
+    /// When sampling started, RFC 3339 in UTC.
+    pub start_time: String,
+    /// How long sampling ran, in nanoseconds of wall time.
+    pub duration_ns: u64,
+    /// What the samples measure.
+    pub mode: Mode,
+    /// The interval the user asked for, in nanoseconds.
+    pub requested_interval_ns: u64,
+    /// The interval actually achieved (duration per sample per busy thread), in nanoseconds;
+    /// 0 when unknown, e.g. for imported profiles.
+    pub achieved_interval_ns: u64,
+    /// The timer mechanism that produced the samples, e.g. `perf_event`, `timer_create`,
+    /// `setitimer`, or `import:folded` for imported profiles.
+    pub timer: String,
+    /// Samples the sampler had to drop (buffer full or `max_samples` reached).
+    pub dropped_samples: u64,
+    /// The `prof` version that wrote the session.
+    pub prof_version: String,
+}
+
+/// One frame: a function at a place in the code. Inlined calls are frames of their own, marked
+/// [`Frame::inlined`], sharing the caller's [`Frame::address`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Frame {
+    /// The demangled function name (or a hex address when it could not be resolved).
+    pub name: StrId,
+    /// The source file, when debug info names one.
+    pub file: Option<StrId>,
+    /// The line in [`Frame::file`], when known.
+    pub line: Option<u32>,
+    /// The binary or shared library the code lives in.
+    pub module: Option<StrId>,
+    /// The instruction address sampled, when the frame came from a native stack.
+    pub address: Option<u64>,
+    /// True when this call was inlined into the frame below it (its caller).
+    pub inlined: bool,
+}
+
+/// A node of the stack prefix tree: `frame` called from the stack `parent` (None at the root).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StackNode {
+    /// The calling stack, or `None` for an outermost frame.
+    pub parent: Option<StackId>,
+    /// The frame at the top (leaf end) of this stack.
+    pub frame: FrameId,
+}
+
+/// A thread that was sampled.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Thread {
+    /// The operating system's thread id.
+    pub tid: u64,
+    /// Its name (`/proc/self/task/<tid>/comm` on Linux), possibly empty.
+    pub name: StrId,
+}
+
+/// The samples, in columns of equal length: sample `i` is `stack[i]` on `thread[i]` at `time_ns[i]`
+/// with weight `weight[i]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Samples {
+    /// The leaf stack node of each sample.
+    pub stack: Vec<StackId>,
+    /// The thread each sample was taken on.
+    pub thread: Vec<ThreadIdx>,
+    /// Nanoseconds since the session started, non-decreasing per thread.
+    pub time_ns: Vec<u64>,
+    /// The weight, in the unit of [`Mode::weight_unit`]: measured, never assumed.
+    pub weight: Vec<u64>,
+}
+
+impl Samples {
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// True when there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+}
+
+/// A complete profile: metadata, shared tables and samples.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Session {
+    /// Facts about the recording.
+    pub meta: Metadata,
+    /// Interned strings; `strings[0]` is always `""`.
+    pub strings: Vec<String>,
+    /// Distinct frames.
+    pub frames: Vec<Frame>,
+    /// The stack prefix tree; a parent always comes before its children.
+    pub stacks: Vec<StackNode>,
+    /// Sampled threads.
+    pub threads: Vec<Thread>,
+    /// The samples.
+    pub samples: Samples,
+}
+
+/// The frame's data with strings still as text: the builder's input.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameSpec<'a> {
+    /// Function name.
+    pub name: &'a str,
+    /// Source file, if known.
+    pub file: Option<&'a str>,
+    /// Source line, if known.
+    pub line: Option<u32>,
+    /// Module (binary or library), if known.
+    pub module: Option<&'a str>,
+    /// Instruction address, if known.
+    pub address: Option<u64>,
+    /// Inlined into its caller.
+    pub inlined: bool,
+}
+
+impl<'a> FrameSpec<'a> {
+    /// A frame known only by its function name.
+    pub fn named(name: &'a str) -> Self {
+        FrameSpec {
+            name,
+            ..FrameSpec::default()
+        }
+    }
+}
+
+impl Session {
+    /// The text of an interned string.
+    pub fn str(&self, id: StrId) -> &str {
+        &self.strings[id.index()]
+    }
+
+    /// A frame by index.
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        &self.frames[id.index()]
+    }
+
+    /// The function name of a frame.
+    pub fn frame_name(&self, id: FrameId) -> &str {
+        self.str(self.frame(id).name)
+    }
+
+    /// A stack node by index.
+    pub fn stack(&self, id: StackId) -> &StackNode {
+        &self.stacks[id.index()]
+    }
+
+    /// The frames of a stack, leaf first.
+    pub fn stack_frames(&self, leaf: StackId) -> impl Iterator<Item = FrameId> + '_ {
+        let mut next = Some(leaf);
+        std::iter::from_fn(move || {
+            let node = self.stack(next?);
+            next = node.parent;
+            Some(node.frame)
+        })
+    }
+
+    /// The sum of all sample weights.
+    pub fn total_weight(&self) -> u64 {
+        self.samples.weight.iter().sum()
+    }
+
+    /// Number of samples.
+    pub fn sample_count(&self) -> usize {
+        self.samples.len()
+    }
+}
+
+/// Builds a [`Session`], interning strings, frames and stacks so each distinct one is stored once.
+#[derive(Debug)]
+pub struct SessionBuilder {
+    session: Session,
+    strings: HashMap<String, StrId>,
+    frames: HashMap<Frame, FrameId>,
+    stacks: HashMap<StackNode, StackId>,
+    threads: HashMap<u64, ThreadIdx>,
+}
+
+impl Default for SessionBuilder {
+    fn default() -> Self {
+        Self::new(Metadata::default())
+    }
+}
+
+impl SessionBuilder {
+    /// A builder for a session with the given metadata and no samples.
+    pub fn new(meta: Metadata) -> Self {
+        let mut builder = SessionBuilder {
+            session: Session {
+                meta,
+                ..Session::default()
+            },
+            strings: HashMap::new(),
+            frames: HashMap::new(),
+            stacks: HashMap::new(),
+            threads: HashMap::new(),
+        };
+        builder.intern_str("");
+        builder
+    }
+
+    /// The metadata, for filling in as recording goes on.
+    pub fn meta_mut(&mut self) -> &mut Metadata {
+        &mut self.session.meta
+    }
+
+    /// The id of `text`, adding it on first sight.
+    pub fn intern_str(&mut self, text: &str) -> StrId {
+        if let Some(&id) = self.strings.get(text) {
+            return id;
+        }
+        let id = StrId(self.session.strings.len() as u32);
+        self.session.strings.push(text.to_owned());
+        self.strings.insert(text.to_owned(), id);
+        id
+    }
+
+    /// The id of a frame, adding it on first sight.
+    pub fn intern_frame(&mut self, spec: &FrameSpec<'_>) -> FrameId {
+        let frame = Frame {
+            name: self.intern_str(spec.name),
+            file: spec.file.map(|f| self.intern_str(f)),
+            line: spec.line,
+            module: spec.module.map(|m| self.intern_str(m)),
+            address: spec.address,
+            inlined: spec.inlined,
+        };
+        if let Some(&id) = self.frames.get(&frame) {
+            return id;
+        }
+        let id = FrameId(self.session.frames.len() as u32);
+        self.session.frames.push(frame.clone());
+        self.frames.insert(frame, id);
+        id
+    }
+
+    /// The id of the stack `frame` called from `parent`, adding it on first sight.
+    pub fn intern_stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {
+        let node = StackNode { parent, frame };
+        if let Some(&id) = self.stacks.get(&node) {
+            return id;
+        }
+        let id = StackId(self.session.stacks.len() as u32);
+        self.session.stacks.push(node);
+        self.stacks.insert(node, id);
+        id
+    }
+
+    /// The leaf id of a whole stack given root first, adding what is new.
+    /// Returns `None` for an empty stack.
+    pub fn intern_stack_path(&mut self, root_first: &[FrameId]) -> Option<StackId> {
+        root_first.iter().fold(None, |parent, &frame| {
+            Some(self.intern_stack(parent, frame))
+        })
+    }
+
+    /// The index of the thread with OS id `tid`, adding it (or renaming it) with `name`.
+    pub fn thread(&mut self, tid: u64, name: &str) -> ThreadIdx {
+        let name = self.intern_str(name);
+        if let Some(&idx) = self.threads.get(&tid) {
+            self.session.threads[idx.index()].name = name;
+            return idx;
+        }
+        let idx = ThreadIdx(self.session.threads.len() as u32);
+        self.session.threads.push(Thread { tid, name });
+        self.threads.insert(tid, idx);
+        idx
+    }
+
+    /// Adds one sample.
+    pub fn push_sample(&mut self, stack: StackId, thread: ThreadIdx, time_ns: u64, weight: u64) {
+        let samples = &mut self.session.samples;
+        samples.stack.push(stack);
+        samples.thread.push(thread);
+        samples.time_ns.push(time_ns);
+        samples.weight.push(weight);
+    }
+
+    /// The finished session.
+    pub fn finish(self) -> Session {
+        self.session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_stores_each_distinct_thing_once() {
+        let mut b = SessionBuilder::default();
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let work = b.intern_frame(&FrameSpec::named("work"));
+        assert_eq!(b.intern_frame(&FrameSpec::named("main")), main);
+        let s1 = b.intern_stack_path(&[main, work]).unwrap();
+        let s2 = b.intern_stack_path(&[main, work]).unwrap();
+        assert_eq!(s1, s2);
+        let t = b.thread(7, "worker");
+        b.push_sample(s1, t, 0, 10);
+        b.push_sample(s2, t, 5, 20);
+        let s = b.finish();
+        assert_eq!(s.strings[0], "");
+        assert_eq!(s.frames.len(), 2);
+        assert_eq!(s.stacks.len(), 2);
+        assert_eq!(s.total_weight(), 30);
+        let names: Vec<&str> = s.stack_frames(s1).map(|f| s.frame_name(f)).collect();
+        assert_eq!(names, ["work", "main"]);
+    }
+
+    #[test]
+    fn empty_stack_path_has_no_id() {
+        let mut b = SessionBuilder::default();
+        assert_eq!(b.intern_stack_path(&[]), None);
+    }
+
+    #[test]
+    fn a_thread_seen_again_keeps_its_index_and_takes_the_new_name() {
+        let mut b = SessionBuilder::default();
+        let a = b.thread(1, "old");
+        assert_eq!(b.thread(1, "new"), a);
+        let s = b.finish();
+        assert_eq!(s.str(s.threads[0].name), "new");
+    }
+}

@@ -1,0 +1,1 @@
+//! Turning sampled addresses into functions, files, lines and inlined frames, after stop.

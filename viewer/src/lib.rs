@@ -1,0 +1,11 @@
+//! WebAssembly bindings over `prof`'s aggregation core, for the browser viewer in `web/`.
+//!
+//! Every number the page shows is computed here by `prof` itself; the JavaScript only draws.
+
+use wasm_bindgen::prelude::*;
+
+/// The version of `prof` this viewer was built from.
+#[wasm_bindgen(js_name = profVersion)]
+pub fn prof_version() -> String {
+    prof::VERSION.to_owned()
+}
