@@ -28,5 +28,8 @@ pub use options::{Options, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMP
 pub use report::Report;
 pub use session::Mode;
 
+#[cfg(feature = "native")]
+pub use sampler::{profile, Profiler};
+
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
