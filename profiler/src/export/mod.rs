@@ -1,2 +1,24 @@
 //! Writers of the formats other tools read: folded stacks, flame graph SVG, speedscope, pprof,
 //! Graphviz dot and source annotation. Each takes a session and any `impl Write`.
+
+pub mod pprof;
+pub mod speedscope;
+
+#[cfg(test)]
+pub(crate) mod fixture;
+
+use crate::session::Session;
+
+/// A one-line title for a session: the program's file name and its arguments, or `profile` when
+/// the session does not name its program.
+pub fn title(session: &Session) -> String {
+    let meta = &session.meta;
+    let program = meta.program.rsplit(['/', '\\']).next().unwrap_or_default();
+    if program.is_empty() {
+        return "profile".to_owned();
+    }
+    std::iter::once(program)
+        .chain(meta.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
