@@ -2,6 +2,7 @@
 //! Graphviz dot and source annotation. Each takes a session and any `impl Write`.
 
 pub mod pprof;
+pub mod source;
 pub mod speedscope;
 
 #[cfg(test)]
