@@ -1,10 +1,13 @@
 //! Writers of the formats other tools read: folded stacks, flame graph SVG, speedscope, pprof,
 //! Graphviz dot and source annotation. Each takes a session and any `impl Write`.
 
+pub mod dot;
 mod folded;
 pub mod pprof;
 pub mod source;
 pub mod speedscope;
+#[cfg(feature = "native")]
+pub mod svg;
 
 pub use folded::{write_folded, write_folded_tree};
 
