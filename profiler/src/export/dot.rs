@@ -52,7 +52,12 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
         .enumerate()
         .map(|(i, f)| (f.func, i))
         .collect();
+    let counts = super::weights_are_counts(session);
     let mode = session.meta.mode;
+    let label = |w: u64| match counts {
+        true => w.to_string(),
+        false => format_weight(mode, w),
+    };
     let pct = |w: u64| {
         if all == 0 {
             0.0
@@ -65,7 +70,7 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
         out,
         "  graph [label=\"{}\\l{} total, {} samples\\l\", labelloc=t, fontsize=20];",
         escape(&super::title(session)),
-        format_weight(mode, all),
+        label(all),
         tree.total_count(NodeId::ROOT)
     )?;
     writeln!(out, "  node [shape=box, fontname=\"Helvetica\"];")?;
@@ -76,9 +81,9 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
             out,
             "  n{i} [fontsize={size:.1}, label=\"{}\\n{} ({:.1}%)\\rof {} ({:.1}%)\\r\"];",
             escape(&f.name),
-            format_weight(mode, f.self_weight),
+            label(f.self_weight),
             pct(f.self_weight),
-            format_weight(mode, f.total_weight),
+            label(f.total_weight),
             pct(f.total_weight)
         )?;
     }
@@ -94,7 +99,7 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
         writeln!(
             out,
             "  n{from} -> n{to} [label=\"{}\", weight={w}, penwidth={width:.2}];",
-            format_weight(mode, w)
+            label(w)
         )?;
     }
     writeln!(out, "}}")?;

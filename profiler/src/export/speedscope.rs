@@ -77,7 +77,10 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
             last_path[thread] = Some(path);
         }
     }
-    let unit = session.meta.mode.weight_unit();
+    let unit = match super::weights_are_counts(session) {
+        true => "none",
+        false => session.meta.mode.weight_unit(),
+    };
     let mut profiles = Vec::new();
     for (t, (paths, weights)) in per_thread.into_iter().enumerate() {
         if paths.is_empty() {

@@ -21,7 +21,10 @@ pub fn write_svg(session: &Session, out: impl Write) -> Result<()> {
     let mut options = Options::default();
     options.title = super::title(session);
     options.subtitle = Some(subtitle(session));
-    options.count_name = session.meta.mode.weight_unit().to_owned();
+    options.count_name = match super::weights_are_counts(session) {
+        true => "samples".to_owned(),
+        false => session.meta.mode.weight_unit().to_owned(),
+    };
     flamegraph::from_lines(&mut options, folded.lines(), out)?;
     Ok(())
 }

@@ -2,6 +2,8 @@
 //!
 //! [`sniff`] tells the formats apart from a file's first bytes, so one command accepts them all.
 
+#[cfg(feature = "native")]
+mod file;
 pub mod folded;
 #[cfg(feature = "native")]
 pub mod perf;
@@ -11,6 +13,8 @@ use crate::{Error, Result};
 use std::io::Read;
 use std::path::Path;
 
+#[cfg(feature = "native")]
+pub use file::load_any;
 pub use folded::read_folded;
 pub use pprof::read_pprof;
 

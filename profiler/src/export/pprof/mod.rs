@@ -37,9 +37,18 @@ pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
 /// The uncompressed profile message for `session`.
 pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let mut enc = Encoder::new(session);
+    // Imported folded stacks carry only counts: then the weight is the one `samples/count` value.
+    let counts = super::weights_are_counts(session);
     let count = enc.value_type(COUNT_TYPE);
-    let weight = enc.value_type(weight_type(session.meta.mode));
-    enc.profile.sample_type = vec![count, weight];
+    let weight = match counts {
+        true => count,
+        false => enc.value_type(weight_type(session.meta.mode)),
+    };
+    enc.profile.sample_type = if counts {
+        vec![count]
+    } else {
+        vec![count, weight]
+    };
     enc.profile.default_sample_type = weight.r#type;
     enc.profile.period_type = Some(weight);
     let meta = &session.meta;
@@ -53,7 +62,11 @@ pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
     for (stack, thread, count, weight) in group_samples(session) {
-        enc.sample(stack, thread, count, weight);
+        let values = match counts {
+            true => vec![weight],
+            false => vec![count, weight],
+        };
+        enc.sample(stack, thread, values);
     }
     enc.finish()
 }
@@ -122,7 +135,7 @@ impl<'s> Encoder<'s> {
         }
     }
 
-    fn sample(&mut self, stack: StackId, thread: ThreadIdx, count: u64, weight: u64) {
+    fn sample(&mut self, stack: StackId, thread: ThreadIdx, values: Vec<u64>) {
         let location_id = match self.stacks.get(&stack) {
             Some(ids) => ids.clone(),
             None => {
@@ -151,7 +164,7 @@ impl<'s> Encoder<'s> {
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         self.profile.sample.push(proto::Sample {
             location_id,
-            value: vec![clamp(count), clamp(weight)],
+            value: values.into_iter().map(clamp).collect(),
             label,
         });
     }
