@@ -1,6 +1,8 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
 mod convert;
+mod demo;
+mod workload;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +19,8 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
+    /// Profile a built-in workload, save it as demo.json and print its top functions.
+    Demo(demo::DemoArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
 }
@@ -32,5 +36,6 @@ pub fn run() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Convert(args) => convert::run(args),
+        Command::Demo(args) => demo::run(args),
     }
 }
