@@ -46,7 +46,11 @@ fn check(timer: &str) {
     WATCHED.with(|w| w.set(false));
     let report = p.stop().unwrap();
     assert!(samples_on(&report, current_tid()).len() >= 100, "{timer}");
-    assert_eq!(DURING_SPIN.load(Ordering::Relaxed), 0, "{timer}: handler allocated");
+    assert_eq!(
+        DURING_SPIN.load(Ordering::Relaxed),
+        0,
+        "{timer}: handler allocated"
+    );
 }
 
 #[test]

@@ -65,7 +65,9 @@ fn threads_started_after_start_are_sampled_with_their_names() {
     let report = p.stop().unwrap();
     let on = samples_on(&report, tid);
     assert!(on.len() >= 200, "{} samples on the late thread", on.len());
-    assert!(names(&report, on[0]).iter().any(|n| n.contains("late_thread_work")));
+    assert!(names(&report, on[0])
+        .iter()
+        .any(|n| n.contains("late_thread_work")));
     let s = report.session();
     let thread = s.threads.iter().find(|t| t.tid == tid).unwrap();
     assert_eq!(s.str(thread.name), "late-worker");
@@ -92,7 +94,10 @@ fn fork_while_profiling_breaks_neither_process() {
     let mut status = 0;
     // SAFETY: waits for our own child; `status` is a valid int.
     assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
     let report = p.stop().unwrap();
     assert!(samples_on(&report, tid).len() >= 100);
 }

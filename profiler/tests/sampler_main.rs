@@ -42,7 +42,11 @@ fn share_reaching_main(unwind: &str) -> (f64, usize) {
 fn main() {
     let (dwarf, n) = share_reaching_main("dwarf");
     assert!(n >= 300, "{n} samples");
-    assert!(dwarf >= 0.99, "DWARF: {:.1}% of {n} samples reach main", dwarf * 100.0);
+    assert!(
+        dwarf >= 0.99,
+        "DWARF: {:.1}% of {n} samples reach main",
+        dwarf * 100.0
+    );
     let (fp, n) = share_reaching_main("fp");
     println!(
         "stacks reaching main: DWARF {:.1}%, frame pointers only {:.1}% ({n} samples)",

@@ -39,7 +39,12 @@ fn panics(stop: &AtomicBool, caught: &AtomicU64) {
 }
 
 fn dl_churn(stop: &AtomicBool, cycles: &AtomicU64) {
-    let names = [c"libz.so.1", c"libresolv.so.2", c"libanl.so.1", c"libutil.so.1"];
+    let names = [
+        c"libz.so.1",
+        c"libresolv.so.2",
+        c"libanl.so.1",
+        c"libutil.so.1",
+    ];
     while !stop.load(Ordering::Relaxed) {
         for name in names {
             // SAFETY: loads a system library whose initializers are safe to run; the handle is
@@ -121,14 +126,25 @@ fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
     let report = p.stop().unwrap();
     let _ = std::panic::take_hook();
     assert!(started.elapsed() < Duration::from_secs(30), "no deadlock");
-    for (what, c) in ["panics", "dlopen cycles", "threads"].iter().zip(counters.iter()) {
+    for (what, c) in ["panics", "dlopen cycles", "threads"]
+        .iter()
+        .zip(counters.iter())
+    {
         assert!(c.load(Ordering::Relaxed) > 10, "{what} happened");
     }
     let s = report.session();
     let meta = &s.meta;
     // 8 threads at 10 kHz for 10 s is far over MAX_SAMPLES: the rest is dropped and counted.
     assert_eq!(s.sample_count(), MAX_SAMPLES);
-    assert!(meta.dropped_samples > 10_000, "dropped {}", meta.dropped_samples);
-    assert!(s.threads.len() > 20, "churned threads sampled: {}", s.threads.len());
+    assert!(
+        meta.dropped_samples > 10_000,
+        "dropped {}",
+        meta.dropped_samples
+    );
+    assert!(
+        s.threads.len() > 20,
+        "churned threads sampled: {}",
+        s.threads.len()
+    );
     assert!(s.total_weight() > 0);
 }

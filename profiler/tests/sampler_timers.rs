@@ -28,11 +28,18 @@ fn weight_on_this_thread(report: &prof::Report) -> u64 {
 #[test]
 fn timer_create_keeps_the_rate_and_measures_weights() {
     let _serial = serial();
-    let (report, used) = run("timer_create", Duration::from_millis(1), Duration::from_secs(1));
+    let (report, used) = run(
+        "timer_create",
+        Duration::from_millis(1),
+        Duration::from_secs(1),
+    );
     assert_eq!(report.session().meta.timer, "timer_create");
     let n = samples_on(&report, current_tid()).len() as f64;
     let expected = used.as_nanos() as f64 / 1e6;
-    assert!(n >= 0.9 * expected, "{n} samples for {expected:.0} expected");
+    assert!(
+        n >= 0.9 * expected,
+        "{n} samples for {expected:.0} expected"
+    );
     let w = weight_on_this_thread(&report) as f64;
     let off = (w - used.as_nanos() as f64).abs() / used.as_nanos() as f64;
     assert!(off <= 0.03, "weight {w} vs {used:?}");
@@ -41,7 +48,11 @@ fn timer_create_keeps_the_rate_and_measures_weights() {
 #[test]
 fn setitimer_is_capped_but_its_weights_still_add_up() {
     let _serial = serial();
-    let (report, used) = run("setitimer", Duration::from_micros(500), Duration::from_secs(1));
+    let (report, used) = run(
+        "setitimer",
+        Duration::from_micros(500),
+        Duration::from_secs(1),
+    );
     let meta = &report.session().meta;
     assert_eq!(meta.timer, "setitimer");
     assert_eq!(meta.requested_interval_ns, 500_000);

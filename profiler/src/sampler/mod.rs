@@ -28,6 +28,7 @@ use handler::{Shared, SHARED};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Ring capacity in records: enough for 8 threads at 10 kHz between two 1 ms drains, with room.
 const RING_RECORDS: usize = 1024;
@@ -115,6 +116,7 @@ impl Profiler {
             start_ns,
             register_unknown: !mechanism.per_thread(),
             unwind: unwind::UnwindMode::from_env(),
+            measure: std::env::var_os("PROF_MEASURE_HANDLER").is_some(),
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
         let mut collector = collector::Collector::new(
@@ -230,16 +232,26 @@ pub fn our_handler_installed() -> bool {
 }
 
 /// CPU time consumed by the calling thread so far.
-pub fn thread_cpu_time() -> std::time::Duration {
-    std::time::Duration::from_nanos(sys::thread_cpu_ns())
+pub fn thread_cpu_time() -> Duration {
+    Duration::from_nanos(sys::thread_cpu_ns())
 }
 
 /// User plus system CPU time consumed by the whole process so far (`getrusage`).
-pub fn process_cpu_time() -> std::time::Duration {
-    std::time::Duration::from_nanos(sys::process_cpu_ns())
+pub fn process_cpu_time() -> Duration {
+    Duration::from_nanos(sys::process_cpu_ns())
 }
 
 /// The kernel's id of the calling thread, as recorded in [`crate::session::Thread::tid`].
 pub fn current_tid() -> u64 {
     u64::from(sys::gettid())
+}
+
+/// With `PROF_MEASURE_HANDLER` set at start: signals handled in sessions so far in this
+/// process, and the nanoseconds spent inside the handler for them (measured with the thread CPU clock around each sample): the handler's own
+/// cost, without the kernel's signal delivery.
+pub fn handler_stats() -> (u64, Duration) {
+    (
+        handler::HANDLED.load(Ordering::Relaxed),
+        Duration::from_nanos(handler::HANDLER_NS.load(Ordering::Relaxed)),
+    )
 }
