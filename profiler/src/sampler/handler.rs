@@ -19,10 +19,10 @@ pub struct Shared {
     /// Readable mappings, for stack bounds.
     pub maps: StackMap,
     /// The DWARF unwinder over the loaded objects, replaced when objects change.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub dwarf: Rcu<super::dwarf::Dwarf>,
     /// Unwinder caches, one per concurrently running handler.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub caches: Box<[TryCell<super::dwarf::Cache>]>,
     /// Samples dropped (ring full, thread table full).
     pub dropped: AtomicU64,
@@ -88,7 +88,7 @@ impl Shared {
             .find(regs.sp)
             .and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
         let mut done = false;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if self.unwind == UnwindMode::Dwarf {
             if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
                 for cache in self.caches.iter() {
