@@ -3,6 +3,9 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod exit;
+mod report;
+
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
 #[command(name = "prof", version, about, long_about = None)]
@@ -15,6 +18,8 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
+    /// Print the top functions of a session file.
+    Report(report::ReportArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -27,5 +32,6 @@ pub fn run() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Report(args) => report::run(args),
     }
 }
