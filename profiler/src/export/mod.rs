@@ -3,4 +3,4 @@
 
 mod folded;
 
-pub use folded::{write_folded, write_folded_tree};
+pub use folded::{write_folded, write_folded_diff, write_folded_tree};
