@@ -339,3 +339,19 @@ fn bad_input_exits_2_with_one_line_naming_the_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn prof_report_reads_every_imported_format() {
+    let (_dir, _, pprof) = exported("report-imports", "demo.pb.gz");
+    for input in [data("sample.perf.txt"), data("sample.folded"), pprof] {
+        let out = prof(&["report", input.to_str().unwrap(), "--top", "3"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            input.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("hash"), "{}: {text}", input.display());
+    }
+}
