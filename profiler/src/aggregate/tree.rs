@@ -112,11 +112,12 @@ impl CallTree {
             }
             shape = next;
         }
-        let mut self_weight = vec![0; shape.len()];
+        let mut self_weight = vec![0u64; shape.len()];
         let mut self_count = vec![0; shape.len()];
         for (stack, node) in map.iter().enumerate() {
             if let Some(n) = node {
-                self_weight[*n as usize] += weights.weight[stack];
+                self_weight[*n as usize] =
+                    self_weight[*n as usize].saturating_add(weights.weight[stack]);
                 self_count[*n as usize] += weights.count[stack];
             }
         }
@@ -135,7 +136,7 @@ impl CallTree {
         let mut total_count = self_count.clone();
         for i in (1..n).rev() {
             let p = shape.parent[i] as usize;
-            total_weight[p] += total_weight[i];
+            total_weight[p] = total_weight[p].saturating_add(total_weight[i]);
             total_count[p] += total_count[i];
         }
         let mut depth = vec![0u32; n];

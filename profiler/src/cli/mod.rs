@@ -7,6 +7,9 @@ mod workload;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod exit;
+mod report;
+
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
 #[command(name = "prof", version, about, long_about = None)]
@@ -23,6 +26,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
+    /// Print the top functions of a session file.
+    Report(report::ReportArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -37,5 +42,6 @@ pub fn run() -> ExitCode {
         }
         Command::Convert(args) => convert::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

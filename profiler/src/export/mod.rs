@@ -9,7 +9,7 @@ pub mod speedscope;
 #[cfg(feature = "native")]
 pub mod svg;
 
-pub use folded::{write_folded, write_folded_tree};
+pub use folded::{write_folded, write_folded_diff, write_folded_tree};
 
 #[cfg(test)]
 pub(crate) mod fixture;

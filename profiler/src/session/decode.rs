@@ -87,6 +87,7 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         time_ns: Vec::with_capacity(stack.len()),
         weight: Vec::with_capacity(stack.len()),
     };
+    let mut total_weight = 0u64;
     for i in 0..stack.len() {
         let t = check_index(
             &format!("samples.thread[{i}]"),
@@ -99,6 +100,10 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         prev.time = prev.time.wrapping_add(unzigzag(time[i]) as u64);
         prev.weight = prev.weight.wrapping_add(unzigzag(weight[i]) as u64);
         let s = check_index(&format!("samples.stack[{i}]"), prev.stack, stacks, "stacks")?;
+        // Every sum of weights the aggregation makes is at most this one, so none can overflow.
+        total_weight = total_weight
+            .checked_add(prev.weight)
+            .ok_or_else(|| format!("samples.weight_delta[{i}]: the total weight passes 2^64"))?;
         out.stack.push(StackId(s));
         out.thread.push(ThreadIdx(t));
         out.time_ns.push(prev.time);

@@ -1,12 +1,12 @@
 //! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
 
-use super::io::{read_with, write, ReadError, ReadOptions};
+use super::io::{read_with, too_large, write, ReadError, ReadOptions};
 use super::Session;
 use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// True when `path` names a gzipped file (ends in `.gz`).
@@ -23,11 +23,24 @@ pub fn load(path: impl AsRef<Path>) -> Result<Session> {
 /// Loads a session from `path` with explicit [`ReadOptions`].
 pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| Error::Io {
+    let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
-    })?;
-    read_with(file, options).map_err(|e| match e {
+    };
+    let mut file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    let result = if size > options.max_bytes {
+        // Too large to be read whole: say whether it is garbage or a session, from its start.
+        let mut head = Vec::with_capacity(4096);
+        (&mut file)
+            .take(4096)
+            .read_to_end(&mut head)
+            .map_err(io_err)?;
+        Err(too_large(&head, size, options.max_bytes))
+    } else {
+        read_with(file, options)
+    };
+    result.map_err(|e| match e {
         ReadError::Invalid(message) => Error::BadInput {
             path: path.to_owned(),
             message,

@@ -1,8 +1,8 @@
 //! Reading and writing session files through any `Read` / `Write`, gzip included.
 //!
-//! Reading is defensive: gzip is recognised by its magic bytes, the (decompressed) input is capped
-//! at [`ReadOptions::max_bytes`] so a gzip bomb cannot exhaust memory, and the JSON is parsed as a
-//! stream, so a large file of garbage fails at its first bad byte instead of being read whole.
+//! Reading is defensive: gzip is recognised by its magic bytes, anything that is neither gzip nor
+//! JSON is refused at its first byte, and the (decompressed) input is capped at
+//! [`ReadOptions::max_bytes`] so a gzip bomb cannot exhaust memory or time.
 
 use super::decode::decode;
 use super::format::{SessionFile, SessionFileOut};
@@ -61,6 +61,19 @@ impl std::fmt::Display for TooLarge {
 
 impl std::error::Error for TooLarge {}
 
+/// The error for a file of `size` bytes, more than `max_bytes`, that starts with `head`: garbage
+/// is called garbage, a session that is merely too large is called too large.
+#[cfg(feature = "native")]
+pub(crate) fn too_large(head: &[u8], size: u64, max_bytes: u64) -> ReadError {
+    sniff(head).err().unwrap_or_else(|| {
+        ReadError::Invalid(format!(
+            "the file is {} MiB, larger than {} MiB (the limit for a session file)",
+            size >> 20,
+            max_bytes >> 20
+        ))
+    })
+}
+
 /// A reader that fails (rather than ending quietly) once more than `left` bytes are read.
 struct Limited<R> {
     inner: R,
@@ -85,9 +98,12 @@ impl<R: Read> Read for Limited<R> {
     }
 }
 
-fn io_error(e: io::Error) -> ReadError {
+fn io_error(e: io::Error, kind: Kind) -> ReadError {
     if let Some(too_large) = e.get_ref().and_then(|i| i.downcast_ref::<TooLarge>()) {
         return ReadError::Invalid(format!("{too_large} (the limit for a session file)"));
+    }
+    if kind == Kind::Json {
+        return ReadError::Io(e);
     }
     match e.kind() {
         // flate2 reports corrupt compressed data this way.
@@ -104,41 +120,55 @@ pub fn read(input: impl Read) -> Result<Session, ReadError> {
     read_with(input, ReadOptions::default())
 }
 
-/// Reads a session (JSON or gzipped JSON).
-pub fn read_with(input: impl Read, options: ReadOptions) -> Result<Session, ReadError> {
-    let mut input = BufReader::with_capacity(1 << 16, input);
-    let head = input.fill_buf().map_err(io_error)?;
+/// What the first bytes of an input say it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Gzip,
+    Json,
+}
+
+/// Tells gzip from JSON by the first bytes, refusing anything else at once.
+fn sniff(head: &[u8]) -> Result<Kind, ReadError> {
     if head.starts_with(&[0x1f, 0x8b]) {
-        let gz = BufReader::with_capacity(1 << 16, MultiGzDecoder::new(input));
-        read_json(gz, options)
-    } else {
-        read_json(input, options)
+        return Ok(Kind::Gzip);
+    }
+    match head.iter().find(|b| !b.is_ascii_whitespace()) {
+        None if head.is_empty() => Err(ReadError::Invalid("empty file".to_owned())),
+        Some(&b'{') | None => Ok(Kind::Json),
+        Some(&other) => Err(ReadError::Invalid(format!(
+            "not a prof session: starts with byte 0x{other:02x}, expected JSON or gzip"
+        ))),
     }
 }
 
-fn read_json(mut input: impl BufRead, options: ReadOptions) -> Result<Session, ReadError> {
-    let head = input.fill_buf().map_err(io_error)?;
-    match head.iter().find(|b| !b.is_ascii_whitespace()) {
-        None if head.is_empty() => return Err(ReadError::Invalid("empty file".to_owned())),
-        Some(&b'{') | None => {}
-        Some(&other) => {
-            return Err(ReadError::Invalid(format!(
-                "not a prof session: starts with byte 0x{other:02x}, expected JSON or gzip"
-            )))
-        }
-    }
-    let limited = Limited {
-        inner: input,
+/// Reads a session (JSON or gzipped JSON).
+///
+/// The whole (decompressed) input is read into memory first, up to [`ReadOptions::max_bytes`],
+/// then parsed; input that is neither JSON nor gzip is refused at its first bytes.
+pub fn read_with(input: impl Read, options: ReadOptions) -> Result<Session, ReadError> {
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let kind = sniff(input.fill_buf().map_err(ReadError::Io)?)?;
+    let mut json = Vec::new();
+    let limit = |inner| Limited {
+        inner,
         left: options.max_bytes,
         cap: options.max_bytes,
     };
-    let file: SessionFile = serde_json::from_reader(limited).map_err(|e| {
-        if e.is_io() {
-            io_error(e.into())
-        } else {
-            ReadError::Invalid(e.to_string())
-        }
-    })?;
+    match kind {
+        Kind::Gzip => limit(Box::new(MultiGzDecoder::new(input)) as Box<dyn Read>),
+        Kind::Json => limit(Box::new(input) as Box<dyn Read>),
+    }
+    .read_to_end(&mut json)
+    .map_err(|e| io_error(e, kind))?;
+    if kind == Kind::Gzip {
+        sniff(&json)?;
+    }
+    parse(&json)
+}
+
+fn parse(json: &[u8]) -> Result<Session, ReadError> {
+    let file: SessionFile =
+        serde_json::from_slice(json).map_err(|e| ReadError::Invalid(e.to_string()))?;
     decode(file).map_err(ReadError::Invalid)
 }
 

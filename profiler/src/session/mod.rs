@@ -8,6 +8,8 @@
 mod decode;
 #[cfg(feature = "native")]
 mod file;
+#[cfg(test)]
+mod file_tests;
 mod format;
 mod io;
 mod model;
