@@ -1,5 +1,7 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
+mod serve;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -15,6 +17,8 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
+    /// Show session files in the browser viewer.
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -27,5 +31,6 @@ pub fn run() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Serve(args) => serve::run(args),
     }
 }
