@@ -25,7 +25,7 @@ pub mod symbolize;
 
 pub use error::{Error, Result};
 pub use options::{Options, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES};
-pub use report::Report;
+pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 
 /// The version of `prof` writing sessions and serving the viewer.

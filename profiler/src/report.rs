@@ -1,6 +1,12 @@
 //! [`Report`]: the result of a profiling session, with the ways to read, save and export it.
 
+use crate::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable};
 use crate::session::Session;
+use std::fmt;
+use std::io::Write;
+
+/// How many rows `Display` for [`Report`] prints.
+pub const DEFAULT_TOP: usize = 10;
 
 /// A finished profile. Wraps a [`Session`] and offers the common views and exports.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,10 +34,107 @@ impl Report {
     pub fn total_samples(&self) -> usize {
         self.session.sample_count()
     }
+
+    /// The call tree of all samples.
+    pub fn call_tree(&self) -> CallTree {
+        CallTree::new(&self.session, &Filter::all())
+    }
+
+    /// The `n` functions with the most self weight, heaviest first.
+    pub fn top(&self, n: usize) -> Vec<TopRow> {
+        self.call_tree().top(&self.session, n, SortBy::SelfWeight)
+    }
+
+    /// Writes all samples as folded stacks (`root;...;leaf weight`).
+    pub fn write_folded(&self, out: &mut impl Write) -> crate::Result<()> {
+        crate::export::write_folded(&self.session, out)
+    }
+
+    /// Saves the session to `path` (gzipped when it ends in `.gz`), atomically.
+    #[cfg(feature = "native")]
+    pub fn save(&self, path: impl AsRef<std::path::Path>) -> crate::Result<()> {
+        crate::session::save(&self.session, path)
+    }
+
+    /// Loads a report from a session file (JSON or gzipped JSON).
+    #[cfg(feature = "native")]
+    pub fn load(path: impl AsRef<std::path::Path>) -> crate::Result<Report> {
+        crate::session::load(path).map(Report::new)
+    }
 }
 
 impl From<Session> for Report {
     fn from(session: Session) -> Self {
         Report::new(session)
+    }
+}
+
+/// The top-10 table by self weight: TOTAL (pct) SELF (pct) FRAME.
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tree = self.call_tree();
+        let rows = tree.top(&self.session, DEFAULT_TOP, SortBy::SelfWeight);
+        let table = TopTable {
+            session: &self.session,
+            rows: &rows,
+            total_weight: tree.total_weight(tree.root()),
+            total_count: tree.total_count(tree.root()),
+            sort: SortBy::SelfWeight,
+        };
+        table.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::SessionBuilder;
+
+    fn report() -> Report {
+        let mut b = SessionBuilder::default();
+        b.meta_mut().program = "demo".into();
+        let t = b.thread(1, "main");
+        b.push_named(&["main", "work"], t, 0, 3_000_000);
+        b.push_named(&["main", "work"], t, 1, 1_000_000);
+        b.push_named(&["main"], t, 2, 1_000_000);
+        Report::new(b.finish())
+    }
+
+    #[test]
+    fn display_prints_the_top_table() {
+        let text = report().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "demo: cpu mode, 3 samples, 5.0 ms total, sorted by self"
+        );
+        assert!(
+            lines[1].contains("TOTAL") && lines[1].ends_with("FRAME"),
+            "{text}"
+        );
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            ["4.0", "ms", "80.0%", "4.0", "ms", "80.0%", "work"]
+        );
+        assert_eq!(
+            lines[3].split_whitespace().collect::<Vec<_>>(),
+            ["5.0", "ms", "100.0%", "1.0", "ms", "20.0%", "main"]
+        );
+    }
+
+    #[test]
+    fn top_and_folded_agree() {
+        let r = report();
+        let top = r.top(1);
+        assert_eq!(
+            (top[0].name.as_str(), top[0].self_weight),
+            ("work", 4_000_000)
+        );
+        let mut out = Vec::new();
+        r.write_folded(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "main 1000000\nmain;work 4000000\n"
+        );
     }
 }

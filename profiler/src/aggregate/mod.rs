@@ -1,3 +1,25 @@
 //! Pure functions over a [`Session`](crate::session::Session): call tree, top-N, flame graph
 //! layout, filters, transforms and diff. No I/O and no globals, so the same code runs in the
 //! command line, in tests and in the browser (wasm32).
+//!
+//! The usual flow: [`StackWeights::compute`] sums the samples a [`Filter`] keeps per stack (the
+//! only pass over the samples), [`CallTree::build`] merges the stacks by function and applies
+//! [`Transform`]s, and then the tree answers [`CallTree::top`], [`CallTree::flame`] and friends as
+//! often as needed.
+
+mod filter;
+mod flame;
+mod table;
+mod top;
+mod transform;
+mod tree;
+
+pub use filter::{Filter, StackWeights};
+pub use flame::Rect;
+pub use table::{format_weight, TopTable};
+pub use top::{SortBy, TopRow};
+pub use transform::Transform;
+pub use tree::{CallTree, NodeId};
+
+#[cfg(test)]
+mod tests;

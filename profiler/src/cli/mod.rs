@@ -5,6 +5,9 @@ mod serve;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod exit;
+mod report;
+
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
 #[command(name = "prof", version, about, long_about = None)]
@@ -19,6 +22,8 @@ enum Command {
     Assets,
     /// Show session files in the browser viewer.
     Serve(serve::ServeArgs),
+    /// Print the top functions of a session file.
+    Report(report::ReportArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -32,5 +37,6 @@ pub fn run() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Serve(args) => serve::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -1,10 +1,25 @@
 //! The session model: what a profile is, independent of how it was recorded.
 //!
 //! The sampler produces a [`Session`]; everything else (aggregation, exports, the viewer) consumes
-//! one. This module knows nothing about the sampler.
+//! one. This module knows nothing about the sampler. Sessions are stored as versioned JSON (see
+//! `docs/session-format.md`): [`read`] and [`write`] work on any reader or writer, and with the
+//! `native` feature [`load`] and [`save`] work on files, gzipped when the name ends in `.gz`.
 
+mod decode;
+#[cfg(feature = "native")]
+mod file;
+mod format;
+mod io;
 mod model;
+mod named;
+mod packed;
+#[cfg(test)]
+pub(crate) mod read_tests;
 
+#[cfg(feature = "native")]
+pub use file::{is_gzip_path, load, load_with, save, write_atomically};
+pub use format::{FORMAT_NAME, FORMAT_VERSION};
+pub use io::{read, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES};
 pub use model::{
     Frame, FrameId, FrameSpec, Metadata, Mode, Samples, Session, SessionBuilder, StackId,
     StackNode, StrId, Thread, ThreadIdx,

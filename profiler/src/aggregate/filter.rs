@@ -1,0 +1,134 @@
+//! Choosing samples (by thread and time range) and summing them per stack: the one pass over the
+//! samples that every view starts from.
+
+use crate::session::{Session, StackId, ThreadIdx};
+use serde::{Deserialize, Serialize};
+
+/// Which samples count. The default keeps every sample.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filter {
+    /// Only samples of these threads; `None` for all threads.
+    pub threads: Option<Vec<ThreadIdx>>,
+    /// Only samples with `start_ns <= time_ns < end_ns`; `None` for the whole session.
+    pub time_ns: Option<(u64, u64)>,
+}
+
+impl Filter {
+    /// A filter that keeps every sample.
+    pub fn all() -> Self {
+        Filter::default()
+    }
+
+    /// Keeps only samples of `threads`.
+    pub fn threads(mut self, threads: impl IntoIterator<Item = ThreadIdx>) -> Self {
+        self.threads = Some(threads.into_iter().collect());
+        self
+    }
+
+    /// Keeps only samples taken in `[start_ns, end_ns)`.
+    pub fn time_range(mut self, start_ns: u64, end_ns: u64) -> Self {
+        self.time_ns = Some((start_ns, end_ns));
+        self
+    }
+
+    /// Keeps only the threads whose name is `name` (none if no thread has that name).
+    pub fn thread_named(self, session: &Session, name: &str) -> Self {
+        let matching = session
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| session.str(t.name) == name)
+            .map(|(i, _)| ThreadIdx(i as u32));
+        self.threads(matching)
+    }
+}
+
+/// Sample weight and count per stack node, for the samples a [`Filter`] keeps. Indexed by
+/// [`StackId`]; only the leaf stack of each sample is credited ("self").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StackWeights {
+    /// Summed weight of the samples whose leaf is each stack.
+    pub weight: Vec<u64>,
+    /// Number of samples whose leaf is each stack.
+    pub count: Vec<u64>,
+}
+
+impl StackWeights {
+    /// Sums the samples of `session` that `filter` keeps.
+    pub fn compute(session: &Session, filter: &Filter) -> Self {
+        let mut out = StackWeights {
+            weight: vec![0; session.stacks.len()],
+            count: vec![0; session.stacks.len()],
+        };
+        let thread_ok = filter.threads.as_ref().map(|keep| {
+            let mut mask = vec![false; session.threads.len()];
+            for t in keep {
+                if let Some(slot) = mask.get_mut(t.index()) {
+                    *slot = true;
+                }
+            }
+            mask
+        });
+        let samples = &session.samples;
+        for i in 0..samples.len() {
+            if let Some(mask) = &thread_ok {
+                if !mask
+                    .get(samples.thread[i].index())
+                    .copied()
+                    .unwrap_or(false)
+                {
+                    continue;
+                }
+            }
+            if let Some((start, end)) = filter.time_ns {
+                let t = samples.time_ns[i];
+                if t < start || t >= end {
+                    continue;
+                }
+            }
+            let s = samples.stack[i].index();
+            out.weight[s] += samples.weight[i];
+            out.count[s] += 1;
+        }
+        out
+    }
+
+    /// The weight of samples whose leaf is `stack`.
+    pub fn weight_of(&self, stack: StackId) -> u64 {
+        self.weight[stack.index()]
+    }
+
+    /// The total weight kept.
+    pub fn total(&self) -> u64 {
+        self.weight.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{FrameSpec, SessionBuilder};
+
+    #[test]
+    fn filters_by_thread_and_half_open_time_range() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        b.push_sample(s, main, 0, 1);
+        b.push_sample(s, main, 10, 2);
+        b.push_sample(s, worker, 10, 4);
+        b.push_sample(s, worker, 20, 8);
+        let session = b.finish();
+        let total = |filter: Filter| StackWeights::compute(&session, &filter).total();
+        assert_eq!(total(Filter::all()), 15);
+        assert_eq!(total(Filter::all().threads([worker])), 12);
+        assert_eq!(total(Filter::all().thread_named(&session, "main")), 3);
+        assert_eq!(total(Filter::all().thread_named(&session, "nobody")), 0);
+        assert_eq!(total(Filter::all().time_range(10, 20)), 6);
+        assert_eq!(total(Filter::all().threads([main]).time_range(10, 20)), 2);
+        let w = StackWeights::compute(&session, &Filter::all());
+        assert_eq!(w.count[s.index()], 4);
+    }
+}

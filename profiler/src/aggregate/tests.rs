@@ -1,0 +1,217 @@
+//! Tests of the aggregation core on small sessions whose answers can be worked out by hand.
+
+use super::*;
+use crate::session::{Session, SessionBuilder, StrId};
+
+/// A session from `(folded stack, weight)` pairs, one sample each, all on one thread.
+pub(crate) fn folded_session(lines: &[(&str, u64)]) -> Session {
+    let mut b = SessionBuilder::default();
+    let t = b.thread(1, "main");
+    for (i, (stack, weight)) in lines.iter().enumerate() {
+        let names: Vec<&str> = stack.split(';').collect();
+        b.push_named(&names, t, i as u64 * 10, *weight);
+    }
+    b.finish()
+}
+
+pub(crate) fn func(session: &Session, name: &str) -> StrId {
+    StrId(
+        session
+            .strings
+            .iter()
+            .position(|s| s == name)
+            .expect("name exists") as u32,
+    )
+}
+
+/// The tree as `path weight` lines for nodes with self weight, like folded stacks.
+fn folded(tree: &CallTree, session: &Session) -> Vec<String> {
+    tree.preorder()
+        .into_iter()
+        .filter(|&n| tree.self_weight(n) > 0)
+        .map(|n| {
+            let names: Vec<&str> = tree.path(n).into_iter().map(|f| session.str(f)).collect();
+            format!("{} {}", names.join(";"), tree.self_weight(n))
+        })
+        .collect()
+}
+
+fn example() -> Session {
+    folded_session(&[
+        ("main;parse;lex", 30),
+        ("main;parse", 10),
+        ("main;eval;eval;eval;add", 40),
+        ("main;eval;lex", 5),
+        ("main;parse;lex", 15),
+    ])
+}
+
+fn tree_with(session: &Session, transforms: &[Transform]) -> CallTree {
+    CallTree::build(
+        session,
+        &StackWeights::compute(session, &Filter::all()),
+        transforms,
+    )
+}
+
+#[test]
+fn the_call_tree_has_self_and_total_weights() {
+    let s = example();
+    let tree = CallTree::new(&s, &Filter::all());
+    assert_eq!(tree.total_weight(tree.root()), 100);
+    let main = tree.children(tree.root())[0];
+    assert_eq!(tree.name(&s, main), "main");
+    assert_eq!(tree.total_weight(main), 100);
+    let names: Vec<&str> = tree
+        .children(main)
+        .iter()
+        .map(|&c| tree.name(&s, c))
+        .collect();
+    assert_eq!(names, ["eval", "parse"], "children are sorted by name");
+    let parse = tree.children(main)[1];
+    assert_eq!(
+        (tree.self_weight(parse), tree.total_weight(parse)),
+        (10, 55)
+    );
+    assert_eq!(tree.total_count(parse), 3);
+    assert_eq!(
+        folded(&tree, &s),
+        [
+            "main;eval;eval;eval;add 40",
+            "main;eval;lex 5",
+            "main;parse 10",
+            "main;parse;lex 45"
+        ]
+    );
+}
+
+#[test]
+fn top_counts_recursive_functions_once_in_total() {
+    let s = example();
+    let tree = CallTree::new(&s, &Filter::all());
+    let by_total = tree.top(&s, 3, SortBy::Total);
+    let row = |name: &str| by_total.iter().find(|r| r.name == name).cloned();
+    assert_eq!(by_total[0].name, "main");
+    assert_eq!(row("parse").unwrap().total_weight, 55);
+    let eval = tree
+        .functions(&s)
+        .into_iter()
+        .find(|r| r.name == "eval")
+        .unwrap();
+    assert_eq!(
+        (eval.self_weight, eval.total_weight, eval.total_count),
+        (0, 45, 2)
+    );
+    let by_self = tree.top(&s, 2, SortBy::SelfWeight);
+    let names: Vec<&str> = by_self.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["lex", "add"]);
+    assert_eq!(by_self[0].self_weight, 50);
+}
+
+#[test]
+fn flame_layout_places_children_left_to_right_and_merges_narrow_ones() {
+    let s = example();
+    let tree = CallTree::new(&s, &Filter::all());
+    let rects = tree.flame(tree.root(), 0);
+    let at = |name: &str, depth: u32| {
+        rects
+            .iter()
+            .find(|r| r.depth == depth && tree.name(&s, r.node) == name)
+            .copied()
+            .unwrap()
+    };
+    assert_eq!(rects.len(), tree.len());
+    assert_eq!((at("main", 1).start, at("main", 1).width), (0, 100));
+    assert_eq!((at("eval", 2).start, at("eval", 2).width), (0, 45));
+    assert_eq!((at("parse", 2).start, at("parse", 2).width), (45, 55));
+    assert_eq!((at("lex", 3).start, at("lex", 3).width), (40, 5));
+
+    // With a minimum width of 6, eval's callees `eval` (40) stays and `lex` (5) is merged alone;
+    // under parse, `lex` (45) stays.
+    let rects = tree.flame(tree.root(), 6);
+    let lex_under_eval = rects
+        .iter()
+        .find(|r| r.depth == 3 && r.start == 40)
+        .unwrap();
+    assert_eq!((lex_under_eval.width, lex_under_eval.merged), (5, 1));
+    // Widths at every depth still add up: nothing is lost.
+    let depth3: u64 = rects.iter().filter(|r| r.depth == 3).map(|r| r.width).sum();
+    assert_eq!(depth3, 90);
+}
+
+#[test]
+fn many_narrow_siblings_become_one_rectangle() {
+    let lines: Vec<(String, u64)> = (0..50).map(|i| (format!("main;f{i:02}"), 1)).collect();
+    let lines: Vec<(&str, u64)> = lines.iter().map(|(s, w)| (s.as_str(), *w)).collect();
+    let s = folded_session(&lines);
+    let tree = CallTree::new(&s, &Filter::all());
+    let main = tree.children(tree.root())[0];
+    let rects = tree.flame(main, 2);
+    assert_eq!(rects.len(), 2);
+    assert_eq!(
+        (rects[1].depth, rects[1].width, rects[1].merged),
+        (1, 50, 50)
+    );
+    assert_eq!(tree.flame(NodeId(9999), 0), []);
+}
+
+#[test]
+fn focus_on_a_function_roots_its_calls_together() {
+    let s = example();
+    let tree = tree_with(&s, &[Transform::FocusFunction(func(&s, "lex"))]);
+    assert_eq!(folded(&tree, &s), ["lex 50"]);
+    let tree = tree_with(&s, &[Transform::FocusFunction(func(&s, "eval"))]);
+    assert_eq!(folded(&tree, &s), ["eval;eval;eval;add 40", "eval;lex 5"]);
+}
+
+#[test]
+fn focus_on_a_subtree_keeps_only_that_path() {
+    let s = example();
+    let path = vec![func(&s, "main"), func(&s, "parse")];
+    let tree = tree_with(&s, &[Transform::FocusSubtree(path)]);
+    assert_eq!(folded(&tree, &s), ["parse 10", "parse;lex 45"]);
+    let tree = tree_with(&s, &[Transform::FocusSubtree(vec![func(&s, "parse")])]);
+    assert_eq!(
+        tree.total_weight(tree.root()),
+        0,
+        "parse is never outermost"
+    );
+    let tree = tree_with(&s, &[Transform::FocusSubtree(vec![])]);
+    assert_eq!(tree.total_weight(tree.root()), 100);
+}
+
+#[test]
+fn merge_and_hide_charge_callers() {
+    let s = example();
+    let tree = tree_with(&s, &[Transform::Merge(func(&s, "parse"))]);
+    assert_eq!(
+        folded(&tree, &s),
+        [
+            "main 10",
+            "main;eval;eval;eval;add 40",
+            "main;eval;lex 5",
+            "main;lex 45"
+        ]
+    );
+    let tree = tree_with(&s, &[Transform::hide("^(lex|add)$").unwrap()]);
+    assert_eq!(
+        folded(&tree, &s),
+        ["main;eval 5", "main;eval;eval;eval 40", "main;parse 55"]
+    );
+    assert!(Transform::hide("(").is_err());
+}
+
+#[test]
+fn collapse_recursion_then_focus_compose_in_order() {
+    let s = example();
+    let tree = tree_with(&s, &[Transform::CollapseRecursion]);
+    assert!(folded(&tree, &s).contains(&"main;eval;add 40".to_owned()));
+    let tree = tree_with(
+        &s,
+        &[
+            Transform::CollapseRecursion,
+            Transform::FocusFunction(func(&s, "eval")),
+        ],
+    );
+    assert_eq!(folded(&tree, &s), ["eval;add 40", "eval;lex 5"]);
+}

@@ -1,0 +1,97 @@
+//! Top-N functions by self or total weight.
+//!
+//! A function's total counts each sample once even when the function is on the stack several
+//! times (recursion): only its outermost calls are summed.
+
+use super::tree::{CallTree, NodeId};
+use crate::session::{Session, StrId};
+use serde::{Deserialize, Serialize};
+
+/// What to rank functions by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortBy {
+    /// Weight of samples where the function is the leaf.
+    #[default]
+    #[serde(rename = "self")]
+    SelfWeight,
+    /// Weight of samples where the function is anywhere on the stack.
+    Total,
+}
+
+/// One function's line in a top-N table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopRow {
+    /// The function's name id in the session.
+    pub func: StrId,
+    /// The function's name.
+    pub name: String,
+    /// Weight of samples where it is the leaf.
+    pub self_weight: u64,
+    /// Weight of samples where it is on the stack.
+    pub total_weight: u64,
+    /// Number of samples where it is the leaf.
+    pub self_count: u64,
+    /// Number of samples where it is on the stack.
+    pub total_count: u64,
+}
+
+impl CallTree {
+    /// Self and total weight and count of every function in the tree, in no particular order.
+    pub fn functions(&self, session: &Session) -> Vec<TopRow> {
+        let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
+        let mut rows: Vec<TopRow> = Vec::new();
+        let mut on_path: Vec<u32> = vec![0; session.strings.len()];
+        // Depth-first walk; a node is visited on entry (Some) and left on exit (None).
+        let mut todo: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, true)];
+        while let Some((node, entering)) = todo.pop() {
+            let func = self.func(node);
+            if node == NodeId::ROOT {
+                todo.extend(self.children(node).iter().map(|&c| (c, true)));
+                continue;
+            }
+            if !entering {
+                on_path[func.index()] -= 1;
+                continue;
+            }
+            if self.total_count(node) == 0 && self.total_weight(node) == 0 {
+                // Nodes whose samples were all filtered out.
+                continue;
+            }
+            if slot[func.index()] == u32::MAX {
+                slot[func.index()] = rows.len() as u32;
+                rows.push(TopRow {
+                    func,
+                    name: session.str(func).to_owned(),
+                    self_weight: 0,
+                    total_weight: 0,
+                    self_count: 0,
+                    total_count: 0,
+                });
+            }
+            let row = &mut rows[slot[func.index()] as usize];
+            row.self_weight += self.self_weight(node);
+            row.self_count += self.self_count(node);
+            if on_path[func.index()] == 0 {
+                row.total_weight += self.total_weight(node);
+                row.total_count += self.total_count(node);
+            }
+            on_path[func.index()] += 1;
+            todo.push((node, false));
+            todo.extend(self.children(node).iter().map(|&c| (c, true)));
+        }
+        rows
+    }
+
+    /// The `n` heaviest functions by `sort`, heaviest first; ties by the other weight, then name.
+    pub fn top(&self, session: &Session, n: usize, sort: SortBy) -> Vec<TopRow> {
+        let mut rows = self.functions(session);
+        let key = |r: &TopRow| match sort {
+            SortBy::SelfWeight => (r.self_weight, r.total_weight),
+            SortBy::Total => (r.total_weight, r.self_weight),
+        };
+        rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
+        rows.truncate(n);
+        rows
+    }
+}

@@ -1,0 +1,272 @@
+//! The call tree: stacks merged by function name, with self and total weight per node.
+//!
+//! Built once per (filter, transforms) and then queried many times (flame layout, top-N, search),
+//! so it is stored as flat columns indexed by [`NodeId`], children in one array (CSR), sorted by
+//! function name like flamegraph.pl does.
+
+use super::filter::{Filter, StackWeights};
+use super::transform::Transform;
+use crate::session::{FrameId, Session, StrId};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A node of a [`CallTree`]. Node 0 is the root, which stands for "all samples" and has no function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The root of every tree.
+    pub const ROOT: NodeId = NodeId(0);
+
+    /// The position in the tree's columns.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A prefix tree of function names without weights: what transforms rewrite. Node 0 is the root;
+/// a parent always has a smaller index than its children.
+#[derive(Clone, Debug)]
+pub(crate) struct Shape {
+    pub parent: Vec<u32>,
+    pub func: Vec<StrId>,
+    /// One frame (the first seen) standing for each node, for file and line.
+    pub frame: Vec<FrameId>,
+    index: HashMap<(u32, StrId), u32>,
+}
+
+impl Shape {
+    /// A shape holding only the root.
+    pub fn new() -> Self {
+        Shape {
+            parent: vec![0],
+            func: vec![StrId(0)],
+            frame: vec![FrameId(u32::MAX)],
+            index: HashMap::new(),
+        }
+    }
+
+    /// The node for `func` called from `parent`, added on first sight.
+    pub fn child(&mut self, parent: u32, func: StrId, frame: FrameId) -> u32 {
+        let next = self.parent.len() as u32;
+        let id = *self.index.entry((parent, func)).or_insert(next);
+        if id == next {
+            self.parent.push(parent);
+            self.func.push(func);
+            self.frame.push(frame);
+        }
+        id
+    }
+
+    /// The shape of a session's stacks, and the node of each stack.
+    pub fn of_session(session: &Session) -> (Shape, Vec<Option<u32>>) {
+        let mut shape = Shape::new();
+        let mut map: Vec<Option<u32>> = Vec::with_capacity(session.stacks.len());
+        for (i, node) in session.stacks.iter().enumerate() {
+            let parent = match node.parent {
+                None => Some(0),
+                // A parent after its child would be a malformed session; its samples are left out.
+                Some(p) if p.index() < i => map[p.index()],
+                Some(_) => None,
+            };
+            let name = session.frame(node.frame).name;
+            map.push(parent.map(|p| shape.child(p, name, node.frame)));
+        }
+        (shape, map)
+    }
+
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+}
+
+/// A call tree with weights. See the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallTree {
+    parent: Vec<NodeId>,
+    func: Vec<StrId>,
+    frame: Vec<FrameId>,
+    depth: Vec<u32>,
+    self_weight: Vec<u64>,
+    total_weight: Vec<u64>,
+    self_count: Vec<u64>,
+    total_count: Vec<u64>,
+    child_start: Vec<u32>,
+    children: Vec<NodeId>,
+}
+
+impl CallTree {
+    /// The call tree of the samples `filter` keeps, without transforms.
+    pub fn new(session: &Session, filter: &Filter) -> Self {
+        Self::build(session, &StackWeights::compute(session, filter), &[])
+    }
+
+    /// The call tree of per-stack `weights`, rewritten by `transforms` applied in order.
+    pub fn build(session: &Session, weights: &StackWeights, transforms: &[Transform]) -> Self {
+        let (mut shape, mut map) = Shape::of_session(session);
+        for transform in transforms {
+            let (next, step) = transform.apply(&shape, session);
+            for slot in &mut map {
+                *slot = slot.and_then(|n| step[n as usize]);
+            }
+            shape = next;
+        }
+        let mut self_weight = vec![0; shape.len()];
+        let mut self_count = vec![0; shape.len()];
+        for (stack, node) in map.iter().enumerate() {
+            if let Some(n) = node {
+                self_weight[*n as usize] += weights.weight[stack];
+                self_count[*n as usize] += weights.count[stack];
+            }
+        }
+        Self::from_shape(&shape, self_weight, self_count, session)
+    }
+
+    /// Finishes a tree from a shape and its nodes' self weights and counts.
+    pub(crate) fn from_shape(
+        shape: &Shape,
+        self_weight: Vec<u64>,
+        self_count: Vec<u64>,
+        session: &Session,
+    ) -> Self {
+        let n = shape.len();
+        let mut total_weight = self_weight.clone();
+        let mut total_count = self_count.clone();
+        for i in (1..n).rev() {
+            let p = shape.parent[i] as usize;
+            total_weight[p] += total_weight[i];
+            total_count[p] += total_count[i];
+        }
+        let mut depth = vec![0u32; n];
+        let mut child_count = vec![0u32; n + 1];
+        for i in 1..n {
+            let p = shape.parent[i] as usize;
+            depth[i] = depth[p] + 1;
+            child_count[p] += 1;
+        }
+        let mut child_start = Vec::with_capacity(n + 1);
+        let mut acc = 0u32;
+        for c in &child_count[..n] {
+            child_start.push(acc);
+            acc += c;
+        }
+        child_start.push(acc);
+        let mut fill = child_start.clone();
+        let mut children = vec![NodeId(0); n.saturating_sub(1)];
+        for i in 1..n {
+            let p = shape.parent[i] as usize;
+            children[fill[p] as usize] = NodeId(i as u32);
+            fill[p] += 1;
+        }
+        for p in 0..n {
+            let range = child_start[p] as usize..child_start[p + 1] as usize;
+            children[range].sort_by(|a, b| {
+                session
+                    .str(shape.func[a.index()])
+                    .cmp(session.str(shape.func[b.index()]))
+            });
+        }
+        CallTree {
+            parent: shape.parent.iter().map(|&p| NodeId(p)).collect(),
+            func: shape.func.clone(),
+            frame: shape.frame.clone(),
+            depth,
+            self_weight,
+            total_weight,
+            self_count,
+            total_count,
+            child_start,
+            children,
+        }
+    }
+
+    /// The number of nodes, the root included.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// True when the tree is only its root.
+    pub fn is_empty(&self) -> bool {
+        self.len() <= 1
+    }
+
+    /// The root.
+    pub fn root(&self) -> NodeId {
+        NodeId::ROOT
+    }
+
+    /// The caller of `node` (`None` for the root).
+    pub fn parent(&self, node: NodeId) -> Option<NodeId> {
+        (node != NodeId::ROOT).then(|| self.parent[node.index()])
+    }
+
+    /// The function (its name's string id) of `node`; `StrId(0)`, the empty name, for the root.
+    pub fn func(&self, node: NodeId) -> StrId {
+        self.func[node.index()]
+    }
+
+    /// The function name of `node` ("" for the root).
+    pub fn name<'s>(&self, session: &'s Session, node: NodeId) -> &'s str {
+        session.str(self.func(node))
+    }
+
+    /// A frame standing for `node` (the first one seen), for its file and line; `None` for the root.
+    pub fn frame(&self, node: NodeId) -> Option<FrameId> {
+        (node != NodeId::ROOT).then(|| self.frame[node.index()])
+    }
+
+    /// The depth of `node`: 0 for the root, 1 for outermost functions.
+    pub fn depth(&self, node: NodeId) -> u32 {
+        self.depth[node.index()]
+    }
+
+    /// The callees of `node`, sorted by function name.
+    pub fn children(&self, node: NodeId) -> &[NodeId] {
+        let i = node.index();
+        &self.children[self.child_start[i] as usize..self.child_start[i + 1] as usize]
+    }
+
+    /// Weight of the samples whose leaf is `node`.
+    pub fn self_weight(&self, node: NodeId) -> u64 {
+        self.self_weight[node.index()]
+    }
+
+    /// Weight of the samples in `node` and below.
+    pub fn total_weight(&self, node: NodeId) -> u64 {
+        self.total_weight[node.index()]
+    }
+
+    /// Number of samples whose leaf is `node`.
+    pub fn self_count(&self, node: NodeId) -> u64 {
+        self.self_count[node.index()]
+    }
+
+    /// Number of samples in `node` and below.
+    pub fn total_count(&self, node: NodeId) -> u64 {
+        self.total_count[node.index()]
+    }
+
+    /// The functions from the root's child down to `node`, outermost first.
+    pub fn path(&self, node: NodeId) -> Vec<StrId> {
+        let mut path = Vec::with_capacity(self.depth(node) as usize);
+        let mut at = node;
+        while let Some(p) = self.parent(at) {
+            path.push(self.func(at));
+            at = p;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Every node in depth-first order (parents before children, siblings by name).
+    pub fn preorder(&self) -> Vec<NodeId> {
+        let mut order = Vec::with_capacity(self.len());
+        let mut todo = vec![NodeId::ROOT];
+        while let Some(n) = todo.pop() {
+            order.push(n);
+            todo.extend(self.children(n).iter().rev());
+        }
+        order
+    }
+}

@@ -1,0 +1,143 @@
+//! Turning a parsed [`SessionFile`] into a [`Session`], checking every index on the way.
+//!
+//! Nothing in a file is trusted: each reference into a table is bounds-checked, the stack tree is
+//! stored so that a parent always comes before its child (no cycles), and column lengths must agree.
+//! A failure names the field and entry, e.g. `samples.stack[17]: stack 900 out of range (45 stacks)`.
+
+use super::format::{FrameRow, Previous, SessionFile};
+use super::packed::{self, unzigzag};
+use super::{Frame, FrameId, Samples, Session, StackId, StackNode, StrId, Thread, ThreadIdx};
+
+/// What is wrong with a file's content, as one line.
+pub(crate) type Invalid = String;
+
+fn check_index(what: &str, value: u64, len: usize, table: &str) -> Result<u32, Invalid> {
+    if value < len as u64 {
+        Ok(value as u32)
+    } else {
+        Err(format!("{what}: {value} is out of range ({len} {table})"))
+    }
+}
+
+fn column(field: &str, text: &str, expected: u64) -> Result<Vec<u64>, Invalid> {
+    let values = packed::decode(text).map_err(|e| format!("{field}: {e}"))?;
+    if values.len() as u64 != expected {
+        return Err(format!(
+            "{field}: has {} entries, expected {expected}",
+            values.len()
+        ));
+    }
+    Ok(values)
+}
+
+fn string_id(what: &str, value: u32, strings: usize) -> Result<StrId, Invalid> {
+    check_index(what, value.into(), strings, "strings").map(StrId)
+}
+
+fn frame(i: usize, row: &FrameRow, strings: usize) -> Result<Frame, Invalid> {
+    let opt = |field: &str, v: Option<u32>| {
+        v.map(|v| string_id(&format!("frames[{i}].{field}"), v, strings))
+            .transpose()
+    };
+    Ok(Frame {
+        name: string_id(&format!("frames[{i}].name"), row.name, strings)?,
+        file: opt("file", row.file)?,
+        line: row.line,
+        module: opt("module", row.module)?,
+        address: row.address,
+        inlined: row.inlined,
+    })
+}
+
+fn stacks(file: &SessionFile, frames: usize) -> Result<Vec<StackNode>, Invalid> {
+    let parents = packed::decode(&file.stacks.parent).map_err(|e| format!("stacks.parent: {e}"))?;
+    let frame_ids = column("stacks.frame", &file.stacks.frame, parents.len() as u64)?;
+    let mut nodes = Vec::with_capacity(parents.len());
+    for (i, (&back, &frame)) in parents.iter().zip(&frame_ids).enumerate() {
+        let parent = match back {
+            0 => None,
+            back if back <= i as u64 => Some(StackId((i as u64 - back) as u32)),
+            back => {
+                return Err(format!(
+                    "stacks.parent[{i}]: offset {back} points before the first stack \
+                     (a parent must come before its child)"
+                ))
+            }
+        };
+        let frame = check_index(&format!("stacks.frame[{i}]"), frame, frames, "frames")?;
+        nodes.push(StackNode {
+            parent,
+            frame: FrameId(frame),
+        });
+    }
+    Ok(nodes)
+}
+
+fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples, Invalid> {
+    let cols = &file.samples;
+    let count = cols.count;
+    let thread = column("samples.thread", &cols.thread, count)?;
+    let stack = column("samples.stack", &cols.stack, count)?;
+    let time = column("samples.time_delta", &cols.time_delta, count)?;
+    let weight = column("samples.weight_delta", &cols.weight_delta, count)?;
+    let mut previous = vec![Previous::default(); threads];
+    let mut out = Samples {
+        stack: Vec::with_capacity(stack.len()),
+        thread: Vec::with_capacity(stack.len()),
+        time_ns: Vec::with_capacity(stack.len()),
+        weight: Vec::with_capacity(stack.len()),
+    };
+    for i in 0..stack.len() {
+        let t = check_index(
+            &format!("samples.thread[{i}]"),
+            thread[i],
+            threads,
+            "threads",
+        )?;
+        let prev = &mut previous[t as usize];
+        prev.stack = prev.stack.wrapping_add(unzigzag(stack[i]) as u64);
+        prev.time = prev.time.wrapping_add(unzigzag(time[i]) as u64);
+        prev.weight = prev.weight.wrapping_add(unzigzag(weight[i]) as u64);
+        let s = check_index(&format!("samples.stack[{i}]"), prev.stack, stacks, "stacks")?;
+        out.stack.push(StackId(s));
+        out.thread.push(ThreadIdx(t));
+        out.time_ns.push(prev.time);
+        out.weight.push(prev.weight);
+    }
+    Ok(out)
+}
+
+/// The checked session a parsed file describes.
+pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
+    if file.strings.first().map(String::as_str) != Some("") {
+        return Err("strings[0]: must be the empty string".to_owned());
+    }
+    let n_strings = file.strings.len();
+    let frames = file
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(i, row)| frame(i, row, n_strings))
+        .collect::<Result<Vec<_>, _>>()?;
+    let stacks = stacks(&file, frames.len())?;
+    let threads = file
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            Ok(Thread {
+                tid: row.tid,
+                name: string_id(&format!("threads[{i}].name"), row.name, n_strings)?,
+            })
+        })
+        .collect::<Result<Vec<_>, Invalid>>()?;
+    let samples = samples(&file, stacks.len(), threads.len())?;
+    Ok(Session {
+        meta: file.meta,
+        strings: file.strings,
+        frames,
+        stacks,
+        threads,
+        samples,
+    })
+}

@@ -1,0 +1,190 @@
+//! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
+
+use super::io::{read_with, too_large, write, ReadError, ReadOptions};
+use super::Session;
+use crate::{Error, Result};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// True when `path` names a gzipped file (ends in `.gz`).
+pub fn is_gzip_path(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// Loads a session from `path` (JSON or gzipped JSON, recognised by content).
+pub fn load(path: impl AsRef<Path>) -> Result<Session> {
+    load_with(path, ReadOptions::default())
+}
+
+/// Loads a session from `path` with explicit [`ReadOptions`].
+pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session> {
+    let path = path.as_ref();
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    let result = if size > options.max_bytes {
+        // Too large to be read whole: say whether it is garbage or a session, from its start.
+        let mut head = Vec::with_capacity(4096);
+        (&mut file)
+            .take(4096)
+            .read_to_end(&mut head)
+            .map_err(io_err)?;
+        Err(too_large(&head, size, options.max_bytes))
+    } else {
+        read_with(file, options)
+    };
+    result.map_err(|e| match e {
+        ReadError::Invalid(message) => Error::BadInput {
+            path: path.to_owned(),
+            message,
+        },
+        ReadError::Io(source) => Error::Io {
+            path: path.to_owned(),
+            source,
+        },
+    })
+}
+
+/// Saves `session` to `path`, gzipped when the name ends in `.gz`.
+///
+/// The data goes to a temporary file in the same directory, which is synced and then renamed over
+/// `path`: a crash or a full disk never leaves a truncated file under the final name.
+pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    write_atomically(path, |file| {
+        if is_gzip_path(path) {
+            let mut gz = GzEncoder::new(file, Compression::default());
+            write(session, &mut gz)?;
+            gz.finish()?;
+            Ok(())
+        } else {
+            write(session, file)
+        }
+    })
+}
+
+/// Creates `path` atomically: `fill` writes the content into a temporary sibling file, which
+/// replaces `path` only when everything was written and synced.
+pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let (tmp_path, mut file) = create_temp_beside(path).map_err(io_err)?;
+    let result = fill(&mut file)
+        .and_then(|()| file.flush())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            fs::rename(&tmp_path, path)
+        });
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp_path);
+        return Err(io_err(e));
+    }
+    Ok(())
+}
+
+fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for attempt in 0..100u32 {
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".{}-{stamp}-{attempt}.tmp", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "could not create a temporary file beside it",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{FrameSpec, SessionBuilder};
+
+    fn sample_session() -> Session {
+        let mut b = SessionBuilder::default();
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let work = b.intern_frame(&FrameSpec {
+            file: Some("src/work.rs"),
+            line: Some(12),
+            ..FrameSpec::named("work")
+        });
+        let stack = b.intern_stack_path(&[main, work]).unwrap();
+        let t = b.thread(42, "main");
+        b.push_sample(stack, t, 1_000, 250);
+        b.finish()
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("prof-file-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn json_and_gz_files_round_trip_and_gz_is_compressed() {
+        let dir = temp_dir("roundtrip");
+        let session = sample_session();
+        for name in ["a.json", "a.json.gz"] {
+            let path = dir.join(name);
+            save(&session, &path).unwrap();
+            assert_eq!(load(&path).unwrap(), session);
+            let bytes = fs::read(&path).unwrap();
+            assert_eq!(bytes.starts_with(&[0x1f, 0x8b]), is_gzip_path(&path));
+        }
+        // Only the two files: no temporary file is left behind.
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_leaves_no_temporary() {
+        let dir = temp_dir("atomic");
+        let path = dir.join("keep.json");
+        fs::write(&path, "old").unwrap();
+        let err = write_atomically(&path, |f| {
+            f.write_all(b"half")?;
+            Err(io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("disk full"), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error_naming_it() {
+        let err = load("/nonexistent/prof.json").unwrap_err();
+        assert!(matches!(err, Error::Io { .. }));
+        assert!(
+            err.to_string().starts_with("/nonexistent/prof.json: "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! The session file's JSON shape (version 1), as serde types, and its writer.
+//!
+//! The layout is documented for people in `docs/session-format.md` and for machines in
+//! `docs/session.schema.json`. Tables are plain JSON; the columns that grow with the number of
+//! stacks and samples are [packed](super::packed). Decoding the file into a checked [`Session`]
+//! lives in [`super::decode`].
+
+use super::packed::{self, zigzag};
+use super::{Frame, Metadata, Session, StrId, Thread};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The value of the `format` field of every session file.
+pub const FORMAT_NAME: &str = "prof-session";
+/// The version this `prof` writes, and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// One frame as stored: absent optional fields are omitted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FrameRow {
+    pub name: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inlined: bool,
+}
+
+/// The stack prefix tree: `parent` holds `own index - parent index` (0 for a root), so a parent
+/// always comes first and no cycle can be written down.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StacksColumns {
+    pub parent: String,
+    pub frame: String,
+}
+
+/// The samples in packed columns. Every column but `thread` is a zigzag delta against the previous
+/// sample *of the same thread* (0 before its first), which keeps the numbers small whatever order
+/// the threads' samples are interleaved in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SamplesColumns {
+    pub count: u64,
+    pub stack: String,
+    pub thread: String,
+    pub time_delta: String,
+    pub weight_delta: String,
+}
+
+/// A thread as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ThreadRow {
+    pub tid: u64,
+    pub name: u32,
+}
+
+/// A whole session file, parsed but not yet checked.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SessionFile {
+    pub version: u32,
+    pub meta: Metadata,
+    pub strings: Vec<String>,
+    pub frames: Vec<FrameRow>,
+    pub stacks: StacksColumns,
+    pub threads: Vec<ThreadRow>,
+    pub samples: SamplesColumns,
+}
+
+/// A session in its file form, borrowing what it can from the session: the writer's input.
+#[derive(Serialize)]
+pub(crate) struct SessionFileOut<'a> {
+    format: &'static str,
+    version: u32,
+    meta: &'a Metadata,
+    strings: &'a [String],
+    frames: Vec<FrameRow>,
+    stacks: StacksColumns,
+    threads: Vec<ThreadRow>,
+    samples: SamplesColumns,
+}
+
+impl<'a> SessionFileOut<'a> {
+    /// The file form of a session.
+    pub fn new(session: &'a Session) -> Self {
+        let frames = session.frames.iter().map(frame_row).collect();
+        let stacks = StacksColumns {
+            parent: packed::encode(session.stacks.iter().enumerate().map(|(i, node)| {
+                node.parent
+                    .map_or(0, |p| (i as u64).wrapping_sub(p.0.into()))
+            })),
+            frame: packed::encode(session.stacks.iter().map(|n| u64::from(n.frame.0))),
+        };
+        let threads = session
+            .threads
+            .iter()
+            .map(|t: &Thread| ThreadRow {
+                tid: t.tid,
+                name: t.name.0,
+            })
+            .collect();
+        SessionFileOut {
+            format: FORMAT_NAME,
+            version: FORMAT_VERSION,
+            meta: &session.meta,
+            strings: &session.strings,
+            frames,
+            stacks,
+            threads,
+            samples: samples_columns(session),
+        }
+    }
+}
+
+fn frame_row(frame: &Frame) -> FrameRow {
+    FrameRow {
+        name: frame.name.0,
+        file: frame.file.map(|s: StrId| s.0),
+        line: frame.line,
+        module: frame.module.map(|s| s.0),
+        address: frame.address,
+        inlined: frame.inlined,
+    }
+}
+
+/// Per-thread state of the delta encoding: the previous sample's stack, time and weight.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Previous {
+    pub stack: u64,
+    pub time: u64,
+    pub weight: u64,
+}
+
+fn delta(now: u64, before: u64) -> u64 {
+    zigzag(now.wrapping_sub(before) as i64)
+}
+
+fn samples_columns(session: &Session) -> SamplesColumns {
+    let samples = &session.samples;
+    let mut previous = vec![Previous::default(); session.threads.len()];
+    let (mut stack, mut time, mut weight) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..samples.len() {
+        let thread = samples.thread[i].index();
+        if thread >= previous.len() {
+            previous.resize(thread + 1, Previous::default());
+        }
+        let prev = &mut previous[thread];
+        let now = Previous {
+            stack: samples.stack[i].0.into(),
+            time: samples.time_ns[i],
+            weight: samples.weight[i],
+        };
+        stack.push(delta(now.stack, prev.stack));
+        time.push(delta(now.time, prev.time));
+        weight.push(delta(now.weight, prev.weight));
+        *prev = now;
+    }
+    SamplesColumns {
+        count: samples.len() as u64,
+        stack: packed::encode(stack),
+        thread: packed::encode(samples.thread.iter().map(|t| u64::from(t.0))),
+        time_delta: packed::encode(time),
+        weight_delta: packed::encode(weight),
+    }
+}
+
+const FIELDS: &[&str] = &[
+    "format", "version", "meta", "strings", "frames", "stacks", "threads", "samples",
+];
+
+impl<'de> Deserialize<'de> for SessionFile {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_struct("SessionFile", FIELDS, FileVisitor)
+    }
+}
+
+struct FileVisitor;
+
+/// Reads the top-level object field by field, checking `format` and `version` as soon as they
+/// are seen (writers put them first), so a file of another kind or a newer version is refused
+/// with that reason rather than with whatever field the newer layout changed.
+impl<'de> Visitor<'de> for FileVisitor {
+    type Value = SessionFile;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a prof session object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut format_seen = false;
+        let mut version = None;
+        let mut meta = None;
+        let mut strings = None;
+        let mut frames = None;
+        let mut stacks = None;
+        let mut threads = None;
+        let mut samples = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => {
+                    let value: String = map.next_value()?;
+                    if value != FORMAT_NAME {
+                        return Err(de::Error::custom(format_args!(
+                            "not a prof session: format is {value:?}, expected {FORMAT_NAME:?}"
+                        )));
+                    }
+                    format_seen = true;
+                }
+                "version" => {
+                    let value: u64 = map.next_value()?;
+                    if value > u64::from(FORMAT_VERSION) {
+                        return Err(de::Error::custom(format_args!(
+                            "session file version {value} is newer than this prof reads \
+                             (version {FORMAT_VERSION}); upgrade prof"
+                        )));
+                    }
+                    if value == 0 {
+                        return Err(de::Error::custom("session file version 0 does not exist"));
+                    }
+                    version = Some(value as u32);
+                }
+                "meta" => meta = Some(map.next_value()?),
+                "strings" => strings = Some(map.next_value()?),
+                "frames" => frames = Some(map.next_value()?),
+                "stacks" => stacks = Some(map.next_value()?),
+                "threads" => threads = Some(map.next_value()?),
+                "samples" => samples = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !format_seen {
+            return Err(de::Error::custom(
+                "not a prof session: no \"format\": \"prof-session\" field",
+            ));
+        }
+        Ok(SessionFile {
+            version: version.ok_or_else(|| de::Error::missing_field("version"))?,
+            meta: meta.ok_or_else(|| de::Error::missing_field("meta"))?,
+            strings: strings.ok_or_else(|| de::Error::missing_field("strings"))?,
+            frames: frames.ok_or_else(|| de::Error::missing_field("frames"))?,
+            stacks: stacks.ok_or_else(|| de::Error::missing_field("stacks"))?,
+            threads: threads.ok_or_else(|| de::Error::missing_field("threads"))?,
+            samples: samples.ok_or_else(|| de::Error::missing_field("samples"))?,
+        })
+    }
+}

@@ -1,0 +1,181 @@
+//! Reading and writing session files through any `Read` / `Write`, gzip included.
+//!
+//! Reading is defensive: gzip is recognised by its magic bytes, anything that is neither gzip nor
+//! JSON is refused at its first byte, and the (decompressed) input is capped at
+//! [`ReadOptions::max_bytes`] so a gzip bomb cannot exhaust memory or time.
+
+use super::decode::decode;
+use super::format::{SessionFile, SessionFileOut};
+use super::Session;
+use flate2::read::MultiGzDecoder;
+use std::io::{self, BufRead, BufReader, Read, Write};
+
+/// The default cap on a session's size once decompressed: 256 MiB, about 16 million samples.
+pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
+
+/// How to read a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// The most bytes of JSON read, after decompression ([`DEFAULT_MAX_BYTES`]).
+    pub max_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Sets the most bytes of JSON read, after decompression.
+    pub fn max_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
+/// Why a session could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The content is not a valid session: the message says what is wrong, and where.
+    #[error("{0}")]
+    Invalid(String),
+    /// Reading the underlying input failed.
+    #[error("{0}")]
+    Io(#[source] io::Error),
+}
+
+/// Marks the error a [`Limited`] reader returns once the cap is passed.
+#[derive(Debug)]
+struct TooLarge(u64);
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "larger than {} MiB of JSON", self.0 >> 20)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// The error for a file of `size` bytes, more than `max_bytes`, that starts with `head`: garbage
+/// is called garbage, a session that is merely too large is called too large.
+#[cfg(feature = "native")]
+pub(crate) fn too_large(head: &[u8], size: u64, max_bytes: u64) -> ReadError {
+    sniff(head).err().unwrap_or_else(|| {
+        ReadError::Invalid(format!(
+            "the file is {} MiB, larger than {} MiB (the limit for a session file)",
+            size >> 20,
+            max_bytes >> 20
+        ))
+    })
+}
+
+/// A reader that fails (rather than ending quietly) once more than `left` bytes are read.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+    cap: u64,
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                TooLarge(self.cap),
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+fn io_error(e: io::Error, kind: Kind) -> ReadError {
+    if let Some(too_large) = e.get_ref().and_then(|i| i.downcast_ref::<TooLarge>()) {
+        return ReadError::Invalid(format!("{too_large} (the limit for a session file)"));
+    }
+    if kind == Kind::Json {
+        return ReadError::Io(e);
+    }
+    match e.kind() {
+        // flate2 reports corrupt compressed data this way.
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+            ReadError::Invalid(format!("corrupt gzip data: {e}"))
+        }
+        io::ErrorKind::UnexpectedEof => ReadError::Invalid(format!("truncated gzip data: {e}")),
+        _ => ReadError::Io(e),
+    }
+}
+
+/// Reads a session (JSON or gzipped JSON) with the default [`ReadOptions`].
+pub fn read(input: impl Read) -> Result<Session, ReadError> {
+    read_with(input, ReadOptions::default())
+}
+
+/// What the first bytes of an input say it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Gzip,
+    Json,
+}
+
+/// Tells gzip from JSON by the first bytes, refusing anything else at once.
+fn sniff(head: &[u8]) -> Result<Kind, ReadError> {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Ok(Kind::Gzip);
+    }
+    match head.iter().find(|b| !b.is_ascii_whitespace()) {
+        None if head.is_empty() => Err(ReadError::Invalid("empty file".to_owned())),
+        Some(&b'{') | None => Ok(Kind::Json),
+        Some(&other) => Err(ReadError::Invalid(format!(
+            "not a prof session: starts with byte 0x{other:02x}, expected JSON or gzip"
+        ))),
+    }
+}
+
+/// Reads a session (JSON or gzipped JSON).
+///
+/// The whole (decompressed) input is read into memory first, up to [`ReadOptions::max_bytes`],
+/// then parsed; input that is neither JSON nor gzip is refused at its first bytes.
+pub fn read_with(input: impl Read, options: ReadOptions) -> Result<Session, ReadError> {
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let kind = sniff(input.fill_buf().map_err(ReadError::Io)?)?;
+    let mut json = Vec::new();
+    let limit = |inner| Limited {
+        inner,
+        left: options.max_bytes,
+        cap: options.max_bytes,
+    };
+    match kind {
+        Kind::Gzip => limit(Box::new(MultiGzDecoder::new(input)) as Box<dyn Read>),
+        Kind::Json => limit(Box::new(input) as Box<dyn Read>),
+    }
+    .read_to_end(&mut json)
+    .map_err(|e| io_error(e, kind))?;
+    if kind == Kind::Gzip {
+        sniff(&json)?;
+    }
+    parse(&json)
+}
+
+fn parse(json: &[u8]) -> Result<Session, ReadError> {
+    let file: SessionFile =
+        serde_json::from_slice(json).map_err(|e| ReadError::Invalid(e.to_string()))?;
+    decode(file).map_err(ReadError::Invalid)
+}
+
+/// Writes `session` as session-file JSON (uncompressed; wrap `output` in a gzip encoder for
+/// `.json.gz`).
+pub fn write(session: &Session, output: impl Write) -> io::Result<()> {
+    let mut output = io::BufWriter::with_capacity(1 << 16, output);
+    serde_json::to_writer(&mut output, &SessionFileOut::new(session))?;
+    output.flush()
+}

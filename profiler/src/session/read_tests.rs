@@ -1,0 +1,177 @@
+//! Round trips and refusals of the session reader and writer.
+
+use super::*;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::io::Write as _;
+
+/// A session exercising every field: optional frame fields, two threads interleaved, times that
+/// go back between threads, weights that go down.
+pub(crate) fn rich_session() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "/usr/bin/demo".into(),
+        args: vec!["--fast".into()],
+        pid: 4242,
+        hostname: "box".into(),
+        os: "linux".into(),
+        arch: "x86_64".into(),
+        start_time: "2026-11-22T12:00:00Z".into(),
+        duration_ns: 2_000_000_000,
+        mode: Mode::Cpu,
+        requested_interval_ns: 1_000_000,
+        achieved_interval_ns: 1_010_000,
+        timer: "perf_event".into(),
+        dropped_samples: 3,
+        prof_version: crate::VERSION.into(),
+    });
+    let main = b.intern_frame(&FrameSpec {
+        file: Some("src/main.rs"),
+        line: Some(10),
+        module: Some("/usr/bin/demo"),
+        address: Some(0x5555_0000_1234),
+        ..FrameSpec::named("demo::main")
+    });
+    let inl = b.intern_frame(&FrameSpec {
+        inlined: true,
+        address: Some(0x5555_0000_1234),
+        ..FrameSpec::named("demo::helper")
+    });
+    let hot = b.intern_frame(&FrameSpec::named("demo::hot"));
+    let s1 = b.intern_stack_path(&[main, inl]).unwrap();
+    let s2 = b.intern_stack_path(&[main, hot]).unwrap();
+    let t1 = b.thread(100, "main");
+    let t2 = b.thread(101, "worker");
+    b.push_sample(s1, t1, 5_000_000, 1_000_000);
+    b.push_sample(s2, t2, 1_000_000, 900_000);
+    b.push_sample(s2, t1, 6_000_000, 1_100_000);
+    b.push_sample(s1, t2, 2_000_000, u64::MAX);
+    b.push_sample(s1, t2, 2_000_000, 0);
+    b.finish()
+}
+
+pub(crate) fn to_bytes(session: &Session) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(session, &mut out).unwrap();
+    out
+}
+
+fn invalid(bytes: &[u8]) -> String {
+    match read(bytes) {
+        Err(ReadError::Invalid(message)) => message,
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+/// The file as JSON text with one replacement made (which must apply).
+fn edited(from: &str, to: &str) -> Vec<u8> {
+    let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
+    assert!(text.contains(from), "{from} not in {text}");
+    text.replacen(from, to, 1).into_bytes()
+}
+
+#[test]
+fn a_session_round_trips_through_json_and_gzip() {
+    let session = rich_session();
+    let bytes = to_bytes(&session);
+    assert_eq!(read(&bytes[..]).unwrap(), session);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    assert_eq!(read(&gz.finish().unwrap()[..]).unwrap(), session);
+    let empty = SessionBuilder::default().finish();
+    assert_eq!(read(&to_bytes(&empty)[..]).unwrap(), empty);
+}
+
+#[test]
+fn the_file_starts_with_format_and_version() {
+    let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
+    assert!(
+        text.starts_with(r#"{"format":"prof-session","version":1,"meta":{"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_newer_version_names_both_versions() {
+    let message = invalid(&edited(r#""version":1"#, r#""version":7"#));
+    assert!(
+        message.contains("version 7") && message.contains("version 1"),
+        "{message}"
+    );
+}
+
+#[test]
+fn another_format_or_no_format_is_refused() {
+    let message = invalid(&edited(
+        r#""format":"prof-session""#,
+        r#""format":"speedscope""#,
+    ));
+    assert!(message.contains("not a prof session"), "{message}");
+    let message = invalid(&edited(r#""format":"prof-session","#, ""));
+    assert!(message.contains("not a prof session"), "{message}");
+}
+
+#[test]
+fn empty_garbage_and_truncated_inputs_say_what_is_wrong() {
+    assert_eq!(invalid(b""), "empty file");
+    assert!(invalid(b"\x8f\x00garbage").contains("starts with byte 0x8f"));
+    let bytes = to_bytes(&rich_session());
+    let message = invalid(&bytes[..bytes.len() / 2]);
+    assert!(
+        message.contains("EOF") && message.contains("line 1"),
+        "{message}"
+    );
+    let message = invalid(&[0x1f, 0x8b, 8, 0, 0, 0]);
+    assert!(message.contains("gzip"), "{message}");
+}
+
+#[test]
+fn wrong_types_name_the_position() {
+    let message = invalid(&edited(r#""pid":4242"#, r#""pid":"many""#));
+    assert!(
+        message.contains("invalid type") && message.contains("column"),
+        "{message}"
+    );
+}
+
+#[test]
+fn out_of_range_indices_name_the_entry() {
+    let message = invalid(&edited(r#"{"name":1,"#, r#"{"name":99,"#));
+    assert_eq!(message, "frames[0].name: 99 is out of range (8 strings)");
+    let message = invalid(&edited(
+        r#"{"tid":100,"name":"#,
+        r#"{"tid":100,"name":1000,"x":"#,
+    ));
+    assert!(message.contains("unknown field"), "{message}");
+}
+
+#[test]
+fn a_parent_after_its_child_is_refused() {
+    // Stack parents are offsets back; 5 from the first stack points before the table.
+    let bad = super::packed::encode([5, 1, 2]);
+    let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
+    let start = text.find(r#""stacks":{"parent":""#).unwrap() + r#""stacks":{"parent":""#.len();
+    let end = start + text[start..].find('"').unwrap();
+    let text = format!("{}{bad}{}", &text[..start], &text[end..]);
+    let message = invalid(text.as_bytes());
+    assert!(
+        message.starts_with("stacks.parent[0]: offset 5"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_limit() {
+    // 4 MiB of spaces inside a valid start compresses to a few KiB.
+    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+    gz.write_all(br#"{"format":"prof-session","strings":[""#)
+        .unwrap();
+    gz.write_all(&vec![b' '; 4 << 20]).unwrap();
+    let bomb = gz.finish().unwrap();
+    assert!(bomb.len() < 64 << 10);
+    let options = ReadOptions::default().max_bytes(1 << 20);
+    let message = match read_with(&bomb[..], options) {
+        Err(ReadError::Invalid(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    assert!(message.contains("larger than 1 MiB"), "{message}");
+}

@@ -1,0 +1,220 @@
+//! `prof report` on session files, good and bad, as a user runs it.
+
+use prof::session::{save, Session, SessionBuilder};
+use prof_e2e::{prof, TempDir};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Two threads: `main` spends 60 ms in `parse`, `worker` 30 ms in `work` and 10 ms in itself.
+fn session() -> Session {
+    let mut b = SessionBuilder::default();
+    b.meta_mut().program = "demo".into();
+    let main = b.thread(1, "main");
+    let worker = b.thread(2, "worker");
+    for i in 0..6 {
+        b.push_named(&["main", "parse"], main, i * 10_000_000, 10_000_000);
+    }
+    for i in 0..3 {
+        b.push_named(&["start", "work"], worker, i * 10_000_000, 10_000_000);
+    }
+    b.push_named(&["start"], worker, 40_000_000, 10_000_000);
+    b.finish()
+}
+
+fn saved(dir: &TempDir, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    save(&session(), &path).unwrap();
+    path
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The FRAME column of the table, in order.
+fn frames(out: &Output) -> Vec<String> {
+    stdout(out)
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().last().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn report_prints_the_top_functions_by_self_weight() {
+    let dir = TempDir::new("report-self");
+    for name in ["s.json", "s.json.gz"] {
+        let out = prof(&["report", saved(&dir, name).to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.starts_with("demo: cpu mode, 10 samples, 100.0 ms total"),
+            "{text}"
+        );
+        assert_eq!(frames(&out), ["parse", "work", "start", "main"]);
+        let parse: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+        assert_eq!(
+            parse,
+            ["60.0", "ms", "60.0%", "60.0", "ms", "60.0%", "parse"]
+        );
+    }
+}
+
+#[test]
+fn report_sorts_by_total_limits_rows_and_filters_threads() {
+    let dir = TempDir::new("report-options");
+    let file = saved(&dir, "s.json");
+    let file = file.to_str().unwrap();
+    let out = prof(&["report", file, "--sort", "total", "--top", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Both have 60 ms in total; the tie goes to the one with more self weight.
+    assert_eq!(frames(&out), ["parse", "main"]);
+    let out = prof(&["report", file, "--thread", "worker"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["work", "start"]);
+    assert!(
+        stdout(&out).contains("4 samples, 40.0 ms total"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn an_unknown_thread_or_sort_is_a_usage_error() {
+    let dir = TempDir::new("report-usage");
+    let file = saved(&dir, "s.json");
+    let out = prof(&["report", file.to_str().unwrap(), "--thread", "nobody"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no thread named \"nobody\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("main, worker"), "{}", stderr(&out));
+    let out = prof(&["report", file.to_str().unwrap(), "--sort", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let out = prof(&["report", "/nonexistent/session.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("prof: /nonexistent/session.json: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Runs `prof report` on `path`, expecting one line on stderr that names the file and contains
+/// `expected`, exit code 2, well within seconds.
+fn refused(path: &Path, expected: &str) {
+    let start = Instant::now();
+    let out = prof(&["report", path.to_str().unwrap()]);
+    let took = start.elapsed();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("prof: {}: ", path.display())),
+        "{err}"
+    );
+    assert!(err.contains(expected), "{expected:?} not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}
+
+fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn session_text() -> String {
+    let mut bytes = Vec::new();
+    prof::session::write(&session(), &mut bytes).unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn broken_files_get_one_line_and_exit_code_2() {
+    let dir = TempDir::new("report-broken");
+    let text = session_text();
+    refused(&write(&dir, "empty.json", b""), "empty file");
+    refused(
+        &write(&dir, "cut.json", &text.as_bytes()[..text.len() / 2]),
+        "EOF while parsing",
+    );
+    refused(
+        &write(
+            &dir,
+            "types.json",
+            text.replacen("\"pid\":0", "\"pid\":[]", 1).as_bytes(),
+        ),
+        "invalid type: sequence, expected u32 at line 1 column",
+    );
+    refused(
+        &write(
+            &dir,
+            "newer.json",
+            text.replacen("\"version\":1", "\"version\":2", 1)
+                .as_bytes(),
+        ),
+        "version 2 is newer than this prof reads (version 1)",
+    );
+    refused(
+        &write(
+            &dir,
+            "index.json",
+            text.replacen("{\"name\":1}", "{\"name\":77}", 1).as_bytes(),
+        ),
+        "frames[0].name: 77 is out of range",
+    );
+    refused(
+        &write(&dir, "text.txt", b"main;parse 10\n"),
+        "not a prof session: starts with byte 0x6d",
+    );
+}
+
+#[test]
+fn a_gigabyte_of_random_bytes_fails_fast() {
+    let dir = TempDir::new("report-random");
+    let path = dir.join("random.json");
+    let mut file = std::fs::File::create(&path).unwrap();
+    // The first MiB is random (xorshift); the rest of the gigabyte is a sparse tail, which a
+    // reader that stops at the first bad byte never reaches.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let chunk: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    file.write_all(&chunk).unwrap();
+    file.set_len(1 << 30).unwrap();
+    drop(file);
+    refused(&path, "not a prof session");
+    // A gigabyte that starts like JSON is refused by its size, before it is read.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all(b"{").unwrap();
+    drop(file);
+    refused(&path, "the file is 1024 MiB, larger than 256 MiB");
+    // A mebibyte of random bytes after a `{`: the JSON parser has to give up, with a position.
+    let mut bytes = chunk;
+    bytes[0] = b'{';
+    refused(&write(&dir, "brace.json", &bytes), "line 1 column");
+}
+
+#[test]
+fn a_gzip_bomb_is_refused_at_the_size_limit() {
+    let bomb = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/session/bomb.json.gz");
+    refused(&bomb, "larger than 256 MiB of JSON");
+}
