@@ -2,6 +2,7 @@
 //! per test.
 
 pub mod served;
+pub mod sessions;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};

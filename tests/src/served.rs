@@ -3,13 +3,14 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A running `prof serve --no-open --port 0 FILE...`, killed when dropped.
 #[derive(Debug)]
 pub struct Served {
     child: Child,
+    stderr: Arc<Mutex<String>>,
     /// The URL it printed, secret included.
     pub url: String,
 }
@@ -23,9 +24,19 @@ impl Served {
             .args(extra)
             .args(files)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("prof serve starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().expect("stderr is piped");
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                sink.lock().expect("not poisoned").push_str(&text);
+            }
+        });
         let stdout = child.stdout.take().expect("stdout is piped");
         let url = match read_url(stdout) {
             Some(url) => url,
@@ -35,7 +46,21 @@ impl Served {
                 panic!("prof serve printed no URL (exit: {status:?})");
             }
         };
-        Served { child, url }
+        Served { child, stderr, url }
+    }
+
+    /// True once `prof serve` has written `text` to its standard error (waits up to 10 s).
+    pub fn stderr_contains(&self, text: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if self.stderr.lock().expect("not poisoned").contains(text) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The address part of the URL, `http://host:port`.

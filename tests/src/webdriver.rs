@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The key under which WebDriver returns element references.
-const ELEMENT_KEY: &str = "element-6066-11e4-a5e9-4f2ba5ed1b45";
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// The Chromium binary the tests drive.
 pub const CHROMIUM: &str = "/usr/bin/chromium";

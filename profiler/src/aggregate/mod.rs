@@ -9,6 +9,7 @@
 
 mod filter;
 mod flame;
+mod search;
 mod table;
 mod top;
 mod transform;
@@ -16,6 +17,7 @@ mod tree;
 
 pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
+pub use search::SearchMatch;
 pub use table::{format_weight, TopTable};
 pub use top::{SortBy, TopRow};
 pub use transform::Transform;

@@ -1,5 +1,6 @@
 //! `prof serve FILE...`: the browser viewer for session files.
 
+use super::exit::fail;
 use clap::Args;
 use prof::serve::{self, Opened, Port, ServeOptions, Server};
 use std::net::{IpAddr, Ipv4Addr};
@@ -67,13 +68,5 @@ fn report_open(opened: Opened) {
             eprintln!("could not open a browser ({why}): open the URL above yourself")
         }
         _ => {}
-    }
-}
-
-fn fail(e: &prof::Error) -> ExitCode {
-    eprintln!("error: {e}");
-    match e {
-        prof::Error::BadInput { .. } | prof::Error::InvalidOption(_) => ExitCode::from(2),
-        _ => ExitCode::FAILURE,
     }
 }

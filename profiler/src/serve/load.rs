@@ -34,12 +34,11 @@ pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
     Ok((SessionFile { name, json }, problem))
 }
 
-/// The reason `json` is not a readable session, if it is not.
+/// The reason `json` is not a readable session, if it is not: the session reader's own message,
+/// which the page shows too.
 fn check(path: &Path, json: &[u8]) -> Option<Error> {
-    serde_json::from_slice::<serde::de::IgnoredAny>(json)
-        .err()
-        .map(|e| Error::BadInput {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })
+    crate::session::read(json).err().map(|e| Error::BadInput {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
 }

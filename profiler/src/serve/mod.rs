@@ -8,6 +8,7 @@
 pub mod assets;
 mod browser;
 mod load;
+mod open;
 mod routes;
 mod secret;
 mod server;

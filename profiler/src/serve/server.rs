@@ -3,7 +3,7 @@
 use super::routes::{Reply, SessionFile, Site};
 use super::secret::new_secret;
 use crate::{Error, Result};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -94,6 +94,7 @@ impl Server {
         let url = format!("http://{addr}{}", site.root());
         let thread = {
             let http = Arc::clone(&http);
+            let site = Arc::new(site);
             std::thread::Builder::new()
                 .name("prof-serve".into())
                 .spawn(move || serve(&http, &site))
@@ -175,51 +176,80 @@ fn bind(options: &ServeOptions) -> Result<TcpListener> {
     }
 }
 
-/// Answers requests until the server is unblocked.
-fn serve(http: &tiny_http::Server, site: &Site) {
+/// Answers requests until the server is unblocked, each on a thread of its own so a slow client
+/// never holds up the others.
+fn serve(http: &tiny_http::Server, site: &Arc<Site>) {
     while let Ok(request) = http.recv() {
-        let accepts_gzip = request.headers().iter().any(|h| {
-            h.field.equiv("Accept-Encoding")
-                && h.value
-                    .as_str()
-                    .split(',')
-                    .any(|e| e.split(';').next().unwrap_or("").trim() == "gzip")
-        });
-        let reply = site.route(request.method().as_str(), request.url(), accepts_gzip);
-        // A client that went away is not the server's problem.
-        let _ = request.respond(response(reply));
+        let site = Arc::clone(site);
+        let spawned = std::thread::Builder::new()
+            .name("prof-serve-request".into())
+            .spawn(move || answer(request, &site));
+        // Without a thread for it the request is dropped, which tiny_http answers with a 500.
+        drop(spawned);
     }
 }
 
-fn response(reply: Reply) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let mut headers = vec![
-        ("Content-Type", reply.mime.to_owned()),
-        ("X-Content-Type-Options", "nosniff".to_owned()),
-        // The secret is in the URL: never send it to another site.
-        ("Referrer-Policy", "no-referrer".to_owned()),
-        (
-            "Content-Security-Policy",
-            "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:"
-                .to_owned(),
-        ),
-    ];
+fn answer(request: tiny_http::Request, site: &Site) {
+    let accepts_gzip = request.headers().iter().any(|h| {
+        h.field.equiv("Accept-Encoding")
+            && h.value
+                .as_str()
+                .split(',')
+                .any(|e| e.split(';').next().unwrap_or("").trim() == "gzip")
+    });
+    let head_only = request.method().as_str() == "HEAD";
+    let reply = site.route(request.method().as_str(), request.url(), accepts_gzip);
+    let mut writer = request.into_writer();
+    // A client that went away is not the server's problem.
+    let _ = write_response(&mut writer, &reply, head_only);
+}
+
+/// Writes `reply` as an HTTP/1.1 response that closes the connection.
+///
+/// The response is written by hand rather than with `Request::respond` for the sake of
+/// `Connection: close`, which tiny_http does not let a response set: tiny_http serves each
+/// kept-alive connection on a pooled thread for as long as the client keeps it open, and a burst
+/// of new connections (a browser loading a page's modules) can leave one of them queued behind
+/// idle keep-alive connections, so its request never gets read. One request per connection
+/// frees the thread as soon as the response is out.
+fn write_response(out: &mut impl Write, reply: &Reply, head_only: bool) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
+         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\
+         Content-Security-Policy: {CSP}\r\n",
+        reply.status,
+        reason(reply.status),
+        reply.mime,
+        reply.body.len(),
+    );
     if reply.gzip {
-        headers.push(("Content-Encoding", "gzip".to_owned()));
+        head.push_str("Content-Encoding: gzip\r\n");
     }
     if let Some(cache) = reply.cache {
-        headers.push(("Cache-Control", cache.to_owned()));
+        head.push_str(&format!("Cache-Control: {cache}\r\n"));
     }
-    if let Some(location) = reply.location {
-        headers.push(("Location", location));
+    if let Some(location) = &reply.location {
+        head.push_str(&format!("Location: {location}\r\n"));
     }
-    let mut response =
-        tiny_http::Response::from_data(reply.body.into_owned()).with_status_code(reply.status);
-    for (name, value) in headers {
-        if let Ok(header) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-            response.add_header(header);
-        }
+    head.push_str("\r\n");
+    out.write_all(head.as_bytes())?;
+    if !head_only {
+        out.write_all(&reply.body)?;
     }
-    response
+    out.flush()
+}
+
+/// The page may load only its own scripts, styles and wasm, and talk only to this server.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:";
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        301 => "Moved Permanently",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Internal Server Error",
+    }
 }
 
 #[cfg(test)]
@@ -228,16 +258,32 @@ mod tests {
     use std::io::{Read, Write};
     use std::net::TcpStream;
 
+    /// One GET; the response is read up to its Content-Length (the server closes only once the
+    /// client has).
     fn get(server: &Server, path: &str) -> String {
         let mut stream = TcpStream::connect(server.addr()).unwrap();
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut text = String::new();
-        stream.read_to_string(&mut text).unwrap();
-        text
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = stream.read(&mut buf).unwrap();
+            bytes.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Content-Length: "))
+                    .and_then(|l| l.trim().parse().ok())
+                    .expect("a Content-Length");
+                if body.len() >= length || n == 0 {
+                    return text.into_owned();
+                }
+            }
+            assert!(n > 0, "connection closed early");
+        }
     }
 
     fn start(port: Port) -> Result<Server> {
@@ -257,7 +303,8 @@ mod tests {
             .unwrap()
             .1;
         let page = get(&server, path);
-        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+        assert!(page.contains("\r\nConnection: close\r\n"), "{page}");
         assert!(page.contains("<html"), "{page}");
         assert!(get(&server, "/").starts_with("HTTP/1.1 404"));
     }
