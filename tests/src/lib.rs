@@ -1,6 +1,10 @@
 //! Helpers for the end-to-end tests: the built `prof` binary and a private temporary directory
 //! per test.
 
+pub mod served;
+pub mod sessions;
+pub mod webdriver;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

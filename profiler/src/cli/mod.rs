@@ -2,6 +2,7 @@
 
 mod convert;
 mod demo;
+mod serve;
 mod workload;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
+    /// Show session files in the browser viewer.
+    Serve(serve::ServeArgs),
     /// Print the top functions of a session file.
     Report(report::ReportArgs),
 }
@@ -42,6 +45,7 @@ pub fn run() -> ExitCode {
         }
         Command::Convert(args) => convert::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Report(args) => report::run(args),
     }
 }
