@@ -1,5 +1,7 @@
-//! `prof demo`: profiles a built-in CPU-bound workload, saves the session and shows it.
+//! `prof demo`: profiles a built-in CPU-bound workload, saves the session and serves it exactly as
+//! `prof serve demo.json` would.
 
+use super::serve::{serve_files, ServeFlags};
 use super::workload;
 use clap::Args;
 use std::io::Write;
@@ -19,6 +21,11 @@ pub struct DemoArgs {
     /// Where to save the session.
     #[arg(short, long, default_value = "demo.json")]
     output: PathBuf,
+    /// Save and print the profile, but do not serve it.
+    #[arg(long)]
+    no_serve: bool,
+    #[command(flatten)]
+    serve: ServeFlags,
 }
 
 /// Runs `prof demo`.
@@ -53,5 +60,9 @@ pub fn run(args: DemoArgs) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{report}");
     let _ = writeln!(stdout, "saved {}", args.output.display());
-    ExitCode::SUCCESS
+    drop(stdout);
+    if args.no_serve {
+        return ExitCode::SUCCESS;
+    }
+    serve_files(&[args.output], &args.serve)
 }

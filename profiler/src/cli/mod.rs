@@ -23,7 +23,7 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
-    /// Profile a built-in workload, save it as demo.json and print its top functions.
+    /// Profile a built-in workload, save it as demo.json and show it in the browser viewer.
     Demo(demo::DemoArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
