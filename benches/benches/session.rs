@@ -154,8 +154,16 @@ fn main() {
     let (flame_all_time, all_rects) = time(5, || tree.flame(tree.root(), 0));
     assert_eq!(top.len(), 10);
 
-    println!("file size (uncompressed): {} bytes, {:.2} bytes/sample", json.len(), json.len() as f64 / n);
-    println!("file size (gzip level 6): {} bytes, {:.2} bytes/sample", gz.len(), gz.len() as f64 / n);
+    println!(
+        "file size (uncompressed): {} bytes, {:.2} bytes/sample",
+        json.len(),
+        json.len() as f64 / n
+    );
+    println!(
+        "file size (gzip level 6): {} bytes, {:.2} bytes/sample",
+        gz.len(),
+        gz.len() as f64 / n
+    );
     println!(
         "sample columns as plain JSON arrays instead: {} bytes, {:.2} bytes/sample",
         plain,
@@ -168,6 +176,14 @@ fn main() {
     println!("sum samples per stack (1M samples): {}", ms(weights_time));
     println!("build call tree ({} nodes): {}", tree.len(), ms(tree_time));
     println!("top-10 by self: {}", ms(top_time));
-    println!("flame layout, min width 1/2000: {} ({} rects)", ms(flame_time), rects.len());
-    println!("flame layout, everything: {} ({} rects)", ms(flame_all_time), all_rects.len());
+    println!(
+        "flame layout, min width 1/2000: {} ({} rects)",
+        ms(flame_time),
+        rects.len()
+    );
+    println!(
+        "flame layout, everything: {} ({} rects)",
+        ms(flame_all_time),
+        all_rects.len()
+    );
 }

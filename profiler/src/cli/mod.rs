@@ -1,10 +1,11 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
-use clap::{Parser, Subcommand};
-use std::process::ExitCode;
-
+mod convert;
 mod exit;
 mod report;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
@@ -20,6 +21,8 @@ enum Command {
     Assets,
     /// Print the top functions of a session file.
     Report(report::ReportArgs),
+    /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
+    Convert(convert::ConvertArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -33,5 +36,6 @@ pub fn run() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Report(args) => report::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }
