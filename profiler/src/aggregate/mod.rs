@@ -22,7 +22,7 @@ pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
 pub use table::{format_weight, TopTable};
 pub use top::{SortBy, TopRow};
-pub use transform::Transform;
+pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]
