@@ -1,6 +1,7 @@
 //! `prof convert FILE --to FORMAT -o OUT`: reads any profile `prof` understands and writes it in
 //! another format.
 
+use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
 use prof::export::{dot, pprof, source, speedscope, svg, write_folded};
 use prof::import::load_any;
@@ -72,17 +73,11 @@ pub fn run(args: ConvertArgs) -> ExitCode {
             "prof: cannot tell the output format from `{}`: add --to folded|svg|speedscope|pprof|dot|session",
             args.output.display()
         );
-        return ExitCode::from(2);
+        return ExitCode::from(BAD_INPUT);
     };
     match convert(&args.file, target, &args.output) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("prof: {err}");
-            match err {
-                Error::BadInput { .. } | Error::InvalidOption(_) => ExitCode::from(2),
-                _ => ExitCode::from(1),
-            }
-        }
+        Err(err) => fail(&err),
     }
 }
 

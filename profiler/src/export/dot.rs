@@ -96,9 +96,11 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
     edges.sort();
     for ((from, to), w) in edges {
         let width = 1.0 + 4.0 * pct(w) / 100.0;
+        // Graphviz wants a small integer weight (it crashes on raw nanoseconds): per mille.
+        let permille = (pct(w) * 10.0).round().max(1.0) as u32;
         writeln!(
             out,
-            "  n{from} -> n{to} [label=\"{}\", weight={w}, penwidth={width:.2}];",
+            "  n{from} -> n{to} [label=\"{}\", weight={permille}, penwidth={width:.2}];",
             label(w)
         )?;
     }
@@ -179,14 +181,13 @@ mod tests {
                 .find(|l| l.trim_start().starts_with(&format!("{from} -> {to} ")))
                 .map(str::to_owned)
         };
-        // work is reached with 420 (hot) + 80 (other line) = 500 ns of 550.
+        // work is reached with 420 (hot) + 80 (other line) = 500 ns of 550: 909 per mille.
+        let main_work = edge(main, work).unwrap();
+        assert!(main_work.contains("label=\"0.0 ms\", weight=909,"), "{out}");
         assert!(
-            edge(main, work)
-                .unwrap()
-                .contains("label=\"0.0 ms\", weight=500"),
-            "{out}"
+            edge(work, hash).unwrap().contains("weight=764,"),
+            "420 of 550: {out}"
         );
-        assert!(edge(work, hash).unwrap().contains("weight=420"), "{out}");
         assert_eq!(edge(hash, main), None);
     }
 
@@ -201,7 +202,10 @@ mod tests {
             .lines()
             .find(|l| l.contains(&format!("{f} -> {f} ")))
             .unwrap();
-        assert!(line.contains("weight=10,"), "{line}");
+        assert!(
+            line.contains("weight=1000,"),
+            "all of the weight, once: {line}"
+        );
     }
 
     #[test]
