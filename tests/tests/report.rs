@@ -190,6 +190,10 @@ fn report_reads_profiles_from_other_tools() {
     let out = prof(&["report", folded.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(frames(&out), ["lex", "parse", "main"]);
+    // Folded weights are counts of unknown unit: shown as numbers, not as milliseconds.
+    let text = stdout(&out);
+    let lex: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(lex, ["30", "75.0%", "30", "75.0%", "lex"]);
 }
 
 #[test]
