@@ -34,10 +34,20 @@ impl Rng {
     }
 }
 
+/// How samples pick their stacks.
+#[derive(Clone, Copy, PartialEq)]
+enum Stacks {
+    /// Uniformly at random: the worst case for the stack column.
+    Uniform,
+    /// Skewed like real profiles (a few hot stacks, a long tail), and a thread often still in the
+    /// stack of its previous sample.
+    Skewed,
+}
+
 /// A profile shaped like a real one: a stack tree grown by extending existing stacks, frames with
-/// files and lines, samples on uniformly random stacks (the worst case for the stack column),
-/// per-thread times one interval apart with jitter, and jittered measured weights.
-fn synthetic() -> Session {
+/// files and lines, samples on stacks picked by `pick`, per-thread times one interval apart with
+/// jitter, and jittered measured weights.
+fn synthetic(pick: Stacks) -> Session {
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let mut b = SessionBuilder::default();
     b.meta_mut().program = "synthetic".into();
@@ -71,11 +81,21 @@ fn synthetic() -> Session {
         .map(|t| b.thread(1000 + t, &format!("worker-{t}")))
         .collect();
     let mut clock = vec![0u64; THREADS as usize];
+    let mut last = vec![stacks[0]; THREADS as usize];
     for _ in 0..SAMPLES {
         let t = rng.below(THREADS) as usize;
         clock[t] += INTERVAL_NS - 50_000 + rng.below(100_000);
         let weight = INTERVAL_NS - 100_000 + rng.below(150_000);
-        let stack = stacks[rng.below(STACKS as u64) as usize];
+        let stack = match pick {
+            Stacks::Uniform => stacks[rng.below(STACKS as u64) as usize],
+            Stacks::Skewed if rng.below(10) < 3 => last[t],
+            Stacks::Skewed => {
+                // u^4 for u uniform in [0, 1): half the samples fall on the first 6% of stacks.
+                let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
+                stacks[(u.powi(4) * STACKS as f64) as usize]
+            }
+        };
+        last[t] = stack;
         b.push_sample(stack, threads[t], clock[t], weight);
     }
     b.finish()
@@ -121,7 +141,10 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let session = synthetic();
+    let skewed = synthetic(Stacks::Skewed);
+    let mut skewed_json = Vec::new();
+    session::write(&skewed, &mut skewed_json).expect("writes");
+    let session = synthetic(Stacks::Uniform);
     let n = session.sample_count() as f64;
     println!(
         "session: {} samples, {} stacks, {} frames, {} threads",
@@ -136,11 +159,13 @@ fn main() {
         session::write(&session, &mut out).expect("writes");
         out
     });
-    let (gz_time, gz) = time(1, || {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    let gzip = |level| {
+        let mut gz = GzEncoder::new(Vec::new(), level);
         gz.write_all(&json).expect("compresses");
         gz.finish().expect("compresses")
-    });
+    };
+    let (gz_time, gz) = time(1, || gzip(Compression::default()));
+    let (gz_fast_time, gz_fast) = time(1, || gzip(Compression::fast()));
     let plain = plain_json_size(&session);
     let (read_time, back) = time(3, || session::read(&json[..]).expect("reads"));
     assert!(back == session, "the session round-trips");
@@ -165,12 +190,23 @@ fn main() {
         gz.len() as f64 / n
     );
     println!(
+        "file size (gzip level 1): {} bytes, {:.2} bytes/sample",
+        gz_fast.len(),
+        gz_fast.len() as f64 / n
+    );
+    println!(
+        "file size with skewed stacks (uncompressed): {} bytes, {:.2} bytes/sample",
+        skewed_json.len(),
+        skewed_json.len() as f64 / n
+    );
+    println!(
         "sample columns as plain JSON arrays instead: {} bytes, {:.2} bytes/sample",
         plain,
         plain as f64 / n
     );
     println!("write (to memory): {}", ms(write_time));
-    println!("gzip the written file: {}", ms(gz_time));
+    println!("gzip the written file, level 6: {}", ms(gz_time));
+    println!("gzip the written file, level 1: {}", ms(gz_fast_time));
     println!("read + check (.json): {}", ms(read_time));
     println!("read + check (.json.gz): {}", ms(read_gz_time));
     println!("sum samples per stack (1M samples): {}", ms(weights_time));

@@ -24,7 +24,7 @@ pub use flame::Rect;
 pub use search::SearchMatch;
 pub use table::{format_weight, TopTable};
 pub use top::{SortBy, TopRow};
-pub use transform::Transform;
+pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]
