@@ -202,55 +202,47 @@ fn registers(ctx: *mut libc::c_void) -> Regs {
     }
 }
 
-#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+#[cfg(target_os = "macos")]
 fn registers(ctx: *mut libc::c_void) -> Regs {
     if ctx.is_null() {
         return Regs::default();
     }
     // SAFETY: for an SA_SIGINFO handler the kernel passes the saved ucontext, valid for reads
     // during the handler; its uc_mcontext points to the saved machine state, also valid then.
-    let ss = unsafe {
+    let state = unsafe {
         let uc = &*(ctx as *const libc::ucontext_t);
         if uc.uc_mcontext.is_null() {
             return Regs::default();
         }
         &(*uc.uc_mcontext).__ss
     };
+    registers_of(state)
+}
+
+#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+fn registers_of(s: &libc::__darwin_x86_thread_state64) -> Regs {
     Regs {
-        pc: ss.__rip,
-        sp: ss.__rsp,
-        fp: ss.__rbp,
+        pc: s.__rip,
+        sp: s.__rsp,
+        fp: s.__rbp,
         lr: 0,
     }
 }
 
 #[cfg(all(target_os = "macos", target_arch = "aarch64"))]
-fn registers(ctx: *mut libc::c_void) -> Regs {
-    if ctx.is_null() {
-        return Regs::default();
-    }
-    // SAFETY: as for x86_64 macOS above: the saved ucontext and the machine state it points
-    // to are valid for reads during the handler.
-    let ss = unsafe {
-        let uc = &*(ctx as *const libc::ucontext_t);
-        if uc.uc_mcontext.is_null() {
-            return Regs::default();
-        }
-        &(*uc.uc_mcontext).__ss
-    };
+fn registers_of(s: &libc::__darwin_arm_thread_state64) -> Regs {
     Regs {
-        pc: ss.__pc,
-        sp: ss.__sp,
-        fp: ss.__fp,
-        lr: ss.__lr,
+        pc: s.__pc,
+        sp: s.__sp,
+        fp: s.__fp,
+        lr: s.__lr,
     }
 }
 
 #[cfg(not(any(
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64"),
-    all(target_os = "macos", target_arch = "x86_64"),
-    all(target_os = "macos", target_arch = "aarch64")
+    target_os = "macos"
 )))]
 fn registers(_ctx: *mut libc::c_void) -> Regs {
     Regs::default()
