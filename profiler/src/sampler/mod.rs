@@ -1,7 +1,7 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
 //! [`Profiler::start`] installs a SIGPROF handler, picks the best timer mechanism
-//! ([`timer`]), arms every thread and starts a collector thread; [`Profiler::stop`] disarms,
+//! (see `timer.rs`), arms every thread and starts a collector thread; [`Profiler::stop`] disarms,
 //! restores the previous SIGPROF disposition, symbolizes each distinct address once and returns a
 //! [`Report`]. Set `PROF_TIMER=perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
