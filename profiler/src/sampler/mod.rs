@@ -169,46 +169,60 @@ impl Profiler {
 
     /// Stops sampling and builds the report: disarms every timer, restores the previous SIGPROF
     /// disposition (a default one becomes "ignore", so a signal still in flight is harmless),
-    /// then symbolizes.
+    /// then symbolizes. In a child forked while profiling (whose timers and collector stayed in
+    /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
         let running = self.inner.take().expect("a profiler is stopped once");
-        let (raw, result) = running.finish();
-        let (raw, running) = (raw?, result?);
-        Ok(report::build(raw, running.0, running.1, running.2))
+        let f = running.finish()?;
+        Ok(report::build(
+            f.raw,
+            f.meta,
+            f.dropped_in_handler,
+            f.options,
+        ))
     }
 }
 
+/// What a stopped session leaves for the report.
+struct Finished {
+    raw: collector::RawProfile,
+    meta: crate::session::Metadata,
+    dropped_in_handler: u64,
+    options: Options,
+}
+
 impl Running {
-    /// Stops everything; returns the raw profile and what the report needs.
-    #[allow(clippy::type_complexity)]
-    fn finish(
-        self,
-    ) -> (
-        Result<collector::RawProfile>,
-        Result<(crate::session::Metadata, u64, Options)>,
-    ) {
+    /// Stops everything and returns what the report needs.
+    fn finish(self) -> Result<Finished> {
         self.stop.store(true, Ordering::Release);
-        let raw = self.collector.join().map_err(|_| Error::Os {
-            call: "collector thread",
-            source: std::io::Error::other("the collector thread panicked"),
-        });
+        let in_forked_child = std::process::id() != self.meta.pid;
+        let raw = if in_forked_child {
+            // The collector thread exists only in the parent: nothing to join (or detach) here,
+            // and a handler that was running in another parent thread at fork time never
+            // finishes in the child, so the shared state is dropped without waiting.
+            std::mem::forget(self.collector);
+            SHARED.replace(None);
+            Err(Error::ForkedChild)
+        } else {
+            let raw = self.collector.join().map_err(|_| Error::Os {
+                call: "collector thread",
+                source: std::io::Error::other("the collector thread panicked"),
+            });
+            SHARED.clear_and_wait();
+            raw
+        };
         let end_ns = sys::monotonic_ns();
-        SHARED.clear_and_wait();
         let restored = sys::restore_handler(&self.saved);
         RUNNING.store(false, Ordering::Release);
+        let (raw, ()) = (raw?, restored?);
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
-        meta.dropped_samples = self.shared.dropped.load(Ordering::Relaxed);
-        (
+        Ok(Finished {
             raw,
-            restored.map(|()| {
-                (
-                    meta,
-                    self.shared.dropped.load(Ordering::Relaxed),
-                    self.options,
-                )
-            }),
-        )
+            meta,
+            dropped_in_handler: self.shared.dropped.load(Ordering::Relaxed),
+            options: self.options,
+        })
     }
 }
 
