@@ -25,7 +25,7 @@ pub use sys::LoadedObject;
 
 use crate::{Error, Options, Report, Result};
 use handler::{Shared, SHARED};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -34,6 +34,8 @@ use std::time::Duration;
 const RING_RECORDS: usize = 1024;
 /// Threads one session can track (exited threads' slots are not reused).
 const THREAD_SLOTS: usize = 16_384;
+/// Perf event descriptors whose thread the handler can look up (higher ones ask the kernel).
+const FD_SLOTS: usize = 16_384;
 /// Readable mappings remembered for stack bounds.
 const MAP_SLOTS: usize = 8192;
 /// Handlers that can use the DWARF unwinder at the same time (others use frame pointers).
@@ -112,6 +114,7 @@ impl Profiler {
             caches: (0..UNWIND_CACHES)
                 .map(|_| sys::TryCell::new(dwarf::Cache::default()))
                 .collect(),
+            fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             start_ns,
             register_unknown: !mechanism.per_thread(),

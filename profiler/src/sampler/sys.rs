@@ -139,14 +139,56 @@ impl SavedAction {
 }
 
 /// The raw handler: reads the registers and errno, then hands over to safe code.
-extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
     let regs = registers(ctx);
-    super::handler::on_sample(regs);
+    super::handler::on_sample(regs, source(info));
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
+}
+
+/// Who sent a signal, as far as the sampler cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A per-thread POSIX timer whose value carries the target thread's id.
+    Timer(u32),
+    /// A file descriptor's owner signal (a perf event routed with `F_SETSIG`).
+    Fd(i32),
+    /// Anything else (`setitimer`, `raise`, `kill`).
+    Other,
+}
+
+/// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
+/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal and the `sigval` of a timer
+/// signal both at 24).
+#[cfg(target_os = "linux")]
+fn source(info: *const libc::siginfo_t) -> Source {
+    const SI_TIMER: i32 = -2;
+    if info.is_null() {
+        return Source::Other;
+    }
+    let base = info as *const u8;
+    // SAFETY: the kernel passes a valid 128-byte siginfo_t (8-aligned) for the handler's
+    // duration; offsets 8 and 24 are aligned i32 fields inside it.
+    let (code, word) = unsafe {
+        (
+            (base.add(8) as *const i32).read(),
+            (base.add(24) as *const i32).read(),
+        )
+    };
+    match code {
+        SI_TIMER => Source::Timer(word as u32),
+        // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
+        1..=6 => Source::Fd(word),
+        _ => Source::Other,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn source(_info: *const libc::siginfo_t) -> Source {
+    Source::Other
 }
 
 #[cfg(target_os = "linux")]
@@ -420,6 +462,10 @@ pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
     sev.sigev_notify = libc::SIGEV_THREAD_ID;
     sev.sigev_signo = SIGNAL;
     sev.sigev_notify_thread_id = tid as libc::c_int;
+    // The handler reads the target thread from the signal's value instead of asking the kernel.
+    sev.sigev_value = libc::sigval {
+        sival_ptr: tid as usize as *mut libc::c_void,
+    };
     let mut timer: libc::timer_t = std::ptr::null_mut();
     // SAFETY: `sev` and `timer` are valid and owned by this frame; timer_create writes the id.
     if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) } != 0 {
