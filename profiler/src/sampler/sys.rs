@@ -151,6 +151,7 @@ extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut
 
 /// Who sent a signal, as far as the sampler cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub enum Source {
     /// A per-thread POSIX timer whose value carries the target thread's id.
     Timer(u32),
