@@ -168,6 +168,14 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
+    // The one system call every sample makes (its weight is measured with the thread CPU clock).
+    let reads = 200_000u32;
+    let t = prof::sampler::thread_cpu_time();
+    for _ in 0..reads {
+        std::hint::black_box(prof::sampler::thread_cpu_time());
+    }
+    let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
+    println!("thread CPU clock read: {per_read:?} of CPU per call");
     let base = best("none", 0);
     println!(
         "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB",
