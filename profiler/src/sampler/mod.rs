@@ -32,6 +32,10 @@ use std::time::Duration;
 
 /// Ring capacity in records: 8 threads at 10 kHz fill it in 12 ms; it is drained every 2 ms.
 const RING_RECORDS: usize = 1024;
+/// Deepest stack the handler records: bounds the ring (1024 records) to about 8 MiB.
+const MAX_RING_DEPTH: usize = 1020;
+/// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
+const MIN_INTERVAL: Duration = Duration::from_micros(10);
 /// Threads one session can track (exited threads' slots are not reused).
 const THREAD_SLOTS: usize = 16_384;
 /// Perf event descriptors whose thread the handler can look up (higher ones ask the kernel).
@@ -78,10 +82,10 @@ impl Profiler {
                 options.mode.name()
             )));
         }
-        if options.interval.is_zero() || options.max_depth == 0 {
-            return Err(Error::InvalidOption(
-                "interval and max_depth must be positive".into(),
-            ));
+        if options.interval < MIN_INTERVAL || options.max_depth == 0 {
+            return Err(Error::InvalidOption(format!(
+                "interval must be at least {MIN_INTERVAL:?} and max_depth positive"
+            )));
         }
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -105,7 +109,7 @@ impl Profiler {
         let mechanism = timer::Mechanism::choose(interval_ns)?;
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
-            ring: ring::Ring::new(RING_RECORDS, options.max_depth),
+            ring: ring::Ring::new(RING_RECORDS, options.max_depth.min(MAX_RING_DEPTH)),
             threads: threads::ThreadTable::new(THREAD_SLOTS),
             maps: stackmap::StackMap::new(MAP_SLOTS),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
