@@ -36,7 +36,7 @@ const RING_RECORDS: usize = 1024;
 const MAX_RING_DEPTH: usize = 1020;
 /// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
 const MIN_INTERVAL: Duration = Duration::from_micros(10);
-/// Threads one session can track (exited threads' slots are not reused).
+/// Threads alive at once that one session can track.
 const THREAD_SLOTS: usize = 16_384;
 /// Perf event descriptors whose thread the handler can look up (higher ones ask the kernel).
 const FD_SLOTS: usize = 16_384;
