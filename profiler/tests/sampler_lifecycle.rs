@@ -106,3 +106,15 @@ fn fork_while_profiling_breaks_neither_process() {
     let report = p.stop().unwrap();
     assert!(samples_on(&report, tid).len() >= 100);
 }
+
+#[test]
+fn a_profiler_can_be_stopped_from_another_thread() {
+    let _serial = serial();
+    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    spin(Duration::from_millis(50));
+    let report = std::thread::spawn(move || p.stop())
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(report.total_samples() > 0);
+}
