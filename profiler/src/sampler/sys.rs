@@ -497,7 +497,7 @@ pub fn timer_delete(timer: Timer) {
 #[cfg(target_os = "linux")]
 fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_sec: (ns / 1_000_000_000) as _,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }
@@ -505,8 +505,8 @@ fn timespec(ns: u64) -> libc::timespec {
 /// Arms (or with 0, disarms) the process-wide `ITIMER_PROF` timer.
 pub fn setitimer_prof(interval_ns: u64) -> crate::Result<()> {
     let tv = libc::timeval {
-        tv_sec: (interval_ns / 1_000_000_000) as libc::time_t,
-        tv_usec: ((interval_ns % 1_000_000_000) / 1_000) as libc::suseconds_t,
+        tv_sec: (interval_ns / 1_000_000_000) as _,
+        tv_usec: ((interval_ns % 1_000_000_000) / 1_000) as _,
     };
     let spec = libc::itimerval {
         it_interval: tv,
