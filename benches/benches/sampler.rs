@@ -2,8 +2,9 @@
 //! `prof` at 100 Hz / 1 kHz / 10 kHz and with pprof-rs at the same rates, each run in a fresh
 //! child process so peak RSS is its own. Prints, side by side: wall-time and CPU-time overhead,
 //! samples per CPU-second achieved (and as % of requested), extra CPU per sample (signal delivery
-//! included), for `prof` the CPU inside its handler per sample, peak RSS, and for `prof` the share
-//! of stacks that reach `main`. Each figure is from the least disturbed of three runs.
+//! included), for `prof` the CPU inside its handler per sample, peak RSS, for `prof` the share
+//! of stacks that reach `main`, and the time to build the report (stop + symbolize). Each figure
+//! is from the least disturbed of three runs.
 //!
 //! Run: `cargo bench -p prof-benches --bench sampler` (release, no forced frame pointers).
 
@@ -56,7 +57,9 @@ fn child(tool: &str, rate: i32) {
             std::hint::black_box(workload());
             let cpu = prof::sampler::thread_cpu_time() - cpu0;
             let wall = t0.elapsed();
+            let stop_started = Instant::now();
             let report = p.stop().unwrap();
+            let stop = stop_started.elapsed();
             let s = report.session();
             let reach = (0..s.sample_count())
                 .filter(|&i| {
@@ -67,13 +70,14 @@ fn child(tool: &str, rate: i32) {
             let n = s.sample_count();
             let (handled, handler) = prof::sampler::handler_stats();
             println!(
-                "{} {} {} {} {} {}",
+                "{} {} {} {} {} {} {}",
                 wall.as_nanos(),
                 cpu.as_nanos(),
                 n,
                 peak_rss_kib(),
                 reach as f64 / n.max(1) as f64,
-                handler.as_nanos() as f64 / handled.max(1) as f64
+                handler.as_nanos() as f64 / handled.max(1) as f64,
+                stop.as_nanos()
             );
             return;
         }
@@ -85,20 +89,22 @@ fn child(tool: &str, rate: i32) {
             std::hint::black_box(workload());
             let cpu = prof::sampler::thread_cpu_time() - cpu0;
             let wall = t0.elapsed();
+            let stop_started = Instant::now();
             let n: isize = guard.report().build().unwrap().data.values().sum();
             println!(
-                "{} {} {} {} 0 0",
+                "{} {} {} {} 0 0 {}",
                 wall.as_nanos(),
                 cpu.as_nanos(),
                 n,
-                peak_rss_kib()
+                peak_rss_kib(),
+                stop_started.elapsed().as_nanos()
             );
             return;
         }
     };
     let cpu = prof::sampler::thread_cpu_time() - cpu0;
     println!(
-        "{} {} {} {} {} 0",
+        "{} {} {} {} {} 0 0",
         t0.elapsed().as_nanos(),
         cpu.as_nanos(),
         samples,
@@ -115,6 +121,7 @@ struct Run {
     rss: f64,
     reach: f64,
     handler_ns: f64,
+    stop: f64,
 }
 
 fn spawn(tool: &str, rate: i32) -> Run {
@@ -132,7 +139,7 @@ fn spawn(tool: &str, rate: i32) -> Run {
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert_eq!(v.len(), 6, "child {tool} {rate} printed {text:?}");
+    assert_eq!(v.len(), 7, "child {tool} {rate} printed {text:?}");
     Run {
         wall: v[0] / 1e9,
         cpu: v[1] / 1e9,
@@ -140,6 +147,7 @@ fn spawn(tool: &str, rate: i32) -> Run {
         rss: v[3],
         reach: v[4],
         handler_ns: v[5],
+        stop: v[6] / 1e9,
     }
 }
 
@@ -160,6 +168,14 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
+    // The one system call every sample makes (its weight is measured with the thread CPU clock).
+    let reads = 200_000u32;
+    let t = prof::sampler::thread_cpu_time();
+    for _ in 0..reads {
+        std::hint::black_box(prof::sampler::thread_cpu_time());
+    }
+    let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
+    println!("thread CPU clock read: {per_read:?} of CPU per call");
     let base = best("none", 0);
     println!(
         "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB",
@@ -168,7 +184,7 @@ fn main() {
         base.rss / 1024.0
     );
     println!(
-        "{:<8} {:>7} {:>9} {:>9} {:>11} {:>9} {:>14} {:>14} {:>11} {:>10}",
+        "{:<8} {:>7} {:>9} {:>9} {:>11} {:>9} {:>14} {:>14} {:>11} {:>10} {:>10}",
         "tool",
         "rate",
         "wall +%",
@@ -178,7 +194,8 @@ fn main() {
         "cost/sample",
         "in handler",
         "peak RSS",
-        "reach main"
+        "reach main",
+        "report"
     );
     for rate in RATES {
         for tool in ["prof", "pprof-rs"] {
@@ -196,7 +213,7 @@ fn main() {
                 "-".into()
             };
             println!(
-                "{:<8} {:>5}Hz {:>8.1}% {:>8.1}% {:>11.0} {:>8.1}% {:>11.2} µs {:>14} {:>7.1} MiB {:>10}",
+                "{:<8} {:>5}Hz {:>8.1}% {:>8.1}% {:>11.0} {:>8.1}% {:>11.2} µs {:>14} {:>7.1} MiB {:>10} {:>8.3} s",
                 tool,
                 rate,
                 (r.wall / base.wall - 1.0) * 100.0,
@@ -206,7 +223,8 @@ fn main() {
                 cost_ns / 1e3,
                 in_handler,
                 r.rss / 1024.0,
-                reach
+                reach,
+                r.stop
             );
         }
     }

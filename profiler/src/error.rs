@@ -9,6 +9,9 @@ pub enum Error {
     /// A profiling session is already running in this process.
     #[error("a profiling session is already running in this process")]
     AlreadyRunning,
+    /// A profiler started before `fork()` was stopped in the child, which has no samples.
+    #[error("this profiler was started before fork(); only the parent process has its samples")]
+    ForkedChild,
     /// A system call failed.
     #[error("{call} failed: {source}")]
     Os {

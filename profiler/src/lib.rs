@@ -1,6 +1,6 @@
 //! `prof`: a sampling CPU profiler for Rust and other native programs, with a local web viewer.
 //!
-//! Samples flow one way: the [sampler] (native only) records raw stacks, they are
+//! Samples flow one way: the [`sampler`] (native only) records raw stacks, they are
 //! symbolized into a [`Session`](session::Session), and everything else reads that session: the
 //! [aggregation core](aggregate), the [exporters](export), the session file and the browser viewer.
 //!

@@ -79,15 +79,20 @@ fn fork_while_profiling_breaks_neither_process() {
     let tid = current_tid();
     let p = prof::Profiler::start(prof::Options::default()).unwrap();
     spin(Duration::from_millis(50));
-    // SAFETY: the child only burns CPU (no allocation, no locks) and leaves with _exit.
+    // SAFETY: the child burns CPU, stops its copy of the profiler (which must not wait for the
+    // parent's collector thread) and leaves with _exit.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         let mut x = 0u64;
         for i in 0..50_000_000u64 {
             x = std::hint::black_box(x ^ i);
         }
+        let code = match p.stop() {
+            Err(prof::Error::ForkedChild) if x != 1 => 0,
+            _ => 3,
+        };
         // SAFETY: _exit ends the child without running the parent's atexit handlers.
-        unsafe { libc::_exit(if x == 1 { 3 } else { 0 }) };
+        unsafe { libc::_exit(code) };
     }
     assert!(pid > 0, "fork failed");
     spin(Duration::from_millis(100));
@@ -100,4 +105,16 @@ fn fork_while_profiling_breaks_neither_process() {
     );
     let report = p.stop().unwrap();
     assert!(samples_on(&report, tid).len() >= 100);
+}
+
+#[test]
+fn a_profiler_can_be_stopped_from_another_thread() {
+    let _serial = serial();
+    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    spin(Duration::from_millis(50));
+    let report = std::thread::spawn(move || p.stop())
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(report.total_samples() > 0);
 }

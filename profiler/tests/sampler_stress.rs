@@ -93,18 +93,22 @@ fn blocking_io(stop: &AtomicBool) {
     reader.join().unwrap();
 }
 
-#[test]
-fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
+/// Runs the hostile workload for `secs` seconds at 10 kHz on `timer` (None: the default).
+fn hostile(timer: Option<&str>, secs: u64) -> prof::Report {
     let _serial = serial();
     std::panic::set_hook(Box::new(|_| {}));
     let stop = Arc::new(AtomicBool::new(false));
     let counters: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
+    if let Some(timer) = timer {
+        std::env::set_var("PROF_TIMER", timer);
+    }
     let p = prof::Profiler::start(
         prof::Options::default()
             .interval(Duration::from_micros(100))
             .max_samples(MAX_SAMPLES),
-    )
-    .unwrap();
+    );
+    std::env::remove_var("PROF_TIMER");
+    let p = p.unwrap();
     let started = Instant::now();
     let workers: Vec<_> = (0..8)
         .map(|i| {
@@ -118,7 +122,7 @@ fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(secs));
     stop.store(true, Ordering::Relaxed);
     for w in workers {
         w.join().unwrap();
@@ -132,6 +136,12 @@ fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
     {
         assert!(c.load(Ordering::Relaxed) > 10, "{what} happened");
     }
+    report
+}
+
+#[test]
+fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
+    let report = hostile(None, 10);
     let s = report.session();
     let meta = &s.meta;
     // 8 threads at 10 kHz for 10 s is far over MAX_SAMPLES: the rest is dropped and counted.
@@ -147,4 +157,33 @@ fn ten_seconds_of_hostile_workload_at_ten_kilohertz() {
         s.threads.len()
     );
     assert!(s.total_weight() > 0);
+}
+
+/// Monotonic per-thread timers also interrupt threads blocked in I/O (SA_RESTART keeps their
+/// calls going) and wake idle ones, which weigh nothing and are not recorded; with `setitimer`
+/// the handler registers the churning threads itself.
+#[test]
+fn three_seconds_of_hostile_workload_on_each_fallback_timer() {
+    for timer in ["timer_create", "setitimer"] {
+        check_fallback(timer);
+    }
+}
+
+fn check_fallback(timer: &str) {
+    let report = hostile(Some(timer), 3);
+    let s = report.session();
+    assert_eq!(s.meta.timer, timer);
+    // setitimer is capped near the 250 Hz tick for the whole process.
+    let least = if timer == "setitimer" { 200 } else { 1000 };
+    assert!(
+        s.sample_count() > least,
+        "{timer}: {} samples",
+        s.sample_count()
+    );
+    assert!(s.samples.weight.iter().all(|&w| w > 0));
+    if s.sample_count() < MAX_SAMPLES {
+        assert_eq!(s.meta.dropped_samples, 0, "nothing dropped below the limit");
+    } else {
+        assert!(s.meta.dropped_samples > 0);
+    }
 }

@@ -73,3 +73,15 @@ fn an_unknown_timer_name_is_a_clear_error() {
     let err = r.err().expect("refused").to_string();
     assert!(err.contains("PROF_TIMER=sundial"), "{err}");
 }
+
+#[test]
+fn an_interval_too_short_to_deliver_is_refused() {
+    let _serial = serial();
+    let r = prof::Profiler::start(prof::Options::default().interval(Duration::from_nanos(100)));
+    assert!(matches!(r, Err(prof::Error::InvalidOption(_))));
+    // The refusal left nothing running.
+    prof::Profiler::start(prof::Options::default())
+        .unwrap()
+        .stop()
+        .unwrap();
+}

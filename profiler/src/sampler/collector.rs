@@ -143,7 +143,10 @@ impl Collector {
                     continue;
                 }
                 match timer::arm(self.mechanism, tid, self.interval_ns) {
-                    Ok(armed) => armed,
+                    Ok(armed) => {
+                        self.note_fd(armed.as_ref(), tid);
+                        armed
+                    }
                     Err(_) => {
                         self.out.arm_failures += 1;
                         None
@@ -162,11 +165,25 @@ impl Collector {
             .collect();
         for tid in &gone {
             if let Some(Some(armed)) = self.armed.remove(tid) {
+                self.note_fd(Some(&armed), 0);
                 timer::disarm(armed);
             }
             self.shared.threads.remove(*tid);
         }
         !gone.is_empty()
+    }
+
+    /// Tells the handler which thread a perf event descriptor belongs to (0: none).
+    fn note_fd(&self, armed: Option<&Armed>, tid: u32) {
+        if let Some(Armed::Perf(fd)) = armed {
+            use std::os::fd::AsRawFd;
+            if let Some(slot) = usize::try_from(fd.as_raw_fd())
+                .ok()
+                .and_then(|fd| self.shared.fd_tids.get(fd))
+            {
+                slot.store(tid, Ordering::Release);
+            }
+        }
     }
 
     /// For process-wide timers: registers the threads that exist now with their current CPU
@@ -241,8 +258,9 @@ impl Collector {
         if self.mechanism == Mechanism::Setitimer {
             let _ = sys::setitimer_prof(0);
         }
-        for (_, armed) in self.armed.drain() {
+        for (_, armed) in std::mem::take(&mut self.armed) {
             if let Some(armed) = armed {
+                self.note_fd(Some(&armed), 0);
                 timer::disarm(armed);
             }
         }

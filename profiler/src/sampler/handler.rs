@@ -4,10 +4,10 @@
 
 use super::ring::{RawSample, Ring};
 use super::stackmap::StackMap;
-use super::sys::{self, Rcu, Regs, StackReader, TryCell};
+use super::sys::{self, Rcu, Regs, Source, StackReader, TryCell};
 use super::threads::ThreadTable;
 use super::unwind::{self, UnwindMode};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Everything the handler reads, shared with the collector.
@@ -24,6 +24,8 @@ pub struct Shared {
     /// Unwinder caches, one per concurrently running handler.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub caches: Box<[TryCell<super::dwarf::Cache>]>,
+    /// The thread each perf event descriptor belongs to, indexed by descriptor (0: none).
+    pub fd_tids: Box<[AtomicU32]>,
     /// Samples dropped (ring full, thread table full).
     pub dropped: AtomicU64,
     /// The monotonic clock at start.
@@ -46,11 +48,11 @@ pub static HANDLED: AtomicU64 = AtomicU64::new(0);
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the raw handler in `sys` with the interrupted registers.
-pub fn on_sample(regs: Regs) {
+pub fn on_sample(regs: Regs, source: Source) {
     let guard = sys::read_begin();
     if let Some(shared) = SHARED.get(&guard) {
         let cpu = sys::thread_cpu_ns();
-        shared.sample(&regs, &guard, cpu);
+        shared.sample(&regs, source, &guard, cpu);
         if shared.measure {
             // The thread CPU clock, not the wall clock: preemption in the handler is not cost.
             HANDLER_NS.fetch_add(sys::thread_cpu_ns().saturating_sub(cpu), Ordering::Relaxed);
@@ -60,8 +62,25 @@ pub fn on_sample(regs: Regs) {
 }
 
 impl Shared {
-    fn sample(&self, regs: &Regs, guard: &sys::ReadGuard, cpu: u64) {
-        let tid = sys::gettid();
+    /// The interrupted thread: from the signal when it says (saving a system call), else asked.
+    fn thread_of(&self, source: Source) -> u32 {
+        let known = match source {
+            Source::Timer(tid) => tid,
+            Source::Fd(fd) => usize::try_from(fd)
+                .ok()
+                .and_then(|fd| self.fd_tids.get(fd))
+                .map_or(0, |t| t.load(Ordering::Acquire)),
+            Source::Other => 0,
+        };
+        if known != 0 {
+            known
+        } else {
+            sys::gettid()
+        }
+    }
+
+    fn sample(&self, regs: &Regs, source: Source, guard: &sys::ReadGuard, cpu: u64) {
+        let tid = self.thread_of(source);
         let slot = if self.register_unknown {
             self.threads.find_or_insert(tid, 0)
         } else {

@@ -1,7 +1,7 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
 //! [`Profiler::start`] installs a SIGPROF handler, picks the best timer mechanism
-//! ([`timer`]), arms every thread and starts a collector thread; [`Profiler::stop`] disarms,
+//! (see `timer.rs`), arms every thread and starts a collector thread; [`Profiler::stop`] disarms,
 //! restores the previous SIGPROF disposition, symbolizes each distinct address once and returns a
 //! [`Report`]. Set `PROF_TIMER=perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
@@ -25,15 +25,21 @@ pub use sys::LoadedObject;
 
 use crate::{Error, Options, Report, Result};
 use handler::{Shared, SHARED};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Ring capacity in records: 8 threads at 10 kHz fill it in 12 ms; it is drained every 2 ms.
 const RING_RECORDS: usize = 1024;
-/// Threads one session can track (exited threads' slots are not reused).
+/// Deepest stack the handler records: bounds the ring (1024 records) to about 8 MiB.
+const MAX_RING_DEPTH: usize = 1020;
+/// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
+const MIN_INTERVAL: Duration = Duration::from_micros(10);
+/// Threads alive at once that one session can track.
 const THREAD_SLOTS: usize = 16_384;
+/// Perf event descriptors whose thread the handler can look up (higher ones ask the kernel).
+const FD_SLOTS: usize = 16_384;
 /// Readable mappings remembered for stack bounds.
 const MAP_SLOTS: usize = 8192;
 /// Handlers that can use the DWARF unwinder at the same time (others use frame pointers).
@@ -76,10 +82,10 @@ impl Profiler {
                 options.mode.name()
             )));
         }
-        if options.interval.is_zero() || options.max_depth == 0 {
-            return Err(Error::InvalidOption(
-                "interval and max_depth must be positive".into(),
-            ));
+        if options.interval < MIN_INTERVAL || options.max_depth == 0 {
+            return Err(Error::InvalidOption(format!(
+                "interval must be at least {MIN_INTERVAL:?} and max_depth positive"
+            )));
         }
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -103,7 +109,7 @@ impl Profiler {
         let mechanism = timer::Mechanism::choose(interval_ns)?;
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
-            ring: ring::Ring::new(RING_RECORDS, options.max_depth),
+            ring: ring::Ring::new(RING_RECORDS, options.max_depth.min(MAX_RING_DEPTH)),
             threads: threads::ThreadTable::new(THREAD_SLOTS),
             maps: stackmap::StackMap::new(MAP_SLOTS),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -112,6 +118,7 @@ impl Profiler {
             caches: (0..UNWIND_CACHES)
                 .map(|_| sys::TryCell::new(dwarf::Cache::default()))
                 .collect(),
+            fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             start_ns,
             register_unknown: !mechanism.per_thread(),
@@ -169,46 +176,60 @@ impl Profiler {
 
     /// Stops sampling and builds the report: disarms every timer, restores the previous SIGPROF
     /// disposition (a default one becomes "ignore", so a signal still in flight is harmless),
-    /// then symbolizes.
+    /// then symbolizes. In a child forked while profiling (whose timers and collector stayed in
+    /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
         let running = self.inner.take().expect("a profiler is stopped once");
-        let (raw, result) = running.finish();
-        let (raw, running) = (raw?, result?);
-        Ok(report::build(raw, running.0, running.1, running.2))
+        let f = running.finish()?;
+        Ok(report::build(
+            f.raw,
+            f.meta,
+            f.dropped_in_handler,
+            f.options,
+        ))
     }
 }
 
+/// What a stopped session leaves for the report.
+struct Finished {
+    raw: collector::RawProfile,
+    meta: crate::session::Metadata,
+    dropped_in_handler: u64,
+    options: Options,
+}
+
 impl Running {
-    /// Stops everything; returns the raw profile and what the report needs.
-    #[allow(clippy::type_complexity)]
-    fn finish(
-        self,
-    ) -> (
-        Result<collector::RawProfile>,
-        Result<(crate::session::Metadata, u64, Options)>,
-    ) {
+    /// Stops everything and returns what the report needs.
+    fn finish(self) -> Result<Finished> {
         self.stop.store(true, Ordering::Release);
-        let raw = self.collector.join().map_err(|_| Error::Os {
-            call: "collector thread",
-            source: std::io::Error::other("the collector thread panicked"),
-        });
+        let in_forked_child = std::process::id() != self.meta.pid;
+        let raw = if in_forked_child {
+            // The collector thread exists only in the parent: nothing to join (or detach) here,
+            // and a handler that was running in another parent thread at fork time never
+            // finishes in the child, so the shared state is dropped without waiting.
+            std::mem::forget(self.collector);
+            SHARED.replace(None);
+            Err(Error::ForkedChild)
+        } else {
+            let raw = self.collector.join().map_err(|_| Error::Os {
+                call: "collector thread",
+                source: std::io::Error::other("the collector thread panicked"),
+            });
+            SHARED.clear_and_wait();
+            raw
+        };
         let end_ns = sys::monotonic_ns();
-        SHARED.clear_and_wait();
         let restored = sys::restore_handler(&self.saved);
         RUNNING.store(false, Ordering::Release);
+        let (raw, ()) = (raw?, restored?);
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
-        meta.dropped_samples = self.shared.dropped.load(Ordering::Relaxed);
-        (
+        Ok(Finished {
             raw,
-            restored.map(|()| {
-                (
-                    meta,
-                    self.shared.dropped.load(Ordering::Relaxed),
-                    self.options,
-                )
-            }),
-        )
+            meta,
+            dropped_in_handler: self.shared.dropped.load(Ordering::Relaxed),
+            options: self.options,
+        })
     }
 }
 

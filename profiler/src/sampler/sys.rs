@@ -139,14 +139,57 @@ impl SavedAction {
 }
 
 /// The raw handler: reads the registers and errno, then hands over to safe code.
-extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
     let regs = registers(ctx);
-    super::handler::on_sample(regs);
+    super::handler::on_sample(regs, source(info));
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
+}
+
+/// Who sent a signal, as far as the sampler cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub enum Source {
+    /// A per-thread POSIX timer whose value carries the target thread's id.
+    Timer(u32),
+    /// A file descriptor's owner signal (a perf event routed with `F_SETSIG`).
+    Fd(i32),
+    /// Anything else (`setitimer`, `raise`, `kill`).
+    Other,
+}
+
+/// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
+/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal and the `sigval` of a timer
+/// signal both at 24).
+#[cfg(target_os = "linux")]
+fn source(info: *const libc::siginfo_t) -> Source {
+    const SI_TIMER: i32 = -2;
+    if info.is_null() {
+        return Source::Other;
+    }
+    let base = info as *const u8;
+    // SAFETY: the kernel passes a valid 128-byte siginfo_t (8-aligned) for the handler's
+    // duration; offsets 8 and 24 are aligned i32 fields inside it.
+    let (code, word) = unsafe {
+        (
+            (base.add(8) as *const i32).read(),
+            (base.add(24) as *const i32).read(),
+        )
+    };
+    match code {
+        SI_TIMER => Source::Timer(word as u32),
+        // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
+        1..=6 => Source::Fd(word),
+        _ => Source::Other,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn source(_info: *const libc::siginfo_t) -> Source {
+    Source::Other
 }
 
 #[cfg(target_os = "linux")]
@@ -202,55 +245,47 @@ fn registers(ctx: *mut libc::c_void) -> Regs {
     }
 }
 
-#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+#[cfg(target_os = "macos")]
 fn registers(ctx: *mut libc::c_void) -> Regs {
     if ctx.is_null() {
         return Regs::default();
     }
     // SAFETY: for an SA_SIGINFO handler the kernel passes the saved ucontext, valid for reads
     // during the handler; its uc_mcontext points to the saved machine state, also valid then.
-    let ss = unsafe {
+    let state = unsafe {
         let uc = &*(ctx as *const libc::ucontext_t);
         if uc.uc_mcontext.is_null() {
             return Regs::default();
         }
         &(*uc.uc_mcontext).__ss
     };
+    registers_of(state)
+}
+
+#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+fn registers_of(s: &libc::__darwin_x86_thread_state64) -> Regs {
     Regs {
-        pc: ss.__rip,
-        sp: ss.__rsp,
-        fp: ss.__rbp,
+        pc: s.__rip,
+        sp: s.__rsp,
+        fp: s.__rbp,
         lr: 0,
     }
 }
 
 #[cfg(all(target_os = "macos", target_arch = "aarch64"))]
-fn registers(ctx: *mut libc::c_void) -> Regs {
-    if ctx.is_null() {
-        return Regs::default();
-    }
-    // SAFETY: as for x86_64 macOS above: the saved ucontext and the machine state it points
-    // to are valid for reads during the handler.
-    let ss = unsafe {
-        let uc = &*(ctx as *const libc::ucontext_t);
-        if uc.uc_mcontext.is_null() {
-            return Regs::default();
-        }
-        &(*uc.uc_mcontext).__ss
-    };
+fn registers_of(s: &libc::__darwin_arm_thread_state64) -> Regs {
     Regs {
-        pc: ss.__pc,
-        sp: ss.__sp,
-        fp: ss.__fp,
-        lr: ss.__lr,
+        pc: s.__pc,
+        sp: s.__sp,
+        fp: s.__fp,
+        lr: s.__lr,
     }
 }
 
 #[cfg(not(any(
     all(target_os = "linux", target_arch = "x86_64"),
     all(target_os = "linux", target_arch = "aarch64"),
-    all(target_os = "macos", target_arch = "x86_64"),
-    all(target_os = "macos", target_arch = "aarch64")
+    target_os = "macos"
 )))]
 fn registers(_ctx: *mut libc::c_void) -> Regs {
     Regs::default()
@@ -428,6 +463,10 @@ pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
     sev.sigev_notify = libc::SIGEV_THREAD_ID;
     sev.sigev_signo = SIGNAL;
     sev.sigev_notify_thread_id = tid as libc::c_int;
+    // The handler reads the target thread from the signal's value instead of asking the kernel.
+    sev.sigev_value = libc::sigval {
+        sival_ptr: tid as usize as *mut libc::c_void,
+    };
     let mut timer: libc::timer_t = std::ptr::null_mut();
     // SAFETY: `sev` and `timer` are valid and owned by this frame; timer_create writes the id.
     if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) } != 0 {
@@ -458,7 +497,7 @@ pub fn timer_delete(timer: Timer) {
 #[cfg(target_os = "linux")]
 fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_sec: (ns / 1_000_000_000) as _,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }
@@ -466,8 +505,8 @@ fn timespec(ns: u64) -> libc::timespec {
 /// Arms (or with 0, disarms) the process-wide `ITIMER_PROF` timer.
 pub fn setitimer_prof(interval_ns: u64) -> crate::Result<()> {
     let tv = libc::timeval {
-        tv_sec: (interval_ns / 1_000_000_000) as libc::time_t,
-        tv_usec: ((interval_ns % 1_000_000_000) / 1_000) as libc::suseconds_t,
+        tv_sec: (interval_ns / 1_000_000_000) as _,
+        tv_usec: ((interval_ns % 1_000_000_000) / 1_000) as _,
     };
     let spec = libc::itimerval {
         it_interval: tv,

@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 const EMPTY: u32 = 0;
 const GONE: u32 = u32::MAX;
 
-/// Open-addressing table keyed by thread id. Slots of exited threads become tombstones and are
-/// not reused within a session, so a lookup never sees another thread's clock.
+/// Open-addressing table keyed by thread id. Slots of exited threads become tombstones, which a
+/// later thread's insertion reuses. Each thread id is inserted by one party at a time (the
+/// collector before arming the thread, or the thread's own handler), so a reuse cannot create a
+/// second entry for the same thread.
 pub struct ThreadTable {
     keys: Box<[AtomicU32]>,
     last_cpu: Box<[AtomicU64]>,
@@ -44,25 +46,44 @@ impl ThreadTable {
     /// The slot of `tid`, adding it with clock `cpu_ns` when absent; `None` when the table is
     /// full. Async-signal-safe.
     pub fn find_or_insert(&self, tid: u32, cpu_ns: u64) -> Option<usize> {
+        let mut tombstone = None;
         for slot in self.probe(tid) {
-            let key = &self.keys[slot];
-            match key.load(Ordering::Acquire) {
+            match self.keys[slot].load(Ordering::Acquire) {
                 k if k == tid => return Some(slot),
+                GONE => {
+                    tombstone.get_or_insert(slot);
+                }
                 EMPTY => {
-                    // Store the clock first: a reader only trusts it once it sees the key.
-                    match key.compare_exchange(EMPTY, tid, Ordering::AcqRel, Ordering::Acquire) {
-                        Ok(_) => {
-                            self.last_cpu[slot].store(cpu_ns, Ordering::Release);
-                            return Some(slot);
+                    // Not present: take the first tombstone on the way, else this empty slot.
+                    if let Some(t) = tombstone {
+                        if self.claim(t, GONE, tid, cpu_ns) {
+                            return Some(t);
                         }
-                        Err(k) if k == tid => return Some(slot),
-                        Err(_) => {}
                     }
+                    if self.claim(slot, EMPTY, tid, cpu_ns) {
+                        return Some(slot);
+                    }
+                    // Another thread took it: keep probing.
                 }
                 _ => {}
             }
         }
-        None
+        match tombstone {
+            Some(t) if self.claim(t, GONE, tid, cpu_ns) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn claim(&self, slot: usize, from: u32, tid: u32, cpu_ns: u64) -> bool {
+        // The clock is only read by the thread's own handler, which cannot run before its
+        // registration (by the collector before arming it, or by that very handler).
+        let won = self.keys[slot]
+            .compare_exchange(from, tid, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if won {
+            self.last_cpu[slot].store(cpu_ns, Ordering::Release);
+        }
+        won
     }
 
     /// Takes the CPU time since the slot's last sample and records `now_ns` as the new last.
@@ -113,6 +134,18 @@ mod tests {
         t.remove(10);
         assert_eq!(t.find(10), None);
         assert_eq!(t.find(18), Some(b));
+    }
+
+    #[test]
+    fn slots_of_exited_threads_are_reused() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 0).unwrap();
+        t.find_or_insert(2, 0).unwrap();
+        t.remove(1);
+        assert_eq!(t.find_or_insert(3, 40), Some(a));
+        assert_eq!(t.take_delta(a, 50), 10);
+        assert!(t.find(2).is_some());
+        assert_eq!(t.find(1), None);
     }
 
     #[test]
