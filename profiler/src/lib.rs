@@ -6,6 +6,25 @@
 //!
 //! Without the default `native` feature this crate is only the session model and the aggregation
 //! core: pure Rust that builds for `wasm32-unknown-unknown`.
+//!
+//! ```no_run
+//! # fn work() {}
+//! # fn main() -> prof::Result<()> {
+//! use std::time::Duration;
+//!
+//! let options = prof::Options::default().interval(Duration::from_millis(1));
+//! let report = prof::profile(options, || work())?;
+//! println!("{report}"); // top-10 table: TOTAL (pct) SELF (pct) FRAME
+//! report.save("profile.json")?; // or .json.gz; open it anywhere with `prof serve`
+//! let _viewer = report.open_in_browser()?; // serves until dropped
+//!
+//! // Or by hand, around any stretch of code:
+//! let profiler = prof::Profiler::start(prof::Options::default())?;
+//! work();
+//! let report = profiler.stop()?;
+//! # Ok(())
+//! # }
+//! ```
 #![deny(unsafe_code)]
 
 pub mod aggregate;
