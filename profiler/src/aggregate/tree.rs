@@ -81,7 +81,9 @@ impl Shape {
     }
 }
 
-/// A call tree with weights. See the [module docs](self).
+/// A call tree with weights: stacks merged by function name. Built once, queried many times; the
+/// nodes are flat columns indexed by [`NodeId`], a parent before its children, and each node's
+/// children are sorted by function name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallTree {
     parent: Vec<NodeId>,

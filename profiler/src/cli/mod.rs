@@ -1,12 +1,11 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
 mod convert;
+mod exit;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-
-mod exit;
-mod report;
 
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
@@ -20,10 +19,10 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
-    /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
-    Convert(convert::ConvertArgs),
     /// Print the top functions of a session file.
     Report(report::ReportArgs),
+    /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
+    Convert(convert::ConvertArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -36,7 +35,7 @@ pub fn run() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Convert(args) => convert::run(args),
         Command::Report(args) => report::run(args),
+        Command::Convert(args) => convert::run(args),
     }
 }

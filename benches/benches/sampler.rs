@@ -1,0 +1,2 @@
+//! Sampler benchmark (filled in below).
+fn main() {}
