@@ -355,3 +355,43 @@ fn prof_report_reads_every_imported_format() {
         assert!(text.contains("hash"), "{}: {text}", input.display());
     }
 }
+
+#[inline(never)]
+fn busy_hashing(rounds: u64) -> u64 {
+    (0..rounds).fold(0xcbf2_9ce4_8422_2325_u64, |h, i| {
+        (h ^ std::hint::black_box(i)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+#[test]
+fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
+    let report = prof::profile(prof::Options::default(), || {
+        let start = std::time::Instant::now();
+        let mut x = 0;
+        while start.elapsed() < std::time::Duration::from_millis(400) {
+            x ^= busy_hashing(100_000);
+        }
+        x
+    })
+    .unwrap();
+    let dir = TempDir::new("recorded-pprof");
+    let path = dir.join("recorded.json.gz");
+    report.save(&path).unwrap();
+    let out = dir.join("recorded.pb.gz");
+    convert(&[path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let mut go = Command::new("go");
+    go.args(["tool", "pprof", "-top", "-nodefraction=0"])
+        .arg(&out);
+    let result = go.output().expect("go runs");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    // Mappings say they are symbolized, so pprof does not look for the binary.
+    assert!(!stderr.contains("symboliz"), "{stderr}");
+    let ours = report.top(1)[0].name.clone();
+    let theirs = pprof_top(&out);
+    assert_eq!(theirs[0].trim_end_matches(" (inline)"), ours, "{theirs:#?}");
+    assert!(
+        theirs.iter().any(|name| name.ends_with("busy_hashing")),
+        "{theirs:#?}"
+    );
+}
