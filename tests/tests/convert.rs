@@ -387,6 +387,12 @@ fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
     assert!(result.status.success(), "{stderr}");
     // Mappings say they are symbolized, so pprof does not look for the binary.
     assert!(!stderr.contains("symboliz"), "{stderr}");
+    // The start time and duration come across from the session's metadata.
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let year = &report.session().meta.start_time[..4];
+    let time_line = stdout.lines().find(|l| l.starts_with("Time: "));
+    assert!(time_line.is_some_and(|l| l.contains(year)), "{stdout}");
+    assert!(stdout.contains("Duration: "), "{stdout}");
     let ours = report.top(1)[0].name.clone();
     let theirs = pprof_top(&out);
     assert_eq!(theirs[0].trim_end_matches(" (inline)"), ours, "{theirs:#?}");
