@@ -393,9 +393,16 @@ fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
     let time_line = stdout.lines().find(|l| l.starts_with("Time: "));
     assert!(time_line.is_some_and(|l| l.contains(year)), "{stdout}");
     assert!(stdout.contains("Duration: "), "{stdout}");
-    let ours = report.top(1)[0].name.clone();
+    // pprof's heaviest function is one of prof's heaviest (samples of other test threads can tie).
+    let ours = report.top(usize::MAX);
     let theirs = pprof_top(&out);
-    assert_eq!(theirs[0].trim_end_matches(" (inline)"), ours, "{theirs:#?}");
+    let first = theirs[0].trim_end_matches(" (inline)");
+    let row = ours.iter().find(|r| r.name == first);
+    assert!(
+        row.is_some_and(|r| r.self_weight == ours[0].self_weight),
+        "pprof: {theirs:#?}\nprof: {:#?}",
+        &ours[..ours.len().min(5)]
+    );
     assert!(
         theirs.iter().any(|name| name.ends_with("busy_hashing")),
         "{theirs:#?}"
