@@ -3,6 +3,7 @@
 
 use super::{read_folded, read_pprof, sniff};
 use crate::export::{pprof, speedscope, write_folded};
+use crate::session::file_tests::{apply_edits, fuzz_cases};
 use crate::session::Session;
 use proptest::prelude::*;
 use std::path::Path;
@@ -29,25 +30,14 @@ fn check(result: crate::Result<Session>) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn damaged_pprof_is_refused_cleanly_or_imports(
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..4), 1..6),
     ) {
         let mut bytes = pprof_bytes();
-        for (at, byte, op) in edits {
-            if bytes.is_empty() {
-                break;
-            }
-            let i = at.index(bytes.len());
-            match op {
-                0 => bytes[i] = byte,
-                1 => bytes.insert(i, byte),
-                2 => { bytes.remove(i); }
-                _ => bytes.truncate(i),
-            }
-        }
+        apply_edits(&mut bytes, &edits);
         let _ = sniff(&bytes);
         check(read_pprof(&bytes, Path::new("fuzz.pb")))?;
     }
