@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prof::export::{pprof, speedscope};
 use prof::session;
-use prof_benches::{ms, print_shape, synthetic, time};
+use prof_benches::{ms, print_shape, synthetic, time, Stacks};
 use std::io::Write as _;
 use std::path::Path;
 
@@ -19,7 +19,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn main() {
-    let session = synthetic();
+    let session = synthetic(Stacks::Uniform);
     let n = session.sample_count() as f64;
     print_shape(&session);
     let (session_time, json) = time(3, || {

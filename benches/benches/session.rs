@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prof::aggregate::{CallTree, Filter, SortBy, StackWeights};
 use prof::session::{self, Session};
-use prof_benches::{ms, print_shape, synthetic, time};
+use prof_benches::{ms, print_shape, synthetic, time, Stacks};
 use std::io::Write as _;
 
 /// The sample columns as plain JSON arrays of per-thread deltas: the encoding not chosen.
@@ -34,7 +34,10 @@ fn plain_json_size(s: &Session) -> usize {
 }
 
 fn main() {
-    let session = synthetic();
+    let skewed = synthetic(Stacks::Skewed);
+    let mut skewed_json = Vec::new();
+    session::write(&skewed, &mut skewed_json).expect("writes");
+    let session = synthetic(Stacks::Uniform);
     let n = session.sample_count() as f64;
     print_shape(&session);
 
@@ -43,11 +46,13 @@ fn main() {
         session::write(&session, &mut out).expect("writes");
         out
     });
-    let (gz_time, gz) = time(1, || {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    let gzip = |level| {
+        let mut gz = GzEncoder::new(Vec::new(), level);
         gz.write_all(&json).expect("compresses");
         gz.finish().expect("compresses")
-    });
+    };
+    let (gz_time, gz) = time(1, || gzip(Compression::default()));
+    let (gz_fast_time, gz_fast) = time(1, || gzip(Compression::fast()));
     let plain = plain_json_size(&session);
     let (read_time, back) = time(3, || session::read(&json[..]).expect("reads"));
     assert!(back == session, "the session round-trips");
@@ -72,12 +77,23 @@ fn main() {
         gz.len() as f64 / n
     );
     println!(
+        "file size (gzip level 1): {} bytes, {:.2} bytes/sample",
+        gz_fast.len(),
+        gz_fast.len() as f64 / n
+    );
+    println!(
+        "file size with skewed stacks (uncompressed): {} bytes, {:.2} bytes/sample",
+        skewed_json.len(),
+        skewed_json.len() as f64 / n
+    );
+    println!(
         "sample columns as plain JSON arrays instead: {} bytes, {:.2} bytes/sample",
         plain,
         plain as f64 / n
     );
     println!("write (to memory): {}", ms(write_time));
-    println!("gzip the written file: {}", ms(gz_time));
+    println!("gzip the written file, level 6: {}", ms(gz_time));
+    println!("gzip the written file, level 1: {}", ms(gz_fast_time));
     println!("read + check (.json): {}", ms(read_time));
     println!("read + check (.json.gz): {}", ms(read_gz_time));
     println!("sum samples per stack (1M samples): {}", ms(weights_time));

@@ -32,10 +32,20 @@ impl Rng {
     }
 }
 
+/// How samples pick their stacks.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Stacks {
+    /// Uniformly at random: the worst case for the stack column.
+    Uniform,
+    /// Skewed like real profiles (a few hot stacks, a long tail), and a thread often still in the
+    /// stack of its previous sample.
+    Skewed,
+}
+
 /// A profile shaped like a real one: a stack tree grown by extending existing stacks, frames with
-/// files and lines, samples on uniformly random stacks (the worst case for the stack column),
-/// per-thread times one interval apart with jitter, and jittered measured weights.
-pub fn synthetic() -> Session {
+/// files and lines, samples on stacks picked by `pick`, per-thread times one interval apart with
+/// jitter, and jittered measured weights.
+pub fn synthetic(pick: Stacks) -> Session {
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let mut b = SessionBuilder::default();
     b.meta_mut().program = "synthetic".into();
@@ -69,11 +79,21 @@ pub fn synthetic() -> Session {
         .map(|t| b.thread(1000 + t, &format!("worker-{t}")))
         .collect();
     let mut clock = vec![0u64; THREADS as usize];
+    let mut last = vec![stacks[0]; THREADS as usize];
     for _ in 0..SAMPLES {
         let t = rng.below(THREADS) as usize;
         clock[t] += INTERVAL_NS - 50_000 + rng.below(100_000);
         let weight = INTERVAL_NS - 100_000 + rng.below(150_000);
-        let stack = stacks[rng.below(STACKS as u64) as usize];
+        let stack = match pick {
+            Stacks::Uniform => stacks[rng.below(STACKS as u64) as usize],
+            Stacks::Skewed if rng.below(10) < 3 => last[t],
+            Stacks::Skewed => {
+                // u^4 for u uniform in [0, 1): half the samples fall on the first 6% of stacks.
+                let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
+                stacks[(u.powi(4) * STACKS as f64) as usize]
+            }
+        };
+        last[t] = stack;
         b.push_sample(stack, threads[t], clock[t], weight);
     }
     b.finish()

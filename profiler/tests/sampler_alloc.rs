@@ -45,7 +45,10 @@ fn check(timer: &str) {
     spin(Duration::from_millis(500));
     WATCHED.with(|w| w.set(false));
     let report = p.stop().unwrap();
-    assert!(samples_on(&report, current_tid()).len() >= 100, "{timer}");
+    // setitimer is capped near the kernel tick (250/s) and shared by the process.
+    let least = if timer == "setitimer" { 20 } else { 100 };
+    let n = samples_on(&report, current_tid()).len();
+    assert!(n >= least, "{timer}: {n} samples");
     assert_eq!(
         DURING_SPIN.load(Ordering::Relaxed),
         0,

@@ -12,6 +12,7 @@ mod diff;
 mod filter;
 mod flame;
 mod sandwich;
+mod search;
 mod table;
 mod top;
 mod transform;
@@ -20,9 +21,10 @@ mod tree;
 pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
+pub use search::SearchMatch;
 pub use table::{format_weight, TopTable};
 pub use top::{SortBy, TopRow};
-pub use transform::Transform;
+pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]

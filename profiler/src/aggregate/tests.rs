@@ -199,6 +199,11 @@ fn merge_and_hide_charge_callers() {
         ["main;eval 5", "main;eval;eval;eval 40", "main;parse 55"]
     );
     assert!(Transform::hide("(").is_err());
+    let tree = tree_with(
+        &s,
+        &[Transform::hide_matching(|name| name.starts_with('p'))],
+    );
+    assert_eq!(folded(&tree, &s)[3], "main;lex 45");
 }
 
 #[test]

@@ -1,11 +1,15 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
 mod convert;
-mod exit;
-mod report;
+mod demo;
+mod serve;
+mod workload;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+
+mod exit;
+mod report;
 
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]
@@ -19,10 +23,14 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
-    /// Print the top functions of a session file.
-    Report(report::ReportArgs),
+    /// Profile a built-in workload, save it as demo.json and show it in the browser viewer.
+    Demo(demo::DemoArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
+    /// Show session files in the browser viewer.
+    Serve(serve::ServeArgs),
+    /// Print the top functions of a session file.
+    Report(report::ReportArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -35,7 +43,9 @@ pub fn run() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Report(args) => report::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -11,11 +11,18 @@ use std::path::Path;
 /// How many bytes (after decompression) [`load_any`] looks at to tell the format.
 const SNIFF_BYTES: u64 = 64 << 10;
 
-/// Loads a session file (`.json` / `.json.gz`), folded stacks, `perf script` output or a pprof
-/// profile (each possibly gzipped) from `path`, whatever its name: the format is told from the
+/// Loads a session file, folded stacks, `perf script` output or a pprof profile (each possibly
+/// gzipped) from `path`. A name ending in `.json` or `.json.gz` is taken for a session file (so a
+/// broken one gets the session reader's precise error); any other file's format is told from its
 /// content. Errors are one line naming the file.
 pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
     let path = path.as_ref();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase());
+    if name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")) {
+        return crate::session::load(path);
+    }
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,

@@ -13,8 +13,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const TICK: Duration = Duration::from_millis(1);
-const SWEEP_EVERY: Duration = Duration::from_millis(10);
+/// How often the ring is drained: often enough that 8 threads at the requested rate cannot fill
+/// it in between, rarely enough that the collector's wake-ups cost little.
+fn drain_every(interval_ns: u64) -> Duration {
+    if interval_ns >= 500_000 {
+        Duration::from_millis(5)
+    } else {
+        Duration::from_millis(2)
+    }
+}
+const SWEEP_EVERY: Duration = Duration::from_millis(20);
 const MAPS_EVERY: Duration = Duration::from_millis(100);
 
 /// One stored sample: an index into [`RawProfile::stacks`] and the rest of the raw sample.
@@ -56,7 +64,7 @@ pub struct Collector {
     index: HashMap<Box<[u64]>, u32>,
     out: RawProfile,
     scratch: Vec<u64>,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     modules: super::dwarf::Modules,
     loader_counters: (u64, u64),
 }
@@ -79,7 +87,7 @@ impl Collector {
             index: HashMap::new(),
             out: RawProfile::default(),
             scratch: Vec::new(),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             modules: super::dwarf::Modules::default(),
             loader_counters: (u64::MAX, u64::MAX),
         }
@@ -87,17 +95,17 @@ impl Collector {
 
     /// Reads the loaded objects and installs a new unwinder when they changed.
     pub fn refresh_modules(&mut self) {
-        let (objects, counters) = sys::loaded_objects();
-        if counters != self.loader_counters {
+        if sys::loader_counters() != self.loader_counters {
+            let (objects, counters) = sys::loaded_objects();
             self.loader_counters = counters;
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             {
                 let unwinder = self.modules.refresh(&objects);
                 self.shared.dwarf.replace(Some(Box::new(unwinder)));
             }
             self.out.objects = objects;
         }
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         self.shared.dwarf.reclaim();
     }
 
@@ -106,8 +114,10 @@ impl Collector {
         self.shared.maps.publish(&stackmap::read_maps());
     }
 
-    /// Registers and arms threads that appeared, forgets those that exited.
-    pub fn sweep(&mut self) -> bool {
+    /// Registers and arms threads that appeared, forgets those that exited. Threads present at
+    /// start (`at_start`) are registered with their current CPU clock; later ones with zero, as
+    /// all their CPU time was spent after start, so their first sample carries it.
+    pub fn sweep(&mut self, at_start: bool) -> bool {
         let tids = threads::list_tids();
         let mut new = Vec::new();
         for &tid in &tids {
@@ -127,6 +137,7 @@ impl Collector {
                 let Some(cpu) = sys::thread_cpu_ns_of(tid) else {
                     continue;
                 };
+                let cpu = if at_start { cpu } else { 0 };
                 if self.shared.threads.find_or_insert(tid, cpu).is_none() {
                     self.out.arm_failures += 1;
                     continue;
@@ -206,7 +217,7 @@ impl Collector {
             if last_sweep.elapsed() >= SWEEP_EVERY {
                 last_sweep = Instant::now();
                 sweeps += 1;
-                self.sweep();
+                self.sweep(false);
                 self.refresh_modules();
                 if sweeps % 20 == 0 {
                     for (tid, name) in self.out.names.iter_mut() {
@@ -221,7 +232,7 @@ impl Collector {
                 last_maps = Instant::now();
                 self.refresh_maps();
             }
-            std::thread::sleep(TICK);
+            std::thread::sleep(drain_every(self.interval_ns));
         }
         self.finish()
     }

@@ -8,17 +8,27 @@ use framehop::{ExplicitModuleSectionInfo, Module};
 use object::{Object, ObjectSection};
 use std::collections::HashMap;
 
+#[cfg(target_arch = "aarch64")]
+use framehop::aarch64::{CacheAarch64 as CacheFor, UnwinderAarch64 as UnwinderFor};
 #[cfg(target_arch = "x86_64")]
-pub use framehop::x86_64::{
-    CacheX86_64 as CacheFor, UnwindRegsX86_64 as Regs, UnwinderX86_64 as UnwinderFor,
-};
+use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
 
 /// The unwinder the handler uses.
-#[cfg(target_arch = "x86_64")]
 pub type Dwarf = UnwinderFor<Vec<u8>, framehop::MustNotAllocateDuringUnwind>;
 /// Its per-handler scratch space.
-#[cfg(target_arch = "x86_64")]
 pub type Cache = CacheFor<framehop::MustNotAllocateDuringUnwind>;
+
+/// framehop's registers from the interrupted ones.
+#[cfg(target_arch = "x86_64")]
+pub fn start_regs(regs: &super::sys::Regs) -> framehop::x86_64::UnwindRegsX86_64 {
+    framehop::x86_64::UnwindRegsX86_64::new(regs.pc, regs.sp, regs.fp)
+}
+
+/// framehop's registers from the interrupted ones.
+#[cfg(target_arch = "aarch64")]
+pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch64 {
+    framehop::aarch64::UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp)
+}
 
 /// The unwind modules of the loaded objects, kept between refreshes so that an object is read
 /// from disk once.
@@ -30,7 +40,6 @@ pub struct Modules {
 impl Modules {
     /// Brings the set up to date with `objects`, reading newly loaded ones; returns an unwinder
     /// over them.
-    #[cfg(target_arch = "x86_64")]
     pub fn refresh(&mut self, objects: &[LoadedObject]) -> Dwarf {
         use framehop::Unwinder;
         let keys: Vec<(String, u64)> = objects.iter().map(|o| (o.name.clone(), o.bias)).collect();

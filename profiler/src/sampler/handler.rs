@@ -19,10 +19,10 @@ pub struct Shared {
     /// Readable mappings, for stack bounds.
     pub maps: StackMap,
     /// The DWARF unwinder over the loaded objects, replaced when objects change.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub dwarf: Rcu<super::dwarf::Dwarf>,
     /// Unwinder caches, one per concurrently running handler.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub caches: Box<[TryCell<super::dwarf::Cache>]>,
     /// Samples dropped (ring full, thread table full).
     pub dropped: AtomicU64,
@@ -33,23 +33,35 @@ pub struct Shared {
     pub register_unknown: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
+    /// Whether to time each handler run (`PROF_MEASURE_HANDLER=1`; costs one more clock read).
+    pub measure: bool,
 }
 
 /// The session the handler feeds, if any. Empty outside a session: a late signal does nothing.
 pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
 
+/// Signals handled during sessions, since the process started.
+pub static HANDLED: AtomicU64 = AtomicU64::new(0);
+/// CPU nanoseconds spent inside the handler (thread CPU clock), since the process started.
+pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
+
 /// Called by the raw handler in `sys` with the interrupted registers.
 pub fn on_sample(regs: Regs) {
     let guard = sys::read_begin();
     if let Some(shared) = SHARED.get(&guard) {
-        shared.sample(&regs, &guard);
+        let cpu = sys::thread_cpu_ns();
+        shared.sample(&regs, &guard, cpu);
+        if shared.measure {
+            // The thread CPU clock, not the wall clock: preemption in the handler is not cost.
+            HANDLER_NS.fetch_add(sys::thread_cpu_ns().saturating_sub(cpu), Ordering::Relaxed);
+            HANDLED.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
 impl Shared {
-    fn sample(&self, regs: &Regs, guard: &sys::ReadGuard) {
+    fn sample(&self, regs: &Regs, guard: &sys::ReadGuard, cpu: u64) {
         let tid = sys::gettid();
-        let cpu = sys::thread_cpu_ns();
         let slot = if self.register_unknown {
             self.threads.find_or_insert(tid, 0)
         } else {
@@ -76,7 +88,7 @@ impl Shared {
             .find(regs.sp)
             .and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
         let mut done = false;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if self.unwind == UnwindMode::Dwarf {
             if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
                 for cache in self.caches.iter() {

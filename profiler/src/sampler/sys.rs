@@ -2,21 +2,28 @@
 //! `// SAFETY:` comment. The rest of the sampler is safe Rust over the wrappers here.
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::FromRawFd;
+use std::os::fd::OwnedFd;
 
 /// The signal every timer mechanism delivers.
 pub const SIGNAL: libc::c_int = libc::SIGPROF;
 
+#[cfg(target_os = "linux")]
 const F_SETSIG: libc::c_int = 10;
+#[cfg(target_os = "linux")]
 const F_SETOWN_EX: libc::c_int = 15;
+#[cfg(target_os = "linux")]
 const F_OWNER_TID: libc::c_int = 0;
 
+#[cfg(target_os = "linux")]
 #[repr(C)]
 struct FOwnerEx {
     kind: libc::c_int,
     pid: libc::pid_t,
 }
 
+#[cfg(target_os = "linux")]
 /// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes), the fields we set named.
 #[repr(C)]
 #[derive(Default)]
@@ -43,10 +50,15 @@ struct PerfEventAttr {
     reserved: u16,
 }
 
+#[cfg(target_os = "linux")]
 const PERF_TYPE_SOFTWARE: u32 = 1;
+#[cfg(target_os = "linux")]
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+#[cfg(target_os = "linux")]
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+#[cfg(target_os = "linux")]
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+#[cfg(target_os = "linux")]
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 
 fn last_error(call: &'static str) -> crate::Error {
@@ -57,6 +69,7 @@ fn last_error(call: &'static str) -> crate::Error {
 }
 
 /// The kernel's id of the calling thread.
+#[cfg(target_os = "linux")]
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and no preconditions; it is async-signal-safe (a plain
     // system call).
@@ -74,16 +87,30 @@ fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// The system's id of the calling thread (truncated to 32 bits).
+#[cfg(not(target_os = "linux"))]
+pub fn gettid() -> u32 {
+    let mut id = 0u64;
+    // SAFETY: a null thread means the calling thread; `id` is a valid, writable u64.
+    unsafe { libc::pthread_threadid_np(0 as libc::pthread_t, &mut id) };
+    id as u32
+}
+
 /// CPU time consumed by the calling thread, in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
-/// CPU time consumed by thread `tid` of this process, or `None` if it has exited.
+/// CPU time consumed by thread `tid` of this process, or `None` if it has exited (or, off
+/// Linux, cannot be read for another thread).
 pub fn thread_cpu_ns_of(tid: u32) -> Option<u64> {
-    // The kernel's per-thread CPU clock id: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED).
-    let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
-    clock_ns(clock)
+    if cfg!(target_os = "linux") {
+        // The kernel's per-thread CPU clock id: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED).
+        let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
+        clock_ns(clock)
+    } else {
+        None
+    }
 }
 
 /// The monotonic clock, in nanoseconds.
@@ -113,14 +140,19 @@ impl SavedAction {
 
 /// The raw handler: reads the registers and errno, then hands over to safe code.
 extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: __errno_location returns the calling thread's errno slot, valid for the thread's
+    // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
-    let errno = unsafe { *libc::__errno_location() };
+    let errno = unsafe { *errno_location() };
     let regs = registers(ctx);
     super::handler::on_sample(regs);
     // SAFETY: as above; the slot is still the calling thread's.
-    unsafe { *libc::__errno_location() = errno };
+    unsafe { *errno_location() = errno };
 }
+
+#[cfg(target_os = "linux")]
+use libc::__errno_location as errno_location;
+#[cfg(not(target_os = "linux"))]
+use libc::__error as errno_location;
 
 /// The interrupted registers needed to unwind: instruction, stack and frame pointers.
 #[derive(Clone, Copy, Debug, Default)]
@@ -131,6 +163,9 @@ pub struct Regs {
     pub sp: u64,
     /// Frame pointer (rbp / x29).
     pub fp: u64,
+    /// Link register (x30) on aarch64; 0 elsewhere.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    pub lr: u64,
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -146,6 +181,7 @@ fn registers(ctx: *mut libc::c_void) -> Regs {
         pc: g[libc::REG_RIP as usize] as u64,
         sp: g[libc::REG_RSP as usize] as u64,
         fp: g[libc::REG_RBP as usize] as u64,
+        lr: 0,
     }
 }
 
@@ -162,12 +198,59 @@ fn registers(ctx: *mut libc::c_void) -> Regs {
         pc: m.pc,
         sp: m.sp,
         fp: m.regs[29],
+        lr: m.regs[30],
+    }
+}
+
+#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+fn registers(ctx: *mut libc::c_void) -> Regs {
+    if ctx.is_null() {
+        return Regs::default();
+    }
+    // SAFETY: for an SA_SIGINFO handler the kernel passes the saved ucontext, valid for reads
+    // during the handler; its uc_mcontext points to the saved machine state, also valid then.
+    let ss = unsafe {
+        let uc = &*(ctx as *const libc::ucontext_t);
+        if uc.uc_mcontext.is_null() {
+            return Regs::default();
+        }
+        &(*uc.uc_mcontext).__ss
+    };
+    Regs {
+        pc: ss.__rip,
+        sp: ss.__rsp,
+        fp: ss.__rbp,
+        lr: 0,
+    }
+}
+
+#[cfg(all(target_os = "macos", target_arch = "aarch64"))]
+fn registers(ctx: *mut libc::c_void) -> Regs {
+    if ctx.is_null() {
+        return Regs::default();
+    }
+    // SAFETY: as for x86_64 macOS above: the saved ucontext and the machine state it points
+    // to are valid for reads during the handler.
+    let ss = unsafe {
+        let uc = &*(ctx as *const libc::ucontext_t);
+        if uc.uc_mcontext.is_null() {
+            return Regs::default();
+        }
+        &(*uc.uc_mcontext).__ss
+    };
+    Regs {
+        pc: ss.__pc,
+        sp: ss.__sp,
+        fp: ss.__fp,
+        lr: ss.__lr,
     }
 }
 
 #[cfg(not(any(
     all(target_os = "linux", target_arch = "x86_64"),
-    all(target_os = "linux", target_arch = "aarch64")
+    all(target_os = "linux", target_arch = "aarch64"),
+    all(target_os = "macos", target_arch = "x86_64"),
+    all(target_os = "macos", target_arch = "aarch64")
 )))]
 fn registers(_ctx: *mut libc::c_void) -> Regs {
     Regs::default()
@@ -223,6 +306,48 @@ pub fn our_handler() -> usize {
     on_signal as *const () as usize
 }
 
+#[cfg(not(target_os = "linux"))]
+fn unsupported(call: &'static str) -> crate::Error {
+    crate::Error::Os {
+        call,
+        source: io::Error::new(io::ErrorKind::Unsupported, "not available on this OS"),
+    }
+}
+
+/// Opens a task-clock perf event on thread `tid`. Linux only.
+#[cfg(not(target_os = "linux"))]
+pub fn perf_event_thread(_tid: u32, _period_ns: u64) -> crate::Result<OwnedFd> {
+    Err(unsupported("perf_event_open"))
+}
+
+/// Stops a perf event from counting before it is closed.
+#[cfg(not(target_os = "linux"))]
+pub fn perf_event_disable(_fd: &OwnedFd) {}
+
+/// A per-thread POSIX timer: none exist off Linux.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub enum Timer {}
+
+/// Creates a per-thread timer. Linux only.
+#[cfg(not(target_os = "linux"))]
+pub fn timer_thread(_tid: u32, _interval_ns: u64) -> crate::Result<Timer> {
+    Err(unsupported("timer_create(SIGEV_THREAD_ID)"))
+}
+
+/// Deletes a per-thread timer.
+#[cfg(not(target_os = "linux"))]
+pub fn timer_delete(timer: Timer) {
+    match timer {}
+}
+
+/// The objects loaded: only read on Linux (elsewhere unwinding uses frame pointers).
+#[cfg(not(target_os = "linux"))]
+pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {
+    (Vec::new(), (0, 0))
+}
+
+#[cfg(target_os = "linux")]
 /// Opens a task-clock perf event on thread `tid` that sends SIGPROF to that thread every
 /// `period_ns` of its CPU time. The event starts enabled.
 pub fn perf_event_thread(tid: u32, period_ns: u64) -> crate::Result<OwnedFd> {
@@ -278,6 +403,7 @@ pub fn perf_event_thread(tid: u32, period_ns: u64) -> crate::Result<OwnedFd> {
     Ok(owned)
 }
 
+#[cfg(target_os = "linux")]
 /// Stops a perf event from counting (and so from signalling) before it is closed.
 pub fn perf_event_disable(fd: &OwnedFd) {
     use std::os::fd::AsRawFd;
@@ -285,13 +411,16 @@ pub fn perf_event_disable(fd: &OwnedFd) {
     unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0) };
 }
 
+#[cfg(target_os = "linux")]
 /// A POSIX timer created by [`timer_thread`]; delete it with [`timer_delete`].
 #[derive(Debug)]
 pub struct Timer(libc::timer_t);
 
 // SAFETY: a timer_t is an opaque id valid process-wide; any thread may delete it.
+#[cfg(target_os = "linux")]
 unsafe impl Send for Timer {}
 
+#[cfg(target_os = "linux")]
 /// Creates a `CLOCK_MONOTONIC` timer sending SIGPROF to thread `tid` every `interval_ns`.
 pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
     // SAFETY: an all-zero sigevent is a valid value of this plain C struct.
@@ -319,12 +448,14 @@ pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
     Ok(Timer(timer))
 }
 
+#[cfg(target_os = "linux")]
 /// Deletes a timer made by [`timer_thread`]; it sends nothing afterwards.
 pub fn timer_delete(timer: Timer) {
     // SAFETY: `timer` came from timer_create and is consumed here, so it is deleted once.
     unsafe { libc::timer_delete(timer.0) };
 }
 
+#[cfg(target_os = "linux")]
 fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
@@ -377,6 +508,44 @@ impl StackReader {
     }
 }
 
+/// The loader's counters of objects added and removed so far: they change whenever something
+/// is loaded or unloaded. Cheap (stops at the first object, allocates nothing), but takes the
+/// loader lock: never call it from the handler.
+#[cfg(target_os = "linux")]
+pub fn loader_counters() -> (u64, u64) {
+    extern "C" fn first(
+        info: *mut libc::dl_phdr_info,
+        size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the `&mut (u64, u64)` passed below, alive across the call; the
+        // loader passes a valid dl_phdr_info of `size` bytes (the counters exist when `size`
+        // covers them).
+        unsafe {
+            if size >= std::mem::size_of::<libc::dl_phdr_info>() {
+                *(data as *mut (u64, u64)) = ((*info).dlpi_adds, (*info).dlpi_subs);
+            }
+        }
+        1
+    }
+    let mut counters = (0u64, 0u64);
+    // SAFETY: `first` matches the callback signature and only writes the `(u64, u64)` that
+    // `data` points to, which lives across the call.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(first),
+            &mut counters as *mut (u64, u64) as *mut libc::c_void,
+        )
+    };
+    counters
+}
+
+/// The loader's counters: nothing is tracked off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn loader_counters() -> (u64, u64) {
+    (0, 0)
+}
+
 /// A loaded ELF object as the dynamic loader reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadedObject {
@@ -388,6 +557,7 @@ pub struct LoadedObject {
     pub exec: Vec<std::ops::Range<u64>>,
 }
 
+#[cfg(target_os = "linux")]
 /// The objects currently loaded, and the loader's add/remove counters (which change whenever
 /// something is loaded or unloaded). Takes the loader lock: never call it from the handler.
 pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {

@@ -45,7 +45,7 @@ pub fn frame_pointers(regs: &Regs, stack: Option<&StackReader>, out: &mut Claim<
 
 /// Unwinds with DWARF CFI; returns false (having pushed nothing) when it could not start, so
 /// the caller can fall back to frame pointers.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn dwarf(
     regs: &Regs,
     stack: &StackReader,
@@ -54,7 +54,7 @@ pub fn dwarf(
     out: &mut Claim<'_>,
 ) -> bool {
     use framehop::Unwinder;
-    let start = super::dwarf::Regs::new(regs.pc, regs.sp, regs.fp);
+    let start = super::dwarf::start_regs(regs);
     let mut read = |addr: u64| stack.read(addr).ok_or(());
     let mut frames = unwinder.iter_frames(regs.pc, start, cache, &mut read);
     let mut pushed = 0;

@@ -51,7 +51,9 @@ pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     write_atomically(path, |file| {
         if is_gzip_path(path) {
-            let mut gz = GzEncoder::new(file, Compression::default());
+            // Level 1: the packed columns are dense already, so level 6 saves 2% of the size
+            // for 8x the time (see the session benchmark).
+            let mut gz = GzEncoder::new(file, Compression::fast());
             write(session, &mut gz)?;
             gz.finish()?;
             Ok(())

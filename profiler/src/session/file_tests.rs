@@ -111,7 +111,8 @@ fn version_1_fixture_keeps_loading() {
     assert_eq!(read(&bytes[..]).unwrap(), rich_session());
 }
 
-/// Aggregating a loaded session never panics and accounts for every sample's weight.
+/// Aggregating a loaded session never panics and accounts for every sample's weight, and writing
+/// it again gives a file the schema accepts and that reads back the same.
 fn exercise(session: &Session) {
     use crate::aggregate::{CallTree, Filter, SortBy};
     let tree = CallTree::new(session, &Filter::all());
@@ -123,6 +124,7 @@ fn exercise(session: &Session) {
     tree.flame(tree.root(), 1);
     let mut out = Vec::new();
     write(session, &mut out).unwrap();
+    assert_matches_schema(&out);
     assert_eq!(&read(&out[..]).unwrap(), session);
 }
 

@@ -1,0 +1,100 @@
+//! Searching a call tree by function name: which functions match, and how much of the weight
+//! runs through them.
+
+use super::tree::{CallTree, NodeId};
+use crate::session::{Session, StrId};
+use regex::Regex;
+
+/// What a name search found in a [`CallTree`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchMatch {
+    /// The matching functions (their name ids), each once, in id order.
+    pub functions: Vec<StrId>,
+    /// The weight of the samples with at least one matching function on the stack, each
+    /// sample counted once however many matches its stack holds.
+    pub weight: u64,
+    /// The number of those samples.
+    pub count: u64,
+}
+
+impl CallTree {
+    /// The functions whose names `pattern` matches (anywhere in the name, as `Regex::is_match`
+    /// does), and the weight of the samples that pass through any of them.
+    pub fn search(&self, session: &Session, pattern: &Regex) -> SearchMatch {
+        let mut is_match: Vec<Option<bool>> = vec![None; session.strings.len()];
+        let mut found = SearchMatch::default();
+        // (node, inside an already matching caller)
+        let mut todo: Vec<(NodeId, bool)> = self
+            .children(self.root())
+            .iter()
+            .map(|&n| (n, false))
+            .collect();
+        while let Some((node, inside)) = todo.pop() {
+            let func = self.func(node);
+            let matches =
+                *is_match[func.index()].get_or_insert_with(|| pattern.is_match(session.str(func)));
+            if matches && !inside {
+                found.weight += self.total_weight(node);
+                found.count += self.total_count(node);
+            }
+            let inside = inside || matches;
+            todo.extend(self.children(node).iter().map(|&c| (c, inside)));
+        }
+        found.functions = is_match
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m == Some(true))
+            .map(|(i, _)| StrId(i as u32))
+            .collect();
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::Filter;
+    use crate::session::{FrameSpec, SessionBuilder};
+
+    fn session() -> Session {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        for (path, weight) in [
+            (&["main", "parse", "parse"][..], 3),
+            (&["main", "compute"][..], 5),
+            (&["main", "parse", "lex"][..], 2),
+            (&["main"][..], 1),
+        ] {
+            let frames: Vec<_> = path
+                .iter()
+                .map(|n| b.intern_frame(&FrameSpec::named(n)))
+                .collect();
+            let stack = b.intern_stack_path(&frames).unwrap();
+            b.push_sample(stack, t, 0, weight);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn a_sample_counts_once_however_many_matches_its_stack_holds() {
+        let s = session();
+        let tree = CallTree::new(&s, &Filter::all());
+        let found = tree.search(&s, &Regex::new("^(parse|lex)$").unwrap());
+        assert_eq!(found.weight, 5);
+        assert_eq!(found.count, 2);
+        let names: Vec<&str> = found.functions.iter().map(|&f| s.str(f)).collect();
+        assert_eq!(names.len(), 2);
+        assert!(names.contains(&"parse") && names.contains(&"lex"));
+    }
+
+    #[test]
+    fn no_match_is_zero() {
+        let s = session();
+        let tree = CallTree::new(&s, &Filter::all());
+        assert_eq!(
+            tree.search(&s, &Regex::new("nothing").unwrap()),
+            SearchMatch::default()
+        );
+        assert_eq!(tree.search(&s, &Regex::new("").unwrap()).weight, 11);
+    }
+}

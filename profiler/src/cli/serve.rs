@@ -1,0 +1,84 @@
+//! `prof serve FILE...`: the browser viewer for session files.
+
+use super::exit::fail;
+use clap::Args;
+use prof::serve::{self, Opened, Port, ServeOptions, Server};
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `prof serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Session files to show (JSON, optionally gzip-compressed); the page switches between them.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    flags: ServeFlags,
+}
+
+/// How to serve: shared by `prof serve` and `prof demo`, which serves its session the same way.
+#[derive(Debug, Args)]
+pub struct ServeFlags {
+    /// Listen on exactly this port (0: any free port). By default the first free port from 7420.
+    #[arg(long, value_name = "N")]
+    port: Option<u16>,
+    /// Listen on this address instead of 127.0.0.1. Anything but loopback exposes the profile
+    /// to the network.
+    #[arg(long, value_name = "ADDR")]
+    host: Option<IpAddr>,
+    /// Do not open a browser; just print the URL.
+    #[arg(long)]
+    no_open: bool,
+}
+
+/// Runs `prof serve`: serves until interrupted.
+pub fn run(args: ServeArgs) -> ExitCode {
+    serve_files(&args.files, &args.flags)
+}
+
+/// Serves `files` in the viewer until interrupted.
+pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
+    let mut sessions = Vec::with_capacity(files.len());
+    for path in files {
+        match serve::load_for_serving(path) {
+            Ok((file, problem)) => {
+                if let Some(problem) = problem {
+                    eprintln!("warning: {problem} (the page will show this error)");
+                }
+                sessions.push(file);
+            }
+            Err(e) => return fail(&e),
+        }
+    }
+    let host = args.host.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    if let Some(warning) = serve::exposure_warning(host) {
+        eprintln!("warning: {warning}");
+    }
+    let port = match args.port {
+        Some(n) => Port::Exact(n),
+        None => Port::FirstFreeFrom(serve::DEFAULT_PORT),
+    };
+    let server = match Server::start(sessions, &ServeOptions::new(host, port)) {
+        Ok(server) => server,
+        Err(e) => return fail(&e),
+    };
+    println!("prof viewer: {}", server.url());
+    if !args.no_open {
+        report_open(serve::open_browser(server.url()));
+    }
+    println!("press Ctrl-C to stop");
+    server.wait();
+    ExitCode::SUCCESS
+}
+
+fn report_open(opened: Opened) {
+    match opened {
+        Opened::Launched(_) => {}
+        Opened::NoDisplay => eprintln!("no display: open the URL above in a browser"),
+        Opened::Failed(why) => {
+            eprintln!("could not open a browser ({why}): open the URL above yourself")
+        }
+        _ => {}
+    }
+}

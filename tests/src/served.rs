@@ -1,0 +1,109 @@
+//! `prof serve` run as a user runs it, in the background, for the browser and server tests.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A running `prof serve --no-open --port 0 FILE...`, killed when dropped.
+#[derive(Debug)]
+pub struct Served {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+    /// The URL it printed, secret included.
+    pub url: String,
+}
+
+impl Served {
+    /// Starts `prof serve` on `files` with `extra` arguments and waits for its URL.
+    pub fn start(files: &[&Path], extra: &[&str]) -> Served {
+        let mut args: Vec<&OsStr> = vec!["serve".as_ref(), "--no-open".as_ref()];
+        args.extend(extra.iter().map(OsStr::new));
+        args.extend(files.iter().map(|f| f.as_os_str()));
+        Served::run(&args)
+    }
+
+    /// Starts `prof` with `args` (a command that serves, such as `serve` or `demo`) and waits
+    /// for the URL it prints.
+    pub fn run(args: &[&OsStr]) -> Served {
+        let mut child = Command::new(crate::prof_bin())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("prof serve starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().expect("stderr is piped");
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                sink.lock().expect("not poisoned").push_str(&text);
+            }
+        });
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let url = match read_url(stdout) {
+            Some(url) => url,
+            None => {
+                let _ = child.kill();
+                let status = child.wait();
+                panic!("prof printed no URL (exit: {status:?})");
+            }
+        };
+        Served { child, stderr, url }
+    }
+
+    /// True once `prof serve` has written `text` to its standard error (waits up to 10 s).
+    pub fn stderr_contains(&self, text: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if self.stderr.lock().expect("not poisoned").contains(text) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The address part of the URL, `http://host:port`.
+    pub fn origin(&self) -> &str {
+        let after_scheme = self.url.find("//").map_or(0, |i| i + 2);
+        let end = self.url[after_scheme..]
+            .find('/')
+            .map_or(self.url.len(), |i| after_scheme + i);
+        &self.url[..end]
+    }
+}
+
+/// Reads lines until one holds the URL (`prof viewer: http://...`), for up to a minute; the rest
+/// of the output is drained in the background so the server never blocks on a full pipe.
+fn read_url(stdout: ChildStdout) -> Option<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        while reader.read_line(&mut line).ok()? > 0 {
+            if let Some(url) = line.trim().strip_prefix("prof viewer: ") {
+                let _ = tx.send(url.to_owned());
+                break;
+            }
+            line.clear();
+        }
+        let mut sink = Vec::new();
+        let _ = reader.read_to_end(&mut sink);
+        Some(())
+    });
+    rx.recv_timeout(Duration::from_secs(60)).ok()
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,72 @@
+//! Sessions made in code for the end-to-end tests, with known shapes and weights.
+
+use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
+use std::path::Path;
+
+/// One millisecond in nanoseconds: the weight of each sample in [`two_threads`].
+pub const MS: u64 = 1_000_000;
+
+/// A small CPU profile of a program `demo-app` with two threads:
+///
+/// - `main`: `main;compute;hot_loop` ×50, `main;compute;cold_path` ×10, `main;compute` ×5,
+///   `main;parse;tokenize` ×20, `main;parse;alloc::vec::Vec<T>::push` ×8
+/// - `worker`: `worker_main;hash_block` ×30, `worker_main;compute;hot_loop` ×7
+///
+/// Every sample weighs [`MS`]. `hot_loop` lives at `src/hot.rs:42`.
+pub fn two_threads() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "demo-app".into(),
+        start_time: "2026-11-22T10:00:00Z".into(),
+        duration_ns: 130 * MS,
+        mode: Mode::Cpu,
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        timer: "perf_event".into(),
+        dropped_samples: 3,
+        os: "linux".into(),
+        arch: "x86_64".into(),
+        ..Metadata::default()
+    });
+    let main_thread = b.thread(100, "main");
+    let worker = b.thread(101, "worker");
+    let stacks: [(&[&str], u32, _); 7] = [
+        (&["main", "compute", "hot_loop"], 50, main_thread),
+        (&["main", "compute", "cold_path"], 10, main_thread),
+        (&["main", "compute"], 5, main_thread),
+        (&["main", "parse", "tokenize"], 20, main_thread),
+        (
+            &["main", "parse", "alloc::vec::Vec<T>::push"],
+            8,
+            main_thread,
+        ),
+        (&["worker_main", "hash_block"], 30, worker),
+        (&["worker_main", "compute", "hot_loop"], 7, worker),
+    ];
+    let mut time = 0;
+    for (names, count, thread) in stacks {
+        let frames: Vec<_> = names
+            .iter()
+            .map(|&name| {
+                let mut spec = FrameSpec::named(name);
+                spec.file = Some(if name == "hot_loop" {
+                    "src/hot.rs"
+                } else {
+                    "src/main.rs"
+                });
+                spec.line = Some(if name == "hot_loop" { 42 } else { 7 });
+                b.intern_frame(&spec)
+            })
+            .collect();
+        let stack = b.intern_stack_path(&frames).expect("stacks are not empty");
+        for _ in 0..count {
+            b.push_sample(stack, thread, time, MS);
+            time += MS;
+        }
+    }
+    b.finish()
+}
+
+/// Saves `session` to `path` with `prof`'s session writer.
+pub fn save(session: &Session, path: &Path) {
+    prof::session::save(session, path).expect("the session can be saved");
+}

@@ -1,0 +1,308 @@
+//! A small synchronous WebDriver client for driving headless Chromium through `chromedriver`.
+//!
+//! Only what the browser tests need: open a page, run JavaScript, find and click elements, type,
+//! move the pointer, read the browser's console log and take screenshots. It speaks the W3C
+//! protocol over HTTP on loopback with `minreq` and `serde_json`, which build in seconds, where an
+//! async client would pull in a whole runtime.
+
+use serde_json::{json, Value};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The key under which WebDriver returns element references.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// The Chromium binary the tests drive.
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// The matching chromedriver.
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// A running chromedriver with one headless Chromium session. Both stop when dropped.
+#[derive(Debug)]
+pub struct Browser {
+    driver: Child,
+    base: String,
+    session: String,
+    _profile: crate::TempDir,
+}
+
+/// A reference to an element of the page.
+#[derive(Clone, Debug)]
+pub struct Element(String);
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium with a fresh profile, a `width`×`height`
+    /// window and the given device pixel ratio. Panics with a clear message when either program
+    /// is missing: a missing browser is a test failure, never a skip.
+    pub fn start(name: &str, width: u32, height: u32, scale: f64) -> Browser {
+        for tool in [CHROMIUM, CHROMEDRIVER] {
+            assert!(
+                Path::new(tool).exists(),
+                "{tool} is missing: install Debian's chromium and chromium-driver (.ci/run does)"
+            );
+        }
+        let port = free_port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let base = format!("http://127.0.0.1:{port}");
+        let profile = crate::TempDir::new(&format!("chromium-{name}"));
+        let mut browser = Browser {
+            driver,
+            base,
+            session: String::new(),
+            _profile: profile,
+        };
+        browser.wait_ready();
+        let args = [
+            "--headless=new".to_owned(),
+            "--no-sandbox".to_owned(),
+            "--disable-gpu".to_owned(),
+            "--disable-background-networking".to_owned(),
+            "--disable-component-update".to_owned(),
+            "--no-first-run".to_owned(),
+            "--disable-sync".to_owned(),
+            "--disable-dev-shm-usage".to_owned(),
+            format!("--window-size={width},{height}"),
+            format!("--force-device-scale-factor={scale}"),
+            format!("--user-data-dir={}", browser._profile.path().display()),
+        ];
+        let caps = json!({
+            "capabilities": { "alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": { "binary": CHROMIUM, "args": args },
+                "goog:loggingPrefs": { "browser": "ALL" },
+            }}
+        });
+        let value = browser.call("POST", "/session", Some(caps));
+        browser.session = value["sessionId"]
+            .as_str()
+            .expect("chromedriver returns a session id")
+            .to_owned();
+        browser
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ready = minreq::get(format!("{}/status", self.base))
+                .with_timeout(2)
+                .send()
+                .ok()
+                .and_then(|r| serde_json::from_slice::<Value>(r.as_bytes()).ok())
+                .is_some_and(|v| v["value"]["ready"] == json!(true));
+            if ready {
+                return;
+            }
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Sends one WebDriver command and returns its `value`, panicking on a WebDriver error.
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}{path}", self.base);
+        let request = match method {
+            "GET" => minreq::get(url),
+            "DELETE" => minreq::delete(url),
+            _ => minreq::post(url),
+        }
+        .with_timeout(120);
+        let request = match body {
+            Some(body) => request
+                .with_header("Content-Type", "application/json")
+                .with_body(body.to_string()),
+            None => request,
+        };
+        let response = request
+            .send()
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let value: Value = serde_json::from_slice(response.as_bytes())
+            .unwrap_or_else(|e| panic!("{method} {path}: bad JSON from chromedriver: {e}"));
+        if response.status_code != 200 {
+            panic!(
+                "{method} {path}: {} {}",
+                value["value"]["error"], value["value"]["message"]
+            );
+        }
+        value["value"].clone()
+    }
+
+    fn session_call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        self.call(method, &format!("/session/{}{path}", self.session), body)
+    }
+
+    /// Navigates to `url` and waits for the page's load event.
+    pub fn goto(&self, url: &str) {
+        self.session_call("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) and returns its result.
+    pub fn eval(&self, script: &str, args: Value) -> Value {
+        self.session_call(
+            "POST",
+            "/execute/sync",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
+    /// Polls the JavaScript expression `expr` until it is truthy, returning its value, or panics
+    /// with `what` after `timeout`.
+    pub fn wait_for(&self, expr: &str, timeout: Duration, what: &str) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let value = self.eval(&format!("return ({expr});"), json!([]));
+            let truthy = match &value {
+                Value::Null => false,
+                Value::Bool(b) => *b,
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                Value::String(s) => !s.is_empty(),
+                _ => true,
+            };
+            if truthy {
+                return value;
+            }
+            if Instant::now() > deadline {
+                let logs = self.console_log();
+                panic!("timed out waiting for {what} ({expr}); console: {logs:#?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The first element matching the CSS `selector`.
+    pub fn find(&self, selector: &str) -> Element {
+        let value = self.session_call(
+            "POST",
+            "/element",
+            Some(json!({ "using": "css selector", "value": selector })),
+        );
+        Element(
+            value[ELEMENT_KEY]
+                .as_str()
+                .unwrap_or_else(|| panic!("no element {selector}"))
+                .to_owned(),
+        )
+    }
+
+    /// Clicks an element in its center.
+    pub fn click(&self, element: &Element) {
+        self.session_call(
+            "POST",
+            &format!("/element/{}/click", element.0),
+            Some(json!({})),
+        );
+    }
+
+    /// Types `text` into an element.
+    pub fn type_into(&self, element: &Element, text: &str) {
+        self.session_call(
+            "POST",
+            &format!("/element/{}/value", element.0),
+            Some(json!({ "text": text })),
+        );
+    }
+
+    /// Moves the mouse to (`x`, `y`) CSS pixels from the top left of `element`, and clicks there
+    /// when `click` is set.
+    pub fn pointer_at(&self, element: &Element, x: f64, y: f64, click: bool) {
+        // W3C pointer origins are element centers: measure the element to offset from its corner.
+        let rect = self.session_call("GET", &format!("/element/{}/rect", element.0), None);
+        let width = rect["width"].as_f64().unwrap_or(0.0);
+        let height = rect["height"].as_f64().unwrap_or(0.0);
+        let mut actions = vec![json!({
+            "type": "pointerMove",
+            "duration": 0,
+            "origin": { ELEMENT_KEY: element.0 },
+            "x": (x - width / 2.0).round() as i64,
+            "y": (y - height / 2.0).round() as i64,
+        })];
+        if click {
+            actions.push(json!({ "type": "pointerDown", "button": 0 }));
+            actions.push(json!({ "type": "pointerUp", "button": 0 }));
+        }
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{
+                "type": "pointer",
+                "id": "mouse",
+                "parameters": { "pointerType": "mouse" },
+                "actions": actions,
+            }]})),
+        );
+    }
+
+    /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"` for Escape).
+    pub fn press_key(&self, key: &str) {
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{
+                "type": "key",
+                "id": "keyboard",
+                "actions": [
+                    { "type": "keyDown", "value": key },
+                    { "type": "keyUp", "value": key },
+                ],
+            }]})),
+        );
+    }
+
+    /// The browser console's entries since the last call, as `LEVEL message` lines.
+    pub fn console_log(&self) -> Vec<String> {
+        let value = self.session_call("POST", "/se/log", Some(json!({ "type": "browser" })));
+        value
+            .as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| format!("{} {}", e["level"].as_str().unwrap_or("?"), e["message"]))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Saves a PNG screenshot of the window as `tests/artifacts/<name>.png` and returns its path.
+    pub fn screenshot(&self, name: &str) -> PathBuf {
+        use base64::Engine as _;
+        let value = self.session_call("GET", "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(value.as_str().expect("a base64 screenshot"))
+            .expect("valid base64");
+        let dir = artifacts_dir();
+        std::fs::create_dir_all(&dir).expect("tests/artifacts can be created");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("the screenshot can be written");
+        path
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = minreq::delete(format!("{}/session/{}", self.base, self.session))
+                .with_timeout(10)
+                .send();
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Where test artifacts (screenshots) go: `tests/artifacts/`, which git ignores.
+pub fn artifacts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port exists")
+}

@@ -1,0 +1,380 @@
+//! The viewer in a real headless Chromium, driven through chromedriver against `prof serve`.
+//! Each state is saved as a screenshot under `tests/artifacts/`.
+//!
+//! A missing browser fails these tests: they never skip.
+
+use prof::aggregate::{CallTree, Filter, SortBy};
+use prof_e2e::served::Served;
+use prof_e2e::sessions::{self, MS};
+use prof_e2e::webdriver::Browser;
+use prof_e2e::TempDir;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const LOAD: Duration = Duration::from_secs(30);
+const ESCAPE: &str = "\u{E00C}";
+
+/// Opens `served` and waits until the page is ready (or shows an error).
+fn open(browser: &Browser, served: &Served) {
+    browser.goto(&served.url);
+    browser.wait_for(
+        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
+        LOAD,
+        "the page to load",
+    );
+}
+
+/// Console entries at warning level or above (a missing favicon would be one; there is none).
+fn console_problems(browser: &Browser) -> Vec<String> {
+    browser
+        .console_log()
+        .into_iter()
+        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
+        // The tests' own pixel reads make Chromium suggest willReadFrequently.
+        .filter(|l| !l.contains("willReadFrequently"))
+        .collect()
+}
+
+/// Pixels of the flame canvas that are painted, and how many distinct colours they have.
+fn painted(browser: &Browser) -> (u64, u64) {
+    let v = browser.eval(
+        "const c = document.getElementById('flame-canvas');
+         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+         let n = 0; const colours = new Set();
+         for (let i = 0; i < d.length; i += 4) {
+           if (d[i + 3] > 0) { n++; if (colours.size < 1000) colours.add((d[i] << 16) | (d[i+1] << 8) | d[i+2]); }
+         }
+         return [n, colours.size];",
+        json!([]),
+    );
+    (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
+}
+
+/// Canvas pixels in the search highlight colour (#d633ff).
+fn highlighted(browser: &Browser) -> u64 {
+    browser
+        .eval(
+            "const c = document.getElementById('flame-canvas');
+             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+             let n = 0;
+             for (let i = 0; i < d.length; i += 4) {
+               if (d[i] === 0xd6 && d[i+1] === 0x33 && d[i+2] === 0xff) n++;
+             }
+             return n;",
+            json!([]),
+        )
+        .as_u64()
+        .unwrap()
+}
+
+/// The first frame of function `name` as drawn: x, y, width, height in CSS pixels.
+fn frame_of(browser: &Browser, name: &str) -> Value {
+    let frames = browser.eval(
+        "return window.profViewer.framesNamed(arguments[0]);",
+        json!([name]),
+    );
+    frames[0].clone()
+}
+
+fn text(browser: &Browser, selector: &str) -> String {
+    browser
+        .eval(
+            "return document.querySelector(arguments[0]).textContent;",
+            json!([selector]),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn breadcrumbs(browser: &Browser) -> Vec<String> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#breadcrumbs button')].map(b => b.textContent);",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// The top-N table's first `n` rows: name, total, total %, self, self %.
+fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
+           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
+             .map(s => tr.querySelector(s).textContent.trim()));",
+        json!([n]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// The rows `prof report --top 10` prints for the same file: name, total, total %, self, self %.
+fn report_rows(file: &std::path::Path) -> Vec<Vec<String>> {
+    let out = prof_e2e::prof(&["report", "--top", "10", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_top_table(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Splits a printed top-N table into cells: name, total, total %, self, self %.
+fn parse_top_table(text: &str) -> Vec<Vec<String>> {
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            // "     12.0 ms    10.0%       3.0 ms     2.5%  name with spaces"
+            let mut parts = line.split_whitespace();
+            let mut cell = || parts.next().unwrap_or_default().to_owned();
+            let total = format!("{} {}", cell(), cell());
+            let total_pct = cell();
+            let self_time = format!("{} {}", cell(), cell());
+            let self_pct = cell();
+            let name = parts.collect::<Vec<_>>().join(" ");
+            vec![name, total, total_pct, self_time, self_pct]
+        })
+        .collect();
+    assert!(!rows.is_empty(), "no rows in:\n{text}");
+    rows
+}
+
+#[test]
+fn the_viewer_shows_the_profile_and_responds_to_input() {
+    let dir = TempDir::new("browser-main");
+    let file = dir.join("demo.json");
+    let session = sessions::two_threads();
+    sessions::save(&session, &file);
+    let mut other = session.clone();
+    other.meta.program = "second-app".into();
+    let second = dir.join("second.json");
+    sessions::save(&other, &second);
+    let served = Served::start(&[&file, &second], &["--port", "0"]);
+    let browser = Browser::start("main", 1280, 800, 1.0);
+
+    open(&browser, &served);
+    assert_eq!(text(&browser, "body #error"), "");
+    let state = browser.eval("return document.body.dataset.state;", json!([]));
+    assert_eq!(state, json!("ready"));
+    browser.screenshot("01-loaded");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+
+    // The header.
+    let header = text(&browser, "#meta");
+    for fact in [
+        "demo-app",
+        "2026-11-22 10:00:00",
+        "130",
+        "perf_event",
+        "1000 Hz",
+    ] {
+        assert!(
+            header.contains(fact),
+            "{fact} is not in the header: {header}"
+        );
+    }
+    assert!(text(&browser, "#meta [data-key=samples] dd") == "130");
+    assert!(text(&browser, "#meta [data-key=dropped] dd") == "3");
+
+    // The flame graph is painted, in several colours, and root is at the bottom.
+    let (pixels, colours) = painted(&browser);
+    assert!(pixels > 20_000, "only {pixels} pixels painted");
+    assert!(colours > 5, "only {colours} colours");
+    let main = frame_of(&browser, "main");
+    let hot = frame_of(&browser, "hot_loop");
+    assert!(
+        hot["y"].as_f64() < main["y"].as_f64(),
+        "callees are drawn above callers"
+    );
+
+    // The table shows what `prof report --top 10` prints.
+    let expected = report_rows(&file);
+    assert_eq!(table_rows(&browser, expected.len()), expected);
+
+    // Hover: a tooltip with the name, place, and self and total as time and percentage.
+    let canvas = browser.find("#flame-canvas");
+    let (hx, hy) = (
+        hot["x"].as_f64().unwrap() + 5.0,
+        hot["y"].as_f64().unwrap() + 5.0,
+    );
+    browser.pointer_at(&canvas, hx, hy, false);
+    browser.wait_for(
+        "!document.getElementById('tooltip').hidden",
+        LOAD,
+        "the tooltip",
+    );
+    let tip = text(&browser, "#tooltip");
+    // hot_loop under main: 50 of the 130 samples, 1 ms each.
+    for fact in ["hot_loop", "src/hot.rs:42", "50.0 ms", "38.46%"] {
+        assert!(tip.contains(fact), "{fact} is not in the tooltip: {tip}");
+    }
+    browser.screenshot("02-tooltip");
+
+    // Click zooms into a frame: it spans the width, and the breadcrumbs lead back.
+    let compute = frame_of(&browser, "compute");
+    browser.pointer_at(
+        &canvas,
+        compute["x"].as_f64().unwrap() + 5.0,
+        compute["y"].as_f64().unwrap() + 5.0,
+        true,
+    );
+    browser.wait_for(
+        "[...document.querySelectorAll('#breadcrumbs button')].pop()?.textContent === 'compute'",
+        LOAD,
+        "the zoom",
+    );
+    assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
+    let zoomed = frame_of(&browser, "compute");
+    let canvas_width = browser
+        .eval(
+            "return document.getElementById('flame-canvas').clientWidth;",
+            json!([]),
+        )
+        .as_f64()
+        .unwrap();
+    assert!(
+        zoomed["width"].as_f64().unwrap() > canvas_width - 2.0,
+        "{zoomed}"
+    );
+    assert_eq!(
+        browser.eval(
+            "return window.profViewer.framesNamed('tokenize').length;",
+            json!([])
+        ),
+        json!(0),
+        "frames outside the zoomed one are not drawn"
+    );
+    browser.screenshot("03-zoomed");
+    browser.press_key(ESCAPE);
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 1",
+        LOAD,
+        "Escape to reset the zoom",
+    );
+
+    // Search: matching frames are highlighted and the matched share is reported.
+    let tree = CallTree::new(&session, &Filter::all());
+    let total = tree.total_weight(tree.root()) as f64;
+    // hot_loop (57) and tokenize (20) samples, none of them nested in each other.
+    let expected_pct = format!("{:.2}%", 77.0 * MS as f64 / total * 100.0);
+    assert_eq!(highlighted(&browser), 0);
+    browser.type_into(&browser.find("#search"), "hot_|^token");
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search result",
+    );
+    let result = text(&browser, "#search-result");
+    assert!(
+        result.contains(&expected_pct),
+        "{result} lacks {expected_pct}"
+    );
+    assert!(highlighted(&browser) > 1000, "matches are highlighted");
+    browser.screenshot("04-search");
+
+    // An invalid regex is reported, not thrown.
+    browser.type_into(&browser.find("#search"), "(");
+    browser.wait_for(
+        "document.getElementById('search').classList.contains('invalid')",
+        LOAD,
+        "the regex error",
+    );
+    assert!(text(&browser, "#search-result").contains("regex"));
+    browser.eval(
+        "const s = document.getElementById('search'); s.value = ''; s.dispatchEvent(new Event('input'));",
+        json!([]),
+    );
+
+    // Clicking a table row highlights that function in the flame graph.
+    browser.click(&browser.find("#top-table tbody tr[data-func]"));
+    assert!(
+        highlighted(&browser) > 500,
+        "the selected function is highlighted"
+    );
+    browser.screenshot("05-row-selected");
+    browser.press_key(ESCAPE);
+
+    // Sorting by total puts the root-most function first.
+    browser.click(&browser.find("#top-table th[data-sort=total]"));
+    let first = table_rows(&browser, 1);
+    let by_total = tree.top(&session, 1, SortBy::Total);
+    assert_eq!(first[0][0], by_total[0].name);
+
+    // One thread: the worker's functions only.
+    browser.eval(
+        "const s = document.getElementById('thread'); s.value = '1'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    let names: Vec<String> = table_rows(&browser, 20)
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(names.contains(&"hash_block".to_owned()), "{names:?}");
+    assert!(!names.contains(&"tokenize".to_owned()), "{names:?}");
+    browser.screenshot("06-worker-thread");
+
+    // Icicle: the root moves to the top.
+    browser.click(&browser.find("#icicle"));
+    let main = frame_of(&browser, "worker_main");
+    assert!(
+        main["y"].as_f64().unwrap() < 40.0,
+        "second row from the top: {main}"
+    );
+    browser.screenshot("07-icicle");
+
+    // The second file.
+    browser.eval(
+        "const s = document.getElementById('file'); s.value = '1'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.getElementById('meta').textContent.includes('second-app')",
+        LOAD,
+        "the second file",
+    );
+    browser.screenshot("08-second-file");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
+
+#[test]
+fn a_broken_file_shows_a_readable_error() {
+    let dir = TempDir::new("browser-broken");
+    let file = dir.join("broken.json");
+    std::fs::write(
+        &file,
+        br#"{"format": "prof-session", "version": 1, "samples": [1, 2"#,
+    )
+    .unwrap();
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("broken", 1000, 600, 1.0);
+    open(&browser, &served);
+    let state = browser.eval("return document.body.dataset.state;", json!([]));
+    assert_eq!(state, json!("error"));
+    let error = text(&browser, "#error");
+    assert!(error.contains("broken.json"), "{error}");
+    assert!(error.contains("not a readable prof session"), "{error}");
+    browser.screenshot("09-broken-file");
+    let uncaught: Vec<String> = console_problems(&browser)
+        .into_iter()
+        .filter(|l| l.contains("Uncaught"))
+        .collect();
+    assert_eq!(uncaught, Vec::<String>::new());
+}
+
+#[test]
+fn the_canvas_is_sharp_on_high_dpi_screens() {
+    let dir = TempDir::new("browser-hidpi");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("hidpi", 900, 600, 2.0);
+    open(&browser, &served);
+    browser.screenshot("10-high-dpi");
+    let sizes = browser.eval(
+        "const c = document.getElementById('flame-canvas'); return [c.width, c.clientWidth, window.devicePixelRatio];",
+        json!([]),
+    );
+    assert_eq!(sizes[2].as_f64(), Some(2.0));
+    assert_eq!(sizes[0].as_f64().unwrap(), 2.0 * sizes[1].as_f64().unwrap());
+}

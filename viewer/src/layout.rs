@@ -1,0 +1,108 @@
+//! A flame graph layout in columns, handed to JavaScript as typed arrays.
+
+use prof::aggregate::{CallTree, NodeId, Rect};
+use wasm_bindgen::prelude::*;
+
+/// The function id given to rectangles that stand for several merged slivers.
+pub const MERGED: u32 = u32::MAX;
+
+/// The rectangles of a flame graph, positions as fractions of the laid-out root's width.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct FlameLayout {
+    x: Vec<f64>,
+    width: Vec<f64>,
+    weight: Vec<f64>,
+    depth: Vec<u32>,
+    func: Vec<u32>,
+    node: Vec<u32>,
+    merged_count: Vec<u32>,
+    max_depth: u32,
+}
+
+impl FlameLayout {
+    /// Lays out `tree` from `root` for a canvas `pixels` wide: rectangles narrower than a pixel
+    /// are merged by the aggregation core, never dropped.
+    pub fn compute(tree: &CallTree, root: NodeId, pixels: f64) -> FlameLayout {
+        let total = tree.total_weight(root);
+        let mut layout = FlameLayout::default();
+        if total == 0 {
+            return layout;
+        }
+        let min_width = (total as f64 / pixels.max(1.0)).ceil() as u64;
+        let rects: Vec<Rect> = tree.flame(root, min_width.max(1));
+        let scale = 1.0 / total as f64;
+        for r in &rects {
+            layout.x.push(r.start as f64 * scale);
+            layout.width.push(r.width as f64 * scale);
+            layout.weight.push(r.width as f64);
+            layout.depth.push(r.depth);
+            layout.func.push(if r.merged > 1 {
+                MERGED
+            } else {
+                tree.func(r.node).0
+            });
+            layout.node.push(r.node.0);
+            layout.merged_count.push(r.merged);
+            layout.max_depth = layout.max_depth.max(r.depth);
+        }
+        layout
+    }
+}
+
+#[wasm_bindgen]
+impl FlameLayout {
+    /// The number of rectangles.
+    #[wasm_bindgen(getter)]
+    pub fn count(&self) -> usize {
+        self.x.len()
+    }
+
+    /// The deepest row (the root is row 0).
+    #[wasm_bindgen(getter, js_name = maxDepth)]
+    pub fn max_depth(&self) -> u32 {
+        self.max_depth
+    }
+
+    /// The function id of merged rectangles.
+    #[wasm_bindgen(getter)]
+    pub fn merged(&self) -> u32 {
+        MERGED
+    }
+
+    /// Left edges, as fractions of the root's width.
+    pub fn x(&self) -> Vec<f64> {
+        self.x.clone()
+    }
+
+    /// Widths, as fractions of the root's width.
+    pub fn width(&self) -> Vec<f64> {
+        self.width.clone()
+    }
+
+    /// Widths in weight units (the total weight each rectangle stands for).
+    pub fn weight(&self) -> Vec<f64> {
+        self.weight.clone()
+    }
+
+    /// Rows above the root.
+    pub fn depth(&self) -> Vec<u32> {
+        self.depth.clone()
+    }
+
+    /// Function ids (string ids of their names); merged rectangles get the id `merged` returns.
+    pub fn func(&self) -> Vec<u32> {
+        self.func.clone()
+    }
+
+    /// Call tree node ids (for a merged rectangle, the first node it stands for).
+    pub fn node(&self) -> Vec<u32> {
+        self.node.clone()
+    }
+
+    /// How many nodes each rectangle stands for.
+    #[wasm_bindgen(js_name = mergedCount)]
+    pub fn merged_count(&self) -> Vec<u32> {
+        self.merged_count.clone()
+    }
+}

@@ -1,0 +1,176 @@
+//! [`Profile`]: one loaded session and the current call tree, as the page sees it.
+
+use crate::layout::FlameLayout;
+use crate::view::{crumbs, Meta, NodeInfo, ThreadEntry, TopEntry};
+use prof::aggregate::{CallTree, Filter, NodeId, SortBy};
+use prof::session::{Session, ThreadIdx};
+use wasm_bindgen::prelude::*;
+
+/// A session loaded in the page, with the call tree of the selected threads.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Profile {
+    session: Session,
+    tree: CallTree,
+}
+
+/// What a search matched.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct SearchResult {
+    mask: Vec<u8>,
+    weight: u64,
+    fraction: f64,
+}
+
+fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+impl Profile {
+    fn node(&self, node: u32) -> Result<NodeId, JsError> {
+        let id = NodeId(node);
+        if id.index() < self.tree.len() {
+            Ok(id)
+        } else {
+            Err(JsError::new(&format!("no call tree node {node}")))
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
+    /// A malformed session is an error whose message says what is wrong and where.
+    pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
+        let session = prof::session::read(bytes)
+            .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
+        let tree = CallTree::new(&session, &Filter::all());
+        Ok(Profile { session, tree })
+    }
+
+    /// The header's facts, as JSON.
+    #[wasm_bindgen(js_name = metaJson)]
+    pub fn meta_json(&self) -> String {
+        to_json(&Meta::of(&self.session))
+    }
+
+    /// The session's strings (function ids index it), as a JSON array.
+    #[wasm_bindgen(js_name = functionNamesJson)]
+    pub fn function_names_json(&self) -> String {
+        to_json(&self.session.strings)
+    }
+
+    /// The sampled threads, as JSON.
+    #[wasm_bindgen(js_name = threadsJson)]
+    pub fn threads_json(&self) -> String {
+        let threads: Vec<ThreadEntry<'_>> = self
+            .session
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(index, t)| ThreadEntry {
+                index,
+                tid: t.tid,
+                name: self.session.str(t.name),
+            })
+            .collect();
+        to_json(&threads)
+    }
+
+    /// Shows one thread (its index), or all threads merged (-1).
+    #[wasm_bindgen(js_name = setThread)]
+    pub fn set_thread(&mut self, index: i32) -> Result<(), JsError> {
+        let filter = match usize::try_from(index) {
+            Err(_) => Filter::all(),
+            Ok(i) if i < self.session.threads.len() => Filter::all().threads([ThreadIdx(i as u32)]),
+            Ok(i) => return Err(JsError::new(&format!("no thread {i}"))),
+        };
+        self.tree = CallTree::new(&self.session, &filter);
+        Ok(())
+    }
+
+    /// The call tree's root node.
+    #[wasm_bindgen(js_name = rootNode)]
+    pub fn root_node(&self) -> u32 {
+        self.tree.root().0
+    }
+
+    /// The flame graph of the subtree at `root` for a canvas `pixels` wide.
+    pub fn layout(&self, root: u32, pixels: f64) -> Result<FlameLayout, JsError> {
+        Ok(FlameLayout::compute(&self.tree, self.node(root)?, pixels))
+    }
+
+    /// The `n` heaviest functions by `sort` (`"self"` or `"total"`), as JSON.
+    #[wasm_bindgen(js_name = topJson)]
+    pub fn top_json(&self, n: usize, sort: &str) -> String {
+        let sort = if sort == "total" {
+            SortBy::Total
+        } else {
+            SortBy::SelfWeight
+        };
+        let rows = self.tree.top(&self.session, n, sort);
+        let whole = self.tree.total_weight(self.tree.root());
+        let entries: Vec<TopEntry<'_>> = rows
+            .iter()
+            .map(|row| TopEntry::of(&self.session, row, whole))
+            .collect();
+        to_json(&entries)
+    }
+
+    /// Name, location, self and total of a node, as JSON.
+    #[wasm_bindgen(js_name = nodeJson)]
+    pub fn node_json(&self, node: u32) -> Result<String, JsError> {
+        let node = self.node(node)?;
+        Ok(to_json(&NodeInfo::of(&self.session, &self.tree, node)))
+    }
+
+    /// The nodes from the root down to `node`, as JSON.
+    #[wasm_bindgen(js_name = pathJson)]
+    pub fn path_json(&self, node: u32) -> Result<String, JsError> {
+        let node = self.node(node)?;
+        Ok(to_json(&crumbs(&self.session, &self.tree, node)))
+    }
+
+    /// The functions whose names match the regular expression `pattern`, and the share of the
+    /// weight spent in them.
+    pub fn search(&self, pattern: &str) -> Result<SearchResult, JsError> {
+        let regex =
+            regex::Regex::new(pattern).map_err(|e| JsError::new(&format!("invalid regex: {e}")))?;
+        let matches = self.tree.search(&self.session, &regex);
+        let mut mask = vec![0u8; self.session.strings.len()];
+        for func in &matches.functions {
+            mask[func.index()] = 1;
+        }
+        let whole = self.tree.total_weight(self.tree.root());
+        Ok(SearchResult {
+            mask,
+            weight: matches.weight,
+            fraction: if whole == 0 {
+                0.0
+            } else {
+                matches.weight as f64 / whole as f64
+            },
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl SearchResult {
+    /// One byte per function id: 1 when it matched.
+    pub fn mask(&self) -> Vec<u8> {
+        self.mask.clone()
+    }
+
+    /// The weight of the samples with a matching function on the stack.
+    #[wasm_bindgen(getter, js_name = matchedWeight)]
+    pub fn matched_weight(&self) -> f64 {
+        self.weight as f64
+    }
+
+    /// That weight as a fraction of the total shown.
+    #[wasm_bindgen(getter)]
+    pub fn fraction(&self) -> f64 {
+        self.fraction
+    }
+}

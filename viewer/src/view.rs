@@ -1,0 +1,165 @@
+//! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
+
+use prof::aggregate::{format_weight, CallTree, NodeId, TopRow};
+use prof::session::Session;
+use serde::Serialize;
+
+/// The header's facts.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta<'a> {
+    pub program: &'a str,
+    pub start_time: &'a str,
+    pub duration_ns: u64,
+    pub samples: usize,
+    pub dropped: u64,
+    pub achieved_rate_hz: f64,
+    pub timer: &'a str,
+    pub mode: &'a str,
+    pub unit: &'a str,
+    pub total_weight: u64,
+}
+
+impl<'a> Meta<'a> {
+    pub fn of(session: &'a Session) -> Self {
+        let meta = &session.meta;
+        Meta {
+            program: &meta.program,
+            start_time: &meta.start_time,
+            duration_ns: meta.duration_ns,
+            samples: session.sample_count(),
+            dropped: meta.dropped_samples,
+            achieved_rate_hz: if meta.achieved_interval_ns > 0 {
+                1e9 / meta.achieved_interval_ns as f64
+            } else {
+                0.0
+            },
+            timer: &meta.timer,
+            mode: meta.mode.name(),
+            unit: meta.mode.weight_unit(),
+            total_weight: session.total_weight(),
+        }
+    }
+}
+
+/// One entry of the thread selector.
+#[derive(Serialize)]
+pub struct ThreadEntry<'a> {
+    pub index: usize,
+    pub tid: u64,
+    pub name: &'a str,
+}
+
+/// One row of the top-N table. The texts are formatted exactly as `prof report` prints them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopEntry<'a> {
+    pub func: u32,
+    pub name: &'a str,
+    #[serde(rename = "self")]
+    pub self_weight: u64,
+    pub total: u64,
+    pub self_fraction: f64,
+    pub total_fraction: f64,
+    pub self_text: String,
+    pub total_text: String,
+    pub self_pct: String,
+    pub total_pct: String,
+}
+
+impl<'a> TopEntry<'a> {
+    pub fn of(session: &Session, row: &'a TopRow, whole: u64) -> Self {
+        let mode = session.meta.mode;
+        let fraction = |w: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                w as f64 / whole as f64
+            }
+        };
+        TopEntry {
+            func: row.func.0,
+            name: &row.name,
+            self_weight: row.self_weight,
+            total: row.total_weight,
+            self_fraction: fraction(row.self_weight),
+            total_fraction: fraction(row.total_weight),
+            self_text: format_weight(mode, row.self_weight),
+            total_text: format_weight(mode, row.total_weight),
+            self_pct: format!("{:.1}%", fraction(row.self_weight) * 100.0),
+            total_pct: format!("{:.1}%", fraction(row.total_weight) * 100.0),
+        }
+    }
+}
+
+/// What the tooltip shows about one node.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInfo<'a> {
+    pub name: &'a str,
+    pub location: Option<String>,
+    #[serde(rename = "self")]
+    pub self_weight: u64,
+    pub total: u64,
+    pub self_fraction: f64,
+    pub total_fraction: f64,
+}
+
+impl<'a> NodeInfo<'a> {
+    pub fn of(session: &'a Session, tree: &CallTree, node: NodeId) -> Self {
+        let whole = tree.total_weight(tree.root());
+        let fraction = |w: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                w as f64 / whole as f64
+            }
+        };
+        let location = tree.frame(node).and_then(|id| {
+            let frame = session.frame(id);
+            let file = session.str(frame.file?);
+            Some(match frame.line {
+                Some(line) => format!("{file}:{line}"),
+                None => file.to_owned(),
+            })
+        });
+        NodeInfo {
+            name: root_or_name(session, tree, node),
+            location,
+            self_weight: tree.self_weight(node),
+            total: tree.total_weight(node),
+            self_fraction: fraction(tree.self_weight(node)),
+            total_fraction: fraction(tree.total_weight(node)),
+        }
+    }
+}
+
+/// One step of the zoom path.
+#[derive(Serialize)]
+pub struct Crumb<'a> {
+    pub node: u32,
+    pub name: &'a str,
+}
+
+/// The nodes from the root down to `node`.
+pub fn crumbs<'a>(session: &'a Session, tree: &CallTree, node: NodeId) -> Vec<Crumb<'a>> {
+    let mut path = Vec::new();
+    let mut at = Some(node);
+    while let Some(n) = at {
+        path.push(Crumb {
+            node: n.0,
+            name: root_or_name(session, tree, n),
+        });
+        at = tree.parent(n);
+    }
+    path.reverse();
+    path
+}
+
+fn root_or_name<'a>(session: &'a Session, tree: &CallTree, node: NodeId) -> &'a str {
+    if node == tree.root() {
+        "all"
+    } else {
+        tree.name(session, node)
+    }
+}

@@ -1,0 +1,63 @@
+// The top-N table: rows computed by the wasm module, drawn as an HTML table. Clicking a column
+// header asks for the rows sorted by that column; clicking a row selects that function.
+
+import { escapeHtml } from "./format.js";
+
+export class TopTable {
+  /**
+   * @param {HTMLTableElement} table
+   * @param {{onSort: Function, onSelect: Function}} handlers `onSort("self"|"total")`,
+   *   `onSelect(functionId)` (null when the selected row is clicked again)
+   */
+  constructor(table, handlers) {
+    this.table = table;
+    this.handlers = handlers;
+    this.sortBy = "self";
+    this.selected = null;
+    table.querySelector("thead").addEventListener("click", (e) => {
+      const th = e.target.closest("th[data-sort]");
+      if (!th) return;
+      this.sortBy = th.dataset.sort;
+      this.handlers.onSort(this.sortBy);
+    });
+    table.querySelector("tbody").addEventListener("click", (e) => {
+      const tr = e.target.closest("tr[data-func]");
+      if (!tr) return;
+      const func = Number(tr.dataset.func);
+      this.select(this.selected === func ? null : func);
+      this.handlers.onSelect(this.selected);
+    });
+  }
+
+  /**
+   * Shows `rows`, each with func, name and the texts selfText, selfPct, totalText, totalPct,
+   * formatted by prof's core exactly as `prof report` prints them.
+   */
+  setRows(rows) {
+    for (const th of this.table.querySelectorAll("th[data-sort]")) {
+      th.classList.toggle("sorted", th.dataset.sort === this.sortBy);
+      th.setAttribute("aria-sort", th.dataset.sort === this.sortBy ? "descending" : "none");
+    }
+    const body = this.table.querySelector("tbody");
+    body.innerHTML = rows
+      .map(
+        (r) => `<tr data-func="${r.func}">
+  <td class="name">${escapeHtml(r.name)}</td>
+  <td class="num self-time">${escapeHtml(r.selfText)}</td>
+  <td class="num self-pct">${escapeHtml(r.selfPct)}</td>
+  <td class="num total-time">${escapeHtml(r.totalText)}</td>
+  <td class="num total-pct">${escapeHtml(r.totalPct)}</td>
+</tr>`,
+      )
+      .join("");
+    this.select(this.selected);
+  }
+
+  /** Marks the row of function `func` (or none) as selected. */
+  select(func) {
+    this.selected = func;
+    for (const tr of this.table.querySelectorAll("tbody tr")) {
+      tr.classList.toggle("selected", Number(tr.dataset.func) === func);
+    }
+  }
+}
