@@ -7,112 +7,9 @@
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prof::aggregate::{CallTree, Filter, SortBy, StackWeights};
-use prof::session::{self, FrameSpec, Session, SessionBuilder, StackId};
-use std::hint::black_box;
+use prof::session::{self, Session};
+use prof_benches::{ms, print_shape, synthetic, time, Stacks};
 use std::io::Write as _;
-use std::time::{Duration, Instant};
-
-const SAMPLES: usize = 1_000_000;
-const STACKS: usize = 50_000;
-const FUNCTIONS: u64 = 5_000;
-const THREADS: u64 = 8;
-const INTERVAL_NS: u64 = 1_000_000;
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// How samples pick their stacks.
-#[derive(Clone, Copy, PartialEq)]
-enum Stacks {
-    /// Uniformly at random: the worst case for the stack column.
-    Uniform,
-    /// Skewed like real profiles (a few hot stacks, a long tail), and a thread often still in the
-    /// stack of its previous sample.
-    Skewed,
-}
-
-/// A profile shaped like a real one: a stack tree grown by extending existing stacks, frames with
-/// files and lines, samples on stacks picked by `pick`, per-thread times one interval apart with
-/// jitter, and jittered measured weights.
-fn synthetic(pick: Stacks) -> Session {
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
-    let mut b = SessionBuilder::default();
-    b.meta_mut().program = "synthetic".into();
-    let frames: Vec<_> = (0..FUNCTIONS)
-        .map(|f| {
-            b.intern_frame(&FrameSpec {
-                file: Some(&format!("src/module_{}.rs", f % 200)),
-                line: Some((f * 7 % 900) as u32 + 1),
-                module: Some("/usr/bin/synthetic"),
-                address: Some(0x5555_0000_0000 + f * 64),
-                ..FrameSpec::named(&format!("synthetic::module_{}::function_{f}", f % 200))
-            })
-        })
-        .collect();
-    let mut stacks: Vec<StackId> = vec![b.intern_stack(None, frames[0])];
-    while stacks.len() < STACKS {
-        let mut at = stacks[rng.below(stacks.len() as u64) as usize];
-        for _ in 0..=rng.below(4) {
-            let frame = frames[rng.below(FUNCTIONS) as usize];
-            let next = b.intern_stack(Some(at), frame);
-            if next.index() == stacks.len() {
-                stacks.push(next);
-                if stacks.len() == STACKS {
-                    break;
-                }
-            }
-            at = next;
-        }
-    }
-    let threads: Vec<_> = (0..THREADS)
-        .map(|t| b.thread(1000 + t, &format!("worker-{t}")))
-        .collect();
-    let mut clock = vec![0u64; THREADS as usize];
-    let mut last = vec![stacks[0]; THREADS as usize];
-    for _ in 0..SAMPLES {
-        let t = rng.below(THREADS) as usize;
-        clock[t] += INTERVAL_NS - 50_000 + rng.below(100_000);
-        let weight = INTERVAL_NS - 100_000 + rng.below(150_000);
-        let stack = match pick {
-            Stacks::Uniform => stacks[rng.below(STACKS as u64) as usize],
-            Stacks::Skewed if rng.below(10) < 3 => last[t],
-            Stacks::Skewed => {
-                // u^4 for u uniform in [0, 1): half the samples fall on the first 6% of stacks.
-                let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
-                stacks[(u.powi(4) * STACKS as f64) as usize]
-            }
-        };
-        last[t] = stack;
-        b.push_sample(stack, threads[t], clock[t], weight);
-    }
-    b.finish()
-}
-
-/// The best of `runs` timings of `f`, and its last result.
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut out = None;
-    for _ in 0..runs {
-        let start = Instant::now();
-        let result = black_box(f());
-        best = best.min(start.elapsed());
-        out = Some(result);
-    }
-    (best, out.expect("at least one run"))
-}
 
 /// The sample columns as plain JSON arrays of per-thread deltas: the encoding not chosen.
 fn plain_json_size(s: &Session) -> usize {
@@ -136,23 +33,13 @@ fn plain_json_size(s: &Session) -> usize {
         .len()
 }
 
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
 fn main() {
     let skewed = synthetic(Stacks::Skewed);
     let mut skewed_json = Vec::new();
     session::write(&skewed, &mut skewed_json).expect("writes");
     let session = synthetic(Stacks::Uniform);
     let n = session.sample_count() as f64;
-    println!(
-        "session: {} samples, {} stacks, {} frames, {} threads",
-        session.sample_count(),
-        session.stacks.len(),
-        session.frames.len(),
-        session.threads.len()
-    );
+    print_shape(&session);
 
     let (write_time, json) = time(3, || {
         let mut out = Vec::with_capacity(16 << 20);

@@ -355,3 +355,75 @@ fn prof_report_reads_every_imported_format() {
         assert!(text.contains("hash"), "{}: {text}", input.display());
     }
 }
+
+/// A function name as `go tool pprof` prints it: with every `<...>` group (generic arguments,
+/// `<T as Trait>` qualifiers) removed.
+fn as_pprof_shows(name: &str) -> String {
+    let mut depth = 0;
+    name.chars()
+        .filter(|&c| {
+            match c {
+                '<' => depth += 1,
+                '>' if depth > 0 => {
+                    depth -= 1;
+                    return false;
+                }
+                _ => {}
+            }
+            depth == 0
+        })
+        .collect()
+}
+
+#[inline(never)]
+fn busy_hashing(rounds: u64) -> u64 {
+    (0..rounds).fold(0xcbf2_9ce4_8422_2325_u64, |h, i| {
+        (h ^ std::hint::black_box(i)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+#[test]
+fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
+    let report = prof::profile(prof::Options::default(), || {
+        let start = std::time::Instant::now();
+        let mut x = 0;
+        while start.elapsed() < std::time::Duration::from_millis(400) {
+            x ^= busy_hashing(100_000);
+        }
+        x
+    })
+    .unwrap();
+    let dir = TempDir::new("recorded-pprof");
+    let path = dir.join("recorded.json.gz");
+    report.save(&path).unwrap();
+    let out = dir.join("recorded.pb.gz");
+    convert(&[path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let mut go = Command::new("go");
+    go.args(["tool", "pprof", "-top", "-nodefraction=0"])
+        .arg(&out);
+    let result = go.output().expect("go runs");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    // Mappings say they are symbolized, so pprof does not look for the binary.
+    assert!(!stderr.contains("symboliz"), "{stderr}");
+    // The start time and duration come across from the session's metadata.
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let year = &report.session().meta.start_time[..4];
+    let time_line = stdout.lines().find(|l| l.starts_with("Time: "));
+    assert!(time_line.is_some_and(|l| l.contains(year)), "{stdout}");
+    assert!(stdout.contains("Duration: "), "{stdout}");
+    // pprof's heaviest function is one of prof's heaviest (samples of other test threads can tie).
+    let ours = report.top(usize::MAX);
+    let theirs = pprof_top(&out);
+    let first = theirs[0].trim_end_matches(" (inline)");
+    let row = ours.iter().find(|r| as_pprof_shows(&r.name) == first);
+    assert!(
+        row.is_some_and(|r| r.self_weight == ours[0].self_weight),
+        "pprof: {theirs:#?}\nprof: {:#?}",
+        &ours[..ours.len().min(5)]
+    );
+    assert!(
+        theirs.iter().any(|name| name.ends_with("busy_hashing")),
+        "{theirs:#?}"
+    );
+}

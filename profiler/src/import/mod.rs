@@ -5,6 +5,8 @@
 #[cfg(feature = "native")]
 mod file;
 pub mod folded;
+#[cfg(test)]
+mod fuzz_tests;
 #[cfg(feature = "native")]
 pub mod perf;
 pub mod pprof;

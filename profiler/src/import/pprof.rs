@@ -39,6 +39,8 @@ struct Importer<'p> {
     functions: HashMap<u64, &'p proto::Function>,
     mappings: HashMap<u64, &'p proto::Mapping>,
     locations: HashMap<u64, &'p proto::Location>,
+    /// The frames of each location already converted, caller first.
+    location_frames: HashMap<u64, Vec<FrameId>>,
 }
 
 impl<'p> Importer<'p> {
@@ -49,6 +51,7 @@ impl<'p> Importer<'p> {
             functions: profile.function.iter().map(|f| (f.id, f)).collect(),
             mappings: profile.mapping.iter().map(|m| (m.id, m)).collect(),
             locations: profile.location.iter().map(|l| (l.id, l)).collect(),
+            location_frames: HashMap::new(),
         }
     }
 
@@ -122,7 +125,12 @@ impl<'p> Importer<'p> {
             let weight = u64::try_from(value).unwrap_or(0).saturating_mul(factor);
             path.clear();
             for &id in sample.location_id.iter().rev() {
-                self.push_location(id, &mut path)?;
+                if !self.location_frames.contains_key(&id) {
+                    let mut frames = Vec::new();
+                    self.push_location(id, &mut frames)?;
+                    self.location_frames.insert(id, frames);
+                }
+                path.extend_from_slice(&self.location_frames[&id]);
             }
             let Some(leaf) = self.b.intern_stack_path(&path) else {
                 continue;

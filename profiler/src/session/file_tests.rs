@@ -144,7 +144,30 @@ fn replace_leaf(value: &mut Value, pick: usize, new: Value) {
 }
 
 /// Cases per fuzz test: 300 in CI (about a second), more with `PROF_FUZZ_CASES=N`.
-fn fuzz_cases() -> u32 {
+/// One byte-level edit: at a position, with a byte, of a kind (0 replace, 1 insert, 2 remove,
+/// 3 truncate), as the byte-damage fuzz passes generate them.
+pub(crate) type ByteEdit = (prop::sample::Index, u8, u8);
+
+/// Applies byte-level `edits` to `bytes` in order.
+pub(crate) fn apply_edits(bytes: &mut Vec<u8>, edits: &[ByteEdit]) {
+    for (at, byte, op) in edits {
+        if bytes.is_empty() {
+            break;
+        }
+        let i = at.index(bytes.len());
+        match op {
+            0 => bytes[i] = *byte,
+            1 => bytes.insert(i, *byte),
+            2 => {
+                bytes.remove(i);
+            }
+            _ => bytes.truncate(i),
+        }
+    }
+}
+
+/// How many cases each fuzz pass runs: `PROF_FUZZ_CASES`, or 300.
+pub(crate) fn fuzz_cases() -> u32 {
     std::env::var("PROF_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -176,18 +199,7 @@ proptest! {
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..4), 1..6),
     ) {
         let mut bytes = seed.get(corpus().as_slice()).clone();
-        for (at, byte, op) in edits {
-            if bytes.is_empty() {
-                break;
-            }
-            let i = at.index(bytes.len());
-            match op {
-                0 => bytes[i] = byte,
-                1 => bytes.insert(i, byte),
-                2 => { bytes.remove(i); }
-                _ => bytes.truncate(i),
-            }
-        }
+        apply_edits(&mut bytes, &edits);
         match read(&bytes[..]) {
             Ok(session) => exercise(&session),
             Err(ReadError::Invalid(message)) => prop_assert!(!message.contains('\n'), "{}", message),

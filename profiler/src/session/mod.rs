@@ -9,7 +9,7 @@ mod decode;
 #[cfg(feature = "native")]
 mod file;
 #[cfg(test)]
-mod file_tests;
+pub(crate) mod file_tests;
 mod format;
 mod io;
 mod model;
