@@ -51,8 +51,8 @@ fn main() {
     bindgen(&wasm, &out_dir.join("pkg"));
 }
 
-#[cfg(feature = "native")]
 /// Installs the wasm32 target with rustup when the toolchain lacks it, or stops with one line.
+#[cfg(feature = "native")]
 fn ensure_wasm_target() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let sysroot = Command::new(&rustc)
@@ -81,12 +81,19 @@ fn ensure_wasm_target() {
     }
 }
 
-#[cfg(feature = "native")]
 /// Compiles `viewer/` for wasm32 in its own target directory (the outer build holds a lock on
 /// the normal one) and returns the path of the `.wasm` file.
+///
+/// That directory sits beside the outer build's profiles (`target/wasm-viewer`), so `cargo check`,
+/// `cargo build`, `cargo test` and `cargo doc` share one wasm build instead of making one each.
+#[cfg(feature = "native")]
 fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target_dir = out_dir.join("viewer-target");
+    let target_dir = out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(|target| target.join("wasm-viewer"))
+        .unwrap_or_else(|| out_dir.join("viewer-target"));
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
         .args(["build", "--release", "--locked", "--target", WASM_TARGET])
@@ -118,8 +125,8 @@ fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
         .join("prof_viewer.wasm")
 }
 
-#[cfg(feature = "native")]
 /// Generates the JS glue and the final `.wasm` (ES module form, loaded by `web/`) into `pkg`.
+#[cfg(feature = "native")]
 fn bindgen(wasm: &Path, pkg: &Path) {
     let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
     bindgen

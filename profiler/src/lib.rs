@@ -1,6 +1,6 @@
 //! `prof`: a sampling CPU profiler for Rust and other native programs, with a local web viewer.
 //!
-//! Samples flow one way: the [sampler](crate::sampler) (native only) records raw stacks, they are
+//! Samples flow one way: the [sampler] (native only) records raw stacks, they are
 //! symbolized into a [`Session`](session::Session), and everything else reads that session: the
 //! [aggregation core](aggregate), the [exporters](export), the session file and the browser viewer.
 //!
@@ -27,6 +27,9 @@ pub use error::{Error, Result};
 pub use options::{Options, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES};
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
+
+#[cfg(feature = "native")]
+pub use sampler::{profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

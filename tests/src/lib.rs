@@ -7,21 +7,50 @@ pub mod webdriver;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
-/// The `prof` binary that `cargo test --workspace` built beside this test executable.
+/// The `prof` binary, built from the current sources.
+///
+/// `cargo test -p prof-e2e` does not rebuild the `prof` binary by itself, so the first call runs
+/// `cargo build -p prof --bin prof` (a no-op when it is current) with the same profile as this
+/// test executable, and every test drives what the sources say, never a stale binary.
 pub fn prof_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_prof).clone()
+}
+
+fn build_prof() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its own path");
     // target/<profile>/deps/<test>-<hash>  ->  target/<profile>/prof
     let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("test executables live in target/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("target/<profile> has a parent");
+    let release = profile_dir
+        .file_name()
+        .is_some_and(|name| name == "release");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "prof",
+            "--bin",
+            "prof",
+            "--target-dir",
+        ])
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building the prof binary failed");
     let bin = profile_dir.join(format!("prof{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} is missing: run the tests with `cargo test --workspace` so the binary is built",
-        bin.display()
-    );
+    assert!(bin.exists(), "{} was not built", bin.display());
     bin
 }
 

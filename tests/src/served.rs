@@ -1,5 +1,6 @@
 //! `prof serve` run as a user runs it, in the background, for the browser and server tests.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -18,11 +19,17 @@ pub struct Served {
 impl Served {
     /// Starts `prof serve` on `files` with `extra` arguments and waits for its URL.
     pub fn start(files: &[&Path], extra: &[&str]) -> Served {
+        let mut args: Vec<&OsStr> = vec!["serve".as_ref(), "--no-open".as_ref()];
+        args.extend(extra.iter().map(OsStr::new));
+        args.extend(files.iter().map(|f| f.as_os_str()));
+        Served::run(&args)
+    }
+
+    /// Starts `prof` with `args` (a command that serves, such as `serve` or `demo`) and waits
+    /// for the URL it prints.
+    pub fn run(args: &[&OsStr]) -> Served {
         let mut child = Command::new(crate::prof_bin())
-            .arg("serve")
-            .arg("--no-open")
-            .args(extra)
-            .args(files)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -43,7 +50,7 @@ impl Served {
             None => {
                 let _ = child.kill();
                 let status = child.wait();
-                panic!("prof serve printed no URL (exit: {status:?})");
+                panic!("prof printed no URL (exit: {status:?})");
             }
         };
         Served { child, stderr, url }

@@ -27,3 +27,38 @@ fn the_binary_embeds_the_viewer() {
         "{text}"
     );
 }
+
+#[test]
+fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
+    let dir = prof_e2e::TempDir::new("demo");
+    let out_path = dir.join("demo.json");
+    let out = prof(&["demo", "--seconds", "0.6", "-o", out_path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = prof::Report::load(&out_path).expect("the demo session loads");
+    // The workload runs for wall time and the machine may be busy, so check the rate per CPU
+    // time (1 ms by default), not a sample count.
+    let samples = report.total_samples() as f64;
+    let cpu_ms = report.session().total_weight() as f64 / 1e6;
+    assert!(samples >= 50.0, "{samples} samples");
+    assert!(
+        (samples - cpu_ms).abs() <= 0.1 * cpu_ms,
+        "{samples} samples for {cpu_ms:.1} ms of CPU at 1 ms"
+    );
+    let top: Vec<String> = report.top(5).iter().map(|r| r.name.clone()).collect();
+    assert!(
+        top.iter().any(|n| n.contains("is_prime")),
+        "the hottest function of the demo is in the top 5: {top:?}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("is_prime"), "{stdout}");
+}
+
+#[test]
+fn demo_rejects_a_nonsense_duration() {
+    let out = prof(&["demo", "--seconds", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -177,8 +177,34 @@ fn broken_files_get_one_line_and_exit_code_2() {
         "frames[0].name: 77 is out of range",
     );
     refused(
-        &write(&dir, "text.txt", b"main;parse 10\n"),
+        // Folded stacks are read from any other name; a `.json` name means a session file.
+        &write(&dir, "text.json", b"main;parse 10\n"),
         "not a prof session: starts with byte 0x6d",
+    );
+}
+
+#[test]
+fn report_reads_profiles_from_other_tools() {
+    let dir = TempDir::new("report-folded");
+    let folded = write(&dir, "stacks.folded", b"main;parse 10\nmain;parse;lex 30\n");
+    let out = prof(&["report", folded.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["lex", "parse", "main"]);
+    // Folded weights are counts of unknown unit: shown as numbers, not as milliseconds.
+    let text = stdout(&out);
+    let lex: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(lex, ["30", "75.0%", "30", "75.0%", "lex"]);
+}
+
+#[test]
+fn the_version_1_fixture_reports() {
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/session/v1.json");
+    let out = prof(&["report", v1.to_str().unwrap(), "--thread", "worker"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("/usr/bin/demo: cpu mode, 3 samples"),
+        "{}",
+        stdout(&out)
     );
 }
 
@@ -201,16 +227,24 @@ fn a_gigabyte_of_random_bytes_fails_fast() {
     file.write_all(&chunk).unwrap();
     file.set_len(1 << 30).unwrap();
     drop(file);
-    refused(&path, "not a prof session");
+    refused(&path, "not a prof session: starts with byte");
     // A gigabyte that starts like JSON is refused by its size, before it is read.
     let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.write_all(b"{").unwrap();
     drop(file);
     refused(&path, "the file is 1024 MiB, larger than 256 MiB");
-    // A mebibyte of random bytes after a `{`: the JSON parser has to give up, with a position.
+    // A mebibyte of random bytes under a name that is not a session's is sniffed (as pprof, being
+    // binary) and refused; after a `{`, the JSON parser gives up with a position.
+    refused(&write(&dir, "random.bin", &chunk), "");
     let mut bytes = chunk;
     bytes[0] = b'{';
     refused(&write(&dir, "brace.json", &bytes), "line 1 column");
+    // Valid UTF-8 after a `{` is read as a session, and the JSON parser gives the position.
+    let text: Vec<u8> = bytes[1..].iter().map(|b| b'a' + b % 26).collect();
+    refused(
+        &write(&dir, "letters.json", &[b"{".as_slice(), &text].concat()),
+        "line 1 column 2",
+    );
 }
 
 #[test]

@@ -172,3 +172,25 @@ fn the_served_viewer_is_the_current_source() {
     }
     assert!(exports >= 5, "the viewer exports its API by js_name");
 }
+
+#[test]
+fn demo_serves_its_session_like_prof_serve() {
+    let dir = TempDir::new("serve-demo");
+    let file = dir.join("demo.json");
+    let served = Served::run(&[
+        "demo".as_ref(),
+        "--seconds".as_ref(),
+        "0.3".as_ref(),
+        "--no-open".as_ref(),
+        "--port".as_ref(),
+        "0".as_ref(),
+        "-o".as_ref(),
+        file.as_os_str(),
+    ]);
+    assert_eq!(get(&served.url, false).status_code, 200);
+    let served_session = get(&format!("{}session/0", served.url), false);
+    assert_eq!(served_session.status_code, 200);
+    let saved = prof::session::read(&std::fs::read(&file).unwrap()[..]).unwrap();
+    let shown = prof::session::read(served_session.as_bytes()).unwrap();
+    assert_eq!(shown, saved, "the page gets exactly the session demo saved");
+}

@@ -87,7 +87,7 @@ impl StackWeights {
                 }
             }
             let s = samples.stack[i].index();
-            out.weight[s] += samples.weight[i];
+            out.weight[s] = out.weight[s].saturating_add(samples.weight[i]);
             out.count[s] += 1;
         }
         out
@@ -100,7 +100,7 @@ impl StackWeights {
 
     /// The total weight kept.
     pub fn total(&self) -> u64 {
-        self.weight.iter().sum()
+        self.weight.iter().fold(0, |a, &w| a.saturating_add(w))
     }
 }
 

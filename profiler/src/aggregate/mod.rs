@@ -5,22 +5,26 @@
 //! The usual flow: [`StackWeights::compute`] sums the samples a [`Filter`] keeps per stack (the
 //! only pass over the samples), [`CallTree::build`] merges the stacks by function and applies
 //! [`Transform`]s, and then the tree answers [`CallTree::top`], [`CallTree::flame`] and friends as
-//! often as needed.
+//! often as needed: [`CallTree::callers`] and [`CallTree::callees`] for one function (the
+//! sandwich view), [`DiffTree`] for two profiles.
 
+mod diff;
 mod filter;
 mod flame;
+mod sandwich;
 mod search;
 mod table;
 mod top;
 mod transform;
 mod tree;
 
+pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
 pub use search::SearchMatch;
 pub use table::{format_weight, TopTable};
 pub use top::{SortBy, TopRow};
-pub use transform::Transform;
+pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]

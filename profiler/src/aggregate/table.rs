@@ -5,7 +5,8 @@ use crate::session::{Mode, Session};
 use std::fmt;
 
 /// A top-N table ready to print. Weights are shown in the session's unit (milliseconds for
-/// time, bytes for allocations) with percentages of the total.
+/// time, bytes for allocations; plain numbers for imported folded stacks, whose weights are
+/// counts) with percentages of the total.
 #[derive(Clone, Debug)]
 pub struct TopTable<'a> {
     /// The session the rows come from (for the header).
@@ -51,6 +52,14 @@ impl fmt::Display for TopTable<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let meta = &self.session.meta;
         let mode = meta.mode;
+        let counts = crate::export::weights_are_counts(self.session);
+        let format_weight = |w: u64| {
+            if counts {
+                w.to_string()
+            } else {
+                format_weight(mode, w)
+            }
+        };
         let program = if meta.program.is_empty() {
             "(unknown program)"
         } else {
@@ -61,7 +70,7 @@ impl fmt::Display for TopTable<'_> {
             "{program}: {} mode, {} samples, {} total, sorted by {}",
             mode.name(),
             self.total_count,
-            format_weight(mode, self.total_weight),
+            format_weight(self.total_weight),
             match self.sort {
                 SortBy::SelfWeight => "self",
                 SortBy::Total => "total",
@@ -76,9 +85,9 @@ impl fmt::Display for TopTable<'_> {
             writeln!(
                 f,
                 "{:>12} {:>7.1}% {:>12} {:>7.1}%  {}",
-                format_weight(mode, row.total_weight),
+                format_weight(row.total_weight),
                 percent(row.total_weight, self.total_weight),
-                format_weight(mode, row.self_weight),
+                format_weight(row.self_weight),
                 percent(row.self_weight, self.total_weight),
                 row.name
             )?;

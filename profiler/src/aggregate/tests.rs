@@ -199,6 +199,11 @@ fn merge_and_hide_charge_callers() {
         ["main;eval 5", "main;eval;eval;eval 40", "main;parse 55"]
     );
     assert!(Transform::hide("(").is_err());
+    let tree = tree_with(
+        &s,
+        &[Transform::hide_matching(|name| name.starts_with('p'))],
+    );
+    assert_eq!(folded(&tree, &s)[3], "main;lex 45");
 }
 
 #[test]
@@ -214,4 +219,53 @@ fn collapse_recursion_then_focus_compose_in_order() {
         ],
     );
     assert_eq!(folded(&tree, &s), ["eval;add 40", "eval;lex 5"]);
+}
+
+#[test]
+fn sandwich_shows_callers_inverted_and_callees_merged() {
+    let s = example();
+    let tree = CallTree::new(&s, &Filter::all());
+    let lex = func(&s, "lex");
+    let callers = tree.callers(&s, lex);
+    assert_eq!(
+        folded(&callers, &s),
+        ["lex;eval;main 5", "lex;parse;main 45"]
+    );
+    assert_eq!(callers.total_weight(callers.root()), 50);
+    let eval = func(&s, "eval");
+    let callers = tree.callers(&s, eval);
+    assert_eq!(
+        folded(&callers, &s),
+        ["eval;main 45"],
+        "recursion counts once"
+    );
+    let callees = tree.callees(&s, eval);
+    assert_eq!(
+        folded(&callees, &s),
+        ["eval;eval;eval;add 40", "eval;lex 5"]
+    );
+}
+
+#[test]
+fn diff_matches_paths_by_name_across_sessions() {
+    let before = folded_session(&[("main;a", 10), ("main;b", 5)]);
+    let after = folded_session(&[("main;b", 8), ("main;c;d", 2), ("main;a", 10)]);
+    let tb = CallTree::new(&before, &Filter::all());
+    let ta = CallTree::new(&after, &Filter::all());
+    let diff = DiffTree::new((&before, &tb), (&after, &ta));
+    let rows: Vec<(String, u64, u64)> = diff
+        .stacks()
+        .into_iter()
+        .map(|d| (d.path.join(";"), d.before, d.after))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("main;a".to_owned(), 10, 10),
+            ("main;b".to_owned(), 5, 8),
+            ("main;c;d".to_owned(), 0, 2)
+        ]
+    );
+    assert_eq!(diff.total_weight(0), (15, 20));
+    assert_eq!(diff.name(1), "main");
 }

@@ -7,6 +7,30 @@
 use super::tree::Shape;
 use crate::session::{Session, StrId};
 use regex::Regex;
+use std::sync::Arc;
+
+/// A test on function names, for [`Transform::Hide`]: any predicate, so the wasm viewer can match
+/// with a smaller regex engine than the `regex` crate the command line uses.
+#[derive(Clone)]
+pub struct NameMatcher(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl NameMatcher {
+    /// A matcher from any predicate.
+    pub fn new(matches: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        NameMatcher(Arc::new(matches))
+    }
+
+    /// True when `name` matches.
+    pub fn matches(&self, name: &str) -> bool {
+        (self.0)(name)
+    }
+}
+
+impl std::fmt::Debug for NameMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameMatcher(..)")
+    }
+}
 
 /// One rewrite of the call tree. Functions are named by their name's [`StrId`] in the session.
 #[derive(Clone, Debug)]
@@ -20,15 +44,24 @@ pub enum Transform {
     /// Remove the function's frames, charging its time to its callers.
     Merge(StrId),
     /// Remove every frame whose function name matches, charging its time to its callers.
-    Hide(Regex),
+    Hide(NameMatcher),
     /// Turn direct recursion (a function calling itself) into one node.
     CollapseRecursion,
 }
 
 impl Transform {
-    /// A [`Transform::Hide`] for a regular expression, or the reason it is not one.
+    /// A [`Transform::Hide`] for a regular expression (`regex` crate syntax), or the reason it is
+    /// not one.
     pub fn hide(pattern: &str) -> Result<Transform, regex::Error> {
-        Regex::new(pattern).map(Transform::Hide)
+        let re = Regex::new(pattern)?;
+        Ok(Transform::Hide(NameMatcher::new(move |name| {
+            re.is_match(name)
+        })))
+    }
+
+    /// A [`Transform::Hide`] for any predicate on function names.
+    pub fn hide_matching(matches: impl Fn(&str) -> bool + Send + Sync + 'static) -> Transform {
+        Transform::Hide(NameMatcher::new(matches))
     }
 
     /// The rewritten shape and, for each node of `shape`, its node in the new one.
@@ -37,10 +70,10 @@ impl Transform {
             Transform::FocusFunction(f) => focus_function(shape, *f),
             Transform::FocusSubtree(path) => focus_subtree(shape, path),
             Transform::Merge(f) => merge(shape, |func| func == *f),
-            Transform::Hide(re) => {
+            Transform::Hide(matcher) => {
                 let mut verdict: Vec<Option<bool>> = vec![None; session.strings.len()];
                 merge(shape, |func| {
-                    *verdict[func.index()].get_or_insert_with(|| re.is_match(session.str(func)))
+                    *verdict[func.index()].get_or_insert_with(|| matcher.matches(session.str(func)))
                 })
             }
             Transform::CollapseRecursion => collapse_recursion(shape),

@@ -81,7 +81,9 @@ impl Shape {
     }
 }
 
-/// A call tree with weights. See the [module docs](self).
+/// A call tree with weights: stacks merged by function name. Built once, queried many times; the
+/// nodes are flat columns indexed by [`NodeId`], a parent before its children, and each node's
+/// children are sorted by function name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallTree {
     parent: Vec<NodeId>,
@@ -112,11 +114,12 @@ impl CallTree {
             }
             shape = next;
         }
-        let mut self_weight = vec![0; shape.len()];
+        let mut self_weight = vec![0u64; shape.len()];
         let mut self_count = vec![0; shape.len()];
         for (stack, node) in map.iter().enumerate() {
             if let Some(n) = node {
-                self_weight[*n as usize] += weights.weight[stack];
+                self_weight[*n as usize] =
+                    self_weight[*n as usize].saturating_add(weights.weight[stack]);
                 self_count[*n as usize] += weights.count[stack];
             }
         }
@@ -135,7 +138,7 @@ impl CallTree {
         let mut total_count = self_count.clone();
         for i in (1..n).rev() {
             let p = shape.parent[i] as usize;
-            total_weight[p] += total_weight[i];
+            total_weight[p] = total_weight[p].saturating_add(total_weight[i]);
             total_count[p] += total_count[i];
         }
         let mut depth = vec![0u32; n];

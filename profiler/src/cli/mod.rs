@@ -1,6 +1,9 @@
 //! Argument parsing for the `prof` command. Each subcommand calls one library function.
 
+mod convert;
+mod demo;
 mod serve;
+mod workload;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,6 +23,10 @@ struct Cli {
 enum Command {
     /// Print the files of the embedded browser viewer.
     Assets,
+    /// Profile a built-in workload, save it as demo.json and show it in the browser viewer.
+    Demo(demo::DemoArgs),
+    /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
+    Convert(convert::ConvertArgs),
     /// Show session files in the browser viewer.
     Serve(serve::ServeArgs),
     /// Print the top functions of a session file.
@@ -36,6 +43,8 @@ pub fn run() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Convert(args) => convert::run(args),
+        Command::Demo(args) => demo::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Report(args) => report::run(args),
     }

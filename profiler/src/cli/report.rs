@@ -10,7 +10,8 @@ use std::process::ExitCode;
 /// Arguments of `prof report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The session file (`.json` or `.json.gz`).
+    /// The profile: a session file (`.json`, `.json.gz`), folded stacks, `perf script` output or
+    /// pprof.
     file: PathBuf,
     /// How many functions to list.
     #[arg(long, default_value_t = prof::DEFAULT_TOP)]
@@ -32,7 +33,7 @@ enum Sort {
 
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
-    let session = match prof::session::load(&args.file) {
+    let session = match prof::import::load_any(&args.file) {
         Ok(session) => session,
         Err(err) => return fail(&err),
     };

@@ -13,6 +13,13 @@ pub struct ServeArgs {
     /// Session files to show (JSON, optionally gzip-compressed); the page switches between them.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    flags: ServeFlags,
+}
+
+/// How to serve: shared by `prof serve` and `prof demo`, which serves its session the same way.
+#[derive(Debug, Args)]
+pub struct ServeFlags {
     /// Listen on exactly this port (0: any free port). By default the first free port from 7420.
     #[arg(long, value_name = "N")]
     port: Option<u16>,
@@ -27,8 +34,13 @@ pub struct ServeArgs {
 
 /// Runs `prof serve`: serves until interrupted.
 pub fn run(args: ServeArgs) -> ExitCode {
-    let mut sessions = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    serve_files(&args.files, &args.flags)
+}
+
+/// Serves `files` in the viewer until interrupted.
+pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
+    let mut sessions = Vec::with_capacity(files.len());
+    for path in files {
         match serve::load_for_serving(path) {
             Ok((file, problem)) => {
                 if let Some(problem) = problem {

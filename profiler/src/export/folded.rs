@@ -1,7 +1,7 @@
 //! Folded stacks: `root;...;leaf weight`, one line per distinct stack, the input format of
 //! flamegraph.pl, inferno and speedscope.
 
-use crate::aggregate::{CallTree, Filter, NodeId};
+use crate::aggregate::{CallTree, DiffTree, Filter, NodeId};
 use crate::session::Session;
 use crate::Result;
 use std::io::Write;
@@ -32,6 +32,18 @@ pub fn write_folded_tree(tree: &CallTree, session: &Session, out: impl Write) ->
     Ok(())
 }
 
+/// Writes a [`DiffTree`] as differential folded stacks, `root;...;leaf before after`, the input
+/// of inferno's and flamegraph.pl's differential flame graphs.
+pub fn write_folded_diff(diff: &DiffTree, out: impl Write) -> Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    for delta in diff.stacks() {
+        let path: Vec<String> = delta.path.iter().map(|n| clean(n)).collect();
+        writeln!(out, "{} {} {}", path.join(";"), delta.before, delta.after)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
 fn clean(name: &str) -> String {
     name.replace(';', ":").replace(['\n', '\r'], " ")
 }
@@ -40,6 +52,25 @@ fn clean(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::session::SessionBuilder;
+
+    #[test]
+    fn differential_folded_has_two_weight_columns() {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        b.push_named(&["main", "x;y"], t, 0, 3);
+        let before = b.finish();
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        b.push_named(&["main"], t, 0, 2);
+        let after = b.finish();
+        let (tb, ta) = (
+            CallTree::new(&before, &Filter::all()),
+            CallTree::new(&after, &Filter::all()),
+        );
+        let mut out = Vec::new();
+        write_folded_diff(&DiffTree::new((&before, &tb), (&after, &ta)), &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "main 0 2\nmain;x:y 3 0\n");
+    }
 
     #[test]
     fn folded_lines_are_root_first_with_weights_and_no_stray_semicolons() {

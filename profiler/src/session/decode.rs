@@ -11,11 +11,21 @@ use super::{Frame, FrameId, Samples, Session, StackId, StackNode, StrId, Thread,
 /// What is wrong with a file's content, as one line.
 pub(crate) type Invalid = String;
 
-fn check_index(what: &str, value: u64, len: usize, table: &str) -> Result<u32, Invalid> {
+/// `value` as an index into a table of `len` entries; `what` names the field for the error (a
+/// closure, so the hot path over a million samples formats nothing).
+fn check_index(
+    what: impl FnOnce() -> String,
+    value: u64,
+    len: usize,
+    table: &str,
+) -> Result<u32, Invalid> {
     if value < len as u64 {
         Ok(value as u32)
     } else {
-        Err(format!("{what}: {value} is out of range ({len} {table})"))
+        Err(format!(
+            "{}: {value} is out of range ({len} {table})",
+            what()
+        ))
     }
 }
 
@@ -30,17 +40,17 @@ fn column(field: &str, text: &str, expected: u64) -> Result<Vec<u64>, Invalid> {
     Ok(values)
 }
 
-fn string_id(what: &str, value: u32, strings: usize) -> Result<StrId, Invalid> {
+fn string_id(what: impl FnOnce() -> String, value: u32, strings: usize) -> Result<StrId, Invalid> {
     check_index(what, value.into(), strings, "strings").map(StrId)
 }
 
 fn frame(i: usize, row: &FrameRow, strings: usize) -> Result<Frame, Invalid> {
     let opt = |field: &str, v: Option<u32>| {
-        v.map(|v| string_id(&format!("frames[{i}].{field}"), v, strings))
+        v.map(|v| string_id(|| format!("frames[{i}].{field}"), v, strings))
             .transpose()
     };
     Ok(Frame {
-        name: string_id(&format!("frames[{i}].name"), row.name, strings)?,
+        name: string_id(|| format!("frames[{i}].name"), row.name, strings)?,
         file: opt("file", row.file)?,
         line: row.line,
         module: opt("module", row.module)?,
@@ -64,7 +74,7 @@ fn stacks(file: &SessionFile, frames: usize) -> Result<Vec<StackNode>, Invalid> 
                 ))
             }
         };
-        let frame = check_index(&format!("stacks.frame[{i}]"), frame, frames, "frames")?;
+        let frame = check_index(|| format!("stacks.frame[{i}]"), frame, frames, "frames")?;
         nodes.push(StackNode {
             parent,
             frame: FrameId(frame),
@@ -87,9 +97,10 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         time_ns: Vec::with_capacity(stack.len()),
         weight: Vec::with_capacity(stack.len()),
     };
+    let mut total_weight = 0u64;
     for i in 0..stack.len() {
         let t = check_index(
-            &format!("samples.thread[{i}]"),
+            || format!("samples.thread[{i}]"),
             thread[i],
             threads,
             "threads",
@@ -98,7 +109,16 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         prev.stack = prev.stack.wrapping_add(unzigzag(stack[i]) as u64);
         prev.time = prev.time.wrapping_add(unzigzag(time[i]) as u64);
         prev.weight = prev.weight.wrapping_add(unzigzag(weight[i]) as u64);
-        let s = check_index(&format!("samples.stack[{i}]"), prev.stack, stacks, "stacks")?;
+        let s = check_index(
+            || format!("samples.stack[{i}]"),
+            prev.stack,
+            stacks,
+            "stacks",
+        )?;
+        // Every sum of weights the aggregation makes is at most this one, so none can overflow.
+        total_weight = total_weight
+            .checked_add(prev.weight)
+            .ok_or_else(|| format!("samples.weight_delta[{i}]: the total weight passes 2^64"))?;
         out.stack.push(StackId(s));
         out.thread.push(ThreadIdx(t));
         out.time_ns.push(prev.time);
@@ -127,7 +147,7 @@ pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
         .map(|(i, row)| {
             Ok(Thread {
                 tid: row.tid,
-                name: string_id(&format!("threads[{i}].name"), row.name, n_strings)?,
+                name: string_id(|| format!("threads[{i}].name"), row.name, n_strings)?,
             })
         })
         .collect::<Result<Vec<_>, Invalid>>()?;

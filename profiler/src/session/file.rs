@@ -1,6 +1,6 @@
 //! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
 
-use super::io::{read_with, too_large, write, ReadError, ReadOptions};
+use super::io::{read_with, too_large, write, ReadOptions};
 use super::Session;
 use crate::{Error, Result};
 use flate2::write::GzEncoder;
@@ -40,16 +40,7 @@ pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session
     } else {
         read_with(file, options)
     };
-    result.map_err(|e| match e {
-        ReadError::Invalid(message) => Error::BadInput {
-            path: path.to_owned(),
-            message,
-        },
-        ReadError::Io(source) => Error::Io {
-            path: path.to_owned(),
-            source,
-        },
-    })
+    result.map_err(|e| e.at(path))
 }
 
 /// Saves `session` to `path`, gzipped when the name ends in `.gz`.
@@ -60,7 +51,9 @@ pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     write_atomically(path, |file| {
         if is_gzip_path(path) {
-            let mut gz = GzEncoder::new(file, Compression::default());
+            // Level 1: the packed columns are dense already, so level 6 saves 2% of the size
+            // for 8x the time (see the session benchmark).
+            let mut gz = GzEncoder::new(file, Compression::fast());
             write(session, &mut gz)?;
             gz.finish()?;
             Ok(())
@@ -175,6 +168,26 @@ mod tests {
         assert!(err.to_string().contains("disk full"), "{err}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "old");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_by_its_size_before_reading() {
+        let dir = temp_dir("large");
+        let path = dir.join("large.json");
+        // A 3 MiB file (sparse after `head`) read with a 1 MiB limit.
+        let load_large = |head: &str| {
+            fs::write(&path, head).unwrap();
+            let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+            file.set_len(3 << 20).unwrap();
+            load_with(&path, ReadOptions::default().max_bytes(1 << 20)).unwrap_err()
+        };
+        let err = load_large("{\"format\":");
+        assert!(matches!(err, Error::BadInput { .. }));
+        let expected = "the file is 3 MiB, larger than 1 MiB (the limit for a session file)";
+        assert!(err.to_string().ends_with(expected), "{err}");
+        let err = load_large("garbage");
+        assert!(err.to_string().contains("not a prof session"), "{err}");
         fs::remove_dir_all(dir).unwrap();
     }
 

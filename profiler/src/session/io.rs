@@ -49,6 +49,22 @@ pub enum ReadError {
     Io(#[source] io::Error),
 }
 
+impl ReadError {
+    /// The library error for this failure while reading `path` (what a user sees, with the name).
+    pub fn at(self, path: &std::path::Path) -> crate::Error {
+        match self {
+            ReadError::Invalid(message) => crate::Error::BadInput {
+                path: path.to_owned(),
+                message,
+            },
+            ReadError::Io(source) => crate::Error::Io {
+                path: path.to_owned(),
+                source,
+            },
+        }
+    }
+}
+
 /// Marks the error a [`Limited`] reader returns once the cap is passed.
 #[derive(Debug)]
 struct TooLarge(u64);

@@ -22,7 +22,7 @@ pub(crate) fn rich_session() -> Session {
         achieved_interval_ns: 1_010_000,
         timer: "perf_event".into(),
         dropped_samples: 3,
-        prof_version: crate::VERSION.into(),
+        prof_version: "0.1.0".into(),
     });
     let main = b.intern_frame(&FrameSpec {
         file: Some("src/main.rs"),
@@ -44,7 +44,7 @@ pub(crate) fn rich_session() -> Session {
     b.push_sample(s1, t1, 5_000_000, 1_000_000);
     b.push_sample(s2, t2, 1_000_000, 900_000);
     b.push_sample(s2, t1, 6_000_000, 1_100_000);
-    b.push_sample(s1, t2, 2_000_000, u64::MAX);
+    b.push_sample(s1, t2, 2_000_000, u64::MAX / 2);
     b.push_sample(s1, t2, 2_000_000, 0);
     b.finish()
 }

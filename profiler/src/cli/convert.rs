@@ -1,0 +1,141 @@
+//! `prof convert FILE --to FORMAT -o OUT`: reads any profile `prof` understands and writes it in
+//! another format.
+
+use super::exit::{fail, BAD_INPUT};
+use clap::{Args, ValueEnum};
+use prof::export::{dot, pprof, source, speedscope, svg, write_folded};
+use prof::import::load_any;
+use prof::session::Session;
+use prof::Error;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `prof convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The profile to read: a prof session (.json, .json.gz), folded stacks, `perf script` output
+    /// or pprof (gzipped or not); the format is told from the content.
+    file: PathBuf,
+    /// The format to write; by default inferred from the output name (.folded, .svg,
+    /// .speedscope.json, .pb.gz/.pprof, .dot, .json/.json.gz for a session).
+    #[arg(long, value_enum)]
+    to: Option<Target>,
+    /// Where to write (`-` for standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// The formats `prof convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Target {
+    /// Folded stacks (flamegraph.pl, inferno).
+    Folded,
+    /// Flame graph SVG.
+    Svg,
+    /// speedscope JSON.
+    Speedscope,
+    /// Gzipped pprof profile.proto.
+    Pprof,
+    /// Graphviz dot call graph.
+    Dot,
+    /// prof session file (gzipped when the name ends in .gz).
+    Session,
+    /// Source lines annotated with weights (reads the source files named in the profile).
+    Source,
+}
+
+/// The format an output name implies, if any.
+fn infer(output: &Path) -> Option<Target> {
+    let name = output.file_name()?.to_str()?.to_ascii_lowercase();
+    let ends = |suffixes: &[&str]| suffixes.iter().any(|s| name.ends_with(s));
+    Some(if ends(&[".speedscope.json", ".speedscope"]) {
+        Target::Speedscope
+    } else if ends(&[".folded", ".collapsed", ".folded.txt"]) {
+        Target::Folded
+    } else if ends(&[".svg"]) {
+        Target::Svg
+    } else if ends(&[".pb.gz", ".pprof", ".pb"]) {
+        Target::Pprof
+    } else if ends(&[".dot", ".gv"]) {
+        Target::Dot
+    } else if ends(&[".json", ".json.gz"]) {
+        Target::Session
+    } else {
+        return None;
+    })
+}
+
+/// Runs `prof convert`.
+pub fn run(args: ConvertArgs) -> ExitCode {
+    let Some(target) = args.to.or_else(|| infer(&args.output)) else {
+        eprintln!(
+            "prof: cannot tell the output format from `{}`: add --to folded|svg|speedscope|pprof|dot|session",
+            args.output.display()
+        );
+        return ExitCode::from(BAD_INPUT);
+    };
+    match convert(&args.file, target, &args.output) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => fail(&err),
+    }
+}
+
+fn convert(input: &Path, target: Target, output: &Path) -> prof::Result<()> {
+    let session = load_any(input)?;
+    let to_stdout = output == Path::new("-");
+    if target == Target::Session && !to_stdout {
+        return prof::session::save(&session, output);
+    }
+    let mut bytes = Vec::new();
+    render(&session, target, &mut bytes).map_err(|e| match e {
+        Error::Write(source) => Error::Io {
+            path: output.to_owned(),
+            source,
+        },
+        other => other,
+    })?;
+    if to_stdout {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(&bytes)
+            .and_then(|()| stdout.flush())
+            .map_err(Error::Write);
+    }
+    prof::session::write_atomically(output, |file| file.write_all(&bytes))
+}
+
+fn render(session: &Session, target: Target, out: &mut Vec<u8>) -> prof::Result<()> {
+    match target {
+        Target::Folded => write_folded(session, out),
+        Target::Svg => svg::write_svg(session, out),
+        Target::Speedscope => speedscope::write_speedscope(session, out),
+        Target::Pprof => pprof::write_pprof(session, out),
+        Target::Dot => dot::write_dot(session, &dot::DotOptions::default(), out),
+        Target::Session => Ok(prof::session::write(session, out)?),
+        Target::Source => source::write_source_from_disk(session, usize::MAX, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names_imply_formats() {
+        let cases = [
+            ("out.speedscope.json", Some(Target::Speedscope)),
+            ("out.json", Some(Target::Session)),
+            ("out.json.gz", Some(Target::Session)),
+            ("a/b/OUT.SVG", Some(Target::Svg)),
+            ("cpu.pb.gz", Some(Target::Pprof)),
+            ("x.pprof", Some(Target::Pprof)),
+            ("g.dot", Some(Target::Dot)),
+            ("stacks.folded", Some(Target::Folded)),
+            ("stacks.txt", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(infer(Path::new(name)), want, "{name}");
+        }
+    }
+}

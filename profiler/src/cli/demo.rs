@@ -1,0 +1,68 @@
+//! `prof demo`: profiles a built-in CPU-bound workload, saves the session and serves it exactly as
+//! `prof serve demo.json` would.
+
+use super::serve::{serve_files, ServeFlags};
+use super::workload;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `prof demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// How long the workload runs, in seconds.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    seconds: f64,
+    /// Sampling interval in microseconds.
+    #[arg(long, default_value_t = 1000, value_name = "MICROS")]
+    interval_us: u64,
+    /// Where to save the session.
+    #[arg(short, long, default_value = "demo.json")]
+    output: PathBuf,
+    /// Save and print the profile, but do not serve it.
+    #[arg(long)]
+    no_serve: bool,
+    #[command(flatten)]
+    serve: ServeFlags,
+}
+
+/// Runs `prof demo`.
+pub fn run(args: DemoArgs) -> ExitCode {
+    if !(args.seconds > 0.0 && args.seconds <= 3600.0) || args.interval_us == 0 {
+        eprintln!("prof: --seconds must be in (0, 3600] and --interval-us above 0");
+        return ExitCode::from(2);
+    }
+    let duration = Duration::from_secs_f64(args.seconds);
+    let options = prof::Options::default().interval(Duration::from_micros(args.interval_us));
+    eprintln!(
+        "profiling the demo workload for {:.1} s (primes on the main thread, Collatz on another)",
+        args.seconds
+    );
+    let mut outcome = workload::Outcome::default();
+    let report = match prof::profile(options, || outcome = workload::run(duration)) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("prof: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "found {} primes, {} Collatz steps",
+        outcome.primes, outcome.collatz_steps
+    );
+    // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
+    if let Err(e) = report.save(&args.output) {
+        eprintln!("prof: {e}");
+        return ExitCode::FAILURE;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = write!(stdout, "{report}");
+    let _ = writeln!(stdout, "saved {}", args.output.display());
+    drop(stdout);
+    if args.no_serve {
+        return ExitCode::SUCCESS;
+    }
+    serve_files(&[args.output], &args.serve)
+}

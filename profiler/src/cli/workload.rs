@@ -1,0 +1,120 @@
+//! The built-in CPU-bound workload that `prof demo` profiles: two hot functions with clearly
+//! different costs, on two threads, so the flame graph and the top-N table have something to say.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// What the workload computed, so the compiler cannot drop the work.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Primes found by trial division.
+    pub primes: u64,
+    /// Sum of Collatz sequence lengths.
+    pub collatz_steps: u64,
+}
+
+/// Runs the workload for about `duration` of wall time on the calling thread and one helper
+/// thread, and returns what it computed.
+pub fn run(duration: Duration) -> Outcome {
+    let helper = std::thread::Builder::new()
+        .name("collatz".into())
+        .spawn(move || collatz_for(duration))
+        .expect("the demo can start a thread");
+    let primes = primes_for(duration);
+    let collatz_steps = helper.join().unwrap_or_default();
+    Outcome {
+        primes,
+        collatz_steps,
+    }
+}
+
+/// Counts primes in ever larger ranges until `duration` has passed. About three quarters of the
+/// time goes to `is_prime` (trial division) and one quarter to `digit_sum` of each prime.
+#[inline(never)]
+fn primes_for(duration: Duration) -> u64 {
+    let start = Instant::now();
+    let mut found = 0;
+    let mut n = 2u64;
+    while start.elapsed() < duration {
+        for _ in 0..2_000 {
+            if is_prime(black_box(n)) {
+                found += 1 + digit_sum(n) % 2;
+            }
+            n += 1;
+        }
+    }
+    found
+}
+
+/// Trial division: the hot function of the main thread.
+#[inline(never)]
+fn is_prime(n: u64) -> bool {
+    if n < 2 {
+        return false;
+    }
+    let mut d = 2;
+    while d * d <= n {
+        if n % d == 0 {
+            return false;
+        }
+        d += 1;
+    }
+    true
+}
+
+/// Sums the decimal digits of `n` many times over: a second, cheaper hot function.
+#[inline(never)]
+fn digit_sum(n: u64) -> u64 {
+    let mut total = 0;
+    for round in 0..40 {
+        let mut m = black_box(n + round);
+        while m > 0 {
+            total += m % 10;
+            m /= 10;
+        }
+    }
+    total
+}
+
+/// Sums Collatz sequence lengths until `duration` has passed: the helper thread's work.
+#[inline(never)]
+fn collatz_for(duration: Duration) -> u64 {
+    let start = Instant::now();
+    let mut total = 0;
+    let mut n = 1u64;
+    while start.elapsed() < duration {
+        for _ in 0..2_000 {
+            total += collatz_len(black_box(n));
+            n += 1;
+        }
+    }
+    total
+}
+
+/// The length of the Collatz sequence from `n`.
+#[inline(never)]
+fn collatz_len(mut n: u64) -> u64 {
+    let mut steps = 0;
+    while n != 1 {
+        n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+        steps += 1;
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_computes_real_results() {
+        assert!(is_prime(97) && !is_prime(91) && !is_prime(1));
+        assert_eq!(collatz_len(6), 8);
+        assert_eq!(
+            digit_sum(0),
+            (0..40).map(|r: u64| r % 10 + r / 10).sum::<u64>()
+        );
+        let outcome = run(Duration::from_millis(50));
+        assert!(outcome.primes > 0 && outcome.collatz_steps > 0);
+    }
+}

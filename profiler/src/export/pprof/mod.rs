@@ -1,0 +1,358 @@
+//! pprof's `profile.proto`, gzip-compressed: what `go tool pprof`, Pyroscope and Parca read.
+//!
+//! Each distinct (stack, thread) becomes one `Sample` with two values, the sample count and the
+//! summed weight, and a `thread` label. Each run of inlined frames plus the frame they were
+//! inlined into becomes one `Location` whose `line` entries list the inlined functions first and
+//! the caller last. Every location lies in a `Mapping` (one per module) whose `has_*` flags say it
+//! is already symbolized, so pprof does not try to symbolize it again.
+
+pub(crate) mod proto;
+
+use crate::session::{FrameId, Mode, Session, StackId, StrId, ThreadIdx};
+use crate::Result;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use prost::Message;
+use std::collections::HashMap;
+use std::io::Write;
+
+/// The name of the count sample type, first in every profile `prof` writes.
+pub const COUNT_TYPE: (&str, &str) = ("samples", "count");
+
+/// The sample type of the weight column for a mode: `cpu/nanoseconds`, `wall/nanoseconds` or
+/// `alloc/bytes`.
+pub fn weight_type(mode: Mode) -> (&'static str, &'static str) {
+    (mode.name(), mode.weight_unit())
+}
+
+/// Writes `session` as a gzipped pprof profile.
+pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
+    let bytes = to_profile(session).encode_to_vec();
+    let mut gz = GzEncoder::new(out, Compression::default());
+    gz.write_all(&bytes)?;
+    gz.finish()?;
+    Ok(())
+}
+
+/// The uncompressed profile message for `session`.
+pub(crate) fn to_profile(session: &Session) -> proto::Profile {
+    let mut enc = Encoder::new(session);
+    // Imported folded stacks carry only counts: then the weight is the one `samples/count` value.
+    let counts = super::weights_are_counts(session);
+    let count = enc.value_type(COUNT_TYPE);
+    let weight = match counts {
+        true => count,
+        false => enc.value_type(weight_type(session.meta.mode)),
+    };
+    enc.profile.sample_type = if counts {
+        vec![count]
+    } else {
+        vec![count, weight]
+    };
+    enc.profile.default_sample_type = weight.r#type;
+    enc.profile.period_type = Some(weight);
+    let meta = &session.meta;
+    let interval = match meta.achieved_interval_ns {
+        0 => meta.requested_interval_ns,
+        n => n,
+    };
+    enc.profile.period = i64::try_from(interval).unwrap_or(i64::MAX);
+    enc.profile.duration_nanos = i64::try_from(meta.duration_ns).unwrap_or(i64::MAX);
+    let title = super::title(session);
+    let comment = enc.string(&title);
+    enc.profile.comment = vec![comment];
+    for (stack, thread, count, weight) in group_samples(session) {
+        let values = match counts {
+            true => vec![weight],
+            false => vec![count, weight],
+        };
+        enc.sample(stack, thread, values);
+    }
+    enc.finish()
+}
+
+/// The samples summed per (stack, thread), in order of first appearance:
+/// `(stack, thread, count, weight)`.
+fn group_samples(session: &Session) -> Vec<(StackId, ThreadIdx, u64, u64)> {
+    let samples = &session.samples;
+    let mut index: HashMap<(StackId, ThreadIdx), usize> = HashMap::new();
+    let mut groups = Vec::new();
+    for i in 0..samples.len() {
+        let key = (samples.stack[i], samples.thread[i]);
+        let slot = *index.entry(key).or_insert_with(|| {
+            groups.push((key.0, key.1, 0, 0));
+            groups.len() - 1
+        });
+        groups[slot].2 += 1;
+        groups[slot].3 += samples.weight[i];
+    }
+    groups
+}
+
+/// Builds the profile's tables, interning each string, function, location and mapping once.
+struct Encoder<'s> {
+    session: &'s Session,
+    profile: proto::Profile,
+    strings: HashMap<String, i64>,
+    functions: HashMap<(StrId, Option<StrId>), u64>,
+    /// Location id per run of frames (inlined frames, then the frame they were inlined into).
+    locations: HashMap<Vec<FrameId>, u64>,
+    /// Mapping index in `profile.mapping` per module (None: frames with no module).
+    mappings: HashMap<Option<StrId>, usize>,
+    /// Location ids of each stack already walked, leaf first.
+    stacks: HashMap<StackId, Vec<u64>>,
+}
+
+impl<'s> Encoder<'s> {
+    fn new(session: &'s Session) -> Self {
+        let mut enc = Encoder {
+            session,
+            profile: proto::Profile::default(),
+            strings: HashMap::new(),
+            functions: HashMap::new(),
+            locations: HashMap::new(),
+            mappings: HashMap::new(),
+            stacks: HashMap::new(),
+        };
+        enc.string("");
+        enc
+    }
+
+    fn string(&mut self, text: &str) -> i64 {
+        if let Some(&id) = self.strings.get(text) {
+            return id;
+        }
+        let id = self.profile.string_table.len() as i64;
+        self.profile.string_table.push(text.to_owned());
+        self.strings.insert(text.to_owned(), id);
+        id
+    }
+
+    fn value_type(&mut self, (kind, unit): (&str, &str)) -> proto::ValueType {
+        proto::ValueType {
+            r#type: self.string(kind),
+            unit: self.string(unit),
+        }
+    }
+
+    fn sample(&mut self, stack: StackId, thread: ThreadIdx, values: Vec<u64>) {
+        let location_id = match self.stacks.get(&stack) {
+            Some(ids) => ids.clone(),
+            None => {
+                let ids = self.stack_locations(stack);
+                self.stacks.insert(stack, ids.clone());
+                ids
+            }
+        };
+        let thread = &self.session.threads[thread.index()];
+        let name = match self.session.str(thread.name) {
+            "" => format!("{}", thread.tid),
+            name => name.to_owned(),
+        };
+        let label = vec![
+            proto::Label {
+                key: self.string("thread"),
+                str: self.string(&name),
+                ..proto::Label::default()
+            },
+            proto::Label {
+                key: self.string("thread_id"),
+                num: i64::try_from(thread.tid).unwrap_or(i64::MAX),
+                ..proto::Label::default()
+            },
+        ];
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.profile.sample.push(proto::Sample {
+            location_id,
+            value: values.into_iter().map(clamp).collect(),
+            label,
+        });
+    }
+
+    /// The location ids of a stack, leaf first: each run of inlined frames ends at (and
+    /// includes) the first frame that was not inlined.
+    fn stack_locations(&mut self, stack: StackId) -> Vec<u64> {
+        let frames: Vec<FrameId> = self.session.stack_frames(stack).collect();
+        let mut ids = Vec::new();
+        let mut run = Vec::new();
+        for (i, &frame) in frames.iter().enumerate() {
+            run.push(frame);
+            if !self.session.frame(frame).inlined || i + 1 == frames.len() {
+                ids.push(self.location(std::mem::take(&mut run)));
+            }
+        }
+        ids
+    }
+
+    fn location(&mut self, run: Vec<FrameId>) -> u64 {
+        if let Some(&id) = self.locations.get(&run) {
+            return id;
+        }
+        let caller = self.session.frame(*run.last().expect("a run has a frame"));
+        let address = caller.address.unwrap_or(0);
+        let mapping_id = self.mapping(caller.module, caller.address);
+        let line = run
+            .iter()
+            .map(|&f| {
+                let frame = self.session.frame(f);
+                proto::Line {
+                    function_id: self.function(frame.name, frame.file),
+                    line: i64::from(frame.line.unwrap_or(0)),
+                }
+            })
+            .collect();
+        let id = self.profile.location.len() as u64 + 1;
+        self.profile.location.push(proto::Location {
+            id,
+            mapping_id,
+            address,
+            line,
+        });
+        self.locations.insert(run, id);
+        id
+    }
+
+    fn function(&mut self, name: StrId, file: Option<StrId>) -> u64 {
+        if let Some(&id) = self.functions.get(&(name, file)) {
+            return id;
+        }
+        let id = self.profile.function.len() as u64 + 1;
+        let name_idx = self.string(self.session.str(name));
+        let filename = file.map_or(0, |f| self.string(self.session.str(f)));
+        self.profile.function.push(proto::Function {
+            id,
+            name: name_idx,
+            system_name: name_idx,
+            filename,
+            start_line: 0,
+        });
+        self.functions.insert((name, file), id);
+        id
+    }
+
+    /// The id of the mapping for `module`, widened to cover `address`.
+    fn mapping(&mut self, module: Option<StrId>, address: Option<u64>) -> u64 {
+        let slot = match self.mappings.get(&module) {
+            Some(&slot) => slot,
+            None => {
+                let name = match module {
+                    Some(m) => self.session.str(m).to_owned(),
+                    None if !self.session.meta.program.is_empty() => {
+                        self.session.meta.program.clone()
+                    }
+                    None => "[unknown]".to_owned(),
+                };
+                let slot = self.profile.mapping.len();
+                let filename = self.string(&name);
+                self.profile.mapping.push(proto::Mapping {
+                    id: slot as u64 + 1,
+                    memory_start: u64::MAX,
+                    filename,
+                    has_functions: true,
+                    has_filenames: true,
+                    has_line_numbers: true,
+                    has_inline_frames: true,
+                    ..proto::Mapping::default()
+                });
+                self.mappings.insert(module, slot);
+                slot
+            }
+        };
+        let mapping = &mut self.profile.mapping[slot];
+        if let Some(address) = address {
+            mapping.memory_start = mapping.memory_start.min(address);
+            mapping.memory_limit = mapping.memory_limit.max(address.saturating_add(1));
+        }
+        mapping.id
+    }
+
+    fn finish(mut self) -> proto::Profile {
+        for mapping in &mut self.profile.mapping {
+            if mapping.memory_start == u64::MAX {
+                mapping.memory_start = 0;
+            }
+        }
+        self.profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::read::GzDecoder;
+    use std::io::Read;
+
+    fn decoded() -> proto::Profile {
+        let mut gz = Vec::new();
+        write_pprof(&crate::export::fixture::session(), &mut gz).unwrap();
+        let mut bytes = Vec::new();
+        GzDecoder::new(&gz[..]).read_to_end(&mut bytes).unwrap();
+        proto::Profile::decode(&bytes[..]).unwrap()
+    }
+
+    fn function_name(p: &proto::Profile, id: u64) -> &str {
+        let f = p.function.iter().find(|f| f.id == id).unwrap();
+        &p.string_table[f.name as usize]
+    }
+
+    #[test]
+    fn header_has_empty_first_string_two_sample_types_and_period() {
+        let p = decoded();
+        assert_eq!(p.string_table[0], "");
+        let types: Vec<(&str, &str)> = p
+            .sample_type
+            .iter()
+            .map(|t| {
+                let s = |i: i64| p.string_table[i as usize].as_str();
+                (s(t.r#type), s(t.unit))
+            })
+            .collect();
+        assert_eq!(types, [("samples", "count"), ("cpu", "nanoseconds")]);
+        assert_eq!(p.period, 1_000_000);
+        assert!(p.sample.iter().all(|s| s.value.len() == 2));
+    }
+
+    #[test]
+    fn inlined_frames_share_one_location_with_the_caller_last() {
+        let p = decoded();
+        // Samples are grouped per (stack, thread): hot on main, hot on worker, idle, other.
+        assert_eq!(p.sample.len(), 4);
+        assert_eq!(p.sample[0].value, [3, 300]);
+        let leaf = p.sample[0].location_id[0];
+        let loc = p.location.iter().find(|l| l.id == leaf).unwrap();
+        assert_eq!(loc.address, 0x2010);
+        let lines: Vec<&str> = loc
+            .line
+            .iter()
+            .map(|l| function_name(&p, l.function_id))
+            .collect();
+        assert_eq!(lines, ["hash", "work"]);
+        assert_eq!(p.sample[0].location_id.len(), 2, "hash+work, then main");
+        // The hot stack on the worker reuses the same locations.
+        assert_eq!(p.sample[1].location_id, p.sample[0].location_id);
+    }
+
+    #[test]
+    fn mappings_cover_their_addresses_and_say_they_are_symbolized() {
+        let p = decoded();
+        assert_eq!(p.mapping.len(), 2);
+        for loc in &p.location {
+            let m = p.mapping.iter().find(|m| m.id == loc.mapping_id).unwrap();
+            assert!(m.memory_start <= loc.address && loc.address < m.memory_limit);
+            assert!(m.has_functions && m.has_filenames && m.has_line_numbers);
+            assert!(m.has_inline_frames);
+        }
+    }
+
+    #[test]
+    fn each_sample_is_labelled_with_its_thread() {
+        let p = decoded();
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let thread_of = |sample: &proto::Sample| {
+            let label = sample.label.iter().find(|l| s(l.key) == "thread").unwrap();
+            s(label.str).to_owned()
+        };
+        assert_eq!(thread_of(&p.sample[0]), "main");
+        assert_eq!(thread_of(&p.sample[1]), "worker");
+    }
+}

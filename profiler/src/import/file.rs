@@ -1,0 +1,129 @@
+//! Loading a profile file of any format `prof` reads (native only): the format is told from the
+//! content ([`sniff`]), not the name, and gzip is undone first.
+
+use super::{gunzip, is_gzip, read_folded, read_pprof, sniff, Format, MAX_DECOMPRESSED};
+use crate::session::Session;
+use crate::{Error, Result};
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// How many bytes (after decompression) [`load_any`] looks at to tell the format.
+const SNIFF_BYTES: u64 = 64 << 10;
+
+/// Loads a session file, folded stacks, `perf script` output or a pprof profile (each possibly
+/// gzipped) from `path`. A name ending in `.json` or `.json.gz` is taken for a session file (so a
+/// broken one gets the session reader's precise error); any other file's format is told from its
+/// content. Errors are one line naming the file.
+pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
+    let path = path.as_ref();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase());
+    if name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")) {
+        return crate::session::load(path);
+    }
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bad = |message: String| Error::BadInput {
+        path: path.to_owned(),
+        message,
+    };
+    let mut file = File::open(path).map_err(io_err)?;
+    let mut head = Vec::new();
+    (&mut file)
+        .take(SNIFF_BYTES)
+        .read_to_end(&mut head)
+        .map_err(io_err)?;
+    if head.is_empty() {
+        return Err(bad("empty file".into()));
+    }
+    let gzipped = is_gzip(&head);
+    let format = if gzipped {
+        // Decompress only as much as the sniffer needs; a cut-off stream is fine here.
+        let mut plain = Vec::new();
+        let _ = flate2::read::GzDecoder::new(&head[..])
+            .take(SNIFF_BYTES)
+            .read_to_end(&mut plain);
+        sniff(&plain)
+    } else {
+        sniff(&head)
+    };
+    if format == Format::Session {
+        return crate::session::load(path);
+    }
+    let size = file.metadata().map_err(io_err)?.len();
+    if size > MAX_DECOMPRESSED {
+        return Err(bad(format!(
+            "larger than {} MiB, the limit for an imported profile",
+            MAX_DECOMPRESSED >> 20
+        )));
+    }
+    let mut bytes = head;
+    file.read_to_end(&mut bytes).map_err(io_err)?;
+    if gzipped && format != Format::Pprof {
+        bytes = gunzip(&bytes, path)?;
+    }
+    match format {
+        Format::Folded => read_folded(&bytes[..], path),
+        Format::PerfScript => super::perf::read_perf_script(&bytes[..], path),
+        _ => read_pprof(&bytes, path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("prof-import-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn gz(bytes: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn every_format_loads_plain_or_gzipped() {
+        let session = crate::export::fixture::session();
+        let mut pprof = Vec::new();
+        crate::export::pprof::write_pprof(&session, &mut pprof).unwrap();
+        let mut json = Vec::new();
+        crate::session::write(&session, &mut json).unwrap();
+        let folded = b"main;work 3\nmain 1\n".to_vec();
+        let cases = [
+            ("a.pb.gz", pprof, "import:pprof"),
+            ("a.folded.gz", gz(&folded), "import:folded"),
+            ("a.folded", folded, "import:folded"),
+            ("a.json.gz", gz(&json), "test"),
+            ("sniffed-session.gz", gz(&json), "test"),
+        ];
+        for (name, bytes, timer) in cases {
+            let loaded = load_any(temp(name, &bytes)).unwrap();
+            assert_eq!(loaded.meta.timer, timer, "{name}");
+            assert!(loaded.total_weight() > 0, "{name}");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let err = load_any(temp("empty.txt", b"")).unwrap_err().to_string();
+        assert!(err.ends_with("empty.txt: empty file"), "{err}");
+        let err = load_any(temp("junk.bin", &[0xff, 0xfe, 0x00, 0x17, 0x99])).unwrap_err();
+        assert!(
+            err.to_string().contains("junk.bin: not a pprof profile"),
+            "{err}"
+        );
+        let err = load_any("/nonexistent/x.folded").unwrap_err().to_string();
+        assert!(err.starts_with("/nonexistent/x.folded: "), "{err}");
+    }
+}

@@ -1,0 +1,260 @@
+//! The collector thread: drains the ring into interned raw stacks, discovers threads through
+//! `/proc/self/task` and arms the new ones, refreshes stack bounds and unwind tables, and at stop
+//! disarms everything and hands back the raw profile.
+
+use super::handler::Shared;
+use super::ring::RawSample;
+use super::stackmap;
+use super::sys::{self, LoadedObject};
+use super::threads;
+use super::timer::{self, Armed, Mechanism};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the ring is drained: often enough that 8 threads at the requested rate cannot fill
+/// it in between, rarely enough that the collector's wake-ups cost little.
+fn drain_every(interval_ns: u64) -> Duration {
+    if interval_ns >= 500_000 {
+        Duration::from_millis(5)
+    } else {
+        Duration::from_millis(2)
+    }
+}
+const SWEEP_EVERY: Duration = Duration::from_millis(20);
+const MAPS_EVERY: Duration = Duration::from_millis(100);
+
+/// One stored sample: an index into [`RawProfile::stacks`] and the rest of the raw sample.
+#[derive(Clone, Debug)]
+pub struct StoredSample {
+    /// Index into the stack list.
+    pub stack: u32,
+    /// The sample.
+    pub raw: RawSample,
+}
+
+/// What the collector hands back at stop.
+#[derive(Default)]
+pub struct RawProfile {
+    /// Distinct stacks, addresses leaf first (the first is the interrupted instruction, the
+    /// others return addresses).
+    pub stacks: Vec<Box<[u64]>>,
+    /// Samples in arrival order.
+    pub samples: Vec<StoredSample>,
+    /// Thread names by id, as last seen.
+    pub names: HashMap<u32, String>,
+    /// Samples dropped by the collector (over `max_samples`).
+    pub dropped: u64,
+    /// Threads that could not be armed.
+    pub arm_failures: u64,
+    /// The objects loaded at the end, for naming modules.
+    pub objects: Vec<LoadedObject>,
+}
+
+/// The collector's state; runs on its own thread after [`Collector::sweep`] armed the threads
+/// that existed at start.
+pub struct Collector {
+    shared: Arc<Shared>,
+    mechanism: Mechanism,
+    interval_ns: u64,
+    max_samples: usize,
+    own_tid: u32,
+    armed: HashMap<u32, Option<Armed>>,
+    index: HashMap<Box<[u64]>, u32>,
+    out: RawProfile,
+    scratch: Vec<u64>,
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    modules: super::dwarf::Modules,
+    loader_counters: (u64, u64),
+}
+
+impl Collector {
+    /// A collector for a session.
+    pub fn new(
+        shared: Arc<Shared>,
+        mechanism: Mechanism,
+        interval_ns: u64,
+        max_samples: usize,
+    ) -> Collector {
+        Collector {
+            shared,
+            mechanism,
+            interval_ns,
+            max_samples,
+            own_tid: 0,
+            armed: HashMap::new(),
+            index: HashMap::new(),
+            out: RawProfile::default(),
+            scratch: Vec::new(),
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            modules: super::dwarf::Modules::default(),
+            loader_counters: (u64::MAX, u64::MAX),
+        }
+    }
+
+    /// Reads the loaded objects and installs a new unwinder when they changed.
+    pub fn refresh_modules(&mut self) {
+        if sys::loader_counters() != self.loader_counters {
+            let (objects, counters) = sys::loaded_objects();
+            self.loader_counters = counters;
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            {
+                let unwinder = self.modules.refresh(&objects);
+                self.shared.dwarf.replace(Some(Box::new(unwinder)));
+            }
+            self.out.objects = objects;
+        }
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        self.shared.dwarf.reclaim();
+    }
+
+    /// Publishes a fresh snapshot of the readable mappings.
+    pub fn refresh_maps(&self) {
+        self.shared.maps.publish(&stackmap::read_maps());
+    }
+
+    /// Registers and arms threads that appeared, forgets those that exited. Threads present at
+    /// start (`at_start`) are registered with their current CPU clock; later ones with zero, as
+    /// all their CPU time was spent after start, so their first sample carries it.
+    pub fn sweep(&mut self, at_start: bool) -> bool {
+        let tids = threads::list_tids();
+        let mut new = Vec::new();
+        for &tid in &tids {
+            if tid != self.own_tid && !self.armed.contains_key(&tid) {
+                new.push(tid);
+            }
+        }
+        if !new.is_empty() {
+            // New threads have new stacks: publish their bounds before their first sample.
+            self.refresh_maps();
+        }
+        for tid in new {
+            self.out.names.insert(tid, threads::thread_name(tid));
+            let armed = if self.mechanism.per_thread() {
+                // Register with the thread's clock now, then arm, so the first sample's weight
+                // is exactly the CPU time since arming.
+                let Some(cpu) = sys::thread_cpu_ns_of(tid) else {
+                    continue;
+                };
+                let cpu = if at_start { cpu } else { 0 };
+                if self.shared.threads.find_or_insert(tid, cpu).is_none() {
+                    self.out.arm_failures += 1;
+                    continue;
+                }
+                match timer::arm(self.mechanism, tid, self.interval_ns) {
+                    Ok(armed) => armed,
+                    Err(_) => {
+                        self.out.arm_failures += 1;
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            self.armed.insert(tid, armed);
+        }
+        let gone: Vec<u32> = self
+            .armed
+            .keys()
+            .copied()
+            .filter(|t| !tids.contains(t))
+            .collect();
+        for tid in &gone {
+            if let Some(Some(armed)) = self.armed.remove(tid) {
+                timer::disarm(armed);
+            }
+            self.shared.threads.remove(*tid);
+        }
+        !gone.is_empty()
+    }
+
+    /// For process-wide timers: registers the threads that exist now with their current CPU
+    /// clocks, so their first sample weighs only the time since start.
+    pub fn register_existing(&mut self) {
+        for tid in threads::list_tids() {
+            if let Some(cpu) = sys::thread_cpu_ns_of(tid) {
+                self.shared.threads.find_or_insert(tid, cpu);
+            }
+        }
+    }
+
+    fn drain(&mut self) {
+        let shared = Arc::clone(&self.shared);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        while shared.ring.pop(|raw, addrs| {
+            if self.out.samples.len() >= self.max_samples {
+                self.out.dropped += 1;
+                return;
+            }
+            scratch.clear();
+            scratch.extend(addrs);
+            let stack = match self.index.get(scratch.as_slice()) {
+                Some(&i) => i,
+                None => {
+                    let i = self.out.stacks.len() as u32;
+                    let key: Box<[u64]> = scratch.as_slice().into();
+                    self.out.stacks.push(key.clone());
+                    self.index.insert(key, i);
+                    i
+                }
+            };
+            self.out.samples.push(StoredSample { stack, raw });
+        }) {}
+        self.scratch = scratch;
+    }
+
+    /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
+    pub fn run(mut self, stop: Arc<AtomicBool>) -> RawProfile {
+        sys::block_signal_in_this_thread();
+        self.own_tid = sys::gettid();
+        self.armed.remove(&self.own_tid);
+        let mut last_sweep = Instant::now();
+        let mut last_maps = Instant::now();
+        let mut sweeps = 0u64;
+        while !stop.load(Ordering::Acquire) {
+            self.drain();
+            if last_sweep.elapsed() >= SWEEP_EVERY {
+                last_sweep = Instant::now();
+                sweeps += 1;
+                self.sweep(false);
+                self.refresh_modules();
+                if sweeps % 20 == 0 {
+                    for (tid, name) in self.out.names.iter_mut() {
+                        let now = threads::thread_name(*tid);
+                        if !now.is_empty() {
+                            *name = now;
+                        }
+                    }
+                }
+            }
+            if last_maps.elapsed() >= MAPS_EVERY {
+                last_maps = Instant::now();
+                self.refresh_maps();
+            }
+            std::thread::sleep(drain_every(self.interval_ns));
+        }
+        self.finish()
+    }
+
+    fn finish(mut self) -> RawProfile {
+        if self.mechanism == Mechanism::Setitimer {
+            let _ = sys::setitimer_prof(0);
+        }
+        for (_, armed) in self.armed.drain() {
+            if let Some(armed) = armed {
+                timer::disarm(armed);
+            }
+        }
+        // Signals already raised are delivered within a scheduling quantum; let them land.
+        std::thread::sleep(Duration::from_millis(5));
+        self.drain();
+        for (tid, name) in self.out.names.iter_mut() {
+            let now = threads::thread_name(*tid);
+            if !now.is_empty() {
+                *name = now;
+            }
+        }
+        self.out
+    }
+}

@@ -1,0 +1,108 @@
+//! DWARF CFI unwinding with `framehop`: the unwind sections (`.eh_frame`, `.eh_frame_hdr`) of
+//! every loaded object are read into memory by the collector, before sampling and again when
+//! the loader's counters say something was loaded or unloaded. The handler then unwinds with
+//! framehop's allocation-free policy and a preallocated cache.
+
+use super::sys::LoadedObject;
+use framehop::{ExplicitModuleSectionInfo, Module};
+use object::{Object, ObjectSection};
+use std::collections::HashMap;
+
+#[cfg(target_arch = "aarch64")]
+use framehop::aarch64::{CacheAarch64 as CacheFor, UnwinderAarch64 as UnwinderFor};
+#[cfg(target_arch = "x86_64")]
+use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
+
+/// The unwinder the handler uses.
+pub type Dwarf = UnwinderFor<Vec<u8>, framehop::MustNotAllocateDuringUnwind>;
+/// Its per-handler scratch space.
+pub type Cache = CacheFor<framehop::MustNotAllocateDuringUnwind>;
+
+/// framehop's registers from the interrupted ones.
+#[cfg(target_arch = "x86_64")]
+pub fn start_regs(regs: &super::sys::Regs) -> framehop::x86_64::UnwindRegsX86_64 {
+    framehop::x86_64::UnwindRegsX86_64::new(regs.pc, regs.sp, regs.fp)
+}
+
+/// framehop's registers from the interrupted ones.
+#[cfg(target_arch = "aarch64")]
+pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch64 {
+    framehop::aarch64::UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp)
+}
+
+/// The unwind modules of the loaded objects, kept between refreshes so that an object is read
+/// from disk once.
+#[derive(Default)]
+pub struct Modules {
+    loaded: HashMap<(String, u64), Option<Module<Vec<u8>>>>,
+}
+
+impl Modules {
+    /// Brings the set up to date with `objects`, reading newly loaded ones; returns an unwinder
+    /// over them.
+    pub fn refresh(&mut self, objects: &[LoadedObject]) -> Dwarf {
+        use framehop::Unwinder;
+        let keys: Vec<(String, u64)> = objects.iter().map(|o| (o.name.clone(), o.bias)).collect();
+        self.loaded.retain(|k, _| keys.contains(k));
+        let mut unwinder = Dwarf::new();
+        for (key, object) in keys.into_iter().zip(objects) {
+            let module = self
+                .loaded
+                .entry(key)
+                .or_insert_with(|| read_module(object));
+            if let Some(module) = module {
+                unwinder.add_module(module.clone());
+            }
+        }
+        unwinder
+    }
+}
+
+/// Reads the unwind sections of one loaded object. `None` for objects without a file (the vDSO)
+/// or without executable segments.
+fn read_module(object: &LoadedObject) -> Option<Module<Vec<u8>>> {
+    let start = object.exec.iter().map(|r| r.start).min()?;
+    let end = object.exec.iter().map(|r| r.end).max()?;
+    let path = if object.name.is_empty() {
+        "/proc/self/exe"
+    } else {
+        object.name.as_str()
+    };
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let elf = object::File::parse(&cache).ok()?;
+    let section = |name: &str| {
+        let s = elf.section_by_name(name)?;
+        let data = s.data().ok()?.to_vec();
+        Some((s.address()..s.address() + s.size(), data))
+    };
+    let text = section(".text");
+    let eh_frame = section(".eh_frame");
+    let eh_frame_hdr = section(".eh_frame_hdr");
+    let got = elf
+        .section_by_name(".got")
+        .map(|s| s.address()..s.address() + s.size());
+    eh_frame.as_ref()?;
+    let (text_svma, text) = text.unzip();
+    let (eh_frame_svma, eh_frame) = eh_frame.unzip();
+    let (eh_frame_hdr_svma, eh_frame_hdr) = eh_frame_hdr.unzip();
+    let info = ExplicitModuleSectionInfo {
+        base_svma: 0,
+        text_svma,
+        text,
+        got_svma: got,
+        eh_frame_svma,
+        eh_frame,
+        eh_frame_hdr_svma,
+        eh_frame_hdr,
+        ..ExplicitModuleSectionInfo::default()
+    };
+    let name = if object.name.is_empty() {
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    } else {
+        object.name.clone()
+    };
+    Some(Module::new(name, start..end, object.bias, info))
+}

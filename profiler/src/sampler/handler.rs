@@ -1,0 +1,118 @@
+//! What the signal handler does, in safe Rust: find the thread, measure the CPU time since its
+//! last sample, unwind into a claimed ring record, publish. No allocation, no locks (only
+//! atomics and try-once cells), no libgcc unwinding, no loader calls.
+
+use super::ring::{RawSample, Ring};
+use super::stackmap::StackMap;
+use super::sys::{self, Rcu, Regs, StackReader, TryCell};
+use super::threads::ThreadTable;
+use super::unwind::{self, UnwindMode};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Everything the handler reads, shared with the collector.
+pub struct Shared {
+    /// Raw samples on their way to the collector.
+    pub ring: Ring,
+    /// Each thread's CPU clock at its last sample.
+    pub threads: ThreadTable,
+    /// Readable mappings, for stack bounds.
+    pub maps: StackMap,
+    /// The DWARF unwinder over the loaded objects, replaced when objects change.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    pub dwarf: Rcu<super::dwarf::Dwarf>,
+    /// Unwinder caches, one per concurrently running handler.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    pub caches: Box<[TryCell<super::dwarf::Cache>]>,
+    /// Samples dropped (ring full, thread table full).
+    pub dropped: AtomicU64,
+    /// The monotonic clock at start.
+    pub start_ns: u64,
+    /// Whether the handler registers threads it has not seen (process-wide timers), or only
+    /// samples threads the collector armed.
+    pub register_unknown: bool,
+    /// The unwinder to use.
+    pub unwind: UnwindMode,
+    /// Whether to time each handler run (`PROF_MEASURE_HANDLER=1`; costs one more clock read).
+    pub measure: bool,
+}
+
+/// The session the handler feeds, if any. Empty outside a session: a late signal does nothing.
+pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
+
+/// Signals handled during sessions, since the process started.
+pub static HANDLED: AtomicU64 = AtomicU64::new(0);
+/// CPU nanoseconds spent inside the handler (thread CPU clock), since the process started.
+pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Called by the raw handler in `sys` with the interrupted registers.
+pub fn on_sample(regs: Regs) {
+    let guard = sys::read_begin();
+    if let Some(shared) = SHARED.get(&guard) {
+        let cpu = sys::thread_cpu_ns();
+        shared.sample(&regs, &guard, cpu);
+        if shared.measure {
+            // The thread CPU clock, not the wall clock: preemption in the handler is not cost.
+            HANDLER_NS.fetch_add(sys::thread_cpu_ns().saturating_sub(cpu), Ordering::Relaxed);
+            HANDLED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Shared {
+    fn sample(&self, regs: &Regs, guard: &sys::ReadGuard, cpu: u64) {
+        let tid = sys::gettid();
+        let slot = if self.register_unknown {
+            self.threads.find_or_insert(tid, 0)
+        } else {
+            // Only armed threads get signals; anything else is a straggler from a disarmed one.
+            match self.threads.find(tid) {
+                Some(slot) => Some(slot),
+                None => return,
+            }
+        };
+        let Some(slot) = slot else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let weight = self.threads.take_delta(slot, cpu);
+        if weight == 0 {
+            return;
+        }
+        let Some(mut claim) = self.ring.claim() else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let stack = self
+            .maps
+            .find(regs.sp)
+            .and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
+        let mut done = false;
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        if self.unwind == UnwindMode::Dwarf {
+            if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
+                for cache in self.caches.iter() {
+                    if let Some(ok) =
+                        cache.try_with(|c| unwind::dwarf(regs, stack, dwarf, c, &mut claim))
+                    {
+                        done = ok;
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = guard;
+        if !done {
+            unwind::frame_pointers(regs, stack.as_ref(), &mut claim);
+        }
+        let time_ns = sys::monotonic_ns().saturating_sub(self.start_ns);
+        self.ring.publish(
+            claim,
+            &RawSample {
+                tid,
+                time_ns,
+                weight,
+            },
+        );
+    }
+}

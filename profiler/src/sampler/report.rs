@@ -1,0 +1,75 @@
+//! From raw stacks to a [`Report`]: symbolize each distinct address once, intern frames and
+//! stacks root first, add threads and samples, complete the metadata.
+
+use super::collector::RawProfile;
+use crate::session::{FrameId, FrameSpec, Metadata, SessionBuilder};
+use crate::symbolize::{module_of, Resolver};
+use crate::{Options, Report};
+use std::collections::HashMap;
+
+/// Builds the report. `dropped_in_handler` counts samples the handler could not store.
+pub fn build(
+    raw: RawProfile,
+    mut meta: Metadata,
+    dropped_in_handler: u64,
+    options: Options,
+) -> Report {
+    meta.dropped_samples = dropped_in_handler + raw.dropped;
+    let total_weight: u64 = raw.samples.iter().map(|s| s.raw.weight).sum();
+    meta.achieved_interval_ns = if raw.samples.is_empty() {
+        0
+    } else {
+        total_weight / raw.samples.len() as u64
+    };
+    let mut builder = SessionBuilder::new(meta);
+    let mut resolver = Resolver::default();
+    let mut frames_of: HashMap<(u64, bool), Vec<FrameId>> = HashMap::new();
+    let mut modules: HashMap<u64, Option<String>> = HashMap::new();
+    let mut stack_ids = Vec::with_capacity(raw.stacks.len());
+    let mut path = Vec::new();
+    for stack in &raw.stacks {
+        path.clear();
+        // Leaf first in the raw stack; the session wants root first. Cut at the root end when
+        // deeper than max_depth (the ring already bounds it).
+        let n = stack.len().min(options.max_depth);
+        for (i, &address) in stack[..n].iter().enumerate().rev() {
+            let is_return = i > 0;
+            let ids = frames_of.entry((address, is_return)).or_insert_with(|| {
+                let module = modules
+                    .entry(address)
+                    .or_insert_with(|| module_of(&raw.objects, address))
+                    .clone();
+                let lookup = if is_return { address - 1 } else { address };
+                resolver
+                    .symbols(address, is_return)
+                    .iter()
+                    .map(|s| {
+                        builder.intern_frame(&FrameSpec {
+                            name: &s.name,
+                            file: s.file.as_deref(),
+                            line: s.line,
+                            module: module.as_deref(),
+                            address: Some(lookup),
+                            inlined: s.inlined,
+                        })
+                    })
+                    .collect()
+            });
+            path.extend_from_slice(ids);
+        }
+        stack_ids.push(builder.intern_stack_path(&path));
+    }
+    let mut threads = HashMap::new();
+    for s in &raw.samples {
+        let Some(stack) = stack_ids[s.stack as usize] else {
+            continue;
+        };
+        let tid = s.raw.tid;
+        let thread = *threads.entry(tid).or_insert_with(|| {
+            let name = raw.names.get(&tid).map(String::as_str).unwrap_or("");
+            builder.thread(u64::from(tid), name)
+        });
+        builder.push_sample(stack, thread, s.raw.time_ns, s.raw.weight);
+    }
+    Report::new(builder.finish())
+}

@@ -1,0 +1,138 @@
+//! Threads: a lock-free table of each thread's CPU clock at its last sample (read and written by
+//! the handler, filled by the collector), and discovery through `/proc/self/task`.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+const EMPTY: u32 = 0;
+const GONE: u32 = u32::MAX;
+
+/// Open-addressing table keyed by thread id. Slots of exited threads become tombstones and are
+/// not reused within a session, so a lookup never sees another thread's clock.
+pub struct ThreadTable {
+    keys: Box<[AtomicU32]>,
+    last_cpu: Box<[AtomicU64]>,
+}
+
+impl ThreadTable {
+    /// A table with room for `capacity` threads over the session.
+    pub fn new(capacity: usize) -> ThreadTable {
+        let capacity = capacity.next_power_of_two();
+        ThreadTable {
+            keys: (0..capacity).map(|_| AtomicU32::new(EMPTY)).collect(),
+            last_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn probe(&self, tid: u32) -> impl Iterator<Item = usize> {
+        let mask = self.keys.len() - 1;
+        let start = (tid as usize).wrapping_mul(0x9E37_79B9) & mask;
+        (0..self.keys.len()).map(move |i| (start + i) & mask)
+    }
+
+    /// The slot of `tid`, if present. Async-signal-safe.
+    pub fn find(&self, tid: u32) -> Option<usize> {
+        for slot in self.probe(tid) {
+            match self.keys[slot].load(Ordering::Acquire) {
+                k if k == tid => return Some(slot),
+                EMPTY => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The slot of `tid`, adding it with clock `cpu_ns` when absent; `None` when the table is
+    /// full. Async-signal-safe.
+    pub fn find_or_insert(&self, tid: u32, cpu_ns: u64) -> Option<usize> {
+        for slot in self.probe(tid) {
+            let key = &self.keys[slot];
+            match key.load(Ordering::Acquire) {
+                k if k == tid => return Some(slot),
+                EMPTY => {
+                    // Store the clock first: a reader only trusts it once it sees the key.
+                    match key.compare_exchange(EMPTY, tid, Ordering::AcqRel, Ordering::Acquire) {
+                        Ok(_) => {
+                            self.last_cpu[slot].store(cpu_ns, Ordering::Release);
+                            return Some(slot);
+                        }
+                        Err(k) if k == tid => return Some(slot),
+                        Err(_) => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Takes the CPU time since the slot's last sample and records `now_ns` as the new last.
+    /// Only the owning thread's handler calls this, so the swap has a single writer.
+    pub fn take_delta(&self, slot: usize, now_ns: u64) -> u64 {
+        let last = self.last_cpu[slot].swap(now_ns, Ordering::AcqRel);
+        now_ns.saturating_sub(last)
+    }
+
+    /// Marks a thread as exited.
+    pub fn remove(&self, tid: u32) {
+        if let Some(slot) = self.find(tid) {
+            self.keys[slot].store(GONE, Ordering::Release);
+        }
+    }
+}
+
+/// The ids of the threads of this process right now.
+pub fn list_tids() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The name of thread `tid` (`comm`), empty when it has exited.
+pub fn thread_name(tid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .map(|s| s.trim_end().to_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_are_per_thread_and_exited_threads_are_forgotten() {
+        let t = ThreadTable::new(8);
+        let a = t.find_or_insert(10, 100).unwrap();
+        let b = t.find_or_insert(18, 0).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(t.find_or_insert(10, 999), Some(a));
+        assert_eq!(t.take_delta(a, 150), 50);
+        assert_eq!(t.take_delta(a, 170), 20);
+        assert_eq!(t.take_delta(b, 5), 5);
+        t.remove(10);
+        assert_eq!(t.find(10), None);
+        assert_eq!(t.find(18), Some(b));
+    }
+
+    #[test]
+    fn a_full_table_says_so() {
+        let t = ThreadTable::new(2);
+        assert!(t.find_or_insert(1, 0).is_some());
+        assert!(t.find_or_insert(2, 0).is_some());
+        assert_eq!(t.find_or_insert(3, 0), None);
+    }
+
+    #[test]
+    fn this_thread_is_listed_with_its_name() {
+        let tid = super::super::sys::gettid();
+        assert!(list_tids().contains(&tid));
+        let name = std::thread::Builder::new()
+            .name("named-one".into())
+            .spawn(|| thread_name(super::super::sys::gettid()))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(name, "named-one");
+    }
+}

@@ -1,0 +1,93 @@
+//! The timer mechanisms, best first: a per-thread perf_event task clock, per-thread monotonic
+//! POSIX timers, and the process-wide `setitimer(ITIMER_PROF)`.
+
+use super::sys;
+use std::os::fd::OwnedFd;
+
+/// How samples are triggered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mechanism {
+    /// `perf_event_open` task-clock per thread, signal routed to the thread.
+    PerfEvent,
+    /// `timer_create(CLOCK_MONOTONIC, SIGEV_THREAD_ID)` per thread.
+    TimerCreate,
+    /// `setitimer(ITIMER_PROF)` for the whole process (capped at the kernel tick).
+    Setitimer,
+}
+
+impl Mechanism {
+    /// The name recorded in the session metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::PerfEvent => "perf_event",
+            Mechanism::TimerCreate => "timer_create",
+            Mechanism::Setitimer => "setitimer",
+        }
+    }
+
+    /// True when the collector arms each thread itself.
+    pub fn per_thread(self) -> bool {
+        self != Mechanism::Setitimer
+    }
+
+    /// The mechanism to use: the one named by `PROF_TIMER` (`perf_event`, `timer_create` or
+    /// `setitimer`) if set, otherwise the best one that works here, probed on this thread.
+    pub fn choose(interval_ns: u64) -> crate::Result<Mechanism> {
+        let all = [
+            Mechanism::PerfEvent,
+            Mechanism::TimerCreate,
+            Mechanism::Setitimer,
+        ];
+        if let Ok(name) = std::env::var("PROF_TIMER") {
+            return all.into_iter().find(|m| m.name() == name).ok_or_else(|| {
+                crate::Error::InvalidOption(format!(
+                    "PROF_TIMER={name}: expected perf_event, timer_create or setitimer"
+                ))
+            });
+        }
+        if !cfg!(target_os = "linux") {
+            return Ok(Mechanism::Setitimer);
+        }
+        // Probe with an hour-long period so the probe itself never fires.
+        let tid = sys::gettid();
+        if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000) {
+            sys::perf_event_disable(&fd);
+            return Ok(Mechanism::PerfEvent);
+        }
+        if let Ok(timer) = sys::timer_thread(tid, 3_600_000_000_000) {
+            sys::timer_delete(timer);
+            return Ok(Mechanism::TimerCreate);
+        }
+        let _ = interval_ns;
+        Ok(Mechanism::Setitimer)
+    }
+}
+
+/// A thread's armed timer.
+#[derive(Debug)]
+pub enum Armed {
+    /// A perf event descriptor.
+    Perf(OwnedFd),
+    /// A POSIX timer.
+    Timer(sys::Timer),
+}
+
+/// Arms thread `tid` with a per-thread mechanism.
+pub fn arm(mechanism: Mechanism, tid: u32, interval_ns: u64) -> crate::Result<Option<Armed>> {
+    Ok(match mechanism {
+        Mechanism::PerfEvent => Some(Armed::Perf(sys::perf_event_thread(tid, interval_ns)?)),
+        Mechanism::TimerCreate => Some(Armed::Timer(sys::timer_thread(tid, interval_ns)?)),
+        Mechanism::Setitimer => None,
+    })
+}
+
+/// Stops a thread's timer.
+pub fn disarm(armed: Armed) {
+    match armed {
+        Armed::Perf(fd) => {
+            sys::perf_event_disable(&fd);
+            drop(fd);
+        }
+        Armed::Timer(t) => sys::timer_delete(t),
+    }
+}

@@ -1,0 +1,215 @@
+//! The written file against `docs/session.schema.json`, the pinned fixture of each format
+//! version, and a fuzz pass over mutated corpus files (`tests/data/session/`).
+//!
+//! `PROF_BLESS=1 cargo test -p prof session::file_tests` rewrites the corpus seeds; version
+//! fixtures are never rewritten, since old files must keep loading as they are.
+//! `PROF_FUZZ_CASES=100000` runs a longer fuzz pass than CI's.
+
+use super::read_tests::{rich_session, to_bytes};
+use super::*;
+use proptest::prelude::*;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/data/session")
+}
+
+fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: OnceLock<jsonschema::Validator> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let text = include_str!("../../../docs/session.schema.json");
+        let schema: Value = serde_json::from_str(text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
+    })
+}
+
+/// Panics unless `bytes` is a session file the schema accepts.
+pub(crate) fn assert_matches_schema(bytes: &[u8]) {
+    let value: Value = serde_json::from_slice(bytes).expect("written files are JSON");
+    let errors: Vec<String> = schema()
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+/// A session with deep recursion, many threads and many stacks: a different shape for the corpus.
+fn wide_session() -> Session {
+    let mut b = SessionBuilder::default();
+    b.meta_mut().mode = Mode::Wall;
+    for t in 0..5u64 {
+        let thread = b.thread(1000 + t, &format!("worker-{t}"));
+        for i in 0..40u64 {
+            let depth = (i % 7 + 1) as usize;
+            let names: Vec<String> = (0..depth)
+                .map(|d| format!("f{}", (d as u64 + i) % 9))
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            b.push_named(&names, thread, i * 1_000 + t, 1_000 + i % 3);
+        }
+    }
+    b.finish()
+}
+
+/// The seeds of the fuzz corpus: valid files of different shapes.
+fn corpus_sessions() -> Vec<(&'static str, Session)> {
+    vec![
+        ("empty.json", SessionBuilder::default().finish()),
+        ("rich.json", rich_session()),
+        ("wide.json", wide_session()),
+    ]
+}
+
+fn corpus() -> &'static Vec<Vec<u8>> {
+    static CORPUS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let dir = data_dir().join("corpus");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("the corpus directory exists")
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    })
+}
+
+#[test]
+fn written_files_match_the_schema() {
+    for (_, session) in corpus_sessions() {
+        assert_matches_schema(&to_bytes(&session));
+    }
+}
+
+#[test]
+fn the_schema_is_not_vacuous() {
+    let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
+    value["version"] = Value::from(2);
+    value["samples"]["stack"] = Value::from("not base64!");
+    assert_eq!(schema().iter_errors(&value).count(), 2);
+}
+
+#[test]
+fn the_corpus_seeds_are_what_the_writer_writes() {
+    let dir = data_dir().join("corpus");
+    for (name, session) in corpus_sessions() {
+        let path = dir.join(name);
+        let bytes = to_bytes(&session);
+        if std::env::var_os("PROF_BLESS").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{}", path.display());
+        assert_eq!(read(&bytes[..]).unwrap(), session);
+    }
+}
+
+#[test]
+fn version_1_fixture_keeps_loading() {
+    let bytes = std::fs::read(data_dir().join("v1.json")).unwrap();
+    assert_matches_schema(&bytes);
+    assert_eq!(read(&bytes[..]).unwrap(), rich_session());
+}
+
+/// Aggregating a loaded session never panics and accounts for every sample's weight, and writing
+/// it again gives a file the schema accepts and that reads back the same.
+fn exercise(session: &Session) {
+    use crate::aggregate::{CallTree, Filter, SortBy};
+    let tree = CallTree::new(session, &Filter::all());
+    let total: u128 = session.samples.weight.iter().map(|&w| u128::from(w)).sum();
+    if total <= u128::from(u64::MAX) {
+        assert_eq!(u128::from(tree.total_weight(tree.root())), total);
+    }
+    tree.top(session, 5, SortBy::Total);
+    tree.flame(tree.root(), 1);
+    let mut out = Vec::new();
+    write(session, &mut out).unwrap();
+    assert_matches_schema(&out);
+    assert_eq!(&read(&out[..]).unwrap(), session);
+}
+
+/// Replaces one leaf of the JSON tree, chosen by `pick`, with `new`.
+fn replace_leaf(value: &mut Value, pick: usize, new: Value) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let key = map.keys().nth(pick % map.len()).unwrap().clone();
+            replace_leaf(map.get_mut(&key).unwrap(), pick / 3, new);
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let len = items.len();
+            replace_leaf(&mut items[pick % len], pick / 3, new);
+        }
+        _ => *value = new,
+    }
+}
+
+/// Cases per fuzz test: 300 in CI (about a second), more with `PROF_FUZZ_CASES=N`.
+fn fuzz_cases() -> u32 {
+    std::env::var("PROF_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300)
+}
+
+fn leaf_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<u64>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (0u64..64).prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        Just(Value::Null),
+        ".{0,8}".prop_map(Value::from),
+        proptest::collection::vec(any::<u8>(), 0..24).prop_map(|bytes| {
+            use base64::Engine as _;
+            Value::from(base64::engine::general_purpose::STANDARD.encode(bytes))
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), ..ProptestConfig::default() })]
+
+    /// Byte-level damage: flips, cuts and splices anywhere in a valid file.
+    #[test]
+    fn mutated_bytes_are_refused_cleanly_or_load_consistently(
+        seed in any::<prop::sample::Index>(),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..4), 1..6),
+    ) {
+        let mut bytes = seed.get(corpus().as_slice()).clone();
+        for (at, byte, op) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let i = at.index(bytes.len());
+            match op {
+                0 => bytes[i] = byte,
+                1 => bytes.insert(i, byte),
+                2 => { bytes.remove(i); }
+                _ => bytes.truncate(i),
+            }
+        }
+        match read(&bytes[..]) {
+            Ok(session) => exercise(&session),
+            Err(ReadError::Invalid(message)) => prop_assert!(!message.contains('\n'), "{}", message),
+            Err(ReadError::Io(e)) => prop_assert!(false, "I/O error from a byte slice: {}", e),
+        }
+    }
+
+    /// Structure-aware damage: one value anywhere in the JSON replaced by another of any type,
+    /// including packed columns of random bytes.
+    #[test]
+    fn mutated_values_are_refused_cleanly_or_load_consistently(
+        seed in any::<prop::sample::Index>(),
+        pick in any::<usize>(),
+        new in leaf_value(),
+    ) {
+        let mut value: Value = serde_json::from_slice(seed.get::<Vec<u8>>(corpus())).unwrap();
+        replace_leaf(&mut value, pick, new);
+        let bytes = serde_json::to_vec(&value).unwrap();
+        match read(&bytes[..]) {
+            Ok(session) => exercise(&session),
+            Err(ReadError::Invalid(message)) => prop_assert!(!message.contains('\n'), "{}", message),
+            Err(ReadError::Io(e)) => prop_assert!(false, "I/O error from a byte slice: {}", e),
+        }
+    }
+}

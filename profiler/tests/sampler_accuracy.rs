@@ -1,0 +1,128 @@
+//! Attribution matches CPU time measured independently: a known split between two functions,
+//! two threads with different loads, and the total against `getrusage`.
+
+mod common;
+
+use common::{names, samples_on, serial, spin, weight_with};
+use prof::sampler::{current_tid, process_cpu_time, thread_cpu_time};
+use std::time::Duration;
+
+#[inline(never)]
+fn hot_alpha(cpu: Duration) -> u64 {
+    spin(cpu)
+}
+
+#[inline(never)]
+fn hot_beta(cpu: Duration) -> u64 {
+    spin(cpu)
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    100.0 * part as f64 / whole as f64
+}
+
+#[test]
+fn a_known_split_between_two_functions_is_attributed_within_two_points() {
+    let _serial = serial();
+    let (mut alpha, mut beta) = (Duration::ZERO, Duration::ZERO);
+    let report = prof::profile(prof::Options::default(), || {
+        for _ in 0..20 {
+            let t = thread_cpu_time();
+            hot_alpha(Duration::from_millis(75));
+            alpha += thread_cpu_time() - t;
+            let t = thread_cpu_time();
+            hot_beta(Duration::from_millis(25));
+            beta += thread_cpu_time() - t;
+        }
+    })
+    .unwrap();
+    let (a, b) = (
+        weight_with(&report, "hot_alpha"),
+        weight_with(&report, "hot_beta"),
+    );
+    let measured = pct(alpha.as_nanos() as u64, (alpha + beta).as_nanos() as u64);
+    let attributed = pct(a, a + b);
+    assert!(
+        (measured - attributed).abs() <= 2.0,
+        "measured {measured:.1}% attributed {attributed:.1}%"
+    );
+    let first = names(&report, samples_on(&report, current_tid())[0]);
+    assert!(
+        first.iter().any(|n| n.contains("a_known_split")),
+        "stack reaches the test function: {first:?}"
+    );
+}
+
+#[inline(never)]
+fn worker_one(cpu: Duration) -> (u64, Duration) {
+    let t = thread_cpu_time();
+    spin(cpu);
+    (current_tid(), thread_cpu_time() - t)
+}
+
+#[inline(never)]
+fn worker_two(cpu: Duration) -> (u64, Duration) {
+    let t = thread_cpu_time();
+    spin(cpu);
+    (current_tid(), thread_cpu_time() - t)
+}
+
+#[test]
+fn two_threads_with_different_loads_are_each_attributed_within_three_points() {
+    let _serial = serial();
+    let mut measured = Vec::new();
+    let mut cpu_used = Duration::ZERO;
+    let mut collector = None;
+    let report = prof::profile(prof::Options::default(), || {
+        // getrusage over the profiled work (start-up and symbolization are not sampled), less
+        // the collector thread's own CPU.
+        let cpu_before = process_cpu_time();
+        let collector_before = collector_cpu();
+        let one = std::thread::spawn(|| worker_one(Duration::from_millis(1200)));
+        let two = std::thread::spawn(|| worker_two(Duration::from_millis(500)));
+        measured.push(one.join().unwrap());
+        measured.push(two.join().unwrap());
+        cpu_used = process_cpu_time() - cpu_before;
+        collector = collector_cpu().zip(collector_before).map(|(a, b)| a - b);
+    })
+    .unwrap();
+    let total_measured: Duration = measured.iter().map(|m| m.1).sum();
+    let total_weight = report.session().total_weight();
+    for (needle, (tid, cpu)) in ["worker_one", "worker_two"].iter().zip(&measured) {
+        let on_thread: u64 = samples_on(&report, *tid)
+            .into_iter()
+            .map(|i| report.session().samples.weight[i])
+            .sum();
+        let in_fn = weight_with(&report, needle);
+        let expected = pct(cpu.as_nanos() as u64, total_measured.as_nanos() as u64);
+        for got in [pct(on_thread, total_weight), pct(in_fn, total_weight)] {
+            assert!(
+                (expected - got).abs() <= 3.0,
+                "{needle}: measured {expected:.1}% attributed {got:.1}%"
+            );
+        }
+    }
+    let collector = collector.expect("the collector thread is running");
+    let rusage = (cpu_used - collector).as_nanos() as f64;
+    let off = (total_weight as f64 - rusage).abs() / rusage;
+    assert!(
+        off <= 0.03,
+        "total weight {total_weight} vs getrusage less the collector {rusage} ({:.1}% off; \
+         collector {collector:?})",
+        off * 100.0,
+    );
+}
+
+/// CPU time of the profiler's own collector thread. The collector is not sampled, by design:
+/// its cost is the profiler's overhead, so it is left out of the comparison.
+fn collector_cpu() -> Option<Duration> {
+    for entry in std::fs::read_dir("/proc/self/task").ok()? {
+        let entry = entry.ok()?;
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "prof-collector" {
+            let tid = entry.file_name().to_str()?.parse().ok()?;
+            return prof::sampler::thread_cpu_time_of(tid);
+        }
+    }
+    None
+}
