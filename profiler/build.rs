@@ -110,7 +110,9 @@ fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_LTO", "true")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
-        .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+        // The page downloads the module: no symbol names in it.
+        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
     let status = cmd
         .status()
         .unwrap_or_else(|e| fail(&format!("could not run cargo to build the viewer: {e}")));

@@ -106,3 +106,71 @@ impl FlameLayout {
         self.merged_count.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::aggregate::Filter;
+    use prof::session::{FrameSpec, SessionBuilder};
+
+    /// `main` calls `big` (weight 1000) and 500 tiny functions (weight 1 each).
+    fn tree() -> (prof::session::Session, CallTree) {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let big = b.intern_frame(&FrameSpec::named("big"));
+        let stack = b.intern_stack_path(&[main, big]).unwrap();
+        b.push_sample(stack, t, 0, 1000);
+        for i in 0..500 {
+            let name = format!("tiny_{i}");
+            let tiny = b.intern_frame(&FrameSpec::named(&name));
+            let stack = b.intern_stack_path(&[main, tiny]).unwrap();
+            b.push_sample(stack, t, 0, 1);
+        }
+        let session = b.finish();
+        let tree = CallTree::new(&session, &Filter::all());
+        (session, tree)
+    }
+
+    #[test]
+    fn slivers_narrower_than_a_pixel_are_merged_and_keep_their_weight() {
+        let (_, tree) = tree();
+        let layout = FlameLayout::compute(&tree, tree.root(), 100.0);
+        // root, main, big, and one rectangle for the 500 tiny calls.
+        assert_eq!(layout.count(), 4);
+        let merged: Vec<usize> = (0..layout.count())
+            .filter(|&i| layout.func[i] == MERGED)
+            .collect();
+        assert_eq!(merged.len(), 1);
+        let m = merged[0];
+        assert_eq!(layout.merged_count[m], 500);
+        assert_eq!(layout.weight[m], 500.0);
+        let row_width: f64 = (0..layout.count())
+            .filter(|&i| layout.depth[i] == 2)
+            .map(|i| layout.width[i])
+            .sum();
+        assert!((row_width - 1.0).abs() < 1e-9, "{row_width}");
+    }
+
+    #[test]
+    fn a_wide_enough_canvas_shows_every_frame() {
+        let (_, tree) = tree();
+        let layout = FlameLayout::compute(&tree, tree.root(), 10_000.0);
+        assert_eq!(layout.count(), 503);
+        assert!(layout.func.iter().all(|&f| f != MERGED));
+    }
+
+    #[test]
+    fn a_zoomed_layout_starts_at_its_root() {
+        let (session, tree) = tree();
+        let main = tree.children(tree.root())[0];
+        assert_eq!(tree.name(&session, main), "main");
+        let layout = FlameLayout::compute(&tree, main, 10_000.0);
+        assert_eq!(layout.node[0], main.0);
+        assert_eq!(
+            (layout.x[0], layout.width[0], layout.depth[0]),
+            (0.0, 1.0, 0)
+        );
+        assert_eq!(layout.max_depth(), 1);
+    }
+}

@@ -133,11 +133,12 @@ impl Profile {
     }
 
     /// The functions whose names match the regular expression `pattern`, and the share of the
-    /// weight spent in them.
+    /// weight spent in them. The syntax is `regex`'s without Unicode classes (`regex-lite`, which
+    /// keeps the wasm module small).
     pub fn search(&self, pattern: &str) -> Result<SearchResult, JsError> {
-        let regex =
-            regex::Regex::new(pattern).map_err(|e| JsError::new(&format!("invalid regex: {e}")))?;
-        let matches = self.tree.search(&self.session, &regex);
+        let regex = regex_lite::Regex::new(pattern)
+            .map_err(|e| JsError::new(&format!("invalid regex: {e}")))?;
+        let matches = self.tree.search(&self.session, |name| regex.is_match(name));
         let mut mask = vec![0u8; self.session.strings.len()];
         for func in &matches.functions {
             mask[func.index()] = 1;

@@ -3,7 +3,6 @@
 
 use super::tree::{CallTree, NodeId};
 use crate::session::{Session, StrId};
-use regex::Regex;
 
 /// What a name search found in a [`CallTree`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -18,9 +17,9 @@ pub struct SearchMatch {
 }
 
 impl CallTree {
-    /// The functions whose names `pattern` matches (anywhere in the name, as `Regex::is_match`
-    /// does), and the weight of the samples that pass through any of them.
-    pub fn search(&self, session: &Session, pattern: &Regex) -> SearchMatch {
+    /// The functions whose names `matches` accepts (e.g. a regex's `is_match`), and the weight of
+    /// the samples that pass through any of them. Each name is tested once.
+    pub fn search(&self, session: &Session, mut matches: impl FnMut(&str) -> bool) -> SearchMatch {
         let mut is_match: Vec<Option<bool>> = vec![None; session.strings.len()];
         let mut found = SearchMatch::default();
         // (node, inside an already matching caller)
@@ -31,13 +30,12 @@ impl CallTree {
             .collect();
         while let Some((node, inside)) = todo.pop() {
             let func = self.func(node);
-            let matches =
-                *is_match[func.index()].get_or_insert_with(|| pattern.is_match(session.str(func)));
-            if matches && !inside {
+            let hit = *is_match[func.index()].get_or_insert_with(|| matches(session.str(func)));
+            if hit && !inside {
                 found.weight += self.total_weight(node);
                 found.count += self.total_count(node);
             }
-            let inside = inside || matches;
+            let inside = inside || hit;
             todo.extend(self.children(node).iter().map(|&c| (c, inside)));
         }
         found.functions = is_match
@@ -55,6 +53,7 @@ mod tests {
     use super::*;
     use crate::aggregate::Filter;
     use crate::session::{FrameSpec, SessionBuilder};
+    use regex::Regex;
 
     fn session() -> Session {
         let mut b = SessionBuilder::default();
@@ -79,7 +78,8 @@ mod tests {
     fn a_sample_counts_once_however_many_matches_its_stack_holds() {
         let s = session();
         let tree = CallTree::new(&s, &Filter::all());
-        let found = tree.search(&s, &Regex::new("^(parse|lex)$").unwrap());
+        let re = Regex::new("^(parse|lex)$").unwrap();
+        let found = tree.search(&s, |name| re.is_match(name));
         assert_eq!(found.weight, 5);
         assert_eq!(found.count, 2);
         let names: Vec<&str> = found.functions.iter().map(|&f| s.str(f)).collect();
@@ -91,10 +91,7 @@ mod tests {
     fn no_match_is_zero() {
         let s = session();
         let tree = CallTree::new(&s, &Filter::all());
-        assert_eq!(
-            tree.search(&s, &Regex::new("nothing").unwrap()),
-            SearchMatch::default()
-        );
-        assert_eq!(tree.search(&s, &Regex::new("").unwrap()).weight, 11);
+        assert_eq!(tree.search(&s, |_| false), SearchMatch::default());
+        assert_eq!(tree.search(&s, |_| true).weight, 11);
     }
 }
