@@ -5,9 +5,11 @@ pub mod served;
 pub mod sessions;
 pub mod webdriver;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// The `prof` binary, built from the current sources.
 ///
@@ -54,12 +56,47 @@ fn build_prof() -> PathBuf {
     bin
 }
 
-/// Runs `prof` with `args` and returns its output.
+/// The longest one `prof` command may run in a test before it counts as hung.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Runs `prof` with `args` and returns its output. A run past [`COMMAND_TIMEOUT`] is killed and
+/// fails the test, so a command that hangs (say, one that serves forever) cannot stall CI.
 pub fn prof(args: &[&str]) -> Output {
-    Command::new(prof_bin())
+    let mut child = Command::new(prof_bin())
         .args(args)
-        .output()
-        .expect("prof runs")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prof runs");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("prof can be waited for") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("prof {args:?} ran past {COMMAND_TIMEOUT:?} and was killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout is drained"),
+        stderr: stderr.join().expect("stderr is drained"),
+    }
 }
 
 /// A directory of its own for one test, removed when dropped.

@@ -32,7 +32,14 @@ fn the_binary_embeds_the_viewer() {
 fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
     let dir = prof_e2e::TempDir::new("demo");
     let out_path = dir.join("demo.json");
-    let out = prof(&["demo", "--seconds", "0.6", "-o", out_path.to_str().unwrap()]);
+    let out = prof(&[
+        "demo",
+        "--no-serve",
+        "--seconds",
+        "0.6",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
