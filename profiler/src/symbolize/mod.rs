@@ -4,8 +4,11 @@
 //! debug info with `gimli`/`addr2line`). Return addresses are looked up one byte back so that a
 //! call at the end of a function is attributed to the call site, not to what follows it.
 
+pub mod symtab;
+
 use crate::sampler::LoadedObject;
 use std::collections::HashMap;
+use symtab::SymbolTable;
 
 /// One frame of a resolved address: a function, possibly inlined into the next one out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,31 +56,70 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     inner_first
 }
 
-/// Resolves each distinct address of `addresses` once.
-#[derive(Default)]
-pub struct Resolver {
+/// Resolves each distinct address once, naming outermost frames with the full path from their
+/// module's symbol table where the debug info gave only a short name (see [`symtab`]).
+pub struct Resolver<'a> {
+    objects: &'a [LoadedObject],
     cache: HashMap<(u64, bool), Vec<Symbol>>,
+    tables: HashMap<usize, SymbolTable>,
 }
 
-impl Resolver {
+impl<'a> Resolver<'a> {
+    /// A resolver for addresses in `objects` (the modules loaded while sampling).
+    pub fn new(objects: &'a [LoadedObject]) -> Self {
+        Resolver {
+            objects,
+            cache: HashMap::new(),
+            tables: HashMap::new(),
+        }
+    }
+
     /// The symbols of `address` (see [`resolve`]), computed on first request.
     pub fn symbols(&mut self, address: u64, is_return_address: bool) -> &[Symbol] {
-        self.cache
-            .entry((address, is_return_address))
-            .or_insert_with(|| resolve(address, is_return_address))
+        let key = (address, is_return_address);
+        if !self.cache.contains_key(&key) {
+            let mut symbols = resolve(address, is_return_address);
+            if let Some(index) = object_index(self.objects, address) {
+                let object = &self.objects[index];
+                let table = self.tables.entry(index).or_insert_with(|| {
+                    object_path(object).map_or_else(SymbolTable::default, |p| {
+                        SymbolTable::load(std::path::Path::new(&p))
+                    })
+                });
+                let lookup = if is_return_address {
+                    address - 1
+                } else {
+                    address
+                };
+                let full = table.function_at(lookup.wrapping_sub(object.bias));
+                if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
+                    symbols[0].name = name;
+                }
+            }
+            self.cache.insert(key, symbols);
+        }
+        &self.cache[&key]
+    }
+}
+
+fn object_index(objects: &[LoadedObject], address: u64) -> Option<usize> {
+    objects
+        .iter()
+        .position(|o| o.exec.iter().any(|r| r.contains(&address)))
+}
+
+/// The path of a loaded object's file (the running executable for the main program).
+fn object_path(object: &LoadedObject) -> Option<String> {
+    if object.name.is_empty() {
+        Some(std::env::current_exe().ok()?.display().to_string())
+    } else {
+        Some(object.name.clone())
     }
 }
 
 /// The file name of the object holding `address`, among `objects`.
 pub fn module_of(objects: &[LoadedObject], address: u64) -> Option<String> {
-    let object = objects
-        .iter()
-        .find(|o| o.exec.iter().any(|r| r.contains(&address)))?;
-    let path = if object.name.is_empty() {
-        std::env::current_exe().ok()?.display().to_string()
-    } else {
-        object.name.clone()
-    };
+    let path = object_path(&objects[object_index(objects, address)?])?;
     Some(path.rsplit('/').next().map(str::to_owned).unwrap_or(path))
 }
 
