@@ -21,16 +21,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the files of the embedded browser viewer.
-    Assets,
     /// Profile a built-in workload, save it as demo.json and show it in the browser viewer.
     Demo(demo::DemoArgs),
+    /// Show profiles in the browser viewer.
+    Serve(serve::ServeArgs),
+    /// Print the top functions of a profile.
+    Report(report::ReportArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
-    /// Show session files in the browser viewer.
-    Serve(serve::ServeArgs),
-    /// Print the top functions of a session file.
-    Report(report::ReportArgs),
+    /// Print the files of the embedded browser viewer (for checking a build).
+    #[command(hide = true)]
+    Assets,
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
