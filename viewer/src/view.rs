@@ -1,6 +1,6 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
-use prof::aggregate::{format_weight, CallTree, NodeId, TopRow};
+use prof::aggregate::{format_percent, format_weight, CallTree, NodeId, TopRow};
 use prof::session::Session;
 use serde::Serialize;
 
@@ -86,8 +86,8 @@ impl<'a> TopEntry<'a> {
             total_fraction: fraction(row.total_weight),
             self_text: format_weight(mode, row.self_weight),
             total_text: format_weight(mode, row.total_weight),
-            self_pct: format!("{:.1}%", fraction(row.self_weight) * 100.0),
-            total_pct: format!("{:.1}%", fraction(row.total_weight) * 100.0),
+            self_pct: format_percent(row.self_weight, whole),
+            total_pct: format_percent(row.total_weight, whole),
         }
     }
 }

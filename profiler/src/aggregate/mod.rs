@@ -22,7 +22,7 @@ pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
 pub use search::SearchMatch;
-pub use table::{format_weight, TopTable};
+pub use table::{format_percent, format_weight, TopTable};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};

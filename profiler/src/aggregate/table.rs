@@ -40,6 +40,12 @@ pub fn format_weight(mode: Mode, weight: u64) -> String {
     }
 }
 
+/// `part` as a percentage of `whole` with one decimal, `12.3%`, as the top-N table prints it
+/// (`0.0%` when `whole` is 0). The viewer uses it too, so both show the same rounding.
+pub fn format_percent(part: u64, whole: u64) -> String {
+    format!("{:.1}%", percent(part, whole))
+}
+
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -93,5 +99,17 @@ impl fmt::Display for TopTable<'_> {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::format_percent;
+
+    #[test]
+    fn percentages_have_one_decimal_and_survive_an_empty_total() {
+        assert_eq!(format_percent(1, 3), "33.3%");
+        assert_eq!(format_percent(2, 3), "66.7%");
+        assert_eq!(format_percent(5, 0), "0.0%");
     }
 }
