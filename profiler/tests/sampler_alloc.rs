@@ -59,7 +59,12 @@ fn check(timer: &str) {
 #[test]
 fn the_handler_allocates_nothing_on_any_timer() {
     let _serial = serial();
-    for timer in ["perf_event", "timer_create", "setitimer"] {
+    for timer in [
+        "perf_event_sigtrap",
+        "perf_event",
+        "timer_create",
+        "setitimer",
+    ] {
         check(timer);
     }
 }

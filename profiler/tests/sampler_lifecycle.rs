@@ -4,7 +4,9 @@
 mod common;
 
 use common::{names, samples_on, serial, spin};
-use prof::sampler::{current_sigprof_handler, current_tid, our_handler_installed};
+use prof::sampler::{
+    current_sigprof_handler, current_sigtrap_handler, current_tid, our_handler_installed,
+};
 use std::time::Duration;
 
 #[test]
@@ -24,26 +26,101 @@ fn a_second_start_is_already_running() {
 
 extern "C" fn custom_handler(_: libc::c_int) {}
 
+/// Starts a session on `timer` (the best one when `None`).
+fn start_on(timer: Option<&str>) -> prof::Profiler {
+    if let Some(timer) = timer {
+        std::env::set_var("PROF_TIMER", timer);
+    }
+    let p = prof::Profiler::start(prof::Options::default());
+    std::env::remove_var("PROF_TIMER");
+    p.unwrap()
+}
+
 #[test]
 fn stop_restores_the_previous_handler_and_late_signals_do_no_harm() {
     let _serial = serial();
     let custom = custom_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
     // SAFETY: installs a handler that does nothing, which is async-signal-safe.
     unsafe { libc::signal(libc::SIGPROF, custom) };
-    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    let p = start_on(Some("perf_event"));
     assert!(our_handler_installed());
     p.stop().unwrap();
     assert_eq!(current_sigprof_handler(), custom);
 
-    // SAFETY: restores the default disposition; no handler code is involved.
-    unsafe { libc::signal(libc::SIGPROF, libc::SIG_DFL) };
-    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    for (timer, signal) in [
+        ("perf_event", libc::SIGPROF),
+        ("perf_event_sigtrap", libc::SIGTRAP),
+    ] {
+        // SAFETY: restores the default disposition; no handler code is involved.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+        let p = start_on(Some(timer));
+        assert!(our_handler_installed(), "{timer}");
+        spin(Duration::from_millis(20));
+        p.stop().unwrap();
+        // The default action would kill the process; a signal in flight after stop must not.
+        let now = if signal == libc::SIGTRAP {
+            current_sigtrap_handler()
+        } else {
+            current_sigprof_handler()
+        };
+        assert_eq!(now, libc::SIG_IGN, "{timer}");
+        // SAFETY: raise only sends a signal to this thread; the signal is ignored now.
+        assert_eq!(unsafe { libc::raise(signal) }, 0);
+    }
+}
+
+#[test]
+fn a_sigtrap_handler_of_the_program_is_left_alone() {
+    let _serial = serial();
+    let custom = custom_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs a handler that does nothing, which is async-signal-safe.
+    let before = unsafe { libc::signal(libc::SIGTRAP, custom) };
+    let p = start_on(None);
     spin(Duration::from_millis(20));
-    p.stop().unwrap();
-    // The default action would kill the process; a signal in flight after stop must not.
-    assert_eq!(current_sigprof_handler(), libc::SIG_IGN);
-    // SAFETY: raise only sends a signal to this thread; SIGPROF is ignored now.
-    assert_eq!(unsafe { libc::raise(libc::SIGPROF) }, 0);
+    let report = p.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_event");
+    assert_eq!(current_sigtrap_handler(), custom);
+    // SAFETY: puts back what was there; no handler code is involved.
+    unsafe { libc::signal(libc::SIGTRAP, before) };
+}
+
+/// Run in a child process by the test below: a SIGTRAP that is not a sample, under a session
+/// that took SIGTRAP over from the default disposition, must still end the process.
+#[test]
+fn foreign_sigtrap_child() {
+    if std::env::var_os("PROF_FOREIGN_SIGTRAP_CHILD").is_none() {
+        return;
+    }
+    // SAFETY: sets the default disposition; no handler code is involved.
+    unsafe { libc::signal(libc::SIGTRAP, libc::SIG_DFL) };
+    let p = start_on(None);
+    assert_eq!(
+        current_sigtrap_handler(),
+        prof::sampler::our_handler_address()
+    );
+    spin(Duration::from_millis(20));
+    // SAFETY: sends SIGTRAP to this thread; prof's handler passes it on to the default action.
+    unsafe { libc::raise(libc::SIGTRAP) };
+    drop(p);
+    println!("still alive");
+}
+
+#[test]
+fn a_foreign_sigtrap_still_ends_the_process_as_it_would_have() {
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "foreign_sigtrap_child", "--nocapture"])
+        .env("PROF_FOREIGN_SIGTRAP_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGTRAP),
+        "{:?}: {stdout}",
+        out.status
+    );
+    assert!(!stdout.contains("still alive"), "{stdout}");
 }
 
 #[inline(never)]

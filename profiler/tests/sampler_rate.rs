@@ -18,7 +18,10 @@ fn one_millisecond_on_two_cpu_seconds_gives_at_least_1900_samples() {
     let n = samples_on(&report, tid).len();
     assert!(n >= 1900, "{n} samples");
     let meta = &report.session().meta;
-    assert_eq!(meta.timer, "perf_event", "perf_event_paranoid 2 allows it");
+    assert_eq!(
+        meta.timer, "perf_event_sigtrap",
+        "perf_event_paranoid 2 and Linux 5.13+ allow it"
+    );
     assert_eq!(meta.requested_interval_ns, 1_000_000);
     let achieved = meta.achieved_interval_ns;
     assert!(

@@ -1,5 +1,6 @@
-//! The fallback mechanisms, forced with `PROF_TIMER`: per-thread monotonic timers keep the rate,
-//! `setitimer` is capped by the kernel tick, and on both the weights are measured CPU time.
+//! The fallback mechanisms, forced with `PROF_TIMER`: perf events signalling SIGPROF through
+//! their descriptor and per-thread monotonic timers keep the rate, `setitimer` is capped by the
+//! kernel tick, and on all of them the weights are measured CPU time.
 
 mod common;
 
@@ -25,24 +26,29 @@ fn weight_on_this_thread(report: &prof::Report) -> u64 {
         .sum()
 }
 
-#[test]
-fn timer_create_keeps_the_rate_and_measures_weights() {
+fn keeps_the_rate_and_measures_weights(timer: &str) {
     let _serial = serial();
-    let (report, used) = run(
-        "timer_create",
-        Duration::from_millis(1),
-        Duration::from_secs(1),
-    );
-    assert_eq!(report.session().meta.timer, "timer_create");
+    let (report, used) = run(timer, Duration::from_millis(1), Duration::from_secs(1));
+    assert_eq!(report.session().meta.timer, timer);
     let n = samples_on(&report, current_tid()).len() as f64;
     let expected = used.as_nanos() as f64 / 1e6;
     assert!(
         n >= 0.9 * expected,
-        "{n} samples for {expected:.0} expected"
+        "{timer}: {n} samples for {expected:.0} expected"
     );
     let w = weight_on_this_thread(&report) as f64;
     let off = (w - used.as_nanos() as f64).abs() / used.as_nanos() as f64;
-    assert!(off <= 0.03, "weight {w} vs {used:?}");
+    assert!(off <= 0.03, "{timer}: weight {w} vs {used:?}");
+}
+
+#[test]
+fn perf_event_through_sigprof_keeps_the_rate_and_measures_weights() {
+    keeps_the_rate_and_measures_weights("perf_event");
+}
+
+#[test]
+fn timer_create_keeps_the_rate_and_measures_weights() {
+    keeps_the_rate_and_measures_weights("timer_create");
 }
 
 #[test]

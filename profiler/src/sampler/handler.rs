@@ -35,8 +35,31 @@ pub struct Shared {
     pub register_unknown: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
-    /// Whether to time each handler run (`PROF_MEASURE_HANDLER=1`; costs one more clock read).
-    pub measure: bool,
+    /// What to measure, from `PROF_MEASURE_HANDLER`.
+    pub measure: Measure,
+}
+
+/// Measurement modes for benchmarks, from `PROF_MEASURE_HANDLER`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// Unset: sample, measure nothing.
+    Off,
+    /// `1`: time each handler run with the thread CPU clock (costs one more clock read).
+    Time,
+    /// `empty`: return at once without sampling, so that what a session then costs is the
+    /// kernel's timer and signal delivery alone (the floor under any handler).
+    Empty,
+}
+
+impl Measure {
+    /// The mode `PROF_MEASURE_HANDLER` asks for.
+    pub fn from_env() -> Measure {
+        match std::env::var("PROF_MEASURE_HANDLER").as_deref() {
+            Err(_) => Measure::Off,
+            Ok("empty") => Measure::Empty,
+            Ok(_) => Measure::Time,
+        }
+    }
 }
 
 /// The session the handler feeds, if any. Empty outside a session: a late signal does nothing.
@@ -51,9 +74,13 @@ pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 pub fn on_sample(regs: Regs, source: Source) {
     let guard = sys::read_begin();
     if let Some(shared) = SHARED.get(&guard) {
+        if shared.measure == Measure::Empty {
+            HANDLED.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let cpu = sys::thread_cpu_ns();
         shared.sample(&regs, source, &guard, cpu);
-        if shared.measure {
+        if shared.measure == Measure::Time {
             // The thread CPU clock, not the wall clock: preemption in the handler is not cost.
             HANDLER_NS.fetch_add(sys::thread_cpu_ns().saturating_sub(cpu), Ordering::Relaxed);
             HANDLED.fetch_add(1, Ordering::Relaxed);
@@ -65,12 +92,12 @@ impl Shared {
     /// The interrupted thread: from the signal when it says (saving a system call), else asked.
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
-            Source::Timer(tid) => tid,
+            Source::Timer(tid) | Source::Perf(tid) => tid,
             Source::Fd(fd) => usize::try_from(fd)
                 .ok()
                 .and_then(|fd| self.fd_tids.get(fd))
                 .map_or(0, |t| t.load(Ordering::Acquire)),
-            Source::Other => 0,
+            Source::Other | Source::Foreign => 0,
         };
         if known != 0 {
             known

@@ -1,9 +1,10 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
-//! [`Profiler::start`] installs a SIGPROF handler, picks the best timer mechanism
-//! (see `timer.rs`), arms every thread and starts a collector thread; [`Profiler::stop`] disarms,
-//! restores the previous SIGPROF disposition, symbolizes each distinct address once and returns a
-//! [`Report`]. Set `PROF_TIMER=perf_event|timer_create|setitimer` to force a mechanism and
+//! [`Profiler::start`] picks the best timer mechanism (see `timer.rs`), installs a handler for
+//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), arms every
+//! thread and starts a collector thread; [`Profiler::stop`] disarms, restores the previous
+//! disposition, symbolizes each distinct address once and returns a [`Report`]. Set
+//! `PROF_TIMER=perf_event_sigtrap|perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
 
 mod collector;
@@ -123,7 +124,7 @@ impl Profiler {
             start_ns,
             register_unknown: !mechanism.per_thread(),
             unwind: unwind::UnwindMode::from_env(),
-            measure: std::env::var_os("PROF_MEASURE_HANDLER").is_some(),
+            measure: handler::Measure::from_env(),
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
         let mut collector = collector::Collector::new(
@@ -134,7 +135,7 @@ impl Profiler {
         );
         collector.refresh_modules();
         collector.refresh_maps();
-        let saved = sys::install_handler()?;
+        let saved = sys::install_handler(mechanism.signal())?;
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
         let armed = if mechanism.per_thread() {
             collector.sweep(true);
@@ -244,12 +245,27 @@ impl Drop for Profiler {
 /// The SIGPROF handler currently installed, as an address (or `SIG_DFL` = 0 / `SIG_IGN` = 1);
 /// lets tests check that the previous disposition is back after stop.
 pub fn current_sigprof_handler() -> usize {
-    sys::current_handler()
+    sys::current_handler(sys::SIGNAL)
 }
 
-/// True while `prof`'s own handler is the installed SIGPROF handler.
+/// The SIGTRAP handler currently installed, as for [`current_sigprof_handler`]: the
+/// `perf_event_sigtrap` timer delivers SIGTRAP.
+pub fn current_sigtrap_handler() -> usize {
+    sys::current_handler(sys::TRAP)
+}
+
+/// The address of `prof`'s signal handler, to compare with [`current_sigprof_handler`] and
+/// [`current_sigtrap_handler`].
+pub fn our_handler_address() -> usize {
+    sys::our_handler()
+}
+
+/// True while `prof`'s own handler is installed for SIGPROF or SIGTRAP (whichever the session's
+/// timer delivers).
 pub fn our_handler_installed() -> bool {
-    sys::current_handler() == sys::our_handler()
+    [sys::SIGNAL, sys::TRAP]
+        .into_iter()
+        .any(|signal| sys::current_handler(signal) == sys::our_handler())
 }
 
 /// CPU time consumed by the calling thread so far.
@@ -267,9 +283,12 @@ pub fn current_tid() -> u64 {
     u64::from(sys::gettid())
 }
 
-/// With `PROF_MEASURE_HANDLER` set at start: signals handled in sessions so far in this
-/// process, and the nanoseconds spent inside the handler for them (measured with the thread CPU clock around each sample): the handler's own
-/// cost, without the kernel's signal delivery.
+/// With `PROF_MEASURE_HANDLER=1` set at start: signals handled in sessions so far in this
+/// process, and the nanoseconds spent inside the handler for them (measured with the thread CPU
+/// clock around each sample): the handler's own cost, without the kernel's signal delivery.
+/// With `PROF_MEASURE_HANDLER=empty` the handler returns at once, records nothing and only
+/// counts the signals here, so a benchmark can measure what the timer and signal delivery
+/// alone cost.
 pub fn handler_stats() -> (u64, Duration) {
     (
         handler::HANDLED.load(Ordering::Relaxed),

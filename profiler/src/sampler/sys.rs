@@ -6,8 +6,17 @@ use std::io;
 use std::os::fd::FromRawFd;
 use std::os::fd::OwnedFd;
 
-/// The signal every timer mechanism delivers.
+/// The signal every timer mechanism delivers, except perf events with [`PerfDelivery::Sigtrap`].
 pub const SIGNAL: libc::c_int = libc::SIGPROF;
+/// The signal a perf event with [`PerfDelivery::Sigtrap`] delivers.
+pub const TRAP: libc::c_int = libc::SIGTRAP;
+/// `si_code` of a SIGTRAP sent by a perf event (`TRAP_PERF`).
+#[cfg(target_os = "linux")]
+const TRAP_PERF: i32 = 6;
+/// The high half of the data our perf events attach to their SIGTRAP ("prof"); the low half is
+/// the thread id. Tells our SIGTRAPs from a debugger's or another tool's.
+#[cfg(target_os = "linux")]
+const TRAP_TAG: u64 = 0x7072_6f66;
 
 #[cfg(target_os = "linux")]
 const F_SETSIG: libc::c_int = 10;
@@ -24,7 +33,7 @@ struct FOwnerEx {
 }
 
 #[cfg(target_os = "linux")]
-/// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER5` (112 bytes), the fields we set named.
+/// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER7` (128 bytes), the fields we set named.
 #[repr(C)]
 #[derive(Default)]
 struct PerfEventAttr {
@@ -34,7 +43,8 @@ struct PerfEventAttr {
     sample_period: u64,
     sample_type: u64,
     read_format: u64,
-    /// Bit field: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6).
+    /// Bit field: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6), remove_on_exec
+    /// (bit 36), sigtrap (bit 37).
     flags: u64,
     wakeup_events: u32,
     bp_type: u32,
@@ -48,6 +58,10 @@ struct PerfEventAttr {
     aux_watermark: u32,
     sample_max_stack: u16,
     reserved: u16,
+    aux_sample_size: u32,
+    reserved3: u32,
+    /// Copied into `si_perf_data` of the SIGTRAP a `sigtrap` event sends.
+    sig_data: u64,
 }
 
 #[cfg(target_os = "linux")]
@@ -128,26 +142,55 @@ pub fn process_cpu_ns() -> u64 {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// The SIGPROF disposition that was in place before ours, to put back at stop.
-pub struct SavedAction(libc::sigaction);
+/// A signal's disposition that was in place before ours, to put back at stop.
+pub struct SavedAction {
+    signal: libc::c_int,
+    action: libc::sigaction,
+}
 
 impl SavedAction {
-    /// True when the saved disposition was the default one (terminate the process).
+    /// True when the saved disposition was the default one (for SIGPROF and SIGTRAP: terminate
+    /// the process).
     pub fn is_default(&self) -> bool {
-        self.0.sa_sigaction == libc::SIG_DFL
+        self.action.sa_sigaction == libc::SIG_DFL
     }
 }
 
 /// The raw handler: reads the registers and errno, then hands over to safe code.
-extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
-    let regs = registers(ctx);
-    super::handler::on_sample(regs, source(info));
+    match source(sig, info) {
+        Source::Foreign => foreign_trap(),
+        source => super::handler::on_sample(registers(ctx), source),
+    }
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
 }
+
+/// A SIGTRAP that is not from our perf events (a breakpoint, `kill -TRAP`). We only take over
+/// SIGTRAP when its disposition was the default or "ignore" (see [`trap_is_unclaimed`]), so
+/// do what that would have done: nothing for "ignore" (the state we leave after a session),
+/// and for the default put it back and raise the signal again, so the process ends the way it
+/// would have without us (SIGTRAP is blocked in this handler, so it is delivered on return).
+fn foreign_trap() {
+    if TRAP_IGNORED_BEFORE.load(Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: an all-zero sigaction with SIG_DFL as handler is the default disposition.
+    let mut default: libc::sigaction = unsafe { std::mem::zeroed() };
+    default.sa_sigaction = libc::SIG_DFL;
+    // SAFETY: `default` is a valid sigaction owned by this frame; sigaction and raise are
+    // async-signal-safe.
+    unsafe {
+        libc::sigaction(TRAP, &default, std::ptr::null_mut());
+        libc::raise(TRAP);
+    }
+}
+
+/// Whether SIGTRAP was ignored before we took it over (otherwise it was the default).
+static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
 
 /// Who sent a signal, as far as the sampler cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,28 +200,44 @@ pub enum Source {
     Timer(u32),
     /// A file descriptor's owner signal (a perf event routed with `F_SETSIG`).
     Fd(i32),
-    /// Anything else (`setitimer`, `raise`, `kill`).
+    /// A perf event's own SIGTRAP, whose data carries the target thread's id.
+    Perf(u32),
+    /// A SIGTRAP that is not ours: passed on, never sampled.
+    Foreign,
+    /// Any other SIGPROF (`setitimer`, `raise`, `kill`).
     Other,
 }
 
 /// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
-/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal and the `sigval` of a timer
-/// signal both at 24).
+/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal, the `sigval` of a timer signal
+/// and the 64-bit `si_perf_data` of a perf SIGTRAP all at 24).
 #[cfg(target_os = "linux")]
-fn source(info: *const libc::siginfo_t) -> Source {
+fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
     const SI_TIMER: i32 = -2;
     if info.is_null() {
-        return Source::Other;
+        return if sig == TRAP {
+            Source::Foreign
+        } else {
+            Source::Other
+        };
     }
     let base = info as *const u8;
     // SAFETY: the kernel passes a valid 128-byte siginfo_t (8-aligned) for the handler's
-    // duration; offsets 8 and 24 are aligned i32 fields inside it.
-    let (code, word) = unsafe {
+    // duration; offsets 8 and 24 are aligned i32 fields inside it, and 24 an aligned u64.
+    let (code, word, data) = unsafe {
         (
             (base.add(8) as *const i32).read(),
             (base.add(24) as *const i32).read(),
+            (base.add(24) as *const u64).read(),
         )
     };
+    if sig == TRAP {
+        return if code == TRAP_PERF && data >> 32 == TRAP_TAG {
+            Source::Perf(data as u32)
+        } else {
+            Source::Foreign
+        };
+    }
     match code {
         SI_TIMER => Source::Timer(word as u32),
         // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
@@ -188,8 +247,12 @@ fn source(info: *const libc::siginfo_t) -> Source {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn source(_info: *const libc::siginfo_t) -> Source {
-    Source::Other
+fn source(sig: libc::c_int, _info: *const libc::siginfo_t) -> Source {
+    if sig == TRAP {
+        Source::Foreign
+    } else {
+        Source::Other
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -291,8 +354,9 @@ fn registers(_ctx: *mut libc::c_void) -> Regs {
     Regs::default()
 }
 
-/// Installs the sampling handler for SIGPROF with `SA_RESTART`, returning the old disposition.
-pub fn install_handler() -> crate::Result<SavedAction> {
+/// Installs the sampling handler for `signal` (SIGPROF, or SIGTRAP for perf events with
+/// [`PerfDelivery::Sigtrap`]) with `SA_RESTART`, returning the old disposition.
+pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no
     // flags); every field we rely on is set below.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -304,36 +368,51 @@ pub fn install_handler() -> crate::Result<SavedAction> {
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are to valid sigaction structs owned by this frame; `on_signal` has
     // the three-argument signature SA_SIGINFO requires and only calls async-signal-safe code.
-    let rc = unsafe { libc::sigaction(SIGNAL, &action, &mut old) };
+    let rc = unsafe { libc::sigaction(signal, &action, &mut old) };
     if rc != 0 {
         return Err(last_error("sigaction"));
     }
-    Ok(SavedAction(old))
+    if signal == TRAP {
+        TRAP_IGNORED_BEFORE.store(old.sa_sigaction == libc::SIG_IGN, Ordering::Relaxed);
+    }
+    Ok(SavedAction {
+        signal,
+        action: old,
+    })
 }
 
 /// Puts back a disposition saved by [`install_handler`]. A saved default disposition (which
-/// would kill the process on a SIGPROF still in flight) is replaced by "ignore".
+/// would kill the process on a signal still in flight) is replaced by "ignore". For SIGTRAP
+/// that changes nothing for breakpoints and other traps the CPU raises (the kernel forces the
+/// default action on those when the signal is ignored), only a `kill -TRAP` from outside is
+/// then ignored.
 pub fn restore_handler(saved: &SavedAction) -> crate::Result<()> {
-    let mut action = saved.0;
+    let mut action = saved.action;
     if saved.is_default() {
         action.sa_sigaction = libc::SIG_IGN;
     }
     // SAFETY: `action` is a valid sigaction copied from what the kernel gave us earlier (or
     // that with SIG_IGN as handler); passing a null old-action pointer is allowed.
-    let rc = unsafe { libc::sigaction(SIGNAL, &action, std::ptr::null_mut()) };
+    let rc = unsafe { libc::sigaction(saved.signal, &action, std::ptr::null_mut()) };
     if rc != 0 {
         return Err(last_error("sigaction"));
     }
     Ok(())
 }
 
-/// The current SIGPROF handler address (or `SIG_DFL` / `SIG_IGN`), for tests and checks.
-pub fn current_handler() -> usize {
+/// The current handler address of `signal` (or `SIG_DFL` / `SIG_IGN`), for tests and checks.
+pub fn current_handler(signal: libc::c_int) -> usize {
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a null new action only queries; `old` is a valid, writable sigaction.
-    unsafe { libc::sigaction(SIGNAL, std::ptr::null(), &mut old) };
+    unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
     old.sa_sigaction
+}
+
+/// True when SIGTRAP has its default disposition or is ignored: nobody in the process handles
+/// it, so perf events may deliver through it and our handler can pass other traps on.
+pub fn trap_is_unclaimed() -> bool {
+    matches!(current_handler(TRAP), libc::SIG_DFL | libc::SIG_IGN)
 }
 
 /// The address of our own handler, to compare with [`current_handler`].
@@ -349,9 +428,24 @@ fn unsupported(call: &'static str) -> crate::Error {
     }
 }
 
+/// How a perf event's overflow reaches its thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerfDelivery {
+    /// The kernel sends SIGTRAP itself on the thread's way back to user space (`attr.sigtrap`,
+    /// Linux 5.13+). Cheaper: no self-interrupt to run the signal code later.
+    Sigtrap,
+    /// SIGPROF through the descriptor's owner (`O_ASYNC`, `F_SETSIG`, `F_SETOWN_EX`), sent from
+    /// an irq_work, which costs a self-interrupt (a VM exit on a virtual machine) per sample.
+    Sigio,
+}
+
 /// Opens a task-clock perf event on thread `tid`. Linux only.
 #[cfg(not(target_os = "linux"))]
-pub fn perf_event_thread(_tid: u32, _period_ns: u64) -> crate::Result<OwnedFd> {
+pub fn perf_event_thread(
+    _tid: u32,
+    _period_ns: u64,
+    _delivery: PerfDelivery,
+) -> crate::Result<OwnedFd> {
     Err(unsupported("perf_event_open"))
 }
 
@@ -383,17 +477,27 @@ pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {
 }
 
 #[cfg(target_os = "linux")]
-/// Opens a task-clock perf event on thread `tid` that sends SIGPROF to that thread every
-/// `period_ns` of its CPU time. The event starts enabled.
-pub fn perf_event_thread(tid: u32, period_ns: u64) -> crate::Result<OwnedFd> {
+/// Opens a task-clock perf event on thread `tid` that signals that thread every `period_ns` of
+/// its CPU time, as `delivery` says. The event starts enabled.
+pub fn perf_event_thread(
+    tid: u32,
+    period_ns: u64,
+    delivery: PerfDelivery,
+) -> crate::Result<OwnedFd> {
+    // disabled | exclude_kernel | exclude_hv
+    let mut flags = 1 | (1 << 5) | (1 << 6);
+    if delivery == PerfDelivery::Sigtrap {
+        // remove_on_exec (which the kernel requires with sigtrap) | sigtrap
+        flags |= (1 << 36) | (1 << 37);
+    }
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config: PERF_COUNT_SW_TASK_CLOCK,
         sample_period: period_ns.max(1),
-        // disabled | exclude_kernel | exclude_hv
-        flags: 1 | (1 << 5) | (1 << 6),
+        flags,
         wakeup_events: 1,
+        sig_data: (TRAP_TAG << 32) | u64::from(tid),
         ..PerfEventAttr::default()
     };
     // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
@@ -421,6 +525,12 @@ pub fn perf_event_thread(tid: u32, period_ns: u64) -> crate::Result<OwnedFd> {
     // SAFETY: `raw` is an open descriptor we own; the fcntl commands take an int or a pointer
     // to a valid f_owner_ex owned by this frame; the ioctl takes no argument.
     unsafe {
+        if delivery == PerfDelivery::Sigtrap {
+            if libc::ioctl(raw, PERF_EVENT_IOC_ENABLE as _, 0) != 0 {
+                return Err(last_error("ioctl(PERF_EVENT_IOC_ENABLE)"));
+            }
+            return Ok(owned);
+        }
         let flags = libc::fcntl(raw, libc::F_GETFL);
         if libc::fcntl(raw, libc::F_SETFL, flags | libc::O_ASYNC) != 0 {
             return Err(last_error("fcntl(F_SETFL, O_ASYNC)"));

@@ -1,13 +1,18 @@
-//! The timer mechanisms, best first: a per-thread perf_event task clock, per-thread monotonic
+//! The timer mechanisms, best first: a per-thread perf_event task clock (delivering SIGTRAP
+//! itself where the kernel can, SIGPROF through the descriptor otherwise), per-thread monotonic
 //! POSIX timers, and the process-wide `setitimer(ITIMER_PROF)`.
 
-use super::sys;
+use super::sys::{self, PerfDelivery};
 use std::os::fd::OwnedFd;
 
 /// How samples are triggered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mechanism {
-    /// `perf_event_open` task-clock per thread, signal routed to the thread.
+    /// `perf_event_open` task-clock per thread, the kernel sending SIGTRAP to the thread
+    /// (`attr.sigtrap`): the cheapest per sample. Not used when the process is being traced
+    /// (a debugger would stop at every sample) or handles SIGTRAP itself.
+    PerfEventSigtrap,
+    /// `perf_event_open` task-clock per thread, SIGPROF routed to the thread by the descriptor.
     PerfEvent,
     /// `timer_create(CLOCK_MONOTONIC, SIGEV_THREAD_ID)` per thread.
     TimerCreate,
@@ -19,9 +24,18 @@ impl Mechanism {
     /// The name recorded in the session metadata.
     pub fn name(self) -> &'static str {
         match self {
+            Mechanism::PerfEventSigtrap => "perf_event_sigtrap",
             Mechanism::PerfEvent => "perf_event",
             Mechanism::TimerCreate => "timer_create",
             Mechanism::Setitimer => "setitimer",
+        }
+    }
+
+    /// The signal the mechanism delivers.
+    pub fn signal(self) -> libc::c_int {
+        match self {
+            Mechanism::PerfEventSigtrap => sys::TRAP,
+            _ => sys::SIGNAL,
         }
     }
 
@@ -30,10 +44,12 @@ impl Mechanism {
         self != Mechanism::Setitimer
     }
 
-    /// The mechanism to use: the one named by `PROF_TIMER` (`perf_event`, `timer_create` or
-    /// `setitimer`) if set, otherwise the best one that works here, probed on this thread.
+    /// The mechanism to use: the one named by `PROF_TIMER` (`perf_event_sigtrap`,
+    /// `perf_event`, `timer_create` or `setitimer`) if set, otherwise the best one that works
+    /// here, probed on this thread.
     pub fn choose(interval_ns: u64) -> crate::Result<Mechanism> {
         let all = [
+            Mechanism::PerfEventSigtrap,
             Mechanism::PerfEvent,
             Mechanism::TimerCreate,
             Mechanism::Setitimer,
@@ -41,7 +57,8 @@ impl Mechanism {
         if let Ok(name) = std::env::var("PROF_TIMER") {
             return all.into_iter().find(|m| m.name() == name).ok_or_else(|| {
                 crate::Error::InvalidOption(format!(
-                    "PROF_TIMER={name}: expected perf_event, timer_create or setitimer"
+                    "PROF_TIMER={name}: expected perf_event_sigtrap, perf_event, timer_create \
+                     or setitimer"
                 ))
             });
         }
@@ -50,7 +67,13 @@ impl Mechanism {
         }
         // Probe with an hour-long period so the probe itself never fires.
         let tid = sys::gettid();
-        if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000) {
+        if sys::trap_is_unclaimed() && !traced() {
+            if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigtrap) {
+                sys::perf_event_disable(&fd);
+                return Ok(Mechanism::PerfEventSigtrap);
+            }
+        }
+        if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigio) {
             sys::perf_event_disable(&fd);
             return Ok(Mechanism::PerfEvent);
         }
@@ -61,6 +84,17 @@ impl Mechanism {
         let _ = interval_ns;
         Ok(Mechanism::Setitimer)
     }
+}
+
+/// True when a debugger or tracer is attached (`TracerPid` in `/proc/self/status`).
+fn traced() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("TracerPid:"))?;
+            line.split_whitespace().nth(1).map(|pid| pid != "0")
+        })
+        .unwrap_or(false)
 }
 
 /// A thread's armed timer.
@@ -75,7 +109,16 @@ pub enum Armed {
 /// Arms thread `tid` with a per-thread mechanism.
 pub fn arm(mechanism: Mechanism, tid: u32, interval_ns: u64) -> crate::Result<Option<Armed>> {
     Ok(match mechanism {
-        Mechanism::PerfEvent => Some(Armed::Perf(sys::perf_event_thread(tid, interval_ns)?)),
+        Mechanism::PerfEventSigtrap => Some(Armed::Perf(sys::perf_event_thread(
+            tid,
+            interval_ns,
+            PerfDelivery::Sigtrap,
+        )?)),
+        Mechanism::PerfEvent => Some(Armed::Perf(sys::perf_event_thread(
+            tid,
+            interval_ns,
+            PerfDelivery::Sigio,
+        )?)),
         Mechanism::TimerCreate => Some(Armed::Timer(sys::timer_thread(tid, interval_ns)?)),
         Mechanism::Setitimer => None,
     })
