@@ -44,7 +44,7 @@ pub struct Shared {
 pub enum Measure {
     /// Unset: sample, measure nothing.
     Off,
-    /// `1`: time each handler run with the thread CPU clock (costs one more clock read).
+    /// `1`: time each handler run, entry to exit, with the monotonic clock.
     Time,
     /// `empty`: return at once without sampling, so that what a session then costs is the
     /// kernel's timer and signal delivery alone (the floor under any handler).
@@ -67,7 +67,8 @@ pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
 
 /// Signals handled during sessions, since the process started.
 pub static HANDLED: AtomicU64 = AtomicU64::new(0);
-/// CPU nanoseconds spent inside the handler (thread CPU clock), since the process started.
+/// Nanoseconds spent inside the handler with `PROF_MEASURE_HANDLER=1`, since the process
+/// started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the raw handler in `sys` with the interrupted registers.
@@ -78,15 +79,22 @@ pub fn on_sample(regs: Regs, source: Source) {
             HANDLED.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
         let cpu = sys::thread_cpu_ns();
         shared.sample(&regs, source, &guard, cpu);
-        if shared.measure == Measure::Time {
-            // The thread CPU clock, not the wall clock: preemption in the handler is not cost.
-            HANDLER_NS.fetch_add(sys::thread_cpu_ns().saturating_sub(cpu), Ordering::Relaxed);
+        if let Some(entered) = entered {
+            // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
+            // the weight's clock read included. A run that took longer than MEASURE_CAP_NS was
+            // preempted (or interrupted): count the cap, not the time spent off the CPU.
+            let took = sys::monotonic_ns().saturating_sub(entered);
+            HANDLER_NS.fetch_add(took.min(MEASURE_CAP_NS), Ordering::Relaxed);
             HANDLED.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
+
+/// The most one handler run counts for in [`HANDLER_NS`]: a run this long was preempted.
+const MEASURE_CAP_NS: u64 = 50_000;
 
 impl Shared {
     /// The interrupted thread: from the signal when it says (saving a system call), else asked.

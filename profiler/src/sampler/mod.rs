@@ -284,8 +284,9 @@ pub fn current_tid() -> u64 {
 }
 
 /// With `PROF_MEASURE_HANDLER=1` set at start: signals handled in sessions so far in this
-/// process, and the nanoseconds spent inside the handler for them (measured with the thread CPU
-/// clock around each sample): the handler's own cost, without the kernel's signal delivery.
+/// process, and the nanoseconds spent inside the handler for them (the monotonic clock from
+/// entry to exit, the weight's own thread-CPU-clock read included; a run preempted past 50 µs
+/// counts 50 µs): the handler's own cost, without the kernel's signal delivery.
 /// With `PROF_MEASURE_HANDLER=empty` the handler returns at once, records nothing and only
 /// counts the signals here, so a benchmark can measure what the timer and signal delivery
 /// alone cost.
