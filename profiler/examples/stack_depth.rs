@@ -4,7 +4,8 @@
 //! stack_depth`): a release build has no frame pointers, so this shows the DWARF unwinder at
 //! work.
 //!
-//! Prints `reached main: N of M samples (P%) on <timer>`.
+//! Prints `reached main: N of M samples (P%) on <timer>`, then, for the stacks that fell short,
+//! the most common innermost and outermost frames (where unwinding stopped).
 
 use std::time::{Duration, Instant};
 
@@ -67,4 +68,21 @@ fn main() {
         reached as f64 * 100.0 / mine.len().max(1) as f64,
         s.meta.timer
     );
+    let mut short = std::collections::HashMap::<(String, String), usize>::new();
+    for &i in &mine {
+        let frames: Vec<&str> = s
+            .stack_frames(s.samples.stack[i])
+            .map(|f| s.frame_name(f))
+            .collect();
+        if !frames.contains(&"stack_depth::main") {
+            let leaf = frames.first().copied().unwrap_or("?").to_owned();
+            let last = frames.last().copied().unwrap_or("?").to_owned();
+            *short.entry((leaf, last)).or_default() += 1;
+        }
+    }
+    let mut short: Vec<_> = short.into_iter().collect();
+    short.sort_by_key(|entry| std::cmp::Reverse(entry.1));
+    for ((leaf, last), n) in short.iter().take(5) {
+        println!("fell short {n} times: from {leaf} to {last}");
+    }
 }
