@@ -56,9 +56,19 @@ fn child(tool: &str, rate: i32) {
     let interval = Duration::from_nanos(1_000_000_000 / rate.max(1) as u64);
     let mut samples = 0;
     let (mut reach, mut handler_ns, mut stop) = (0.0, 0.0, Duration::ZERO);
+    // The workload's own figures end before stop: report building is measured apart.
+    let mut worked = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut done = || {
+        worked = (
+            t0.elapsed(),
+            prof::sampler::thread_cpu_time() - thread0,
+            prof::sampler::process_cpu_time() - process0,
+        );
+    };
     match tool {
         "none" => {
             std::hint::black_box(workload());
+            done();
         }
         "pprof-rs" => {
             let guard = pprof::ProfilerGuardBuilder::default()
@@ -66,6 +76,7 @@ fn child(tool: &str, rate: i32) {
                 .build()
                 .unwrap();
             std::hint::black_box(workload());
+            done();
             let stopped = Instant::now();
             samples = guard.report().build().unwrap().data.values().sum::<isize>() as usize;
             stop = stopped.elapsed();
@@ -73,6 +84,7 @@ fn child(tool: &str, rate: i32) {
         _ => {
             let p = prof::Profiler::start(prof::Options::default().interval(interval)).unwrap();
             std::hint::black_box(workload());
+            done();
             let stopped = Instant::now();
             let report = p.stop().unwrap();
             stop = stopped.elapsed();
@@ -93,10 +105,7 @@ fn child(tool: &str, rate: i32) {
             }
         }
     }
-    // The workload's own figures end before stop: report building is measured apart.
-    let wall = t0.elapsed() - stop;
-    let cpu = prof::sampler::thread_cpu_time() - thread0;
-    let process = prof::sampler::process_cpu_time() - process0;
+    let (wall, cpu, process) = worked;
     println!(
         "{} {} {} {} {} {} {} {}",
         wall.as_nanos(),

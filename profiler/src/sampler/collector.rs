@@ -13,17 +13,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often the ring is drained: often enough that 8 threads at the requested rate cannot fill
-/// it in between, rarely enough that the collector's wake-ups cost little.
-fn drain_every(interval_ns: u64) -> Duration {
-    if interval_ns >= 500_000 {
-        Duration::from_millis(5)
-    } else {
-        Duration::from_millis(2)
-    }
-}
+/// How often new threads are looked for (and the longest the collector sleeps).
 const SWEEP_EVERY: Duration = Duration::from_millis(20);
-const MAPS_EVERY: Duration = Duration::from_millis(100);
+/// The shortest sleep, when samples arrive fast enough to fill the ring sooner.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+/// How often the mappings are re-read without a reason. New threads trigger a re-read at once;
+/// samples whose stack pointer fell outside every known mapping trigger one at most every
+/// [`MAPS_MISS_EVERY`].
+const MAPS_EVERY: Duration = Duration::from_secs(1);
+/// See [`MAPS_EVERY`].
+const MAPS_MISS_EVERY: Duration = Duration::from_millis(100);
+
+/// How long to sleep before the next drain: long enough that the collector's wake-ups cost
+/// little (each costs the process CPU), short enough that at the rate samples just arrived the
+/// ring is at most a quarter full by then.
+fn next_sleep(drained: usize, over: Duration, capacity: usize) -> Duration {
+    let per_second = drained as f64 / over.as_secs_f64().max(1e-3);
+    let until_quarter = (capacity / 4) as f64 / per_second.max(1.0);
+    Duration::from_secs_f64(until_quarter).clamp(MIN_SLEEP, SWEEP_EVERY)
+}
 
 /// One stored sample: an index into [`RawProfile::stacks`] and the rest of the raw sample.
 #[derive(Clone, Debug)]
@@ -196,10 +204,13 @@ impl Collector {
         }
     }
 
-    fn drain(&mut self) {
+    /// Moves the samples waiting in the ring into the profile; returns how many there were.
+    fn drain(&mut self) -> usize {
         let shared = Arc::clone(&self.shared);
         let mut scratch = std::mem::take(&mut self.scratch);
+        let mut drained = 0;
         while shared.ring.pop(|raw, addrs| {
+            drained += 1;
             if self.out.samples.len() >= self.max_samples {
                 self.out.dropped += 1;
                 return;
@@ -219,6 +230,7 @@ impl Collector {
             self.out.samples.push(StoredSample { stack, raw });
         }) {}
         self.scratch = scratch;
+        drained
     }
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
@@ -228,10 +240,15 @@ impl Collector {
         self.armed.remove(&self.own_tid);
         let mut last_sweep = Instant::now();
         let mut last_maps = Instant::now();
+        let mut last_drain = Instant::now();
+        let mut misses = self.shared.stack_misses.load(Ordering::Relaxed);
         let mut sweeps = 0u64;
         while !stop.load(Ordering::Acquire) {
-            self.drain();
-            if last_sweep.elapsed() >= SWEEP_EVERY {
+            let drained = self.drain();
+            let since_drain = last_drain.elapsed();
+            last_drain = Instant::now();
+            // A sleep rounds up to whole timer ticks: sweep when the next one would be late.
+            if last_sweep.elapsed() + MIN_SLEEP >= SWEEP_EVERY {
                 last_sweep = Instant::now();
                 sweeps += 1;
                 self.sweep(false);
@@ -245,11 +262,18 @@ impl Collector {
                     }
                 }
             }
-            if last_maps.elapsed() >= MAPS_EVERY {
+            let now_misses = self.shared.stack_misses.load(Ordering::Relaxed);
+            let since_maps = last_maps.elapsed();
+            if (now_misses != misses && since_maps >= MAPS_MISS_EVERY) || since_maps >= MAPS_EVERY {
+                misses = now_misses;
                 last_maps = Instant::now();
                 self.refresh_maps();
             }
-            std::thread::sleep(drain_every(self.interval_ns));
+            std::thread::sleep(next_sleep(
+                drained,
+                since_drain,
+                self.shared.ring.capacity(),
+            ));
         }
         self.finish()
     }

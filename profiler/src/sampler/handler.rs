@@ -28,6 +28,9 @@ pub struct Shared {
     pub fd_tids: Box<[AtomicU32]>,
     /// Samples dropped (ring full, thread table full).
     pub dropped: AtomicU64,
+    /// Samples whose stack pointer was in no known mapping (a stack that grew, or a thread
+    /// newer than the last snapshot): the collector re-reads the mappings when this changes.
+    pub stack_misses: AtomicU64,
     /// The monotonic clock at start.
     pub start_ns: u64,
     /// Whether the handler registers threads it has not seen (process-wide timers), or only
@@ -141,6 +144,9 @@ impl Shared {
             .maps
             .find(regs.sp)
             .and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
+        if stack.is_none() {
+            self.stack_misses.fetch_add(1, Ordering::Relaxed);
+        }
         let mut done = false;
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if self.unwind == UnwindMode::Dwarf {

@@ -50,6 +50,11 @@ impl Ring {
         }
     }
 
+    /// How many records the ring holds.
+    pub fn capacity(&self) -> usize {
+        self.seq.len()
+    }
+
     fn slot(&self, pos: u64) -> usize {
         (pos % self.seq.len() as u64) as usize
     }
