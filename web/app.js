@@ -94,7 +94,7 @@ async function loadFile(index) {
   state.meta = JSON.parse(p.metaJson());
   state.names = JSON.parse(p.functionNamesJson());
   renderMeta($("meta"), state.meta);
-  renderThreads($("thread"), JSON.parse(p.threadsJson()));
+  renderThreads($("thread"), JSON.parse(p.threadsJson()), state.meta.samples);
   state.zoom = null;
   state.selected = null;
   table.select(null);

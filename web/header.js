@@ -19,13 +19,19 @@ export function renderMeta(dl, meta) {
     .join("");
 }
 
-/** Fills the thread selector: all threads merged first, then each thread. */
-export function renderThreads(select, threads) {
-  const options = [`<option value="-1">All threads (${threads.length})</option>`];
+/**
+ * Fills the thread selector: all threads merged first, then each thread with its sample count and
+ * share of the samples, as counted by the wasm module.
+ */
+export function renderThreads(select, threads, totalSamples) {
+  const count = (n) => `${n.toLocaleString("en-US")} sample${n === 1 ? "" : "s"}`;
+  const options = [
+    `<option value="-1">All threads (${threads.length}): ${count(totalSamples)}</option>`,
+  ];
   for (const t of threads) {
     const name = t.name ? `${t.name} ` : "";
     options.push(
-      `<option value="${t.index}">${escapeHtml(name)}[${t.tid}]</option>`,
+      `<option value="${t.index}">${escapeHtml(name)}[${t.tid}]: ${count(t.samples)} (${escapeHtml(t.samplesPct)})</option>`,
     );
   }
   select.innerHTML = options.join("");

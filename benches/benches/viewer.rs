@@ -3,16 +3,31 @@
 //! a hover redraw, a zoom (new layout from the wasm module plus redraw), and the size of the
 //! wasm and JavaScript the page loads.
 //!
-//! Run with `cargo bench -p prof-benches --bench viewer`. Needs `chromium` and `chromedriver`.
+//! Side by side, in the same browser: speedscope 1.25 (the npm package) loading the same session
+//! exported with prof's speedscope exporter, in its "left heavy" view (the aggregated flame graph,
+//! the picture prof's viewer shows). "First paint" means, for both, that the first complete flame
+//! graph's drawing commands have been issued to its canvas and the frame showing them is being
+//! produced: prof marks it in the animation frame after its synchronous canvas draw; for
+//! speedscope an observer injected into its `index.html` marks it when the JavaScript that made
+//! the first WebGL draw call onto the page's canvas returns (see `viewer/speedscope.rs`). Both
+//! are `performance` marks, read as milliseconds since navigation start.
+//!
+//! Run with `cargo bench -p prof-benches --bench viewer`. Needs `chromium`, `chromedriver` and
+//! speedscope's npm package in `tests/node` (`.ci/install-tools` installs all three).
+
+#[path = "viewer/speedscope.rs"]
+mod speedscope;
 
 use prof::serve::{self, Port, ServeOptions, Server};
 use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
 use prof_e2e::webdriver::Browser;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 const SAMPLES: usize = 1_000_000;
+/// The smaller session compared too, should speedscope fail on the big one.
+const SMALL_SAMPLES: usize = 100_000;
 const STACKS: usize = 100_000;
 const FUNCTIONS: usize = 5_000;
 
@@ -30,13 +45,14 @@ impl Lcg {
 }
 
 /// 100k distinct stacks grown as a tree (each new stack extends an earlier one or starts from a
-/// few roots), then 1M samples drawn with a skew towards the early, hot stacks.
-fn big_session() -> Session {
+/// few roots), then `samples` samples (1M for the benchmark) drawn with a skew towards the early,
+/// hot stacks.
+fn big_session(samples: usize) -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "bench-app".into(),
         mode: Mode::Cpu,
         timer: "perf_event".into(),
-        duration_ns: SAMPLES as u64 * 100_000,
+        duration_ns: samples as u64 * 100_000,
         achieved_interval_ns: 100_000,
         ..Metadata::default()
     });
@@ -71,7 +87,7 @@ fn big_session() -> Session {
     let threads: Vec<_> = (0..4)
         .map(|i| b.thread(1000 + i, &format!("worker-{i}")))
         .collect();
-    for i in 0..SAMPLES {
+    for i in 0..samples {
         // Half the samples on the first 1% of stacks, the rest spread over all of them.
         let stack = if i % 2 == 0 {
             leaves[rng.next(STACKS / 100)]
@@ -93,27 +109,174 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
+/// A session as prof's JSON and as speedscope JSON (prof's own exporter).
+struct Files {
+    /// What the session is, for the output: "1M samples".
+    label: String,
+    prof: Vec<u8>,
+    speedscope: Vec<u8>,
+}
+
+fn files(samples: usize) -> Files {
     let t = Instant::now();
-    let session = big_session();
-    let mut json = Vec::new();
-    prof::session::write(&session, &mut json).unwrap();
+    let session = big_session(samples);
+    let mut prof = Vec::new();
+    prof::session::write(&session, &mut prof).unwrap();
+    let mut speedscope = Vec::new();
+    prof::export::speedscope::write_speedscope(&session, &mut speedscope).unwrap();
     println!(
-        "session: {} samples, {} stacks, {} frames; {:.1} MB of JSON (made in {:.1} s)",
+        "session: {} samples, {} stacks, {} frames, {} threads; {:.1} MB of prof JSON, {:.1} MB \
+         of speedscope JSON (made in {:.1} s)",
         session.sample_count(),
         session.stacks.len(),
         session.frames.len(),
-        json.len() as f64 / 1e6,
+        session.threads.len(),
+        prof.len() as f64 / 1e6,
+        speedscope.len() as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    let server = Server::start(
+    let label = if samples.is_multiple_of(1_000_000) {
+        format!("{}M samples", samples / 1_000_000)
+    } else {
+        format!("{}k samples", samples / 1000)
+    };
+    Files {
+        label,
+        prof,
+        speedscope,
+    }
+}
+
+fn prof_server(json: Vec<u8>) -> Server {
+    Server::start(
         vec![serve::SessionFile {
             name: "big.json".into(),
             json,
         }],
         &ServeOptions::new(IpAddr::V4(Ipv4Addr::LOCALHOST), Port::Exact(0)),
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Loads prof's viewer and returns navigation to first paint, in ms.
+fn prof_first_paint(browser: &Browser, url: &str, label: &str) -> f64 {
+    browser.goto("about:blank");
+    browser.goto(url);
+    browser.wait_for(
+        "performance.getEntriesByName('prof-first-paint').length > 0",
+        Duration::from_secs(120),
+        "the page to load",
+    );
+    let marks = browser.eval(
+        "return ['prof-wasm-ready', 'prof-fetched', 'prof-parsed', 'prof-first-paint']
+           .map(n => performance.getEntriesByName(n)[0]?.startTime ?? -1);",
+        json!([]),
+    );
+    println!("  prof {label}: wasm ready / session fetched / parsed / first paint at {marks} ms");
+    marks[3].as_f64().unwrap()
+}
+
+/// How long speedscope may take before a load counts as failed.
+const SPEEDSCOPE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Loads speedscope on its profile and returns navigation to first paint in ms, or what went
+/// wrong (an error shown in the page, a crashed tab, a timeout).
+fn speedscope_first_paint(browser: &Browser, url: &str, label: &str) -> Result<f64, String> {
+    browser.try_goto("about:blank")?;
+    browser.try_goto(url)?;
+    let deadline = Instant::now() + SPEEDSCOPE_TIMEOUT;
+    let probe = "const m = performance.getEntriesByName('speedscope-first-paint')[0];
+        const d = performance.getEntriesByName('speedscope-first-draw')[0];
+        if (m && window.speedscopeFirstPaint) return { ms: m.startTime, draw: d.startTime, ...window.speedscopeFirstPaint };
+        if (document.body.innerText.includes('Something went wrong')) return { failed: document.body.innerText };
+        return null;";
+    loop {
+        // While speedscope parses, the page cannot run the probe: WebDriver reports a script
+        // timeout, which only means "not yet".
+        match browser.try_eval(probe, json!([])) {
+            Ok(Value::Null) => {}
+            Ok(v) if v.get("failed").is_some() => {
+                return Err(format!(
+                    "speedscope shows an error: {}; console: {:?}",
+                    v["failed"],
+                    browser.console_log()
+                ))
+            }
+            Ok(v) => {
+                // speedscope times its import (fetch, parse, build the profiles) with
+                // `console.time("import")`.
+                let import = browser
+                    .console_log()
+                    .iter()
+                    .find_map(|l| {
+                        let ms = l.split("import: ").nth(1)?.split(" ms").next()?;
+                        ms.parse::<f64>().ok()
+                    })
+                    .map_or("?".to_owned(), |ms| format!("{ms:.0}"));
+                println!(
+                    "  speedscope {label}: import (fetch, parse, build) took {import} ms; first WebGL \
+                     draw call at {:.0} ms, first paint at {:.0} ms; {} colours on its {}x{} canvas",
+                    v["draw"].as_f64().unwrap(),
+                    v["ms"].as_f64().unwrap(),
+                    v["colours"],
+                    v["width"],
+                    v["height"],
+                );
+                let colours = v["colours"].as_u64().unwrap_or(0);
+                if colours < 5 {
+                    return Err(format!("the first frame drawn is not a flame graph: {v}"));
+                }
+                return Ok(v["ms"].as_f64().unwrap());
+            }
+            Err(e) if e.contains("timeout") => {}
+            Err(e) => return Err(e),
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no flame graph after {} s; console: {:?}",
+                SPEEDSCOPE_TIMEOUT.as_secs(),
+                browser.console_log()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Loads prof's viewer and speedscope on the same session `RUNS` times each, alternating, and
+/// prints the medians and their ratio. Returns false when speedscope could not show it.
+fn compare(browser: &Browser, files: Files) -> bool {
+    let what = files.label;
+    let prof = prof_server(files.prof);
+    let scope = speedscope::Speedscope::start(&files.speedscope);
+    let url = scope.url("left-heavy");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        ours.push(prof_first_paint(browser, prof.url(), &format!("run {run}")));
+        match speedscope_first_paint(browser, &url, &format!("run {run}")) {
+            Ok(ms) => theirs.push(ms),
+            Err(e) => {
+                println!("  speedscope run {run} FAILED on {what}: {e}");
+                return false;
+            }
+        }
+        if run == 0 {
+            browser.screenshot(&format!("bench-speedscope-{}", what.replace(' ', "-")));
+        }
+    }
+    let (ours, theirs) = (median(ours), median(theirs));
+    println!(
+        "{what}: navigation to first painted flame graph, median of {RUNS}: prof {ours:.0} ms, \
+         speedscope 1.25 {theirs:.0} ms: prof is {:.1}x faster",
+        theirs / ours
+    );
+    true
+}
+
+const RUNS: usize = 3;
+
+fn main() {
+    let big = files(SAMPLES);
+    let prof_json = big.prof.clone();
 
     let mut size = 0;
     for asset in ["app.js", "flame.js", "table.js", "header.js", "format.js"] {
@@ -133,27 +296,30 @@ fn main() {
     );
 
     let browser = Browser::start("bench", 1280, 800, 1.0);
-    let mut first_paint = Vec::new();
-    for run in 0..3 {
-        browser.goto(server.url());
-        browser.wait_for(
-            "performance.getEntriesByName('prof-first-paint').length > 0",
-            Duration::from_secs(120),
-            "the page to load",
-        );
-        let marks = browser.eval(
-            "return ['prof-wasm-ready', 'prof-fetched', 'prof-parsed', 'prof-first-paint']
-               .map(n => performance.getEntriesByName(n)[0]?.startTime ?? -1);",
-            json!([]),
-        );
-        println!("run {run}: wasm ready / session fetched / parsed / first paint at {marks} ms");
-        first_paint.push(marks[3].as_f64().unwrap());
-    }
-    println!(
-        "navigation to first painted flame graph: median {:.0} ms",
-        median(first_paint)
+    let webgl = browser.eval(
+        "const gl = document.createElement('canvas').getContext('webgl');
+         const info = gl && gl.getExtension('WEBGL_debug_renderer_info');
+         return gl ? (info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : 'WebGL without renderer info') : 'no WebGL';",
+        json!([]),
     );
+    println!("WebGL renderer in this Chromium: {webgl}");
+    let loaded = compare(&browser, big);
+    // A crashed tab can leave the session unusable, and each Chromium holds on to memory: a
+    // fresh browser for what follows.
+    drop(browser);
+    if !loaded {
+        println!(
+            "speedscope could not show the 1M-sample session; comparing on {SMALL_SAMPLES} samples"
+        );
+        let browser = Browser::start("bench-small", 1280, 800, 1.0);
+        compare(&browser, files(SMALL_SAMPLES));
+    }
 
+    // Redraw and zoom on the big session in prof's viewer.
+    let server = prof_server(prof_json);
+    let browser = Browser::start("bench-redraw", 1280, 800, 1.0);
+    let first = prof_first_paint(&browser, server.url(), "for redraws");
+    println!("navigation to first painted flame graph in a fresh browser: {first:.0} ms");
     let timings = browser.eval(
         "const v = window.profViewer, out = { redraw: [], zoom: [] };
          const l = v.state.layout;

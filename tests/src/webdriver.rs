@@ -106,6 +106,12 @@ impl Browser {
 
     /// Sends one WebDriver command and returns its `value`, panicking on a WebDriver error.
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        self.try_call(method, path, body)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    /// Sends one WebDriver command and returns its `value`, or the WebDriver error as text.
+    fn try_call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
         let url = format!("{}{path}", self.base);
         let request = match method {
             "GET" => minreq::get(url),
@@ -119,18 +125,16 @@ impl Browser {
                 .with_body(body.to_string()),
             None => request,
         };
-        let response = request
-            .send()
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let response = request.send().map_err(|e| e.to_string())?;
         let value: Value = serde_json::from_slice(response.as_bytes())
-            .unwrap_or_else(|e| panic!("{method} {path}: bad JSON from chromedriver: {e}"));
+            .map_err(|e| format!("bad JSON from chromedriver: {e}"))?;
         if response.status_code != 200 {
-            panic!(
-                "{method} {path}: {} {}",
+            return Err(format!(
+                "{} {}",
                 value["value"]["error"], value["value"]["message"]
-            );
+            ));
         }
-        value["value"].clone()
+        Ok(value["value"].clone())
     }
 
     fn session_call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
@@ -142,11 +146,32 @@ impl Browser {
         self.session_call("POST", "/url", Some(json!({ "url": url })));
     }
 
+    /// Like [`Browser::goto`], but a WebDriver error (a page that does not load in time, a
+    /// crashed tab) is returned instead of panicking.
+    pub fn try_goto(&self, url: &str) -> Result<(), String> {
+        self.try_call(
+            "POST",
+            &format!("/session/{}/url", self.session),
+            Some(json!({ "url": url })),
+        )
+        .map(drop)
+    }
+
     /// Runs `script` (a function body; `arguments` holds `args`) and returns its result.
     pub fn eval(&self, script: &str, args: Value) -> Value {
         self.session_call(
             "POST",
             "/execute/sync",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
+    /// Like [`Browser::eval`], but a WebDriver error (a script timeout while the page is busy,
+    /// a crashed tab) is returned instead of panicking.
+    pub fn try_eval(&self, script: &str, args: Value) -> Result<Value, String> {
+        self.try_call(
+            "POST",
+            &format!("/session/{}/execute/sync", self.session),
             Some(json!({ "script": script, "args": args })),
         )
     }

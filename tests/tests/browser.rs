@@ -95,6 +95,44 @@ fn breadcrumbs(browser: &Browser) -> Vec<String> {
     serde_json::from_value(v).unwrap()
 }
 
+/// The thread selector's options: value and text.
+fn thread_options(browser: &Browser) -> Vec<(String, String)> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#thread option')].map(o => [o.value, o.textContent]);",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// What the thread selector should offer for `session`: all threads with the sample total, then
+/// each thread with its samples and their share with one decimal, as `prof report` rounds.
+fn expected_thread_options(session: &prof::session::Session) -> Vec<(String, String)> {
+    let mut counts = vec![0u64; session.threads.len()];
+    for thread in &session.samples.thread {
+        counts[thread.index()] += 1;
+    }
+    let all: u64 = counts.iter().sum();
+    assert_eq!(all, session.samples.len() as u64);
+    let samples = |n: u64| format!("{n} sample{}", if n == 1 { "" } else { "s" });
+    let mut options = vec![(
+        "-1".to_owned(),
+        format!("All threads ({}): {}", counts.len(), samples(all)),
+    )];
+    for (i, (thread, &n)) in session.threads.iter().zip(&counts).enumerate() {
+        options.push((
+            i.to_string(),
+            format!(
+                "{} [{}]: {} ({:.1}%)",
+                session.str(thread.name),
+                thread.tid,
+                samples(n),
+                n as f64 * 100.0 / all as f64
+            ),
+        ));
+    }
+    options
+}
+
 /// The top-N table's first `n` rows: name, total, total %, self, self %.
 fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
     let v = browser.eval(
@@ -176,6 +214,10 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     }
     assert!(text(&browser, "#meta [data-key=samples] dd") == "130");
     assert!(text(&browser, "#meta [data-key=dropped] dd") == "3");
+
+    // The thread selector: every thread with its sample count and share, counted here
+    // straight from the session's sample columns.
+    assert_eq!(thread_options(&browser), expected_thread_options(&session));
 
     // The flame graph is painted, in several colours, and root is at the bottom.
     let (pixels, colours) = painted(&browser);

@@ -61,21 +61,10 @@ impl Profile {
         to_json(&self.session.strings)
     }
 
-    /// The sampled threads, as JSON.
+    /// The sampled threads with their sample counts and shares, as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
-        let threads: Vec<ThreadEntry<'_>> = self
-            .session
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(index, t)| ThreadEntry {
-                index,
-                tid: t.tid,
-                name: self.session.str(t.name),
-            })
-            .collect();
-        to_json(&threads)
+        to_json(&ThreadEntry::all(&self.session))
     }
 
     /// Shows one thread (its index), or all threads merged (-1).

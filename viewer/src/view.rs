@@ -1,6 +1,6 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
-use prof::aggregate::{format_percent, format_weight, CallTree, NodeId, TopRow};
+use prof::aggregate::{format_percent, format_weight, thread_totals, CallTree, NodeId, TopRow};
 use prof::session::Session;
 use serde::Serialize;
 
@@ -42,12 +42,41 @@ impl<'a> Meta<'a> {
     }
 }
 
-/// One entry of the thread selector.
+/// One entry of the thread selector, with the thread's share of the samples.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ThreadEntry<'a> {
     pub index: usize,
     pub tid: u64,
     pub name: &'a str,
+    /// Samples taken on the thread.
+    pub samples: u64,
+    /// Their summed weight.
+    pub weight: u64,
+    /// `samples` as a percentage of all samples, formatted as `prof report` formats shares.
+    pub samples_pct: String,
+}
+
+impl<'a> ThreadEntry<'a> {
+    /// Every thread of `session`, in its order, with its samples counted by `prof`'s core.
+    pub fn all(session: &'a Session) -> Vec<Self> {
+        let totals = thread_totals(session);
+        let all_samples = totals.iter().map(|t| t.samples).sum();
+        totals
+            .iter()
+            .map(|total| {
+                let thread = &session.threads[total.thread.index()];
+                ThreadEntry {
+                    index: total.thread.index(),
+                    tid: thread.tid,
+                    name: session.str(thread.name),
+                    samples: total.samples,
+                    weight: total.weight,
+                    samples_pct: format_percent(total.samples, all_samples),
+                }
+            })
+            .collect()
+    }
 }
 
 /// One row of the top-N table. The texts are formatted exactly as `prof report` prints them.
