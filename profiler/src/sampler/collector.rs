@@ -269,7 +269,8 @@ impl Collector {
                 last_maps = Instant::now();
                 self.refresh_maps();
             }
-            std::thread::sleep(next_sleep(
+            // Parked rather than asleep, so that stop can wake it at once.
+            std::thread::park_timeout(next_sleep(
                 drained,
                 since_drain,
                 self.shared.ring.capacity(),

@@ -214,6 +214,8 @@ impl Running {
             SHARED.replace(None);
             Err(Error::ForkedChild)
         } else {
+            // The collector sleeps up to 20 ms between drains: wake it.
+            self.collector.thread().unpark();
             let raw = self.collector.join().map_err(|_| Error::Os {
                 call: "collector thread",
                 source: std::io::Error::other("the collector thread panicked"),
