@@ -15,8 +15,29 @@ use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
 
 /// The unwinder the handler uses.
 pub type Dwarf = UnwinderFor<Vec<u8>, framehop::MustNotAllocateDuringUnwind>;
+
+/// An unwinder with its generation: each refresh of the modules makes a new one, and stacks
+/// kept from one (see `suffix.rs`) are not reused with another.
+pub struct DwarfSet {
+    /// The unwinder.
+    pub unwinder: Dwarf,
+    /// Counts refreshes within a session.
+    pub generation: u64,
+}
 /// Its per-handler scratch space.
 pub type Cache = CacheFor<framehop::MustNotAllocateDuringUnwind>;
+
+/// framehop's registers for this architecture.
+#[cfg(target_arch = "x86_64")]
+pub type UnwindRegs = framehop::x86_64::UnwindRegsX86_64;
+/// framehop's registers for this architecture.
+#[cfg(target_arch = "aarch64")]
+pub type UnwindRegs = framehop::aarch64::UnwindRegsAarch64;
+
+/// The stack pointer in framehop's registers.
+pub fn sp_of(regs: &UnwindRegs) -> u64 {
+    regs.sp()
+}
 
 /// framehop's registers from the interrupted ones.
 #[cfg(target_arch = "x86_64")]
@@ -35,12 +56,13 @@ pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch
 #[derive(Default)]
 pub struct Modules {
     loaded: HashMap<(String, u64), Option<Module<Vec<u8>>>>,
+    generation: u64,
 }
 
 impl Modules {
     /// Brings the set up to date with `objects`, reading newly loaded ones; returns an unwinder
     /// over them.
-    pub fn refresh(&mut self, objects: &[LoadedObject]) -> Dwarf {
+    pub fn refresh(&mut self, objects: &[LoadedObject]) -> DwarfSet {
         use framehop::Unwinder;
         let keys: Vec<(String, u64)> = objects.iter().map(|o| (o.name.clone(), o.bias)).collect();
         self.loaded.retain(|k, _| keys.contains(k));
@@ -54,7 +76,11 @@ impl Modules {
                 unwinder.add_module(module.clone());
             }
         }
-        unwinder
+        self.generation += 1;
+        DwarfSet {
+            unwinder,
+            generation: self.generation,
+        }
     }
 }
 

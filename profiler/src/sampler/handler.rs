@@ -20,10 +20,13 @@ pub struct Shared {
     pub maps: StackMap,
     /// The DWARF unwinder over the loaded objects, replaced when objects change.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub dwarf: Rcu<super::dwarf::Dwarf>,
-    /// Unwinder caches, one per concurrently running handler.
+    pub dwarf: Rcu<super::dwarf::DwarfSet>,
+    /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub caches: Box<[TryCell<super::dwarf::Cache>]>,
+    pub unwind_states: Box<[TryCell<super::suffix::State>]>,
+    /// Unwind every stack that reused frames a second time without reuse and count the
+    /// differences (`PROF_VERIFY_REUSE=1`, for tests).
+    pub verify_reuse: bool,
     /// The thread each perf event descriptor belongs to, indexed by descriptor (0: none).
     pub fd_tids: Box<[AtomicU32]>,
     /// Samples dropped (ring full, thread table full).
@@ -70,6 +73,11 @@ pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
 
 /// Signals handled during sessions, since the process started.
 pub static HANDLED: AtomicU64 = AtomicU64::new(0);
+/// Samples whose outer frames were copied from their thread's previous stack.
+pub static REUSED: AtomicU64 = AtomicU64::new(0);
+/// With `PROF_VERIFY_REUSE=1`: samples whose stack with reuse differed from a full unwind.
+pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
+
 /// Nanoseconds spent inside the handler with `PROF_MEASURE_HANDLER=1`, since the process
 /// started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
@@ -151,11 +159,25 @@ impl Shared {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if self.unwind == UnwindMode::Dwarf {
             if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
-                for cache in self.caches.iter() {
-                    if let Some(ok) =
-                        cache.try_with(|c| unwind::dwarf(regs, stack, dwarf, c, &mut claim))
-                    {
-                        done = ok;
+                // Each thread has a home state (its last stack is kept there); if another
+                // handler holds it, any free one will do.
+                let n = self.unwind_states.len();
+                for i in 0..n {
+                    let state = &self.unwind_states[(slot + i) % n];
+                    let unwound = state.try_with(|state| {
+                        if self.verify_reuse {
+                            verify::unwind(regs, stack, dwarf, state, tid, &mut claim)
+                        } else {
+                            unwind::dwarf(regs, stack, dwarf, state, tid, true, &mut |a| {
+                                claim.push(a)
+                            })
+                        }
+                    });
+                    if let Some(unwound) = unwound {
+                        if unwound.reused {
+                            REUSED.fetch_add(1, Ordering::Relaxed);
+                        }
+                        done = unwound.started;
                         break;
                     }
                 }
@@ -174,5 +196,51 @@ impl Shared {
                 weight,
             },
         );
+    }
+}
+
+/// Checking reuse against a full unwind, for tests.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod verify {
+    use super::{unwind, Ordering, REUSE_MISMATCHES};
+    use crate::sampler::ring::Claim;
+    use crate::sampler::suffix::{State, MAX_FRAMES};
+    use crate::sampler::sys::{Regs, StackReader};
+
+    /// Unwinds with reuse into `claim`, then, if frames were reused, again without and counts a
+    /// mismatch when the two differ.
+    #[inline(never)]
+    pub fn unwind(
+        regs: &Regs,
+        stack: &StackReader,
+        dwarf: &crate::sampler::dwarf::DwarfSet,
+        state: &mut State,
+        tid: u32,
+        claim: &mut Claim<'_>,
+    ) -> unwind::Unwound {
+        let mut first = [0u64; MAX_FRAMES];
+        let mut n = 0;
+        let unwound = unwind::dwarf(regs, stack, dwarf, state, tid, true, &mut |a| {
+            if n < first.len() {
+                first[n] = a;
+                n += 1;
+            }
+            claim.push(a)
+        });
+        if unwound.reused {
+            let mut again = [0u64; MAX_FRAMES];
+            let mut m = 0;
+            unwind::dwarf(regs, stack, dwarf, state, tid, false, &mut |a| {
+                if m < n {
+                    again[m] = a;
+                    m += 1;
+                }
+                m < n
+            });
+            if first[..n] != again[..m] {
+                REUSE_MISMATCHES.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        unwound
     }
 }

@@ -15,6 +15,8 @@ mod meta;
 mod report;
 mod ring;
 mod stackmap;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod suffix;
 #[allow(unsafe_code)]
 mod sys;
 mod threads;
@@ -44,9 +46,10 @@ const THREAD_SLOTS: usize = 16_384;
 const FD_SLOTS: usize = 16_384;
 /// Readable mappings remembered for stack bounds.
 const MAP_SLOTS: usize = 8192;
-/// Handlers that can use the DWARF unwinder at the same time (others use frame pointers).
+/// Unwinding states (rule cache and last stack, about 40 KiB each): threads share them by
+/// slot, and handlers that find them all busy use frame pointers.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-const UNWIND_CACHES: usize = 8;
+const UNWIND_STATES: usize = 16;
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
@@ -117,9 +120,10 @@ impl Profiler {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             dwarf: sys::Rcu::empty(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            caches: (0..UNWIND_CACHES)
-                .map(|_| sys::TryCell::new(dwarf::Cache::default()))
+            unwind_states: (0..UNWIND_STATES)
+                .map(|_| sys::TryCell::new(suffix::State::new()))
                 .collect(),
+            verify_reuse: std::env::var_os("PROF_VERIFY_REUSE").is_some(),
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
@@ -298,6 +302,16 @@ pub fn handler_stats() -> (u64, Duration) {
     (
         handler::HANDLED.load(Ordering::Relaxed),
         Duration::from_nanos(handler::HANDLER_NS.load(Ordering::Relaxed)),
+    )
+}
+
+/// Samples so far in this process whose outer frames were copied from their thread's previous
+/// stack, and (with `PROF_VERIFY_REUSE=1` set at start, which unwinds those stacks again in
+/// full) how many of them differed from the full unwind.
+pub fn reuse_stats() -> (u64, u64) {
+    (
+        handler::REUSED.load(Ordering::Relaxed),
+        handler::REUSE_MISMATCHES.load(Ordering::Relaxed),
     )
 }
 

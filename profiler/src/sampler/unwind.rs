@@ -43,38 +43,97 @@ pub fn frame_pointers(regs: &Regs, stack: Option<&StackReader>, out: &mut Claim<
     }
 }
 
-/// Unwinds with DWARF CFI; returns false (having pushed nothing) when it could not start, so
-/// the caller can fall back to frame pointers.
+/// Unwinds with DWARF CFI; returns false (having pushed nothing past the leaf) when it could not
+/// start, so the caller can fall back to frame pointers. Reuses the outer frames of the
+/// thread's previous stack where they provably have not changed (see `suffix.rs`), unless
+/// `reuse` is false. Returns whether it reused frames, through `reused`.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn dwarf(
     regs: &Regs,
     stack: &StackReader,
-    unwinder: &super::dwarf::Dwarf,
-    cache: &mut super::dwarf::Cache,
-    out: &mut Claim<'_>,
-) -> bool {
-    use framehop::Unwinder;
-    let start = super::dwarf::start_regs(regs);
-    let mut read = |addr: u64| stack.read(addr).ok_or(());
-    let mut frames = unwinder.iter_frames(regs.pc, start, cache, &mut read);
+    dwarf: &super::dwarf::DwarfSet,
+    state: &mut super::suffix::State,
+    tid: u32,
+    reuse: bool,
+    out: &mut dyn FnMut(u64) -> bool,
+) -> Unwound {
+    use framehop::{FrameAddress, Unwinder};
+    let super::suffix::State { rules, last, next } = state;
+    next.start(tid, dwarf.generation);
+    let mut uregs = super::dwarf::start_regs(regs);
+    let mut address = FrameAddress::from_instruction_pointer(regs.pc);
     let mut pushed = 0;
-    while let Ok(Some(frame)) = frames.next() {
-        if !out.push(frame.address()) {
+    let mut reused = false;
+    let mut cursor = 0;
+    loop {
+        let at = match address {
+            FrameAddress::InstructionPointer(pc) => pc,
+            FrameAddress::ReturnAddress(ret) => ret.get(),
+        };
+        if !out(at) {
+            next.cut();
             break;
         }
         pushed += 1;
+        next.push_frame(at, uregs);
+        if reuse && pushed > 1 {
+            let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, |a| {
+                stack.read(a)
+            });
+            if let Some(j) = joined {
+                reused = true;
+                for a in last.addresses_after(j) {
+                    if !out(a) {
+                        next.cut();
+                        break;
+                    }
+                    pushed += 1;
+                }
+                next.append_from(last, j);
+                break;
+            }
+        }
+        let mut read = |a: u64| {
+            let value = stack.read(a);
+            next.record(a, value);
+            value.ok_or(())
+        };
+        match dwarf
+            .unwinder
+            .unwind_frame(address, &mut uregs, rules, &mut read)
+        {
+            Ok(Some(ret)) => match FrameAddress::from_return_address(ret) {
+                Some(a) => address = a,
+                None => break,
+            },
+            Ok(None) | Err(_) => break,
+        }
     }
     if pushed <= 1 && regs.fp > regs.sp && stack.read(regs.fp).is_some() {
         // DWARF knew nothing past the leaf (e.g. code outside any module): try the frame chain
         // from the caller's record instead, without repeating the leaf.
+        next.cut();
         let mut fp = regs.fp;
-        while let (Some(next), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
-            if ret == 0 || !out.push(ret) || next <= fp {
+        while let (Some(caller), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
+            if ret == 0 || !out(ret) || caller <= fp {
                 break;
             }
             pushed += 1;
-            fp = next;
+            fp = caller;
         }
     }
-    pushed > 0
+    std::mem::swap(last, next);
+    Unwound {
+        started: pushed > 0,
+        reused,
+    }
+}
+
+/// What [`dwarf`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unwound {
+    /// It pushed at least the leaf (otherwise fall back to frame pointers).
+    pub started: bool,
+    /// It copied outer frames from the thread's previous stack.
+    pub reused: bool,
 }
