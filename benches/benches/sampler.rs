@@ -1,6 +1,7 @@
 //! Sampler benchmark: the same CPU-bound workload (a loop at stack depth 40) unprofiled, with
 //! `prof` at 100 Hz / 1 kHz / 10 kHz, with pprof-rs at the same rates, with `prof` forced onto
-//! its SIGPROF perf-event path, and with `prof`'s handler emptied (the floor: what the timer and
+//! its SIGPROF perf-event path, without reusing the outer frames of a thread's previous stack
+//! (`PROF_REUSE=0`), and with `prof`'s handler emptied (the floor: what the timer and
 //! signal delivery alone cost on this machine). Each run is a fresh child process, so peak RSS
 //! is its own; the configurations run round-robin, five rounds, and each figure is from the
 //! round with the least CPU (the least disturbed by other load).
@@ -126,6 +127,8 @@ struct Config {
     tool: &'static str,
     rate: i32,
     timer: Option<&'static str>,
+    /// Extra environment for the child.
+    env: Option<(&'static str, &'static str)>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -151,6 +154,9 @@ fn spawn(c: &Config) -> Run {
     };
     if let Some(timer) = c.timer {
         cmd.env("PROF_TIMER", timer);
+    }
+    if let Some((key, value)) = c.env {
+        cmd.env(key, value);
     }
     let out = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -180,6 +186,7 @@ fn configs() -> Vec<Config> {
         tool: "none",
         rate: 0,
         timer: None,
+        env: None,
     }];
     for rate in RATES {
         all.push(Config {
@@ -187,12 +194,14 @@ fn configs() -> Vec<Config> {
             tool: "prof",
             rate,
             timer: None,
+            env: None,
         });
         all.push(Config {
             label: "pprof-rs",
             tool: "pprof-rs",
             rate,
             timer: None,
+            env: None,
         });
         if rate >= 1_000 {
             all.push(Config {
@@ -200,18 +209,28 @@ fn configs() -> Vec<Config> {
                 tool: "prof",
                 rate,
                 timer: Some("perf_event"),
+                env: None,
+            });
+            all.push(Config {
+                label: "prof no reuse",
+                tool: "prof",
+                rate,
+                timer: None,
+                env: Some(("PROF_REUSE", "0")),
             });
             all.push(Config {
                 label: "floor SIGTRAP",
                 tool: "floor",
                 rate,
                 timer: Some("perf_event_sigtrap"),
+                env: None,
             });
             all.push(Config {
                 label: "floor SIGPROF",
                 tool: "floor",
                 rate,
                 timer: Some("perf_event"),
+                env: None,
             });
         }
     }

@@ -24,6 +24,9 @@ pub struct Shared {
     /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub unwind_states: Box<[TryCell<super::suffix::State>]>,
+    /// Whether to reuse the outer frames of a thread's previous stack (`PROF_REUSE=0` turns
+    /// it off, for comparison).
+    pub reuse: bool,
     /// Unwind every stack that reused frames a second time without reuse and count the
     /// differences (`PROF_VERIFY_REUSE=1`, for tests).
     pub verify_reuse: bool,
@@ -168,7 +171,7 @@ impl Shared {
                         if self.verify_reuse {
                             verify::unwind(regs, stack, dwarf, state, tid, &mut claim)
                         } else {
-                            unwind::dwarf(regs, stack, dwarf, state, tid, true, &mut |a| {
+                            unwind::dwarf(regs, stack, dwarf, state, tid, self.reuse, &mut |a| {
                                 claim.push(a)
                             })
                         }

@@ -124,6 +124,7 @@ impl Profiler {
                 .map(|_| sys::TryCell::new(suffix::State::new()))
                 .collect(),
             verify_reuse: std::env::var_os("PROF_VERIFY_REUSE").is_some(),
+            reuse: std::env::var("PROF_REUSE").as_deref() != Ok("0"),
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
