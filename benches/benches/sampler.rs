@@ -1,7 +1,8 @@
 //! Sampler benchmark: the same CPU-bound workload (a loop at stack depth 40) unprofiled, with
 //! `prof` at 100 Hz / 1 kHz / 10 kHz, with pprof-rs at the same rates, with `prof` forced onto
 //! its SIGPROF perf-event path, without reusing the outer frames of a thread's previous stack
-//! (`PROF_REUSE=0`), and with `prof`'s handler emptied (the floor: what the timer and
+//! (`PROF_REUSE=0`), unwinding with frame pointers only (`PROF_UNWIND=fp`, which this code
+//! lacks: it shows the handler's cost without the stack walk), and with `prof`'s handler emptied (the floor: what the timer and
 //! signal delivery alone cost on this machine). Each run is a fresh child process, so peak RSS
 //! is its own; the configurations run round-robin, five rounds, and each figure is from the
 //! round with the least CPU (the least disturbed by other load).
@@ -219,6 +220,13 @@ fn configs() -> Vec<Config> {
                 env: Some(("PROF_REUSE", "0")),
             });
             all.push(Config {
+                label: "prof frame ptrs",
+                tool: "prof",
+                rate,
+                timer: None,
+                env: Some(("PROF_UNWIND", "fp")),
+            });
+            all.push(Config {
                 label: "floor SIGTRAP",
                 tool: "floor",
                 rate,
@@ -274,7 +282,7 @@ fn main() {
         base.rss / 1024.0
     );
     println!(
-        "{:<14} {:>7} {:>8} {:>8} {:>9} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>8}",
+        "{:<15} {:>7} {:>8} {:>8} {:>9} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>8}",
         "config",
         "rate",
         "CPU +%",
@@ -294,7 +302,7 @@ fn main() {
         let ours = c.tool == "prof";
         let dash = || "-".to_string();
         println!(
-            "{:<14} {:>5}Hz {:>7.2}% {:>7.2}% {:>8.2}% {:>10.0} {:>8.1}% {:>9.2} µs {:>11} {:>6.1} MiB {:>10} {:>8}",
+            "{:<15} {:>5}Hz {:>7.2}% {:>7.2}% {:>8.2}% {:>10.0} {:>8.1}% {:>9.2} µs {:>11} {:>6.1} MiB {:>10} {:>8}",
             c.label,
             c.rate,
             (r.cpu / base.cpu - 1.0) * 100.0,
