@@ -43,10 +43,11 @@ pub fn frame_pointers(regs: &Regs, stack: Option<&StackReader>, out: &mut Claim<
     }
 }
 
-/// Unwinds with DWARF CFI; returns false (having pushed nothing past the leaf) when it could not
-/// start, so the caller can fall back to frame pointers. Reuses the outer frames of the
-/// thread's previous stack where they provably have not changed (see `suffix.rs`), unless
-/// `reuse` is false. Returns whether it reused frames, through `reused`.
+/// Unwinds with DWARF CFI, passing each frame's address to `out` until it returns false. Reuses
+/// the outer frames of the thread's previous stack where they provably have not changed (see
+/// `suffix.rs`), unless `reuse` is false. When DWARF knows nothing past the leaf, follows the
+/// frame-pointer chain instead. Says whether anything was pushed (if not, the caller falls back
+/// to frame pointers) and whether frames were reused.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn dwarf(
     regs: &Regs,
