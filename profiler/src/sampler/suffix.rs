@@ -160,6 +160,23 @@ impl Stack {
             .map(|f| f.address)
     }
 
+    /// The common case of a join, without copying the outer frames: when this stack (ending at
+    /// the join frame, `j` here and in `other`) read as many words before the join as `other`
+    /// did, writes its frames and reads before the join over `other`'s, which then is the new
+    /// stack. Returns false, changing nothing, when they differ in shape.
+    pub fn overwrite_prefix_of(&self, other: &mut Stack, j: usize) -> bool {
+        let reads = self.reads_len;
+        if self.len != j + 1
+            || !self.complete
+            || other.frames.get(j - 1).map(|f| usize::from(f.reads_end)) != Some(reads)
+        {
+            return false;
+        }
+        other.frames[..j].copy_from_slice(&self.frames[..j]);
+        other.reads[..reads].copy_from_slice(&self.reads[..reads]);
+        true
+    }
+
     /// Appends `other`'s frames from `j` on (the join frame itself already pushed here, as
     /// this stack's last frame), with their reads, so this stack is complete again.
     pub fn append_from(&mut self, other: &Stack, j: usize) {
@@ -190,7 +207,7 @@ impl Stack {
             };
         }
         self.len += frames.len();
-        self.complete = other.complete;
+        self.complete &= other.complete;
     }
 }
 

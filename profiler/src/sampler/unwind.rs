@@ -65,6 +65,8 @@ pub fn dwarf(
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);
     let mut pushed = 0;
     let mut reused = false;
+    // Whether `last` was updated in place to be the new stack (else `next` is, and they swap).
+    let mut in_place = false;
     let mut cursor = 0;
     loop {
         let at = match address {
@@ -90,7 +92,10 @@ pub fn dwarf(
                     }
                     pushed += 1;
                 }
-                next.append_from(last, j);
+                in_place = next.overwrite_prefix_of(last, j);
+                if !in_place {
+                    next.append_from(last, j);
+                }
                 break;
             }
         }
@@ -123,7 +128,9 @@ pub fn dwarf(
             fp = caller;
         }
     }
-    std::mem::swap(last, next);
+    if !in_place {
+        std::mem::swap(last, next);
+    }
     Unwound {
         started: pushed > 0,
         reused,
