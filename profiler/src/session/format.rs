@@ -2,7 +2,7 @@
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
 //! `docs/session.schema.json`. Tables are plain JSON; the columns that grow with the number of
-//! stacks and samples are [packed](super::packed). Decoding the file into a checked [`Session`]
+//! stacks and samples are packed ([`super::packed`]). Decoding the file into a checked [`Session`]
 //! lives in [`super::decode`].
 
 use super::packed::{self, zigzag};

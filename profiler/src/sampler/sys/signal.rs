@@ -1,0 +1,308 @@
+//! Signals: installing and restoring the sampling handler, the raw handler itself (registers
+//! and sender read from what the kernel passes), passing on SIGTRAPs that are not ours, and
+//! blocking the signal in the collector.
+
+use super::last_error;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The signal every timer mechanism delivers, except perf events with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap).
+pub const SIGNAL: libc::c_int = libc::SIGPROF;
+/// The signal a perf event with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap) delivers.
+pub const TRAP: libc::c_int = libc::SIGTRAP;
+/// `si_code` of a SIGTRAP sent by a perf event (`TRAP_PERF`).
+#[cfg(target_os = "linux")]
+const TRAP_PERF: i32 = 6;
+/// The high half of the data our perf events attach to their SIGTRAP ("prof"); the low half is
+/// the thread id. Tells our SIGTRAPs from a debugger's or another tool's.
+#[cfg(target_os = "linux")]
+pub(super) const TRAP_TAG: u64 = 0x7072_6f66;
+
+/// A signal's disposition that was in place before ours, to put back at stop.
+pub struct SavedAction {
+    signal: libc::c_int,
+    action: libc::sigaction,
+}
+
+impl SavedAction {
+    /// True when the saved disposition was the default one (for SIGPROF and SIGTRAP: terminate
+    /// the process).
+    pub fn is_default(&self) -> bool {
+        self.action.sa_sigaction == libc::SIG_DFL
+    }
+}
+
+/// The raw handler: reads the registers and errno, then hands over to safe code.
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
+    // life; saving it here and restoring it below keeps the interrupted code's errno intact.
+    let errno = unsafe { *errno_location() };
+    match source(sig, info) {
+        Source::Foreign => foreign_trap(),
+        source => crate::sampler::handler::on_sample(registers(ctx), source),
+    }
+    // SAFETY: as above; the slot is still the calling thread's.
+    unsafe { *errno_location() = errno };
+}
+
+/// A SIGTRAP that is not from our perf events (a breakpoint, `kill -TRAP`). We only take over
+/// SIGTRAP when its disposition was the default or "ignore" (see [`trap_is_unclaimed`]), so
+/// do what that would have done: nothing for "ignore" (the state we leave after a session),
+/// and for the default put it back and raise the signal again, so the process ends the way it
+/// would have without us (SIGTRAP is blocked in this handler, so it is delivered on return).
+fn foreign_trap() {
+    if TRAP_IGNORED_BEFORE.load(Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: an all-zero sigaction with SIG_DFL as handler is the default disposition.
+    let mut default: libc::sigaction = unsafe { std::mem::zeroed() };
+    default.sa_sigaction = libc::SIG_DFL;
+    // SAFETY: `default` is a valid sigaction owned by this frame; sigaction and raise are
+    // async-signal-safe.
+    unsafe {
+        libc::sigaction(TRAP, &default, std::ptr::null_mut());
+        libc::raise(TRAP);
+    }
+}
+
+/// Whether SIGTRAP was ignored before we took it over (otherwise it was the default).
+static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
+
+/// Who sent a signal, as far as the sampler cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub enum Source {
+    /// A per-thread POSIX timer whose value carries the target thread's id.
+    Timer(u32),
+    /// A file descriptor's owner signal (a perf event routed with `F_SETSIG`).
+    Fd(i32),
+    /// A perf event's own SIGTRAP, whose data carries the target thread's id.
+    Perf(u32),
+    /// A SIGTRAP that is not ours: passed on, never sampled.
+    Foreign,
+    /// Any other SIGPROF (`setitimer`, `raise`, `kill`).
+    Other,
+}
+
+/// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
+/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal, the `sigval` of a timer signal
+/// and the 64-bit `si_perf_data` of a perf SIGTRAP all at 24).
+#[cfg(target_os = "linux")]
+fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
+    const SI_TIMER: i32 = -2;
+    if info.is_null() {
+        return if sig == TRAP {
+            Source::Foreign
+        } else {
+            Source::Other
+        };
+    }
+    let base = info as *const u8;
+    // SAFETY: the kernel passes a valid 128-byte siginfo_t (8-aligned) for the handler's
+    // duration; offsets 8 and 24 are aligned i32 fields inside it, and 24 an aligned u64.
+    let (code, word, data) = unsafe {
+        (
+            (base.add(8) as *const i32).read(),
+            (base.add(24) as *const i32).read(),
+            (base.add(24) as *const u64).read(),
+        )
+    };
+    if sig == TRAP {
+        return if code == TRAP_PERF && data >> 32 == TRAP_TAG {
+            Source::Perf(data as u32)
+        } else {
+            Source::Foreign
+        };
+    }
+    match code {
+        SI_TIMER => Source::Timer(word as u32),
+        // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
+        1..=6 => Source::Fd(word),
+        _ => Source::Other,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn source(sig: libc::c_int, _info: *const libc::siginfo_t) -> Source {
+    if sig == TRAP {
+        Source::Foreign
+    } else {
+        Source::Other
+    }
+}
+
+#[cfg(target_os = "linux")]
+use libc::__errno_location as errno_location;
+#[cfg(not(target_os = "linux"))]
+use libc::__error as errno_location;
+
+/// The interrupted registers needed to unwind: instruction, stack and frame pointers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Regs {
+    /// Instruction pointer.
+    pub pc: u64,
+    /// Stack pointer.
+    pub sp: u64,
+    /// Frame pointer (rbp / x29).
+    pub fp: u64,
+    /// Link register (x30) on aarch64; 0 elsewhere.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    pub lr: u64,
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn registers(ctx: *mut libc::c_void) -> Regs {
+    if ctx.is_null() {
+        return Regs::default();
+    }
+    // SAFETY: for an SA_SIGINFO handler the kernel passes a pointer to the ucontext_t it saved
+    // on the signal stack; it is valid for reads for the duration of the handler.
+    let uc = unsafe { &*(ctx as *const libc::ucontext_t) };
+    let g = &uc.uc_mcontext.gregs;
+    Regs {
+        pc: g[libc::REG_RIP as usize] as u64,
+        sp: g[libc::REG_RSP as usize] as u64,
+        fp: g[libc::REG_RBP as usize] as u64,
+        lr: 0,
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+fn registers(ctx: *mut libc::c_void) -> Regs {
+    if ctx.is_null() {
+        return Regs::default();
+    }
+    // SAFETY: for an SA_SIGINFO handler the kernel passes a pointer to the ucontext_t it saved
+    // on the signal stack; it is valid for reads for the duration of the handler.
+    let uc = unsafe { &*(ctx as *const libc::ucontext_t) };
+    let m = &uc.uc_mcontext;
+    Regs {
+        pc: m.pc,
+        sp: m.sp,
+        fp: m.regs[29],
+        lr: m.regs[30],
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn registers(ctx: *mut libc::c_void) -> Regs {
+    if ctx.is_null() {
+        return Regs::default();
+    }
+    // SAFETY: for an SA_SIGINFO handler the kernel passes the saved ucontext, valid for reads
+    // during the handler; its uc_mcontext points to the saved machine state, also valid then.
+    let state = unsafe {
+        let uc = &*(ctx as *const libc::ucontext_t);
+        if uc.uc_mcontext.is_null() {
+            return Regs::default();
+        }
+        &(*uc.uc_mcontext).__ss
+    };
+    registers_of(state)
+}
+
+#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
+fn registers_of(s: &libc::__darwin_x86_thread_state64) -> Regs {
+    Regs {
+        pc: s.__rip,
+        sp: s.__rsp,
+        fp: s.__rbp,
+        lr: 0,
+    }
+}
+
+#[cfg(all(target_os = "macos", target_arch = "aarch64"))]
+fn registers_of(s: &libc::__darwin_arm_thread_state64) -> Regs {
+    Regs {
+        pc: s.__pc,
+        sp: s.__sp,
+        fp: s.__fp,
+        lr: s.__lr,
+    }
+}
+
+#[cfg(not(any(
+    all(target_os = "linux", target_arch = "x86_64"),
+    all(target_os = "linux", target_arch = "aarch64"),
+    target_os = "macos"
+)))]
+fn registers(_ctx: *mut libc::c_void) -> Regs {
+    Regs::default()
+}
+
+/// Installs the sampling handler for `signal` (SIGPROF, or SIGTRAP for perf events with
+/// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition.
+pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
+    // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no
+    // flags); every field we rely on is set below.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = on_signal as *const () as usize;
+    action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+    // SAFETY: `action.sa_mask` is a valid sigset_t owned by this frame.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: as for `action`.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to valid sigaction structs owned by this frame; `on_signal` has
+    // the three-argument signature SA_SIGINFO requires and only calls async-signal-safe code.
+    let rc = unsafe { libc::sigaction(signal, &action, &mut old) };
+    if rc != 0 {
+        return Err(last_error("sigaction"));
+    }
+    if signal == TRAP {
+        TRAP_IGNORED_BEFORE.store(old.sa_sigaction == libc::SIG_IGN, Ordering::Relaxed);
+    }
+    Ok(SavedAction {
+        signal,
+        action: old,
+    })
+}
+
+/// Puts back a disposition saved by [`install_handler`]. A saved default disposition (which
+/// would kill the process on a signal still in flight) is replaced by "ignore". For SIGTRAP
+/// that changes nothing for breakpoints and other traps the CPU raises (the kernel forces the
+/// default action on those when the signal is ignored), only a `kill -TRAP` from outside is
+/// then ignored.
+pub fn restore_handler(saved: &SavedAction) -> crate::Result<()> {
+    let mut action = saved.action;
+    if saved.is_default() {
+        action.sa_sigaction = libc::SIG_IGN;
+    }
+    // SAFETY: `action` is a valid sigaction copied from what the kernel gave us earlier (or
+    // that with SIG_IGN as handler); passing a null old-action pointer is allowed.
+    let rc = unsafe { libc::sigaction(saved.signal, &action, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(last_error("sigaction"));
+    }
+    Ok(())
+}
+
+/// The current handler address of `signal` (or `SIG_DFL` / `SIG_IGN`), for tests and checks.
+pub fn current_handler(signal: libc::c_int) -> usize {
+    // SAFETY: an all-zero sigaction is a valid value of this plain C struct.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only queries; `old` is a valid, writable sigaction.
+    unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+    old.sa_sigaction
+}
+
+/// True when SIGTRAP has its default disposition or is ignored: nobody in the process handles
+/// it, so perf events may deliver through it and our handler can pass other traps on.
+pub fn trap_is_unclaimed() -> bool {
+    matches!(current_handler(TRAP), libc::SIG_DFL | libc::SIG_IGN)
+}
+
+/// The address of our own handler, to compare with [`current_handler`].
+pub fn our_handler() -> usize {
+    on_signal as *const () as usize
+}
+
+/// Blocks SIGPROF in the calling thread (the collector), so it is never sampled.
+pub fn block_signal_in_this_thread() {
+    // SAFETY: an all-zero sigset_t is valid storage; sigemptyset/sigaddset initialize it.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t owned by this frame; a null old set is allowed.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, SIGNAL);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
