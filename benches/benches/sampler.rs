@@ -182,64 +182,27 @@ fn spawn(c: &Config) -> Run {
 }
 
 fn configs() -> Vec<Config> {
-    let mut all = vec![Config {
-        label: "unprofiled",
-        tool: "none",
-        rate: 0,
-        timer: None,
-        env: None,
-    }];
+    let config = |label, tool, rate, timer, env| Config {
+        label,
+        tool,
+        rate,
+        timer,
+        env,
+    };
+    let mut all = vec![config("unprofiled", "none", 0, None, None)];
     for rate in RATES {
-        all.push(Config {
-            label: "prof",
-            tool: "prof",
-            rate,
-            timer: None,
-            env: None,
-        });
-        all.push(Config {
-            label: "pprof-rs",
-            tool: "pprof-rs",
-            rate,
-            timer: None,
-            env: None,
-        });
+        all.push(config("prof", "prof", rate, None, None));
+        all.push(config("pprof-rs", "pprof-rs", rate, None, None));
         if rate >= 1_000 {
-            all.push(Config {
-                label: "prof SIGPROF",
-                tool: "prof",
-                rate,
-                timer: Some("perf_event"),
-                env: None,
-            });
-            all.push(Config {
-                label: "prof no reuse",
-                tool: "prof",
-                rate,
-                timer: None,
-                env: Some(("PROF_REUSE", "0")),
-            });
-            all.push(Config {
-                label: "prof frame ptrs",
-                tool: "prof",
-                rate,
-                timer: None,
-                env: Some(("PROF_UNWIND", "fp")),
-            });
-            all.push(Config {
-                label: "floor SIGTRAP",
-                tool: "floor",
-                rate,
-                timer: Some("perf_event_sigtrap"),
-                env: None,
-            });
-            all.push(Config {
-                label: "floor SIGPROF",
-                tool: "floor",
-                rate,
-                timer: Some("perf_event"),
-                env: None,
-            });
+            let timer = Some("perf_event");
+            all.push(config("prof SIGPROF", "prof", rate, timer, None));
+            let no_reuse = Some(("PROF_REUSE", "0"));
+            all.push(config("prof no reuse", "prof", rate, None, no_reuse));
+            let fp = Some(("PROF_UNWIND", "fp"));
+            all.push(config("prof frame ptrs", "prof", rate, None, fp));
+            let sigtrap = Some("perf_event_sigtrap");
+            all.push(config("floor SIGTRAP", "floor", rate, sigtrap, None));
+            all.push(config("floor SIGPROF", "floor", rate, timer, None));
         }
     }
     all

@@ -30,16 +30,19 @@ pub fn frame_pointers(regs: &Regs, stack: Option<&StackReader>, out: &mut Claim<
     if !out.push(regs.pc) {
         return;
     }
-    let Some(stack) = stack else { return };
-    let mut fp = regs.fp;
-    loop {
-        let (Some(next), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) else {
-            return;
-        };
-        if ret == 0 || !out.push(ret) || next <= fp {
+    if let Some(stack) = stack {
+        frame_chain(stack, regs.fp, &mut |a| out.push(a));
+    }
+}
+
+/// Passes the return addresses of the frame-record chain starting at `fp` to `out`, until
+/// `out` returns false, a record is outside the stack, or the chain stops going up the stack.
+fn frame_chain(stack: &StackReader, mut fp: u64, out: &mut dyn FnMut(u64) -> bool) {
+    while let (Some(caller), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
+        if ret == 0 || !out(ret) || caller <= fp {
             return;
         }
-        fp = next;
+        fp = caller;
     }
 }
 
@@ -119,14 +122,7 @@ pub fn dwarf(
         // DWARF knew nothing past the leaf (e.g. code outside any module): try the frame chain
         // from the caller's record instead, without repeating the leaf.
         next.cut();
-        let mut fp = regs.fp;
-        while let (Some(caller), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
-            if ret == 0 || !out(ret) || caller <= fp {
-                break;
-            }
-            pushed += 1;
-            fp = caller;
-        }
+        frame_chain(stack, regs.fp, out);
     }
     if !in_place {
         std::mem::swap(last, next);
