@@ -11,7 +11,7 @@ pub struct Meta<'a> {
     pub program: &'a str,
     pub start_time: &'a str,
     pub duration_ns: u64,
-    pub samples: usize,
+    pub samples: u64,
     pub dropped: u64,
     pub achieved_rate_hz: f64,
     pub timer: &'a str,
@@ -36,7 +36,7 @@ impl<'a> Meta<'a> {
             },
             timer: &meta.timer,
             mode: meta.mode.name(),
-            unit: meta.mode.weight_unit(),
+            unit: meta.sample_type.unit.name(),
             total_weight: session.total_weight(),
         }
     }
@@ -98,7 +98,7 @@ pub struct TopEntry<'a> {
 
 impl<'a> TopEntry<'a> {
     pub fn of(session: &Session, row: &'a TopRow, whole: u64) -> Self {
-        let mode = session.meta.mode;
+        let sample_type = &session.meta.sample_type;
         let fraction = |w: u64| {
             if whole == 0 {
                 0.0
@@ -113,8 +113,8 @@ impl<'a> TopEntry<'a> {
             total: row.total_weight,
             self_fraction: fraction(row.self_weight),
             total_fraction: fraction(row.total_weight),
-            self_text: format_weight(mode, row.self_weight),
-            total_text: format_weight(mode, row.total_weight),
+            self_text: format_weight(sample_type, row.self_weight),
+            total_text: format_weight(sample_type, row.total_weight),
             self_pct: format_percent(row.self_weight, whole),
             total_pct: format_percent(row.total_weight, whole),
         }

@@ -11,6 +11,7 @@
 mod diff;
 mod filter;
 mod flame;
+mod format;
 mod sandwich;
 mod search;
 mod table;
@@ -22,8 +23,9 @@ mod tree;
 pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
+pub use format::{format_percent, format_weight, format_weight_named, thousands};
 pub use search::SearchMatch;
-pub use table::{format_percent, format_weight, TopTable};
+pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
