@@ -5,8 +5,8 @@
 import init, { Profile, profVersion } from "./pkg/prof_viewer.js";
 import { FlameGraph } from "./flame.js";
 import { TopTable } from "./table.js";
-import { renderBreadcrumbs, renderFiles, renderMeta, renderThreads } from "./header.js";
-import { escapeHtml, formatPercent, formatWeight } from "./format.js";
+import { clearMeta, renderBreadcrumbs, renderFiles, renderMeta, renderThreads } from "./header.js";
+import { escapeHtml } from "./format.js";
 
 const TOP_ROWS = 50;
 const $ = (id) => document.getElementById(id);
@@ -20,14 +20,15 @@ const state = {
   searchMask: null,
   selected: null, // function id chosen in the table
   layout: null,
+  load: null, // the load in progress: {generation, controller}
+  generation: 0,
 };
 
 const flame = new FlameGraph($("flame"), {
   onHover: showTooltip,
-  onClick: (i) => {
-    // A merged sliver stands for several frames: there is nothing single to zoom into.
-    if (state.layout.func[i] !== state.layout.merged) zoomTo(state.layout.node[i]);
-  },
+  // A merged sliver's node is the heaviest of the frames it stands for (chosen by the wasm
+  // module), so clicking it zooms into that one.
+  onClick: (i) => zoomTo(state.layout.node[i]),
   onResize: () => state.profile && renderFlame(),
 });
 const table = new TopTable($("top-table"), {
@@ -73,32 +74,64 @@ async function start() {
   }
 }
 
-async function loadFile(index) {
-  const file = state.files[index];
-  document.body.dataset.state = "loading";
-  $("error").hidden = true;
+/** Forgets the shown profile (freeing its wasm memory) and empties every view of it. */
+function dropProfile() {
   state.profile?.free();
   state.profile = null;
+  state.meta = null;
+  state.layout = null;
+  clearMeta($("meta"), $("thread"));
+  table.setRows([]);
+  flame.setLayout(null, 0, false);
+  $("breadcrumbs").replaceChildren();
+  $("search-result").textContent = "";
+}
+
+/**
+ * Shows file `index`. A newer call supersedes an older one still loading: the older one's fetch
+ * is aborted, and whatever it already read is freed instead of shown.
+ */
+async function loadFile(index) {
+  const file = state.files[index];
+  state.load?.controller.abort();
+  const load = { generation: ++state.generation, controller: new AbortController() };
+  state.load = load;
+  const current = () => state.load === load;
+  document.body.dataset.state = "loading";
+  $("error").hidden = true;
+  $("file").value = String(index);
+  document.title = `prof: ${file.name}`;
+  dropProfile();
+  let profile;
   try {
-    const response = await fetch(file.url);
+    const response = await fetch(file.url, { signal: load.controller.signal });
     if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
     const bytes = new Uint8Array(await response.arrayBuffer());
+    if (!current()) return;
     performance.mark("prof-fetched");
-    state.profile = Profile.load(bytes);
+    profile = Profile.load(bytes);
     performance.mark("prof-parsed");
   } catch (e) {
+    if (!current()) return;
+    state.load = null;
+    document.title = `prof: ${file.name} (error)`;
     showError(`Cannot show ${file.name}`, e);
     return;
   }
-  const p = state.profile;
+  if (!current()) {
+    profile.free();
+    return;
+  }
+  state.load = null;
+  state.profile = profile;
+  const p = profile;
   state.meta = JSON.parse(p.metaJson());
   state.names = JSON.parse(p.functionNamesJson());
   renderMeta($("meta"), state.meta);
-  renderThreads($("thread"), JSON.parse(p.threadsJson()), state.meta.samples);
+  renderThreads($("thread"), JSON.parse(p.threadsJson()), p.allThreadsLabel());
   state.zoom = null;
   state.selected = null;
   table.select(null);
-  document.title = `prof: ${file.name}`;
   refresh();
   runSearch();
   document.body.dataset.state = "ready";
@@ -131,12 +164,13 @@ function renderFlame() {
     depth: layout.depth(),
     func: layout.func(),
     node: layout.node(),
+    highlight: layout.highlight(),
     weight: layout.weight(),
     mergedCount: layout.mergedCount(),
     names: state.names,
   };
   layout.free();
-  flame.setLayout(state.layout, width);
+  flame.setLayout(state.layout, width, state.searchMask !== null || state.selected !== null);
   renderBreadcrumbs($("breadcrumbs"), JSON.parse(p.pathJson(state.zoom ?? p.rootNode())), zoomTo);
 }
 
@@ -145,13 +179,17 @@ function zoomTo(node) {
   renderFlame();
 }
 
+/** Hands what to highlight (the selected row's function, else the search's) to the wasm
+ * module, which marks it in the layout, merged slivers included, and redraws. */
 function applyHighlight() {
   let mask = state.searchMask;
   if (state.selected !== null) {
     mask = new Uint8Array(state.names.length);
     mask[state.selected] = 1;
   }
-  flame.setHighlight(mask);
+  if (mask) state.profile.setHighlight(mask);
+  else state.profile.clearHighlight();
+  renderFlame();
 }
 
 function runSearch() {
@@ -167,8 +205,7 @@ function runSearch() {
   try {
     const result = state.profile.search(pattern);
     state.searchMask = result.mask();
-    const matched = formatWeight(result.matchedWeight, state.meta.unit);
-    $("search-result").textContent = `matched ${formatPercent(result.fraction)} (${matched})`;
+    $("search-result").textContent = result.text;
     result.free();
   } catch (e) {
     input.classList.add("invalid");
@@ -184,21 +221,20 @@ function showTooltip(index, event) {
     tip.hidden = true;
     return;
   }
-  const unit = state.meta.unit;
+  const p = state.profile;
   if (state.layout.func[index] === state.layout.merged) {
-    const whole = JSON.parse(state.profile.nodeJson(state.profile.rootNode())).total;
     const weight = state.layout.weight[index];
-    tip.innerHTML = `<div class="name">${state.layout.mergedCount[index]} frames, each narrower than a pixel</div>
-<table><tr><td>Total</td><td>${formatWeight(weight, unit)}</td><td>${formatPercent(whole ? weight / whole : 0)}</td></tr></table>`;
+    tip.innerHTML = `<div class="name">${state.layout.mergedCount[index]} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
+<table><tr><td>Total</td><td>${escapeHtml(p.weightText(weight))}</td><td>${escapeHtml(p.shareText(weight))}</td></tr></table>`;
     placeTooltip(tip, event);
     return;
   }
-  const info = JSON.parse(state.profile.nodeJson(state.layout.node[index]));
+  const info = JSON.parse(p.nodeJson(state.layout.node[index]));
   tip.innerHTML = `<div class="name">${escapeHtml(info.name)}</div>
 ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
 <table>
-<tr><td>Self</td><td>${formatWeight(info.self, unit)}</td><td>${formatPercent(info.selfFraction)}</td></tr>
-<tr><td>Total</td><td>${formatWeight(info.total, unit)}</td><td>${formatPercent(info.totalFraction)}</td></tr>
+<tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
+<tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
 </table>`;
   placeTooltip(tip, event);
 }
@@ -215,12 +251,21 @@ function placeTooltip(tip, event) {
 }
 
 $("thread").addEventListener("change", (e) => {
+  if (!state.profile) return;
   state.profile.setThread(Number(e.target.value));
   state.zoom = null;
   refresh();
   runSearch();
 });
-$("search").addEventListener("input", runSearch);
+$("search").addEventListener("input", () => state.profile && runSearch());
+$("search").addEventListener("keydown", (e) => {
+  // Escape in the search box clears the search, and only the search.
+  if (e.key !== "Escape") return;
+  e.preventDefault();
+  e.stopPropagation();
+  e.target.value = "";
+  if (state.profile) runSearch();
+});
 $("icicle").addEventListener("change", (e) => flame.setIcicle(e.target.checked));
 document.addEventListener("keydown", (e) => {
   if (e.key !== "Escape" || !state.profile) return;

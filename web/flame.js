@@ -22,7 +22,7 @@ export class FlameGraph {
     this.ctx = this.canvas.getContext("2d");
     this.handlers = handlers;
     this.layout = null;
-    this.highlight = null; // Uint8Array over function ids, or null
+    this.highlighting = false; // whether layout.highlight marks what to show, dimming the rest
     this.icicle = false;
     this.hovered = -1;
     this.lastDrawMs = 0;
@@ -51,22 +51,18 @@ export class FlameGraph {
 
   /**
    * Shows a new layout: typed arrays `x`, `width` (fractions of the view), `depth`, `func`
-   * (function ids, for colour and highlight), plus `count`, `maxDepth`, `names` and `merged`
-   * (the function id that stands for merged slivers).
+   * (function ids, for colour), `highlight` (1: highlighted, as the wasm module decided, merged
+   * slivers included), plus `count`, `maxDepth`, `names` and `merged` (the function id that
+   * stands for merged slivers). With `highlighting`, unhighlighted frames are dimmed.
    */
-  setLayout(layout, width) {
+  setLayout(layout, width, highlighting) {
     this.layout = layout;
     this.layoutWidth = width;
-    this.byDepth = indexByDepth(layout);
+    this.highlighting = highlighting;
+    this.byDepth = layout ? indexByDepth(layout) : [];
     this.hovered = -1;
     this.draw();
     if (!this.icicle) this.scroller.scrollTop = this.scroller.scrollHeight;
-  }
-
-  /** Highlights the functions whose ids are set in `mask` (null: no highlight). */
-  setHighlight(mask) {
-    this.highlight = mask;
-    this.draw();
   }
 
   /** Root at the top (icicle) instead of the bottom. */
@@ -117,7 +113,7 @@ export class FlameGraph {
       const y = this.#rowTop(layout.depth[i], height);
       const func = layout.func[i];
       const name = layout.names[func] || "all";
-      ctx.fillStyle = this.#color(func, name, colors);
+      ctx.fillStyle = this.#color(i, func, name, colors);
       ctx.fillRect(x, y, Math.max(w - PAD, 0.5), ROW - PAD);
       if (i === this.hovered) {
         ctx.strokeStyle = "#222";
@@ -134,9 +130,9 @@ export class FlameGraph {
     this.lastDrawMs = performance.now() - start;
   }
 
-  #color(func, name, cache) {
+  #color(i, func, name, cache) {
+    if (this.highlighting) return this.layout.highlight[i] ? MATCH_COLOR : DIM_COLOR;
     if (func === this.layout.merged) return MERGED_COLOR;
-    if (this.highlight) return this.highlight[func] ? MATCH_COLOR : DIM_COLOR;
     let color = cache.get(func);
     if (!color) {
       color = functionColor(name);

@@ -1,18 +1,18 @@
 // The header (what was profiled, and how) and the file and thread selectors.
 
-import { escapeHtml, formatDuration } from "./format.js";
+import { escapeHtml } from "./format.js";
 
-/** Fills the header's list with the session's metadata, as computed by the wasm module. */
+/** Fills the header's list with the session's metadata, as the wasm module formats it. */
 export function renderMeta(dl, meta) {
-  const rate = meta.achievedRateHz > 0 ? `${meta.achievedRateHz.toFixed(0)} Hz` : "unknown";
   const items = [
     ["Program", meta.program || "(unknown)"],
-    ["Date", meta.startTime ? meta.startTime.replace("T", " ").replace(/\.\d+/, "") : "unknown"],
-    ["Duration", formatDuration(meta.durationNs)],
-    ["Samples", meta.samples.toLocaleString("en-US")],
-    ["Dropped", meta.dropped.toLocaleString("en-US")],
-    ["Rate", rate],
+    ["Date", meta.dateText],
+    ["Duration", meta.durationText],
+    ["Samples", meta.samplesText],
+    ["Dropped", meta.droppedText],
+    ["Rate", meta.rateText],
     ["Timer", meta.timer || "unknown"],
+    ["Type", meta.typeText],
   ];
   dl.innerHTML = items
     .map(([k, v]) => `<div data-key="${k.toLowerCase()}"><dt>${k}</dt><dd>${escapeHtml(v)}</dd></div>`)
@@ -21,21 +21,21 @@ export function renderMeta(dl, meta) {
 
 /**
  * Fills the thread selector: all threads merged first, then each thread with its sample count and
- * share of the samples, as counted by the wasm module.
+ * share of the samples, as counted and labelled by the wasm module.
  */
-export function renderThreads(select, threads, totalSamples) {
-  const count = (n) => `${n.toLocaleString("en-US")} sample${n === 1 ? "" : "s"}`;
-  const options = [
-    `<option value="-1">All threads (${threads.length}): ${count(totalSamples)}</option>`,
-  ];
+export function renderThreads(select, threads, allLabel) {
+  const options = [`<option value="-1">${escapeHtml(allLabel)}</option>`];
   for (const t of threads) {
-    const name = t.name ? `${t.name} ` : "";
-    options.push(
-      `<option value="${t.index}">${escapeHtml(name)}[${t.tid}]: ${count(t.samples)} (${escapeHtml(t.samplesPct)})</option>`,
-    );
+    options.push(`<option value="${t.index}">${escapeHtml(t.label)}</option>`);
   }
   select.innerHTML = options.join("");
   select.value = "-1";
+}
+
+/** Empties the header and the thread selector (a file that could not be shown). */
+export function clearMeta(dl, select) {
+  dl.replaceChildren();
+  select.replaceChildren();
 }
 
 /** Fills the file selector; it is shown only when there is more than one file. */

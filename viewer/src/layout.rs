@@ -17,13 +17,21 @@ pub struct FlameLayout {
     func: Vec<u32>,
     node: Vec<u32>,
     merged_count: Vec<u32>,
+    highlight: Vec<u8>,
     max_depth: u32,
 }
 
 impl FlameLayout {
     /// Lays out `tree` from `root` for a canvas `pixels` wide: rectangles narrower than a pixel
-    /// are merged by the aggregation core, never dropped.
-    pub fn compute(tree: &CallTree, root: NodeId, pixels: f64) -> FlameLayout {
+    /// are merged by the aggregation core, never dropped. `highlight`, one byte per function id,
+    /// marks functions to highlight; a merged rectangle is highlighted when any function in the
+    /// subtrees it stands for is.
+    pub fn compute(
+        tree: &CallTree,
+        root: NodeId,
+        pixels: f64,
+        highlight: Option<&[u8]>,
+    ) -> FlameLayout {
         let total = tree.total_weight(root);
         let mut layout = FlameLayout::default();
         if total == 0 {
@@ -32,7 +40,17 @@ impl FlameLayout {
         let min_width = (total as f64 / pixels.max(1.0)).ceil() as u64;
         let rects: Vec<Rect> = tree.flame(root, min_width.max(1));
         let scale = 1.0 / total as f64;
+        let min_width = min_width.max(1);
         for r in &rects {
+            let marked = highlight.is_some_and(|mask| {
+                tree.rect_matches(r, min_width, |f| mask.get(f.index()) == Some(&1))
+            });
+            layout.highlight.push(u8::from(marked));
+            // A merged rectangle zooms into the heaviest of the nodes it stands for.
+            let node = match r.merged {
+                0 | 1 => r.node,
+                _ => tree.rect_nodes(r, min_width)[0],
+            };
             layout.x.push(r.start as f64 * scale);
             layout.width.push(r.width as f64 * scale);
             layout.weight.push(r.width as f64);
@@ -42,7 +60,7 @@ impl FlameLayout {
             } else {
                 tree.func(r.node).0
             });
-            layout.node.push(r.node.0);
+            layout.node.push(node.0);
             layout.merged_count.push(r.merged);
             layout.max_depth = layout.max_depth.max(r.depth);
         }
@@ -95,9 +113,15 @@ impl FlameLayout {
         self.func.clone()
     }
 
-    /// Call tree node ids (for a merged rectangle, the first node it stands for).
+    /// Call tree node ids (for a merged rectangle, the heaviest node it stands for, which a
+    /// click zooms into).
     pub fn node(&self) -> Vec<u32> {
         self.node.clone()
+    }
+
+    /// 1 for each rectangle to highlight (see [`FlameLayout::compute`]), else 0.
+    pub fn highlight(&self) -> Vec<u8> {
+        self.highlight.clone()
     }
 
     /// How many nodes each rectangle stands for.
@@ -135,7 +159,7 @@ mod tests {
     #[test]
     fn slivers_narrower_than_a_pixel_are_merged_and_keep_their_weight() {
         let (_, tree) = tree();
-        let layout = FlameLayout::compute(&tree, tree.root(), 100.0);
+        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, None);
         // root, main, big, and one rectangle for the 500 tiny calls.
         assert_eq!(layout.count(), 4);
         let merged: Vec<usize> = (0..layout.count())
@@ -153,9 +177,27 @@ mod tests {
     }
 
     #[test]
+    fn a_merged_rectangle_holding_a_match_is_highlighted_and_zooms_to_its_heaviest_node() {
+        let (session, tree) = tree();
+        let mut mask = vec![0u8; session.strings.len()];
+        let tiny = session.strings.iter().position(|s| s == "tiny_7").unwrap();
+        mask[tiny] = 1;
+        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, Some(&mask));
+        let highlighted: Vec<usize> = (0..layout.count())
+            .filter(|&i| layout.highlight[i] == 1)
+            .collect();
+        assert_eq!(highlighted.len(), 1);
+        assert_eq!(layout.func[highlighted[0]], MERGED);
+        let zoom_to = NodeId(layout.node[highlighted[0]]);
+        assert!(tree.name(&session, zoom_to).starts_with("tiny_"));
+        let plain = FlameLayout::compute(&tree, tree.root(), 100.0, None);
+        assert!(plain.highlight.iter().all(|&h| h == 0));
+    }
+
+    #[test]
     fn a_wide_enough_canvas_shows_every_frame() {
         let (_, tree) = tree();
-        let layout = FlameLayout::compute(&tree, tree.root(), 10_000.0);
+        let layout = FlameLayout::compute(&tree, tree.root(), 10_000.0, None);
         assert_eq!(layout.count(), 503);
         assert!(layout.func.iter().all(|&f| f != MERGED));
     }
@@ -165,7 +207,7 @@ mod tests {
         let (session, tree) = tree();
         let main = tree.children(tree.root())[0];
         assert_eq!(tree.name(&session, main), "main");
-        let layout = FlameLayout::compute(&tree, main, 10_000.0);
+        let layout = FlameLayout::compute(&tree, main, 10_000.0, None);
         assert_eq!(layout.node[0], main.0);
         assert_eq!(
             (layout.x[0], layout.width[0], layout.depth[0]),

@@ -1,8 +1,8 @@
 //! [`Profile`]: one loaded session and the current call tree, as the page sees it.
 
 use crate::layout::FlameLayout;
-use crate::view::{crumbs, Meta, NodeInfo, ThreadEntry, TopEntry};
-use prof::aggregate::{CallTree, Filter, NodeId, SortBy};
+use crate::view::{all_threads_label, crumbs, Meta, NodeInfo, ThreadEntry, TopEntry};
+use prof::aggregate::{format_percent, format_weight, CallTree, Filter, NodeId, SortBy};
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
 
@@ -12,6 +12,8 @@ use wasm_bindgen::prelude::*;
 pub struct Profile {
     session: Session,
     tree: CallTree,
+    /// Functions to highlight in layouts (one byte per function id), if any.
+    highlight: Option<Vec<u8>>,
 }
 
 /// What a search matched.
@@ -21,6 +23,7 @@ pub struct SearchResult {
     mask: Vec<u8>,
     weight: u64,
     fraction: f64,
+    text: String,
 }
 
 fn to_json(value: &impl serde::Serialize) -> String {
@@ -46,7 +49,41 @@ impl Profile {
         let session = prof::session::read(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
         let tree = CallTree::new(&session, &Filter::all());
-        Ok(Profile { session, tree })
+        Ok(Profile {
+            session,
+            tree,
+            highlight: None,
+        })
+    }
+
+    /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.
+    #[wasm_bindgen(js_name = allThreadsLabel)]
+    pub fn all_threads_label(&self) -> String {
+        all_threads_label(&self.session)
+    }
+
+    /// `weight` as the core formats it in this session's unit (`4.70 s`).
+    #[wasm_bindgen(js_name = weightText)]
+    pub fn weight_text(&self, weight: f64) -> String {
+        format_weight(&self.session.meta.sample_type, weight as u64)
+    }
+
+    /// `weight` as a share of everything shown (the current threads), `12.3%`.
+    #[wasm_bindgen(js_name = shareText)]
+    pub fn share_text(&self, weight: f64) -> String {
+        format_percent(weight as u64, self.tree.total_weight(self.tree.root()))
+    }
+
+    /// Highlights the functions set in `mask` (one byte per function id) in later layouts.
+    #[wasm_bindgen(js_name = setHighlight)]
+    pub fn set_highlight(&mut self, mask: Vec<u8>) {
+        self.highlight = Some(mask);
+    }
+
+    /// Highlights nothing in later layouts.
+    #[wasm_bindgen(js_name = clearHighlight)]
+    pub fn clear_highlight(&mut self) {
+        self.highlight = None;
     }
 
     /// The header's facts, as JSON.
@@ -87,7 +124,12 @@ impl Profile {
 
     /// The flame graph of the subtree at `root` for a canvas `pixels` wide.
     pub fn layout(&self, root: u32, pixels: f64) -> Result<FlameLayout, JsError> {
-        Ok(FlameLayout::compute(&self.tree, self.node(root)?, pixels))
+        Ok(FlameLayout::compute(
+            &self.tree,
+            self.node(root)?,
+            pixels,
+            self.highlight.as_deref(),
+        ))
     }
 
     /// The `n` heaviest functions by `sort` (`"self"` or `"total"`), as JSON.
@@ -133,8 +175,14 @@ impl Profile {
             mask[func.index()] = 1;
         }
         let whole = self.tree.total_weight(self.tree.root());
+        let text = format!(
+            "matched {} ({})",
+            format_percent(matches.weight, whole),
+            format_weight(&self.session.meta.sample_type, matches.weight)
+        );
         Ok(SearchResult {
             mask,
+            text,
             weight: matches.weight,
             fraction: if whole == 0 {
                 0.0
@@ -162,5 +210,11 @@ impl SearchResult {
     #[wasm_bindgen(getter)]
     pub fn fraction(&self) -> f64 {
         self.fraction
+    }
+
+    /// What the page says about it: `matched 12.3% (4.70 s)`.
+    #[wasm_bindgen(getter)]
+    pub fn text(&self) -> String {
+        self.text.clone()
     }
 }
