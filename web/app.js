@@ -1,43 +1,59 @@
-// The viewer page: fetches a session, hands its bytes to the wasm module built from viewer/
-// (which runs prof's own aggregation), and wires the views together. Every number shown comes
-// from the wasm module; this file only draws and handles input.
+// The viewer page: wires the state (state.js, held in the URL fragment), the back end (a Web
+// Worker running prof's own aggregation compiled to wasm: backend.js, worker.js) and the views.
+// Every number and text shown comes from the wasm module; this file only draws and handles
+// input.
 
-import init, { Profile, profVersion } from "./pkg/prof_viewer.js";
+import { Backend } from "./backend.js";
 import { FlameGraph } from "./flame.js";
 import { TopTable } from "./table.js";
 import { clearMeta, renderBreadcrumbs, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
+import { State } from "./state.js";
 
 const TOP_ROWS = 50;
 const $ = (id) => document.getElementById(id);
 
-const state = {
+const state = new State();
+
+/** What is loaded: the file list, and the profile's backend and tables. */
+const page = {
   files: [],
-  profile: null,
+  backend: null,
+  loadedFile: null, // index of the file the backend holds
   meta: null,
   names: [],
-  zoom: null, // node id of the zoomed frame, null for the root
-  searchMask: null,
-  selected: null, // function id chosen in the table
+  threads: [],
   layout: null,
-  load: null, // the load in progress: {generation, controller}
-  generation: 0,
+  searchMask: null,
+  renders: 0, // bumps on every render, so answers to older questions are dropped
+  drawn: Promise.resolve(), // the newest flame graph draw
 };
 
 const flame = new FlameGraph($("flame"), {
   onHover: showTooltip,
   // A merged sliver's node is the heaviest of the frames it stands for (chosen by the wasm
   // module), so clicking it zooms into that one.
-  onClick: (i) => zoomTo(state.layout.node[i]),
-  onResize: () => state.profile && renderFlame(),
+  onClick: async (i) => {
+    const zoom = await ask("namePath", { node: page.layout.node[i] });
+    if (zoom) state.update({ zoom });
+  },
+  onResize: () => page.meta && renderFlame(),
 });
 const table = new TopTable($("top-table"), {
   onSort: () => renderTable(),
-  onSelect: (func) => {
-    state.selected = func;
-    applyHighlight();
-  },
+  onSelect: (func) => state.update({ selected: func === null ? null : page.names[func] }),
 });
+
+/** Asks the current backend; `null` when the question was overtaken by a newer file. */
+async function ask(method, args) {
+  const backend = page.backend;
+  try {
+    return await backend.call(method, args);
+  } catch (e) {
+    if (backend !== page.backend || e.message === "superseded") return null;
+    throw e;
+  }
+}
 
 /** Shows an error instead of the views: never a blank page. */
 function showError(title, error) {
@@ -57,30 +73,30 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 async function start() {
   try {
-    // Fetch the list while the wasm module compiles.
-    const list = fetch("sessions.json");
-    await init({ module_or_path: new URL("./pkg/prof_viewer_bg.wasm", import.meta.url) });
-    performance.mark("prof-wasm-ready");
-    $("version").textContent = `prof v${profVersion()}`;
-    const response = await list;
+    const response = await fetch("sessions.json");
     if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-    state.files = await response.json();
-    if (state.files.length === 0) throw new Error("no profile was given to prof serve");
-    renderFiles($("file"), state.files);
-    $("file").addEventListener("change", (e) => loadFile(Number(e.target.value)));
-    await loadFile(0);
+    page.files = await response.json();
+    if (page.files.length === 0) throw new Error("no profile was given to prof serve");
+    renderFiles($("file"), page.files);
+    $("file").addEventListener("change", (e) =>
+      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null }),
+    );
+    state.listen(onStateChange);
+    await loadFile();
   } catch (e) {
     showError("The viewer could not start", e);
   }
 }
 
-/** Forgets the shown profile (freeing its wasm memory) and empties every view of it. */
+/** Forgets the shown profile and empties every view of it. */
 function dropProfile() {
-  state.profile?.free();
-  state.profile = null;
-  state.meta = null;
-  state.layout = null;
-  clearMeta($("meta"), $("thread"));
+  page.backend?.end();
+  page.backend = null;
+  page.loadedFile = null;
+  page.meta = null;
+  page.layout = null;
+  page.searchMask = null;
+  clearMeta($("meta"), $("threads"));
   table.setRows([]);
   flame.setLayout(null, 0, false);
   $("breadcrumbs").replaceChildren();
@@ -88,154 +104,167 @@ function dropProfile() {
 }
 
 /**
- * Shows file `index`. A newer call supersedes an older one still loading: the older one's fetch
- * is aborted, and whatever it already read is freed instead of shown.
+ * Loads the file the state names, in a new worker. A newer load ends this one's worker, which
+ * cancels its fetch and frees whatever it had read.
  */
-async function loadFile(index) {
-  const file = state.files[index];
-  state.load?.controller.abort();
-  const load = { generation: ++state.generation, controller: new AbortController() };
-  state.load = load;
-  const current = () => state.load === load;
+async function loadFile() {
+  const index = Math.min(state.current.file, page.files.length - 1);
+  const file = page.files[index];
+  dropProfile();
+  const backend = new Backend((text) => {
+    if (page.backend === backend) $("progress").textContent = text;
+  });
+  page.backend = backend;
+  page.loadedFile = index;
   document.body.dataset.state = "loading";
   $("error").hidden = true;
   $("file").value = String(index);
   document.title = `prof: ${file.name}`;
-  dropProfile();
-  let profile;
+  $("progress").textContent = "";
+  let loaded;
   try {
-    const response = await fetch(file.url, { signal: load.controller.signal });
-    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (!current()) return;
-    performance.mark("prof-fetched");
-    profile = Profile.load(bytes);
-    performance.mark("prof-parsed");
+    loaded = await backend.call("load", { url: new URL(file.url, location.href).href, size: file.size });
   } catch (e) {
-    if (!current()) return;
-    state.load = null;
+    if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
     showError(`Cannot show ${file.name}`, e);
     return;
   }
-  if (!current()) {
-    profile.free();
-    return;
-  }
-  state.load = null;
-  state.profile = profile;
-  const p = profile;
-  state.meta = JSON.parse(p.metaJson());
-  state.names = JSON.parse(p.functionNamesJson());
-  renderMeta($("meta"), state.meta);
-  renderThreads($("thread"), JSON.parse(p.threadsJson()), p.allThreadsLabel());
-  state.zoom = null;
-  state.selected = null;
-  table.select(null);
-  refresh();
-  runSearch();
+  if (page.backend !== backend) return;
+  performance.mark("prof-parsed");
+  page.meta = loaded.meta;
+  page.names = loaded.names;
+  page.threads = loaded.threads;
+  $("version").textContent = `prof v${loaded.version}`;
+  renderMeta($("meta"), page.meta);
+  await applyThreads();
+  $("search").value = state.current.search;
+  $("icicle").checked = state.current.icicle;
+  flame.setIcicle(state.current.icicle);
+  await Promise.all([renderTable(), runSearch()]);
   document.body.dataset.state = "ready";
+  $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
     requestAnimationFrame(() => performance.mark("prof-first-paint"));
   }
 }
 
-/** Recomputes the views after the thread changed. */
-function refresh() {
-  renderTable();
-  renderFlame();
+/** Sends the thread choice to the worker and redraws the selector. */
+async function applyThreads() {
+  const chosen = state.current.threads;
+  const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
+  const answer = await ask("setView", { threads: valid });
+  if (!answer) return;
+  renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
+    state.update({ threads, zoom: [] }),
+  );
 }
 
-function renderTable() {
-  const rows = JSON.parse(state.profile.topJson(TOP_ROWS, table.sortBy));
-  table.setRows(rows);
+async function onStateChange(current, changed) {
+  if (changed.has("file") && current.file !== page.loadedFile) {
+    await loadFile();
+    return;
+  }
+  if (!page.meta) return;
+  if (changed.has("threads")) {
+    await applyThreads();
+    await renderTable();
+  }
+  if (changed.has("icicle")) {
+    $("icicle").checked = current.icicle;
+    flame.setIcicle(current.icicle);
+  }
+  if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
+  if (changed.has("threads") || changed.has("search")) await runSearch();
+  else if (changed.has("selected")) await applyHighlight();
+  else if (changed.has("zoom")) await renderFlame();
 }
 
+async function renderTable() {
+  const rows = await ask("top", { n: TOP_ROWS, sort: table.sortBy });
+  if (rows) table.setRows(rows);
+  const selected = state.current.selected;
+  table.select(selected === null ? null : page.names.indexOf(selected));
+}
+
+/** Lays out and draws the flame graph; `page.drawn` settles when the newest draw is done. */
 function renderFlame() {
-  const p = state.profile;
-  const width = Math.max(1, $("flame").clientWidth);
-  const layout = p.layout(state.zoom ?? p.rootNode(), width);
-  state.layout = {
-    count: layout.count,
-    maxDepth: layout.maxDepth,
-    merged: layout.merged,
-    x: layout.x(),
-    width: layout.width(),
-    depth: layout.depth(),
-    func: layout.func(),
-    node: layout.node(),
-    highlight: layout.highlight(),
-    weight: layout.weight(),
-    mergedCount: layout.mergedCount(),
-    names: state.names,
-  };
-  layout.free();
-  flame.setLayout(state.layout, width, state.searchMask !== null || state.selected !== null);
-  renderBreadcrumbs($("breadcrumbs"), JSON.parse(p.pathJson(state.zoom ?? p.rootNode())), zoomTo);
+  page.drawn = drawFlame();
+  return page.drawn;
 }
 
-function zoomTo(node) {
-  state.zoom = node === state.profile.rootNode() ? null : node;
-  renderFlame();
+async function drawFlame() {
+  const render = ++page.renders;
+  const width = Math.max(1, $("flame").clientWidth);
+  const layout = await ask("layout", { zoomPath: state.current.zoom, width });
+  if (!layout || render !== page.renders) return;
+  layout.names = page.names;
+  page.layout = layout;
+  const highlighting = page.searchMask !== null || state.current.selected !== null;
+  flame.setLayout(layout, width, highlighting);
+  renderBreadcrumbs($("breadcrumbs"), layout.path, (i) =>
+    state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name) }),
+  );
 }
 
 /** Hands what to highlight (the selected row's function, else the search's) to the wasm
  * module, which marks it in the layout, merged slivers included, and redraws. */
-function applyHighlight() {
-  let mask = state.searchMask;
-  if (state.selected !== null) {
-    mask = new Uint8Array(state.names.length);
-    mask[state.selected] = 1;
+async function applyHighlight() {
+  let mask = page.searchMask;
+  const selected = state.current.selected;
+  const func = selected === null ? -1 : page.names.indexOf(selected);
+  if (func >= 0) {
+    mask = new Uint8Array(page.names.length);
+    mask[func] = 1;
   }
-  if (mask) state.profile.setHighlight(mask);
-  else state.profile.clearHighlight();
-  renderFlame();
+  table.select(func >= 0 ? func : null);
+  await ask("setHighlight", { mask });
+  await renderFlame();
 }
 
-function runSearch() {
+async function runSearch() {
   const input = $("search");
-  const pattern = input.value;
+  const pattern = state.current.search;
   input.classList.remove("invalid");
-  if (!pattern) {
-    state.searchMask = null;
-    $("search-result").textContent = "";
-    applyHighlight();
-    return;
+  page.searchMask = null;
+  $("search-result").textContent = "";
+  if (pattern) {
+    try {
+      const result = await ask("search", { pattern });
+      if (!result) return;
+      page.searchMask = result.mask;
+      $("search-result").textContent = result.text;
+    } catch (e) {
+      input.classList.add("invalid");
+      $("search-result").textContent = e instanceof Error ? e.message : String(e);
+    }
   }
-  try {
-    const result = state.profile.search(pattern);
-    state.searchMask = result.mask();
-    $("search-result").textContent = result.text;
-    result.free();
-  } catch (e) {
-    input.classList.add("invalid");
-    state.searchMask = null;
-    $("search-result").textContent = e instanceof Error ? e.message : String(e);
-  }
-  applyHighlight();
+  await applyHighlight();
 }
 
-function showTooltip(index, event) {
+async function showTooltip(index, event) {
   const tip = $("tooltip");
   if (index < 0 || !event) {
     tip.hidden = true;
     return;
   }
-  const p = state.profile;
-  if (state.layout.func[index] === state.layout.merged) {
-    const weight = state.layout.weight[index];
-    tip.innerHTML = `<div class="name">${state.layout.mergedCount[index]} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
-<table><tr><td>Total</td><td>${escapeHtml(p.weightText(weight))}</td><td>${escapeHtml(p.shareText(weight))}</td></tr></table>`;
-    placeTooltip(tip, event);
-    return;
-  }
-  const info = JSON.parse(p.nodeJson(state.layout.node[index]));
-  tip.innerHTML = `<div class="name">${escapeHtml(info.name)}</div>
+  const layout = page.layout;
+  if (layout.func[index] === layout.merged) {
+    const texts = await ask("weightTexts", { weight: layout.weight[index] });
+    if (!texts || page.layout !== layout) return;
+    tip.innerHTML = `<div class="name">${layout.mergedCount[index]} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
+<table><tr><td>Total</td><td>${escapeHtml(texts.weight)}</td><td>${escapeHtml(texts.share)}</td></tr></table>`;
+  } else {
+    const info = await ask("node", { node: layout.node[index] });
+    if (!info || page.layout !== layout) return;
+    tip.innerHTML = `<div class="name">${escapeHtml(info.name)}</div>
 ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
 <table>
 <tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
 <tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
 </table>`;
+  }
+  if (flame.hovered !== index) return;
   placeTooltip(tip, event);
 }
 
@@ -250,38 +279,36 @@ function placeTooltip(tip, event) {
   tip.style.top = `${Math.max(4, y)}px`;
 }
 
-$("thread").addEventListener("change", (e) => {
-  if (!state.profile) return;
-  state.profile.setThread(Number(e.target.value));
-  state.zoom = null;
-  refresh();
-  runSearch();
-});
-$("search").addEventListener("input", () => state.profile && runSearch());
+$("search").addEventListener("input", (e) => state.update({ search: e.target.value }, { replace: true }));
 $("search").addEventListener("keydown", (e) => {
   // Escape in the search box clears the search, and only the search.
   if (e.key !== "Escape") return;
   e.preventDefault();
   e.stopPropagation();
   e.target.value = "";
-  if (state.profile) runSearch();
+  state.update({ search: "" });
 });
-$("icicle").addEventListener("change", (e) => flame.setIcicle(e.target.checked));
+$("icicle").addEventListener("change", (e) => state.update({ icicle: e.target.checked }));
 document.addEventListener("keydown", (e) => {
-  if (e.key !== "Escape" || !state.profile) return;
-  state.selected = null;
-  table.select(null);
-  applyHighlight();
-  zoomTo(state.profile.rootNode());
+  if (e.key !== "Escape" || !page.meta) return;
+  // Escape clears the innermost state: the selection first, then the zoom.
+  if (state.current.selected !== null) state.update({ selected: null });
+  else if (state.current.zoom.length) state.update({ zoom: [] });
 });
+
 // For the browser tests and for debugging: the state of the page and the flame graph.
 window.profViewer = {
+  page,
   state,
   flame,
-  zoomTo,
+  /** Zooms to the frame at `path` (function names from the root); resolves once drawn. */
+  async zoomTo(path) {
+    state.update({ zoom: path });
+    await page.drawn;
+  },
   /** Where the frames of function `name` are drawn, relative to the canvas. */
   framesNamed(name) {
-    const l = state.layout;
+    const l = page.layout;
     const out = [];
     for (let i = 0; l && i < l.count; i++) {
       if (l.names[l.func[i]] === name) out.push({ index: i, ...flame.frameRect(i) });

@@ -50,6 +50,16 @@ fn painted(browser: &Browser) -> (u64, u64) {
     (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
 }
 
+/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously (its views ask a
+/// worker).
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Canvas pixels in the search highlight colour (#d633ff).
 fn highlighted(browser: &Browser) -> u64 {
     browser
@@ -95,13 +105,26 @@ fn breadcrumbs(browser: &Browser) -> Vec<String> {
     serde_json::from_value(v).unwrap()
 }
 
-/// The thread selector's options: value and text.
+/// The thread selector's entries: its summary ("-1") and each thread's checkbox value and label.
 fn thread_options(browser: &Browser) -> Vec<(String, String)> {
     let v = browser.eval(
-        "return [...document.querySelectorAll('#thread option')].map(o => [o.value, o.textContent]);",
+        "const d = document.getElementById('threads');
+         return [['-1', d.querySelector('summary').textContent]].concat(
+           [...d.querySelectorAll('label')].map(l => [l.querySelector('input').value, l.textContent.trim()]));",
         json!([]),
     );
     serde_json::from_value(v).unwrap()
+}
+
+/// Shows only thread `index` by clicking the checkboxes of every other thread off.
+fn show_only_thread(browser: &Browser, index: usize) {
+    browser.eval(
+        "const d = document.getElementById('threads'); d.open = true;
+         for (const box of d.querySelectorAll('input[type=checkbox]')) {
+           if ((box.value === String(arguments[0])) !== box.checked) box.click();
+         }",
+        json!([index]),
+    );
 }
 
 /// What the thread selector should offer for `session`: all threads with the sample total, then
@@ -314,7 +337,7 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
         result.contains(&expected_pct),
         "{result} lacks {expected_pct}"
     );
-    assert!(highlighted(&browser) > 1000, "matches are highlighted");
+    eventually("matches to be highlighted", || highlighted(&browser) > 1000);
     browser.screenshot("04-search");
 
     // An invalid regex is reported, not thrown.
@@ -332,23 +355,30 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
 
     // Clicking a table row highlights that function in the flame graph.
     browser.click(&browser.find("#top-table tbody tr[data-func]"));
-    assert!(
-        highlighted(&browser) > 500,
-        "the selected function is highlighted"
-    );
+    eventually("the selected function to be highlighted", || {
+        highlighted(&browser) > 500
+    });
     browser.screenshot("05-row-selected");
     browser.press_key(ESCAPE);
 
     // Sorting by total puts the root-most function first.
     browser.click(&browser.find("#top-table th[data-sort=total]"));
-    let first = table_rows(&browser, 1);
     let by_total = tree.top(&session, 1, SortBy::Total);
-    assert_eq!(first[0][0], by_total[0].name);
+    eventually("the table sorted by total", || {
+        table_rows(&browser, 1)[0][0] == by_total[0].name
+    });
 
     // One thread: the worker's functions only.
-    browser.eval(
-        "const s = document.getElementById('thread'); s.value = '1'; s.dispatchEvent(new Event('change'));",
-        json!([]),
+    show_only_thread(&browser, 1);
+    browser.wait_for(
+        "document.querySelector('#threads summary').textContent.startsWith('1 of 2 threads')",
+        LOAD,
+        "the thread choice",
+    );
+    browser.wait_for(
+        "!document.querySelector('#top-table tbody').textContent.includes('tokenize')",
+        LOAD,
+        "the worker's table",
     );
     let names: Vec<String> = table_rows(&browser, 20)
         .into_iter()
@@ -530,14 +560,13 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
         LOAD,
         "the search result",
     );
-    assert!(
-        highlighted(&browser) > 0,
-        "the merged block holding needle is highlighted"
-    );
+    eventually("the merged block holding needle to be highlighted", || {
+        highlighted(&browser) > 0
+    });
     browser.screenshot("13-match-in-slivers");
     // Click the merged block: it zooms into the heaviest frame it stands for.
     let merged = browser.eval(
-        "const l = window.profViewer.state.layout;
+        "const l = window.profViewer.page.layout;
          for (let i = 0; i < l.count; i++) {
            if (l.func[i] === l.merged) return window.profViewer.flame.frameRect(i);
          }
@@ -602,4 +631,65 @@ fn r10_escape_in_the_search_box_clears_only_the_search() {
         ["all", "main", "compute"],
         "the zoom stays"
     );
+}
+
+/// The URL fragment holds the view: a copied URL opens the same threads, zoom and search, and
+/// back and forward step through the changes.
+#[test]
+fn the_url_fragment_holds_the_view_state() {
+    let dir = TempDir::new("browser-url-state");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("url-state", 1000, 600, 1.0);
+    browser.goto(&format!(
+        "{}#threads=0&zoom=main%1Fcompute&search=hot_",
+        served.url
+    ));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search from the URL",
+    );
+    assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
+    assert_eq!(
+        browser.eval("return document.getElementById('search').value;", json!([])),
+        json!("hot_")
+    );
+    assert!(thread_options(&browser)[0]
+        .1
+        .starts_with("1 of 2 threads: 93 samples"));
+    browser.screenshot("14-from-url");
+
+    // A change is a new history entry; back restores the view before it.
+    browser.press_key(ESCAPE); // the zoom (nothing is selected)
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 1",
+        LOAD,
+        "Escape to reset the zoom",
+    );
+    assert!(!browser
+        .eval("return location.hash;", json!([]))
+        .as_str()
+        .unwrap()
+        .contains("zoom="));
+    browser.eval("history.back();", json!([]));
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 3",
+        LOAD,
+        "back to restore the zoom",
+    );
+    // A reload shows the same view.
+    browser.eval("window.beforeReload = true; location.reload();", json!([]));
+    browser.wait_for(
+        "!window.beforeReload && document.body.dataset.state === 'ready' && document.querySelectorAll('#breadcrumbs button').length === 3",
+        LOAD,
+        "the reloaded view",
+    );
+    assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
 }

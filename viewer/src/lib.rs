@@ -18,3 +18,23 @@ use wasm_bindgen::prelude::*;
 pub fn prof_version() -> String {
     prof::VERSION.to_owned()
 }
+
+/// What the page shows while a profile loads: `Fetching 12.3 MiB of 45.6 MiB (27.0%)`, or
+/// without the total when it is unknown (0).
+#[wasm_bindgen(js_name = loadProgressText)]
+pub fn load_progress_text(received: f64, total: f64) -> String {
+    use prof::aggregate::{format_percent, format_weight};
+    use prof::session::{SampleType, Unit};
+    let bytes = SampleType::new("bytes", Unit::Bytes);
+    let (received, total) = (received as u64, total as u64);
+    if total == 0 {
+        format!("Fetching {}", format_weight(&bytes, received))
+    } else {
+        format!(
+            "Fetching {} of {} ({})",
+            format_weight(&bytes, received),
+            format_weight(&bytes, total),
+            format_percent(received.min(total), total)
+        )
+    }
+}

@@ -1,7 +1,9 @@
 //! [`Profile`]: one loaded session and the current call tree, as the page sees it.
 
 use crate::layout::FlameLayout;
-use crate::view::{all_threads_label, crumbs, Meta, NodeInfo, ThreadEntry, TopEntry};
+use crate::view::{
+    all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
+};
 use prof::aggregate::{format_percent, format_weight, CallTree, Filter, NodeId, SortBy};
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -12,6 +14,8 @@ use wasm_bindgen::prelude::*;
 pub struct Profile {
     session: Session,
     tree: CallTree,
+    /// The threads shown, `None` for all.
+    threads: Option<Vec<u32>>,
     /// Functions to highlight in layouts (one byte per function id), if any.
     highlight: Option<Vec<u8>>,
 }
@@ -52,6 +56,7 @@ impl Profile {
         Ok(Profile {
             session,
             tree,
+            threads: None,
             highlight: None,
         })
     }
@@ -60,6 +65,12 @@ impl Profile {
     #[wasm_bindgen(js_name = allThreadsLabel)]
     pub fn all_threads_label(&self) -> String {
         all_threads_label(&self.session)
+    }
+
+    /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
+    #[wasm_bindgen(js_name = threadsLabel)]
+    pub fn threads_label(&self) -> String {
+        threads_label(&self.session, self.threads.as_deref())
     }
 
     /// `weight` as the core formats it in this session's unit (`4.70 s`).
@@ -104,16 +115,44 @@ impl Profile {
         to_json(&ThreadEntry::all(&self.session))
     }
 
-    /// Shows one thread (its index), or all threads merged (-1).
-    #[wasm_bindgen(js_name = setThread)]
-    pub fn set_thread(&mut self, index: i32) -> Result<(), JsError> {
-        let filter = match usize::try_from(index) {
-            Err(_) => Filter::all(),
-            Ok(i) if i < self.session.threads.len() => Filter::all().threads([ThreadIdx(i as u32)]),
-            Ok(i) => return Err(JsError::new(&format!("no thread {i}"))),
+    /// Shows the threads whose indices are in `indices` merged, or every thread when `all`.
+    #[wasm_bindgen(js_name = setThreads)]
+    pub fn set_threads(&mut self, indices: Vec<u32>, all: bool) -> Result<(), JsError> {
+        let filter = if all {
+            Filter::all()
+        } else {
+            if let Some(i) = indices
+                .iter()
+                .find(|&&i| i as usize >= self.session.threads.len())
+            {
+                return Err(JsError::new(&format!("no thread {i}")));
+            }
+            Filter::all().threads(indices.into_iter().map(ThreadIdx))
         };
         self.tree = CallTree::new(&self.session, &filter);
+        self.threads = filter.threads.map(|t| t.into_iter().map(|t| t.0).collect());
         Ok(())
+    }
+
+    /// The node reached from the root by following function names (a JSON array), as far as
+    /// they lead: a zoom kept across thread and file changes by names, not node ids.
+    #[wasm_bindgen(js_name = nodeByPath)]
+    pub fn node_by_path(&self, names_json: &str) -> Result<u32, JsError> {
+        let names: Vec<String> = serde_json::from_str(names_json)
+            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let mut node = self.tree.root();
+        for name in &names {
+            match self
+                .tree
+                .children(node)
+                .iter()
+                .find(|&&c| self.tree.name(&self.session, c) == name)
+            {
+                Some(&child) => node = child,
+                None => break,
+            }
+        }
+        Ok(node.0)
     }
 
     /// The call tree's root node.

@@ -88,6 +88,25 @@ pub fn all_threads_label(session: &Session) -> String {
     )
 }
 
+/// What the thread selector says is shown: every thread (`None`), or `2 of 4 threads: 1,234
+/// samples`.
+pub fn threads_label(session: &Session, shown: Option<&[u32]>) -> String {
+    let Some(shown) = shown else {
+        return all_threads_label(session);
+    };
+    let samples: u64 = thread_totals(session)
+        .iter()
+        .filter(|t| shown.contains(&t.thread.0))
+        .map(|t| t.samples)
+        .sum();
+    format!(
+        "{} of {} threads: {}",
+        shown.len(),
+        session.threads.len(),
+        samples_text(samples)
+    )
+}
+
 /// One entry of the thread selector, with the thread's share of the samples.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

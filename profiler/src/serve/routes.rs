@@ -29,6 +29,7 @@ pub struct SessionFile {
 struct Stored {
     name: String,
     gzip: Vec<u8>,
+    size: usize,
 }
 
 /// What to send back.
@@ -77,6 +78,8 @@ pub(crate) struct Site {
 struct ListEntry<'a> {
     name: &'a str,
     url: String,
+    /// The session's JSON size in bytes (before compression), for the page's progress.
+    size: usize,
 }
 
 impl Site {
@@ -90,6 +93,7 @@ impl Site {
                 Ok(Stored {
                     name: s.name,
                     gzip: enc.finish()?,
+                    size: s.json.len(),
                 })
             })
             .collect::<std::io::Result<Vec<_>>>()?;
@@ -99,6 +103,7 @@ impl Site {
             .map(|(i, s)| ListEntry {
                 name: &s.name,
                 url: format!("session/{i}"),
+                size: s.size,
             })
             .collect();
         let list = serde_json::to_vec(&entries).map_err(std::io::Error::other)?;
@@ -272,7 +277,8 @@ mod tests {
         let site = site();
         let list = site.route("GET", &format!("/{SECRET}/sessions.json?x=1"), true);
         assert_eq!(list.status, 200);
-        assert_eq!(&*list.body, br#"[{"name":"a.json","url":"session/0"}]"#);
+        let json = br#"[{"name":"a.json","url":"session/0","size":"#;
+        assert!(list.body.starts_with(json), "{:?}", list.body);
 
         let gz = site.route("GET", &format!("/{SECRET}/session/0"), true);
         assert!(gz.gzip);

@@ -1,0 +1,129 @@
+// The page's back end, in a Web Worker: fetches a session, decodes it with prof's own reader
+// (the wasm module built from viewer/) and answers the views' questions, so the page never
+// freezes while a large profile loads. One worker holds one profile: switching files ends this
+// worker (which frees all its memory at once) and starts another.
+//
+// Messages in: {id, method, args}. Out: {id, result} or {id, error}, and {progress} while
+// loading. Every number and text in a result was computed and formatted by the wasm module.
+
+import init, { Profile, loadProgressText, profVersion } from "./pkg/prof_viewer.js";
+
+let profile = null;
+const ready = init({ module_or_path: new URL("./pkg/prof_viewer_bg.wasm", import.meta.url) });
+
+/** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
+async function fetchBytes(url, size) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks = [];
+  let received = 0;
+  let lastReport = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    received += value.length;
+    const now = performance.now();
+    if (now - lastReport > 50) {
+      lastReport = now;
+      postMessage({ progress: loadProgressText(received, size ?? 0) });
+    }
+  }
+  const bytes = new Uint8Array(received);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
+
+/** The views' questions. Each returns plain data (typed arrays are transferred). */
+const methods = {
+  async load({ url, size }) {
+    await ready;
+    const bytes = await fetchBytes(url, size);
+    postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
+    profile = Profile.load(bytes);
+    return {
+      meta: JSON.parse(profile.metaJson()),
+      names: JSON.parse(profile.functionNamesJson()),
+      threads: JSON.parse(profile.threadsJson()),
+      version: profVersion(),
+    };
+  },
+  setView({ threads }) {
+    profile.setThreads(Uint32Array.from(threads ?? []), threads === null);
+    return { label: profile.threadsLabel() };
+  },
+  setHighlight({ mask }) {
+    if (mask) profile.setHighlight(mask);
+    else profile.clearHighlight();
+  },
+  layout({ zoomPath, width }) {
+    const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
+    const layout = profile.layout(root, width);
+    const out = {
+      root,
+      count: layout.count,
+      maxDepth: layout.maxDepth,
+      merged: layout.merged,
+      x: layout.x(),
+      width: layout.width(),
+      depth: layout.depth(),
+      func: layout.func(),
+      node: layout.node(),
+      highlight: layout.highlight(),
+      weight: layout.weight(),
+      mergedCount: layout.mergedCount(),
+      path: JSON.parse(profile.pathJson(root)),
+    };
+    layout.free();
+    return out;
+  },
+  top({ n, sort }) {
+    return JSON.parse(profile.topJson(n, sort));
+  },
+  node({ node }) {
+    return JSON.parse(profile.nodeJson(node));
+  },
+  namePath({ node }) {
+    return JSON.parse(profile.pathJson(node)).slice(1).map((c) => c.name);
+  },
+  weightTexts({ weight }) {
+    return { weight: profile.weightText(weight), share: profile.shareText(weight) };
+  },
+  search({ pattern }) {
+    const result = profile.search(pattern);
+    const out = { mask: result.mask(), text: result.text };
+    result.free();
+    return out;
+  },
+};
+
+/** Typed arrays in a result, to transfer rather than copy. */
+function transferables(value) {
+  if (!value || typeof value !== "object") return [];
+  return Object.values(value)
+    .filter((v) => ArrayBuffer.isView(v))
+    .map((v) => v.buffer);
+}
+
+// One question at a time, in order: a later question may depend on an earlier `setView`.
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const { id, method, args } = event.data;
+  queue = queue.then(async () => {
+    try {
+      const handler = methods[method];
+      if (!handler) throw new Error(`no such method: ${method}`);
+      if (method !== "load" && !profile) throw new Error("no profile is loaded");
+      const result = await handler(args ?? {});
+      postMessage({ id, result }, transferables(result));
+    } catch (e) {
+      postMessage({ id, error: e instanceof Error ? e.message : String(e) });
+    }
+  });
+};
