@@ -1,16 +1,19 @@
 // The viewer page: wires the state (state.js, held in the URL fragment), the back end (a Web
-// Worker running prof's own aggregation compiled to wasm: backend.js, worker.js) and the views.
-// Every number and text shown comes from the wasm module; this file only draws and handles
-// input.
+// Worker running prof's own aggregation compiled to wasm: backend.js, worker.js) and the views
+// (views/*.js, one module per view, shown as tabs). Views read the state and ask the worker;
+// they never talk to each other. Every number and text shown comes from the wasm module; this
+// file only draws and handles input.
 
 import { Backend } from "./backend.js";
-import { FlameGraph } from "./flame.js";
-import { TopTable } from "./table.js";
-import { clearMeta, renderBreadcrumbs, renderFiles, renderMeta, renderThreads } from "./header.js";
+import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
+import { FlameView } from "./views/flame-view.js";
 
-const TOP_ROWS = 50;
+/** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
+ * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
+const VIEWS = [FlameView];
+
 const $ = (id) => document.getElementById(id);
 
 const state = new State();
@@ -23,30 +26,14 @@ const page = {
   meta: null,
   names: [],
   threads: [],
-  layout: null,
   searchMask: null,
-  renders: 0, // bumps on every render, so answers to older questions are dropped
-  drawn: Promise.resolve(), // the newest flame graph draw
+  highlighting: false, // whether a search or selection highlights functions
 };
-
-const flame = new FlameGraph($("flame"), {
-  onHover: showTooltip,
-  // A merged sliver's node is the heaviest of the frames it stands for (chosen by the wasm
-  // module), so clicking it zooms into that one.
-  onClick: async (i) => {
-    const zoom = await ask("namePath", { node: page.layout.node[i] });
-    if (zoom) state.update({ zoom });
-  },
-  onResize: () => page.meta && renderFlame(),
-});
-const table = new TopTable($("top-table"), {
-  onSort: () => renderTable(),
-  onSelect: (func) => state.update({ selected: func === null ? null : page.names[func] }),
-});
 
 /** Asks the current backend; `null` when the question was overtaken by a newer file. */
 async function ask(method, args) {
   const backend = page.backend;
+  if (!backend) return null;
   try {
     return await backend.call(method, args);
   } catch (e) {
@@ -55,12 +42,74 @@ async function ask(method, args) {
   }
 }
 
+/** The shared tooltip: views hand it HTML built from the worker's texts. */
+const tooltip = {
+  hide() {
+    $("tooltip").hidden = true;
+  },
+  show(html, event) {
+    const tip = $("tooltip");
+    tip.innerHTML = html;
+    tip.hidden = false;
+    const pad = 14;
+    const x = Math.min(event.clientX + pad, window.innerWidth - tip.offsetWidth - 4);
+    const y = event.clientY + pad + tip.offsetHeight > window.innerHeight
+      ? event.clientY - tip.offsetHeight - pad
+      : event.clientY + pad;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  },
+  /** A call tree node's name, place, self and total (`info` from the worker's `node`). */
+  node(info) {
+    return `<div class="name">${escapeHtml(info.name)}</div>
+${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+<table>
+<tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
+<tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
+</table>`;
+  },
+  /** A merged block of `count` sub-pixel frames (`texts` from the worker's `weightTexts`). */
+  merged(count, texts) {
+    return `<div class="name">${count} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
+<table><tr><td>Total</td><td>${escapeHtml(texts.weight)}</td><td>${escapeHtml(texts.share)}</td></tr></table>`;
+  },
+};
+
+/** What views get: the state, the loaded profile's tables, the worker and the tooltip. */
+const ctx = { state, page, ask, tooltip };
+
+const views = new Map();
+for (const View of VIEWS) {
+  const element = document.querySelector(`section.view[data-view="${View.id}"]`);
+  views.set(View.id, new View(element, ctx));
+  const tab = document.createElement("button");
+  tab.type = "button";
+  tab.role = "tab";
+  tab.dataset.view = View.id;
+  tab.textContent = View.label;
+  tab.addEventListener("click", () => state.update({ view: View.id }));
+  $("tabs").append(tab);
+}
+
+/** The view the state names (the first one when it names none). */
+function activeView() {
+  return views.get(state.current.view) ?? views.get(VIEWS[0].id);
+}
+
+function showActiveView() {
+  const active = activeView();
+  for (const [id, view] of views) view.element.hidden = view !== active;
+  for (const tab of $("tabs").children) {
+    tab.setAttribute("aria-selected", String(tab.dataset.view === active.constructor.id));
+  }
+}
+
 /** Shows an error instead of the views: never a blank page. */
 function showError(title, error) {
   const message = error instanceof Error ? error.message : String(error);
   $("error").innerHTML = `<h2>${escapeHtml(title)}</h2>${escapeHtml(message)}`;
   $("error").hidden = false;
-  $("tooltip").hidden = true;
+  tooltip.hide();
   document.body.dataset.state = "error";
 }
 
@@ -82,6 +131,7 @@ async function start() {
       state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null }),
     );
     state.listen(onStateChange);
+    showActiveView();
     await loadFile();
   } catch (e) {
     showError("The viewer could not start", e);
@@ -94,12 +144,10 @@ function dropProfile() {
   page.backend = null;
   page.loadedFile = null;
   page.meta = null;
-  page.layout = null;
   page.searchMask = null;
+  page.highlighting = false;
   clearMeta($("meta"), $("threads"));
-  table.setRows([]);
-  flame.setLayout(null, 0, false);
-  $("breadcrumbs").replaceChildren();
+  for (const view of views.values()) view.clear();
   $("search-result").textContent = "";
 }
 
@@ -123,7 +171,8 @@ async function loadFile() {
   $("progress").textContent = "";
   let loaded;
   try {
-    loaded = await backend.call("load", { url: new URL(file.url, location.href).href, size: file.size });
+    const url = new URL(file.url, location.href).href;
+    loaded = await backend.call("load", { url, size: file.size });
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
@@ -137,11 +186,10 @@ async function loadFile() {
   page.threads = loaded.threads;
   $("version").textContent = `prof v${loaded.version}`;
   renderMeta($("meta"), page.meta);
-  await applyThreads();
+  await applyView();
   $("search").value = state.current.search;
-  $("icicle").checked = state.current.icicle;
-  flame.setIcicle(state.current.icicle);
-  await Promise.all([renderTable(), runSearch()]);
+  await runSearch();
+  await activeView().render(new Set(Object.keys(state.current)));
   document.body.dataset.state = "ready";
   $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
@@ -149,11 +197,11 @@ async function loadFile() {
   }
 }
 
-/** Sends the thread choice to the worker and redraws the selector. */
-async function applyThreads() {
+/** Sends what selects the samples (the threads) to the worker and redraws the selector. */
+async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const answer = await ask("setView", { threads: valid });
+  const answer = await ask("setView", { threads: valid, range: state.current.range });
   if (!answer) return;
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
     state.update({ threads, zoom: [] }),
@@ -165,50 +213,18 @@ async function onStateChange(current, changed) {
     await loadFile();
     return;
   }
+  if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  if (changed.has("threads")) {
-    await applyThreads();
-    await renderTable();
-  }
-  if (changed.has("icicle")) {
-    $("icicle").checked = current.icicle;
-    flame.setIcicle(current.icicle);
-  }
+  if (changed.has("threads") || changed.has("range")) await applyView();
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
-  if (changed.has("threads") || changed.has("search")) await runSearch();
+  if (["threads", "range", "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
-  else if (changed.has("zoom")) await renderFlame();
+  // A view shown again may have missed changes made while it was hidden: it redraws whole.
+  await activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed);
 }
 
-async function renderTable() {
-  const rows = await ask("top", { n: TOP_ROWS, sort: table.sortBy });
-  if (rows) table.setRows(rows);
-  const selected = state.current.selected;
-  table.select(selected === null ? null : page.names.indexOf(selected));
-}
-
-/** Lays out and draws the flame graph; `page.drawn` settles when the newest draw is done. */
-function renderFlame() {
-  page.drawn = drawFlame();
-  return page.drawn;
-}
-
-async function drawFlame() {
-  const render = ++page.renders;
-  const width = Math.max(1, $("flame").clientWidth);
-  const layout = await ask("layout", { zoomPath: state.current.zoom, width });
-  if (!layout || render !== page.renders) return;
-  layout.names = page.names;
-  page.layout = layout;
-  const highlighting = page.searchMask !== null || state.current.selected !== null;
-  flame.setLayout(layout, width, highlighting);
-  renderBreadcrumbs($("breadcrumbs"), layout.path, (i) =>
-    state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name) }),
-  );
-}
-
-/** Hands what to highlight (the selected row's function, else the search's) to the wasm
- * module, which marks it in the layout, merged slivers included, and redraws. */
+/** Hands what to highlight (the selected function, else the search's matches) to the wasm
+ * module, which marks it in every layout, merged slivers included. */
 async function applyHighlight() {
   let mask = page.searchMask;
   const selected = state.current.selected;
@@ -217,9 +233,8 @@ async function applyHighlight() {
     mask = new Uint8Array(page.names.length);
     mask[func] = 1;
   }
-  table.select(func >= 0 ? func : null);
+  page.highlighting = mask !== null;
   await ask("setHighlight", { mask });
-  await renderFlame();
 }
 
 async function runSearch() {
@@ -231,52 +246,16 @@ async function runSearch() {
   if (pattern) {
     try {
       const result = await ask("search", { pattern });
-      if (!result) return;
-      page.searchMask = result.mask;
-      $("search-result").textContent = result.text;
+      if (result) {
+        page.searchMask = result.mask;
+        $("search-result").textContent = result.text;
+      }
     } catch (e) {
       input.classList.add("invalid");
       $("search-result").textContent = e instanceof Error ? e.message : String(e);
     }
   }
   await applyHighlight();
-}
-
-async function showTooltip(index, event) {
-  const tip = $("tooltip");
-  if (index < 0 || !event) {
-    tip.hidden = true;
-    return;
-  }
-  const layout = page.layout;
-  if (layout.func[index] === layout.merged) {
-    const texts = await ask("weightTexts", { weight: layout.weight[index] });
-    if (!texts || page.layout !== layout) return;
-    tip.innerHTML = `<div class="name">${layout.mergedCount[index]} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
-<table><tr><td>Total</td><td>${escapeHtml(texts.weight)}</td><td>${escapeHtml(texts.share)}</td></tr></table>`;
-  } else {
-    const info = await ask("node", { node: layout.node[index] });
-    if (!info || page.layout !== layout) return;
-    tip.innerHTML = `<div class="name">${escapeHtml(info.name)}</div>
-${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
-<table>
-<tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
-<tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
-</table>`;
-  }
-  if (flame.hovered !== index) return;
-  placeTooltip(tip, event);
-}
-
-function placeTooltip(tip, event) {
-  tip.hidden = false;
-  const pad = 14;
-  const x = Math.min(event.clientX + pad, window.innerWidth - tip.offsetWidth - 4);
-  const y = event.clientY + pad + tip.offsetHeight > window.innerHeight
-    ? event.clientY - tip.offsetHeight - pad
-    : event.clientY + pad;
-  tip.style.left = `${Math.max(4, x)}px`;
-  tip.style.top = `${Math.max(4, y)}px`;
 }
 
 $("search").addEventListener("input", (e) => state.update({ search: e.target.value }, { replace: true }));
@@ -288,7 +267,6 @@ $("search").addEventListener("keydown", (e) => {
   e.target.value = "";
   state.update({ search: "" });
 });
-$("icicle").addEventListener("change", (e) => state.update({ icicle: e.target.checked }));
 document.addEventListener("keydown", (e) => {
   if (e.key !== "Escape" || !page.meta) return;
   // Escape clears the innermost state: the selection first, then the zoom.
@@ -296,24 +274,27 @@ document.addEventListener("keydown", (e) => {
   else if (state.current.zoom.length) state.update({ zoom: [] });
 });
 
-// For the browser tests and for debugging: the state of the page and the flame graph.
+// For the browser tests, benchmarks and debugging.
 window.profViewer = {
   page,
   state,
-  flame,
+  views,
+  /** The flame graph's canvas component. */
+  get flame() {
+    return views.get("flame").flame;
+  },
+  /** Where the frames of function `name` are drawn in the flame graph, relative to its canvas. */
+  framesNamed(name) {
+    return views.get("flame").framesNamed(name);
+  },
+  /** The flame graph's current layout. */
+  get layout() {
+    return views.get("flame").layout;
+  },
   /** Zooms to the frame at `path` (function names from the root); resolves once drawn. */
   async zoomTo(path) {
     state.update({ zoom: path });
-    await page.drawn;
-  },
-  /** Where the frames of function `name` are drawn, relative to the canvas. */
-  framesNamed(name) {
-    const l = page.layout;
-    const out = [];
-    for (let i = 0; l && i < l.count; i++) {
-      if (l.names[l.func[i]] === name) out.push({ index: i, ...flame.frameRect(i) });
-    }
-    return out;
+    await views.get("flame").settled();
   },
 };
 

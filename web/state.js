@@ -3,8 +3,9 @@
 // ask for changes through `update`; they never talk to each other.
 //
 // Fragment keys (all optional): file (index), view (flame, table, ...), threads (comma-separated
-// thread indices; absent: all), zoom (function names from the root, joined by U+001F),
-// search, selected (a function name), icicle (1).
+// thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
+// (function names from the root, joined by U+001F), search, selected (a function name),
+// icicle (1).
 
 const SEP = "\u001f";
 
@@ -14,6 +15,7 @@ function defaults() {
     file: 0,
     view: "flame",
     threads: null, // null: all threads; else an array of thread indices
+    range: null, // null: the whole session; else [from_ns, to_ns)
     zoom: [], // function names from the root down to the zoomed frame
     search: "",
     selected: null, // a function name
@@ -32,6 +34,8 @@ export function parse(hash) {
   if (threads !== null) {
     state.threads = threads === "" ? [] : threads.split(",").map(Number).filter(Number.isInteger);
   }
+  const range = params.get("range")?.match(/^(\d+)-(\d+)$/);
+  if (range && Number(range[1]) < Number(range[2])) state.range = [Number(range[1]), Number(range[2])];
   const zoom = params.get("zoom");
   if (zoom) state.zoom = zoom.split(SEP);
   state.search = params.get("search") ?? "";
@@ -46,6 +50,7 @@ export function format(state) {
   if (state.file) params.set("file", String(state.file));
   if (state.view !== "flame") params.set("view", state.view);
   if (state.threads !== null) params.set("threads", state.threads.join(","));
+  if (state.range) params.set("range", `${state.range[0]}-${state.range[1]}`);
   if (state.zoom.length) params.set("zoom", state.zoom.join(SEP));
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);

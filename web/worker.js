@@ -54,8 +54,9 @@ const methods = {
       version: profVersion(),
     };
   },
-  setView({ threads }) {
-    profile.setThreads(Uint32Array.from(threads ?? []), threads === null);
+  /** What selects the samples: `{threads, range}` as the state holds them. */
+  setView(view) {
+    profile.setView(JSON.stringify(view));
     return { label: profile.threadsLabel() };
   },
   setHighlight({ mask }) {

@@ -322,7 +322,7 @@ fn main() {
     println!("navigation to first painted flame graph in a fresh browser: {first:.0} ms");
     let timings = browser.eval(
         "const v = window.profViewer, out = { redraw: [], zoom: [] };
-         const l = v.page.layout;
+         const l = v.layout;
          let widest = -1;
          for (let i = 0; i < l.count; i++) if (l.depth[i] === 3 && (widest < 0 || l.width[i] > l.width[widest])) widest = i;
          for (let k = 0; k < 20; k++) {

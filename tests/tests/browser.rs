@@ -566,7 +566,7 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
     browser.screenshot("13-match-in-slivers");
     // Click the merged block: it zooms into the heaviest frame it stands for.
     let merged = browser.eval(
-        "const l = window.profViewer.page.layout;
+        "const l = window.profViewer.layout;
          for (let i = 0; i < l.count; i++) {
            if (l.func[i] === l.merged) return window.profViewer.flame.frameRect(i);
          }
@@ -692,4 +692,25 @@ fn the_url_fragment_holds_the_view_state() {
         "the reloaded view",
     );
     assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
+}
+
+/// A time range in the URL selects the samples every view shows.
+#[test]
+fn a_range_in_the_url_selects_the_samples() {
+    let dir = TempDir::new("browser-range");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("range", 1000, 600, 1.0);
+    // The first 50 samples (one per millisecond from 0) are all main;compute;hot_loop.
+    browser.goto(&format!("{}#range=0-{}", served.url, 50 * MS));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    let rows = table_rows(&browser, 10);
+    assert_eq!(rows[0][0], "hot_loop");
+    assert_eq!(rows[0][2], "100.0%", "{rows:?}");
+    assert!(rows.iter().all(|r| r[0] != "tokenize"), "{rows:?}");
 }

@@ -12,12 +12,43 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Profile {
-    session: Session,
-    tree: CallTree,
-    /// The threads shown, `None` for all.
-    threads: Option<Vec<u32>>,
+    pub(crate) session: Session,
+    /// The call tree of the samples the view selects.
+    pub(crate) tree: CallTree,
+    /// What selects the samples.
+    pub(crate) view: ViewSpec,
     /// Functions to highlight in layouts (one byte per function id), if any.
-    highlight: Option<Vec<u8>>,
+    pub(crate) highlight: Option<Vec<u8>>,
+}
+
+/// What selects the samples every view shows, as the page's state says it (JSON).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct ViewSpec {
+    /// Thread indices, `None` for all threads.
+    pub threads: Option<Vec<u32>>,
+    /// Only samples with `from <= time_ns < to`, `None` for the whole session.
+    pub range: Option<(u64, u64)>,
+}
+
+impl ViewSpec {
+    /// The core's filter for this view, checked against `session`.
+    fn filter(&self, session: &Session) -> Result<Filter, String> {
+        let mut filter = Filter::all();
+        if let Some(threads) = &self.threads {
+            if let Some(i) = threads
+                .iter()
+                .find(|&&i| i as usize >= session.threads.len())
+            {
+                return Err(format!("no thread {i}"));
+            }
+            filter = filter.threads(threads.iter().copied().map(ThreadIdx));
+        }
+        if let Some((from, to)) = self.range {
+            filter = filter.time_range(from, to);
+        }
+        Ok(filter)
+    }
 }
 
 /// What a search matched.
@@ -56,7 +87,7 @@ impl Profile {
         Ok(Profile {
             session,
             tree,
-            threads: None,
+            view: ViewSpec::default(),
             highlight: None,
         })
     }
@@ -70,7 +101,7 @@ impl Profile {
     /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
-        threads_label(&self.session, self.threads.as_deref())
+        threads_label(&self.session, self.view.threads.as_deref())
     }
 
     /// `weight` as the core formats it in this session's unit (`4.70 s`).
@@ -115,22 +146,15 @@ impl Profile {
         to_json(&ThreadEntry::all(&self.session))
     }
 
-    /// Shows the threads whose indices are in `indices` merged, or every thread when `all`.
-    #[wasm_bindgen(js_name = setThreads)]
-    pub fn set_threads(&mut self, indices: Vec<u32>, all: bool) -> Result<(), JsError> {
-        let filter = if all {
-            Filter::all()
-        } else {
-            if let Some(i) = indices
-                .iter()
-                .find(|&&i| i as usize >= self.session.threads.len())
-            {
-                return Err(JsError::new(&format!("no thread {i}")));
-            }
-            Filter::all().threads(indices.into_iter().map(ThreadIdx))
-        };
+    /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
+    /// "range": [from_ns, to_ns] or null}` (absent keys: everything).
+    #[wasm_bindgen(js_name = setView)]
+    pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
+        let view: ViewSpec =
+            serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
+        let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         self.tree = CallTree::new(&self.session, &filter);
-        self.threads = filter.threads.map(|t| t.into_iter().map(|t| t.0).collect());
+        self.view = view;
         Ok(())
     }
 

@@ -1,0 +1,141 @@
+// The flame graph view: the canvas (flame.js), its zoom path, and the top functions beside it.
+// It reads the state (zoom, selection, icicle) and asks the worker for layouts and rows.
+
+import { FlameGraph } from "../flame.js";
+import { TopTable } from "../table.js";
+import { renderBreadcrumbs } from "../header.js";
+
+const TOP_ROWS = 50;
+
+export class FlameView {
+  static id = "flame";
+  static label = "Flame graph";
+
+  /**
+   * @param {HTMLElement} element the view's section
+   * @param {object} ctx the page's context (app.js): state, page, ask, tooltip helpers
+   */
+  constructor(element, ctx) {
+    this.element = element;
+    this.ctx = ctx;
+    this.layout = null;
+    this.renders = 0;
+    this.drawn = Promise.resolve();
+    const $ = (sel) => element.querySelector(sel);
+    this.breadcrumbs = $("#breadcrumbs");
+    this.icicle = $("#icicle");
+    this.flame = new FlameGraph($("#flame"), {
+      onHover: (i, event) => this.#hover(i, event),
+      // A merged sliver's node is the heaviest of the frames it stands for (chosen by the wasm
+      // module), so clicking it zooms into that one.
+      onClick: async (i) => {
+        const zoom = await ctx.ask("namePath", { node: this.layout.node[i] });
+        if (zoom) ctx.state.update({ zoom });
+      },
+      onResize: () => ctx.page.meta && this.#draw(),
+    });
+    this.table = new TopTable($("#top-table"), {
+      onSort: () => this.#renderTable(),
+      onSelect: (func) =>
+        ctx.state.update({ selected: func === null ? null : ctx.page.names[func] }),
+    });
+    this.icicle.addEventListener("change", (e) => ctx.state.update({ icicle: e.target.checked }));
+  }
+
+  /** Empties the view (no profile). */
+  clear() {
+    this.layout = null;
+    this.table.setRows([]);
+    this.flame.setLayout(null, 0, false);
+    this.breadcrumbs.replaceChildren();
+  }
+
+  /**
+   * Brings the view up to date with the state; `changed` is the set of state keys that changed
+   * (everything, on a new profile). `highlighting` says whether a search or selection is shown.
+   */
+  async render(changed) {
+    const current = this.ctx.state.current;
+    if (changed.has("icicle") || changed.has("file")) {
+      this.icicle.checked = current.icicle;
+      this.flame.setIcicle(current.icicle);
+    }
+    const all = changed.has("file");
+    const tasks = [];
+    // What changes the call tree: the samples chosen (threads, range).
+    const samples = ["threads", "range"].some((k) => changed.has(k));
+    if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
+    else if (changed.has("selected")) this.#selectRow();
+    if (all || samples || ["zoom", "search", "selected", "view"].some((k) => changed.has(k))) {
+      tasks.push(this.#draw());
+    }
+    await Promise.all(tasks);
+  }
+
+  /** Resolves once the newest flame graph is drawn. */
+  settled() {
+    return this.drawn;
+  }
+
+  #draw() {
+    this.drawn = this.#layoutAndDraw();
+    return this.drawn;
+  }
+
+  async #layoutAndDraw() {
+    const { ask, state, page } = this.ctx;
+    const render = ++this.renders;
+    const width = Math.max(1, this.flame.scroller.clientWidth);
+    const layout = await ask("layout", { zoomPath: state.current.zoom, width });
+    if (!layout || render !== this.renders) return;
+    layout.names = page.names;
+    this.layout = layout;
+    this.flame.setLayout(layout, width, page.highlighting);
+    renderBreadcrumbs(this.breadcrumbs, layout.path, (i) =>
+      state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name) }),
+    );
+  }
+
+  async #renderTable() {
+    const rows = await this.ctx.ask("top", { n: TOP_ROWS, sort: this.table.sortBy });
+    if (rows) this.table.setRows(rows);
+    this.#selectRow();
+  }
+
+  #selectRow() {
+    const selected = this.ctx.state.current.selected;
+    const func = selected === null ? -1 : this.ctx.page.names.indexOf(selected);
+    this.table.select(func >= 0 ? func : null);
+  }
+
+  async #hover(index, event) {
+    const { ask, tooltip } = this.ctx;
+    if (index < 0 || !event) {
+      tooltip.hide();
+      return;
+    }
+    const layout = this.layout;
+    let html;
+    if (layout.func[index] === layout.merged) {
+      const texts = await ask("weightTexts", { weight: layout.weight[index] });
+      if (!texts) return;
+      html = tooltip.merged(layout.mergedCount[index], texts);
+    } else {
+      const info = await ask("node", { node: layout.node[index] });
+      if (!info) return;
+      html = tooltip.node(info);
+    }
+    if (this.layout !== layout || this.flame.hovered !== index) return;
+    tooltip.show(html, event);
+  }
+
+  /** Where the frames of function `name` are drawn, relative to the canvas (for tests). */
+  framesNamed(name) {
+    const l = this.layout;
+    const out = [];
+    for (let i = 0; l && i < l.count; i++) {
+      if (l.names[l.func[i]] === name) out.push({ index: i, ...this.flame.frameRect(i) });
+    }
+    return out;
+  }
+}
