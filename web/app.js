@@ -128,7 +128,7 @@ async function start() {
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null }),
+      state.update({ file: Number(e.target.value), zoom: [], flameWindow: null, selected: null, threads: null }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -204,7 +204,7 @@ async function applyView() {
   const answer = await ask("setView", { threads: valid, range: state.current.range });
   if (!answer) return;
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
-    state.update({ threads, zoom: [] }),
+    state.update({ threads, zoom: [], flameWindow: null }),
   );
 }
 
@@ -268,10 +268,29 @@ $("search").addEventListener("keydown", (e) => {
   state.update({ search: "" });
 });
 document.addEventListener("keydown", (e) => {
-  if (e.key !== "Escape" || !page.meta) return;
-  // Escape clears the innermost state: the selection first, then the zoom.
-  if (state.current.selected !== null) state.update({ selected: null });
-  else if (state.current.zoom.length) state.update({ zoom: [] });
+  if (!page.meta || e.ctrlKey || e.metaKey || e.altKey) return;
+  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  if (e.key === "Escape") {
+    if ($("shortcuts").open) return; // the dialog closes itself
+    // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
+    // its zoom, then the time range.
+    const c = state.current;
+    if (c.selected !== null) state.update({ selected: null });
+    else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.zoom.length) state.update({ zoom: [] });
+    else if (c.range) state.update({ range: null });
+    return;
+  }
+  if (typing) return;
+  if (e.key === "/") {
+    e.preventDefault();
+    $("search").focus();
+    $("search").select();
+  } else if (e.key === "?") {
+    $("shortcuts").showModal();
+  } else if (activeView().onKey?.(e)) {
+    e.preventDefault();
+  }
 });
 
 // For the browser tests, benchmarks and debugging.
@@ -297,5 +316,7 @@ window.profViewer = {
     await views.get("flame").settled();
   },
 };
+
+$("help").addEventListener("click", () => $("shortcuts").showModal());
 
 start();

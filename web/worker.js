@@ -63,9 +63,12 @@ const methods = {
     if (mask) profile.setHighlight(mask);
     else profile.clearHighlight();
   },
-  layout({ zoomPath, width }) {
+  /** The flame graph of the frame at `zoomPath` (names), `width` pixels wide, showing the
+   * `window` [from, to) fractions of it, siblings heaviest first when `leftHeavy`. */
+  layout({ zoomPath, width, window, leftHeavy }) {
     const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
-    const layout = profile.layout(root, width);
+    const [from, to] = window ?? [0, 1];
+    const layout = profile.layout(root, width, from, to, Boolean(leftHeavy));
     const out = {
       root,
       count: layout.count,
