@@ -122,9 +122,13 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 async function start() {
   try {
-    const response = await fetch("sessions.json");
-    if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-    page.files = await response.json();
+    if (window.profStandalone) {
+      page.files = window.profStandalone.files;
+    } else {
+      const response = await fetch("sessions.json");
+      if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
+      page.files = await response.json();
+    }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
@@ -171,8 +175,11 @@ async function loadFile() {
   $("progress").textContent = "";
   let loaded;
   try {
-    const url = new URL(file.url, location.href).href;
-    loaded = await backend.call("load", { url, size: file.size });
+    const standalone = window.profStandalone;
+    const args = standalone
+      ? { bytes: await standalone.session(index), wasm: await standalone.wasm() }
+      : { url: new URL(file.url, location.href).href, size: file.size };
+    loaded = await backend.call("load", args);
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
