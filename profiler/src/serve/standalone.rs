@@ -61,24 +61,24 @@ pub fn write_standalone_html(session: &Session, name: &str, mut out: impl Write)
         &format!("<title>prof: {}</title>", html_escape(name)),
     )?;
     out.write_all(page.as_bytes())?;
-    write!(
+    writeln!(
         out,
-        "<script type=\"application/json\" id=\"prof-modules\">{}</script>\n",
+        "<script type=\"application/json\" id=\"prof-modules\">{}</script>",
         script_safe(&serde_json::to_string(&modules).map_err(std::io::Error::other)?)
     )?;
-    write!(
+    writeln!(
         out,
-        "<script type=\"application/octet-stream\" id=\"prof-wasm\">{}</script>\n",
+        "<script type=\"application/octet-stream\" id=\"prof-wasm\">{}</script>",
         b64(&gzip(&wasm.data, Compression::best())?)
     )?;
-    write!(
+    writeln!(
         out,
         "<script type=\"application/octet-stream\" id=\"prof-session-0\" data-prof-session \
-         data-name=\"{}\" data-size=\"{size}\">{}</script>\n",
+         data-name=\"{}\" data-size=\"{size}\">{}</script>",
         html_escape(name),
         b64(&gzip(&json, Compression::default())?)
     )?;
-    write!(out, "<script>\n{}</script>\n", text("standalone.js")?)?;
+    writeln!(out, "<script>\n{}</script>", text("standalone.js")?)?;
     out.write_all(tail.as_bytes())?;
     Ok(())
 }
