@@ -1,0 +1,104 @@
+//! What a session covers (issue 9): threads that live only a few milliseconds are sampled with
+//! their CPU time, and code in a library closed with `dlclose` before stop keeps its names.
+
+mod common;
+
+use common::{serial, spin};
+use prof::sampler::{current_tid, thread_cpu_time};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// Threads that each burn about 2 ms of CPU, one after another, while profiled at 1 kHz.
+const SHORT_THREADS: usize = 1_000;
+
+#[test]
+fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
+    let _serial = serial();
+    let p =
+        prof::Profiler::start(prof::Options::default().interval(Duration::from_millis(1))).unwrap();
+    let mut measured: HashMap<u64, Duration> = HashMap::new();
+    for _ in 0..SHORT_THREADS {
+        let (tid, cpu) = std::thread::Builder::new()
+            .name("short-lived".into())
+            .spawn(|| {
+                spin(Duration::from_millis(2));
+                (current_tid(), thread_cpu_time())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        measured.insert(tid, cpu);
+    }
+    let report = p.stop().unwrap();
+    let s = report.session();
+    let mut weight = 0u64;
+    let mut seen = HashSet::new();
+    for i in 0..s.sample_count() {
+        let tid = s.threads[s.samples.thread[i].index()].tid;
+        if measured.contains_key(&tid) {
+            weight += s.samples.weight[i];
+            seen.insert(tid);
+        }
+    }
+    let cpu: u64 = measured.values().map(|d| d.as_nanos() as u64).sum();
+    let named = s
+        .threads
+        .iter()
+        .filter(|t| seen.contains(&t.tid) && s.str(t.name) == "short-lived")
+        .count();
+    let summary = format!(
+        "timer {}: {} of {SHORT_THREADS} threads sampled ({named} named), weight {:.1} ms of \
+         {:.1} ms measured",
+        s.meta.timer,
+        seen.len(),
+        weight as f64 / 1e6,
+        cpu as f64 / 1e6
+    );
+    eprintln!("{summary}");
+    if !s.meta.timer.starts_with("perf_event_sigtrap") {
+        // Only the SIGTRAP perf events follow new threads; the other timers still find
+        // threads by sweeping /proc/self/task (see the README).
+        return;
+    }
+    assert!(seen.len() * 10 >= SHORT_THREADS * 8, "{summary}");
+    assert!(named * 10 >= seen.len() * 8, "{summary}");
+    assert!(
+        weight * 10 >= cpu * 8 && weight <= cpu + cpu / 20,
+        "{summary}"
+    );
+}
+
+#[test]
+fn r9_a_child_forked_while_profiling_inherits_no_sampling() {
+    let _serial = serial();
+    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    spin(Duration::from_millis(20));
+    // SAFETY: the child stops its copy of the profiler (which must not wait for the parent's
+    // collector), burns CPU in its thread and a new one, and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = match p.stop() {
+            Err(prof::Error::ForkedChild) => 0,
+            _ => 3,
+        };
+        // The events of the parent's threads must not follow it into a forked child: with the
+        // default disposition back, one SIGTRAP from them would kill this process.
+        // SAFETY: SIG_DFL is a valid disposition for SIGTRAP; no handler runs concurrently.
+        unsafe { libc::signal(libc::SIGTRAP, libc::SIG_DFL) };
+        spin(Duration::from_millis(30));
+        let x = std::thread::spawn(|| spin(Duration::from_millis(30)))
+            .join()
+            .unwrap_or(1);
+        // SAFETY: _exit ends the child without running the parent's atexit handlers.
+        unsafe { libc::_exit(if x == 1 { 4 } else { code }) };
+    }
+    assert!(pid > 0, "fork failed");
+    let mut status = 0;
+    // SAFETY: waits for our own child; `status` is a valid int.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    assert!(p.stop().unwrap().total_samples() > 0);
+}
