@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{serial, spin};
+use common::{serial, spin, weight_with};
 use prof::sampler::{current_tid, thread_cpu_time};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -101,4 +101,55 @@ fn r9_a_child_forked_while_profiling_inherits_no_sampling() {
         "status {status}"
     );
     assert!(p.stop().unwrap().total_samples() > 0);
+}
+
+/// zlib's `crc32(crc, buf, len)`.
+type Crc32 = extern "C" fn(libc::c_ulong, *const u8, libc::c_uint) -> libc::c_ulong;
+
+#[test]
+fn r9_a_library_closed_before_stop_keeps_its_names() {
+    let _serial = serial();
+    let name = c"libz.so.1";
+    // SAFETY: dlopen with RTLD_NOLOAD only looks libz up; the name is a valid C string.
+    let already = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    assert!(
+        already.is_null(),
+        "libz is loaded already: dlclose would not unload it"
+    );
+    // SAFETY: loads the system's zlib, whose initializers are trivial; the name is valid.
+    let lib = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    assert!(!lib.is_null(), "libz.so.1 is needed for this test");
+    // SAFETY: `lib` is a live handle and the symbol name a valid C string.
+    let symbol = unsafe { libc::dlsym(lib, c"crc32".as_ptr()) };
+    assert!(!symbol.is_null());
+    // SAFETY: zlib's crc32 has this C signature.
+    let crc32: Crc32 = unsafe { std::mem::transmute::<*mut libc::c_void, Crc32>(symbol) };
+    let tid = current_tid();
+    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    let data = vec![7u8; 64 * 1024];
+    let end = thread_cpu_time() + Duration::from_millis(300);
+    let mut crc = 0;
+    while thread_cpu_time() < end {
+        crc = crc32(crc, data.as_ptr(), data.len() as libc::c_uint);
+    }
+    std::hint::black_box(crc);
+    // SAFETY: nothing of libz is used after this (`crc32` goes out of use here).
+    assert_eq!(unsafe { libc::dlclose(lib) }, 0);
+    // SAFETY: as above.
+    let after = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    assert!(after.is_null(), "dlclose did not unload libz");
+    let report = p.stop().unwrap();
+    let s = report.session();
+    let mine: u64 = (0..s.sample_count())
+        .filter(|&i| s.threads[s.samples.thread[i].index()].tid == current_tid())
+        .map(|i| s.samples.weight[i])
+        .sum();
+    let named = weight_with(&report, "crc32");
+    assert_eq!(tid, current_tid());
+    assert!(
+        named * 10 >= mine * 8,
+        "{:.1} ms of {:.1} ms in frames named crc32",
+        named as f64 / 1e6,
+        mine as f64 / 1e6
+    );
 }

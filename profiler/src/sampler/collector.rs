@@ -56,7 +56,8 @@ pub struct RawProfile {
     pub dropped: u64,
     /// Threads that could not be armed.
     pub arm_failures: u64,
-    /// The objects loaded at the end, for naming modules.
+    /// Every object loaded at some point of the session (as seen at start and at each sweep),
+    /// in the order first seen, for symbolization and module names.
     pub objects: Vec<LoadedObject>,
 }
 
@@ -118,7 +119,13 @@ impl Collector {
                 let unwinder = self.modules.refresh(&objects);
                 self.shared.dwarf.replace(Some(Box::new(unwinder)));
             }
-            self.out.objects = objects;
+            // Every object seen stays listed (the newest last), so that addresses in one
+            // unloaded before stop are still resolved from its file.
+            for object in objects {
+                if !self.out.objects.contains(&object) {
+                    self.out.objects.push(object);
+                }
+            }
         }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         self.shared.dwarf.reclaim();
