@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{serial, spin, weight_with};
+use common::{names, serial, spin, weight_with};
 use prof::sampler::{current_tid, thread_cpu_time};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -32,12 +32,16 @@ fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
     let report = p.stop().unwrap();
     let s = report.session();
     let mut weight = 0u64;
+    let mut in_spin = 0u64;
     let mut seen = HashSet::new();
     for i in 0..s.sample_count() {
         let tid = s.threads[s.samples.thread[i].index()].tid;
         if measured.contains_key(&tid) {
             weight += s.samples.weight[i];
             seen.insert(tid);
+            if names(&report, i).iter().any(|n| n.contains("common::spin")) {
+                in_spin += s.samples.weight[i];
+            }
         }
     }
     let cpu: u64 = measured.values().map(|d| d.as_nanos() as u64).sum();
@@ -48,11 +52,12 @@ fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
         .count();
     let summary = format!(
         "timer {}: {} of {SHORT_THREADS} threads sampled ({named} named), weight {:.1} ms of \
-         {:.1} ms measured",
+         {:.1} ms measured, {:.1} ms with `spin` in the stack",
         s.meta.timer,
         seen.len(),
         weight as f64 / 1e6,
-        cpu as f64 / 1e6
+        cpu as f64 / 1e6,
+        in_spin as f64 / 1e6
     );
     eprintln!("{summary}");
     if !s.meta.timer.starts_with("perf_event_sigtrap") {
