@@ -90,7 +90,6 @@ fn clear_cached_tid() {
 
 /// Makes `fork` clear [`cached_tid`]'s cache in the child (whose one thread has a new id but a
 /// copy of the forking thread's thread-local storage). Registered once per process.
-#[cfg(target_os = "linux")]
 pub fn clear_tid_cache_in_forked_children() {
     extern "C" fn in_child() {
         clear_cached_tid();
@@ -105,10 +104,10 @@ pub fn clear_tid_cache_in_forked_children() {
 }
 
 /// The calling thread's name (`comm`, up to 15 bytes, NUL-padded), from the kernel.
-/// Async-signal-safe (a plain system call). All zeros off Linux or on failure.
+/// Async-signal-safe (a plain system call). All zeros on failure.
+#[cfg(target_os = "linux")]
 pub fn current_thread_name() -> [u8; 16] {
     let mut name = [0u8; 16];
-    #[cfg(target_os = "linux")]
     // SAFETY: PR_GET_NAME writes at most 16 bytes (NUL included) into the buffer, which is 16
     // bytes owned by this frame.
     unsafe {
@@ -121,4 +120,10 @@ pub fn current_thread_name() -> [u8; 16] {
         )
     };
     name
+}
+
+/// The calling thread's name: not read off Linux (all zeros).
+#[cfg(not(target_os = "linux"))]
+pub fn current_thread_name() -> [u8; 16] {
+    [0; 16]
 }
