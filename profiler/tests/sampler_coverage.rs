@@ -158,3 +158,29 @@ fn r9_a_library_closed_before_stop_keeps_its_names() {
         mine as f64 / 1e6
     );
 }
+
+#[test]
+fn r9_stop_ends_the_events_of_threads_created_while_profiling() {
+    let _serial = serial();
+    let p = prof::Profiler::start(prof::Options::default()).unwrap();
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    // Created while profiling: on perf_event_sigtrap it inherits an event from this thread.
+    let worker = std::thread::spawn(move || {
+        spin(Duration::from_millis(20));
+        wait.recv().unwrap();
+        spin(Duration::from_millis(50))
+    });
+    spin(Duration::from_millis(20));
+    let report = p.stop().unwrap();
+    assert!(report.total_samples() > 0);
+    // With the default disposition back, one more SIGTRAP from an event that outlived stop
+    // would kill the process.
+    // SAFETY: SIG_DFL is a valid disposition for SIGTRAP; the previous one is put back below.
+    let before = unsafe { libc::signal(libc::SIGTRAP, libc::SIG_DFL) };
+    go.send(()).unwrap();
+    let x = worker.join().unwrap();
+    spin(Duration::from_millis(20));
+    // SAFETY: puts back the disposition read above.
+    unsafe { libc::signal(libc::SIGTRAP, before) };
+    std::hint::black_box(x);
+}
