@@ -1,9 +1,10 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
 //! [`Profiler::start`] picks the best timer mechanism (see `timer.rs`), installs a handler for
-//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), arms every
-//! thread and starts a collector thread; [`Profiler::stop`] disarms, restores the previous
-//! disposition, symbolizes each distinct address once and returns a [`Report`]. Set
+//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
+//! collector thread and arms every thread (on `perf_event_sigtrap` with events that threads
+//! created later inherit); [`Profiler::stop`] disarms, restores the previous disposition,
+//! symbolizes each distinct address once and returns a [`Report`]. Set
 //! `PROF_TIMER=perf_event_sigtrap|perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
 
