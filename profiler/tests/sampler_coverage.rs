@@ -34,7 +34,7 @@ fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
     let mut weight = 0u64;
     let mut in_spin = 0u64;
     let mut seen = HashSet::new();
-    for i in 0..s.sample_count() {
+    for i in 0..s.samples.len() {
         let tid = s.threads[s.samples.thread[i].index()].tid;
         if measured.contains_key(&tid) {
             weight += s.samples.weight[i];
@@ -145,7 +145,7 @@ fn r9_a_library_closed_before_stop_keeps_its_names() {
     assert!(after.is_null(), "dlclose did not unload libz");
     let report = p.stop().unwrap();
     let s = report.session();
-    let mine: u64 = (0..s.sample_count())
+    let mine: u64 = (0..s.samples.len())
         .filter(|&i| s.threads[s.samples.thread[i].index()].tid == current_tid())
         .map(|i| s.samples.weight[i])
         .sum();
