@@ -9,10 +9,13 @@ import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { FlameView } from "./views/flame-view.js";
+import { CallTreeView } from "./views/call-tree.js";
+import { SandwichView } from "./views/sandwich.js";
+import { TableView } from "./views/table-view.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -128,7 +131,7 @@ async function start() {
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null }),
+      state.update({ file: Number(e.target.value), zoom: [], selected: null, node: [], threads: null }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -270,7 +273,9 @@ $("search").addEventListener("keydown", (e) => {
 document.addEventListener("keydown", (e) => {
   if (e.key !== "Escape" || !page.meta) return;
   // Escape clears the innermost state: the selection first, then the zoom.
-  if (state.current.selected !== null) state.update({ selected: null });
+  if (state.current.selected !== null || state.current.node.length) {
+    state.update({ selected: null, node: [] });
+  }
   else if (state.current.zoom.length) state.update({ zoom: [] });
 });
 
