@@ -372,6 +372,116 @@ fn inverted_roots_equal_the_top_tables_self_column() {
         text(&browser, ".node-path") == "hot_loop ← compute ← main"
     });
     browser.screenshot("trees-03-inverted");
+
+    // The inverted mode is in the URL: a reload shows it again, with the selected node.
+    assert!(browser
+        .eval("return location.hash;", json!([]))
+        .as_str()
+        .unwrap()
+        .contains("inverted=1"));
+    browser.eval("location.reload();", json!([]));
+    std::thread::sleep(Duration::from_millis(200));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the reloaded page",
+    );
+    wait_tree_names(
+        &browser,
+        &[
+            "hot_loop",
+            "compute",
+            "main",
+            "worker_main",
+            "hash_block",
+            "tokenize",
+            "cold_path",
+            "alloc::vec::Vec<T>::push",
+            "compute",
+        ],
+    );
+    assert_eq!(text(&browser, ".tree-rows .row.cursor .label"), "main");
+}
+
+/// A profile whose call tree is `n` functions, each calling `n`, each calling `n`: one sample
+/// under each of the n³ leaves, n + n² + n³ nodes in all.
+fn wide_tree(n: u64) -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "wide-app".into(),
+        timer: "perf_event".into(),
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let level = |b: &mut SessionBuilder, prefix: &str| -> Vec<_> {
+        (0..n)
+            .map(|i| b.intern_frame(&FrameSpec::named(&format!("{prefix}_{i:02}"))))
+            .collect()
+    };
+    let (outer, middle, inner) = (
+        level(&mut b, "outer"),
+        level(&mut b, "middle"),
+        level(&mut b, "inner"),
+    );
+    let mut time = 0;
+    for (i, &o) in outer.iter().enumerate() {
+        for &m in &middle {
+            for (k, &f) in inner.iter().enumerate() {
+                let stack = b.intern_stack_path(&[o, m, f]).expect("not empty");
+                b.push_sample(stack, t, time, (1 + i as u64 + k as u64) * MS);
+                time += MS;
+            }
+        }
+    }
+    b.finish()
+}
+
+/// A call tree of more than 100,000 nodes expands whole at once and scrolls without drawing
+/// more than the rows on screen.
+#[test]
+fn a_call_tree_of_100k_nodes_expands_and_scrolls_fast() {
+    let dir = TempDir::new("browser-calltree-large");
+    let file = dir.join("large.json");
+    let session = wide_tree(50);
+    let nodes = CallTree::new(&session, &Filter::all()).len();
+    assert!(nodes > 100_000, "{nodes} nodes");
+    sessions::save(&session, &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("trees-large", 1100, 700, 1.0);
+    open(&browser, &format!("{}#view=calltree", served.url));
+    eventually("the call tree", || !tree_rows(&browser).is_empty());
+    // `*` with nothing selected expands every row; the expansion and the redraw are
+    // synchronous, so they are timed here in the page.
+    let timing = browser.eval(
+        "const body = document.querySelector('.tree-rows');
+         const view = window.profViewer.views.get('calltree');
+         let t = performance.now();
+         body.dispatchEvent(new KeyboardEvent('keydown', { key: '*', bubbles: true }));
+         const expand = performance.now() - t;
+         body.scrollTop = body.scrollHeight / 2;
+         t = performance.now();
+         view.rows.refresh();
+         const scroll = performance.now() - t;
+         return [expand, scroll, view.visible.length, body.querySelectorAll('.row').length];",
+        json!([]),
+    );
+    let (expand_ms, scroll_ms) = (timing[0].as_f64().unwrap(), timing[1].as_f64().unwrap());
+    let shown = timing[2].as_u64().unwrap();
+    let drawn = timing[3].as_u64().unwrap();
+    eprintln!("{nodes} nodes: expand all {expand_ms:.1} ms, scroll redraw {scroll_ms:.1} ms, {drawn} rows drawn");
+    assert_eq!(
+        shown as usize,
+        nodes - 1,
+        "every node but the root is a row"
+    );
+    assert!(drawn < 100, "{drawn} rows drawn");
+    // Generous bounds for a loaded machine; a non-virtualized table takes seconds here.
+    assert!(expand_ms < 500.0, "expanding took {expand_ms} ms");
+    assert!(scroll_ms < 100.0, "a scrolled redraw took {scroll_ms} ms");
+    eventually("the texts of the rows in the middle", || {
+        let rows = tree_rows(&browser);
+        !rows.is_empty() && rows.iter().all(|r| !r.2[0].is_empty()) && rows[0].0 > 1
+    });
+    browser.screenshot("trees-12-large-expanded");
 }
 
 /// A function picked in the table shows in the sandwich with its callers and callees, and its
