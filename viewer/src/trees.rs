@@ -365,3 +365,142 @@ impl Profile {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::aggregate::Filter;
+    use prof::session::SessionBuilder;
+
+    fn profile(lines: &[(&str, u64)]) -> Profile {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        for (i, (stack, weight)) in lines.iter().enumerate() {
+            let names: Vec<&str> = stack.split(';').collect();
+            b.push_named(&names, t, i as u64, *weight);
+        }
+        let session = b.finish();
+        let tree = CallTree::new(&session, &Filter::all());
+        Profile {
+            session,
+            tree,
+            view: Default::default(),
+            highlight: None,
+        }
+    }
+
+    fn example() -> Profile {
+        profile(&[
+            ("main;parse;lex", 30),
+            ("main;eval;lex", 5),
+            ("main;eval", 40),
+            ("worker;lex", 15),
+        ])
+    }
+
+    /// Each row's subtree size is the run of rows after it that are deeper.
+    fn check_sizes(table: &TreeTable) {
+        for i in 0..table.order.len() {
+            let end = (i + 1..table.order.len())
+                .find(|&j| table.depth[j] <= table.depth[i])
+                .unwrap_or(table.order.len());
+            assert_eq!(table.size[i] as usize, end - i, "row {i}");
+        }
+    }
+
+    fn names(p: &Profile, table: &TreeTable) -> Vec<String> {
+        let tree = table.tree(p);
+        table
+            .order
+            .iter()
+            .map(|&n| {
+                format!(
+                    "{}{}",
+                    " ".repeat(tree.depth(NodeId(n)) as usize - 1),
+                    tree.name(&p.session, NodeId(n))
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_tree_table_lists_rows_heaviest_first_with_subtree_sizes() {
+        let p = example();
+        let table = p.tree_table(false);
+        assert_eq!(
+            names(&p, &table),
+            ["main", " eval", "  lex", " parse", "  lex", "worker", " lex"]
+        );
+        assert_eq!(table.size, [5, 2, 1, 2, 1, 2, 1]);
+        check_sizes(&table);
+        let rows: serde_json::Value =
+            serde_json::from_str(&table.rows_json(&p, vec![table.order[1]]).unwrap()).unwrap();
+        assert_eq!(rows[0]["name"], "eval");
+        assert_eq!(rows[0]["totalText"], "45 ns");
+        assert_eq!(rows[0]["selfPct"], "44.4%");
+    }
+
+    #[test]
+    fn the_inverted_table_shows_self_weight_at_its_roots_only() {
+        let p = example();
+        let table = p.tree_table(true);
+        assert!(table.inverted());
+        assert_eq!(
+            names(&p, &table),
+            ["lex", " parse", "  main", " worker", " eval", "  main", "eval", " main"]
+        );
+        check_sizes(&table);
+        let nodes = vec![table.order[0], table.order[1]];
+        let rows: serde_json::Value =
+            serde_json::from_str(&table.rows_json(&p, nodes).unwrap()).unwrap();
+        assert_eq!(rows[0]["selfText"], "50 ns");
+        assert_eq!(rows[0]["totalText"], "50 ns");
+        assert_eq!(rows[1]["selfText"], "0 ns");
+        assert_eq!(rows[1]["totalText"], "30 ns");
+        let path = table.path_json(&p, table.order[2]).unwrap();
+        assert_eq!(path, r#"["lex","parse","main"]"#);
+        let node = table.node_by_path(&p, r#"["lex","parse","main"]"#).unwrap();
+        assert_eq!(node, table.order[2]);
+    }
+
+    #[test]
+    fn a_sandwich_has_the_functions_numbers_and_none_for_an_absent_function() {
+        let p = example();
+        assert!(p.sandwich("nowhere").is_none());
+        let sandwich = p.sandwich("eval").expect("eval has samples");
+        let summary: serde_json::Value = serde_json::from_str(&sandwich.summary_json(&p)).unwrap();
+        assert_eq!(summary["totalText"], "45 ns");
+        assert_eq!(summary["selfText"], "40 ns");
+        let callers = sandwich.layout(true, 1000.0);
+        // eval, then main.
+        assert_eq!(callers.count(), 2);
+        let callees = sandwich.layout(false, 1000.0);
+        // eval, then lex.
+        assert_eq!(callees.count(), 2);
+    }
+
+    #[test]
+    fn the_function_table_counts_what_the_filter_keeps() {
+        let p = example();
+        let all: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("total", true, "", false).unwrap())
+                .unwrap();
+        assert_eq!(all["summary"], "5 functions");
+        assert_eq!(all["rows"][0]["name"], "main");
+        let some: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("name", false, "E", false).unwrap())
+                .unwrap();
+        assert_eq!(some["summary"], "4 of 5 functions");
+        let names: Vec<&str> = some["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["eval", "lex", "parse", "worker"]);
+        let regex: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("self", true, "^.a", true).unwrap())
+                .unwrap();
+        assert_eq!(regex["summary"], "2 of 5 functions");
+    }
+}
