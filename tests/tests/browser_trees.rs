@@ -42,6 +42,15 @@ fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// Console entries at warning level or above.
+fn console_problems(browser: &Browser) -> Vec<String> {
+    browser
+        .console_log()
+        .into_iter()
+        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
+        .collect()
+}
+
 /// Gives the keyboard focus to the element `selector` names.
 fn focus(browser: &Browser, selector: &str) {
     browser.eval(
@@ -207,22 +216,31 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     }
     // `*` expands everything below the selected row.
     browser.press_key("*");
-    let rows = wait_tree_names(
-        &browser,
-        &[
-            "main",
-            "compute",
-            "hot_loop",
-            "cold_path",
-            "parse",
-            "tokenize",
-            "alloc::vec::Vec<T>::push",
-        ],
-    );
+    let expanded = [
+        "main",
+        "compute",
+        "hot_loop",
+        "cold_path",
+        "parse",
+        "tokenize",
+        "alloc::vec::Vec<T>::push",
+    ];
+    let rows = wait_tree_names(&browser, &expanded);
     for row in &rows {
         assert_eq!(row.2, printed[&row.1], "{} against prof report", row.1);
     }
     browser.screenshot("trees-01-calltree-expanded");
+    // Another tab and back: the rows stay expanded.
+    browser.click(&browser.find("#tabs button[data-view=flame]"));
+    eventually("the flame tab", || {
+        state(&browser, "view") == json!("flame")
+    });
+    browser.click(&browser.find("#tabs button[data-view=calltree]"));
+    eventually("the call tree tab", || {
+        state(&browser, "view") == json!("calltree")
+    });
+    assert_eq!(wait_tree_names(&browser, &expanded).len(), expanded.len());
+    focus(&browser, ".tree-rows");
 
     // Down twice: hot_loop; its path is in the state and shown; it is selected everywhere.
     browser.press_key(ARROW_DOWN);
@@ -286,6 +304,7 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     );
     assert_eq!(text(&browser, ".node-path"), "main → parse → tokenize");
     browser.screenshot("trees-02-calltree-from-url");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
 /// The inverted tree's roots are the functions with self time, with the self column of the top
@@ -590,6 +609,7 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
     });
     assert!(frames("callees", "compute").as_array().unwrap().is_empty());
     browser.screenshot("trees-06-sandwich-hot-loop");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
 /// A profile of `many-app` whose `main` calls 500 functions, `app::module_NNN::function_NNN`
@@ -794,4 +814,5 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
     assert_eq!(height[0], json!(true), "{height}");
     assert!(height[1].as_f64().unwrap() < 30.0, "one line: {height}");
     browser.screenshot("trees-11-flame-side-table");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
 }

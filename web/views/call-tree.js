@@ -68,15 +68,17 @@ export class CallTreeView {
   async render(changed) {
     const current = this.ctx.state.current;
     this.invertedBox.checked = current.inverted;
-    const rebuild =
-      !this.table ||
-      this.table.inverted !== current.inverted ||
-      ["file", "threads", "range", "view"].some((k) => changed.has(k));
+    // The rows depend on everything in the state but what only picks or shows within them, so
+    // showing the tab again keeps what was expanded unless the tree itself changed.
+    const { view, selected, node, zoom, search, icicle, ...tree } = current;
+    const key = JSON.stringify(tree);
+    const rebuild = !this.table || this.table.key !== key;
     if (rebuild) {
       const load = ++this.loads;
       const table = await this.ctx.ask("callTree", { inverted: current.inverted });
       if (!table || load !== this.loads) return;
       table.inverted = current.inverted;
+      table.key = key;
       this.table = table;
       this.rowOf = new Map();
       for (let i = 0; i < table.order.length; i++) this.rowOf.set(table.order[i], i);
