@@ -304,6 +304,14 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     );
     assert_eq!(text(&browser, ".node-path"), "main → parse → tokenize");
     browser.screenshot("trees-02-calltree-from-url");
+    // Escape clears the selection: the node and its function.
+    focus(&browser, ".tree-rows");
+    browser.press_key("\u{E00C}");
+    eventually("Escape to clear the node", || {
+        text(&browser, ".node-path").starts_with("Select a row")
+    });
+    assert_eq!(state(&browser, "node"), json!([]));
+    assert_eq!(state(&browser, "selected"), Value::Null);
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
