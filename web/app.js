@@ -9,10 +9,13 @@ import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { FlameView } from "./views/flame-view.js";
+import { CallTreeView } from "./views/call-tree.js";
+import { SandwichView } from "./views/sandwich.js";
+import { TableView } from "./views/table-view.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -132,7 +135,14 @@ async function start() {
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], flameWindow: null, selected: null, threads: null }),
+      state.update({
+        file: Number(e.target.value),
+        zoom: [],
+        flameWindow: null,
+        selected: null,
+        node: [],
+        threads: null,
+      }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -279,10 +289,11 @@ document.addEventListener("keydown", (e) => {
   const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
-    // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
+    // Escape clears the innermost state: the selection (and the call tree's selected node),
+    // the flame graph's pan and wheel zoom,
     // its zoom, then the time range.
     const c = state.current;
-    if (c.selected !== null) state.update({ selected: null });
+    if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });
