@@ -5,9 +5,49 @@
 // Fragment keys (all optional): file (index), view (flame, table, ...), threads (comma-separated
 // thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
 // (function names from the root, joined by U+001F), search, selected (a function name),
-// icicle (1).
+// icicle (1), transforms (the transform stack: each transform is its kind and its arguments
+// joined by U+001F, the transforms joined by U+001E: `focus-function\u001fparse`).
 
 const SEP = "\u001f";
+const TRANSFORM_SEP = "\u001e";
+
+/** The argument each transform kind takes (the core's `TransformSpec`, as JSON). */
+const TRANSFORM_ARGS = {
+  "focus-function": "function",
+  "focus-subtree": "path",
+  merge: "function",
+  drop: "function",
+  "collapse-recursion": null,
+  "collapse-module": "module",
+  focus: "pattern",
+  ignore: "pattern",
+  hide: "pattern",
+};
+
+/** The transform specs in a `transforms` value; unknown kinds are left out. */
+function parseTransforms(text) {
+  const specs = [];
+  for (const item of text.split(TRANSFORM_SEP)) {
+    const [kind, ...args] = item.split(SEP);
+    if (!(kind in TRANSFORM_ARGS)) continue;
+    const key = TRANSFORM_ARGS[kind];
+    if (key === null) specs.push({ kind });
+    else if (key === "path") specs.push({ kind, path: args });
+    else if (args.length === 1) specs.push({ kind, [key]: args[0] });
+  }
+  return specs;
+}
+
+/** The `transforms` value for a list of specs. */
+function formatTransforms(specs) {
+  return specs
+    .map((spec) => {
+      const key = TRANSFORM_ARGS[spec.kind];
+      const args = key === null ? [] : key === "path" ? spec.path : [spec[key]];
+      return [spec.kind, ...args].join(SEP);
+    })
+    .join(TRANSFORM_SEP);
+}
 
 /** The state with nothing chosen. */
 function defaults() {
@@ -20,6 +60,7 @@ function defaults() {
     search: "",
     selected: null, // a function name
     icicle: false,
+    transforms: [], // the transform stack: the core's TransformSpec objects, applied in order
   };
 }
 
@@ -41,6 +82,8 @@ export function parse(hash) {
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
   state.icicle = params.get("icicle") === "1";
+  const transforms = params.get("transforms");
+  if (transforms) state.transforms = parseTransforms(transforms);
   return state;
 }
 
@@ -55,6 +98,7 @@ export function format(state) {
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
   if (state.icicle) params.set("icicle", "1");
+  if (state.transforms.length) params.set("transforms", formatTransforms(state.transforms));
   const text = params.toString();
   return text ? `#${text}` : "";
 }

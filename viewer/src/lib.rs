@@ -6,6 +6,7 @@
 
 mod layout;
 mod profile;
+mod transforms;
 mod view;
 
 pub use layout::FlameLayout;

@@ -4,7 +4,9 @@ use crate::layout::FlameLayout;
 use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
-use prof::aggregate::{format_percent, format_weight, CallTree, Filter, NodeId, SortBy};
+use prof::aggregate::{
+    format_percent, format_weight, CallTree, Filter, NodeId, SortBy, StackWeights, TransformSpec,
+};
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
 
@@ -29,6 +31,8 @@ pub(crate) struct ViewSpec {
     pub threads: Option<Vec<u32>>,
     /// Only samples with `from <= time_ns < to`, `None` for the whole session.
     pub range: Option<(u64, u64)>,
+    /// The transform stack, applied in order (those that do not resolve are skipped).
+    pub transforms: Vec<TransformSpec>,
 }
 
 impl ViewSpec {
@@ -147,13 +151,16 @@ impl Profile {
     }
 
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
-    /// "range": [from_ns, to_ns] or null}` (absent keys: everything).
+    /// "range": [from_ns, to_ns] or null, "transforms": [TransformSpec...]}` (absent keys:
+    /// everything, untransformed).
     #[wasm_bindgen(js_name = setView)]
     pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
         let view: ViewSpec =
             serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
-        self.tree = CallTree::new(&self.session, &filter);
+        let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+        let weights = StackWeights::compute(&self.session, &filter);
+        self.tree = CallTree::build(&self.session, &weights, &transforms);
         self.view = view;
         Ok(())
     }

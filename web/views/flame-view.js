@@ -40,6 +40,22 @@ export class FlameView {
         ctx.state.update({ selected: func === null ? null : ctx.page.names[func] }),
     });
     this.icicle.addEventListener("change", (e) => ctx.state.update({ icicle: e.target.checked }));
+    // Transforms for a frame: right-click it, or the bar's button (the zoomed frame, else the
+    // selected function).
+    this.flame.canvas.addEventListener("contextmenu", (e) => {
+      const l = this.layout;
+      const i = l ? this.flame.hitTest(e.offsetX, e.offsetY) : -1;
+      if (i < 0 || l.func[i] === l.merged) return;
+      e.preventDefault();
+      this.ctx.tooltip.hide();
+      this.#openMenu(e.clientX, e.clientY, l.node[i]);
+    });
+    $("#transform-frame").addEventListener("click", (e) => {
+      const rect = e.target.getBoundingClientRect();
+      const { zoom, selected } = ctx.state.current;
+      if (zoom.length && this.layout) this.#openMenu(rect.left, rect.bottom, this.layout.root);
+      else if (selected !== null) ctx.transformMenu.open(rect.left, rect.bottom, { name: selected, path: null, module: null });
+    });
   }
 
   /** Empties the view (no profile). */
@@ -62,8 +78,8 @@ export class FlameView {
     }
     const all = changed.has("file");
     const tasks = [];
-    // What changes the call tree: the samples chosen (threads, range).
-    const samples = ["threads", "range"].some((k) => changed.has(k));
+    // What changes the call tree: the samples chosen (threads, range) and the transforms.
+    const samples = ["threads", "range", "transforms"].some((k) => changed.has(k));
     if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
     else if (changed.has("selected")) this.#selectRow();
     if (all || samples || ["zoom", "search", "selected", "view"].some((k) => changed.has(k))) {
@@ -127,6 +143,14 @@ export class FlameView {
     }
     if (this.layout !== layout || this.flame.hovered !== index) return;
     tooltip.show(html, event);
+  }
+
+  /** Opens the transform menu for call tree node `node` at client pixels (`x`, `y`). */
+  async #openMenu(x, y, node) {
+    const { ask, transformMenu } = this.ctx;
+    const [path, module] = await Promise.all([ask("namePath", { node }), ask("nodeModule", { node })]);
+    if (!path || !path.length) return;
+    transformMenu.open(x, y, { name: path[path.length - 1], path, module });
   }
 
   /** Where the frames of function `name` are drawn, relative to the canvas (for tests). */

@@ -9,6 +9,11 @@ use std::process::ExitCode;
 
 /// Arguments of `prof report`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Transforms apply in this order, whatever their order on the command line: \
+--focus, --ignore, --drop, --hide, --merge, --collapse-module, --collapse-recursion, \
+--focus-function. The viewer's transform stack gives the same numbers in the same order."
+)]
 pub struct ReportArgs {
     /// The profile: a session file (`.json`, `.json.gz`), folded stacks, `perf script` output or
     /// pprof.

@@ -1,0 +1,71 @@
+//! The transform stack of the page: the specs of the state (`transforms` in the URL), resolved
+//! against the loaded session by the core, and the chips' texts.
+
+use crate::profile::Profile;
+use prof::aggregate::{Transform, TransformSpec};
+use prof::session::Session;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// One chip of the transform bar: what it says, and why it is not applied (if it is not).
+#[derive(Debug, Serialize)]
+pub(crate) struct Chip {
+    /// `Focus: parse`, `Hide /^std::/`.
+    text: String,
+    /// Why the transform does not apply to this session (a name it lacks), or `None`.
+    error: Option<String>,
+}
+
+/// The transforms of `specs` that apply to `session`, in order, and a chip for every spec. A
+/// spec that does not resolve (a function of another profile, say) is left out and its chip
+/// says why: the page never fails on a stale URL.
+pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transform>, Vec<Chip>) {
+    let mut transforms = Vec::with_capacity(specs.len());
+    let mut chips = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let error = match spec.resolve(session) {
+            Ok(t) => {
+                transforms.push(t);
+                None
+            }
+            Err(e) => Some(format!("not applied: {e}")),
+        };
+        chips.push(Chip {
+            text: spec.to_string(),
+            error,
+        });
+    }
+    (transforms, chips)
+}
+
+fn parse_spec(spec_json: &str) -> Result<TransformSpec, JsError> {
+    serde_json::from_str(spec_json).map_err(|e| JsError::new(&format!("bad transform: {e}")))
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// The chips of the current transform stack, as JSON `[{text, error}]`.
+    #[wasm_bindgen(js_name = transformChipsJson)]
+    pub fn transform_chips_json(&self) -> String {
+        let (_, chips) = resolve(&self.session, &self.view.transforms);
+        serde_json::to_string(&chips).unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    /// Checks one transform (JSON, as in the state) before it joins the stack: its chip's text,
+    /// or an error saying why it cannot apply (a bad regex, an unknown function).
+    #[wasm_bindgen(js_name = checkTransform)]
+    pub fn check_transform(&self, spec_json: &str) -> Result<String, JsError> {
+        let spec = parse_spec(spec_json)?;
+        spec.resolve(&self.session).map_err(|e| JsError::new(&e))?;
+        Ok(spec.to_string())
+    }
+
+    /// The module (binary or library) of a call tree node's frame, if the session knows it:
+    /// what "collapse module" offers for that frame.
+    #[wasm_bindgen(js_name = nodeModule)]
+    pub fn node_module(&self, node: u32) -> Option<String> {
+        let frame = self.tree.frame(prof::aggregate::NodeId(node))?;
+        let module = self.session.frames.get(frame.index())?.module?;
+        Some(self.session.str(module).to_owned())
+    }
+}
