@@ -69,3 +69,36 @@ impl Profile {
         Some(self.session.str(module).to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::session::SessionBuilder;
+
+    #[test]
+    fn a_transform_the_session_cannot_resolve_is_a_chip_not_applied() {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        b.push_named(&["main", "parse"], t, 0, 10);
+        let session = b.finish();
+        let specs: Vec<TransformSpec> = serde_json::from_str(
+            r#"[{"kind":"merge","function":"nope"},{"kind":"hide","pattern":"^parse$"},
+                {"kind":"focus","pattern":"("}]"#,
+        )
+        .unwrap();
+        let (transforms, chips) = resolve(&session, &specs);
+        assert_eq!(transforms.len(), 1);
+        let json = serde_json::to_value(&chips).unwrap();
+        assert_eq!(json[0]["text"], "Merge: nope");
+        assert_eq!(
+            json[0]["error"],
+            "not applied: no function named \"nope\" in the profile"
+        );
+        assert_eq!(json[1]["text"], "Hide /^parse$/");
+        assert!(json[1]["error"].is_null());
+        assert!(json[2]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("not applied: invalid regex"));
+    }
+}
