@@ -266,9 +266,39 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
     );
     browser.screenshot("transforms-04-focus-ignore");
 
-    // Focus on a subtree: only that call path's samples, rooted at its last function.
+    // Focus on a subtree: only that call path's samples, rooted at its last function. This
+    // time through the flame bar's button, for the zoomed frame (no pointer needed).
     clear_transforms(&browser);
-    menu_on(&browser, "parse", "Focus on subtree");
+    let button = "document.getElementById('transform-frame')";
+    assert_eq!(
+        browser.eval(&format!("return {button}.disabled;"), json!([])),
+        json!(true)
+    );
+    browser.eval("window.profViewer.zoomTo(['main', 'parse']);", json!([]));
+    browser.wait_for(&format!("!{button}.disabled"), LOAD, "the Transform button");
+    browser.click(&browser.find("#transform-frame"));
+    browser.wait_for(
+        "!document.querySelector('.transform-menu').hidden",
+        LOAD,
+        "the transform menu",
+    );
+    // The menu has the keyboard's focus; Escape closes it and leaves the zoom alone.
+    browser.press_key("\u{E00C}");
+    browser.wait_for(
+        "document.querySelector('.transform-menu').hidden",
+        LOAD,
+        "the menu to close",
+    );
+    assert_eq!(
+        browser.eval("return window.profViewer.state.current.zoom;", json!([])),
+        json!(["main", "parse"])
+    );
+    browser.click(&browser.find("#transform-frame"));
+    browser.eval(
+        "[...document.querySelectorAll('.transform-menu button')]
+           .find(b => b.textContent === 'Focus on subtree').click();",
+        json!([]),
+    );
     eventually("the subtree's rows", || {
         let names: Vec<String> = table_rows(&browser)
             .into_iter()

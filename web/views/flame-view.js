@@ -50,7 +50,8 @@ export class FlameView {
       this.ctx.tooltip.hide();
       this.#openMenu(e.clientX, e.clientY, l.node[i]);
     });
-    $("#transform-frame").addEventListener("click", (e) => {
+    this.transformButton = $("#transform-frame");
+    this.transformButton.addEventListener("click", (e) => {
       const rect = e.target.getBoundingClientRect();
       const { zoom, selected } = ctx.state.current;
       if (zoom.length && this.layout) this.#openMenu(rect.left, rect.bottom, this.layout.root);
@@ -77,6 +78,7 @@ export class FlameView {
       this.flame.setIcicle(current.icicle);
     }
     const all = changed.has("file");
+    this.transformButton.disabled = !current.zoom.length && current.selected === null;
     const tasks = [];
     // What changes the call tree: the samples chosen (threads, range) and the transforms.
     const samples = ["threads", "range", "transforms"].some((k) => changed.has(k));

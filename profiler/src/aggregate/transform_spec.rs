@@ -119,13 +119,15 @@ impl fmt::Display for TransformSpec {
     }
 }
 
-/// The id of the function named `name`: a name some frame has, not just any string.
+/// The id of the function named `name`: a name some frame has, not just any string; or a
+/// module's name, which is what a frame made by [`Transform::CollapseModule`] is called.
 fn function_id(session: &Session, name: &str) -> Result<StrId, String> {
-    session
-        .frames
-        .iter()
+    let named = |id: &StrId| session.str(*id) == name;
+    let frames = || session.frames.iter();
+    frames()
         .map(|f| f.name)
-        .find(|&id| session.str(id) == name)
+        .find(named)
+        .or_else(|| frames().filter_map(|f| f.module).find(named))
         .ok_or_else(|| format!("no function named {name:?} in the profile"))
 }
 
