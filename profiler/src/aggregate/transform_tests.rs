@@ -158,7 +158,7 @@ fn collapse_module_turns_each_run_of_its_frames_into_one() {
     let full = TransformSpec::CollapseModule {
         module: libc.into(),
     };
-    assert_eq!(spec_tree(&s, &[full.clone()]), tree);
+    assert_eq!(spec_tree(&s, std::slice::from_ref(&full)), tree);
     // The collapsed frame is named after the module, and later transforms can name it (`qsort`
     // is in libc too, so only `main`'s own sample is left).
     let drop = TransformSpec::Drop {
