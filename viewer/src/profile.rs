@@ -19,6 +19,9 @@ pub struct Profile {
     pub(crate) tree: CallTree,
     /// What selects the samples.
     pub(crate) view: ViewSpec,
+    /// The weight per stack of the samples `view` selects: kept so that a change of transforms
+    /// alone skips the pass over the samples.
+    pub(crate) weights: StackWeights,
     /// Functions to highlight in layouts (one byte per function id), if any.
     pub(crate) highlight: Option<Vec<u8>>,
 }
@@ -87,11 +90,13 @@ impl Profile {
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
         let session = prof::session::read(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
-        let tree = CallTree::new(&session, &Filter::all());
+        let weights = StackWeights::compute(&session, &Filter::all());
+        let tree = CallTree::build(&session, &weights, &[]);
         Ok(Profile {
             session,
             tree,
             view: ViewSpec::default(),
+            weights,
             highlight: None,
         })
     }
@@ -159,8 +164,10 @@ impl Profile {
             serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
-        let weights = StackWeights::compute(&self.session, &filter);
-        self.tree = CallTree::build(&self.session, &weights, &transforms);
+        if (&view.threads, view.range) != (&self.view.threads, self.view.range) {
+            self.weights = StackWeights::compute(&self.session, &filter);
+        }
+        self.tree = CallTree::build(&self.session, &self.weights, &transforms);
         self.view = view;
         Ok(())
     }

@@ -101,4 +101,54 @@ mod tests {
             .unwrap()
             .starts_with("not applied: invalid regex"));
     }
+
+    #[test]
+    fn a_change_of_transforms_alone_reuses_the_weights_and_gives_fresh_numbers() {
+        use prof::aggregate::{CallTree, Filter, StackWeights};
+        use prof::session::ThreadIdx;
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        b.push_named(&["main", "parse", "lex"], main, 0, 30);
+        b.push_named(&["main", "eval"], main, 10, 20);
+        b.push_named(&["work", "lex"], worker, 20, 5);
+        let session = b.finish();
+        let mut bytes = Vec::new();
+        prof::session::write(&session, &mut bytes).unwrap();
+        let mut profile = Profile::load(&bytes).unwrap();
+        let main_only = || Filter::all().threads([ThreadIdx(0)]);
+        let both = || Filter::all().threads([ThreadIdx(0), ThreadIdx(1)]);
+        let merge = r#"[{"kind": "merge", "function": "parse"}]"#;
+        let focus = r#"[{"kind": "focus", "pattern": "^lex$"}]"#;
+        for (view, filter, specs) in [
+            (
+                format!(r#"{{"threads": [0], "transforms": {merge}}}"#),
+                main_only(),
+                merge,
+            ),
+            (
+                format!(r#"{{"threads": [0], "transforms": {focus}}}"#),
+                main_only(),
+                focus,
+            ),
+            (
+                format!(r#"{{"threads": [0, 1], "transforms": {focus}}}"#),
+                both(),
+                focus,
+            ),
+            (
+                r#"{"threads": [0, 1], "range": [10, 30]}"#.to_owned(),
+                both().time_range(10, 30),
+                "[]",
+            ),
+            ("{}".to_owned(), Filter::all(), "[]"),
+        ] {
+            profile.set_view(&view).unwrap();
+            let specs: Vec<TransformSpec> = serde_json::from_str(specs).unwrap();
+            let transforms = TransformSpec::resolve_all(&specs, &session).unwrap();
+            let weights = StackWeights::compute(&session, &filter);
+            let expected = CallTree::build(&session, &weights, &transforms);
+            assert_eq!(profile.tree, expected, "{view}");
+        }
+    }
 }
