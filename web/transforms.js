@@ -104,6 +104,15 @@ export class TransformMenu {
       this.close();
     });
     this.element.addEventListener("keydown", (e) => {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        // Arrows move between the items, wrapping around.
+        e.preventDefault();
+        const items = [...this.element.querySelectorAll("button")];
+        const at = items.indexOf(document.activeElement);
+        const step = e.key === "ArrowDown" ? 1 : -1;
+        items[(at + step + items.length) % items.length]?.focus();
+        return;
+      }
       if (e.key !== "Escape") return;
       e.preventDefault();
       e.stopPropagation();

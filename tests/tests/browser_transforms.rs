@@ -294,11 +294,16 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
         json!(["main", "parse"])
     );
     browser.click(&browser.find("#transform-frame"));
-    browser.eval(
-        "[...document.querySelectorAll('.transform-menu button')]
-           .find(b => b.textContent === 'Focus on subtree').click();",
-        json!([]),
+    // The keyboard picks "Focus on subtree", the second item: down, then Enter.
+    browser.wait_for(
+        "document.activeElement?.closest('.transform-menu')",
+        LOAD,
+        "the menu to take the focus",
     );
+    browser.press_key("\u{E015}");
+    let focused = browser.eval("return document.activeElement.textContent;", json!([]));
+    assert_eq!(focused, json!("Focus on subtree"));
+    browser.press_key("\u{E007}");
     eventually("the subtree's rows", || {
         let names: Vec<String> = table_rows(&browser)
             .into_iter()
