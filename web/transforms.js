@@ -8,7 +8,7 @@ import { escapeHtml } from "./format.js";
 
 /** Adds `spec` on top of the stack (zoom is reset: the tree it pointed into is gone). */
 function push(state, spec) {
-  state.update({ transforms: [...state.current.transforms, spec], zoom: [] });
+  state.update({ transforms: [...state.current.transforms, spec], zoom: [], flameWindow: null });
 }
 
 export class TransformBar {
@@ -48,7 +48,7 @@ export class TransformBar {
       if (!button) return;
       const index = Number(button.dataset.index);
       const transforms = ctx.state.current.transforms.filter((_, i) => i !== index);
-      ctx.state.update({ transforms, zoom: [] });
+      ctx.state.update({ transforms, zoom: [], flameWindow: null });
     });
   }
 
@@ -104,6 +104,9 @@ export class TransformMenu {
       this.close();
     });
     this.element.addEventListener("keydown", (e) => {
+      // Keys in the menu are the menu's: the page's shortcuts (arrows move between frames,
+      // Enter zooms) must not act behind it.
+      e.stopPropagation();
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         // Arrows move between the items, wrapping around.
         e.preventDefault();
@@ -115,7 +118,6 @@ export class TransformMenu {
       }
       if (e.key !== "Escape") return;
       e.preventDefault();
-      e.stopPropagation();
       this.close();
     });
     document.addEventListener("pointerdown", (e) => {

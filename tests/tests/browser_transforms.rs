@@ -276,12 +276,30 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
     );
     browser.eval("window.profViewer.zoomTo(['main', 'parse']);", json!([]));
     browser.wait_for(&format!("!{button}.disabled"), LOAD, "the Transform button");
-    browser.click(&browser.find("#transform-frame"));
+    // The zoomed frame's dimmed ancestors have the menu too: `main` is drawn just below
+    // `parse`.
+    let mut parse = Value::Null;
+    eventually("the zoomed frame", || {
+        parse = browser.eval(
+            "return window.profViewer.framesNamed('parse')[0] ?? null;",
+            json!([]),
+        );
+        !parse.is_null()
+    });
+    let (x, y, h) = ["x", "y", "height"]
+        .map(|k| parse[k].as_f64().unwrap())
+        .into();
+    browser.right_click_at(&browser.find("#flame-canvas"), x + 5.0, y + h * 1.5);
     browser.wait_for(
         "!document.querySelector('.transform-menu').hidden",
         LOAD,
         "the transform menu",
     );
+    let title = browser.eval(
+        "return document.querySelector('.transform-menu .title').textContent;",
+        json!([]),
+    );
+    assert_eq!(title, json!("main"));
     // The menu has the keyboard's focus; Escape closes it and leaves the zoom alone.
     browser.press_key("\u{E00C}");
     browser.wait_for(
