@@ -6,6 +6,7 @@
 
 mod layout;
 mod profile;
+mod transforms;
 mod trees;
 mod view;
 

@@ -20,6 +20,7 @@ mod table;
 mod threads;
 mod top;
 mod transform;
+mod transform_spec;
 mod tree;
 
 pub use diff::{DiffTree, StackDelta};
@@ -32,7 +33,10 @@ pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
+pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transform_tests;
