@@ -2,8 +2,8 @@
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
 use super::{
-    gunzip, is_gzip, read_folded_with, read_perf_script_with, read_pprof_with, sniff, unknown_type,
-    Format, LoadOptions, Loaded, MAX_DECOMPRESSED,
+    gunzip, is_gzip, read_import, sniff, unknown_type, Format, LoadOptions, Loaded,
+    MAX_DECOMPRESSED,
 };
 use crate::session::Session;
 use crate::{Error, Result};
@@ -85,11 +85,7 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     if gzipped && format != Format::Pprof {
         bytes = gunzip(&bytes, path)?;
     }
-    match format {
-        Format::Folded => read_folded_with(&bytes[..], path, options),
-        Format::PerfScript => read_perf_script_with(&bytes[..], path, options),
-        _ => read_pprof_with(&bytes, path, options),
-    }
+    read_import(format, &bytes, path, options)
 }
 
 #[cfg(test)]

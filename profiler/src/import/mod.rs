@@ -136,6 +136,22 @@ pub fn sniff(head: &[u8]) -> Format {
     }
 }
 
+/// Reads `bytes` (decompressed, except pprof which may stay gzipped) in `format`, one of the
+/// imported formats; a `Session` is read as pprof. What `load_any_with` does once it knows.
+#[cfg(any(feature = "native", test))]
+pub(crate) fn read_import(
+    format: Format,
+    bytes: &[u8],
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<Loaded> {
+    match format {
+        Format::Folded => read_folded_with(bytes, path, options),
+        Format::PerfScript => read_perf_script_with(bytes, path, options),
+        _ => read_pprof_with(bytes, path, options),
+    }
+}
+
 /// True when `head` holds a NUL byte or more control characters (other than tab, line feed,
 /// vertical tab, form feed, carriage return and escape) than one byte in 32: protobuf, not text.
 fn looks_binary(head: &[u8]) -> bool {
@@ -195,6 +211,39 @@ mod tests {
         // A UTF-8 character cut at the end of the head does not make text binary.
         assert_eq!(
             sniff("main;caf\u{e9}".as_bytes().split_last().unwrap().1),
+            Format::Folded
+        );
+    }
+
+    #[test]
+    fn r10_text_with_bytes_that_are_not_utf8_is_still_text() {
+        assert_eq!(sniff(b"main;w\xffork 3\n"), Format::Folded);
+        let perf =
+            b"burn 1  7992.386479:    1001001 cpu-clock:pppH: \n\t  141d ma\xffin+0x39 (/b)\n";
+        assert_eq!(sniff(perf), Format::PerfScript);
+    }
+
+    #[test]
+    fn r10_every_perf_script_layout_is_told_by_its_structure() {
+        let real = [
+            &include_bytes!("../../../tests/data/import/perf-task-clock-callchains.perf")[..],
+            include_bytes!("../../../tests/data/import/perf-cpu-clock-no-callchain.perf"),
+            include_bytes!("../../../tests/data/import/perf-no-period.perf"),
+            include_bytes!("../../../tests/data/import/perf-mixed-events.perf"),
+        ];
+        for text in real {
+            assert_eq!(sniff(text), Format::PerfScript);
+        }
+        // Without -g: the frame on the event line, and no indented line at all.
+        let no_callchain = b"burn 26036  7992.386479:    1001001 cpu-clock:pppH:      1226 hot70+0x55 (/opt/app/burn)\n";
+        assert_eq!(sniff(no_callchain), Format::PerfScript);
+        // The older layout: no time, unindented frames.
+        let old =
+            b"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n";
+        assert_eq!(sniff(old), Format::PerfScript);
+        // Folded lines whose frames hold numbers and colons stay folded.
+        assert_eq!(
+            sniff(b"main;std::thread::sleep 10\nmain;a 1 2\n"),
             Format::Folded
         );
     }

@@ -354,4 +354,131 @@ mod tests {
             "x.pb: location 7 is not in the location table"
         );
     }
+
+    /// A profile of `types` (name, unit) whose one sample at `main` has `values`.
+    fn profile(types: &[(&str, &str)], values: &[i64], default: Option<&str>) -> proto::Profile {
+        let mut strings: Vec<String> = vec!["".into(), "main".into()];
+        let mut index = |s: &str| {
+            strings.iter().position(|t| t == s).unwrap_or_else(|| {
+                strings.push(s.into());
+                strings.len() - 1
+            }) as i64
+        };
+        let sample_type = types
+            .iter()
+            .map(|&(t, u)| proto::ValueType {
+                r#type: index(t),
+                unit: index(u),
+            })
+            .collect();
+        let default_sample_type = default.map_or(0, &mut index);
+        proto::Profile {
+            sample_type,
+            default_sample_type,
+            sample: vec![proto::Sample {
+                location_id: vec![1],
+                value: values.to_vec(),
+                label: vec![],
+            }],
+            location: vec![proto::Location {
+                id: 1,
+                line: vec![proto::Line {
+                    function_id: 1,
+                    line: 0,
+                }],
+                ..proto::Location::default()
+            }],
+            function: vec![proto::Function {
+                id: 1,
+                name: 1,
+                ..proto::Function::default()
+            }],
+            string_table: strings,
+            ..proto::Profile::default()
+        }
+    }
+
+    fn import(profile: &proto::Profile, wanted: Option<&str>) -> Result<Session> {
+        let options = LoadOptions {
+            sample_type: wanted.map(str::to_owned),
+        };
+        read_pprof_with(&profile.encode_to_vec(), Path::new("x.pb"), &options).map(|l| l.session)
+    }
+
+    const HEAP: [(&str, &str); 4] = [
+        ("alloc_objects", "count"),
+        ("alloc_space", "bytes"),
+        ("inuse_objects", "count"),
+        ("inuse_space", "bytes"),
+    ];
+
+    #[test]
+    fn r10_the_column_shown_is_pprofs_default_or_the_one_asked_for() {
+        // No default_sample_type: the last column, as go tool pprof shows.
+        let s = import(&profile(&HEAP, &[3, 300, 1, 100], None), None).unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("inuse_space", Unit::Bytes)
+        );
+        assert_eq!((s.meta.mode, s.total_weight()), (Mode::Alloc, 100));
+        let s = import(
+            &profile(&HEAP, &[3, 300, 1, 100], Some("alloc_space")),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.total_weight(), 300);
+        let s = import(
+            &profile(&HEAP, &[3, 300, 1, 100], None),
+            Some("alloc_objects"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("alloc_objects", Unit::Count)
+        );
+        assert_eq!(s.total_weight(), 3);
+        let err = import(&profile(&HEAP, &[3, 300, 1, 100], None), Some("space")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: no sample type `space` (available: alloc_objects, alloc_space, inuse_objects, inuse_space)"
+        );
+    }
+
+    #[test]
+    fn r10_samples_count_is_kept_as_the_number_of_samples() {
+        let types = [("samples", "count"), ("cpu", "nanoseconds")];
+        let s = import(&profile(&types, &[7, 70_000_000], None), None).unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("cpu", Unit::Nanoseconds)
+        );
+        assert_eq!((s.sample_count(), s.samples.len()), (7, 1));
+        let s = import(&profile(&types, &[7, 70_000_000], None), Some("samples")).unwrap();
+        assert_eq!((s.sample_count(), s.total_weight()), (7, 7));
+    }
+
+    #[test]
+    fn r10_negative_values_and_empty_profiles_are_refused() {
+        let types = [("cpu", "nanoseconds")];
+        let err = import(&profile(&types, &[-5], None), None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: sample 0 has a negative cpu value (-5); prof reads profiles, not differences of profiles"
+        );
+        let mut empty = profile(&types, &[1], None);
+        empty.sample.clear();
+        let err = import(&empty, None).unwrap_err();
+        assert_eq!(err.to_string(), "x.pb: the profile has no samples");
+    }
+
+    #[test]
+    fn r10_totals_past_2_64_are_refused() {
+        let mut p = profile(&[("cpu", "nanoseconds")], &[i64::MAX], None);
+        p.sample.extend([p.sample[0].clone(), p.sample[0].clone()]);
+        let err = import(&p, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: sample 2: the weights add up to more than 2^64 - 1, more than prof can total"
+        );
+    }
 }
