@@ -315,6 +315,10 @@ fn event_regex() -> &'static Regex {
 
 /// `line` (trimmed) as an event line, if it is one.
 fn parse_event(line: &str) -> Option<EventLine<'_>> {
+    // Every event line has a `:` ending a word; most lines (frames) have none, and skip the regex.
+    if !line.ends_with(':') && !line.contains(": ") && !line.contains(":\t") {
+        return None;
+    }
     let caps = event_regex().captures(line)?;
     let text = |name| caps.name(name).map(|m| m.as_str());
     Some(EventLine {
