@@ -130,6 +130,23 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_type_a_session_file_does_not_have_is_refused_listing_its_own() {
+        let mut json = Vec::new();
+        crate::session::write(&crate::export::fixture::session(), &mut json).unwrap();
+        let path = temp("typed.json", &json);
+        let mut options = LoadOptions {
+            sample_type: Some("cpu".into()),
+        };
+        assert!(load_any_with(&path, &options).is_ok());
+        options.sample_type = Some("alloc_space".into());
+        let err = load_any_with(&path, &options).unwrap_err().to_string();
+        assert!(
+            err.ends_with("typed.json: no sample type `alloc_space` (available: cpu)"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn errors_name_the_file() {
         let err = load_any(temp("empty.txt", b"")).unwrap_err().to_string();
         assert!(err.ends_with("empty.txt: empty file"), "{err}");

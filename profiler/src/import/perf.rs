@@ -53,7 +53,7 @@ pub fn read_perf_script_with(
         n += 1;
         reader
             .line(&String::from_utf8_lossy(&line), n)
-            .map_err(|m| bad(format!("line {n}: {m}")))?;
+            .map_err(bad)?;
     }
     reader.finish().map_err(bad)
 }
@@ -71,6 +71,8 @@ struct EventLine<'a> {
 
 /// A sample being read: its event line's facts and its frames so far, leaf first.
 struct Pending {
+    /// The line number of its event line.
+    line: usize,
     keep: bool,
     comm: String,
     tid: u64,
@@ -176,6 +178,7 @@ impl<'o> Reader<'o> {
             _ => false,
         };
         self.current = Some(Pending {
+            line: n,
             keep,
             comm: e.comm.to_owned(),
             tid: e.tid,
@@ -218,7 +221,9 @@ impl<'o> Reader<'o> {
             self.frameless += 1;
             return Ok(());
         };
-        self.totals.add(pending.weight, 1)?;
+        self.totals
+            .add(pending.weight, 1)
+            .map_err(|why| format!("line {}: {why}", pending.line))?;
         self.cut += u64::from(pending.cut);
         let time = match pending.time_ns {
             Some(t) => {
@@ -610,6 +615,16 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
             [format!(
                 "1 stack deeper than {MAX_STACK_DEPTH} frames was cut at the root end"
             )]
+        );
+    }
+
+    #[test]
+    fn r10_periods_adding_up_past_2_64_are_refused() {
+        let text = "a 1 1.0: 18446744073709551615 cycles: 55 f (x)\n".repeat(2);
+        let err = read(text.as_bytes()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "perf.txt: line 2: the weights add up to more than 2^64 - 1, more than prof can total"
         );
     }
 
