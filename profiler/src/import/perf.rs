@@ -166,16 +166,17 @@ impl<'o> Reader<'o> {
             meta.program = e.comm.to_owned();
             meta.pid = e.pid.unwrap_or(0);
         }
-        let keep = match &self.shown {
-            Some((shown, with_period)) if shown == event => {
-                if *with_period && e.period.is_none() {
+        // The first sample shown decides whether weights are periods or counts of one.
+        let (keep, weight) = match &self.shown {
+            Some((shown, true)) if shown == event => match e.period {
+                Some(period) => (true, period),
+                None => {
                     self.skip(n, "an event line without the period the others have");
-                    false
-                } else {
-                    true
+                    (false, 0)
                 }
-            }
-            _ => false,
+            },
+            Some((shown, false)) if shown == event => (true, 1),
+            _ => (false, 0),
         };
         self.current = Some(Pending {
             line: n,
@@ -183,7 +184,7 @@ impl<'o> Reader<'o> {
             comm: e.comm.to_owned(),
             tid: e.tid,
             time_ns: e.time_ns,
-            weight: e.period.unwrap_or(1),
+            weight,
             frames: Vec::new(),
             cut: false,
         });
@@ -530,6 +531,21 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
         assert_eq!(s.meta.sample_type.name, "cpu-clock");
         assert_eq!(names(&s, 1), ["hot70"]);
         assert_eq!(s.str(s.threads[0].name), "burn");
+    }
+
+    #[test]
+    fn a_period_after_samples_without_one_does_not_mix_units() {
+        let text = "a 1 1.0: cpu-clock: 55 f (x)\na 1 1.1: 1000 cpu-clock: 55 f (x)\n";
+        let s = read(text.as_bytes()).unwrap().session;
+        assert_eq!(s.meta.sample_type, SampleType::samples());
+        assert_eq!(s.samples.weight, [1, 1]);
+        let text = "a 1 1.0: 1000 cpu-clock: 55 f (x)\na 1 1.1: cpu-clock: 55 f (x)\n";
+        let loaded = read(text.as_bytes()).unwrap();
+        assert_eq!(loaded.session.samples.weight, [1000]);
+        assert_eq!(
+            loaded.warnings,
+            ["skipped 1 line that could not be read (first: line 2: an event line without the period the others have)"]
+        );
     }
 
     #[test]
