@@ -1,6 +1,10 @@
 //! Readers that turn other tools' profiles (folded stacks, `perf script`, pprof) into sessions.
 //!
-//! [`sniff`] tells the formats apart from a file's first bytes, so one command accepts them all.
+//! [`sniff`] tells the formats apart from a file's first bytes by their structure, so one command
+//! accepts them all. Every reader takes [`LoadOptions`] (which sample type to show) and returns a
+//! [`Loaded`]: the session and one-line warnings about what it skipped, which only the command
+//! line prints. No input makes a reader panic (`fuzz_tests.rs`), and none yields a session whose
+//! file the session reader would refuse: totals past 2^64 are refused here.
 
 #[cfg(feature = "native")]
 mod file;
@@ -15,9 +19,7 @@ use std::io::Read;
 use std::path::Path;
 
 #[cfg(feature = "native")]
-pub use file::load_any;
-#[cfg(feature = "native")]
-pub use file::load_any_with;
+pub use file::{load_any, load_any_with};
 pub use folded::{read_folded, read_folded_with};
 pub use perf::{read_perf_script, read_perf_script_with};
 pub use pprof::{read_pprof, read_pprof_with};
