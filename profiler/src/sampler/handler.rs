@@ -44,6 +44,11 @@ pub struct Shared {
     pub register_unknown: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
+    /// Samples with less CPU time than this since the thread's last one are not taken; the
+    /// time goes to its next sample. Half the interval for `timer_create`, whose wall-clock
+    /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
+    /// CPU, and would otherwise be a sample); 0 for the CPU-time timers.
+    pub min_weight_ns: u64,
     /// What to measure, from `PROF_MEASURE_HANDLER`.
     pub measure: Measure,
 }
@@ -203,7 +208,9 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let weight = self.threads.take_delta(slot, cpu);
+        let weight = self
+            .threads
+            .take_delta_of_at_least(slot, cpu, self.min_weight_ns);
         if weight == 0 {
             return;
         }

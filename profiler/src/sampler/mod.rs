@@ -134,6 +134,11 @@ impl Profiler {
             start_ns,
             register_unknown: !mechanism.per_thread(),
             unwind: unwind::UnwindMode::from_env(),
+            min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
+                interval_ns / 2
+            } else {
+                0
+            },
             measure: handler::Measure::from_env(),
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
