@@ -103,7 +103,7 @@ pub const DWARF_ROOM: u64 = if cfg!(debug_assertions) {
     16 << 10
 };
 /// Stack the rest of a sample (ring claim, frame-pointer walk, clock read) may need below the
-/// handler's frame, with a margin: about 150 bytes in a release build, 1.5 KiB in a debug build.
+/// handler's frame, with a margin: about 0.2 KiB in a release build, 0.9 KiB in a debug build.
 pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
     3 << 10
 } else {
