@@ -81,6 +81,8 @@ async function loadFile(index) {
   state.profile = null;
   try {
     const response = await fetch(file.url);
+    // 422: the file could not be loaded; the body is the one line `prof report` would print.
+    if (response.status === 422) throw new Error(await response.text());
     if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
     const bytes = new Uint8Array(await response.arrayBuffer());
     performance.mark("prof-fetched");
