@@ -237,6 +237,34 @@ fn r9_out_of_descriptors_the_server_waits_and_serves_again() {
     still_serves(&served);
 }
 
+/// A client that asks and never reads must not keep its connection (and its slot among the
+/// server's connections) forever.
+#[test]
+fn r9_a_client_that_stops_reading_is_cut_off() {
+    let dir = TempDir::new("hostile-stall");
+    let served = serve(&dir);
+    let path = &served.url[served.origin().len()..];
+    let wasm = minreq::get(format!("{}pkg/prof_viewer_bg.wasm", served.url))
+        .with_timeout(30)
+        .send()
+        .unwrap()
+        .as_bytes()
+        .len();
+    // Far more than the socket buffers on both sides hold.
+    let asked = 200;
+    let request = format!("GET {path}pkg/prof_viewer_bg.wasm HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut stream = connect(served.addr());
+    stream.write_all(request.repeat(asked).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_secs(25));
+    let (received, closed) = read_until_closed(&mut stream, Duration::from_secs(15));
+    assert!(closed, "the stalled connection is still open");
+    assert!(
+        received.len() < asked * wasm,
+        "all {asked} responses were sent: the connection was kept while the client read nothing"
+    );
+    still_serves(&served);
+}
+
 #[test]
 fn r9_a_request_head_without_end_is_cut_off_at_the_cap() {
     let dir = TempDir::new("hostile-head");

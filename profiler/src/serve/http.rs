@@ -10,6 +10,8 @@
 //!   a head too large);
 //! - a version other than HTTP/1.0 or 1.1 (`HTTP/2.0`, the HTTP/2 preface) is answered 400, or
 //!   the connection is closed, and nothing stays behind;
+//! - a response the client stops reading is cut off once no byte of it has been taken for
+//!   [`super::stall::WRITE_STALL_TIMEOUT`];
 //! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
 //!   kernel's listen queue until one ends;
 //! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]
@@ -19,6 +21,7 @@
 use super::body::Body;
 use super::encoding::accepts_gzip;
 use super::routes::{Reply, Site};
+use super::stall::StallGuard;
 use crate::{Error, Result};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
@@ -123,7 +126,8 @@ async fn serve_connection(
         async move { Ok::<_, Infallible>(response) }
     });
     // A connection that fails (a reset, a malformed request, a timeout) concerns only its client.
-    let _ = http.serve_connection(TokioIo::new(stream), service).await;
+    let io = StallGuard::new(TokioIo::new(stream));
+    let _ = http.serve_connection(io, service).await;
 }
 
 /// The response to `request`. Its body is never read: when it dropped, hyper discards what
