@@ -1,49 +1,118 @@
-// The viewer page: fetches a session, hands its bytes to the wasm module built from viewer/
-// (which runs prof's own aggregation), and wires the views together. Every number shown comes
-// from the wasm module; this file only draws and handles input.
+// The viewer page: wires the state (state.js, held in the URL fragment), the back end (a Web
+// Worker running prof's own aggregation compiled to wasm: backend.js, worker.js) and the views
+// (views/*.js, one module per view, shown as tabs). Views read the state and ask the worker;
+// they never talk to each other. Every number and text shown comes from the wasm module; this
+// file only draws and handles input.
 
-import init, { Profile, profVersion } from "./pkg/prof_viewer.js";
-import { FlameGraph } from "./flame.js";
-import { TopTable } from "./table.js";
-import { renderBreadcrumbs, renderFiles, renderMeta, renderThreads } from "./header.js";
-import { escapeHtml, formatPercent, formatWeight } from "./format.js";
+import { Backend } from "./backend.js";
+import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
+import { escapeHtml } from "./format.js";
+import { State } from "./state.js";
+import { FlameView } from "./views/flame-view.js";
+import { CallTreeView } from "./views/call-tree.js";
+import { SandwichView } from "./views/sandwich.js";
+import { TableView } from "./views/table-view.js";
 
-const TOP_ROWS = 50;
+/** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
+ * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView];
+
 const $ = (id) => document.getElementById(id);
 
-const state = {
+const state = new State();
+
+/** What is loaded: the file list, and the profile's backend and tables. */
+const page = {
   files: [],
-  profile: null,
+  backend: null,
+  loadedFile: null, // index of the file the backend holds
   meta: null,
   names: [],
-  zoom: null, // node id of the zoomed frame, null for the root
+  threads: [],
   searchMask: null,
-  selected: null, // function id chosen in the table
-  layout: null,
+  highlighting: false, // whether a search or selection highlights functions
 };
 
-const flame = new FlameGraph($("flame"), {
-  onHover: showTooltip,
-  onClick: (i) => {
-    // A merged sliver stands for several frames: there is nothing single to zoom into.
-    if (state.layout.func[i] !== state.layout.merged) zoomTo(state.layout.node[i]);
+/** Asks the current backend; `null` when the question was overtaken by a newer file. */
+async function ask(method, args) {
+  const backend = page.backend;
+  if (!backend) return null;
+  try {
+    return await backend.call(method, args);
+  } catch (e) {
+    if (backend !== page.backend || e.message === "superseded") return null;
+    throw e;
+  }
+}
+
+/** The shared tooltip: views hand it HTML built from the worker's texts. */
+const tooltip = {
+  hide() {
+    $("tooltip").hidden = true;
   },
-  onResize: () => state.profile && renderFlame(),
-});
-const table = new TopTable($("top-table"), {
-  onSort: () => renderTable(),
-  onSelect: (func) => {
-    state.selected = func;
-    applyHighlight();
+  show(html, event) {
+    const tip = $("tooltip");
+    tip.innerHTML = html;
+    tip.hidden = false;
+    const pad = 14;
+    const x = Math.min(event.clientX + pad, window.innerWidth - tip.offsetWidth - 4);
+    const y = event.clientY + pad + tip.offsetHeight > window.innerHeight
+      ? event.clientY - tip.offsetHeight - pad
+      : event.clientY + pad;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
   },
-});
+  /** A call tree node's name, place, self and total (`info` from the worker's `node`). */
+  node(info) {
+    return `<div class="name">${escapeHtml(info.name)}</div>
+${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+<table>
+<tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
+<tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
+</table>`;
+  },
+  /** A merged block of `count` sub-pixel frames (`texts` from the worker's `weightTexts`). */
+  merged(count, texts) {
+    return `<div class="name">${count} frames, each narrower than a pixel (click to zoom into the heaviest)</div>
+<table><tr><td>Total</td><td>${escapeHtml(texts.weight)}</td><td>${escapeHtml(texts.share)}</td></tr></table>`;
+  },
+};
+
+/** What views get: the state, the loaded profile's tables, the worker and the tooltip. */
+const ctx = { state, page, ask, tooltip };
+
+const views = new Map();
+for (const View of VIEWS) {
+  const element = document.querySelector(`section.view[data-view="${View.id}"]`);
+  views.set(View.id, new View(element, ctx));
+  const tab = document.createElement("button");
+  tab.type = "button";
+  tab.role = "tab";
+  tab.dataset.view = View.id;
+  tab.textContent = View.label;
+  tab.addEventListener("click", () => state.update({ view: View.id }));
+  $("tabs").append(tab);
+}
+
+/** The view the state names (the first one when it names none). */
+function activeView() {
+  return views.get(state.current.view) ?? views.get(VIEWS[0].id);
+}
+
+function showActiveView() {
+  const active = activeView();
+  for (const [id, view] of views) view.element.hidden = view !== active;
+  for (const tab of $("tabs").children) {
+    tab.setAttribute("aria-selected", String(tab.dataset.view === active.constructor.id));
+  }
+}
 
 /** Shows an error instead of the views: never a blank page. */
 function showError(title, error) {
   const message = error instanceof Error ? error.message : String(error);
   $("error").innerHTML = `<h2>${escapeHtml(title)}</h2>${escapeHtml(message)}`;
   $("error").hidden = false;
-  $("tooltip").hidden = true;
+  tooltip.hide();
   document.body.dataset.state = "error";
 }
 
@@ -56,195 +125,216 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 async function start() {
   try {
-    // Fetch the list while the wasm module compiles.
-    const list = fetch("sessions.json");
-    await init({ module_or_path: new URL("./pkg/prof_viewer_bg.wasm", import.meta.url) });
-    performance.mark("prof-wasm-ready");
-    $("version").textContent = `prof v${profVersion()}`;
-    const response = await list;
-    if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-    state.files = await response.json();
-    if (state.files.length === 0) throw new Error("no profile was given to prof serve");
-    renderFiles($("file"), state.files);
-    $("file").addEventListener("change", (e) => loadFile(Number(e.target.value)));
-    await loadFile(0);
+    if (window.profStandalone) {
+      page.files = window.profStandalone.files;
+    } else {
+      const response = await fetch("sessions.json");
+      if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
+      page.files = await response.json();
+    }
+    if (page.files.length === 0) throw new Error("no profile was given to prof serve");
+    renderFiles($("file"), page.files);
+    $("file").addEventListener("change", (e) =>
+      state.update({
+        file: Number(e.target.value),
+        zoom: [],
+        flameWindow: null,
+        selected: null,
+        node: [],
+        threads: null,
+      }),
+    );
+    state.listen(onStateChange);
+    showActiveView();
+    await loadFile();
   } catch (e) {
     showError("The viewer could not start", e);
   }
 }
 
-async function loadFile(index) {
-  const file = state.files[index];
+/** Forgets the shown profile and empties every view of it. */
+function dropProfile() {
+  page.backend?.end();
+  page.backend = null;
+  page.loadedFile = null;
+  page.meta = null;
+  page.searchMask = null;
+  page.highlighting = false;
+  clearMeta($("meta"), $("threads"));
+  for (const view of views.values()) view.clear();
+  $("search-result").textContent = "";
+}
+
+/**
+ * Loads the file the state names, in a new worker. A newer load ends this one's worker, which
+ * cancels its fetch and frees whatever it had read.
+ */
+async function loadFile() {
+  const index = Math.min(state.current.file, page.files.length - 1);
+  const file = page.files[index];
+  dropProfile();
+  const backend = new Backend((text) => {
+    if (page.backend === backend) $("progress").textContent = text;
+  });
+  page.backend = backend;
+  page.loadedFile = index;
   document.body.dataset.state = "loading";
   $("error").hidden = true;
-  state.profile?.free();
-  state.profile = null;
+  $("file").value = String(index);
+  document.title = `prof: ${file.name}`;
+  $("progress").textContent = "";
+  let loaded;
   try {
-    const response = await fetch(file.url);
-    // 422: the file could not be loaded; the body is the one line `prof report` would print.
-    if (response.status === 422) throw new Error(await response.text());
-    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    performance.mark("prof-fetched");
-    state.profile = Profile.load(bytes);
-    performance.mark("prof-parsed");
+    const standalone = window.profStandalone;
+    const args = standalone
+      ? { bytes: await standalone.session(index), wasm: await standalone.wasm() }
+      : { url: new URL(file.url, location.href).href, size: file.size };
+    loaded = await backend.call("load", args);
   } catch (e) {
+    if (page.backend !== backend) return;
+    document.title = `prof: ${file.name} (error)`;
     showError(`Cannot show ${file.name}`, e);
     return;
   }
-  const p = state.profile;
-  state.meta = JSON.parse(p.metaJson());
-  state.names = JSON.parse(p.functionNamesJson());
-  renderMeta($("meta"), state.meta);
-  renderThreads($("thread"), JSON.parse(p.threadsJson()), state.meta.samples);
-  state.zoom = null;
-  state.selected = null;
-  table.select(null);
-  document.title = `prof: ${file.name}`;
-  refresh();
-  runSearch();
+  if (page.backend !== backend) return;
+  performance.mark("prof-parsed");
+  page.meta = loaded.meta;
+  page.names = loaded.names;
+  page.threads = loaded.threads;
+  $("version").textContent = `prof v${loaded.version}`;
+  renderMeta($("meta"), page.meta);
+  await applyView();
+  $("search").value = state.current.search;
+  await runSearch();
+  await activeView().render(new Set(Object.keys(state.current)));
   document.body.dataset.state = "ready";
+  $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
     requestAnimationFrame(() => performance.mark("prof-first-paint"));
   }
 }
 
-/** Recomputes the views after the thread changed. */
-function refresh() {
-  renderTable();
-  renderFlame();
+/** Sends what selects the samples (the threads) to the worker and redraws the selector. */
+async function applyView() {
+  const chosen = state.current.threads;
+  const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
+  const answer = await ask("setView", { threads: valid, range: state.current.range });
+  if (!answer) return;
+  renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
+    state.update({ threads, zoom: [], flameWindow: null }),
+  );
 }
 
-function renderTable() {
-  const rows = JSON.parse(state.profile.topJson(TOP_ROWS, table.sortBy));
-  table.setRows(rows);
-}
-
-function renderFlame() {
-  const p = state.profile;
-  const width = Math.max(1, $("flame").clientWidth);
-  const layout = p.layout(state.zoom ?? p.rootNode(), width);
-  state.layout = {
-    count: layout.count,
-    maxDepth: layout.maxDepth,
-    merged: layout.merged,
-    x: layout.x(),
-    width: layout.width(),
-    depth: layout.depth(),
-    func: layout.func(),
-    node: layout.node(),
-    weight: layout.weight(),
-    mergedCount: layout.mergedCount(),
-    names: state.names,
-  };
-  layout.free();
-  flame.setLayout(state.layout, width);
-  renderBreadcrumbs($("breadcrumbs"), JSON.parse(p.pathJson(state.zoom ?? p.rootNode())), zoomTo);
-}
-
-function zoomTo(node) {
-  state.zoom = node === state.profile.rootNode() ? null : node;
-  renderFlame();
-}
-
-function applyHighlight() {
-  let mask = state.searchMask;
-  if (state.selected !== null) {
-    mask = new Uint8Array(state.names.length);
-    mask[state.selected] = 1;
+async function onStateChange(current, changed) {
+  if (changed.has("file") && current.file !== page.loadedFile) {
+    await loadFile();
+    return;
   }
-  flame.setHighlight(mask);
+  if (changed.has("view")) showActiveView();
+  if (!page.meta) return;
+  if (changed.has("threads") || changed.has("range")) await applyView();
+  if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
+  if (["threads", "range", "search"].some((k) => changed.has(k))) await runSearch();
+  else if (changed.has("selected")) await applyHighlight();
+  // A view shown again may have missed changes made while it was hidden: it redraws whole.
+  await activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed);
 }
 
-function runSearch() {
+/** Hands what to highlight (the selected function, else the search's matches) to the wasm
+ * module, which marks it in every layout, merged slivers included. */
+async function applyHighlight() {
+  let mask = page.searchMask;
+  const selected = state.current.selected;
+  const func = selected === null ? -1 : page.names.indexOf(selected);
+  if (func >= 0) {
+    mask = new Uint8Array(page.names.length);
+    mask[func] = 1;
+  }
+  page.highlighting = mask !== null;
+  await ask("setHighlight", { mask });
+}
+
+async function runSearch() {
   const input = $("search");
-  const pattern = input.value;
+  const pattern = state.current.search;
   input.classList.remove("invalid");
-  if (!pattern) {
-    state.searchMask = null;
-    $("search-result").textContent = "";
-    applyHighlight();
-    return;
-  }
-  try {
-    const result = state.profile.search(pattern);
-    state.searchMask = result.mask();
-    const matched = formatWeight(result.matchedWeight, state.meta.unit);
-    $("search-result").textContent = `matched ${formatPercent(result.fraction)} (${matched})`;
-    result.free();
-  } catch (e) {
-    input.classList.add("invalid");
-    state.searchMask = null;
-    $("search-result").textContent = e instanceof Error ? e.message : String(e);
-  }
-  applyHighlight();
-}
-
-function showTooltip(index, event) {
-  const tip = $("tooltip");
-  if (index < 0 || !event) {
-    tip.hidden = true;
-    return;
-  }
-  const unit = state.meta.unit;
-  if (state.layout.func[index] === state.layout.merged) {
-    const whole = JSON.parse(state.profile.nodeJson(state.profile.rootNode())).total;
-    const weight = state.layout.weight[index];
-    tip.innerHTML = `<div class="name">${state.layout.mergedCount[index]} frames, each narrower than a pixel</div>
-<table><tr><td>Total</td><td>${formatWeight(weight, unit)}</td><td>${formatPercent(whole ? weight / whole : 0)}</td></tr></table>`;
-    placeTooltip(tip, event);
-    return;
-  }
-  const info = JSON.parse(state.profile.nodeJson(state.layout.node[index]));
-  tip.innerHTML = `<div class="name">${escapeHtml(info.name)}</div>
-${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
-<table>
-<tr><td>Self</td><td>${formatWeight(info.self, unit)}</td><td>${formatPercent(info.selfFraction)}</td></tr>
-<tr><td>Total</td><td>${formatWeight(info.total, unit)}</td><td>${formatPercent(info.totalFraction)}</td></tr>
-</table>`;
-  placeTooltip(tip, event);
-}
-
-function placeTooltip(tip, event) {
-  tip.hidden = false;
-  const pad = 14;
-  const x = Math.min(event.clientX + pad, window.innerWidth - tip.offsetWidth - 4);
-  const y = event.clientY + pad + tip.offsetHeight > window.innerHeight
-    ? event.clientY - tip.offsetHeight - pad
-    : event.clientY + pad;
-  tip.style.left = `${Math.max(4, x)}px`;
-  tip.style.top = `${Math.max(4, y)}px`;
-}
-
-$("thread").addEventListener("change", (e) => {
-  state.profile.setThread(Number(e.target.value));
-  state.zoom = null;
-  refresh();
-  runSearch();
-});
-$("search").addEventListener("input", runSearch);
-$("icicle").addEventListener("change", (e) => flame.setIcicle(e.target.checked));
-document.addEventListener("keydown", (e) => {
-  if (e.key !== "Escape" || !state.profile) return;
-  state.selected = null;
-  table.select(null);
-  applyHighlight();
-  zoomTo(state.profile.rootNode());
-});
-// For the browser tests and for debugging: the state of the page and the flame graph.
-window.profViewer = {
-  state,
-  flame,
-  zoomTo,
-  /** Where the frames of function `name` are drawn, relative to the canvas. */
-  framesNamed(name) {
-    const l = state.layout;
-    const out = [];
-    for (let i = 0; l && i < l.count; i++) {
-      if (l.names[l.func[i]] === name) out.push({ index: i, ...flame.frameRect(i) });
+  page.searchMask = null;
+  $("search-result").textContent = "";
+  if (pattern) {
+    try {
+      const result = await ask("search", { pattern });
+      if (result) {
+        page.searchMask = result.mask;
+        $("search-result").textContent = result.text;
+      }
+    } catch (e) {
+      input.classList.add("invalid");
+      $("search-result").textContent = e instanceof Error ? e.message : String(e);
     }
-    return out;
+  }
+  await applyHighlight();
+}
+
+$("search").addEventListener("input", (e) => state.update({ search: e.target.value }, { replace: true }));
+$("search").addEventListener("keydown", (e) => {
+  // Escape in the search box clears the search, and only the search.
+  if (e.key !== "Escape") return;
+  e.preventDefault();
+  e.stopPropagation();
+  e.target.value = "";
+  state.update({ search: "" });
+});
+document.addEventListener("keydown", (e) => {
+  if (!page.meta || e.ctrlKey || e.metaKey || e.altKey) return;
+  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  if (e.key === "Escape") {
+    if ($("shortcuts").open) return; // the dialog closes itself
+    // Escape clears the innermost state: the selection (and the call tree's selected node),
+    // the flame graph's pan and wheel zoom,
+    // its zoom, then the time range.
+    const c = state.current;
+    if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
+    else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.zoom.length) state.update({ zoom: [] });
+    else if (c.range) state.update({ range: null });
+    return;
+  }
+  if (typing) return;
+  if (e.key === "/") {
+    e.preventDefault();
+    $("search").focus();
+    $("search").select();
+  } else if (e.key === "?") {
+    $("shortcuts").showModal();
+  } else if (activeView().onKey?.(e)) {
+    e.preventDefault();
+  }
+});
+
+// For the browser tests, benchmarks and debugging.
+window.profViewer = {
+  page,
+  state,
+  views,
+  /** The flame graph's canvas component. */
+  get flame() {
+    return views.get("flame").flame;
+  },
+  /** Where the frames of function `name` are drawn in the flame graph, relative to its canvas. */
+  framesNamed(name) {
+    return views.get("flame").framesNamed(name);
+  },
+  /** The flame graph's current layout. */
+  get layout() {
+    return views.get("flame").layout;
+  },
+  /** Zooms to the frame at `path` (function names from the root); resolves once drawn. */
+  async zoomTo(path) {
+    state.update({ zoom: path });
+    await views.get("flame").settled();
   },
 };
+
+$("help").addEventListener("click", () => $("shortcuts").showModal());
 
 start();

@@ -1,33 +1,5 @@
-// Formatting of weights and percentages, and the stable colour of each function.
-
-/** Formats a weight in `unit` ("nanoseconds" or "bytes") for people. */
-export function formatWeight(value, unit) {
-  if (unit === "bytes") {
-    const steps = [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]];
-    for (const [name, size] of steps) {
-      if (value >= size) return `${(value / size).toFixed(value >= 10 * size ? 1 : 2)} ${name}`;
-    }
-    return `${value} B`;
-  }
-  if (unit === "nanoseconds") {
-    const steps = [["s", 1e9], ["ms", 1e6], ["µs", 1e3]];
-    for (const [name, size] of steps) {
-      if (value >= size) return `${(value / size).toFixed(value >= 10 * size ? 1 : 2)} ${name}`;
-    }
-    return `${value} ns`;
-  }
-  return String(value);
-}
-
-/** A fraction (0..1) as a percentage with two decimals, as `prof report` prints it. */
-export function formatPercent(fraction) {
-  return `${(fraction * 100).toFixed(2)}%`;
-}
-
-/** A duration in nanoseconds as seconds. */
-export function formatDuration(ns) {
-  return formatWeight(ns, "nanoseconds");
-}
+// The stable colour of each function, and HTML escaping. Weights, percentages and counts are
+// formatted by prof's core in the wasm module: nothing here formats a number.
 
 /**
  * The colour of a function: derived from its name only (FNV-1a hash), so the same function has

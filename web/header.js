@@ -1,18 +1,18 @@
 // The header (what was profiled, and how) and the file and thread selectors.
 
-import { escapeHtml, formatDuration } from "./format.js";
+import { escapeHtml } from "./format.js";
 
-/** Fills the header's list with the session's metadata, as computed by the wasm module. */
+/** Fills the header's list with the session's metadata, as the wasm module formats it. */
 export function renderMeta(dl, meta) {
-  const rate = meta.achievedRateHz > 0 ? `${meta.achievedRateHz.toFixed(0)} Hz` : "unknown";
   const items = [
     ["Program", meta.program || "(unknown)"],
-    ["Date", meta.startTime ? meta.startTime.replace("T", " ").replace(/\.\d+/, "") : "unknown"],
-    ["Duration", formatDuration(meta.durationNs)],
-    ["Samples", meta.samples.toLocaleString("en-US")],
-    ["Dropped", meta.dropped.toLocaleString("en-US")],
-    ["Rate", rate],
+    ["Date", meta.dateText],
+    ["Duration", meta.durationText],
+    ["Samples", meta.samplesText],
+    ["Dropped", meta.droppedText],
+    ["Rate", meta.rateText],
     ["Timer", meta.timer || "unknown"],
+    ["Type", meta.typeText],
   ];
   dl.innerHTML = items
     .map(([k, v]) => `<div data-key="${k.toLowerCase()}"><dt>${k}</dt><dd>${escapeHtml(v)}</dd></div>`)
@@ -20,22 +20,45 @@ export function renderMeta(dl, meta) {
 }
 
 /**
- * Fills the thread selector: all threads merged first, then each thread with its sample count and
- * share of the samples, as counted by the wasm module.
+ * Fills the thread selector, a set: its summary says what is shown (`label`, from the wasm
+ * module), and it lists every thread with a checkbox, its sample count and share, as counted and
+ * labelled by the wasm module. `chosen` is the shown thread indices, null for all;
+ * `onChange(threads)` gets the new choice (null: all).
  */
-export function renderThreads(select, threads, totalSamples) {
-  const count = (n) => `${n.toLocaleString("en-US")} sample${n === 1 ? "" : "s"}`;
-  const options = [
-    `<option value="-1">All threads (${threads.length}): ${count(totalSamples)}</option>`,
-  ];
+export function renderThreads(details, threads, chosen, label, onChange) {
+  const shown = new Set(chosen ?? threads.map((t) => t.index));
+  const summary = document.createElement("summary");
+  summary.textContent = label;
+  const list = document.createElement("div");
+  list.className = "thread-list";
+  const all = document.createElement("button");
+  all.type = "button";
+  all.textContent = "All threads";
+  all.disabled = chosen === null;
+  all.addEventListener("click", () => onChange(null));
+  list.append(all);
   for (const t of threads) {
-    const name = t.name ? `${t.name} ` : "";
-    options.push(
-      `<option value="${t.index}">${escapeHtml(name)}[${t.tid}]: ${count(t.samples)} (${escapeHtml(t.samplesPct)})</option>`,
-    );
+    const item = document.createElement("label");
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.value = String(t.index);
+    box.checked = shown.has(t.index);
+    box.addEventListener("change", () => {
+      const next = threads
+        .map((u) => u.index)
+        .filter((i) => (i === t.index ? box.checked : shown.has(i)));
+      onChange(next.length === threads.length ? null : next);
+    });
+    item.append(box, document.createTextNode(` ${t.label}`));
+    list.append(item);
   }
-  select.innerHTML = options.join("");
-  select.value = "-1";
+  details.replaceChildren(summary, list);
+}
+
+/** Empties the header and the thread selector (a file that could not be shown). */
+export function clearMeta(dl, threads) {
+  dl.replaceChildren();
+  threads.replaceChildren();
 }
 
 /** Fills the file selector; it is shown only when there is more than one file. */
@@ -43,7 +66,7 @@ export function renderFiles(select, files) {
   select.innerHTML = files
     .map((f, i) => `<option value="${i}">${escapeHtml(f.name)}</option>`)
     .join("");
-  select.hidden = files.length < 2;
+  select.closest("label").hidden = files.length < 2;
 }
 
 /** Shows the zoom path; clicking a crumb zooms back to it. */

@@ -95,7 +95,7 @@ fn child(tool: &str, rate: i32) {
                 samples = handled as usize;
             } else {
                 let s = report.session();
-                samples = s.sample_count();
+                samples = s.samples.len();
                 let reaching = (0..samples)
                     .filter(|&i| {
                         s.stack_frames(s.samples.stack[i])

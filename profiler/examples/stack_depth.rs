@@ -52,7 +52,7 @@ fn main() {
     };
     let s = report.session();
     let me = prof::sampler::current_tid();
-    let mine: Vec<usize> = (0..s.sample_count())
+    let mine: Vec<usize> = (0..s.samples.len())
         .filter(|&i| s.threads[s.samples.thread[i].index()].tid == me)
         .collect();
     let reached = mine

@@ -31,7 +31,7 @@ impl Report {
     }
 
     /// The number of samples recorded.
-    pub fn total_samples(&self) -> usize {
+    pub fn total_samples(&self) -> u64 {
         self.session.sample_count()
     }
 
@@ -106,7 +106,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "demo: cpu mode, 3 samples, 5.0 ms total, sorted by self"
+            "demo: cpu mode, 3 samples, showing cpu (nanoseconds), 5.00 ms total, sorted by self"
         );
         assert!(
             lines[1].contains("TOTAL") && lines[1].ends_with("FRAME"),
@@ -114,11 +114,11 @@ mod tests {
         );
         assert_eq!(
             lines[2].split_whitespace().collect::<Vec<_>>(),
-            ["4.0", "ms", "80.0%", "4.0", "ms", "80.0%", "work"]
+            ["4.00", "ms", "80.0%", "4.00", "ms", "80.0%", "work"]
         );
         assert_eq!(
             lines[3].split_whitespace().collect::<Vec<_>>(),
-            ["5.0", "ms", "100.0%", "1.0", "ms", "20.0%", "main"]
+            ["5.00", "ms", "100.0%", "1.00", "ms", "20.0%", "main"]
         );
     }
 

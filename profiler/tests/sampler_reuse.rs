@@ -98,7 +98,7 @@ fn reused_frames_are_exactly_what_a_full_unwind_gives() {
     let report = p.stop().unwrap();
     let (reused, mismatches) = prof::sampler::reuse_stats();
     let (reused, mismatches) = (reused - reused_before, mismatches - mismatches_before);
-    let samples = report.total_samples() as u64;
+    let samples = report.total_samples();
     assert!(samples >= 2_000, "{samples} samples");
     assert_eq!(
         mismatches, 0,

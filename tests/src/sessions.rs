@@ -70,3 +70,57 @@ pub fn two_threads() -> Session {
 pub fn save(session: &Session, path: &Path) {
     prof::session::save(session, path).expect("the session can be saved");
 }
+
+/// A profile of `sliver-app` whose only `needle` sits under one of 2,000 tiny callees of `main`
+/// (1 ms each) beside one huge one (`big`, 100 s): at any screen width the tiny ones are merged
+/// into one sub-pixel block, so `needle` is never drawn on its own.
+pub fn needle_in_slivers() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "sliver-app".into(),
+        timer: "perf_event".into(),
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let big = b.intern_frame(&FrameSpec::named("big"));
+    let needle = b.intern_frame(&FrameSpec::named("needle"));
+    let stack = b.intern_stack_path(&[main, big]).expect("not empty");
+    b.push_sample(stack, t, 0, 100_000 * MS);
+    for i in 0..2_000 {
+        let tiny = b.intern_frame(&FrameSpec::named(&format!("tiny_{i:04}")));
+        let path = if i == 1_234 {
+            vec![main, tiny, needle]
+        } else {
+            vec![main, tiny]
+        };
+        let stack = b.intern_stack_path(&path).expect("not empty");
+        b.push_sample(stack, t, i, MS);
+    }
+    b.finish()
+}
+
+/// A profile of `big-app` with `samples` samples over 50,000 distinct stacks: large enough
+/// that fetching and reading it in the page takes a while.
+pub fn large(samples: usize) -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "big-app".into(),
+        timer: "perf_event".into(),
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let frames: Vec<_> = (0..500)
+        .map(|i| b.intern_frame(&FrameSpec::named(&format!("big_app::f{i}"))))
+        .collect();
+    let stacks: Vec<_> = (0..50_000usize)
+        .map(|s| {
+            let path: Vec<_> = (0..8)
+                .map(|d| frames[(s * 7 + d * 131 + s / 97) % 500])
+                .collect();
+            b.intern_stack_path(&path).expect("not empty")
+        })
+        .collect();
+    for i in 0..samples {
+        b.push_sample(stacks[(i * 7919) % stacks.len()], t, i as u64 * MS, MS);
+    }
+    b.finish()
+}

@@ -50,6 +50,16 @@ fn painted(browser: &Browser) -> (u64, u64) {
     (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
 }
 
+/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously (its views ask a
+/// worker).
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Canvas pixels in the search highlight colour (#d633ff).
 fn highlighted(browser: &Browser) -> u64 {
     browser
@@ -95,13 +105,26 @@ fn breadcrumbs(browser: &Browser) -> Vec<String> {
     serde_json::from_value(v).unwrap()
 }
 
-/// The thread selector's options: value and text.
+/// The thread selector's entries: its summary ("-1") and each thread's checkbox value and label.
 fn thread_options(browser: &Browser) -> Vec<(String, String)> {
     let v = browser.eval(
-        "return [...document.querySelectorAll('#thread option')].map(o => [o.value, o.textContent]);",
+        "const d = document.getElementById('threads');
+         return [['-1', d.querySelector('summary').textContent]].concat(
+           [...d.querySelectorAll('label')].map(l => [l.querySelector('input').value, l.textContent.trim()]));",
         json!([]),
     );
     serde_json::from_value(v).unwrap()
+}
+
+/// Shows only thread `index` by clicking the checkboxes of every other thread off.
+fn show_only_thread(browser: &Browser, index: usize) {
+    browser.eval(
+        "const d = document.getElementById('threads'); d.open = true;
+         for (const box of d.querySelectorAll('input[type=checkbox]')) {
+           if ((box.value === String(arguments[0])) !== box.checked) box.click();
+         }",
+        json!([index]),
+    );
 }
 
 /// What the thread selector should offer for `session`: all threads with the sample total, then
@@ -205,7 +228,8 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
         "2026-11-22 10:00:00",
         "130",
         "perf_event",
-        "1000 Hz",
+        "1,000 Hz",
+        "cpu (nanoseconds)",
     ] {
         assert!(
             header.contains(fact),
@@ -248,7 +272,8 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     );
     let tip = text(&browser, "#tooltip");
     // hot_loop under main: 50 of the 130 samples, 1 ms each.
-    for fact in ["hot_loop", "src/hot.rs:42", "50.0 ms", "38.46%"] {
+    // Percentages have the digits `prof report` prints.
+    for fact in ["hot_loop", "src/hot.rs:42", "50.0 ms", "38.5%"] {
         assert!(tip.contains(fact), "{fact} is not in the tooltip: {tip}");
     }
     browser.screenshot("02-tooltip");
@@ -299,7 +324,7 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     let tree = CallTree::new(&session, &Filter::all());
     let total = tree.total_weight(tree.root()) as f64;
     // hot_loop (57) and tokenize (20) samples, none of them nested in each other.
-    let expected_pct = format!("{:.2}%", 77.0 * MS as f64 / total * 100.0);
+    let expected_pct = format!("{:.1}%", 77.0 * MS as f64 / total * 100.0);
     assert_eq!(highlighted(&browser), 0);
     browser.type_into(&browser.find("#search"), "hot_|^token");
     browser.wait_for(
@@ -312,7 +337,7 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
         result.contains(&expected_pct),
         "{result} lacks {expected_pct}"
     );
-    assert!(highlighted(&browser) > 1000, "matches are highlighted");
+    eventually("matches to be highlighted", || highlighted(&browser) > 1000);
     browser.screenshot("04-search");
 
     // An invalid regex is reported, not thrown.
@@ -330,23 +355,30 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
 
     // Clicking a table row highlights that function in the flame graph.
     browser.click(&browser.find("#top-table tbody tr[data-func]"));
-    assert!(
-        highlighted(&browser) > 500,
-        "the selected function is highlighted"
-    );
+    eventually("the selected function to be highlighted", || {
+        highlighted(&browser) > 500
+    });
     browser.screenshot("05-row-selected");
     browser.press_key(ESCAPE);
 
     // Sorting by total puts the root-most function first.
     browser.click(&browser.find("#top-table th[data-sort=total]"));
-    let first = table_rows(&browser, 1);
     let by_total = tree.top(&session, 1, SortBy::Total);
-    assert_eq!(first[0][0], by_total[0].name);
+    eventually("the table sorted by total", || {
+        table_rows(&browser, 1)[0][0] == by_total[0].name
+    });
 
     // One thread: the worker's functions only.
-    browser.eval(
-        "const s = document.getElementById('thread'); s.value = '1'; s.dispatchEvent(new Event('change'));",
-        json!([]),
+    show_only_thread(&browser, 1);
+    browser.wait_for(
+        "document.querySelector('#threads summary').textContent.startsWith('1 of 2 threads')",
+        LOAD,
+        "the thread choice",
+    );
+    browser.wait_for(
+        "!document.querySelector('#top-table tbody').textContent.includes('tokenize')",
+        LOAD,
+        "the worker's table",
     );
     let names: Vec<String> = table_rows(&browser, 20)
         .into_iter()
@@ -426,4 +458,266 @@ fn the_canvas_is_sharp_on_high_dpi_screens() {
     );
     assert_eq!(sizes[2].as_f64(), Some(2.0));
     assert_eq!(sizes[0].as_f64().unwrap(), 2.0 * sizes[1].as_f64().unwrap());
+}
+
+/// The regression of issue 10: a broken file chosen after a good one showed its error under the
+/// good file's header and tab title.
+#[test]
+fn r10_switching_to_a_broken_file_clears_the_previous_header_and_title() {
+    let dir = TempDir::new("browser-switch-broken");
+    let good = dir.join("good.json");
+    sessions::save(&sessions::two_threads(), &good);
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, br#"{"format": "prof-session", "version": 2, "#).unwrap();
+    let served = Served::start(&[&good, &broken], &["--port", "0"]);
+    let browser = Browser::start("switch-broken", 1000, 600, 1.0);
+    open(&browser, &served);
+    assert!(text(&browser, "#meta").contains("demo-app"));
+    browser.eval(
+        "const s = document.getElementById('file'); s.value = '1'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'error'",
+        LOAD,
+        "the broken file's error",
+    );
+    assert_eq!(
+        text(&browser, "#meta"),
+        "",
+        "no header of the previous file"
+    );
+    let title = browser.eval("return document.title;", json!([]));
+    assert_eq!(title, json!("prof: broken.json (error)"));
+    assert_eq!(
+        browser.eval(
+            "return document.querySelectorAll('#top-table tbody tr').length;",
+            json!([])
+        ),
+        json!(0)
+    );
+    browser.screenshot("11-switched-to-broken");
+}
+
+/// The regression of issue 10: choosing a small file while a large one was still loading ended
+/// with the selector naming the small file and the page showing the large one.
+#[test]
+fn r10_switching_files_mid_load_shows_the_file_chosen_last() {
+    let dir = TempDir::new("browser-switch-race");
+    let first = dir.join("first.json");
+    sessions::save(&sessions::two_threads(), &first);
+    let big = dir.join("big.json");
+    sessions::save(&sessions::large(400_000), &big);
+    let mut small = sessions::two_threads();
+    small.meta.program = "small-app".into();
+    let last = dir.join("small.json");
+    sessions::save(&small, &last);
+    let served = Served::start(&[&first, &big, &last], &["--port", "0"]);
+    let browser = Browser::start("switch-race", 1000, 600, 1.0);
+    open(&browser, &served);
+    // Choose the large file, then the small one before the large one has loaded.
+    browser.eval(
+        "const s = document.getElementById('file');
+         s.value = '1'; s.dispatchEvent(new Event('change'));
+         s.value = '2'; s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the small file",
+    );
+    // Give the large file time to arrive, had its load not been cancelled.
+    std::thread::sleep(Duration::from_secs(4));
+    let meta = text(&browser, "#meta");
+    assert!(meta.contains("small-app"), "{meta}");
+    assert!(!meta.contains("big-app"), "{meta}");
+    assert_eq!(
+        browser.eval("return document.getElementById('file').value;", json!([])),
+        json!("2")
+    );
+    assert_eq!(
+        browser.eval("return document.title;", json!([])),
+        json!("prof: small.json")
+    );
+    browser.screenshot("12-switched-mid-load");
+}
+
+/// The regression of issue 10: a search whose only match lay inside a merged sub-pixel block
+/// reported a share and highlighted nothing, and clicking the block did nothing.
+#[test]
+fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
+    let dir = TempDir::new("browser-slivers");
+    let file = dir.join("slivers.json");
+    sessions::save(&sessions::needle_in_slivers(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("slivers", 1000, 600, 1.0);
+    open(&browser, &served);
+    assert_eq!(
+        browser.eval(
+            "return window.profViewer.framesNamed('needle').length;",
+            json!([])
+        ),
+        json!(0),
+        "needle is inside a merged block"
+    );
+    browser.type_into(&browser.find("#search"), "needle");
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search result",
+    );
+    eventually("the merged block holding needle to be highlighted", || {
+        highlighted(&browser) > 0
+    });
+    browser.screenshot("13-match-in-slivers");
+    // Click the merged block: it zooms into the heaviest frame it stands for.
+    let merged = browser.eval(
+        "const l = window.profViewer.layout;
+         for (let i = 0; i < l.count; i++) {
+           if (l.func[i] === l.merged) return window.profViewer.flame.frameRect(i);
+         }
+         return null;",
+        json!([]),
+    );
+    assert!(merged.is_object(), "a merged block is drawn");
+    let canvas = browser.find("#flame-canvas");
+    browser.pointer_at(
+        &canvas,
+        merged["x"].as_f64().unwrap() + merged["width"].as_f64().unwrap() / 2.0,
+        merged["y"].as_f64().unwrap() + 5.0,
+        true,
+    );
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 3",
+        LOAD,
+        "the zoom into the merged block",
+    );
+    let crumbs = breadcrumbs(&browser);
+    assert!(crumbs[2].starts_with("tiny_"), "{crumbs:?}");
+}
+
+/// The regression of issue 10: Escape in the search box also reset the zoom.
+#[test]
+fn r10_escape_in_the_search_box_clears_only_the_search() {
+    let dir = TempDir::new("browser-escape");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("escape", 1000, 600, 1.0);
+    open(&browser, &served);
+    let compute = frame_of(&browser, "compute");
+    browser.pointer_at(
+        &browser.find("#flame-canvas"),
+        compute["x"].as_f64().unwrap() + 5.0,
+        compute["y"].as_f64().unwrap() + 5.0,
+        true,
+    );
+    browser.wait_for(
+        "[...document.querySelectorAll('#breadcrumbs button')].pop()?.textContent === 'compute'",
+        LOAD,
+        "the zoom",
+    );
+    let search = browser.find("#search");
+    browser.click(&search);
+    browser.type_into(&search, "hot");
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search result",
+    );
+    browser.press_key(ESCAPE);
+    browser.wait_for(
+        "document.getElementById('search').value === ''",
+        LOAD,
+        "the search to clear",
+    );
+    assert_eq!(text(&browser, "#search-result"), "");
+    assert_eq!(
+        breadcrumbs(&browser),
+        ["all", "main", "compute"],
+        "the zoom stays"
+    );
+}
+
+/// The URL fragment holds the view: a copied URL opens the same threads, zoom and search, and
+/// back and forward step through the changes.
+#[test]
+fn the_url_fragment_holds_the_view_state() {
+    let dir = TempDir::new("browser-url-state");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("url-state", 1000, 600, 1.0);
+    browser.goto(&format!(
+        "{}#threads=0&zoom=main%1Fcompute&search=hot_",
+        served.url
+    ));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search from the URL",
+    );
+    assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
+    assert_eq!(
+        browser.eval("return document.getElementById('search').value;", json!([])),
+        json!("hot_")
+    );
+    assert!(thread_options(&browser)[0]
+        .1
+        .starts_with("1 of 2 threads: 93 samples"));
+    browser.screenshot("14-from-url");
+
+    // A change is a new history entry; back restores the view before it.
+    browser.press_key(ESCAPE); // the zoom (nothing is selected)
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 1",
+        LOAD,
+        "Escape to reset the zoom",
+    );
+    assert!(!browser
+        .eval("return location.hash;", json!([]))
+        .as_str()
+        .unwrap()
+        .contains("zoom="));
+    browser.eval("history.back();", json!([]));
+    browser.wait_for(
+        "document.querySelectorAll('#breadcrumbs button').length === 3",
+        LOAD,
+        "back to restore the zoom",
+    );
+    // A reload shows the same view.
+    browser.eval("window.beforeReload = true; location.reload();", json!([]));
+    browser.wait_for(
+        "!window.beforeReload && document.body.dataset.state === 'ready' && document.querySelectorAll('#breadcrumbs button').length === 3",
+        LOAD,
+        "the reloaded view",
+    );
+    assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
+}
+
+/// A time range in the URL selects the samples every view shows.
+#[test]
+fn a_range_in_the_url_selects_the_samples() {
+    let dir = TempDir::new("browser-range");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("range", 1000, 600, 1.0);
+    // The first 50 samples (one per millisecond from 0) are all main;compute;hot_loop.
+    browser.goto(&format!("{}#range=0-{}", served.url, 50 * MS));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    let rows = table_rows(&browser, 10);
+    assert_eq!(rows[0][0], "hot_loop");
+    assert_eq!(rows[0][2], "100.0%", "{rows:?}");
+    assert!(rows.iter().all(|r| r[0] != "tokenize"), "{rows:?}");
 }

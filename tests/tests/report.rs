@@ -54,7 +54,7 @@ fn report_prints_the_top_functions_by_self_weight() {
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(
-            text.starts_with("demo: cpu mode, 10 samples, 100.0 ms total"),
+            text.starts_with("demo: cpu mode, 10 samples, showing cpu (nanoseconds), 100 ms total"),
             "{text}"
         );
         assert_eq!(frames(&out), ["parse", "work", "start", "main"]);
@@ -79,7 +79,7 @@ fn report_sorts_by_total_limits_rows_and_filters_threads() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(frames(&out), ["work", "start"]);
     assert!(
-        stdout(&out).contains("4 samples, 40.0 ms total"),
+        stdout(&out).contains("4 samples, showing cpu (nanoseconds), 40.0 ms total"),
         "{}",
         stdout(&out)
     );
@@ -163,10 +163,10 @@ fn broken_files_get_one_line_and_exit_code_2() {
         &write(
             &dir,
             "newer.json",
-            text.replacen("\"version\":1", "\"version\":2", 1)
+            text.replacen("\"version\":2", "\"version\":3", 1)
                 .as_bytes(),
         ),
-        "version 2 is newer than this prof reads (version 1)",
+        "version 3 is newer than this prof reads (version 2)",
     );
     refused(
         &write(

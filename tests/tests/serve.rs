@@ -142,9 +142,19 @@ fn the_served_viewer_is_the_current_source() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let web = root.join("web");
     let mut files = 0;
-    for entry in std::fs::read_dir(&web).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    // Every file under web/, subfolders (such as views/) included.
+    let mut paths = vec![web.clone()];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let name = path
+            .strip_prefix(&web)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
         let served_bytes = get(&format!("{}{name}", served.url), false);
         assert_eq!(served_bytes.status_code, 200, "{name}");
         assert!(

@@ -6,10 +6,12 @@
 
 mod layout;
 mod profile;
+mod trees;
 mod view;
 
 pub use layout::FlameLayout;
 pub use profile::{Profile, SearchResult};
+pub use trees::{Sandwich, TreeTable};
 
 use wasm_bindgen::prelude::*;
 
@@ -17,4 +19,24 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(js_name = profVersion)]
 pub fn prof_version() -> String {
     prof::VERSION.to_owned()
+}
+
+/// What the page shows while a profile loads: `Fetching 12.3 MiB of 45.6 MiB (27.0%)`, or
+/// without the total when it is unknown (0).
+#[wasm_bindgen(js_name = loadProgressText)]
+pub fn load_progress_text(received: f64, total: f64) -> String {
+    use prof::aggregate::{format_percent, format_weight};
+    use prof::session::{SampleType, Unit};
+    let bytes = SampleType::new("bytes", Unit::Bytes);
+    let (received, total) = (received as u64, total as u64);
+    if total == 0 {
+        format!("Fetching {}", format_weight(&bytes, received))
+    } else {
+        format!(
+            "Fetching {} of {} ({})",
+            format_weight(&bytes, received),
+            format_weight(&bytes, total),
+            format_percent(received.min(total), total)
+        )
+    }
 }

@@ -1,8 +1,12 @@
 //! [`Profile`]: one loaded session and the current call tree, as the page sees it.
 
 use crate::layout::FlameLayout;
-use crate::view::{crumbs, Meta, NodeInfo, ThreadEntry, TopEntry};
-use prof::aggregate::{CallTree, Filter, NodeId, SortBy};
+use crate::view::{
+    all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
+};
+use prof::aggregate::{
+    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy,
+};
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
 
@@ -10,8 +14,43 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Profile {
-    session: Session,
-    tree: CallTree,
+    pub(crate) session: Session,
+    /// The call tree of the samples the view selects.
+    pub(crate) tree: CallTree,
+    /// What selects the samples.
+    pub(crate) view: ViewSpec,
+    /// Functions to highlight in layouts (one byte per function id), if any.
+    pub(crate) highlight: Option<Vec<u8>>,
+}
+
+/// What selects the samples every view shows, as the page's state says it (JSON).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct ViewSpec {
+    /// Thread indices, `None` for all threads.
+    pub threads: Option<Vec<u32>>,
+    /// Only samples with `from <= time_ns < to`, `None` for the whole session.
+    pub range: Option<(u64, u64)>,
+}
+
+impl ViewSpec {
+    /// The core's filter for this view, checked against `session`.
+    fn filter(&self, session: &Session) -> Result<Filter, String> {
+        let mut filter = Filter::all();
+        if let Some(threads) = &self.threads {
+            if let Some(i) = threads
+                .iter()
+                .find(|&&i| i as usize >= session.threads.len())
+            {
+                return Err(format!("no thread {i}"));
+            }
+            filter = filter.threads(threads.iter().copied().map(ThreadIdx));
+        }
+        if let Some((from, to)) = self.range {
+            filter = filter.time_range(from, to);
+        }
+        Ok(filter)
+    }
 }
 
 /// What a search matched.
@@ -21,6 +60,7 @@ pub struct SearchResult {
     mask: Vec<u8>,
     weight: u64,
     fraction: f64,
+    text: String,
 }
 
 fn to_json(value: &impl serde::Serialize) -> String {
@@ -46,7 +86,48 @@ impl Profile {
         let session = prof::session::read(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
         let tree = CallTree::new(&session, &Filter::all());
-        Ok(Profile { session, tree })
+        Ok(Profile {
+            session,
+            tree,
+            view: ViewSpec::default(),
+            highlight: None,
+        })
+    }
+
+    /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.
+    #[wasm_bindgen(js_name = allThreadsLabel)]
+    pub fn all_threads_label(&self) -> String {
+        all_threads_label(&self.session)
+    }
+
+    /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
+    #[wasm_bindgen(js_name = threadsLabel)]
+    pub fn threads_label(&self) -> String {
+        threads_label(&self.session, self.view.threads.as_deref())
+    }
+
+    /// `weight` as the core formats it in this session's unit (`4.70 s`).
+    #[wasm_bindgen(js_name = weightText)]
+    pub fn weight_text(&self, weight: f64) -> String {
+        format_weight(&self.session.meta.sample_type, weight as u64)
+    }
+
+    /// `weight` as a share of everything shown (the current threads), `12.3%`.
+    #[wasm_bindgen(js_name = shareText)]
+    pub fn share_text(&self, weight: f64) -> String {
+        format_percent(weight as u64, self.tree.total_weight(self.tree.root()))
+    }
+
+    /// Highlights the functions set in `mask` (one byte per function id) in later layouts.
+    #[wasm_bindgen(js_name = setHighlight)]
+    pub fn set_highlight(&mut self, mask: Vec<u8>) {
+        self.highlight = Some(mask);
+    }
+
+    /// Highlights nothing in later layouts.
+    #[wasm_bindgen(js_name = clearHighlight)]
+    pub fn clear_highlight(&mut self) {
+        self.highlight = None;
     }
 
     /// The header's facts, as JSON.
@@ -67,16 +148,37 @@ impl Profile {
         to_json(&ThreadEntry::all(&self.session))
     }
 
-    /// Shows one thread (its index), or all threads merged (-1).
-    #[wasm_bindgen(js_name = setThread)]
-    pub fn set_thread(&mut self, index: i32) -> Result<(), JsError> {
-        let filter = match usize::try_from(index) {
-            Err(_) => Filter::all(),
-            Ok(i) if i < self.session.threads.len() => Filter::all().threads([ThreadIdx(i as u32)]),
-            Ok(i) => return Err(JsError::new(&format!("no thread {i}"))),
-        };
+    /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
+    /// "range": [from_ns, to_ns] or null}` (absent keys: everything).
+    #[wasm_bindgen(js_name = setView)]
+    pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
+        let view: ViewSpec =
+            serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
+        let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         self.tree = CallTree::new(&self.session, &filter);
+        self.view = view;
         Ok(())
+    }
+
+    /// The node reached from the root by following function names (a JSON array), as far as
+    /// they lead: a zoom kept across thread and file changes by names, not node ids.
+    #[wasm_bindgen(js_name = nodeByPath)]
+    pub fn node_by_path(&self, names_json: &str) -> Result<u32, JsError> {
+        let names: Vec<String> = serde_json::from_str(names_json)
+            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let mut node = self.tree.root();
+        for name in &names {
+            match self
+                .tree
+                .children(node)
+                .iter()
+                .find(|&&c| self.tree.name(&self.session, c) == name)
+            {
+                Some(&child) => node = child,
+                None => break,
+            }
+        }
+        Ok(node.0)
     }
 
     /// The call tree's root node.
@@ -85,9 +187,31 @@ impl Profile {
         self.tree.root().0
     }
 
-    /// The flame graph of the subtree at `root` for a canvas `pixels` wide.
-    pub fn layout(&self, root: u32, pixels: f64) -> Result<FlameLayout, JsError> {
-        Ok(FlameLayout::compute(&self.tree, self.node(root)?, pixels))
+    /// The flame graph of the subtree at `root` for a canvas `pixels` wide, showing the part
+    /// `[from, to)` of the root's width (fractions), siblings heaviest first when `left_heavy`.
+    pub fn layout(
+        &self,
+        root: u32,
+        pixels: f64,
+        from: f64,
+        to: f64,
+        left_heavy: bool,
+    ) -> Result<FlameLayout, JsError> {
+        let view = crate::layout::View {
+            order: if left_heavy {
+                FlameOrder::HeaviestFirst
+            } else {
+                FlameOrder::Name
+            },
+            window: (from, to),
+        };
+        Ok(FlameLayout::compute(
+            &self.tree,
+            self.node(root)?,
+            pixels,
+            self.highlight.as_deref(),
+            view,
+        ))
     }
 
     /// The `n` heaviest functions by `sort` (`"self"` or `"total"`), as JSON.
@@ -133,8 +257,14 @@ impl Profile {
             mask[func.index()] = 1;
         }
         let whole = self.tree.total_weight(self.tree.root());
+        let text = format!(
+            "matched {} ({})",
+            format_percent(matches.weight, whole),
+            format_weight(&self.session.meta.sample_type, matches.weight)
+        );
         Ok(SearchResult {
             mask,
+            text,
             weight: matches.weight,
             fraction: if whole == 0 {
                 0.0
@@ -162,5 +292,11 @@ impl SearchResult {
     #[wasm_bindgen(getter)]
     pub fn fraction(&self) -> f64 {
         self.fraction
+    }
+
+    /// What the page says about it: `matched 12.3% (4.70 s)`.
+    #[wasm_bindgen(getter)]
+    pub fn text(&self) -> String {
+        self.text.clone()
     }
 }

@@ -1,45 +1,110 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
-use prof::aggregate::{format_percent, format_weight, thread_totals, CallTree, NodeId, TopRow};
-use prof::session::Session;
+use prof::aggregate::{
+    format_percent, format_weight, thousands, thread_totals, CallTree, NodeId, TopRow,
+};
+use prof::session::{SampleType, Session, Unit};
 use serde::Serialize;
 
-/// The header's facts.
+/// The header's facts, as numbers and as the texts the page shows (formatted by `prof`'s
+/// core, like every string the page shows).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta<'a> {
     pub program: &'a str,
     pub start_time: &'a str,
     pub duration_ns: u64,
-    pub samples: usize,
+    pub samples: u64,
     pub dropped: u64,
-    pub achieved_rate_hz: f64,
     pub timer: &'a str,
     pub mode: &'a str,
     pub unit: &'a str,
     pub total_weight: u64,
+    /// `2026-11-22 10:00:00`, or `unknown`.
+    pub date_text: String,
+    /// `1.30 s`.
+    pub duration_text: String,
+    /// `1,234`.
+    pub samples_text: String,
+    /// `0`.
+    pub dropped_text: String,
+    /// `1000 Hz`, or `unknown`.
+    pub rate_text: String,
+    /// What the weights measure: `cpu (nanoseconds)`.
+    pub type_text: String,
 }
 
 impl<'a> Meta<'a> {
     pub fn of(session: &'a Session) -> Self {
         let meta = &session.meta;
+        let time = SampleType::new("time", Unit::Nanoseconds);
+        let date_text = match meta.start_time.split_once('T') {
+            Some((day, clock)) => {
+                let clock = clock.trim_end_matches('Z');
+                let clock = clock.split_once('.').map_or(clock, |(whole, _)| whole);
+                format!("{day} {clock}")
+            }
+            None if meta.start_time.is_empty() => "unknown".to_owned(),
+            None => meta.start_time.clone(),
+        };
         Meta {
             program: &meta.program,
             start_time: &meta.start_time,
             duration_ns: meta.duration_ns,
             samples: session.sample_count(),
             dropped: meta.dropped_samples,
-            achieved_rate_hz: if meta.achieved_interval_ns > 0 {
-                1e9 / meta.achieved_interval_ns as f64
-            } else {
-                0.0
-            },
             timer: &meta.timer,
             mode: meta.mode.name(),
-            unit: meta.mode.weight_unit(),
+            unit: meta.sample_type.unit.name(),
             total_weight: session.total_weight(),
+            date_text,
+            duration_text: format_weight(&time, meta.duration_ns),
+            samples_text: thousands(session.sample_count()),
+            dropped_text: thousands(meta.dropped_samples),
+            rate_text: match meta.achieved_interval_ns {
+                0 => "unknown".to_owned(),
+                ns => format!("{} Hz", thousands((1e9 / ns as f64).round() as u64)),
+            },
+            type_text: format!(
+                "{} ({})",
+                meta.sample_type.name,
+                meta.sample_type.unit.name()
+            ),
         }
     }
+}
+
+/// `1 sample`, `1,234 samples`.
+fn samples_text(n: u64) -> String {
+    format!("{} sample{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// The thread selector's first entry: `All threads (4): 1,234 samples`.
+pub fn all_threads_label(session: &Session) -> String {
+    format!(
+        "All threads ({}): {}",
+        session.threads.len(),
+        samples_text(session.sample_count())
+    )
+}
+
+/// What the thread selector says is shown: every thread (`None`), or `2 of 4 threads: 1,234
+/// samples`.
+pub fn threads_label(session: &Session, shown: Option<&[u32]>) -> String {
+    let Some(shown) = shown else {
+        return all_threads_label(session);
+    };
+    let samples: u64 = thread_totals(session)
+        .iter()
+        .filter(|t| shown.contains(&t.thread.0))
+        .map(|t| t.samples)
+        .sum();
+    format!(
+        "{} of {} threads: {}",
+        shown.len(),
+        session.threads.len(),
+        samples_text(samples)
+    )
 }
 
 /// One entry of the thread selector, with the thread's share of the samples.
@@ -55,6 +120,8 @@ pub struct ThreadEntry<'a> {
     pub weight: u64,
     /// `samples` as a percentage of all samples, formatted as `prof report` formats shares.
     pub samples_pct: String,
+    /// The selector's text: `worker [101]: 1,234 samples (12.3%)`.
+    pub label: String,
 }
 
 impl<'a> ThreadEntry<'a> {
@@ -66,13 +133,26 @@ impl<'a> ThreadEntry<'a> {
             .iter()
             .map(|total| {
                 let thread = &session.threads[total.thread.index()];
+                let name = session.str(thread.name);
+                let samples_pct = format_percent(total.samples, all_samples);
+                let label = format!(
+                    "{}[{}]: {} ({samples_pct})",
+                    if name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{name} ")
+                    },
+                    thread.tid,
+                    samples_text(total.samples)
+                );
                 ThreadEntry {
                     index: total.thread.index(),
                     tid: thread.tid,
-                    name: session.str(thread.name),
+                    name,
                     samples: total.samples,
                     weight: total.weight,
-                    samples_pct: format_percent(total.samples, all_samples),
+                    samples_pct,
+                    label,
                 }
             })
             .collect()
@@ -98,7 +178,7 @@ pub struct TopEntry<'a> {
 
 impl<'a> TopEntry<'a> {
     pub fn of(session: &Session, row: &'a TopRow, whole: u64) -> Self {
-        let mode = session.meta.mode;
+        let sample_type = &session.meta.sample_type;
         let fraction = |w: u64| {
             if whole == 0 {
                 0.0
@@ -113,8 +193,8 @@ impl<'a> TopEntry<'a> {
             total: row.total_weight,
             self_fraction: fraction(row.self_weight),
             total_fraction: fraction(row.total_weight),
-            self_text: format_weight(mode, row.self_weight),
-            total_text: format_weight(mode, row.total_weight),
+            self_text: format_weight(sample_type, row.self_weight),
+            total_text: format_weight(sample_type, row.total_weight),
             self_pct: format_percent(row.self_weight, whole),
             total_pct: format_percent(row.total_weight, whole),
         }
@@ -132,6 +212,10 @@ pub struct NodeInfo<'a> {
     pub total: u64,
     pub self_fraction: f64,
     pub total_fraction: f64,
+    pub self_text: String,
+    pub total_text: String,
+    pub self_pct: String,
+    pub total_pct: String,
 }
 
 impl<'a> NodeInfo<'a> {
@@ -159,6 +243,10 @@ impl<'a> NodeInfo<'a> {
             total: tree.total_weight(node),
             self_fraction: fraction(tree.self_weight(node)),
             total_fraction: fraction(tree.total_weight(node)),
+            self_text: format_weight(&session.meta.sample_type, tree.self_weight(node)),
+            total_text: format_weight(&session.meta.sample_type, tree.total_weight(node)),
+            self_pct: format_percent(tree.self_weight(node), whole),
+            total_pct: format_percent(tree.total_weight(node), whole),
         }
     }
 }

@@ -88,7 +88,7 @@ impl StackWeights {
             }
             let s = samples.stack[i].index();
             out.weight[s] = out.weight[s].saturating_add(samples.weight[i]);
-            out.count[s] += 1;
+            out.count[s] = out.count[s].saturating_add(samples.multiplicity(i));
         }
         out
     }
@@ -130,5 +130,17 @@ mod tests {
         assert_eq!(total(Filter::all().threads([main]).time_range(10, 20)), 2);
         let w = StackWeights::compute(&session, &Filter::all());
         assert_eq!(w.count[s.index()], 4);
+    }
+
+    #[test]
+    fn rows_standing_for_several_samples_count_as_that_many() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_samples(s, t, 0, 200, 200);
+        b.push_sample(s, t, 0, 1);
+        let w = StackWeights::compute(&b.finish(), &Filter::all());
+        assert_eq!((w.count[s.index()], w.weight[s.index()]), (201, 201));
     }
 }

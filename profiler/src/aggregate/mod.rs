@@ -11,6 +11,9 @@
 mod diff;
 mod filter;
 mod flame;
+mod format;
+mod inverted;
+mod listing;
 mod sandwich;
 mod search;
 mod table;
@@ -21,9 +24,11 @@ mod tree;
 
 pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
-pub use flame::Rect;
+pub use flame::{FlameOptions, FlameOrder, Rect};
+pub use format::{format_percent, format_weight, format_weight_named, thousands};
+pub use listing::{Column, TableOrder};
 pub use search::SearchMatch;
-pub use table::{format_percent, format_weight, TopTable};
+pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};

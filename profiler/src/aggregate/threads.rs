@@ -27,9 +27,9 @@ pub fn thread_totals(session: &Session) -> Vec<ThreadTotal> {
         })
         .collect();
     let samples = &session.samples;
-    for (thread, &weight) in samples.thread.iter().zip(&samples.weight) {
+    for (i, (thread, &weight)) in samples.thread.iter().zip(&samples.weight).enumerate() {
         if let Some(total) = totals.get_mut(thread.index()) {
-            total.samples += 1;
+            total.samples = total.samples.saturating_add(samples.multiplicity(i));
             total.weight = total.weight.saturating_add(weight);
         }
     }

@@ -52,12 +52,7 @@ pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -
         .enumerate()
         .map(|(i, f)| (f.func, i))
         .collect();
-    let counts = super::weights_are_counts(session);
-    let mode = session.meta.mode;
-    let label = |w: u64| match counts {
-        true => w.to_string(),
-        false => format_weight(mode, w),
-    };
+    let label = |w: u64| format_weight(&session.meta.sample_type, w);
     let pct = |w: u64| {
         if all == 0 {
             0.0
@@ -183,7 +178,7 @@ mod tests {
         };
         // work is reached with 420 (hot) + 80 (other line) = 500 ns of 550: 909 per mille.
         let main_work = edge(main, work).unwrap();
-        assert!(main_work.contains("label=\"0.0 ms\", weight=909,"), "{out}");
+        assert!(main_work.contains("label=\"500 ns\", weight=909,"), "{out}");
         assert!(
             edge(work, hash).unwrap().contains("weight=764,"),
             "420 of 550: {out}"

@@ -29,9 +29,3 @@ pub fn title(session: &Session) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
-
-/// True when the session's weights are plain counts of unknown unit (folded stacks imported from
-/// another tool), not the nanoseconds or bytes its [`Mode`](crate::Mode) names.
-pub fn weights_are_counts(session: &Session) -> bool {
-    session.meta.timer == crate::import::folded::FOLDED_TIMER
-}

@@ -5,6 +5,7 @@
 //! line. The annotation itself is pure: the source text comes from a function the caller gives
 //! ([`write_source`]); [`write_source_from_disk`] (native only) reads it from the file system.
 
+use crate::aggregate::{format_percent, format_weight};
 use crate::session::{Session, StackId, StrId};
 use crate::Result;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -69,15 +70,15 @@ pub fn write_source(
     mut source: impl FnMut(&str) -> Option<String>,
     mut out: impl Write,
 ) -> Result<()> {
-    let all = session.total_weight().max(1);
-    let pct = |w: u64| 100.0 * w as f64 / all as f64;
-    let unit = session.meta.mode.weight_unit();
+    let all = session.total_weight();
+    let pct = |w: u64| format_percent(w, all);
+    let weight = |w: u64| format_weight(&session.meta.sample_type, w);
     for file in line_weights(session).into_iter().take(max_files) {
         writeln!(
             out,
-            "== {} ({} {unit}, {:.1}%) ==",
+            "== {} ({}, {}) ==",
             file.file,
-            file.total,
+            weight(file.total),
             pct(file.total)
         )?;
         writeln!(out, "{:>22} {:>22} | line | source", "total", "self")?;
@@ -98,8 +99,10 @@ pub fn write_source(
                 .unwrap_or_default();
             let row = match file.lines.get(&line) {
                 Some(&(own, total)) => format!(
-                    "{total:>12} ({:>5.1}%) {own:>12} ({:>5.1}%) | {line:>4} | {code}",
+                    "{:>12} ({:>6}) {:>12} ({:>6}) | {line:>4} | {code}",
+                    weight(total),
                     pct(total),
+                    weight(own),
                     pct(own)
                 ),
                 None => format!("{:>45} | {line:>4} | {code}", ""),
@@ -163,12 +166,15 @@ mod tests {
         write_source(&session, 5, |_| Some(text.clone()), &mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(
-            out.starts_with("== src/main.rs (550 nanoseconds, 100.0%) =="),
+            out.starts_with("== src/main.rs (550 ns, 100.0%) =="),
             "{out}"
         );
         let line20 = out.lines().find(|l| l.contains("|   20 |")).unwrap();
         assert!(line20.ends_with("code line 20"), "{line20}");
-        assert!(line20.trim_start().starts_with("420 ( 76.4%)"), "{line20}");
+        assert!(
+            line20.trim_start().starts_with("420 ns ( 76.4%)"),
+            "{line20}"
+        );
         assert!(
             out.contains("|    1 | code line 1\n"),
             "context before line 3: {out}"

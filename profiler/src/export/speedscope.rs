@@ -5,7 +5,7 @@
 //! speedscope keys frames by name, file and line, so keeping the sampled line would split one
 //! function into a node per line in its flame graph.
 
-use crate::session::{Session, StackId, StrId, ThreadIdx};
+use crate::session::{Session, StackId, StrId, ThreadIdx, Unit};
 use crate::Result;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -77,9 +77,11 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
             last_path[thread] = Some(path);
         }
     }
-    let unit = match super::weights_are_counts(session) {
-        true => "none",
-        false => session.meta.mode.weight_unit(),
+    // speedscope's units: nanoseconds, bytes, or "none" for counts.
+    let unit = match session.meta.sample_type.unit {
+        Unit::Nanoseconds => "nanoseconds",
+        Unit::Bytes => "bytes",
+        _ => "none",
     };
     let mut profiles = Vec::new();
     for (t, (paths, weights)) in per_thread.into_iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Flame graph SVG drawn by the `inferno` crate (native only): searchable (Ctrl+F) and zoomable
 //! (click a frame) in a browser, titled with the session's program and arguments.
 
-use crate::session::Session;
+use crate::aggregate::thousands;
+use crate::session::{Session, Unit};
 use crate::{Error, Result};
 use inferno::flamegraph::{self, Options};
 use std::io::Write;
@@ -21,9 +22,9 @@ pub fn write_svg(session: &Session, out: impl Write) -> Result<()> {
     let mut options = Options::default();
     options.title = super::title(session);
     options.subtitle = Some(subtitle(session));
-    options.count_name = match super::weights_are_counts(session) {
-        true => "samples".to_owned(),
-        false => session.meta.mode.weight_unit().to_owned(),
+    options.count_name = match session.meta.sample_type.unit {
+        Unit::Count => session.meta.sample_type.name.clone(),
+        unit => unit.name().to_owned(),
     };
     flamegraph::from_lines(&mut options, folded.lines(), out)?;
     Ok(())
@@ -35,7 +36,7 @@ fn subtitle(session: &Session) -> String {
     let mut text = format!(
         "{} profile, {} samples, {} threads",
         meta.mode.name(),
-        session.sample_count(),
+        thousands(session.sample_count()),
         session.threads.len()
     );
     if !meta.start_time.is_empty() {

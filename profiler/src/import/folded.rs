@@ -1,7 +1,7 @@
 //! Folded stacks in: `root;...;leaf weight`, one line per stack, as flamegraph.pl and inferno
 //! write them. Each line becomes one sample on a single thread named `all`.
 
-use crate::session::{FrameId, Metadata, Session, SessionBuilder, ThreadIdx};
+use crate::session::{FrameId, Metadata, SampleType, Session, SessionBuilder, ThreadIdx};
 use crate::{Error, Result};
 use std::io::BufRead;
 use std::path::Path;
@@ -21,16 +21,25 @@ pub(crate) enum RootFrame {
 
 /// Reads folded stacks from `input`; `path` only names the input in errors.
 pub fn read_folded(input: impl BufRead, path: &Path) -> Result<Session> {
-    read_lines(input, path, RootFrame::Frame, FOLDED_TIMER)
+    read_lines(
+        input,
+        path,
+        RootFrame::Frame,
+        FOLDED_TIMER,
+        SampleType::samples(),
+    )
 }
 
-/// Reads folded lines into a session whose `timer` is `timer`.
+/// Reads folded lines into a session whose `timer` is `timer` and whose weights are of
+/// `sample_type`. When those are counts of samples, each line stands for that many samples.
 pub(crate) fn read_lines(
     input: impl BufRead,
     path: &Path,
     root: RootFrame,
     timer: &str,
+    sample_type: SampleType,
 ) -> Result<Session> {
+    let counts_samples = sample_type == SampleType::samples();
     let bad = |line: usize, message: String| Error::BadInput {
         path: path.to_owned(),
         message: format!("line {line}: {message}"),
@@ -38,6 +47,7 @@ pub(crate) fn read_lines(
     let mut b = SessionBuilder::new(Metadata {
         timer: timer.to_owned(),
         prof_version: crate::VERSION.to_owned(),
+        sample_type,
         ..Metadata::default()
     });
     let mut all: Option<ThreadIdx> = None;
@@ -72,7 +82,8 @@ pub(crate) fn read_lines(
         let Some(leaf) = b.intern_stack_path(&frames) else {
             return Err(bad(n, "the stack has no frames".into()));
         };
-        b.push_sample(leaf, thread, 0, weight);
+        let multiplicity = if counts_samples { weight } else { 1 };
+        b.push_samples(leaf, thread, 0, weight, multiplicity);
     }
     let session = b.finish();
     if session.samples.is_empty() {
@@ -102,7 +113,9 @@ mod tests {
     #[test]
     fn each_line_is_a_weighted_root_first_stack() {
         let s = read("main;work;hash 30\nmain;idle 5\n\nmain;work;hash 2\n").unwrap();
-        assert_eq!(s.sample_count(), 3);
+        assert_eq!(s.samples.len(), 3);
+        // Folded weights are counts of samples: 37 samples in 3 lines.
+        assert_eq!(s.sample_count(), 37);
         assert_eq!(s.total_weight(), 37);
         assert_eq!(s.meta.timer, FOLDED_TIMER);
         let leaf = s.samples.stack[0];
@@ -136,7 +149,14 @@ mod tests {
     #[test]
     fn a_thread_root_frame_becomes_the_thread() {
         let input = "my-app-12/14;main;work 3\nmy-app-12/15;main 1\n";
-        let s = read_lines(input.as_bytes(), Path::new("p"), RootFrame::Thread, "t").unwrap();
+        let s = read_lines(
+            input.as_bytes(),
+            Path::new("p"),
+            RootFrame::Thread,
+            "t",
+            SampleType::samples(),
+        )
+        .unwrap();
         assert_eq!(s.threads.len(), 2);
         assert_eq!(s.threads[0].tid, 14);
         assert_eq!(s.str(s.threads[0].name), "my-app");

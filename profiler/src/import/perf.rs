@@ -2,7 +2,7 @@
 //! frame names the thread (`comm-pid/tid`), then read as folded stacks.
 
 use super::folded::{read_lines, RootFrame};
-use crate::session::Session;
+use crate::session::{SampleType, Session, Unit};
 use crate::{Error, Result};
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
@@ -30,7 +30,16 @@ pub fn read_perf_script(input: impl BufRead, path: &Path) -> Result<Session> {
             message: "no samples found in the perf script output".into(),
         });
     }
-    read_lines(&folded[..], path, RootFrame::Thread, PERF_TIMER)
+    // inferno's collapser sums the periods, which for perf's default cpu-clock event are
+    // nanoseconds.
+    let sample_type = SampleType::new("cpu", Unit::Nanoseconds);
+    read_lines(
+        &folded[..],
+        path,
+        RootFrame::Thread,
+        PERF_TIMER,
+        sample_type,
+    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! `thread_name`/`tid`), else all samples are on one thread named `all`.
 
 use crate::export::pprof::proto;
-use crate::session::{FrameId, FrameSpec, Metadata, Mode, Session, SessionBuilder};
+use crate::session::{
+    FrameId, FrameSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
+};
 use crate::{Error, Result};
 use prost::Message;
 use std::collections::HashMap;
@@ -63,8 +65,9 @@ impl<'p> Importer<'p> {
             .ok_or_else(|| format!("string index {index} is out of range"))
     }
 
-    /// The index of the value used as weight, the factor it is multiplied by, and the mode.
-    fn weight_column(&self) -> Result<(usize, u64, Mode), String> {
+    /// The index of the value used as weight, the factor it is multiplied by, the mode and
+    /// what the weights then measure.
+    fn weight_column(&self) -> Result<(usize, u64, Mode, SampleType), String> {
         let types = &self.profile.sample_type;
         if types.is_empty() {
             return Err("the profile has no sample types".into());
@@ -75,20 +78,31 @@ impl<'p> Importer<'p> {
             (_, "nanoseconds") => Some(Mode::Cpu),
             _ => None,
         };
+        let sample_type = |kind: &str, unit: &str| {
+            let unit = match unit {
+                "nanoseconds" => Unit::Nanoseconds,
+                "bytes" => Unit::Bytes,
+                _ => Unit::Count,
+            };
+            SampleType::new(kind, unit)
+        };
         for (i, t) in types.iter().enumerate() {
-            if let Some(mode) = mode_of(self.string(t.r#type)?, self.string(t.unit)?) {
-                return Ok((i, 1, mode));
+            let (kind, unit) = (self.string(t.r#type)?, self.string(t.unit)?);
+            if let Some(mode) = mode_of(kind, unit) {
+                return Ok((i, 1, mode, sample_type(kind, unit)));
             }
         }
         // Counts only: scale by the period when it is a time.
         let period = u64::try_from(self.profile.period).unwrap_or(0);
         if let Some(pt) = self.profile.period_type {
-            let mode = mode_of(self.string(pt.r#type)?, self.string(pt.unit)?);
-            if let (Some(mode), true) = (mode, period > 0) {
-                return Ok((types.len() - 1, period, mode));
+            let (kind, unit) = (self.string(pt.r#type)?, self.string(pt.unit)?);
+            if let (Some(mode), true) = (mode_of(kind, unit), period > 0) {
+                return Ok((types.len() - 1, period, mode, sample_type(kind, unit)));
             }
         }
-        Ok((types.len() - 1, 1, Mode::Cpu))
+        let last = &types[types.len() - 1];
+        let last = sample_type(self.string(last.r#type)?, self.string(last.unit)?);
+        Ok((types.len() - 1, 1, Mode::Cpu, last))
     }
 
     fn run(mut self) -> Result<Session, String> {
@@ -100,7 +114,7 @@ impl<'p> Importer<'p> {
         {
             return Err("string_table[0] is not empty".into());
         }
-        let (column, factor, mode) = self.weight_column()?;
+        let (column, factor, mode, sample_type) = self.weight_column()?;
         let period_unit = match self.profile.period_type {
             Some(pt) => self.string(pt.unit)?,
             None => "",
@@ -114,6 +128,7 @@ impl<'p> Importer<'p> {
             },
             timer: PPROF_TIMER.into(),
             prof_version: crate::VERSION.into(),
+            sample_type,
             ..Metadata::default()
         };
         let mut path: Vec<FrameId> = Vec::new();
@@ -233,7 +248,7 @@ mod tests {
         assert_eq!(s.total_weight(), original.total_weight());
         let stacks = |s: &Session| {
             let mut v: Vec<SampleText> = Vec::new();
-            for i in 0..s.sample_count() {
+            for i in 0..s.samples.len() {
                 let t = &s.threads[s.samples.thread[i].index()];
                 let frames = s
                     .stack_frames(s.samples.stack[i])

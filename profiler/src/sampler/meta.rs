@@ -53,6 +53,7 @@ pub fn at_start(mode: Mode, requested_interval_ns: u64, timer: &str) -> Metadata
         achieved_interval_ns: 0,
         timer: timer.to_owned(),
         dropped_samples: 0,
+        sample_type: mode.sample_type(),
         prof_version: crate::VERSION.to_owned(),
     }
 }

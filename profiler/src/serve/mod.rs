@@ -18,6 +18,7 @@ mod routes;
 mod secret;
 mod server;
 mod stall;
+mod standalone;
 
 pub use browser::{open as open_browser, Opened};
 pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
@@ -25,3 +26,4 @@ pub use load::load_for_serving;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
 pub use stall::WRITE_STALL_TIMEOUT;
+pub use standalone::write_standalone_html;

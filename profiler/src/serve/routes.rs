@@ -115,6 +115,8 @@ pub(crate) struct Site {
 struct ListEntry<'a> {
     name: &'a str,
     url: String,
+    /// The session's JSON size in bytes (before compression), for the page's progress.
+    size: usize,
 }
 
 impl Site {
@@ -126,6 +128,7 @@ impl Site {
             .map(|(i, s)| ListEntry {
                 name: &s.name,
                 url: format!("session/{i}"),
+                size: s.json.len(),
             })
             .collect();
         let list = Bytes::from(serde_json::to_vec(&entries).map_err(std::io::Error::other)?);
@@ -329,7 +332,7 @@ mod tests {
         assert_eq!(list.status, 200);
         assert_eq!(
             list.body.to_vec(),
-            br#"[{"name":"a.json","url":"session/0"},{"name":"b.folded","url":"session/1"}]"#
+            br#"[{"name":"a.json","url":"session/0","size":11},{"name":"b.folded","url":"session/1","size":0}]"#
         );
 
         let gz = site.route("GET", &format!("/{SECRET}/session/0"), true);

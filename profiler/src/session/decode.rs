@@ -6,7 +6,10 @@
 
 use super::format::{FrameRow, Previous, SessionFile};
 use super::packed::{self, unzigzag};
-use super::{Frame, FrameId, Samples, Session, StackId, StackNode, StrId, Thread, ThreadIdx};
+use super::{
+    Frame, FrameId, Metadata, SampleType, Samples, Session, StackId, StackNode, StrId, Thread,
+    ThreadIdx,
+};
 
 /// What is wrong with a file's content, as one line.
 pub(crate) type Invalid = String;
@@ -90,13 +93,20 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
     let stack = column("samples.stack", &cols.stack, count)?;
     let time = column("samples.time_delta", &cols.time_delta, count)?;
     let weight = column("samples.weight_delta", &cols.weight_delta, count)?;
+    let multiplicity = cols
+        .multiplicity_delta
+        .as_deref()
+        .map(|text| column("samples.multiplicity_delta", text, count))
+        .transpose()?;
     let mut previous = vec![Previous::default(); threads];
     let mut out = Samples {
         stack: Vec::with_capacity(stack.len()),
         thread: Vec::with_capacity(stack.len()),
         time_ns: Vec::with_capacity(stack.len()),
         weight: Vec::with_capacity(stack.len()),
+        multiplicity: Vec::with_capacity(multiplicity.as_ref().map_or(0, Vec::len)),
     };
+    let mut total_count = 0u64;
     let mut total_weight = 0u64;
     for i in 0..stack.len() {
         let t = check_index(
@@ -123,8 +133,26 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         out.thread.push(ThreadIdx(t));
         out.time_ns.push(prev.time);
         out.weight.push(prev.weight);
+        if let Some(multiplicity) = &multiplicity {
+            prev.multiplicity = prev
+                .multiplicity
+                .wrapping_add(unzigzag(multiplicity[i]) as u64);
+            total_count = total_count.checked_add(prev.multiplicity).ok_or_else(|| {
+                format!("samples.multiplicity_delta[{i}]: the number of samples passes 2^64")
+            })?;
+            out.multiplicity.push(prev.multiplicity);
+        }
     }
     Ok(out)
+}
+
+/// What a version 1 file's weights measure, which it did not say: plain sample counts for
+/// imported folded stacks, otherwise what its mode records.
+fn version_1_sample_type(meta: &Metadata) -> SampleType {
+    match meta.timer.as_str() {
+        "import:folded" => SampleType::samples(),
+        _ => meta.mode.sample_type(),
+    }
 }
 
 /// The checked session a parsed file describes.
@@ -152,8 +180,12 @@ pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
         })
         .collect::<Result<Vec<_>, Invalid>>()?;
     let samples = samples(&file, stacks.len(), threads.len())?;
+    let mut meta = file.meta;
+    if file.version < 2 {
+        meta.sample_type = version_1_sample_type(&meta);
+    }
     Ok(Session {
-        meta: file.meta,
+        meta,
         strings: file.strings,
         frames,
         stacks,

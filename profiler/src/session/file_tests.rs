@@ -53,12 +53,30 @@ fn wide_session() -> Session {
     b.finish()
 }
 
+/// A session of counted events whose rows stand for several samples each, as an import of an
+/// aggregated format makes: the version 2 additions.
+fn counted_session() -> Session {
+    let mut b = SessionBuilder::default();
+    b.meta_mut().sample_type = SampleType::new("cycles", Unit::Count);
+    let main = b.thread(7, "main");
+    let other = b.thread(8, "other");
+    let f = b.intern_frame(&FrameSpec::named("f"));
+    let g = b.intern_frame(&FrameSpec::named("g"));
+    let fg = b.intern_stack_path(&[f, g]).unwrap();
+    let ff = b.intern_stack_path(&[f]).unwrap();
+    b.push_samples(fg, main, 0, 20_834_821, 200);
+    b.push_samples(ff, other, 0, 1_000, 1);
+    b.push_samples(ff, main, 10, 9_000_000, 98);
+    b.finish()
+}
+
 /// The seeds of the fuzz corpus: valid files of different shapes.
 fn corpus_sessions() -> Vec<(&'static str, Session)> {
     vec![
         ("empty.json", SessionBuilder::default().finish()),
         ("rich.json", rich_session()),
         ("wide.json", wide_session()),
+        ("counted.json", counted_session()),
     ]
 }
 
@@ -85,7 +103,7 @@ fn written_files_match_the_schema() {
 #[test]
 fn the_schema_is_not_vacuous() {
     let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
-    value["version"] = Value::from(2);
+    value["version"] = Value::from(3);
     value["samples"]["stack"] = Value::from("not base64!");
     assert_eq!(schema().iter_errors(&value).count(), 2);
 }
@@ -108,7 +126,32 @@ fn the_corpus_seeds_are_what_the_writer_writes() {
 fn version_1_fixture_keeps_loading() {
     let bytes = std::fs::read(data_dir().join("v1.json")).unwrap();
     assert_matches_schema(&bytes);
-    assert_eq!(read(&bytes[..]).unwrap(), rich_session());
+    let session = read(&bytes[..]).unwrap();
+    assert_eq!(session, rich_session());
+    assert_eq!(
+        session.meta.sample_type,
+        SampleType::new("cpu", Unit::Nanoseconds)
+    );
+}
+
+#[test]
+fn version_1_folded_imports_are_read_as_sample_counts() {
+    let bytes = std::fs::read(data_dir().join("v1.json")).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let text = text.replace(r#""timer":"perf_event""#, r#""timer":"import:folded""#);
+    assert!(text.contains("import:folded"));
+    let session = read(text.as_bytes()).unwrap();
+    assert_eq!(session.meta.sample_type, SampleType::samples());
+}
+
+#[test]
+fn version_2_fixture_keeps_loading() {
+    let bytes = std::fs::read(data_dir().join("v2.json")).unwrap();
+    assert_matches_schema(&bytes);
+    let session = read(&bytes[..]).unwrap();
+    assert_eq!(session, counted_session());
+    assert_eq!(session.sample_count(), 299);
+    assert_eq!(session.samples.len(), 3);
 }
 
 /// Aggregating a loaded session never panics and accounts for every sample's weight, and writing

@@ -1,4 +1,5 @@
-//! The session file's JSON shape (version 1), as serde types, and its writer.
+//! The session file's JSON shape (version 2; version 1 is read too), as serde types, and its
+//! writer.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
 //! `docs/session.schema.json`. Tables are plain JSON; the columns that grow with the number of
@@ -12,8 +13,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// The value of the `format` field of every session file.
 pub const FORMAT_NAME: &str = "prof-session";
-/// The version this `prof` writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version this `prof` writes, and the newest it reads. Version 2 added `meta.sample_type`
+/// and the optional `samples.multiplicity_delta` column; version 1 files are still read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One frame as stored: absent optional fields are omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,6 +54,9 @@ pub(crate) struct SamplesColumns {
     pub thread: String,
     pub time_delta: String,
     pub weight_delta: String,
+    /// How many samples each row stands for, when not every row is one (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplicity_delta: Option<String>,
 }
 
 /// A thread as stored.
@@ -136,6 +141,7 @@ pub(crate) struct Previous {
     pub stack: u64,
     pub time: u64,
     pub weight: u64,
+    pub multiplicity: u64,
 }
 
 fn delta(now: u64, before: u64) -> u64 {
@@ -146,6 +152,8 @@ fn samples_columns(session: &Session) -> SamplesColumns {
     let samples = &session.samples;
     let mut previous = vec![Previous::default(); session.threads.len()];
     let (mut stack, mut time, mut weight) = (Vec::new(), Vec::new(), Vec::new());
+    let mut multiplicity = Vec::new();
+    let several = !samples.multiplicity.is_empty();
     for i in 0..samples.len() {
         let thread = samples.thread[i].index();
         if thread >= previous.len() {
@@ -156,10 +164,14 @@ fn samples_columns(session: &Session) -> SamplesColumns {
             stack: samples.stack[i].0.into(),
             time: samples.time_ns[i],
             weight: samples.weight[i],
+            multiplicity: samples.multiplicity(i),
         };
         stack.push(delta(now.stack, prev.stack));
         time.push(delta(now.time, prev.time));
         weight.push(delta(now.weight, prev.weight));
+        if several {
+            multiplicity.push(delta(now.multiplicity, prev.multiplicity));
+        }
         *prev = now;
     }
     SamplesColumns {
@@ -168,6 +180,7 @@ fn samples_columns(session: &Session) -> SamplesColumns {
         thread: packed::encode(samples.thread.iter().map(|t| u64::from(t.0))),
         time_delta: packed::encode(time),
         weight_delta: packed::encode(weight),
+        multiplicity_delta: several.then(|| packed::encode(multiplicity)),
     }
 }
 

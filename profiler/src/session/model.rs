@@ -56,11 +56,13 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// The unit of a sample's weight in this mode, as pprof and speedscope name it.
-    pub fn weight_unit(self) -> &'static str {
+    /// The sample type the sampler records in this mode: `cpu` or `wall` nanoseconds, or
+    /// `alloc_bytes` bytes.
+    pub fn sample_type(self) -> SampleType {
         match self {
-            Mode::Cpu | Mode::Wall => "nanoseconds",
-            Mode::Alloc => "bytes",
+            Mode::Cpu => SampleType::new("cpu", Unit::Nanoseconds),
+            Mode::Wall => SampleType::new("wall", Unit::Nanoseconds),
+            Mode::Alloc => SampleType::new("alloc_bytes", Unit::Bytes),
         }
     }
 
@@ -71,6 +73,64 @@ impl Mode {
             Mode::Wall => "wall",
             Mode::Alloc => "alloc",
         }
+    }
+}
+
+/// The unit of a weight. A weight is a measured quantity in one of these units, never assumed
+/// from a sampling rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Unit {
+    /// Nanoseconds of time (CPU or wall clock).
+    #[default]
+    Nanoseconds,
+    /// Bytes of memory.
+    Bytes,
+    /// A count of events; [`SampleType::name`] says of what (`samples`, `cycles`, ...).
+    Count,
+}
+
+impl Unit {
+    /// The unit's name as pprof and speedscope spell it: `nanoseconds`, `bytes`, `count`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Bytes => "bytes",
+            Unit::Count => "count",
+        }
+    }
+}
+
+/// What the weights of a session measure: a name (`cpu`, `wall`, `samples`, `cycles`,
+/// `alloc_bytes`, ...) and the unit, as pprof's `sample_type` has them. The default is what the
+/// default [`Mode`] records: `cpu` nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SampleType {
+    /// What is measured: for counts, the name of the event counted (`samples`, `cycles`).
+    pub name: String,
+    /// The unit of each weight.
+    pub unit: Unit,
+}
+
+impl Default for SampleType {
+    fn default() -> Self {
+        Mode::default().sample_type()
+    }
+}
+
+impl SampleType {
+    /// A sample type named `name` in `unit`.
+    pub fn new(name: impl Into<String>, unit: Unit) -> Self {
+        SampleType {
+            name: name.into(),
+            unit,
+        }
+    }
+
+    /// Plain counts of samples: each weight is a number of samples (folded stacks).
+    pub fn samples() -> Self {
+        SampleType::new("samples", Unit::Count)
     }
 }
 
@@ -105,6 +165,10 @@ pub struct Metadata {
     pub timer: String,
     /// Samples the sampler had to drop (buffer full or `max_samples` reached).
     pub dropped_samples: u64,
+    /// What the weights measure and in which unit. Files of version 1 have none; it is derived
+    /// from `mode` and `timer` when they are read (see `docs/session-format.md`).
+    #[serde(default)]
+    pub sample_type: SampleType,
     /// The `prof` version that wrote the session.
     pub prof_version: String,
 }
@@ -145,8 +209,9 @@ pub struct Thread {
     pub name: StrId,
 }
 
-/// The samples, in columns of equal length: sample `i` is `stack[i]` on `thread[i]` at `time_ns[i]`
-/// with weight `weight[i]`.
+/// The samples, in columns of equal length: row `i` is `stack[i]` on `thread[i]` at `time_ns[i]`
+/// with weight `weight[i]`, and stands for `multiplicity[i]` samples (1 when that column is empty,
+/// as it is for recorded sessions; imports of aggregated formats such as pprof fill it).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Samples {
     /// The leaf stack node of each sample.
@@ -155,19 +220,37 @@ pub struct Samples {
     pub thread: Vec<ThreadIdx>,
     /// Nanoseconds since the session started, non-decreasing per thread.
     pub time_ns: Vec<u64>,
-    /// The weight, in the unit of [`Mode::weight_unit`]: measured, never assumed.
+    /// The weight, in the unit of [`Metadata::sample_type`]: measured, never assumed.
     pub weight: Vec<u64>,
+    /// How many samples each row stands for; empty when every row is one sample.
+    pub multiplicity: Vec<u64>,
 }
 
 impl Samples {
-    /// The number of samples.
+    /// The number of rows (distinct sample records, not samples: see [`Samples::count`]).
     pub fn len(&self) -> usize {
         self.stack.len()
     }
 
-    /// True when there are no samples.
+    /// True when there are no rows.
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
+    }
+
+    /// How many samples row `i` stands for.
+    pub fn multiplicity(&self, i: usize) -> u64 {
+        self.multiplicity.get(i).copied().unwrap_or(1)
+    }
+
+    /// The number of samples: the rows, each counted as many times as it stands for.
+    pub fn count(&self) -> u64 {
+        if self.multiplicity.is_empty() {
+            self.len() as u64
+        } else {
+            self.multiplicity
+                .iter()
+                .fold(0u64, |sum, &m| sum.saturating_add(m))
+        }
     }
 }
 
@@ -251,9 +334,9 @@ impl Session {
         self.samples.weight.iter().sum()
     }
 
-    /// Number of samples.
-    pub fn sample_count(&self) -> usize {
-        self.samples.len()
+    /// The number of samples taken (rows weighted by how many samples each stands for).
+    pub fn sample_count(&self) -> u64 {
+        self.samples.count()
     }
 }
 
@@ -360,7 +443,25 @@ impl SessionBuilder {
 
     /// Adds one sample.
     pub fn push_sample(&mut self, stack: StackId, thread: ThreadIdx, time_ns: u64, weight: u64) {
+        self.push_samples(stack, thread, time_ns, weight, 1);
+    }
+
+    /// Adds a row standing for `multiplicity` samples of one stack whose weights sum to
+    /// `weight` (an aggregated format's sample).
+    pub fn push_samples(
+        &mut self,
+        stack: StackId,
+        thread: ThreadIdx,
+        time_ns: u64,
+        weight: u64,
+        multiplicity: u64,
+    ) {
         let samples = &mut self.session.samples;
+        if !samples.multiplicity.is_empty() || multiplicity != 1 {
+            // The column is kept only once some row stands for other than one sample.
+            samples.multiplicity.resize(samples.stack.len(), 1);
+            samples.multiplicity.push(multiplicity);
+        }
         samples.stack.push(stack);
         samples.thread.push(thread);
         samples.time_ns.push(time_ns);
@@ -394,8 +495,24 @@ mod tests {
         assert_eq!(s.frames.len(), 2);
         assert_eq!(s.stacks.len(), 2);
         assert_eq!(s.total_weight(), 30);
+        assert_eq!(s.sample_count(), 2);
         let names: Vec<&str> = s.stack_frames(s1).map(|f| s.frame_name(f)).collect();
         assert_eq!(names, ["work", "main"]);
+    }
+
+    #[test]
+    fn rows_standing_for_several_samples_count_as_that_many() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample(s, t, 0, 10);
+        b.push_samples(s, t, 0, 70, 7);
+        b.push_sample(s, t, 0, 10);
+        let s = b.finish();
+        assert_eq!(s.samples.multiplicity, [1, 7, 1]);
+        assert_eq!(s.samples.len(), 3);
+        assert_eq!(s.sample_count(), 9);
     }
 
     #[test]

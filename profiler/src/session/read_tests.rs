@@ -22,6 +22,7 @@ pub(crate) fn rich_session() -> Session {
         achieved_interval_ns: 1_010_000,
         timer: "perf_event".into(),
         dropped_samples: 3,
+        sample_type: SampleType::new("cpu", Unit::Nanoseconds),
         prof_version: "0.1.0".into(),
     });
     let main = b.intern_frame(&FrameSpec {
@@ -85,16 +86,16 @@ fn a_session_round_trips_through_json_and_gzip() {
 fn the_file_starts_with_format_and_version() {
     let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
     assert!(
-        text.starts_with(r#"{"format":"prof-session","version":1,"meta":{"#),
+        text.starts_with(r#"{"format":"prof-session","version":2,"meta":{"#),
         "{text}"
     );
 }
 
 #[test]
 fn a_newer_version_names_both_versions() {
-    let message = invalid(&edited(r#""version":1"#, r#""version":7"#));
+    let message = invalid(&edited(r#""version":2"#, r#""version":7"#));
     assert!(
-        message.contains("version 7") && message.contains("version 1"),
+        message.contains("version 7") && message.contains("version 2"),
         "{message}"
     );
 }

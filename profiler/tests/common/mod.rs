@@ -39,7 +39,7 @@ pub fn names(report: &Report, sample: usize) -> Vec<String> {
 /// Indices of the samples taken on thread `tid`.
 pub fn samples_on(report: &Report, tid: u64) -> Vec<usize> {
     let s = report.session();
-    (0..s.sample_count())
+    (0..s.samples.len())
         .filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
         .collect()
 }
@@ -47,7 +47,7 @@ pub fn samples_on(report: &Report, tid: u64) -> Vec<usize> {
 /// Total weight of the samples whose stack has a frame whose name contains `needle`.
 pub fn weight_with(report: &Report, needle: &str) -> u64 {
     let s = report.session();
-    (0..s.sample_count())
+    (0..s.samples.len())
         .filter(|&i| names(report, i).iter().any(|n| n.contains(needle)))
         .map(|i| s.samples.weight[i])
         .sum()

@@ -8,7 +8,7 @@
 
 pub(crate) mod proto;
 
-use crate::session::{FrameId, Mode, Session, StackId, StrId, ThreadIdx};
+use crate::session::{FrameId, SampleType, Session, StackId, StrId, ThreadIdx};
 use crate::Result;
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -19,10 +19,10 @@ use std::io::Write;
 /// The name of the count sample type, first in every profile `prof` writes.
 pub const COUNT_TYPE: (&str, &str) = ("samples", "count");
 
-/// The sample type of the weight column for a mode: `cpu/nanoseconds`, `wall/nanoseconds` or
-/// `alloc/bytes`.
-pub fn weight_type(mode: Mode) -> (&'static str, &'static str) {
-    (mode.name(), mode.weight_unit())
+/// The pprof sample type of the session's weights: `cpu/nanoseconds`, `cycles/count`, ...
+pub fn weight_type(session: &Session) -> (&str, &'static str) {
+    let t = &session.meta.sample_type;
+    (&t.name, t.unit.name())
 }
 
 /// Writes `session` as a gzipped pprof profile.
@@ -37,12 +37,13 @@ pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
 /// The uncompressed profile message for `session`.
 pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let mut enc = Encoder::new(session);
-    // Imported folded stacks carry only counts: then the weight is the one `samples/count` value.
-    let counts = super::weights_are_counts(session);
+    // When the weights are themselves counts of samples (folded stacks), the one
+    // `samples/count` value is the weight.
+    let counts = session.meta.sample_type == SampleType::samples();
     let count = enc.value_type(COUNT_TYPE);
     let weight = match counts {
         true => count,
-        false => enc.value_type(weight_type(session.meta.mode)),
+        false => enc.value_type(weight_type(session)),
     };
     enc.profile.sample_type = if counts {
         vec![count]
@@ -122,7 +123,7 @@ fn group_samples(session: &Session) -> Vec<(StackId, ThreadIdx, u64, u64)> {
             groups.push((key.0, key.1, 0, 0));
             groups.len() - 1
         });
-        groups[slot].2 += 1;
+        groups[slot].2 += samples.multiplicity(i);
         groups[slot].3 += samples.weight[i];
     }
     groups

@@ -1,0 +1,146 @@
+//! The one formatter of weights and percentages. The terminal table, the exports and the viewer
+//! all print through here, so the same weight reads the same everywhere (`4.70 s`, `47.3%`).
+//!
+//! Times and bytes are scaled to the largest unit that keeps the value at least 1 and shown with
+//! three significant digits (`950 ns`, `12.3 µs`, `4.70 s`; `512 B`, `1.50 KiB`, `2.00 GiB`);
+//! counts are exact, with thousands separators (`20,834,821`). Percentages have one decimal.
+
+use crate::session::{SampleType, Unit};
+
+/// `weight` in the unit of `sample_type`, auto-scaled: `4.70 s`, `1.50 MiB`, `20,834,821`.
+pub fn format_weight(sample_type: &SampleType, weight: u64) -> String {
+    match sample_type.unit {
+        Unit::Nanoseconds => scaled(
+            weight,
+            &[
+                (1, "ns"),
+                (1_000, "µs"),
+                (1_000_000, "ms"),
+                (1_000_000_000, "s"),
+            ],
+        ),
+        Unit::Bytes => scaled(
+            weight,
+            &[
+                (1, "B"),
+                (1 << 10, "KiB"),
+                (1 << 20, "MiB"),
+                (1 << 30, "GiB"),
+            ],
+        ),
+        Unit::Count => thousands(weight),
+    }
+}
+
+/// `weight` with the unit's name spelled out for counts (`20,834,821 cycles`), as headers say
+/// it; times and bytes as [`format_weight`].
+pub fn format_weight_named(sample_type: &SampleType, weight: u64) -> String {
+    match sample_type.unit {
+        Unit::Count => format!("{} {}", thousands(weight), sample_type.name),
+        _ => format_weight(sample_type, weight),
+    }
+}
+
+/// `part` as a percentage of `whole` with one decimal, `12.3%` (`0.0%` when `whole` is 0).
+pub fn format_percent(part: u64, whole: u64) -> String {
+    format!("{:.1}%", percent(part, whole))
+}
+
+/// `part` as a percentage of `whole` (0 when `whole` is 0).
+pub(crate) fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// A count with thousands separators: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `value` in the largest of `units` (factor, name; ascending) that it reaches, with three
+/// significant digits; below the second unit, exact.
+fn scaled(value: u64, units: &[(u64, &str)]) -> String {
+    let (factor, name) = units
+        .iter()
+        .rev()
+        .find(|(factor, _)| value >= *factor)
+        .copied()
+        .unwrap_or(units[0]);
+    if factor == 1 {
+        return format!("{value} {name}");
+    }
+    let x = value as f64 / factor as f64;
+    // Rounding may carry into the next unit: 999.96 ms is 1.00 s, 1023.98 KiB is 1.00 MiB.
+    if let Some((next, next_name)) = units.iter().find(|(f, _)| *f > factor) {
+        if x.round() >= (*next / factor) as f64 {
+            return format!("1.00 {next_name}");
+        }
+    }
+    // Three significant digits.
+    let text = match x {
+        x if x < 9.995 => format!("{x:.2}"),
+        x if x < 99.95 => format!("{x:.1}"),
+        x => format!("{x:.0}"),
+    };
+    format!("{text} {name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ns(w: u64) -> String {
+        format_weight(&SampleType::new("cpu", Unit::Nanoseconds), w)
+    }
+
+    fn bytes(w: u64) -> String {
+        format_weight(&SampleType::new("alloc_bytes", Unit::Bytes), w)
+    }
+
+    #[test]
+    fn times_scale_to_three_significant_digits() {
+        assert_eq!(ns(0), "0 ns");
+        assert_eq!(ns(950), "950 ns");
+        assert_eq!(ns(12_345), "12.3 µs");
+        assert_eq!(ns(4_701_700_000), "4.70 s");
+        assert_eq!(ns(15_979_300_000), "16.0 s");
+        assert_eq!(ns(999_960_000), "1.00 s");
+        assert_eq!(ns(250_000), "250 µs");
+        assert_eq!(ns(3_600_000_000_000), "3600 s");
+    }
+
+    #[test]
+    fn bytes_scale_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1536), "1.50 KiB");
+        assert_eq!(bytes(2 << 30), "2.00 GiB");
+        assert_eq!(bytes(1023 * 1024 + 1000), "1.00 MiB");
+    }
+
+    #[test]
+    fn counts_are_exact_with_separators() {
+        let cycles = SampleType::new("cycles", Unit::Count);
+        assert_eq!(format_weight(&cycles, 20_834_821), "20,834,821");
+        assert_eq!(format_weight_named(&cycles, 1_000), "1,000 cycles");
+        assert_eq!(format_weight(&cycles, 7), "7");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn percentages_have_one_decimal_and_survive_an_empty_total() {
+        assert_eq!(format_percent(1, 3), "33.3%");
+        assert_eq!(format_percent(2, 3), "66.7%");
+        assert_eq!(format_percent(5, 0), "0.0%");
+    }
+}

@@ -1,0 +1,115 @@
+// The view state, and the URL fragment that holds all of it: reload, back and forward restore
+// a view, and a copied URL shows the same view while the server runs. Views read the state and
+// ask for changes through `update`; they never talk to each other.
+//
+// Fragment keys (all optional): file (index), view (flame, table, ...), threads (comma-separated
+// thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
+// (function names from the root, joined by U+001F), fwin (the flame graph's visible part of the
+// zoomed root, as fractions from-to), heavy (1: siblings heaviest first), search, selected (a
+// function name), icicle (1), node (the call tree's selected node: function names from its
+// root, joined by U+001F), inverted (1: the call tree is inverted).
+
+const SEP = "\u001f";
+
+/** The state with nothing chosen. */
+function defaults() {
+  return {
+    file: 0,
+    view: "flame",
+    threads: null, // null: all threads; else an array of thread indices
+    range: null, // null: the whole session; else [from_ns, to_ns)
+    zoom: [], // function names from the root down to the zoomed frame
+    flameWindow: null, // null: the whole zoomed frame; else [from, to) fractions of its width
+    leftHeavy: false, // siblings heaviest first instead of by name
+    search: "",
+    selected: null, // a function name
+    icicle: false,
+    node: [], // the call tree's selected node: function names from its root
+    inverted: false, // the call tree is inverted (roots are the functions with self time)
+  };
+}
+
+/** The state a fragment (`#file=1&view=table...`) describes. */
+export function parse(hash) {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  const state = defaults();
+  const file = Number(params.get("file"));
+  if (Number.isInteger(file) && file >= 0) state.file = file;
+  if (params.get("view")) state.view = params.get("view");
+  const threads = params.get("threads");
+  if (threads !== null) {
+    state.threads = threads === "" ? [] : threads.split(",").map(Number).filter(Number.isInteger);
+  }
+  const range = params.get("range")?.match(/^(\d+)-(\d+)$/);
+  if (range && Number(range[1]) < Number(range[2])) state.range = [Number(range[1]), Number(range[2])];
+  const zoom = params.get("zoom");
+  if (zoom) state.zoom = zoom.split(SEP);
+  const fwin = params.get("fwin")?.match(/^([\d.]+)-([\d.]+)$/);
+  if (fwin && Number(fwin[1]) < Number(fwin[2])) state.flameWindow = [Number(fwin[1]), Number(fwin[2])];
+  state.leftHeavy = params.get("heavy") === "1";
+  state.search = params.get("search") ?? "";
+  state.selected = params.get("selected");
+  state.icicle = params.get("icicle") === "1";
+  const node = params.get("node");
+  if (node) state.node = node.split(SEP);
+  state.inverted = params.get("inverted") === "1";
+  return state;
+}
+
+/** The fragment for `state`, leaving out what is at its default. */
+export function format(state) {
+  const params = new URLSearchParams();
+  if (state.file) params.set("file", String(state.file));
+  if (state.view !== "flame") params.set("view", state.view);
+  if (state.threads !== null) params.set("threads", state.threads.join(","));
+  if (state.range) params.set("range", `${state.range[0]}-${state.range[1]}`);
+  if (state.zoom.length) params.set("zoom", state.zoom.join(SEP));
+  if (state.flameWindow) params.set("fwin", state.flameWindow.map((f) => f.toFixed(6)).join("-"));
+  if (state.leftHeavy) params.set("heavy", "1");
+  if (state.search) params.set("search", state.search);
+  if (state.selected !== null) params.set("selected", state.selected);
+  if (state.icicle) params.set("icicle", "1");
+  if (state.node.length) params.set("node", state.node.join(SEP));
+  if (state.inverted) params.set("inverted", "1");
+  const text = params.toString();
+  return text ? `#${text}` : "";
+}
+
+/**
+ * The page's state: `current` is read by views; `update(patch)` changes it, records it in the
+ * URL (a new history entry unless `replace`), and tells every listener what changed.
+ */
+export class State {
+  constructor() {
+    this.current = parse(location.hash);
+    this.listeners = [];
+    window.addEventListener("popstate", () => this.#adopt(parse(location.hash)));
+    window.addEventListener("hashchange", () => this.#adopt(parse(location.hash)));
+  }
+
+  /** Calls `listener(state, changedKeys)` after every change. */
+  listen(listener) {
+    this.listeners.push(listener);
+  }
+
+  /** Applies `patch`; `replace` keeps the current history entry (typing in the search box). */
+  update(patch, { replace = false } = {}) {
+    const next = { ...this.current, ...patch };
+    const hash = format(next);
+    if (hash !== location.hash && !(hash === "" && location.hash === "#")) {
+      const url = `${location.pathname}${location.search}${hash || "#"}`;
+      if (replace) history.replaceState(null, "", url);
+      else history.pushState(null, "", url);
+    }
+    this.#adopt(next);
+  }
+
+  #adopt(next) {
+    const changed = Object.keys(next).filter(
+      (k) => JSON.stringify(next[k]) !== JSON.stringify(this.current[k]),
+    );
+    if (changed.length === 0) return;
+    this.current = next;
+    for (const listener of this.listeners) listener(next, new Set(changed));
+  }
+}

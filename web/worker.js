@@ -1,0 +1,221 @@
+// The page's back end, in a Web Worker: fetches a session, decodes it with prof's own reader
+// (the wasm module built from viewer/) and answers the views' questions, so the page never
+// freezes while a large profile loads. One worker holds one profile: switching files ends this
+// worker (which frees all its memory at once) and starts another.
+//
+// Messages in: {id, method, args}. Out: {id, result} or {id, error}, and {progress} while
+// loading. Every number and text in a result was computed and formatted by the wasm module.
+//
+// The single-file page (`prof convert --to html`, serve/standalone.rs) runs this file as a
+// classic worker: it replaces the module header below, up to its end marker, with the wasm
+// module's glue, so nothing above the marker may be needed by the code after it but `init`,
+// the glue's exports and `WASM_URL`.
+
+import init, { Profile, loadProgressText, profVersion } from "./pkg/prof_viewer.js";
+
+const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
+// end of the module header
+
+let profile = null;
+let ready = null;
+
+/** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
+function initOnce(wasm) {
+  ready ??= init({ module_or_path: wasm ?? WASM_URL });
+  return ready;
+}
+/** Answers built from the current call tree, kept while it stays (see `dropTrees`). */
+const trees = { table: new Map(), sandwich: null };
+
+/** Forgets what was built from the call tree: call whenever `profile.tree` changes. */
+function dropTrees() {
+  for (const table of trees.table.values()) table.free();
+  trees.table.clear();
+  trees.sandwich?.value?.free();
+  trees.sandwich = null;
+}
+
+/** The call tree table, inverted or not, built once per call tree. */
+function treeTable(inverted) {
+  let table = trees.table.get(inverted);
+  if (!table) {
+    table = profile.treeTable(inverted);
+    trees.table.set(inverted, table);
+  }
+  return table;
+}
+
+/** The sandwich of function `name` (`undefined` when no sample shown has it). */
+function sandwich(name) {
+  if (trees.sandwich?.name !== name) {
+    trees.sandwich?.value?.free();
+    trees.sandwich = { name, value: profile.sandwich(name) };
+  }
+  return trees.sandwich.value;
+}
+
+/** A flame layout's columns as plain data (typed arrays are transferred). */
+function layoutData(layout) {
+  const out = {
+    count: layout.count,
+    maxDepth: layout.maxDepth,
+    merged: layout.merged,
+    x: layout.x(),
+    width: layout.width(),
+    depth: layout.depth(),
+    func: layout.func(),
+    node: layout.node(),
+    highlight: layout.highlight(),
+    weight: layout.weight(),
+    mergedCount: layout.mergedCount(),
+  };
+  layout.free();
+  return out;
+}
+
+/** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
+async function fetchBytes(url, size) {
+  const response = await fetch(url);
+  // 422: the file could not be loaded; the body is the one line `prof report` would print.
+  if (response.status === 422) throw new Error(await response.text());
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks = [];
+  let received = 0;
+  let lastReport = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    received += value.length;
+    const now = performance.now();
+    if (now - lastReport > 50) {
+      lastReport = now;
+      postMessage({ progress: loadProgressText(received, size ?? 0) });
+    }
+  }
+  const bytes = new Uint8Array(received);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
+
+/** The views' questions. Each returns plain data (typed arrays are transferred). */
+const methods = {
+  /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
+   * over the `wasm` module's bytes). */
+  async load({ url, size, bytes: given, wasm }) {
+    await initOnce(wasm);
+    const bytes = given ?? (await fetchBytes(url, size));
+    postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
+    dropTrees();
+    profile = Profile.load(bytes);
+    return {
+      meta: JSON.parse(profile.metaJson()),
+      names: JSON.parse(profile.functionNamesJson()),
+      threads: JSON.parse(profile.threadsJson()),
+      version: profVersion(),
+    };
+  },
+  /** What selects the samples: `{threads, range}` as the state holds them. */
+  setView(view) {
+    dropTrees();
+    profile.setView(JSON.stringify(view));
+    return { label: profile.threadsLabel() };
+  },
+  setHighlight({ mask }) {
+    if (mask) profile.setHighlight(mask);
+    else profile.clearHighlight();
+  },
+  /** The flame graph of the frame at `zoomPath` (names), `width` pixels wide, showing the
+   * `window` [from, to) fractions of it, siblings heaviest first when `leftHeavy`. */
+  layout({ zoomPath, width, window, leftHeavy }) {
+    const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
+    const [from, to] = window ?? [0, 1];
+    const layout = profile.layout(root, width, from, to, Boolean(leftHeavy));
+    return { root, ...layoutData(layout), path: JSON.parse(profile.pathJson(root)) };
+  },
+  top({ n, sort }) {
+    return JSON.parse(profile.topJson(n, sort));
+  },
+  node({ node }) {
+    return JSON.parse(profile.nodeJson(node));
+  },
+  namePath({ node }) {
+    return JSON.parse(profile.pathJson(node)).slice(1).map((c) => c.name);
+  },
+  weightTexts({ weight }) {
+    return { weight: profile.weightText(weight), share: profile.shareText(weight) };
+  },
+  /** The call tree table's rows, fully expanded: node, depth and subtree size of each. */
+  callTree({ inverted }) {
+    const table = treeTable(inverted);
+    return { order: table.order(), depth: table.depth(), size: table.size() };
+  },
+  /** Texts of the call tree rows for `nodes`. */
+  callTreeRows({ inverted, nodes }) {
+    return JSON.parse(treeTable(inverted).rowsJson(profile, Uint32Array.from(nodes)));
+  },
+  /** The function names from the outermost row down to `node`. */
+  callTreePath({ inverted, node }) {
+    return JSON.parse(treeTable(inverted).pathJson(profile, node));
+  },
+  /** The node that a path of names leads to (as far as it leads; 0 for none). */
+  callTreeNode({ inverted, path }) {
+    return treeTable(inverted).nodeByPath(profile, JSON.stringify(path));
+  },
+  /** Self and total of function `name` (null when no sample shown has it). */
+  sandwichSummary({ name }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.summaryJson(profile)) : null;
+  },
+  /** The callers' (`callers`) or callees' flame graph of function `name`. */
+  sandwichLayout({ name, callers, width }) {
+    const value = sandwich(name);
+    return value ? layoutData(value.layout(callers, width)) : null;
+  },
+  /** One frame of a sandwich side. */
+  sandwichNode({ name, callers, node }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.nodeJson(profile, callers, node)) : null;
+  },
+  /** Every function shown, filtered by name and sorted, with a summary line. */
+  functionTable({ column, descending, filter, regex }) {
+    return JSON.parse(profile.functionTableJson(column, descending, filter, regex));
+  },
+  search({ pattern }) {
+    const result = profile.search(pattern);
+    const out = { mask: result.mask(), text: result.text };
+    result.free();
+    return out;
+  },
+};
+
+/** Typed arrays in a result, to transfer rather than copy. */
+function transferables(value) {
+  if (!value || typeof value !== "object") return [];
+  return Object.values(value)
+    .filter((v) => ArrayBuffer.isView(v))
+    .map((v) => v.buffer);
+}
+
+// One question at a time, in order: a later question may depend on an earlier `setView`.
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const { id, method, args } = event.data;
+  queue = queue.then(async () => {
+    try {
+      const handler = methods[method];
+      if (!handler) throw new Error(`no such method: ${method}`);
+      if (method !== "load" && !profile) throw new Error("no profile is loaded");
+      const result = await handler(args ?? {});
+      postMessage({ id, result }, transferables(result));
+    } catch (e) {
+      postMessage({ id, error: e instanceof Error ? e.message : String(e) });
+    }
+  });
+};
