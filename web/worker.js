@@ -76,6 +76,8 @@ function layoutData(layout) {
 /** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
 async function fetchBytes(url, size) {
   const response = await fetch(url);
+  // 422: the file could not be loaded; the body is the one line `prof report` would print.
+  if (response.status === 422) throw new Error(await response.text());
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
   if (!response.body) return new Uint8Array(await response.arrayBuffer());
   const reader = response.body.getReader();

@@ -149,10 +149,7 @@ fn files(samples: usize) -> Files {
 
 fn prof_server(json: Vec<u8>) -> Server {
     Server::start(
-        vec![serve::SessionFile {
-            name: "big.json".into(),
-            json,
-        }],
+        vec![serve::SessionFile::new("big.json", json)],
         &ServeOptions::new(IpAddr::V4(Ipv4Addr::LOCALHOST), Port::Exact(0)),
     )
     .unwrap()

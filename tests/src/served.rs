@@ -28,8 +28,27 @@ impl Served {
     /// Starts `prof` with `args` (a command that serves, such as `serve` or `demo`) and waits
     /// for the URL it prints.
     pub fn run(args: &[&OsStr]) -> Served {
-        let mut child = Command::new(crate::prof_bin())
-            .args(args)
+        let mut command = Command::new(crate::prof_bin());
+        command.args(args);
+        Served::spawn(command)
+    }
+
+    /// Starts `prof` with `args` as [`Served::run`] does, with at most `max_files` open
+    /// descriptors (`ulimit -n`, soft and hard limit).
+    pub fn run_with_fd_limit(max_files: u32, args: &[&OsStr]) -> Served {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg("ulimit -n \"$1\" && shift && exec \"$@\"")
+            .arg("sh")
+            .arg(max_files.to_string())
+            .arg(crate::prof_bin())
+            .args(args);
+        Served::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Served {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -67,6 +86,32 @@ impl Served {
                 return false;
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything `prof` has written to its standard error so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("not poisoned").clone()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// True while the server's process has not exited.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The host and port the server listens on, for raw sockets (`0.0.0.0` becomes loopback).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        let origin = self.origin().trim_start_matches("http://");
+        let addr: std::net::SocketAddr = origin.parse().expect("the URL holds an address");
+        if addr.ip().is_unspecified() {
+            std::net::SocketAddr::from(([127, 0, 0, 1], addr.port()))
+        } else {
+            addr
         }
     }
 

@@ -427,7 +427,14 @@ fn a_broken_file_shows_a_readable_error() {
     assert_eq!(state, json!("error"));
     let error = text(&browser, "#error");
     assert!(error.contains("broken.json"), "{error}");
-    assert!(error.contains("not a readable prof session"), "{error}");
+    // The same line `prof report` prints, with the file's name for its path.
+    let report = prof_e2e::prof(&["report", file.to_str().unwrap()]);
+    let printed = String::from_utf8_lossy(&report.stderr);
+    let (_, problem) = printed.trim().rsplit_once("broken.json: ").unwrap();
+    assert!(
+        error.contains(&format!("broken.json: {problem}")),
+        "{error}"
+    );
     browser.screenshot("09-broken-file");
     let uncaught: Vec<String> = console_problems(&browser)
         .into_iter()

@@ -142,20 +142,13 @@ fn the_served_viewer_is_the_current_source() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let web = root.join("web");
     let mut files = 0;
-    // Every file under web/, in subfolders too (views/).
-    let mut todo = vec![web.clone()];
-    let mut paths = Vec::new();
-    while let Some(dir) = todo.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                paths.push(path);
-            }
+    // Every file under web/, subfolders (such as views/) included.
+    let mut paths = vec![web.clone()];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
         }
-    }
-    for path in paths {
         let name = path
             .strip_prefix(&web)
             .unwrap()

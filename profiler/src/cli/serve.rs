@@ -1,4 +1,4 @@
-//! `prof serve FILE...`: the browser viewer for session files.
+//! `prof serve FILE...`: the browser viewer for profiles of any format `prof` reads.
 
 use super::exit::fail;
 use clap::Args;
@@ -10,7 +10,8 @@ use std::process::ExitCode;
 /// Arguments of `prof serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Session files to show (JSON, optionally gzip-compressed); the page switches between them.
+    /// Profiles to show: sessions (JSON, optionally gzipped), folded stacks, `perf script` output
+    /// or pprof, as `prof report` reads them; the page switches between them.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
@@ -68,8 +69,11 @@ pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
         report_open(serve::open_browser(server.url()));
     }
     println!("press Ctrl-C to stop");
-    server.wait();
-    ExitCode::SUCCESS
+    // The server runs until the process is interrupted; it returns only when it cannot go on.
+    match server.wait() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
 }
 
 fn report_open(opened: Opened) {

@@ -1,44 +1,94 @@
-//! Reading the files `prof serve` is asked to show.
+//! Reading the files `prof serve` is asked to show, through the loader every command uses.
 
 use super::SessionFile;
+use crate::session::Session;
 use crate::{Error, Result};
-use flate2::read::GzDecoder;
-use std::io::Read;
 use std::path::Path;
 
-/// Reads a session file for serving: gzip is undone, and the JSON is checked with the session
-/// reader. A file that cannot be read is an error; a file that reads but does not parse is still
-/// served (the page shows the same error) and the problem is returned beside it.
+/// Loads a profile of any format `prof` reads for serving, through [`crate::import::load_any`],
+/// the loader `prof report` and `prof convert` use: gzip is undone, the format is told from the
+/// content, input over 256 MiB once decompressed is refused, and an imported profile (folded
+/// stacks, `perf script`, pprof) becomes session JSON, which is what the page reads.
+///
+/// A file that cannot be read (missing, unreadable) is an error. A file whose content is bad is
+/// still listed, with that error for the page to show, and the error is returned beside it.
 pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let json = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut json = Vec::new();
-        GzDecoder::new(&bytes[..])
-            .read_to_end(&mut json)
-            .map_err(|e| Error::BadInput {
-                path: path.to_owned(),
-                message: format!("not a valid gzip file: {e}"),
-            })?;
-        json
-    } else {
-        bytes
-    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let problem = check(path, &json);
-    Ok((SessionFile { name, json }, problem))
+    match crate::import::load_any(path) {
+        Ok(session) => Ok((SessionFile::from_session(name, &session)?, None)),
+        Err(Error::BadInput { path, message }) => Ok((
+            // The page names the file by its name alone, not the path it was given as.
+            SessionFile::unreadable(&name, format!("{name}: {message}")),
+            Some(Error::BadInput { path, message }),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
-/// The reason `json` is not a readable session, if it is not: the session reader's own message,
-/// which the page shows too.
-fn check(path: &Path, json: &[u8]) -> Option<Error> {
-    crate::session::read(json).err().map(|e| Error::BadInput {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })
+impl SessionFile {
+    /// `session` as a profile named `name`, written as session JSON.
+    pub fn from_session(name: impl Into<String>, session: &Session) -> Result<SessionFile> {
+        let mut json = Vec::new();
+        crate::session::write(session, &mut json)?;
+        Ok(SessionFile::new(name, json))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn temp(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("prof-serve-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// Issue 10: `prof serve` refused folded, perf and pprof files that `prof report` reads.
+    #[test]
+    fn r10_imported_formats_are_served_as_sessions() {
+        let (file, problem) =
+            load_for_serving(&temp("a.folded", b"main;work 3\nmain 1\n")).unwrap();
+        assert!(problem.is_none(), "{problem:?}");
+        assert_eq!(file.name, "a.folded");
+        let session = crate::session::read(&file.json[..]).unwrap();
+        assert_eq!(session.meta.timer, "import:folded");
+        assert_eq!(session.total_weight(), 4);
+    }
+
+    /// Issue 9: `prof serve` decompressed any file whole (a 1 MB gzip bomb took it to 1.6 GB)
+    /// while `prof report` refused more than 256 MiB.
+    #[test]
+    fn r9_a_gzip_bomb_is_refused_by_the_shared_cap() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut json = b"{\"format\": \"prof-session\", \"pad\": \"".to_vec();
+        json.resize(1 << 20, b' ');
+        std::io::Write::write_all(&mut gz, &json).unwrap();
+        let spaces = vec![b' '; 1 << 20];
+        for _ in 0..(crate::import::MAX_DECOMPRESSED >> 20) {
+            std::io::Write::write_all(&mut gz, &spaces).unwrap();
+        }
+        let path = temp("bomb.json.gz", &gz.finish().unwrap());
+        let (file, problem) = load_for_serving(&path).unwrap();
+        let problem = problem.expect("the bomb is refused").to_string();
+        assert!(problem.contains("larger than 256 MiB"), "{problem}");
+        assert!(file.json.is_empty());
+        let shown = file.problem.unwrap();
+        assert!(
+            shown.starts_with("bomb.json.gz: ") && shown.contains("256 MiB"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error() {
+        let err = load_for_serving(Path::new("/nonexistent/a.json")).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+    }
 }

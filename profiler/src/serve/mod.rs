@@ -3,19 +3,27 @@
 //!
 //! The server binds loopback by default, puts a random secret segment in every URL (anything else
 //! is a 404), and serves only the embedded assets and the sessions it was given: nothing a request
-//! says reaches the filesystem. Sessions are sent gzip-compressed.
+//! says reaches the filesystem. Sessions are kept compressed in one shared buffer each and sent
+//! gzip-compressed to clients that take it. What it guarantees against hostile clients is listed
+//! in the `http` module.
 
 pub mod assets;
+mod body;
 mod browser;
+mod encoding;
+mod http;
 mod load;
 mod open;
 mod routes;
 mod secret;
 mod server;
+mod stall;
 mod standalone;
 
 pub use browser::{open as open_browser, Opened};
+pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
 pub use load::load_for_serving;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
+pub use stall::WRITE_STALL_TIMEOUT;
 pub use standalone::write_standalone_html;

@@ -12,14 +12,13 @@ impl Report {
     /// when the guard is dropped. Fails only when the session cannot be written or no port can
     /// be bound.
     pub fn open_in_browser(&self) -> Result<Server> {
-        let mut json = Vec::new();
-        crate::session::write(self.session(), &mut json)?;
         let program = &self.session().meta.program;
         let name = match program.rsplit('/').next() {
             Some(base) if !base.is_empty() => format!("{base}.json"),
             _ => "profile.json".to_owned(),
         };
-        let server = Server::start(vec![SessionFile { name, json }], &ServeOptions::default())?;
+        let file = SessionFile::from_session(name, self.session())?;
+        let server = Server::start(vec![file], &ServeOptions::default())?;
         eprintln!("prof: viewer at {}", server.url());
         match browser::open(server.url()) {
             Opened::Launched(_) => {}

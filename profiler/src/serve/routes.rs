@@ -1,12 +1,15 @@
-//! What the server answers to each request, as a pure function of the path, so it can be tested
-//! without sockets. Only the embedded assets and the sessions handed to the server exist here:
-//! nothing a request says ever reaches the filesystem.
+//! What the server answers to each request, as a pure function of the method and path, so it can
+//! be tested without sockets. Only the embedded assets and the sessions handed to the server exist
+//! here: nothing a request says ever reaches the filesystem.
 
 use super::assets;
-use flate2::{read::GzDecoder, write::GzEncoder, Compression};
+use super::body::Payload;
+use bytes::Bytes;
+use flate2::{write::GzEncoder, Compression};
 use serde::Serialize;
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::io::Write;
+use subtle::ConstantTimeEq;
 
 /// `Cache-Control` for the page and its assets: the bytes behind a URL never change while the
 /// server runs, and every run has a new secret, hence new URLs.
@@ -14,22 +17,48 @@ pub(crate) const CACHE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
 /// `Cache-Control` for profiles: they may hold private data, so they are never stored.
 pub(crate) const CACHE_NONE: &str = "no-store";
 
-/// A profile the server hands out: a name for the page and the session JSON.
+/// A profile the server hands out: a name for the page and the session JSON, or why the file
+/// could not be read (the page then shows that).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionFile {
     /// What the page calls it, usually the file name.
     pub name: String,
     /// The session file's JSON bytes (not compressed). The page parses them with `prof` itself,
-    /// so a malformed file shows its error in the page.
+    /// so a malformed one shows its error in the page.
     pub json: Vec<u8>,
+    /// Why the file could not be loaded, when it could not: the page shows this one line
+    /// instead of a profile, and `json` is not used.
+    pub problem: Option<String>,
 }
 
-/// A session as it is kept by the server: compressed once, sent many times.
+impl SessionFile {
+    /// A profile named `name` whose session JSON is `json`.
+    pub fn new(name: impl Into<String>, json: Vec<u8>) -> SessionFile {
+        SessionFile {
+            name: name.into(),
+            json,
+            problem: None,
+        }
+    }
+
+    /// A file named `name` that could not be loaded, for `problem`: listed, and shown as that
+    /// error in the page.
+    pub fn unreadable(name: impl Into<String>, problem: impl Into<String>) -> SessionFile {
+        SessionFile {
+            name: name.into(),
+            json: Vec::new(),
+            problem: Some(problem.into()),
+        }
+    }
+}
+
+/// A session as it is kept by the server: compressed once into one shared buffer, sent many
+/// times without a copy.
 #[derive(Debug)]
-struct Stored {
-    name: String,
-    gzip: Vec<u8>,
-    size: usize,
+enum Stored {
+    Session { gzip: Bytes, len: u64 },
+    Unreadable(Bytes),
 }
 
 /// What to send back.
@@ -40,9 +69,11 @@ pub(crate) struct Reply {
     /// `Content-Type`.
     pub mime: &'static str,
     /// The body, already encoded as `gzip` says.
-    pub body: Cow<'static, [u8]>,
+    pub body: Payload,
     /// True when the body is gzip-compressed (`Content-Encoding: gzip`).
     pub gzip: bool,
+    /// True when the body depends on `Accept-Encoding` (`Vary: Accept-Encoding`).
+    pub vary_encoding: bool,
     /// `Cache-Control`, if any.
     pub cache: Option<&'static str>,
     /// `Location`, for redirects.
@@ -54,12 +85,18 @@ impl Reply {
         Reply::text(404, "not found")
     }
 
-    fn text(status: u16, text: &'static str) -> Reply {
+    /// A plain-text reply.
+    pub fn text(status: u16, text: &'static str) -> Reply {
+        Reply::shared_text(status, Bytes::from_static(text.as_bytes()))
+    }
+
+    fn shared_text(status: u16, text: Bytes) -> Reply {
         Reply {
             status,
             mime: "text/plain; charset=utf-8",
-            body: Cow::Borrowed(text.as_bytes()),
+            body: Payload::Bytes(text),
             gzip: false,
+            vary_encoding: false,
             cache: None,
             location: None,
         }
@@ -71,7 +108,7 @@ impl Reply {
 pub(crate) struct Site {
     secret: String,
     sessions: Vec<Stored>,
-    list: Vec<u8>,
+    list: Bytes,
 }
 
 #[derive(Serialize)]
@@ -85,28 +122,30 @@ struct ListEntry<'a> {
 impl Site {
     /// A site under `/<secret>/` serving `sessions`, compressing each one now.
     pub fn new(secret: String, sessions: Vec<SessionFile>) -> std::io::Result<Site> {
-        let sessions = sessions
-            .into_iter()
-            .map(|s| {
-                let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
-                enc.write_all(&s.json)?;
-                Ok(Stored {
-                    name: s.name,
-                    gzip: enc.finish()?,
-                    size: s.json.len(),
-                })
-            })
-            .collect::<std::io::Result<Vec<_>>>()?;
         let entries: Vec<ListEntry<'_>> = sessions
             .iter()
             .enumerate()
             .map(|(i, s)| ListEntry {
                 name: &s.name,
                 url: format!("session/{i}"),
-                size: s.size,
+                size: s.json.len(),
             })
             .collect();
-        let list = serde_json::to_vec(&entries).map_err(std::io::Error::other)?;
+        let list = Bytes::from(serde_json::to_vec(&entries).map_err(std::io::Error::other)?);
+        let sessions = sessions
+            .into_iter()
+            .map(|s| {
+                if let Some(problem) = s.problem {
+                    return Ok(Stored::Unreadable(Bytes::from(problem)));
+                }
+                let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+                enc.write_all(&s.json)?;
+                Ok(Stored::Session {
+                    gzip: Bytes::from(enc.finish()?),
+                    len: s.json.len() as u64,
+                })
+            })
+            .collect::<std::io::Result<Vec<_>>>()?;
         Ok(Site {
             secret,
             sessions,
@@ -119,34 +158,36 @@ impl Site {
         format!("/{}/", self.secret)
     }
 
-    /// The reply to `method url`; `accepts_gzip` says whether the client sent
-    /// `Accept-Encoding: gzip`.
-    pub fn route(&self, method: &str, url: &str, accepts_gzip: bool) -> Reply {
+    /// The reply to `method path` (a query or fragment after the path is ignored);
+    /// `accepts_gzip` says whether the client takes gzip.
+    pub fn route(&self, method: &str, path: &str, accepts_gzip: bool) -> Reply {
         if method != "GET" && method != "HEAD" {
             return Reply::text(405, "method not allowed");
         }
-        let path = url.split(['?', '#']).next().unwrap_or("");
-        let Some(rest) = path
-            .strip_prefix('/')
-            .and_then(|p| p.strip_prefix(self.secret.as_str()))
-        else {
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        let Some(path) = path.strip_prefix('/') else {
             return Reply::not_found();
         };
-        let Some(rest) = rest.strip_prefix('/') else {
-            if rest.is_empty() {
-                let mut reply = Reply::text(301, "moved");
-                reply.location = Some(self.root());
-                return reply;
-            }
+        let (first, rest) = match path.split_once('/') {
+            Some((first, rest)) => (first, Some(rest)),
+            None => (path, None),
+        };
+        if !self.is_secret(first) {
             return Reply::not_found();
+        }
+        let Some(rest) = rest else {
+            let mut reply = Reply::text(301, "moved");
+            reply.location = Some(self.root());
+            return reply;
         };
         match rest {
             "" => self.asset("index.html"),
             "sessions.json" => Reply {
                 status: 200,
                 mime: "application/json",
-                body: Cow::Owned(self.list.clone()),
+                body: Payload::Bytes(self.list.clone()),
                 gzip: false,
+                vary_encoding: false,
                 cache: Some(CACHE_NONE),
                 location: None,
             },
@@ -157,13 +198,24 @@ impl Site {
         }
     }
 
+    /// True when `segment` is the secret, compared in constant time so that response times say
+    /// nothing about how much of a guess was right. (Its length is no secret: always 32.)
+    fn is_secret(&self, segment: &str) -> bool {
+        segment.len() == self.secret.len()
+            && bool::from(segment.as_bytes().ct_eq(self.secret.as_bytes()))
+    }
+
     fn asset(&self, path: &str) -> Reply {
         match assets::get(path) {
             Some(asset) => Reply {
                 status: 200,
                 mime: asset.mime,
-                body: asset.data,
+                body: Payload::Bytes(match asset.data {
+                    Cow::Borrowed(data) => Bytes::from_static(data),
+                    Cow::Owned(data) => Bytes::from(data),
+                }),
                 gzip: false,
+                vary_encoding: false,
                 cache: Some(CACHE_IMMUTABLE),
                 location: None,
             },
@@ -176,26 +228,25 @@ impl Site {
             Ok(i) if index == i.to_string() => self.sessions.get(i),
             _ => None,
         };
-        let Some(stored) = stored else {
-            return Reply::not_found();
-        };
-        let body = if accepts_gzip {
-            stored.gzip.clone()
-        } else {
-            let mut json = Vec::new();
-            if GzDecoder::new(&stored.gzip[..])
-                .read_to_end(&mut json)
-                .is_err()
-            {
-                return Reply::text(500, "could not decompress the session");
+        let (gzip, len) = match stored {
+            None => return Reply::not_found(),
+            Some(Stored::Unreadable(problem)) => {
+                let mut reply = Reply::shared_text(422, problem.clone());
+                reply.cache = Some(CACHE_NONE);
+                return reply;
             }
-            json
+            Some(Stored::Session { gzip, len }) => (gzip.clone(), *len),
         };
         Reply {
             status: 200,
             mime: "application/json",
-            body: Cow::Owned(body),
+            body: if accepts_gzip {
+                Payload::Bytes(gzip)
+            } else {
+                Payload::Gunzip { gzip, len }
+            },
             gzip: accepts_gzip,
+            vary_encoding: true,
             cache: Some(CACHE_NONE),
             location: None,
         }
@@ -205,16 +256,18 @@ impl Site {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flate2::read::GzDecoder;
+    use std::io::Read;
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
     fn site() -> Site {
         Site::new(
             SECRET.into(),
-            vec![SessionFile {
-                name: "a.json".into(),
-                json: br#"{"hello":1}"#.to_vec(),
-            }],
+            vec![
+                SessionFile::new("a.json", br#"{"hello":1}"#.to_vec()),
+                SessionFile::unreadable("b.folded", "b.folded: line 3: not a whole number"),
+            ],
         )
         .unwrap()
     }
@@ -254,7 +307,7 @@ mod tests {
             "pkg/../../Cargo.toml",
             "/etc/passwd",
             "%2e%2e/%2e%2e/etc/passwd",
-            "session/1",
+            "session/2",
             "session/01",
             "session/-1",
             "session/",
@@ -277,19 +330,66 @@ mod tests {
         let site = site();
         let list = site.route("GET", &format!("/{SECRET}/sessions.json?x=1"), true);
         assert_eq!(list.status, 200);
-        let json = br#"[{"name":"a.json","url":"session/0","size":"#;
-        assert!(list.body.starts_with(json), "{:?}", list.body);
+        assert_eq!(
+            list.body.to_vec(),
+            br#"[{"name":"a.json","url":"session/0","size":11},{"name":"b.folded","url":"session/1","size":0}]"#
+        );
 
         let gz = site.route("GET", &format!("/{SECRET}/session/0"), true);
-        assert!(gz.gzip);
+        assert!(gz.gzip && gz.vary_encoding);
         assert_eq!(gz.cache, Some(CACHE_NONE));
         let mut json = Vec::new();
-        GzDecoder::new(&gz.body[..]).read_to_end(&mut json).unwrap();
+        GzDecoder::new(&gz.body.to_vec()[..])
+            .read_to_end(&mut json)
+            .unwrap();
         assert_eq!(json, br#"{"hello":1}"#);
 
         let plain = site.route("GET", &format!("/{SECRET}/session/0"), false);
-        assert!(!plain.gzip);
-        assert_eq!(&*plain.body, br#"{"hello":1}"#);
+        assert!(!plain.gzip && plain.vary_encoding);
+        assert_eq!(plain.body.len(), json.len() as u64);
+        assert_eq!(plain.body.to_vec(), br#"{"hello":1}"#);
+    }
+
+    /// Issue 9: each request for a profile held its own full copy of it (10 slow readers of an
+    /// 88 MB profile: 958 MB). Every reply shares the one compressed buffer.
+    #[test]
+    fn r9_every_request_for_a_session_shares_one_buffer() {
+        let site = site();
+        let url = format!("/{SECRET}/session/0");
+        let buffer = |reply: Reply| match reply.body {
+            Payload::Bytes(b) | Payload::Gunzip { gzip: b, .. } => b.as_ptr(),
+        };
+        let first = buffer(site.route("GET", &url, true));
+        assert_eq!(buffer(site.route("GET", &url, true)), first);
+        assert_eq!(buffer(site.route("GET", &url, false)), first);
+    }
+
+    #[test]
+    fn an_unreadable_file_answers_with_its_problem() {
+        let reply = site().route("GET", &format!("/{SECRET}/session/1"), true);
+        assert_eq!(reply.status, 422);
+        assert_eq!(reply.mime, "text/plain; charset=utf-8");
+        assert_eq!(reply.body.to_vec(), b"b.folded: line 3: not a whole number");
+    }
+
+    #[test]
+    fn secrets_that_differ_anywhere_or_in_length_are_404() {
+        let site = site();
+        let mut wrong = SECRET.as_bytes().to_vec();
+        for i in [0, 15, 31] {
+            wrong[i] = b'x';
+            let path = format!("/{}/", std::str::from_utf8(&wrong).unwrap());
+            assert_eq!(site.route("GET", &path, true).status, 404, "{path}");
+        }
+        for path in [
+            format!("/{}/", &SECRET[..31]),
+            format!("/{SECRET}0/"),
+            "//".to_owned(),
+            "".to_owned(),
+            "*".to_owned(),
+        ] {
+            assert_eq!(site.route("GET", &path, true).status, 404, "{path}");
+        }
     }
 
     #[test]

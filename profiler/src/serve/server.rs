@@ -1,12 +1,23 @@
-//! The HTTP server: binds, runs on a named thread and stops when its guard is dropped.
+//! The viewer's server: binds, serves on a thread named `prof-serve`, stops when its guard is
+//! dropped. The HTTP side is in [`super::http`].
+//!
+//! It ran on tiny_http 0.12 until issue 9, whose defects sat inside tiny_http's own accept thread
+//! and request reader, out of reach of the code that used it: it allocated a declared
+//! `Content-Length` whole before reading the body (one request aborted the process), kept a
+//! thread and two descriptors forever for every request with a version it did not know, never
+//! timed out an idle connection, and ended its accept thread for good on the first "too many
+//! open files". hyper (HTTP/1.1 only) on a single-threaded tokio runtime gives each of those a
+//! setting or a place in our own accept loop, with no thread per connection.
 
-use super::routes::{Reply, SessionFile, Site};
+use super::http::accept_loop;
+use super::routes::{SessionFile, Site};
 use super::secret::new_secret;
 use crate::{Error, Result};
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use tokio::sync::oneshot;
 
 /// The first port `prof serve` tries when no `--port` is given.
 pub const DEFAULT_PORT: u16 = 7420;
@@ -63,8 +74,8 @@ pub fn exposure_warning(host: IpAddr) -> Option<String> {
 pub struct Server {
     url: String,
     addr: SocketAddr,
-    http: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<Result<()>>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -79,34 +90,38 @@ impl Server {
     /// Binds as `options` say and starts serving the viewer with `sessions` on a background
     /// thread named `prof-serve`.
     pub fn start(sessions: Vec<SessionFile>, options: &ServeOptions) -> Result<Server> {
-        let site = Site::new(new_secret()?, sessions)?;
+        let os_err = |call| move |source| Error::Os { call, source };
+        let site = Site::new(new_secret()?, sessions).map_err(Error::Write)?;
         let listener = bind(options)?;
-        let addr = listener.local_addr().map_err(|source| Error::Os {
-            call: "getsockname",
-            source,
-        })?;
-        let http = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| Error::Os {
-                call: "starting the HTTP server",
-                source: std::io::Error::other(e.to_string()),
-            })
-            .map(Arc::new)?;
-        let url = format!("http://{addr}{}", site.root());
-        let thread = {
-            let http = Arc::clone(&http);
-            let site = Arc::new(site);
-            std::thread::Builder::new()
-                .name("prof-serve".into())
-                .spawn(move || serve(&http, &site))
-                .map_err(|source| Error::Os {
-                    call: "spawning the server thread",
-                    source,
-                })?
+        let addr = listener.local_addr().map_err(os_err("getsockname"))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(os_err("making the listening socket non-blocking"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(os_err("starting the HTTP server"))?;
+        let listener = {
+            let _context = runtime.enter();
+            tokio::net::TcpListener::from_std(listener)
+                .map_err(os_err("starting the HTTP server"))?
         };
+        let url = format!("http://{addr}{}", site.root());
+        let (stop, stopped) = oneshot::channel();
+        let site = Arc::new(site);
+        let thread = std::thread::Builder::new()
+            .name("prof-serve".into())
+            .spawn(move || {
+                let result = runtime.block_on(accept_loop(listener, site, stopped));
+                // Dropping the runtime closes every connection and the listening socket.
+                drop(runtime);
+                result
+            })
+            .map_err(os_err("spawning the server thread"))?;
         Ok(Server {
             url,
             addr,
-            http,
+            stop: Some(stop),
             thread: Some(thread),
         })
     }
@@ -121,17 +136,26 @@ impl Server {
         self.addr
     }
 
-    /// Blocks the calling thread while the server runs (until the process is interrupted).
-    pub fn wait(mut self) {
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+    /// Blocks the calling thread while the server runs, which is until the process is
+    /// interrupted: the server does not stop by itself. Should it fail in a way it cannot recover
+    /// from (its listening socket broken), this returns why.
+    pub fn wait(mut self) -> Result<()> {
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_panic)) => Err(Error::Os {
+                call: "serving",
+                source: std::io::Error::other("the server thread panicked"),
+            }),
+            None => Ok(()),
         }
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.http.unblock();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -176,114 +200,26 @@ fn bind(options: &ServeOptions) -> Result<TcpListener> {
     }
 }
 
-/// Answers requests until the server is unblocked, each on a thread of its own so a slow client
-/// never holds up the others.
-fn serve(http: &tiny_http::Server, site: &Arc<Site>) {
-    while let Ok(request) = http.recv() {
-        let site = Arc::clone(site);
-        let spawned = std::thread::Builder::new()
-            .name("prof-serve-request".into())
-            .spawn(move || answer(request, &site));
-        // Without a thread for it the request is dropped, which tiny_http answers with a 500.
-        drop(spawned);
-    }
-}
-
-fn answer(request: tiny_http::Request, site: &Site) {
-    let accepts_gzip = request.headers().iter().any(|h| {
-        h.field.equiv("Accept-Encoding")
-            && h.value
-                .as_str()
-                .split(',')
-                .any(|e| e.split(';').next().unwrap_or("").trim() == "gzip")
-    });
-    let head_only = request.method().as_str() == "HEAD";
-    let reply = site.route(request.method().as_str(), request.url(), accepts_gzip);
-    let mut writer = request.into_writer();
-    // A client that went away is not the server's problem.
-    let _ = write_response(&mut writer, &reply, head_only);
-}
-
-/// Writes `reply` as an HTTP/1.1 response that closes the connection.
-///
-/// The response is written by hand rather than with `Request::respond` for the sake of
-/// `Connection: close`, which tiny_http does not let a response set: tiny_http serves each
-/// kept-alive connection on a pooled thread for as long as the client keeps it open, and a burst
-/// of new connections (a browser loading a page's modules) can leave one of them queued behind
-/// idle keep-alive connections, so its request never gets read. One request per connection
-/// frees the thread as soon as the response is out.
-fn write_response(out: &mut impl Write, reply: &Reply, head_only: bool) -> std::io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
-         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\
-         Content-Security-Policy: {CSP}\r\n",
-        reply.status,
-        reason(reply.status),
-        reply.mime,
-        reply.body.len(),
-    );
-    if reply.gzip {
-        head.push_str("Content-Encoding: gzip\r\n");
-    }
-    if let Some(cache) = reply.cache {
-        head.push_str(&format!("Cache-Control: {cache}\r\n"));
-    }
-    if let Some(location) = &reply.location {
-        head.push_str(&format!("Location: {location}\r\n"));
-    }
-    head.push_str("\r\n");
-    out.write_all(head.as_bytes())?;
-    if !head_only {
-        out.write_all(&reply.body)?;
-    }
-    out.flush()
-}
-
-/// The page may load only its own scripts, styles and wasm, and talk only to this server.
-const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:";
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        301 => "Moved Permanently",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        _ => "Internal Server Error",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::net::TcpStream;
 
-    /// One GET; the response is read up to its Content-Length (the server closes only once the
-    /// client has).
+    /// One GET on a connection the request asks to close; the response is read to the end.
     fn get(server: &Server, path: &str) -> String {
         let mut stream = TcpStream::connect(server.addr()).unwrap();
         stream
             .set_read_timeout(Some(std::time::Duration::from_secs(10)))
             .unwrap();
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut bytes = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            let n = stream.read(&mut buf).unwrap();
-            bytes.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&bytes);
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Content-Length: "))
-                    .and_then(|l| l.trim().parse().ok())
-                    .expect("a Content-Length");
-                if body.len() >= length || n == 0 {
-                    return text.into_owned();
-                }
-            }
-            assert!(n > 0, "connection closed early");
-        }
+        stream.read_to_end(&mut bytes).unwrap();
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     fn start(port: Port) -> Result<Server> {
@@ -304,7 +240,6 @@ mod tests {
             .1;
         let page = get(&server, path);
         assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
-        assert!(page.contains("\r\nConnection: close\r\n"), "{page}");
         assert!(page.contains("<html"), "{page}");
         assert!(get(&server, "/").starts_with("HTTP/1.1 404"));
     }
@@ -332,12 +267,8 @@ mod tests {
         let server = start(Port::Exact(0)).unwrap();
         let addr = server.addr();
         drop(server);
-        // tiny_http closes its listener on its accept thread, just after the drop returns.
-        let freed = (0..100).any(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            TcpListener::bind(addr).is_ok()
-        });
-        assert!(freed, "{addr} is still bound");
+        // The runtime, with the listening socket, is gone when the drop returns.
+        assert!(TcpListener::bind(addr).is_ok(), "{addr} is still bound");
     }
 
     #[test]

@@ -1,0 +1,240 @@
+//! The server's network side: an accept loop and HTTP/1.1 connections (hyper), on a
+//! single-threaded tokio runtime that the `prof-serve` thread runs.
+//!
+//! What it guarantees against a hostile or broken client, each pinned by a test in
+//! `tests/tests/serve_hostile.rs`:
+//! - a request that declares a body (`Content-Length` above 0, or `Transfer-Encoding`) is
+//!   answered 413 and its connection closed, before any of the body is read or allocated for;
+//! - a request head must arrive whole within [`HEAD_TIMEOUT`] (also between requests on a
+//!   kept-alive connection) and fit in [`MAX_HEAD_BYTES`], or the connection is closed (431 for
+//!   a head too large);
+//! - a version other than HTTP/1.0 or 1.1 (`HTTP/2.0`, the HTTP/2 preface) is answered 400, or
+//!   the connection is closed, and nothing stays behind;
+//! - a response the client stops reading is cut off once no byte of it has been taken for
+//!   [`super::stall::WRITE_STALL_TIMEOUT`];
+//! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
+//!   kernel's listen queue until one ends;
+//! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]
+//!   and tries again; it ends only when asked to, or on an error that no retry can cure, which
+//!   [`super::Server::wait`] returns.
+
+use super::body::Body;
+use super::encoding::accepts_gzip;
+use super::routes::{Reply, Site};
+use super::stall::StallGuard;
+use crate::{Error, Result};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+
+/// How long a client has to send a whole request head, from its first byte or from the end of
+/// the previous response: connections idle longer are closed.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most bytes a request head may take (request line and headers); a larger one is
+/// answered 431 and its connection closed.
+pub const MAX_HEAD_BYTES: usize = 64 << 10;
+/// The most connections served at once. Each takes a descriptor, so this stays well under the
+/// usual limit of 1,024.
+pub const MAX_CONNECTIONS: usize = 256;
+/// How long the accept loop waits before trying again when the process is out of descriptors
+/// or memory.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The content security policy of every response: the page may load only its own scripts,
+/// styles and wasm, and talk only to this server.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:";
+
+/// Accepts and serves connections until `stop` fires (or its sender is dropped).
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    site: Arc<Site>,
+    mut stop: oneshot::Receiver<()>,
+) -> Result<()> {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(MAX_HEAD_BYTES);
+    loop {
+        let slot = tokio::select! {
+            _ = &mut stop => return Ok(()),
+            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+        };
+        let accepted = tokio::select! {
+            _ = &mut stop => return Ok(()),
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                tokio::spawn(serve_connection(
+                    stream,
+                    Arc::clone(&site),
+                    http.clone(),
+                    slot,
+                ));
+            }
+            Err(e) => match retry_after(&e) {
+                Some(pause) => {
+                    drop(slot);
+                    tokio::select! {
+                        _ = &mut stop => return Ok(()),
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                }
+                None => {
+                    return Err(Error::Os {
+                        call: "accepting connections",
+                        source: e,
+                    })
+                }
+            },
+        }
+    }
+}
+
+/// How long to wait before accepting again after `e`, or `None` when retrying cannot help (the
+/// listening socket itself is broken).
+fn retry_after(e: &std::io::Error) -> Option<Duration> {
+    match e.raw_os_error() {
+        Some(libc::EBADF | libc::EINVAL | libc::ENOTSOCK | libc::EFAULT) => None,
+        // Out of descriptors or memory: wait for connections to end.
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => Some(ACCEPT_BACKOFF),
+        // A connection that failed before it was accepted (ECONNABORTED, and the network errors
+        // accept(2) passes on): only that client is affected.
+        _ => Some(Duration::ZERO),
+    }
+}
+
+/// Serves one connection until the client closes it, a timeout closes it, or the server stops;
+/// `_slot` is its place among the [`MAX_CONNECTIONS`].
+async fn serve_connection(
+    stream: TcpStream,
+    site: Arc<Site>,
+    http: http1::Builder,
+    _slot: OwnedSemaphorePermit,
+) {
+    let _ = stream.set_nodelay(true);
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let response = respond(&site, &request);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    // A connection that fails (a reset, a malformed request, a timeout) concerns only its client.
+    let io = StallGuard::new(TokioIo::new(stream));
+    let _ = http.serve_connection(io, service).await;
+}
+
+/// The response to `request`. Its body is never read: when it dropped, hyper discards what
+/// arrived of it, or closes the connection.
+fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
+    let headers = request.headers();
+    if declares_body(headers) {
+        let mut response = response(Reply::text(413, "this server takes no request bodies"));
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
+    let gzip = accepts_gzip(
+        headers
+            .get_all(header::ACCEPT_ENCODING)
+            .iter()
+            .map(HeaderValue::as_bytes),
+    );
+    response(site.route(request.method().as_str(), request.uri().path(), gzip))
+}
+
+/// True when the request says a body follows: any `Transfer-Encoding`, or a `Content-Length`
+/// other than 0. The viewer takes only GET and HEAD, which have none.
+fn declares_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get_all(header::CONTENT_LENGTH)
+            .iter()
+            .any(|length| length.as_bytes().trim_ascii() != b"0")
+}
+
+fn response(reply: Reply) -> Response<Body> {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(reply.mime));
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(reply.body.len()));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    if reply.gzip {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    if reply.vary_encoding {
+        headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    }
+    if let Some(cache) = reply.cache {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    }
+    if let Some(location) = reply.location.and_then(|l| HeaderValue::try_from(l).ok()) {
+        headers.insert(header::LOCATION, location);
+    }
+    let mut response = Response::new(reply.body.into_body());
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.headers_mut() = headers;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    header::HeaderName::from_static(k),
+                    HeaderValue::from_static(v),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_body_is_declared_by_a_length_above_zero_or_any_transfer_encoding() {
+        assert!(!declares_body(&headers(&[])));
+        assert!(!declares_body(&headers(&[("content-length", "0")])));
+        assert!(declares_body(&headers(&[(
+            "content-length",
+            "99999999999"
+        )])));
+        assert!(declares_body(&headers(&[("content-length", "1")])));
+        assert!(declares_body(&headers(&[("transfer-encoding", "chunked")])));
+        assert!(declares_body(&headers(&[(
+            "transfer-encoding",
+            "identity"
+        )])));
+    }
+
+    #[test]
+    fn only_a_broken_listener_stops_the_accept_loop() {
+        let os = std::io::Error::from_raw_os_error;
+        assert_eq!(retry_after(&os(libc::EMFILE)), Some(ACCEPT_BACKOFF));
+        assert_eq!(retry_after(&os(libc::ENFILE)), Some(ACCEPT_BACKOFF));
+        assert_eq!(retry_after(&os(libc::ECONNABORTED)), Some(Duration::ZERO));
+        assert_eq!(retry_after(&os(libc::EPROTO)), Some(Duration::ZERO));
+        assert_eq!(retry_after(&os(libc::EBADF)), None);
+        assert_eq!(retry_after(&os(libc::EINVAL)), None);
+    }
+}
