@@ -3,7 +3,8 @@
 
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
-use prof::export::{dot, pprof, source, speedscope, svg, write_folded};
+use prof::aggregate::{DiffSide, DiffTree};
+use prof::export::{dot, pprof, source, speedscope, svg, write_folded, write_folded_diff};
 use prof::import::load_any;
 use prof::session::Session;
 use prof::Error;
@@ -24,6 +25,13 @@ pub struct ConvertArgs {
     /// Where to write (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
+    /// Draw FILE against this profile: a differential flame graph (`--to svg`, red where FILE
+    /// grew, blue where it shrank) or differential folded stacks (`--to folded`).
+    #[arg(long, value_name = "BASE")]
+    diff: Option<PathBuf>,
+    /// With --diff: compare raw weights instead of each side's share of its own total.
+    #[arg(long, requires = "diff")]
+    absolute: bool,
 }
 
 /// The formats `prof convert` writes.
@@ -75,7 +83,17 @@ pub fn run(args: ConvertArgs) -> ExitCode {
         );
         return ExitCode::from(BAD_INPUT);
     };
-    match convert(&args.file, target, &args.output) {
+    if args.diff.is_some() && !matches!(target, Target::Svg | Target::Folded) {
+        eprintln!(
+            "prof: --diff draws a differential flame graph: use it with --to svg or --to folded"
+        );
+        return ExitCode::from(BAD_INPUT);
+    }
+    let result = match &args.diff {
+        Some(base) => convert_diff(base, &args.file, target, args.absolute, &args.output),
+        None => convert(&args.file, target, &args.output),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(&err),
     }
@@ -83,12 +101,45 @@ pub fn run(args: ConvertArgs) -> ExitCode {
 
 fn convert(input: &Path, target: Target, output: &Path) -> prof::Result<()> {
     let session = load_any(input)?;
-    let to_stdout = output == Path::new("-");
-    if target == Target::Session && !to_stdout {
+    if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }
+    write_output(output, |bytes| render(&session, target, bytes))
+}
+
+/// Writes `new` against `base`: a differential flame graph or differential folded stacks.
+fn convert_diff(
+    base: &Path,
+    new: &Path,
+    target: Target,
+    absolute: bool,
+    output: &Path,
+) -> prof::Result<()> {
+    let (base_session, new_session) = (load_any(base)?, load_any(new)?);
+    let (base_label, new_label) = (base.display().to_string(), new.display().to_string());
+    let base = DiffSide {
+        label: &base_label,
+        session: &base_session,
+    };
+    let new = DiffSide {
+        label: &new_label,
+        session: &new_session,
+    };
+    write_output(output, |bytes| match target {
+        Target::Svg => svg::write_diff_svg(base, new, absolute, bytes),
+        _ => write_folded_diff(&DiffTree::between(base, new, absolute)?, bytes),
+    })
+}
+
+/// Renders into memory with `render`, then writes the bytes to `output` atomically (or to
+/// standard output for `-`), so a failure never leaves a partial file.
+fn write_output(
+    output: &Path,
+    render: impl FnOnce(&mut Vec<u8>) -> prof::Result<()>,
+) -> prof::Result<()> {
+    let to_stdout = output == Path::new("-");
     let mut bytes = Vec::new();
-    render(&session, target, &mut bytes).map_err(|e| match e {
+    render(&mut bytes).map_err(|e| match e {
         Error::Write(source) => Error::Io {
             path: output.to_owned(),
             source,
