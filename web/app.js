@@ -9,10 +9,13 @@ import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { FlameView } from "./views/flame-view.js";
+import { CallTreeView } from "./views/call-tree.js";
+import { SandwichView } from "./views/sandwich.js";
+import { TableView } from "./views/table-view.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -122,13 +125,24 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 async function start() {
   try {
-    const response = await fetch("sessions.json");
-    if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-    page.files = await response.json();
+    if (window.profStandalone) {
+      page.files = window.profStandalone.files;
+    } else {
+      const response = await fetch("sessions.json");
+      if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
+      page.files = await response.json();
+    }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], flameWindow: null, selected: null, threads: null }),
+      state.update({
+        file: Number(e.target.value),
+        zoom: [],
+        flameWindow: null,
+        selected: null,
+        node: [],
+        threads: null,
+      }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -171,8 +185,11 @@ async function loadFile() {
   $("progress").textContent = "";
   let loaded;
   try {
-    const url = new URL(file.url, location.href).href;
-    loaded = await backend.call("load", { url, size: file.size });
+    const standalone = window.profStandalone;
+    const args = standalone
+      ? { bytes: await standalone.session(index), wasm: await standalone.wasm() }
+      : { url: new URL(file.url, location.href).href, size: file.size };
+    loaded = await backend.call("load", args);
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
@@ -272,10 +289,11 @@ document.addEventListener("keydown", (e) => {
   const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
-    // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
+    // Escape clears the innermost state: the selection (and the call tree's selected node),
+    // the flame graph's pan and wheel zoom,
     // its zoom, then the time range.
     const c = state.current;
-    if (c.selected !== null) state.update({ selected: null });
+    if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });

@@ -6,7 +6,8 @@
 // thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
 // (function names from the root, joined by U+001F), fwin (the flame graph's visible part of the
 // zoomed root, as fractions from-to), heavy (1: siblings heaviest first), search, selected (a
-// function name), icicle (1).
+// function name), icicle (1), node (the call tree's selected node: function names from its
+// root, joined by U+001F), inverted (1: the call tree is inverted).
 
 const SEP = "\u001f";
 
@@ -23,6 +24,8 @@ function defaults() {
     search: "",
     selected: null, // a function name
     icicle: false,
+    node: [], // the call tree's selected node: function names from its root
+    inverted: false, // the call tree is inverted (roots are the functions with self time)
   };
 }
 
@@ -47,6 +50,9 @@ export function parse(hash) {
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
   state.icicle = params.get("icicle") === "1";
+  const node = params.get("node");
+  if (node) state.node = node.split(SEP);
+  state.inverted = params.get("inverted") === "1";
   return state;
 }
 
@@ -63,6 +69,8 @@ export function format(state) {
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
   if (state.icicle) params.set("icicle", "1");
+  if (state.node.length) params.set("node", state.node.join(SEP));
+  if (state.inverted) params.set("inverted", "1");
   const text = params.toString();
   return text ? `#${text}` : "";
 }

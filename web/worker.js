@@ -5,11 +5,73 @@
 //
 // Messages in: {id, method, args}. Out: {id, result} or {id, error}, and {progress} while
 // loading. Every number and text in a result was computed and formatted by the wasm module.
+//
+// The single-file page (`prof convert --to html`, serve/standalone.rs) runs this file as a
+// classic worker: it replaces the module header below, up to its end marker, with the wasm
+// module's glue, so nothing above the marker may be needed by the code after it but `init`,
+// the glue's exports and `WASM_URL`.
 
 import init, { Profile, loadProgressText, profVersion } from "./pkg/prof_viewer.js";
 
+const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
+// end of the module header
+
 let profile = null;
-const ready = init({ module_or_path: new URL("./pkg/prof_viewer_bg.wasm", import.meta.url) });
+let ready = null;
+
+/** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
+function initOnce(wasm) {
+  ready ??= init({ module_or_path: wasm ?? WASM_URL });
+  return ready;
+}
+/** Answers built from the current call tree, kept while it stays (see `dropTrees`). */
+const trees = { table: new Map(), sandwich: null };
+
+/** Forgets what was built from the call tree: call whenever `profile.tree` changes. */
+function dropTrees() {
+  for (const table of trees.table.values()) table.free();
+  trees.table.clear();
+  trees.sandwich?.value?.free();
+  trees.sandwich = null;
+}
+
+/** The call tree table, inverted or not, built once per call tree. */
+function treeTable(inverted) {
+  let table = trees.table.get(inverted);
+  if (!table) {
+    table = profile.treeTable(inverted);
+    trees.table.set(inverted, table);
+  }
+  return table;
+}
+
+/** The sandwich of function `name` (`undefined` when no sample shown has it). */
+function sandwich(name) {
+  if (trees.sandwich?.name !== name) {
+    trees.sandwich?.value?.free();
+    trees.sandwich = { name, value: profile.sandwich(name) };
+  }
+  return trees.sandwich.value;
+}
+
+/** A flame layout's columns as plain data (typed arrays are transferred). */
+function layoutData(layout) {
+  const out = {
+    count: layout.count,
+    maxDepth: layout.maxDepth,
+    merged: layout.merged,
+    x: layout.x(),
+    width: layout.width(),
+    depth: layout.depth(),
+    func: layout.func(),
+    node: layout.node(),
+    highlight: layout.highlight(),
+    weight: layout.weight(),
+    mergedCount: layout.mergedCount(),
+  };
+  layout.free();
+  return out;
+}
 
 /** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
 async function fetchBytes(url, size) {
@@ -42,10 +104,13 @@ async function fetchBytes(url, size) {
 
 /** The views' questions. Each returns plain data (typed arrays are transferred). */
 const methods = {
-  async load({ url, size }) {
-    await ready;
-    const bytes = await fetchBytes(url, size);
+  /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
+   * over the `wasm` module's bytes). */
+  async load({ url, size, bytes: given, wasm }) {
+    await initOnce(wasm);
+    const bytes = given ?? (await fetchBytes(url, size));
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
+    dropTrees();
     profile = Profile.load(bytes);
     return {
       meta: JSON.parse(profile.metaJson()),
@@ -56,6 +121,7 @@ const methods = {
   },
   /** What selects the samples: `{threads, range}` as the state holds them. */
   setView(view) {
+    dropTrees();
     profile.setView(JSON.stringify(view));
     return { label: profile.threadsLabel() };
   },
@@ -69,23 +135,7 @@ const methods = {
     const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
     const [from, to] = window ?? [0, 1];
     const layout = profile.layout(root, width, from, to, Boolean(leftHeavy));
-    const out = {
-      root,
-      count: layout.count,
-      maxDepth: layout.maxDepth,
-      merged: layout.merged,
-      x: layout.x(),
-      width: layout.width(),
-      depth: layout.depth(),
-      func: layout.func(),
-      node: layout.node(),
-      highlight: layout.highlight(),
-      weight: layout.weight(),
-      mergedCount: layout.mergedCount(),
-      path: JSON.parse(profile.pathJson(root)),
-    };
-    layout.free();
-    return out;
+    return { root, ...layoutData(layout), path: JSON.parse(profile.pathJson(root)) };
   },
   top({ n, sort }) {
     return JSON.parse(profile.topJson(n, sort));
@@ -98,6 +148,42 @@ const methods = {
   },
   weightTexts({ weight }) {
     return { weight: profile.weightText(weight), share: profile.shareText(weight) };
+  },
+  /** The call tree table's rows, fully expanded: node, depth and subtree size of each. */
+  callTree({ inverted }) {
+    const table = treeTable(inverted);
+    return { order: table.order(), depth: table.depth(), size: table.size() };
+  },
+  /** Texts of the call tree rows for `nodes`. */
+  callTreeRows({ inverted, nodes }) {
+    return JSON.parse(treeTable(inverted).rowsJson(profile, Uint32Array.from(nodes)));
+  },
+  /** The function names from the outermost row down to `node`. */
+  callTreePath({ inverted, node }) {
+    return JSON.parse(treeTable(inverted).pathJson(profile, node));
+  },
+  /** The node that a path of names leads to (as far as it leads; 0 for none). */
+  callTreeNode({ inverted, path }) {
+    return treeTable(inverted).nodeByPath(profile, JSON.stringify(path));
+  },
+  /** Self and total of function `name` (null when no sample shown has it). */
+  sandwichSummary({ name }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.summaryJson(profile)) : null;
+  },
+  /** The callers' (`callers`) or callees' flame graph of function `name`. */
+  sandwichLayout({ name, callers, width }) {
+    const value = sandwich(name);
+    return value ? layoutData(value.layout(callers, width)) : null;
+  },
+  /** One frame of a sandwich side. */
+  sandwichNode({ name, callers, node }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.nodeJson(profile, callers, node)) : null;
+  },
+  /** Every function shown, filtered by name and sorted, with a summary line. */
+  functionTable({ column, descending, filter, regex }) {
+    return JSON.parse(profile.functionTableJson(column, descending, filter, regex));
   },
   search({ pattern }) {
     const result = profile.search(pattern);

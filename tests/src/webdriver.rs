@@ -37,6 +37,11 @@ impl Browser {
     /// window and the given device pixel ratio. Panics with a clear message when either program
     /// is missing: a missing browser is a test failure, never a skip.
     pub fn start(name: &str, width: u32, height: u32, scale: f64) -> Browser {
+        Browser::start_with(name, width, height, scale, &[])
+    }
+
+    /// [`Browser::start`] with more Chromium command-line arguments.
+    pub fn start_with(name: &str, width: u32, height: u32, scale: f64, extra: &[&str]) -> Browser {
         for tool in [CHROMIUM, CHROMEDRIVER] {
             assert!(
                 Path::new(tool).exists(),
@@ -59,7 +64,7 @@ impl Browser {
             _profile: profile,
         };
         browser.wait_ready();
-        let args = [
+        let mut args = vec![
             "--headless=new".to_owned(),
             "--no-sandbox".to_owned(),
             "--disable-gpu".to_owned(),
@@ -72,6 +77,7 @@ impl Browser {
             format!("--force-device-scale-factor={scale}"),
             format!("--user-data-dir={}", browser._profile.path().display()),
         ];
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         let caps = json!({
             "capabilities": { "alwaysMatch": {
                 "browserName": "chrome",

@@ -6,10 +6,12 @@
 
 mod layout;
 mod profile;
+mod trees;
 mod view;
 
 pub use layout::FlameLayout;
 pub use profile::{Profile, SearchResult};
+pub use trees::{Sandwich, TreeTable};
 
 use wasm_bindgen::prelude::*;
 

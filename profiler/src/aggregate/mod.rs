@@ -13,6 +13,8 @@ mod diff_table;
 mod filter;
 mod flame;
 mod format;
+mod inverted;
+mod listing;
 mod sandwich;
 mod search;
 mod table;
@@ -29,6 +31,7 @@ pub use format::{
     format_percent, format_percent_change, format_weight, format_weight_change,
     format_weight_named, thousands,
 };
+pub use listing::{Column, TableOrder};
 pub use search::SearchMatch;
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
