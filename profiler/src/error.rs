@@ -41,6 +41,9 @@ pub enum Error {
     /// An option has a value that cannot be used.
     #[error("invalid option: {0}")]
     InvalidOption(String),
+    /// Two profiles cannot be compared: their weights are in different units.
+    #[error("{0}")]
+    Incomparable(#[from] crate::aggregate::DiffError),
     /// Writing to a caller-supplied writer failed.
     #[error("write failed: {0}")]
     Write(#[from] std::io::Error),

@@ -486,3 +486,52 @@ fn r10_convert_takes_the_sample_type_and_perf_keeps_every_sample() {
     assert!(session.samples.time_ns.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(session.meta.sample_type.name, "task-clock");
 }
+
+/// Regression: pprof mappings were the first to last address seen, at offset 0, without a build
+/// ID and named by the file's base name only, so `go tool pprof -disasm` found no binary to read.
+/// With the real mappings it opens the recorded binary and prints its instructions with their
+/// weights.
+///
+/// The program is `src/bin/record_hashing.rs`, a fixed-address executable: Go's bundled
+/// `go tool pprof` disassembles no position-independent one (it compares sampled addresses with
+/// the file's symbol addresses unrelocated), and reads no build IDs, so it also refuses copies on
+/// `PPROF_BINARY_PATH` of a binary whose mapping has one; upstream pprof does both.
+#[test]
+fn go_tool_pprof_disassembles_a_recorded_binary() {
+    let dir = TempDir::new("pprof-disasm");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("record_hashing");
+    std::fs::copy(env!("CARGO_BIN_EXE_record_hashing"), &exe).unwrap();
+    let recorded = dir.join("recorded.json");
+    run_tool(Command::new(&exe).arg(&recorded));
+    let session = prof::session::load(&recorded).unwrap();
+    let main = &session.mappings[0];
+    assert_eq!(session.str(main.path), exe.to_str().unwrap());
+    assert!(main.build_id.is_some(), "a GNU build ID");
+    let out = dir.join("recorded.pb.gz");
+    convert(&[recorded.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let nowhere = dir.join("no-binaries-here");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let text = run_tool(
+        Command::new("go")
+            .args(["tool", "pprof", "-disasm=hash_rounds"])
+            .arg(&out)
+            .current_dir(dir.path())
+            .env("PPROF_BINARY_PATH", &nowhere),
+    );
+    assert!(text.contains("ROUTINE ="), "{text}");
+    // Instruction lines: `flat cum address: instruction`, a weight where samples fell.
+    let weighed = text
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let (flat, cum, address) = (words.next()?, words.next()?, words.next()?);
+            let address = address.strip_suffix(':')?;
+            u64::from_str_radix(address, 16).ok()?;
+            Some((flat, cum))
+        })
+        .filter(|&(flat, cum)| flat != "." || cum != ".")
+        .count();
+    assert!(weighed > 0, "no instruction has a weight:\n{text}");
+}

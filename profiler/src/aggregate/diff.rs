@@ -84,15 +84,37 @@ impl DiffTree {
         merger.add(0, before.0, before.1);
         merger.add(1, after.0, after.1);
         let mut tree = merger.tree;
+        tree.sum_totals();
+        tree
+    }
+
+    /// Totals from the self weights: a node's own plus its descendants'.
+    fn sum_totals(&mut self) {
         for side in 0..2 {
-            tree.total_weight[side] = tree.self_weight[side].clone();
-            for i in (1..tree.parent.len()).rev() {
-                let p = tree.parent[i] as usize;
-                tree.total_weight[side][p] =
-                    tree.total_weight[side][p].saturating_add(tree.total_weight[side][i]);
+            self.total_weight[side] = self.self_weight[side].clone();
+            for i in (1..self.parent.len()).rev() {
+                let p = self.parent[i] as usize;
+                self.total_weight[side][p] =
+                    self.total_weight[side][p].saturating_add(self.total_weight[side][i]);
             }
         }
-        tree
+    }
+
+    /// The tree with the before profile scaled to the after profile's total (each self weight
+    /// rounded to the nearest unit), so both sides are shares of their own totals and a longer
+    /// recording does not read as growth everywhere. Unchanged when either total is 0.
+    pub fn normalized(mut self) -> Self {
+        let (before, after) = self.total_weight(0);
+        if before == 0 || after == 0 {
+            return self;
+        }
+        let (before, after) = (u128::from(before), u128::from(after));
+        for w in &mut self.self_weight[0] {
+            // At most `after`, as every self weight is at most the before total.
+            *w = ((u128::from(*w) * after + before / 2) / before) as u64;
+        }
+        self.sum_totals();
+        self
     }
 
     /// The number of nodes, the root included.

@@ -46,6 +46,27 @@ pub fn format_percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", percent(part, whole))
 }
 
+/// A change in percentage points with one decimal and its sign, as diffs show it: `+2.7%`,
+/// `-0.4%`, and `0.0%` for a change that rounds to nothing.
+pub fn format_percent_change(points: f64) -> String {
+    let text = format!("{points:+.1}%");
+    match text.as_str() {
+        "+0.0%" | "-0.0%" => "0.0%".to_owned(),
+        _ => text,
+    }
+}
+
+/// The change from `before` to `after` as [`format_weight`] writes weights, with its sign:
+/// `+6.00 ms`, `-512 B`, `0 ns`.
+pub fn format_weight_change(sample_type: &SampleType, before: u64, after: u64) -> String {
+    let size = format_weight(sample_type, before.abs_diff(after));
+    match after.cmp(&before) {
+        std::cmp::Ordering::Greater => format!("+{size}"),
+        std::cmp::Ordering::Less => format!("-{size}"),
+        std::cmp::Ordering::Equal => size,
+    }
+}
+
 /// `part` as a percentage of `whole` (0 when `whole` is 0).
 pub(crate) fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
@@ -135,6 +156,18 @@ mod tests {
         assert_eq!(format_weight_named(&cycles, 1_000), "1,000 cycles");
         assert_eq!(format_weight(&cycles, 7), "7");
         assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn changes_have_a_sign_unless_they_round_to_nothing() {
+        assert_eq!(format_percent_change(0.04), "0.0%");
+        assert_eq!(format_percent_change(-0.04), "0.0%");
+        assert_eq!(format_percent_change(2.66), "+2.7%");
+        assert_eq!(format_percent_change(-15.0), "-15.0%");
+        let cpu = SampleType::new("cpu", Unit::Nanoseconds);
+        assert_eq!(format_weight_change(&cpu, 3_000_000, 9_000_000), "+6.00 ms");
+        assert_eq!(format_weight_change(&cpu, 1_536, 1_024), "-512 ns");
+        assert_eq!(format_weight_change(&cpu, 7, 7), "0 ns");
     }
 
     #[test]

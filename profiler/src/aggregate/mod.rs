@@ -6,9 +6,10 @@
 //! only pass over the samples), [`CallTree::build`] merges the stacks by function and applies
 //! [`Transform`]s, and then the tree answers [`CallTree::top`], [`CallTree::flame`] and friends as
 //! often as needed: [`CallTree::callers`] and [`CallTree::callees`] for one function (the
-//! sandwich view), [`DiffTree`] for two profiles.
+//! sandwich view), [`DiffTree`] and [`DiffTable`] for two profiles.
 
 mod diff;
+mod diff_table;
 mod filter;
 mod flame;
 mod format;
@@ -24,9 +25,13 @@ mod transform_spec;
 mod tree;
 
 pub use diff::{DiffTree, StackDelta};
+pub use diff_table::{check_comparable, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
-pub use format::{format_percent, format_weight, format_weight_named, thousands};
+pub use format::{
+    format_percent, format_percent_change, format_weight, format_weight_change,
+    format_weight_named, thousands,
+};
 pub use listing::{Column, TableOrder};
 pub use search::SearchMatch;
 pub use table::TopTable;

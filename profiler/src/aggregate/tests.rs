@@ -269,3 +269,21 @@ fn diff_matches_paths_by_name_across_sessions() {
     assert_eq!(diff.total_weight(0), (15, 20));
     assert_eq!(diff.name(1), "main");
 }
+
+#[test]
+fn a_normalized_diff_scales_the_base_to_the_new_total() {
+    let before = folded_session(&[("main;a", 30), ("main;b", 10)]);
+    let after = folded_session(&[("main;a", 60), ("main;b", 20)]);
+    let tb = CallTree::new(&before, &Filter::all());
+    let ta = CallTree::new(&after, &Filter::all());
+    let diff = DiffTree::new((&before, &tb), (&after, &ta)).normalized();
+    // Twice as long, the same shape: no change anywhere.
+    assert_eq!(diff.total_weight(0), (80, 80));
+    for d in diff.stacks() {
+        assert_eq!(d.before, d.after, "{:?}", d.path);
+    }
+    let empty = folded_session(&[]);
+    let te = CallTree::new(&empty, &Filter::all());
+    let diff = DiffTree::new((&empty, &te), (&after, &ta)).normalized();
+    assert_eq!(diff.total_weight(0), (0, 80));
+}

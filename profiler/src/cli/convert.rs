@@ -3,7 +3,8 @@
 
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
-use prof::export::{dot, pprof, source, speedscope, svg, write_folded};
+use prof::aggregate::{DiffSide, DiffTree};
+use prof::export::{dot, pprof, source, speedscope, svg, write_folded, write_folded_diff};
 use prof::session::Session;
 use prof::Error;
 use std::io::Write;
@@ -27,6 +28,13 @@ pub struct ConvertArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Draw FILE against this profile: a differential flame graph (`--to svg`, red where FILE
+    /// grew, blue where it shrank) or differential folded stacks (`--to folded`).
+    #[arg(long, value_name = "BASE")]
+    diff: Option<PathBuf>,
+    /// With --diff: compare raw weights instead of each side's share of its own total.
+    #[arg(long, requires = "diff")]
+    absolute: bool,
 }
 
 /// The formats `prof convert` writes.
@@ -82,7 +90,24 @@ pub fn run(args: ConvertArgs) -> ExitCode {
         );
         return ExitCode::from(BAD_INPUT);
     };
-    match convert(&args.file, args.sample_type, target, &args.output) {
+    if args.diff.is_some() && !matches!(target, Target::Svg | Target::Folded) {
+        eprintln!(
+            "prof: --diff draws a differential flame graph: use it with --to svg or --to folded"
+        );
+        return ExitCode::from(BAD_INPUT);
+    }
+    let result = match &args.diff {
+        Some(base) => convert_diff(
+            base,
+            &args.file,
+            args.sample_type,
+            target,
+            args.absolute,
+            &args.output,
+        ),
+        None => convert(&args.file, args.sample_type, target, &args.output),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(&err),
     }
@@ -95,16 +120,51 @@ fn convert(
     output: &Path,
 ) -> prof::Result<()> {
     let session = super::load(input, sample_type)?;
-    let to_stdout = output == Path::new("-");
-    if target == Target::Session && !to_stdout {
+    if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }
-    let mut bytes = Vec::new();
     let name = input.file_name().map_or_else(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    render(&session, target, &name, &mut bytes).map_err(|e| match e {
+    write_output(output, |bytes| render(&session, target, &name, bytes))
+}
+
+/// Writes `new` against `base`: a differential flame graph or differential folded stacks.
+fn convert_diff(
+    base: &Path,
+    new: &Path,
+    sample_type: Option<String>,
+    target: Target,
+    absolute: bool,
+    output: &Path,
+) -> prof::Result<()> {
+    let base_session = super::load(base, sample_type.clone())?;
+    let new_session = super::load(new, sample_type)?;
+    let (base_label, new_label) = (base.display().to_string(), new.display().to_string());
+    let base = DiffSide {
+        label: &base_label,
+        session: &base_session,
+    };
+    let new = DiffSide {
+        label: &new_label,
+        session: &new_session,
+    };
+    write_output(output, |bytes| match target {
+        Target::Svg => svg::write_diff_svg(base, new, absolute, bytes),
+        _ => write_folded_diff(&DiffTree::between(base, new, absolute)?, bytes),
+    })
+}
+
+/// Renders into memory with `render`, then writes the bytes to `output` atomically (or to
+/// standard output for `-`), so a failure never leaves a partial file.
+fn write_output(
+    output: &Path,
+    render: impl FnOnce(&mut Vec<u8>) -> prof::Result<()>,
+) -> prof::Result<()> {
+    let to_stdout = output == Path::new("-");
+    let mut bytes = Vec::new();
+    render(&mut bytes).map_err(|e| match e {
         Error::Write(source) => Error::Io {
             path: output.to_owned(),
             source,

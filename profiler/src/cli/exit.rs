@@ -12,7 +12,9 @@ pub const FAILURE: u8 = 1;
 pub fn fail(err: &prof::Error) -> ExitCode {
     eprintln!("prof: {err}");
     ExitCode::from(match err {
-        prof::Error::BadInput { .. } | prof::Error::InvalidOption(_) => BAD_INPUT,
+        prof::Error::BadInput { .. }
+        | prof::Error::InvalidOption(_)
+        | prof::Error::Incomparable(_) => BAD_INPUT,
         _ => FAILURE,
     })
 }

@@ -2,6 +2,7 @@
 
 mod convert;
 mod demo;
+mod diff;
 mod serve;
 mod workload;
 
@@ -32,6 +33,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
     Convert(convert::ConvertArgs),
+    /// Compare two profiles: the functions whose weight changed most.
+    Diff(diff::DiffArgs),
     /// Print the files of the embedded browser viewer (for checking a build).
     #[command(hide = true)]
     Assets,
@@ -49,6 +52,7 @@ pub fn run() -> ExitCode {
         }
         Command::Convert(args) => convert::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Report(args) => report::run(args),
     }

@@ -1,7 +1,7 @@
 //! Flame graph SVG drawn by the `inferno` crate (native only): searchable (Ctrl+F) and zoomable
 //! (click a frame) in a browser, titled with the session's program and arguments.
 
-use crate::aggregate::thousands;
+use crate::aggregate::{thousands, DiffSide, DiffTree};
 use crate::session::{Session, Unit};
 use crate::{Error, Result};
 use inferno::flamegraph::{self, Options};
@@ -22,12 +22,52 @@ pub fn write_svg(session: &Session, out: impl Write) -> Result<()> {
     let mut options = Options::default();
     options.title = super::title(session);
     options.subtitle = Some(subtitle(session));
-    options.count_name = match session.meta.sample_type.unit {
-        Unit::Count => session.meta.sample_type.name.clone(),
-        unit => unit.name().to_owned(),
-    };
+    options.count_name = count_name(session);
     flamegraph::from_lines(&mut options, folded.lines(), out)?;
     Ok(())
+}
+
+/// Writes a differential flame graph of `new` against `base`: the frames are `new`'s, red where
+/// a function's weight grew, blue where it shrank, the deeper the colour the larger the change
+/// (inferno's differential mode, from differential folded stacks). Unless `absolute`, `base` is
+/// first scaled to `new`'s total, so each side counts as a share of its own total. Profiles whose
+/// weights are in different units are refused.
+pub fn write_diff_svg(
+    base: DiffSide<'_>,
+    new: DiffSide<'_>,
+    absolute: bool,
+    out: impl Write,
+) -> Result<()> {
+    let diff = DiffTree::between(base, new, absolute)?;
+    if diff.total_weight(0).1 == 0 {
+        return Err(Error::Write(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} has no samples to draw", new.label),
+        )));
+    }
+    let mut folded = Vec::new();
+    super::write_folded_diff(&diff, &mut folded)?;
+    let folded = String::from_utf8_lossy(&folded);
+    let mut options = Options::default();
+    options.title = format!("{} against {}", new.label, base.label);
+    options.subtitle = Some(format!(
+        "red: grew, blue: shrank ({}); widths from {}",
+        match absolute {
+            true => "absolute weights",
+            false => "as shares of each profile's total",
+        },
+        new.label
+    ));
+    options.count_name = count_name(new.session);
+    flamegraph::from_lines(&mut options, folded.lines(), out)?;
+    Ok(())
+}
+
+fn count_name(session: &Session) -> String {
+    match session.meta.sample_type.unit {
+        Unit::Count => session.meta.sample_type.name.clone(),
+        unit => unit.name().to_owned(),
+    }
 }
 
 /// `cpu profile, 1234 samples, 3 threads` and the start time when known.
@@ -63,6 +103,67 @@ mod tests {
         for name in ["main", "work", "hash", "idle"] {
             assert!(svg.contains(&format!("<title>{name} (")), "{name}");
         }
+    }
+
+    /// The fill colour of the frame titled `name (...`, as `(r, g, b)`.
+    fn fill(svg: &str, name: &str) -> (u8, u8, u8) {
+        let at = svg.find(&format!("<title>{name} (")).expect(name);
+        let rest = &svg[at..];
+        let rgb = &rest[rest.find("fill=\"rgb(").expect("a fill") + 10..];
+        let rgb = &rgb[..rgb.find(')').unwrap()];
+        let v: Vec<u8> = rgb.split(',').map(|c| c.trim().parse().unwrap()).collect();
+        (v[0], v[1], v[2])
+    }
+
+    fn folded(lines: &[(&str, u64)]) -> Session {
+        let mut b = crate::session::SessionBuilder::default();
+        let t = b.thread(1, "main");
+        for (i, (path, w)) in lines.iter().enumerate() {
+            let names: Vec<&str> = path.split(';').collect();
+            b.push_named(&names, t, i as u64, *w);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn a_diff_is_red_where_new_grew_and_blue_where_it_shrank() {
+        let base = folded(&[("main;grows", 10), ("main;shrinks", 30), ("main;same", 20)]);
+        let new = folded(&[("main;grows", 30), ("main;shrinks", 10), ("main;same", 20)]);
+        let side = |label, session| DiffSide { label, session };
+        let mut out = Vec::new();
+        write_diff_svg(side("a.json", &base), side("b.json", &new), false, &mut out).unwrap();
+        let svg = String::from_utf8(out).unwrap();
+        assert!(svg.contains("b.json against a.json"), "title");
+        let (r, g, b) = fill(&svg, "grows");
+        assert!(r == 255 && g < 255 && b < 255, "red: {:?}", (r, g, b));
+        let (r, g, b) = fill(&svg, "shrinks");
+        assert!(b == 255 && r < 255 && g < 255, "blue: {:?}", (r, g, b));
+        assert_eq!(fill(&svg, "same"), (250, 250, 250), "unchanged is white");
+    }
+
+    #[test]
+    fn a_longer_recording_of_the_same_shape_is_no_change_unless_absolute() {
+        let base = folded(&[("main;a", 10), ("main;b", 30)]);
+        let new = folded(&[("main;a", 20), ("main;b", 60)]);
+        let side = |label, session| DiffSide { label, session };
+        let mut out = Vec::new();
+        write_diff_svg(side("a", &base), side("b", &new), false, &mut out).unwrap();
+        let svg = String::from_utf8(out).unwrap();
+        assert_eq!(fill(&svg, "b"), (250, 250, 250));
+        let mut out = Vec::new();
+        write_diff_svg(side("a", &base), side("b", &new), true, &mut out).unwrap();
+        let svg = String::from_utf8(out).unwrap();
+        assert_eq!(fill(&svg, "b").0, 255, "absolute: b grew");
+    }
+
+    #[test]
+    fn a_diff_of_different_units_is_refused() {
+        let base = folded(&[("main", 1)]);
+        let mut new = folded(&[("main", 1)]);
+        new.meta.sample_type = crate::session::SampleType::samples();
+        let side = |label, session| DiffSide { label, session };
+        let err = write_diff_svg(side("a", &base), side("b", &new), false, Vec::new()).unwrap_err();
+        assert!(matches!(err, Error::Incomparable(_)), "{err}");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
 use crate::export::pprof::proto;
 use crate::session::{
-    FrameId, FrameSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
+    FrameId, FrameSpec, MappingSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
 };
 use crate::{Error, Result};
 use prost::Message;
@@ -207,10 +207,28 @@ impl<'p> Importer<'p> {
             ));
         }
         warnings.extend(cut_warning(cut));
+        self.keep_mappings()?;
         Ok(Loaded {
             session: self.b.finish(),
             warnings,
         })
+    }
+
+    /// Keeps the profile's mappings that span addresses (ranges pprof leaves empty say nothing).
+    fn keep_mappings(&mut self) -> Result<(), String> {
+        for m in &self.profile.mapping {
+            if m.memory_limit > m.memory_start {
+                let build_id = Some(self.string(m.build_id)?).filter(|b| !b.is_empty());
+                self.b.push_mapping(&MappingSpec {
+                    start: m.memory_start,
+                    limit: m.memory_limit,
+                    offset: m.file_offset,
+                    path: self.string(m.filename)?,
+                    build_id,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Appends the frames of a location, caller first then the functions inlined into it.
@@ -330,6 +348,30 @@ mod tests {
         let hash = s.frames.iter().find(|f| s.str(f.name) == "hash").unwrap();
         assert_eq!((hash.line, hash.address), (Some(20), Some(0x2010)));
         assert_eq!(hash.module.map(|m| s.str(m)), Some("/usr/bin/demo"));
+    }
+
+    #[test]
+    fn an_imported_profile_keeps_its_mappings() {
+        let mut original = crate::export::fixture::session();
+        original.strings.push("/usr/bin/demo".into());
+        original.mappings.push(crate::session::Mapping {
+            start: 0x2000,
+            limit: 0x3000,
+            offset: 0x1000,
+            path: crate::session::StrId(original.strings.len() as u32 - 1),
+            build_id: Some("00ff".into()),
+        });
+        let mut gz = Vec::new();
+        write_pprof(&original, &mut gz).unwrap();
+        let s = read_pprof(&gz, Path::new("p.pb.gz")).unwrap();
+        let m = s.mapping_at(0x2010).expect("the mapping is kept");
+        assert_eq!((m.start, m.limit, m.offset), (0x2000, 0x3000, 0x1000));
+        assert_eq!(
+            (s.str(m.path), m.build_id.as_deref()),
+            ("/usr/bin/demo", Some("00ff"))
+        );
+        // The exporter's own spans for addresses outside it come back too.
+        assert!(s.mapping_at(0x7000).is_some());
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod collector;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod dwarf;
 mod handler;
+mod mappings;
 mod meta;
 mod report;
 mod ring;

@@ -22,6 +22,7 @@ pub fn build(
         total_weight / raw.samples.len() as u64
     };
     let mut builder = SessionBuilder::new(meta);
+    super::mappings::add_mappings(&mut builder, &raw.objects);
     let mut resolver = Resolver::new(&raw.objects);
     let mut frames_of: HashMap<(u64, bool), Vec<FrameId>> = HashMap::new();
     let mut modules: HashMap<u64, Option<String>> = HashMap::new();

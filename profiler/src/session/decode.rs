@@ -4,11 +4,11 @@
 //! stored so that a parent always comes before its child (no cycles), and column lengths must agree.
 //! A failure names the field and entry, e.g. `samples.stack[17]: stack 900 out of range (45 stacks)`.
 
-use super::format::{FrameRow, Previous, SessionFile};
+use super::format::{FrameRow, MappingRow, Previous, SessionFile};
 use super::packed::{self, unzigzag};
 use super::{
-    Frame, FrameId, Metadata, SampleType, Samples, Session, StackId, StackNode, StrId, Thread,
-    ThreadIdx,
+    Frame, FrameId, Mapping, Metadata, SampleType, Samples, Session, StackId, StackNode, StrId,
+    Thread, ThreadIdx,
 };
 
 /// What is wrong with a file's content, as one line.
@@ -59,6 +59,22 @@ fn frame(i: usize, row: &FrameRow, strings: usize) -> Result<Frame, Invalid> {
         module: opt("module", row.module)?,
         address: row.address,
         inlined: row.inlined,
+    })
+}
+
+fn mapping(i: usize, row: &MappingRow, strings: usize) -> Result<Mapping, Invalid> {
+    if row.limit <= row.start {
+        return Err(format!(
+            "mappings[{i}]: limit {:#x} is not above start {:#x}",
+            row.limit, row.start
+        ));
+    }
+    Ok(Mapping {
+        start: row.start,
+        limit: row.limit,
+        offset: row.offset,
+        path: string_id(|| format!("mappings[{i}].path"), row.path, strings)?,
+        build_id: row.build_id.clone(),
     })
 }
 
@@ -179,6 +195,12 @@ pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
             })
         })
         .collect::<Result<Vec<_>, Invalid>>()?;
+    let mappings = file
+        .mappings
+        .iter()
+        .enumerate()
+        .map(|(i, row)| mapping(i, row, n_strings))
+        .collect::<Result<Vec<_>, _>>()?;
     let samples = samples(&file, stacks.len(), threads.len())?;
     let mut meta = file.meta;
     if file.version < 2 {
@@ -190,6 +212,7 @@ pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
         frames,
         stacks,
         threads,
+        mappings,
         samples,
     })
 }

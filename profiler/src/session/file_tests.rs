@@ -70,6 +70,39 @@ fn counted_session() -> Session {
     b.finish()
 }
 
+/// A recorded session's shape with the mappings of its binary and a library (one without a
+/// build ID), which frames find by address.
+fn mapped_session() -> Session {
+    let mut b = SessionBuilder::default();
+    let main = b.thread(7, "main");
+    let spec = |address| FrameSpec {
+        address: Some(address),
+        ..FrameSpec::named("f")
+    };
+    let f = b.intern_frame(&spec(0x5555_0000_1234));
+    let g = b.intern_frame(&FrameSpec {
+        name: "g",
+        ..spec(0x7f00_0000_0042)
+    });
+    let fg = b.intern_stack_path(&[f, g]).unwrap();
+    b.push_sample(fg, main, 0, 1_000_000);
+    b.push_mapping(&MappingSpec {
+        start: 0x5555_0000_1000,
+        limit: 0x5555_0002_0000,
+        offset: 0x1000,
+        path: "/usr/bin/demo",
+        build_id: Some("0123456789abcdef0123456789abcdef01234567"),
+    });
+    b.push_mapping(&MappingSpec {
+        start: 0x7f00_0000_0000,
+        limit: 0x7f00_0001_0000,
+        offset: 0,
+        path: "/lib/libx.so",
+        build_id: None,
+    });
+    b.finish()
+}
+
 /// The seeds of the fuzz corpus: valid files of different shapes.
 fn corpus_sessions() -> Vec<(&'static str, Session)> {
     vec![
@@ -77,6 +110,7 @@ fn corpus_sessions() -> Vec<(&'static str, Session)> {
         ("rich.json", rich_session()),
         ("wide.json", wide_session()),
         ("counted.json", counted_session()),
+        ("mapped.json", mapped_session()),
     ]
 }
 
@@ -152,6 +186,25 @@ fn version_2_fixture_keeps_loading() {
     assert_eq!(session, counted_session());
     assert_eq!(session.sample_count(), 299);
     assert_eq!(session.samples.len(), 3);
+}
+
+#[test]
+fn mappings_read_back_and_bad_ones_are_refused() {
+    let bytes = to_bytes(&mapped_session());
+    let session = read(&bytes[..]).unwrap();
+    let m = session.mapping_at(0x7f00_0000_0042).unwrap();
+    assert_eq!(
+        (session.str(m.path), m.build_id.as_deref()),
+        ("/lib/libx.so", None)
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    let empty = text.replace(r#""limit":139637976793088"#, r#""limit":139637976727552"#);
+    assert_ne!(empty, text);
+    let err = read(empty.as_bytes()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "mappings[1]: limit 0x7f0000000000 is not above start 0x7f0000000000"
+    );
 }
 
 /// Aggregating a loaded session never panics and accounts for every sample's weight, and writing

@@ -13,8 +13,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 /// The value of the `format` field of every session file.
 pub const FORMAT_NAME: &str = "prof-session";
-/// The version this `prof` writes, and the newest it reads. Version 2 added `meta.sample_type`
-/// and the optional `samples.multiplicity_delta` column; version 1 files are still read.
+/// The version this `prof` writes, and the newest it reads. Version 2 added `meta.sample_type`,
+/// the optional `samples.multiplicity_delta` column and the optional `mappings` table; version 1
+/// files are still read.
 pub const FORMAT_VERSION: u32 = 2;
 
 /// One frame as stored: absent optional fields are omitted.
@@ -67,6 +68,18 @@ pub(crate) struct ThreadRow {
     pub name: u32,
 }
 
+/// A mapping as stored: `path` is an index into the strings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MappingRow {
+    pub start: u64,
+    pub limit: u64,
+    pub offset: u64,
+    pub path: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+}
+
 /// A whole session file, parsed but not yet checked.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct SessionFile {
@@ -76,6 +89,8 @@ pub(crate) struct SessionFile {
     pub frames: Vec<FrameRow>,
     pub stacks: StacksColumns,
     pub threads: Vec<ThreadRow>,
+    /// Absent (empty) in version 1 and whenever the mappings are unknown.
+    pub mappings: Vec<MappingRow>,
     pub samples: SamplesColumns,
 }
 
@@ -89,6 +104,8 @@ pub(crate) struct SessionFileOut<'a> {
     frames: Vec<FrameRow>,
     stacks: StacksColumns,
     threads: Vec<ThreadRow>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mappings: Vec<MappingRow>,
     samples: SamplesColumns,
 }
 
@@ -119,6 +136,17 @@ impl<'a> SessionFileOut<'a> {
             frames,
             stacks,
             threads,
+            mappings: session
+                .mappings
+                .iter()
+                .map(|m| MappingRow {
+                    start: m.start,
+                    limit: m.limit,
+                    offset: m.offset,
+                    path: m.path.0,
+                    build_id: m.build_id.clone(),
+                })
+                .collect(),
             samples: samples_columns(session),
         }
     }
@@ -185,7 +213,7 @@ fn samples_columns(session: &Session) -> SamplesColumns {
 }
 
 const FIELDS: &[&str] = &[
-    "format", "version", "meta", "strings", "frames", "stacks", "threads", "samples",
+    "format", "version", "meta", "strings", "frames", "stacks", "threads", "mappings", "samples",
 ];
 
 impl<'de> Deserialize<'de> for SessionFile {
@@ -214,6 +242,7 @@ impl<'de> Visitor<'de> for FileVisitor {
         let mut frames = None;
         let mut stacks = None;
         let mut threads = None;
+        let mut mappings = None;
         let mut samples = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -244,6 +273,7 @@ impl<'de> Visitor<'de> for FileVisitor {
                 "frames" => frames = Some(map.next_value()?),
                 "stacks" => stacks = Some(map.next_value()?),
                 "threads" => threads = Some(map.next_value()?),
+                "mappings" => mappings = Some(map.next_value()?),
                 "samples" => samples = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -262,6 +292,7 @@ impl<'de> Visitor<'de> for FileVisitor {
             frames: frames.ok_or_else(|| de::Error::missing_field("frames"))?,
             stacks: stacks.ok_or_else(|| de::Error::missing_field("stacks"))?,
             threads: threads.ok_or_else(|| de::Error::missing_field("threads"))?,
+            mappings: mappings.unwrap_or_default(),
             samples: samples.ok_or_else(|| de::Error::missing_field("samples"))?,
         })
     }

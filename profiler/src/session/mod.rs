@@ -23,6 +23,6 @@ pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use format::{FORMAT_NAME, FORMAT_VERSION};
 pub use io::{read, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES};
 pub use model::{
-    Frame, FrameId, FrameSpec, Metadata, Mode, SampleType, Samples, Session, SessionBuilder,
-    StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
+    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleType, Samples, Session,
+    SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
 };

@@ -254,6 +254,24 @@ impl Samples {
     }
 }
 
+/// A binary or shared library as it was mapped into the profiled process: the addresses
+/// `start..limit` hold the file `path` from byte `offset` on. Frames are matched to a mapping by
+/// their [`Frame::address`] ([`Session::mapping_at`]); pprof exports write these, so `go tool
+/// pprof` can find the binary (by build ID or name) and disassemble it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Mapping {
+    /// The first address of the mapping.
+    pub start: u64,
+    /// The address just past its end (above `start`).
+    pub limit: u64,
+    /// The offset in the file of the byte mapped at `start`.
+    pub offset: u64,
+    /// The file mapped, as the loader named it (an absolute path for the main program).
+    pub path: StrId,
+    /// The file's build ID (for ELF, the GNU build ID note in lowercase hex), when it has one.
+    pub build_id: Option<String>,
+}
+
 /// A complete profile: metadata, shared tables and samples.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Session {
@@ -267,6 +285,9 @@ pub struct Session {
     pub stacks: Vec<StackNode>,
     /// Sampled threads.
     pub threads: Vec<Thread>,
+    /// The binaries and libraries the samples' addresses lie in, when known (recorded sessions,
+    /// pprof imports); empty otherwise.
+    pub mappings: Vec<Mapping>,
     /// The samples.
     pub samples: Samples,
 }
@@ -286,6 +307,21 @@ pub struct FrameSpec<'a> {
     pub address: Option<u64>,
     /// Inlined into its caller.
     pub inlined: bool,
+}
+
+/// A mapping's data with its path still as text: the builder's input (see [`Mapping`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MappingSpec<'a> {
+    /// The first address.
+    pub start: u64,
+    /// The address just past the end.
+    pub limit: u64,
+    /// The file offset mapped at `start`.
+    pub offset: u64,
+    /// The file mapped.
+    pub path: &'a str,
+    /// The file's build ID, when known.
+    pub build_id: Option<&'a str>,
 }
 
 impl<'a> FrameSpec<'a> {
@@ -327,6 +363,13 @@ impl Session {
             next = node.parent;
             Some(node.frame)
         })
+    }
+
+    /// The mapping holding `address`, if one does.
+    pub fn mapping_at(&self, address: u64) -> Option<&Mapping> {
+        self.mappings
+            .iter()
+            .find(|m| m.start <= address && address < m.limit)
     }
 
     /// The sum of all sample weights.
@@ -406,6 +449,20 @@ impl SessionBuilder {
         self.session.frames.push(frame.clone());
         self.frames.insert(frame, id);
         id
+    }
+
+    /// Adds a mapping (see [`Mapping`]); one equal to a mapping already added is not added again.
+    pub fn push_mapping(&mut self, spec: &MappingSpec<'_>) {
+        let mapping = Mapping {
+            start: spec.start,
+            limit: spec.limit,
+            offset: spec.offset,
+            path: self.intern_str(spec.path),
+            build_id: spec.build_id.map(str::to_owned),
+        };
+        if !self.session.mappings.contains(&mapping) {
+            self.session.mappings.push(mapping);
+        }
     }
 
     /// The id of the stack `frame` called from `parent`, adding it on first sight.
@@ -513,6 +570,26 @@ mod tests {
         assert_eq!(s.samples.multiplicity, [1, 7, 1]);
         assert_eq!(s.samples.len(), 3);
         assert_eq!(s.sample_count(), 9);
+    }
+
+    #[test]
+    fn frames_find_their_mapping_by_address() {
+        let mut b = SessionBuilder::default();
+        let spec = MappingSpec {
+            start: 0x1000,
+            limit: 0x2000,
+            offset: 0x400,
+            path: "/bin/demo",
+            build_id: Some("abcd"),
+        };
+        b.push_mapping(&spec);
+        b.push_mapping(&spec);
+        let s = b.finish();
+        assert_eq!(s.mappings.len(), 1);
+        let m = s.mapping_at(0x1fff).unwrap();
+        assert_eq!((s.str(m.path), m.offset), ("/bin/demo", 0x400));
+        assert_eq!(m.build_id.as_deref(), Some("abcd"));
+        assert!(s.mapping_at(0x2000).is_none() && s.mapping_at(0xfff).is_none());
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! Each distinct (stack, thread) becomes one `Sample` with two values, the sample count and the
 //! summed weight, and a `thread` label. Each run of inlined frames plus the frame they were
 //! inlined into becomes one `Location` whose `line` entries list the inlined functions first and
-//! the caller last. Every location lies in a `Mapping` (one per module) whose `has_*` flags say it
-//! is already symbolized, so pprof does not try to symbolize it again.
+//! the caller last. Every location lies in a `Mapping` whose `has_*` flags say it is already
+//! symbolized, so pprof does not try to symbolize it again: the session's own mappings (the
+//! objects the sampler saw loaded, or an imported profile's) with their file offsets and build
+//! IDs, so `go tool pprof -disasm` finds the binaries; for addresses outside them, one mapping per
+//! module spanning the addresses seen.
 
 pub(crate) mod proto;
 
@@ -137,8 +140,11 @@ struct Encoder<'s> {
     functions: HashMap<(StrId, Option<StrId>), u64>,
     /// Location id per run of frames (inlined frames, then the frame they were inlined into).
     locations: HashMap<Vec<FrameId>, u64>,
-    /// Mapping index in `profile.mapping` per module (None: frames with no module).
+    /// Mapping index in `profile.mapping` per module (None: frames with no module), for
+    /// addresses outside the session's mappings.
     mappings: HashMap<Option<StrId>, usize>,
+    /// The session's own mappings as `(start, limit, id)`, sorted by start.
+    real: Vec<(u64, u64, u64)>,
     /// Location ids of each stack already walked, leaf first.
     stacks: HashMap<StackId, Vec<u64>>,
 }
@@ -152,9 +158,29 @@ impl<'s> Encoder<'s> {
             functions: HashMap::new(),
             locations: HashMap::new(),
             mappings: HashMap::new(),
+            real: Vec::new(),
             stacks: HashMap::new(),
         };
         enc.string("");
+        for m in &session.mappings {
+            let id = enc.profile.mapping.len() as u64 + 1;
+            let filename = enc.string(session.str(m.path));
+            let build_id = m.build_id.as_deref().map_or(0, |b| enc.string(b));
+            enc.profile.mapping.push(proto::Mapping {
+                id,
+                memory_start: m.start,
+                memory_limit: m.limit,
+                file_offset: m.offset,
+                filename,
+                build_id,
+                has_functions: true,
+                has_filenames: true,
+                has_line_numbers: true,
+                has_inline_frames: true,
+            });
+            enc.real.push((m.start, m.limit, id));
+        }
+        enc.real.sort_unstable();
         enc
     }
 
@@ -270,8 +296,17 @@ impl<'s> Encoder<'s> {
         id
     }
 
-    /// The id of the mapping for `module`, widened to cover `address`.
+    /// The id of the session's mapping holding `address`, or else of the mapping for `module`,
+    /// widened to cover `address`.
     fn mapping(&mut self, module: Option<StrId>, address: Option<u64>) -> u64 {
+        if let Some(address) = address {
+            let after = self.real.partition_point(|&(start, _, _)| start <= address);
+            if let Some(&(_, limit, id)) = after.checked_sub(1).map(|i| &self.real[i]) {
+                if address < limit {
+                    return id;
+                }
+            }
+        }
         let slot = match self.mappings.get(&module) {
             Some(&slot) => slot,
             None => {
@@ -397,6 +432,38 @@ mod tests {
             assert!(m.memory_start <= loc.address && loc.address < m.memory_limit);
             assert!(m.has_functions && m.has_filenames && m.has_line_numbers);
             assert!(m.has_inline_frames);
+        }
+    }
+
+    #[test]
+    fn the_sessions_mappings_are_written_with_offsets_and_build_ids() {
+        let mut session = crate::export::fixture::session();
+        // The fixture's work frames are at 0x2010 and 0x2020, main at 0x1000, idle at 0x7000.
+        let path = session.strings.len() as u32;
+        session.strings.push("/usr/bin/demo".into());
+        session.mappings.push(crate::session::Mapping {
+            start: 0x2000,
+            limit: 0x3000,
+            offset: 0x1000,
+            path: crate::session::StrId(path),
+            build_id: Some("00ff".into()),
+        });
+        let p = to_profile(&session);
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let m = &p.mapping[0];
+        assert_eq!((m.id, m.memory_start, m.memory_limit), (1, 0x2000, 0x3000));
+        assert_eq!(
+            (m.file_offset, s(m.filename), s(m.build_id)),
+            (0x1000, "/usr/bin/demo", "00ff")
+        );
+        for loc in &p.location {
+            if (0x2000..0x3000).contains(&loc.address) {
+                assert_eq!(loc.mapping_id, 1, "{loc:?}");
+                continue;
+            }
+            let other = p.mapping.iter().find(|m| m.id == loc.mapping_id).unwrap();
+            assert_ne!(other.id, 1, "{loc:?}");
+            assert!(other.memory_limit <= 0x2000 || other.memory_start >= 0x3000);
         }
     }
 
