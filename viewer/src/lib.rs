@@ -6,10 +6,12 @@
 
 mod layout;
 mod profile;
+mod time;
 mod view;
 
 pub use layout::FlameLayout;
 pub use profile::{Profile, SearchResult};
+pub use time::{StackChartLayout, TimelineData};
 
 use wasm_bindgen::prelude::*;
 

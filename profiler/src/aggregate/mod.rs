@@ -6,7 +6,8 @@
 //! only pass over the samples), [`CallTree::build`] merges the stacks by function and applies
 //! [`Transform`]s, and then the tree answers [`CallTree::top`], [`CallTree::flame`] and friends as
 //! often as needed: [`CallTree::callers`] and [`CallTree::callees`] for one function (the
-//! sandwich view), [`DiffTree`] for two profiles.
+//! sandwich view), [`DiffTree`] for two profiles. Over time rather than merged: [`timeline`]
+//! (each thread's weight per time bucket) and [`stack_chart`] (each thread's stacks in order).
 
 mod diff;
 mod filter;
@@ -14,8 +15,10 @@ mod flame;
 mod format;
 mod sandwich;
 mod search;
+mod stack_chart;
 mod table;
 mod threads;
+mod timeline;
 mod top;
 mod transform;
 mod tree;
@@ -25,8 +28,10 @@ pub use filter::{Filter, StackWeights};
 pub use flame::Rect;
 pub use format::{format_percent, format_weight, format_weight_named, thousands};
 pub use search::SearchMatch;
+pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
+pub use timeline::{bucket_of, time_extent, timeline, TimelineTrack};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use tree::{CallTree, NodeId};

@@ -1,0 +1,306 @@
+//! The stack chart (speedscope's "time order", the Firefox Profiler's stack chart): each
+//! thread's stacks in time order. Consecutive samples that share a frame at a depth (the same
+//! stack node, so the same path from the root) are one box; boxes narrower than a minimum width
+//! are merged with their narrow neighbours, like the flame graph's slivers.
+
+use super::filter::Filter;
+use super::timeline::{in_time_range, stacks_matching, thread_mask};
+use crate::session::{Session, StackId, StrId, ThreadIdx};
+
+/// One box of a stack chart: a frame at a depth, over a span of time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackBox {
+    /// Which thread.
+    pub thread: ThreadIdx,
+    /// Frames below it (the outermost frame is depth 0).
+    pub depth: u32,
+    /// Start of the span, nanoseconds since the session started.
+    pub start_ns: u64,
+    /// End of the span (exclusive).
+    pub end_ns: u64,
+    /// The stack node drawn (its frame, and the path to it); for a merged box, the first one.
+    pub stack: StackId,
+    /// How many boxes this one stands for: 1, or more when neighbours narrower than the minimum
+    /// width were merged into it.
+    pub merged: u32,
+    /// Whether the frame's function (for a merged box, any of its boxes' functions) or one of
+    /// its callers is highlighted.
+    pub matches: bool,
+}
+
+/// How long one sample lasts: until the thread's next sample, but at most the sampling interval
+/// (so a thread that slept does not seem to run through the gap); the last sample of a thread
+/// lasts one interval. Without a known interval, the gap to the next sample (the last: the gap
+/// before it, or 1 ns).
+fn sample_end(time: u64, next: Option<u64>, previous_gap: Option<u64>, interval: u64) -> u64 {
+    let span = match (next, interval) {
+        (Some(n), 0) => n - time,
+        (Some(n), i) => (n - time).min(i),
+        (None, 0) => previous_gap.unwrap_or(1),
+        (None, i) => i,
+    };
+    time.saturating_add(span.max(1))
+}
+
+/// The boxes of one depth as they are closed, merging runs narrower than `min_width` that touch
+/// and share a parent box.
+#[derive(Default)]
+struct Row {
+    pending: Option<(StackBox, u64)>,
+}
+
+impl Row {
+    fn emit(&mut self, b: StackBox, parent: u64, min_width: u64, out: &mut Vec<StackBox>) {
+        if b.end_ns - b.start_ns >= min_width {
+            self.flush(out);
+            out.push(b);
+            return;
+        }
+        if let Some((p, p_parent)) = &mut self.pending {
+            if *p_parent == parent && p.end_ns == b.start_ns {
+                p.end_ns = b.end_ns;
+                p.merged += 1;
+                p.matches |= b.matches;
+                return;
+            }
+        }
+        self.flush(out);
+        self.pending = Some((b, parent));
+    }
+
+    fn flush(&mut self, out: &mut Vec<StackBox>) {
+        out.extend(self.pending.take().map(|(b, _)| b));
+    }
+}
+
+/// An open run: the stack node at one depth, since when, until when, and a serial number that
+/// tells its children's runs apart from those under another run of the same node.
+#[derive(Clone, Copy)]
+struct Run {
+    stack: StackId,
+    start: u64,
+    end: u64,
+    id: u64,
+    matches: bool,
+}
+
+/// The stack chart of the samples `filter` keeps, over the window `[from, to)`: boxes clipped to
+/// the window, thread by thread (in the session's thread order), each thread's samples in time
+/// order. Boxes narrower than `min_width` nanoseconds are merged with touching narrow neighbours
+/// under the same parent box. `highlight` marks functions (one byte per name id, 1: marked).
+pub fn stack_chart(
+    session: &Session,
+    filter: &Filter,
+    from: u64,
+    to: u64,
+    min_width: u64,
+    highlight: Option<&[u8]>,
+) -> Vec<StackBox> {
+    let mut out = Vec::new();
+    if to <= from {
+        return out;
+    }
+    let keep = thread_mask(session, filter);
+    let matching = highlight.map(|mask| stacks_matching(session, mask));
+    let interval = match session.meta.achieved_interval_ns {
+        0 => session.meta.requested_interval_ns,
+        i => i,
+    };
+    let samples = &session.samples;
+    // The kept samples of each thread, in time order (stable, so equal times keep file order).
+    let mut by_thread: Vec<Vec<u32>> = vec![Vec::new(); session.threads.len()];
+    for i in 0..samples.len() {
+        let thread = samples.thread[i].index();
+        if keep.get(thread) == Some(&true) && in_time_range(filter, samples.time_ns[i]) {
+            by_thread[thread].push(i as u32);
+        }
+    }
+    let mut path: Vec<StackId> = Vec::new();
+    let mut open: Vec<Run> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut serial = 0u64;
+    for (thread, indices) in by_thread.iter_mut().enumerate() {
+        indices.sort_by_key(|&i| samples.time_ns[i as usize]);
+        let thread = ThreadIdx(thread as u32);
+        let close = |open: &mut Vec<Run>, keep: usize, rows: &mut Vec<Row>, out: &mut Vec<_>| {
+            while open.len() > keep {
+                let run = open.pop().expect("longer than keep");
+                let depth = open.len();
+                let parent = open.last().map_or(u64::MAX, |p| p.id);
+                if rows.len() <= depth {
+                    rows.resize_with(depth + 1, Row::default);
+                }
+                let b = StackBox {
+                    thread,
+                    depth: depth as u32,
+                    start_ns: run.start,
+                    end_ns: run.end,
+                    stack: run.stack,
+                    merged: 1,
+                    matches: run.matches,
+                };
+                rows[depth].emit(b, parent, min_width, out);
+            }
+        };
+        for (k, &i) in indices.iter().enumerate() {
+            let time = samples.time_ns[i as usize];
+            let next = indices.get(k + 1).map(|&j| samples.time_ns[j as usize]);
+            let previous_gap = k
+                .checked_sub(1)
+                .map(|p| time - samples.time_ns[indices[p] as usize]);
+            let start = time.max(from);
+            let end = sample_end(time, next, previous_gap, interval).min(to);
+            if start >= end {
+                continue;
+            }
+            path.clear();
+            path.extend(std::iter::successors(
+                Some(samples.stack[i as usize]),
+                |&s| session.stack(s).parent,
+            ));
+            path.reverse();
+            // The runs this sample continues: the same nodes from the root, with no gap.
+            let contiguous = open.last().is_some_and(|r| r.end == start);
+            let same = if contiguous {
+                open.iter()
+                    .zip(&path)
+                    .take_while(|(run, &s)| run.stack == s)
+                    .count()
+            } else {
+                0
+            };
+            close(&mut open, same, &mut rows, &mut out);
+            for run in &mut open {
+                run.end = end;
+            }
+            for &stack in &path[same..] {
+                serial += 1;
+                open.push(Run {
+                    stack,
+                    start,
+                    end,
+                    id: serial,
+                    matches: matching.as_ref().is_some_and(|m| m[stack.index()]),
+                });
+            }
+        }
+        close(&mut open, 0, &mut rows, &mut out);
+        for row in &mut rows {
+            row.flush(&mut out);
+        }
+    }
+    out
+}
+
+/// The function a box shows: its frame's name, `None` for a merged box (which stands for
+/// several).
+pub fn box_function(session: &Session, b: &StackBox) -> Option<StrId> {
+    (b.merged <= 1).then(|| session.frame(session.stack(b.stack).frame).name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{FrameSpec, SessionBuilder};
+
+    /// One thread sampled every 10 ns: `main;a` ×3, `main;b` ×2, `main;a` ×1, then a gap, then
+    /// `main;a` ×1 at 100 ns.
+    fn session() -> Session {
+        let mut b = SessionBuilder::default();
+        b.meta_mut().achieved_interval_ns = 10;
+        let t = b.thread(1, "main");
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let fa = b.intern_frame(&FrameSpec::named("a"));
+        let fb = b.intern_frame(&FrameSpec::named("b"));
+        let sa = b.intern_stack_path(&[main, fa]).unwrap();
+        let sb = b.intern_stack_path(&[main, fb]).unwrap();
+        for (k, s) in [sa, sa, sa, sb, sb, sa].into_iter().enumerate() {
+            b.push_sample(s, t, k as u64 * 10, 10);
+        }
+        b.push_sample(sa, t, 100, 10);
+        b.finish()
+    }
+
+    fn boxes(session: &Session, from: u64, to: u64, min: u64) -> Vec<(u32, u64, u64, String)> {
+        let mut got: Vec<_> = stack_chart(session, &Filter::all(), from, to, min, None)
+            .iter()
+            .map(|b| {
+                let name = box_function(session, b)
+                    .map_or_else(|| format!("merged×{}", b.merged), |f| session.str(f).into());
+                (b.depth, b.start_ns, b.end_ns, name)
+            })
+            .collect();
+        got.sort();
+        got
+    }
+
+    #[test]
+    fn consecutive_samples_sharing_a_frame_are_one_box_and_gaps_split_them() {
+        let session = session();
+        let got = boxes(&session, 0, 200, 1);
+        let want = [
+            (0, 0, 60, "main"),
+            (0, 100, 110, "main"),
+            (1, 0, 30, "a"),
+            (1, 30, 50, "b"),
+            (1, 50, 60, "a"),
+            (1, 100, 110, "a"),
+        ];
+        let want: Vec<_> = want
+            .iter()
+            .map(|&(d, s, e, n)| (d, s, e, n.to_owned()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn boxes_are_clipped_to_the_window() {
+        let session = session();
+        let got = boxes(&session, 25, 45, 1);
+        assert_eq!(
+            got,
+            [
+                (0, 25, 45, "main".to_owned()),
+                (1, 25, 30, "a".to_owned()),
+                (1, 30, 45, "b".to_owned())
+            ]
+        );
+        // A window inside one sample still shows it.
+        assert_eq!(boxes(&session, 33, 34, 1).len(), 2);
+    }
+
+    #[test]
+    fn narrow_neighbours_merge_under_the_same_parent_and_keep_their_time() {
+        let session = session();
+        let got = boxes(&session, 0, 200, 25);
+        // Depth 1 under the first `main`: a (30, wide), then b (20) and a (10) merged.
+        assert!(got.contains(&(1, 0, 30, "a".to_owned())), "{got:?}");
+        assert!(got.contains(&(1, 30, 60, "merged×2".to_owned())), "{got:?}");
+        // The box after the gap has another parent: narrow, but alone.
+        assert!(got.contains(&(1, 100, 110, "a".to_owned())), "{got:?}");
+        let covered: u64 = got.iter().filter(|b| b.0 == 1).map(|b| b.2 - b.1).sum();
+        assert_eq!(covered, 70);
+    }
+
+    #[test]
+    fn a_highlight_marks_the_function_and_its_callees() {
+        let session = session();
+        let mask: Vec<u8> = session.strings.iter().map(|s| u8::from(s == "b")).collect();
+        let chart = stack_chart(&session, &Filter::all(), 0, 200, 1, Some(&mask));
+        for b in &chart {
+            let name = session.str(box_function(&session, b).unwrap());
+            assert_eq!(b.matches, name == "b", "{name}");
+        }
+        let merged = stack_chart(&session, &Filter::all(), 0, 200, 25, Some(&mask));
+        assert!(merged.iter().any(|b| b.merged == 2 && b.matches));
+    }
+
+    #[test]
+    fn without_an_interval_a_sample_lasts_until_the_next() {
+        assert_eq!(sample_end(10, Some(30), None, 0), 30);
+        assert_eq!(sample_end(10, Some(30), None, 5), 15);
+        assert_eq!(sample_end(30, None, Some(20), 0), 50);
+        assert_eq!(sample_end(30, None, None, 0), 31);
+        assert_eq!(sample_end(30, Some(30), None, 0), 31, "never empty");
+    }
+}
