@@ -9,10 +9,12 @@ import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { FlameView } from "./views/flame-view.js";
+import { StackChartView } from "./views/stack-chart.js";
+import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView];
+const VIEWS = [FlameView, StackChartView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -78,6 +80,9 @@ ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
 /** What views get: the state, the loaded profile's tables, the worker and the tooltip. */
 const ctx = { state, page, ask, tooltip };
 
+/** The timeline above the views, shown on every tab. */
+const timeline = new Timeline($("timeline"), ctx);
+
 const views = new Map();
 for (const View of VIEWS) {
   const element = document.querySelector(`section.view[data-view="${View.id}"]`);
@@ -128,7 +133,7 @@ async function start() {
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null }),
+      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null, range: null, window: null }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -148,6 +153,7 @@ function dropProfile() {
   page.highlighting = false;
   clearMeta($("meta"), $("threads"));
   for (const view of views.values()) view.clear();
+  timeline.clear();
   $("search-result").textContent = "";
 }
 
@@ -189,7 +195,8 @@ async function loadFile() {
   await applyView();
   $("search").value = state.current.search;
   await runSearch();
-  await activeView().render(new Set(Object.keys(state.current)));
+  const all = new Set(Object.keys(state.current));
+  await Promise.all([timeline.render(all), activeView().render(all)]);
   document.body.dataset.state = "ready";
   $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
@@ -220,7 +227,10 @@ async function onStateChange(current, changed) {
   if (["threads", "range", "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
-  await activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed);
+  await Promise.all([
+    timeline.render(changed),
+    activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed),
+  ]);
 }
 
 /** Hands what to highlight (the selected function, else the search's matches) to the wasm
@@ -279,6 +289,8 @@ window.profViewer = {
   page,
   state,
   views,
+  /** The timeline above the views. */
+  timeline,
   /** The flame graph's canvas component. */
   get flame() {
     return views.get("flame").flame;

@@ -5,7 +5,7 @@
 // Fragment keys (all optional): file (index), view (flame, table, ...), threads (comma-separated
 // thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
 // (function names from the root, joined by U+001F), search, selected (a function name),
-// icicle (1).
+// icicle (1), window (from-to, nanoseconds: the time the timeline and stack chart show).
 
 const SEP = "\u001f";
 
@@ -20,7 +20,14 @@ function defaults() {
     search: "",
     selected: null, // a function name
     icicle: false,
+    window: null, // null: the whole session; else [from_ns, to_ns) the time views show
   };
+}
+
+/** A time span `from-to` (nanoseconds, from < to) as [from, to), or null. */
+function span(text) {
+  const m = text?.match(/^(\d+)-(\d+)$/);
+  return m && Number(m[1]) < Number(m[2]) ? [Number(m[1]), Number(m[2])] : null;
 }
 
 /** The state a fragment (`#file=1&view=table...`) describes. */
@@ -41,6 +48,7 @@ export function parse(hash) {
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
   state.icicle = params.get("icicle") === "1";
+  state.window = span(params.get("window"));
   return state;
 }
 
@@ -55,6 +63,7 @@ export function format(state) {
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
   if (state.icicle) params.set("icicle", "1");
+  if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   const text = params.toString();
   return text ? `#${text}` : "";
 }

@@ -263,6 +263,12 @@ impl Browser {
         );
     }
 
+    /// Performs W3C input `actions` (the `actions` array of the Perform Actions command): drags,
+    /// wheel turns and other sequences the helpers above do not cover.
+    pub fn perform_actions(&self, actions: Value) {
+        self.session_call("POST", "/actions", Some(json!({ "actions": actions })));
+    }
+
     /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"` for Escape).
     pub fn press_key(&self, key: &str) {
         self.session_call(

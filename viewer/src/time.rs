@@ -5,7 +5,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    box_function, format_weight, stack_chart, time_extent, timeline, Filter, StackBox,
+    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline, Filter,
+    StackBox,
 };
 use prof::session::{SampleType, Session, ThreadIdx, Unit};
 use serde::Serialize;
@@ -19,13 +20,16 @@ fn time_text(ns: u64) -> String {
     format_weight(&SampleType::new("time", Unit::Nanoseconds), ns)
 }
 
-/// A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`.
+/// A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`: the ends to a hundredth
+/// of the length, so a short range far into a long session still reads apart.
 pub fn range_text(from: u64, to: u64) -> String {
+    let length = to.saturating_sub(from);
+    let resolution = (length / 100).max(1);
     format!(
         "{} – {} ({})",
-        time_text(from),
-        time_text(to),
-        time_text(to.saturating_sub(from))
+        format_time_at(from, resolution),
+        format_time_at(to, resolution),
+        time_text(length)
     )
 }
 
@@ -59,7 +63,7 @@ pub fn ticks(from: u64, to: u64, max: u32) -> Vec<Tick> {
     while t < to {
         out.push(Tick {
             x: (t - from) as f64 / span as f64,
-            text: time_text(t),
+            text: format_time_at(t, step),
         });
         t = match t.checked_add(step) {
             Some(next) => next,
@@ -99,18 +103,20 @@ pub struct TimelineData {
     hottest: Vec<u32>,
     labels: Vec<String>,
     ticks: Vec<Tick>,
+    extent: (u64, u64),
 }
 
 impl TimelineData {
     /// Buckets the session's samples over `[from, to)`. Heights are fractions of a track's
-    /// height: for times, the weight over the bucket's duration (the CPU a thread used), or over
-    /// the heaviest bucket when that is heavier (buckets shorter than a sample); for other units,
-    /// over the heaviest bucket.
+    /// height: for times with a known sampling `interval` (no bucket is then shorter), the
+    /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
+    /// over the heaviest bucket's.
     pub fn compute(
         session: &Session,
         from: u64,
         to: u64,
         buckets: usize,
+        interval: u64,
         highlight: Option<&[u8]>,
     ) -> Self {
         let tracks = timeline(session, &Filter::all(), from, to, buckets, highlight);
@@ -119,16 +125,19 @@ impl TimelineData {
             .flat_map(|t| t.weight.iter().copied())
             .max()
             .unwrap_or(0);
-        let mut full = heaviest as f64;
-        if session.meta.sample_type.unit == Unit::Nanoseconds && buckets > 0 {
-            full = full.max((to - from) as f64 / buckets as f64);
-        }
+        let bucket_ns = (to - from) as f64 / buckets.max(1) as f64;
+        let full = match session.meta.sample_type.unit {
+            Unit::Nanoseconds if interval > 0 => bucket_ns,
+            Unit::Nanoseconds => bucket_ns.max(heaviest as f64),
+            _ => heaviest as f64,
+        };
         let scale = if full > 0.0 { 1.0 / full } else { 0.0 };
         let mut data = TimelineData {
             from,
             to,
             buckets,
             ticks: ticks(from, to, 10),
+            extent: time_extent(session),
             ..TimelineData::default()
         };
         for track in &tracks {
@@ -141,8 +150,10 @@ impl TimelineData {
                 format!("{name} [{}]", thread.tid)
             });
             for b in 0..buckets {
-                data.height.push((track.weight[b] as f64 * scale) as f32);
-                data.matched.push((track.matched[b] as f64 * scale) as f32);
+                data.height
+                    .push((track.weight[b] as f64 * scale).min(1.0) as f32);
+                data.matched
+                    .push((track.matched[b] as f64 * scale).min(1.0) as f32);
                 data.hottest.push(track.hottest[b].map_or(NONE, |f| f.0));
             }
         }
@@ -190,13 +201,15 @@ impl TimelineData {
         self.hottest.clone()
     }
 
-    /// Each track's label and the axis ticks, as JSON `{labels, ticks: [{x, text}], windowText}`.
+    /// Each track's label, the axis ticks, the window as text and the session's extent, as
+    /// JSON `{labels, ticks: [{x, text}], windowText, extent: [from, to]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
         serde_json::json!({
             "labels": self.labels,
             "ticks": self.ticks,
             "windowText": range_text(self.from, self.to),
+            "extent": [self.extent.0, self.extent.1],
         })
         .to_string()
     }
@@ -219,6 +232,7 @@ pub struct StackChartLayout {
     max_depth: Vec<u32>,
     labels: Vec<String>,
     ticks: Vec<Tick>,
+    extent: (u64, u64),
 }
 
 impl StackChartLayout {
@@ -239,6 +253,7 @@ impl StackChartLayout {
             from,
             to,
             ticks: ticks(from, to, 10),
+            extent: time_extent(session),
             ..StackChartLayout::default()
         };
         let shown: Vec<ThreadIdx> = match &filter.threads {
@@ -343,10 +358,16 @@ impl StackChartLayout {
         self.max_depth.clone()
     }
 
-    /// Each track's label and the axis ticks, as JSON `{labels, ticks: [{x, text}]}`.
+    /// Each track's label, the axis ticks and the session's extent, as JSON `{labels, ticks:
+    /// [{x, text}], extent: [from, to]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
-        serde_json::json!({ "labels": self.labels, "ticks": self.ticks }).to_string()
+        serde_json::json!({
+            "labels": self.labels,
+            "ticks": self.ticks,
+            "extent": [self.extent.0, self.extent.1],
+        })
+        .to_string()
     }
 
     /// What the tooltip says about box `i`, as JSON `{name, location, spanText, merged,
@@ -382,16 +403,23 @@ impl StackChartLayout {
 #[wasm_bindgen]
 impl Profile {
     /// The timeline of every thread over the window `[from, to)` nanoseconds (`from` negative:
-    /// the whole session) in `buckets` buckets, highlighting what the search or selection marks.
+    /// the whole session) in at most `buckets` buckets, highlighting what the search or
+    /// selection marks.
+    ///
+    /// Buckets are never shorter than the sampling interval (when the session knows it), so
+    /// a window narrower than `buckets` samples shows wide bars rather than isolated spikes.
     pub fn timeline(&self, from: f64, to: f64, buckets: usize) -> TimelineData {
         let (from, to) = window(&self.session, from, to);
-        TimelineData::compute(
-            &self.session,
-            from,
-            to,
-            buckets.min(1 << 16),
-            highlight(self),
-        )
+        let meta = &self.session.meta;
+        let interval = match meta.achieved_interval_ns {
+            0 => meta.requested_interval_ns,
+            i => i,
+        };
+        let mut buckets = buckets.clamp(1, 1 << 16);
+        if let Some(fit) = (to - from).checked_div(interval) {
+            buckets = buckets.min(fit.max(1) as usize);
+        }
+        TimelineData::compute(&self.session, from, to, buckets, interval, highlight(self))
     }
 
     /// The stack chart of the shown threads and range over the window `[from, to)` (`from`
@@ -437,6 +465,10 @@ mod tests {
             "1.20 s – 2.45 s (1.25 s)"
         );
         assert_eq!(range_text(0, 1_500), "0 ns – 1.50 µs (1.50 µs)");
+        assert_eq!(
+            range_text(400_100_000_000, 400_600_000_000),
+            "400.100 s – 400.600 s (500 ms)"
+        );
     }
 
     #[test]
@@ -445,12 +477,15 @@ mod tests {
         let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["0 ns", "20.0 ms", "40.0 ms", "60.0 ms", "80.0 ms", "100 ms", "120 ms"]
+            ["0 ms", "20 ms", "40 ms", "60 ms", "80 ms", "100 ms", "120 ms"]
         );
         assert!(t.iter().all(|t| (0.0..1.0).contains(&t.x)));
         let t = ticks(1_050, 1_070, 4);
-        assert_eq!(t[0].text, "1.05 µs");
+        assert_eq!(t[0].text, "1.050 µs");
         assert!(t.len() <= 5);
+        // Far into a long session, neighbouring ticks still read apart.
+        let t = ticks(400_000_000_000, 401_000_000_000, 10);
+        assert_eq!(t[1].text, "400.1 s");
         assert!(ticks(5, 5, 10).is_empty());
     }
 
@@ -468,8 +503,15 @@ mod tests {
         // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
         b.push_sample(s, t, 10, 25);
         let session = b.finish();
-        let data = TimelineData::compute(&session, 0, 100, 2, None);
+        let data = TimelineData::compute(&session, 0, 100, 2, 10, None);
         assert_eq!(data.height, [0.5, 0.0]);
+        // Buckets shorter than a sample: with a known interval, a bar is full at most; without
+        // one, bars are shares of the heaviest.
+        let data = TimelineData::compute(&session, 0, 100, 10, 10, None);
+        assert_eq!(data.height[1], 1.0);
+        let data = TimelineData::compute(&session, 0, 100, 20, 0, None);
+        assert_eq!(data.height[2], 1.0);
+        assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
         assert_eq!(data.hottest[1], NONE);
         assert_eq!(data.labels, ["main [1]"]);
     }

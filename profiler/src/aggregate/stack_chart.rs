@@ -42,52 +42,34 @@ fn sample_end(time: u64, next: Option<u64>, previous_gap: Option<u64>, interval:
     time.saturating_add(span.max(1))
 }
 
-/// The boxes of one depth as they are closed, merging runs narrower than `min_width` that touch
-/// and share a parent box.
-#[derive(Default)]
-struct Row {
-    pending: Option<(StackBox, u64)>,
-}
-
-impl Row {
-    fn emit(&mut self, b: StackBox, parent: u64, min_width: u64, out: &mut Vec<StackBox>) {
-        if b.end_ns - b.start_ns >= min_width {
-            self.flush(out);
-            out.push(b);
+/// Adds a box narrower than the minimum width to its siblings, merging it into the last one
+/// when they touch.
+fn push_narrow(siblings: &mut Vec<StackBox>, b: StackBox) {
+    if let Some(last) = siblings.last_mut() {
+        if last.end_ns == b.start_ns {
+            last.end_ns = b.end_ns;
+            last.merged += 1;
+            last.matches |= b.matches;
             return;
         }
-        if let Some((p, p_parent)) = &mut self.pending {
-            if *p_parent == parent && p.end_ns == b.start_ns {
-                p.end_ns = b.end_ns;
-                p.merged += 1;
-                p.matches |= b.matches;
-                return;
-            }
-        }
-        self.flush(out);
-        self.pending = Some((b, parent));
     }
-
-    fn flush(&mut self, out: &mut Vec<StackBox>) {
-        out.extend(self.pending.take().map(|(b, _)| b));
-    }
+    siblings.push(b);
 }
 
-/// An open run: the stack node at one depth, since when, until when, and a serial number that
-/// tells its children's runs apart from those under another run of the same node.
-#[derive(Clone, Copy)]
+/// An open run: the stack node at one depth, since when, until when.
 struct Run {
     stack: StackId,
     start: u64,
     end: u64,
-    id: u64,
     matches: bool,
 }
 
 /// The stack chart of the samples `filter` keeps, over the window `[from, to)`: boxes clipped to
 /// the window, thread by thread (in the session's thread order), each thread's samples in time
-/// order. Boxes narrower than `min_width` nanoseconds are merged with touching narrow neighbours
-/// under the same parent box. `highlight` marks functions (one byte per name id, 1: marked).
+/// order. Boxes narrower than `min_width` nanoseconds are merged with the narrow siblings they
+/// touch, and what they call is not drawn, so the count of boxes stays near the window's pixels
+/// times the depth however many samples there are. `highlight` marks functions (one byte per
+/// name id, 1: marked).
 pub fn stack_chart(
     session: &Session,
     filter: &Filter,
@@ -117,31 +99,45 @@ pub fn stack_chart(
     }
     let mut path: Vec<StackId> = Vec::new();
     let mut open: Vec<Run> = Vec::new();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut serial = 0u64;
+    // Per depth, the boxes narrower than the minimum width (merged where they touch) under the
+    // open run one level up, drawn only if that run turns out wide enough. One buffer per
+    // depth serves every run, since one run at a time is open at each depth.
+    let mut narrow: Vec<Vec<StackBox>> = Vec::new();
     for (thread, indices) in by_thread.iter_mut().enumerate() {
-        indices.sort_by_key(|&i| samples.time_ns[i as usize]);
+        // Recorded sessions are in time order per thread already: sort only when not.
+        if !indices.is_sorted_by_key(|&i| samples.time_ns[i as usize]) {
+            indices.sort_by_key(|&i| samples.time_ns[i as usize]);
+        }
         let thread = ThreadIdx(thread as u32);
-        let close = |open: &mut Vec<Run>, keep: usize, rows: &mut Vec<Row>, out: &mut Vec<_>| {
-            while open.len() > keep {
-                let run = open.pop().expect("longer than keep");
-                let depth = open.len();
-                let parent = open.last().map_or(u64::MAX, |p| p.id);
-                if rows.len() <= depth {
-                    rows.resize_with(depth + 1, Row::default);
+        // Closes the runs deeper than `keep`. A wide run is drawn with its narrow children; a
+        // narrow one joins its parent's narrow children, and its own children are not drawn
+        // (each is narrower still), as the flame graph leaves out the callees of slivers.
+        let close =
+            |open: &mut Vec<Run>, keep: usize, narrow: &mut Vec<Vec<_>>, out: &mut Vec<_>| {
+                while open.len() > keep {
+                    let run = open.pop().expect("longer than keep");
+                    let depth = open.len();
+                    if narrow.len() < depth + 2 {
+                        narrow.resize_with(depth + 2, Vec::new);
+                    }
+                    let b = StackBox {
+                        thread,
+                        depth: depth as u32,
+                        start_ns: run.start,
+                        end_ns: run.end,
+                        stack: run.stack,
+                        merged: 1,
+                        matches: run.matches,
+                    };
+                    if run.end - run.start >= min_width {
+                        out.push(b);
+                        out.append(&mut narrow[depth + 1]);
+                    } else {
+                        narrow[depth + 1].clear();
+                        push_narrow(&mut narrow[depth], b);
+                    }
                 }
-                let b = StackBox {
-                    thread,
-                    depth: depth as u32,
-                    start_ns: run.start,
-                    end_ns: run.end,
-                    stack: run.stack,
-                    merged: 1,
-                    matches: run.matches,
-                };
-                rows[depth].emit(b, parent, min_width, out);
-            }
-        };
+            };
         for (k, &i) in indices.iter().enumerate() {
             let time = samples.time_ns[i as usize];
             let next = indices.get(k + 1).map(|&j| samples.time_ns[j as usize]);
@@ -169,24 +165,22 @@ pub fn stack_chart(
             } else {
                 0
             };
-            close(&mut open, same, &mut rows, &mut out);
+            close(&mut open, same, &mut narrow, &mut out);
             for run in &mut open {
                 run.end = end;
             }
             for &stack in &path[same..] {
-                serial += 1;
                 open.push(Run {
                     stack,
                     start,
                     end,
-                    id: serial,
                     matches: matching.as_ref().is_some_and(|m| m[stack.index()]),
                 });
             }
         }
-        close(&mut open, 0, &mut rows, &mut out);
-        for row in &mut rows {
-            row.flush(&mut out);
+        close(&mut open, 0, &mut narrow, &mut out);
+        if let Some(top) = narrow.first_mut() {
+            out.append(top);
         }
     }
     out
@@ -276,10 +270,12 @@ mod tests {
         // Depth 1 under the first `main`: a (30, wide), then b (20) and a (10) merged.
         assert!(got.contains(&(1, 0, 30, "a".to_owned())), "{got:?}");
         assert!(got.contains(&(1, 30, 60, "merged×2".to_owned())), "{got:?}");
-        // The box after the gap has another parent: narrow, but alone.
-        assert!(got.contains(&(1, 100, 110, "a".to_owned())), "{got:?}");
+        // After the gap, `main` is narrow but alone (not merged across the gap), and what it
+        // calls is not drawn.
+        assert!(got.contains(&(0, 100, 110, "main".to_owned())), "{got:?}");
+        assert_eq!(got.len(), 4, "{got:?}");
         let covered: u64 = got.iter().filter(|b| b.0 == 1).map(|b| b.2 - b.1).sum();
-        assert_eq!(covered, 70);
+        assert_eq!(covered, 60);
     }
 
     #[test]
@@ -293,6 +289,35 @@ mod tests {
         }
         let merged = stack_chart(&session, &Filter::all(), 0, 200, 25, Some(&mask));
         assert!(merged.iter().any(|b| b.merged == 2 && b.matches));
+    }
+
+    #[test]
+    fn many_distinct_samples_make_few_boxes() {
+        // Every sample has its own two-frame stack: no run is wider than one sample.
+        let mut b = SessionBuilder::default();
+        b.meta_mut().achieved_interval_ns = 1;
+        let t = b.thread(1, "main");
+        let frames: Vec<_> = (0..1000)
+            .map(|i| b.intern_frame(&FrameSpec::named(&format!("f{i}"))))
+            .collect();
+        for i in 0..200_000u64 {
+            let path = [
+                frames[(i % 1000) as usize],
+                frames[((i / 7) % 1000) as usize],
+            ];
+            let s = b.intern_stack_path(&path).unwrap();
+            b.push_sample(s, t, i, 1);
+        }
+        let session = b.finish();
+        let chart = stack_chart(&session, &Filter::all(), 0, 200_000, 1_000, None);
+        assert_eq!(
+            chart.len(),
+            1,
+            "one merged box at the top: {:?}",
+            &chart[..]
+        );
+        assert_eq!((chart[0].start_ns, chart[0].end_ns), (0, 200_000));
+        assert_eq!(chart[0].merged, 200_000);
     }
 
     #[test]
