@@ -127,13 +127,25 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 async function start() {
   try {
-    const response = await fetch("sessions.json");
-    if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-    page.files = await response.json();
+    if (window.profStandalone) {
+      page.files = window.profStandalone.files;
+    } else {
+      const response = await fetch("sessions.json");
+      if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
+      page.files = await response.json();
+    }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
-      state.update({ file: Number(e.target.value), zoom: [], selected: null, threads: null, range: null, window: null }),
+      state.update({
+        file: Number(e.target.value),
+        zoom: [],
+        flameWindow: null,
+        selected: null,
+        threads: null,
+        range: null,
+        window: null,
+      }),
     );
     state.listen(onStateChange);
     showActiveView();
@@ -177,8 +189,11 @@ async function loadFile() {
   $("progress").textContent = "";
   let loaded;
   try {
-    const url = new URL(file.url, location.href).href;
-    loaded = await backend.call("load", { url, size: file.size });
+    const standalone = window.profStandalone;
+    const args = standalone
+      ? { bytes: await standalone.session(index), wasm: await standalone.wasm() }
+      : { url: new URL(file.url, location.href).href, size: file.size };
+    loaded = await backend.call("load", args);
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
@@ -211,7 +226,7 @@ async function applyView() {
   const answer = await ask("setView", { threads: valid, range: state.current.range });
   if (!answer) return;
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
-    state.update({ threads, zoom: [] }),
+    state.update({ threads, zoom: [], flameWindow: null }),
   );
 }
 
@@ -278,10 +293,29 @@ $("search").addEventListener("keydown", (e) => {
   state.update({ search: "" });
 });
 document.addEventListener("keydown", (e) => {
-  if (e.key !== "Escape" || !page.meta) return;
-  // Escape clears the innermost state: the selection first, then the zoom.
-  if (state.current.selected !== null) state.update({ selected: null });
-  else if (state.current.zoom.length) state.update({ zoom: [] });
+  if (!page.meta || e.ctrlKey || e.metaKey || e.altKey) return;
+  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  if (e.key === "Escape") {
+    if ($("shortcuts").open) return; // the dialog closes itself
+    // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
+    // its zoom, then the time range.
+    const c = state.current;
+    if (c.selected !== null) state.update({ selected: null });
+    else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.zoom.length) state.update({ zoom: [] });
+    else if (c.range) state.update({ range: null });
+    return;
+  }
+  if (typing) return;
+  if (e.key === "/") {
+    e.preventDefault();
+    $("search").focus();
+    $("search").select();
+  } else if (e.key === "?") {
+    $("shortcuts").showModal();
+  } else if (activeView().onKey?.(e)) {
+    e.preventDefault();
+  }
 });
 
 // For the browser tests, benchmarks and debugging.
@@ -309,5 +343,7 @@ window.profViewer = {
     await views.get("flame").settled();
   },
 };
+
+$("help").addEventListener("click", () => $("shortcuts").showModal());
 
 start();

@@ -4,7 +4,12 @@
 export class Backend {
   /** @param {(text: string) => void} onProgress called with the loading progress as text */
   constructor(onProgress) {
-    this.worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    // The single-file page provides a classic worker (file:// pages cannot start module
+    // workers); the served page uses worker.js as a module.
+    const standalone = window.profStandalone;
+    this.worker = standalone
+      ? new Worker(standalone.workerUrl)
+      : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
     this.pending = new Map();
     this.nextId = 1;
     this.ended = false;

@@ -1,5 +1,9 @@
-// The flame graph: draws a layout computed by the wasm module on a canvas and turns pointer
-// input into hover and click events. It computes no weights of its own.
+// The flame graph: draws a layout computed by the wasm module on a canvas and turns pointer and
+// keyboard input into hover, click, pan, zoom and focus events. It computes no weights of its
+// own.
+//
+// The zoomed frame's ancestors are drawn below it (above it when icicle), dimmed and full
+// width, so the context is never lost; clicking one zooms out to it.
 
 import { functionColor } from "./format.js";
 
@@ -8,13 +12,17 @@ const PAD = 1; // gap between neighbouring frames
 const FONT = "12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
 const MERGED_COLOR = "#c8c8c8";
 const DIM_COLOR = "#e4e0dc";
+const ANCESTOR_COLOR = "#eceae6";
 const MATCH_COLOR = "#d633ff";
+const DRAG_PIXELS = 4; // a press that moves less than this is a click, not a pan
 
 export class FlameGraph {
   /**
    * @param {HTMLElement} scroller the scrolling box that holds the canvas
-   * @param {{onHover: Function, onClick: Function, onResize: Function}} handlers `onHover` and
-   *   `onClick` get a frame index (-1: none), `onResize` the new width in CSS pixels
+   * @param {object} handlers `onHover(i, event)` and `onClick(i)` get a frame index (-1:
+   *   none), `onAncestor(k)` the index of a clicked ancestor (0: the root), `onResize(width)`
+   *   the new width in CSS pixels, `onPan(dx)` a drag by `dx` of the view's width (fraction),
+   *   `onWheel(factor, at)` a zoom by `factor` (< 1: in) around `at` (a fraction of the width)
    */
   constructor(scroller, handlers) {
     this.scroller = scroller;
@@ -22,12 +30,15 @@ export class FlameGraph {
     this.ctx = this.canvas.getContext("2d");
     this.handlers = handlers;
     this.layout = null;
+    this.ancestors = []; // names of the zoomed frame's ancestors, root first
     this.highlighting = false; // whether layout.highlight marks what to show, dimming the rest
     this.icicle = false;
     this.hovered = -1;
+    this.focused = -1; // the frame the keyboard is on
     this.lastDrawMs = 0;
     this.layoutWidth = 0;
     this.pendingFrame = 0;
+    this.drag = null;
     // Redraw on the next frame, not inside the observer: resizing the canvas can show or hide
     // the scrollbar, which would resize the box again within the same observation.
     this.resizeObserver = new ResizeObserver(() => {
@@ -40,12 +51,29 @@ export class FlameGraph {
       });
     });
     this.resizeObserver.observe(scroller);
-    this.canvas.addEventListener("mousemove", (e) => this.#hover(e));
+    this.canvas.addEventListener("mousemove", (e) => this.#move(e));
     this.canvas.addEventListener("mouseleave", () => this.#setHovered(-1, null));
-    this.canvas.addEventListener("click", (e) => {
-      const i = this.hitTest(e.offsetX, e.offsetY);
-      if (i >= 0) this.handlers.onClick(i);
+    this.canvas.addEventListener("mousedown", (e) => {
+      if (e.button === 0) this.drag = { x: e.clientX, last: e.clientX, moved: false };
     });
+    window.addEventListener("mouseup", (e) => {
+      const drag = this.drag;
+      this.drag = null;
+      if (!drag || drag.moved || e.target !== this.canvas) return;
+      const hit = this.hitTest(e.offsetX, e.offsetY);
+      if (hit.ancestor >= 0) this.handlers.onAncestor(hit.ancestor);
+      else if (hit.frame >= 0) this.handlers.onClick(hit.frame);
+    });
+    this.canvas.addEventListener(
+      "wheel",
+      (e) => {
+        if (!this.layout || e.deltaY === 0 || e.shiftKey) return;
+        e.preventDefault();
+        const at = e.offsetX / Math.max(1, this.scroller.clientWidth);
+        this.handlers.onWheel(Math.exp(e.deltaY * 0.002), at);
+      },
+      { passive: false },
+    );
     window.matchMedia?.("(resolution: 1dppx)")?.addEventListener?.("change", () => this.draw());
   }
 
@@ -54,15 +82,21 @@ export class FlameGraph {
    * (function ids, for colour), `highlight` (1: highlighted, as the wasm module decided, merged
    * slivers included), plus `count`, `maxDepth`, `names` and `merged` (the function id that
    * stands for merged slivers). With `highlighting`, unhighlighted frames are dimmed.
+   * `ancestors` are the names of the laid-out root's ancestors, outermost first.
    */
-  setLayout(layout, width, highlighting) {
+  setLayout(layout, width, highlighting, ancestors = []) {
+    const sameRoot = this.layout && layout && this.layout.root === layout.root;
     this.layout = layout;
     this.layoutWidth = width;
     this.highlighting = highlighting;
+    this.ancestors = ancestors;
     this.byDepth = layout ? indexByDepth(layout) : [];
     this.hovered = -1;
+    // A new root keeps keyboard focus (on the new root) only if the keyboard was in use.
+    if (!sameRoot) this.focused = this.focused >= 0 && layout && layout.count > 0 ? 0 : -1;
+    else if (this.focused >= (layout?.count ?? 0)) this.focused = -1;
     this.draw();
-    if (!this.icicle) this.scroller.scrollTop = this.scroller.scrollHeight;
+    if (!this.icicle && !sameRoot) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
   /** Root at the top (icicle) instead of the bottom. */
@@ -75,14 +109,14 @@ export class FlameGraph {
   /** The canvas size in CSS pixels for the current layout and box. */
   #size() {
     const width = Math.max(1, this.scroller.clientWidth);
-    const rows = this.layout ? this.layout.maxDepth + 1 : 0;
+    const rows = this.layout ? this.layout.maxDepth + 1 + this.ancestors.length : 0;
     const height = Math.max(this.scroller.clientHeight, rows * ROW + 4);
     return { width, height };
   }
 
-  /** The top of a row in CSS pixels. */
-  #rowTop(depth, height) {
-    return this.icicle ? depth * ROW : height - (depth + 1) * ROW;
+  /** The top of row `row` (0: the bottom row, or the top one when icicle) in CSS pixels. */
+  #rowTop(row, height) {
+    return this.icicle ? row * ROW : height - (row + 1) * ROW;
   }
 
   /** Redraws everything; sharp on high-DPI screens. */
@@ -106,25 +140,38 @@ export class FlameGraph {
     ctx.font = FONT;
     ctx.textBaseline = "middle";
     const charWidth = ctx.measureText("m").width || 7;
+    const label = (text, x, w, y, color) => {
+      const chars = Math.floor((w - 6) / charWidth);
+      if (chars < 3) return;
+      ctx.fillStyle = color;
+      ctx.fillText(text.length <= chars ? text : `${text.slice(0, chars - 1)}…`, x + 3, y + ROW / 2);
+    };
+    this.ancestors.forEach((name, row) => {
+      const y = this.#rowTop(row, height);
+      ctx.fillStyle = ANCESTOR_COLOR;
+      ctx.fillRect(0, y, width - PAD, ROW - PAD);
+      label(name, 0, width, y, "#777");
+    });
+    const base = this.ancestors.length;
     const colors = new Map();
     for (let i = 0; i < layout.count; i++) {
       const x = layout.x[i] * width;
       const w = layout.width[i] * width;
-      const y = this.#rowTop(layout.depth[i], height);
+      if (x + w < 0 || x > width) continue;
+      const y = this.#rowTop(base + layout.depth[i], height);
       const func = layout.func[i];
       const name = layout.names[func] || "all";
       ctx.fillStyle = this.#color(i, func, name, colors);
       ctx.fillRect(x, y, Math.max(w - PAD, 0.5), ROW - PAD);
-      if (i === this.hovered) {
-        ctx.strokeStyle = "#222";
-        ctx.lineWidth = 1;
+      if (i === this.hovered || i === this.focused) {
+        ctx.strokeStyle = i === this.focused ? "#1565c0" : "#222";
+        ctx.lineWidth = i === this.focused ? 2 : 1;
         ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - PAD - 1, 0.5), ROW - PAD - 1);
       }
-      const chars = Math.floor((w - 6) / charWidth);
-      if (chars >= 3 && func !== layout.merged) {
-        const label = name.length <= chars ? name : `${name.slice(0, chars - 1)}…`;
-        ctx.fillStyle = "#111";
-        ctx.fillText(label, x + 3, y + ROW / 2);
+      if (func !== layout.merged) {
+        // Keep the label in view when the frame starts left of the canvas.
+        const left = Math.max(x, 0);
+        label(name, left, Math.min(x + w, width) - left, y, "#111");
       }
     }
     this.lastDrawMs = performance.now() - start;
@@ -141,25 +188,31 @@ export class FlameGraph {
     return color;
   }
 
-  /** The index of the frame at (`x`, `y`) CSS pixels from the canvas's top left, or -1. */
+  /**
+   * What is at (`x`, `y`) CSS pixels from the canvas's top left: `{frame, ancestor}`, each -1
+   * when it is not one.
+   */
   hitTest(x, y) {
+    const none = { frame: -1, ancestor: -1 };
     const layout = this.layout;
-    if (!layout) return -1;
+    if (!layout) return none;
     const { width, height } = this.#size();
-    const depth = this.icicle ? Math.floor(y / ROW) : Math.floor((height - y) / ROW);
-    const row = this.byDepth[depth];
-    if (!row) return -1;
+    const row = this.icicle ? Math.floor(y / ROW) : Math.floor((height - y) / ROW);
+    if (row < 0) return none;
+    if (row < this.ancestors.length) return { frame: -1, ancestor: row };
+    const frames = this.byDepth[row - this.ancestors.length];
+    if (!frames) return none;
     const fx = x / width;
     let lo = 0;
-    let hi = row.length - 1;
+    let hi = frames.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const i = row[mid];
+      const i = frames[mid];
       if (fx < layout.x[i]) hi = mid - 1;
       else if (fx >= layout.x[i] + layout.width[i]) lo = mid + 1;
-      else return i;
+      else return { frame: i, ancestor: -1 };
     }
-    return -1;
+    return none;
   }
 
   /** Where frame `i` is drawn, in CSS pixels relative to the canvas. */
@@ -168,15 +221,68 @@ export class FlameGraph {
     const l = this.layout;
     return {
       x: l.x[i] * width,
-      y: this.#rowTop(l.depth[i], height),
+      y: this.#rowTop(this.ancestors.length + l.depth[i], height),
       width: l.width[i] * width,
       height: ROW - PAD,
     };
   }
 
-  #hover(event) {
-    const i = this.hitTest(event.offsetX, event.offsetY);
-    this.#setHovered(i, event);
+  /**
+   * Moves the keyboard focus: "left"/"right" to the neighbouring frame in the row, "up"
+   * towards the leaves (the widest callee), "down" towards the root (the caller). Returns the
+   * newly focused frame, or -1.
+   */
+  moveFocus(direction) {
+    const l = this.layout;
+    if (!l || l.count === 0) return -1;
+    if (this.focused < 0) {
+      this.focused = 0;
+      this.draw();
+      return 0;
+    }
+    const at = this.focused;
+    const depth = l.depth[at];
+    const overlaps = (i) => l.x[i] < l.x[at] + l.width[at] && l.x[i] + l.width[i] > l.x[at];
+    let next = -1;
+    if (direction === "left" || direction === "right") {
+      const row = this.byDepth[depth];
+      const k = row.indexOf(at) + (direction === "left" ? -1 : 1);
+      next = row[k] ?? -1;
+    } else {
+      // Up the screen is towards the leaves unless the graph is an icicle.
+      const deeper = (direction === "up") !== this.icicle;
+      const row = this.byDepth[deeper ? depth + 1 : depth - 1] ?? [];
+      for (const i of row) {
+        if (overlaps(i) && (next < 0 || l.width[i] > l.width[next])) next = i;
+      }
+    }
+    if (next >= 0) {
+      this.focused = next;
+      this.draw();
+      this.#scrollIntoView(next);
+    }
+    return next;
+  }
+
+  #scrollIntoView(i) {
+    const r = this.frameRect(i);
+    const box = this.scroller;
+    if (r.y < box.scrollTop) box.scrollTop = r.y;
+    else if (r.y + ROW > box.scrollTop + box.clientHeight) box.scrollTop = r.y + ROW - box.clientHeight;
+  }
+
+  #move(event) {
+    const drag = this.drag;
+    if (drag) {
+      if (Math.abs(event.clientX - drag.x) >= DRAG_PIXELS) drag.moved = true;
+      if (drag.moved) {
+        const dx = (drag.last - event.clientX) / Math.max(1, this.scroller.clientWidth);
+        drag.last = event.clientX;
+        if (dx !== 0) this.handlers.onPan(dx);
+        return;
+      }
+    }
+    this.#setHovered(this.hitTest(event.offsetX, event.offsetY).frame, event);
   }
 
   #setHovered(i, event) {

@@ -4,8 +4,10 @@
 //
 // Fragment keys (all optional): file (index), view (flame, table, ...), threads (comma-separated
 // thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
-// (function names from the root, joined by U+001F), search, selected (a function name),
-// icicle (1), window (from-to, nanoseconds: the time the timeline and stack chart show).
+// (function names from the root, joined by U+001F), fwin (the flame graph's visible part of the
+// zoomed root, as fractions from-to), heavy (1: siblings heaviest first), search, selected (a
+// function name), icicle (1), window (from-to, nanoseconds: the time the timeline and stack
+// chart show).
 
 const SEP = "\u001f";
 
@@ -17,6 +19,8 @@ function defaults() {
     threads: null, // null: all threads; else an array of thread indices
     range: null, // null: the whole session; else [from_ns, to_ns)
     zoom: [], // function names from the root down to the zoomed frame
+    flameWindow: null, // null: the whole zoomed frame; else [from, to) fractions of its width
+    leftHeavy: false, // siblings heaviest first instead of by name
     search: "",
     selected: null, // a function name
     icicle: false,
@@ -45,6 +49,9 @@ export function parse(hash) {
   if (range && Number(range[1]) < Number(range[2])) state.range = [Number(range[1]), Number(range[2])];
   const zoom = params.get("zoom");
   if (zoom) state.zoom = zoom.split(SEP);
+  const fwin = params.get("fwin")?.match(/^([\d.]+)-([\d.]+)$/);
+  if (fwin && Number(fwin[1]) < Number(fwin[2])) state.flameWindow = [Number(fwin[1]), Number(fwin[2])];
+  state.leftHeavy = params.get("heavy") === "1";
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
   state.icicle = params.get("icicle") === "1";
@@ -60,6 +67,8 @@ export function format(state) {
   if (state.threads !== null) params.set("threads", state.threads.join(","));
   if (state.range) params.set("range", `${state.range[0]}-${state.range[1]}`);
   if (state.zoom.length) params.set("zoom", state.zoom.join(SEP));
+  if (state.flameWindow) params.set("fwin", state.flameWindow.map((f) => f.toFixed(6)).join("-"));
+  if (state.leftHeavy) params.set("heavy", "1");
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
   if (state.icicle) params.set("icicle", "1");

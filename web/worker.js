@@ -5,13 +5,27 @@
 //
 // Messages in: {id, method, args}. Out: {id, result} or {id, error}, and {progress} while
 // loading. Every number and text in a result was computed and formatted by the wasm module.
+//
+// The single-file page (`prof convert --to html`, serve/standalone.rs) runs this file as a
+// classic worker: it replaces the module header below, up to its end marker, with the wasm
+// module's glue, so nothing above the marker may be needed by the code after it but `init`,
+// the glue's exports and `WASM_URL`.
 
 import init, { Profile, loadProgressText, profVersion } from "./pkg/prof_viewer.js";
+
+const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
+// end of the module header
 
 let profile = null;
 let stackChart = null; // the last stack chart laid out, for its tooltips
 let stackChartSerial = 0;
-const ready = init({ module_or_path: new URL("./pkg/prof_viewer_bg.wasm", import.meta.url) });
+let ready = null;
+
+/** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
+function initOnce(wasm) {
+  ready ??= init({ module_or_path: wasm ?? WASM_URL });
+  return ready;
+}
 
 /** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
 async function fetchBytes(url, size) {
@@ -44,9 +58,11 @@ async function fetchBytes(url, size) {
 
 /** The views' questions. Each returns plain data (typed arrays are transferred). */
 const methods = {
-  async load({ url, size }) {
-    await ready;
-    const bytes = await fetchBytes(url, size);
+  /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
+   * over the `wasm` module's bytes). */
+  async load({ url, size, bytes: given, wasm }) {
+    await initOnce(wasm);
+    const bytes = given ?? (await fetchBytes(url, size));
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     profile = Profile.load(bytes);
     return {
@@ -65,9 +81,12 @@ const methods = {
     if (mask) profile.setHighlight(mask);
     else profile.clearHighlight();
   },
-  layout({ zoomPath, width }) {
+  /** The flame graph of the frame at `zoomPath` (names), `width` pixels wide, showing the
+   * `window` [from, to) fractions of it, siblings heaviest first when `leftHeavy`. */
+  layout({ zoomPath, width, window, leftHeavy }) {
     const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
-    const layout = profile.layout(root, width);
+    const [from, to] = window ?? [0, 1];
+    const layout = profile.layout(root, width, from, to, Boolean(leftHeavy));
     const out = {
       root,
       count: layout.count,

@@ -37,6 +37,11 @@ impl Browser {
     /// window and the given device pixel ratio. Panics with a clear message when either program
     /// is missing: a missing browser is a test failure, never a skip.
     pub fn start(name: &str, width: u32, height: u32, scale: f64) -> Browser {
+        Browser::start_with(name, width, height, scale, &[])
+    }
+
+    /// [`Browser::start`] with more Chromium command-line arguments.
+    pub fn start_with(name: &str, width: u32, height: u32, scale: f64, extra: &[&str]) -> Browser {
         for tool in [CHROMIUM, CHROMEDRIVER] {
             assert!(
                 Path::new(tool).exists(),
@@ -59,7 +64,7 @@ impl Browser {
             _profile: profile,
         };
         browser.wait_ready();
-        let args = [
+        let mut args = vec![
             "--headless=new".to_owned(),
             "--no-sandbox".to_owned(),
             "--disable-gpu".to_owned(),
@@ -72,6 +77,7 @@ impl Browser {
             format!("--force-device-scale-factor={scale}"),
             format!("--user-data-dir={}", browser._profile.path().display()),
         ];
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         let caps = json!({
             "capabilities": { "alwaysMatch": {
                 "browserName": "chrome",
@@ -263,10 +269,67 @@ impl Browser {
         );
     }
 
-    /// Performs W3C input `actions` (the `actions` array of the Perform Actions command): drags,
-    /// wheel turns and other sequences the helpers above do not cover.
-    pub fn perform_actions(&self, actions: Value) {
-        self.session_call("POST", "/actions", Some(json!({ "actions": actions })));
+    /// Turns the mouse wheel by `delta_y` pixels with the pointer at (`x`, `y`) CSS pixels from
+    /// the top left of `element` (positive: towards the user, which zooms out).
+    pub fn wheel_at(&self, element: &Element, x: f64, y: f64, delta_y: i64) {
+        let rect = self.session_call("GET", &format!("/element/{}/rect", element.0), None);
+        let left = rect["x"].as_f64().unwrap_or(0.0);
+        let top = rect["y"].as_f64().unwrap_or(0.0);
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{
+                "type": "wheel",
+                "id": "wheel",
+                "actions": [{
+                    "type": "scroll",
+                    "x": (left + x).round() as i64,
+                    "y": (top + y).round() as i64,
+                    "deltaX": 0,
+                    "deltaY": delta_y,
+                    "duration": 0,
+                }],
+            }]})),
+        );
+    }
+
+    /// Presses the left button at (`x`, `y`) CSS pixels from the top left of `element`, moves to
+    /// (`to_x`, `to_y`) in `steps` steps and releases it there.
+    pub fn drag(
+        &self,
+        element: &Element,
+        (x, y): (f64, f64),
+        (to_x, to_y): (f64, f64),
+        steps: u32,
+    ) {
+        let rect = self.session_call("GET", &format!("/element/{}/rect", element.0), None);
+        let width = rect["width"].as_f64().unwrap_or(0.0);
+        let height = rect["height"].as_f64().unwrap_or(0.0);
+        let at = |x: f64, y: f64| {
+            json!({
+                "type": "pointerMove",
+                "duration": 0,
+                "origin": { ELEMENT_KEY: element.0 },
+                "x": (x - width / 2.0).round() as i64,
+                "y": (y - height / 2.0).round() as i64,
+            })
+        };
+        let mut actions = vec![at(x, y), json!({ "type": "pointerDown", "button": 0 })];
+        for k in 1..=steps.max(1) {
+            let f = f64::from(k) / f64::from(steps.max(1));
+            actions.push(at(x + (to_x - x) * f, y + (to_y - y) * f));
+        }
+        actions.push(json!({ "type": "pointerUp", "button": 0 }));
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{
+                "type": "pointer",
+                "id": "mouse",
+                "parameters": { "pointerType": "mouse" },
+                "actions": actions,
+            }]})),
+        );
     }
 
     /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"` for Escape).

@@ -18,7 +18,7 @@ const LOAD: Duration = Duration::from_secs(30);
 /// The timeline's layout (web/views/timeline.js): the label gutter and the rows.
 const GUTTER: f64 = 150.0;
 const AXIS: f64 = 16.0;
-const TRACK: f64 = 28.0;
+const TRACK: f64 = 24.0;
 
 /// Opens `url` and waits until the page is ready (or shows an error).
 fn open(browser: &Browser, url: &str) {
@@ -135,60 +135,20 @@ fn range_text(from: u64, to: u64) -> String {
     )
 }
 
-/// The top left of element `id` in the viewport, CSS pixels.
-fn origin(browser: &Browser, id: &str) -> (f64, f64) {
-    let v = browser.eval(
-        "const r = document.getElementById(arguments[0]).getBoundingClientRect(); return [r.left, r.top];",
-        json!([id]),
-    );
-    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
-}
-
 /// Presses the mouse at (`x0`, `y`) of canvas `id`, moves to (`x1`, `y`) in steps and releases:
 /// a real drag through WebDriver's pointer actions.
 fn drag(browser: &Browser, id: &str, x0: f64, x1: f64, y: f64) {
-    let (left, top) = origin(browser, id);
-    let at = |x: f64| {
-        json!({ "type": "pointerMove", "duration": 0, "origin": "viewport",
-                "x": (left + x).round() as i64, "y": (top + y).round() as i64 })
-    };
-    let mut actions = vec![at(x0), json!({ "type": "pointerDown", "button": 0 })];
-    for k in 1..=5 {
-        actions.push(at(x0 + (x1 - x0) * f64::from(k) / 5.0));
-    }
-    actions.push(json!({ "type": "pointerUp", "button": 0 }));
-    browser.perform_actions(json!([{
-        "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" },
-        "actions": actions,
-    }]));
+    browser.drag(&browser.find(&format!("#{id}")), (x0, y), (x1, y), 5);
 }
 
 /// Turns the mouse wheel by `delta_y` over (`x`, `y`) of canvas `id`.
 fn wheel(browser: &Browser, id: &str, x: f64, y: f64, delta_y: i64) {
-    let (left, top) = origin(browser, id);
-    browser.perform_actions(json!([{
-        "type": "wheel", "id": "wheel",
-        "actions": [{ "type": "scroll", "origin": "viewport",
-                      "x": (left + x).round() as i64, "y": (top + y).round() as i64,
-                      "deltaX": 0, "deltaY": delta_y, "duration": 0 }],
-    }]));
+    browser.wheel_at(&browser.find(&format!("#{id}")), x, y, delta_y);
 }
 
 /// Moves the mouse to (`x`, `y`) of canvas `id`, and clicks there when `click` is set.
 fn point(browser: &Browser, id: &str, x: f64, y: f64, click: bool) {
-    let (left, top) = origin(browser, id);
-    let mut actions = vec![
-        json!({ "type": "pointerMove", "duration": 0, "origin": "viewport",
-        "x": (left + x).round() as i64, "y": (top + y).round() as i64 }),
-    ];
-    if click {
-        actions.push(json!({ "type": "pointerDown", "button": 0 }));
-        actions.push(json!({ "type": "pointerUp", "button": 0 }));
-    }
-    browser.perform_actions(json!([{
-        "type": "pointer", "id": "mouse", "parameters": { "pointerType": "mouse" },
-        "actions": actions,
-    }]));
+    browser.pointer_at(&browser.find(&format!("#{id}")), x, y, click);
 }
 
 /// Per timeline track, the first and last graph column (CSS pixels from the gutter) holding a

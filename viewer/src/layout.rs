@@ -1,12 +1,30 @@
 //! A flame graph layout in columns, handed to JavaScript as typed arrays.
 
-use prof::aggregate::{CallTree, NodeId, Rect};
+use prof::aggregate::{CallTree, FlameOptions, FlameOrder, NodeId, Rect};
 use wasm_bindgen::prelude::*;
 
 /// The function id given to rectangles that stand for several merged slivers.
 pub const MERGED: u32 = u32::MAX;
 
-/// The rectangles of a flame graph, positions as fractions of the laid-out root's width.
+/// Which part of a flame graph to lay out and how: the page's flame view settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    /// Sibling order.
+    pub order: FlameOrder,
+    /// The visible part of the root's width, as fractions `[from, to)` (`(0, 1)`: all of it).
+    pub window: (f64, f64),
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View {
+            order: FlameOrder::Name,
+            window: (0.0, 1.0),
+        }
+    }
+}
+
+/// The rectangles of a flame graph, positions as fractions of the visible window's width.
 #[wasm_bindgen]
 #[derive(Debug, Default)]
 pub struct FlameLayout {
@@ -31,16 +49,29 @@ impl FlameLayout {
         root: NodeId,
         pixels: f64,
         highlight: Option<&[u8]>,
+        view: View,
     ) -> FlameLayout {
         let total = tree.total_weight(root);
         let mut layout = FlameLayout::default();
         if total == 0 {
             return layout;
         }
-        let min_width = (total as f64 / pixels.max(1.0)).ceil() as u64;
-        let rects: Vec<Rect> = tree.flame(root, min_width.max(1));
-        let scale = 1.0 / total as f64;
-        let min_width = min_width.max(1);
+        let (from, to) = view.window;
+        let (from, to) = (from.clamp(0.0, 1.0), to.clamp(0.0, 1.0));
+        let (from, to) = if to > from { (from, to) } else { (0.0, 1.0) };
+        let start = (from * total as f64).floor() as u64;
+        let end = ((to * total as f64).ceil() as u64).max(start + 1);
+        let visible = end - start;
+        let min_width = ((visible as f64 / pixels.max(1.0)).ceil() as u64).max(1);
+        let rects: Vec<Rect> = tree.flame_with(
+            root,
+            &FlameOptions {
+                min_width,
+                order: view.order,
+                window: Some((start, end)),
+            },
+        );
+        let scale = 1.0 / visible as f64;
         for r in &rects {
             let marked = highlight.is_some_and(|mask| {
                 tree.rect_matches(r, min_width, |f| mask.get(f.index()) == Some(&1))
@@ -51,7 +82,7 @@ impl FlameLayout {
                 0 | 1 => r.node,
                 _ => tree.rect_nodes(r, min_width)[0],
             };
-            layout.x.push(r.start as f64 * scale);
+            layout.x.push((r.start as f64 - start as f64) * scale);
             layout.width.push(r.width as f64 * scale);
             layout.weight.push(r.width as f64);
             layout.depth.push(r.depth);
@@ -159,7 +190,7 @@ mod tests {
     #[test]
     fn slivers_narrower_than_a_pixel_are_merged_and_keep_their_weight() {
         let (_, tree) = tree();
-        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, None);
+        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, None, View::default());
         // root, main, big, and one rectangle for the 500 tiny calls.
         assert_eq!(layout.count(), 4);
         let merged: Vec<usize> = (0..layout.count())
@@ -182,7 +213,7 @@ mod tests {
         let mut mask = vec![0u8; session.strings.len()];
         let tiny = session.strings.iter().position(|s| s == "tiny_7").unwrap();
         mask[tiny] = 1;
-        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, Some(&mask));
+        let layout = FlameLayout::compute(&tree, tree.root(), 100.0, Some(&mask), View::default());
         let highlighted: Vec<usize> = (0..layout.count())
             .filter(|&i| layout.highlight[i] == 1)
             .collect();
@@ -190,14 +221,37 @@ mod tests {
         assert_eq!(layout.func[highlighted[0]], MERGED);
         let zoom_to = NodeId(layout.node[highlighted[0]]);
         assert!(tree.name(&session, zoom_to).starts_with("tiny_"));
-        let plain = FlameLayout::compute(&tree, tree.root(), 100.0, None);
+        let plain = FlameLayout::compute(&tree, tree.root(), 100.0, None, View::default());
         assert!(plain.highlight.iter().all(|&h| h == 0));
+    }
+
+    #[test]
+    fn a_window_shows_its_part_of_the_graph_across_the_canvas() {
+        let (session, tree) = tree();
+        // big is the first 1000 of 1500: the window [0.6, 1) shows its tail and the tiny ones.
+        let view = View {
+            window: (0.6, 1.0),
+            ..View::default()
+        };
+        let layout = FlameLayout::compute(&tree, tree.root(), 1000.0, None, view);
+        let big = (0..layout.count())
+            .find(|&i| tree.name(&session, NodeId(layout.node[i])) == "big")
+            .unwrap();
+        assert!(layout.x[big] < 0.0, "big starts left of the window");
+        // 600 weight units over 1000 pixels: the tiny calls (1 each) are wide enough now.
+        let tiny = (0..layout.count())
+            .filter(|&i| {
+                tree.name(&session, NodeId(layout.node[i]))
+                    .starts_with("tiny_")
+            })
+            .count();
+        assert_eq!(tiny, 500);
     }
 
     #[test]
     fn a_wide_enough_canvas_shows_every_frame() {
         let (_, tree) = tree();
-        let layout = FlameLayout::compute(&tree, tree.root(), 10_000.0, None);
+        let layout = FlameLayout::compute(&tree, tree.root(), 10_000.0, None, View::default());
         assert_eq!(layout.count(), 503);
         assert!(layout.func.iter().all(|&f| f != MERGED));
     }
@@ -207,7 +261,7 @@ mod tests {
         let (session, tree) = tree();
         let main = tree.children(tree.root())[0];
         assert_eq!(tree.name(&session, main), "main");
-        let layout = FlameLayout::compute(&tree, main, 10_000.0, None);
+        let layout = FlameLayout::compute(&tree, main, 10_000.0, None, View::default());
         assert_eq!(layout.node[0], main.0);
         assert_eq!(
             (layout.x[0], layout.width[0], layout.depth[0]),

@@ -4,7 +4,9 @@ use crate::layout::FlameLayout;
 use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
-use prof::aggregate::{format_percent, format_weight, CallTree, Filter, NodeId, SortBy};
+use prof::aggregate::{
+    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy,
+};
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
 
@@ -185,13 +187,30 @@ impl Profile {
         self.tree.root().0
     }
 
-    /// The flame graph of the subtree at `root` for a canvas `pixels` wide.
-    pub fn layout(&self, root: u32, pixels: f64) -> Result<FlameLayout, JsError> {
+    /// The flame graph of the subtree at `root` for a canvas `pixels` wide, showing the part
+    /// `[from, to)` of the root's width (fractions), siblings heaviest first when `left_heavy`.
+    pub fn layout(
+        &self,
+        root: u32,
+        pixels: f64,
+        from: f64,
+        to: f64,
+        left_heavy: bool,
+    ) -> Result<FlameLayout, JsError> {
+        let view = crate::layout::View {
+            order: if left_heavy {
+                FlameOrder::HeaviestFirst
+            } else {
+                FlameOrder::Name
+            },
+            window: (from, to),
+        };
         Ok(FlameLayout::compute(
             &self.tree,
             self.node(root)?,
             pixels,
             self.highlight.as_deref(),
+            view,
         ))
     }
 

@@ -24,16 +24,25 @@ export class FlameView {
     const $ = (sel) => element.querySelector(sel);
     this.breadcrumbs = $("#breadcrumbs");
     this.icicle = $("#icicle");
+    this.leftHeavy = $("#left-heavy");
     this.flame = new FlameGraph($("#flame"), {
       onHover: (i, event) => this.#hover(i, event),
       // A merged sliver's node is the heaviest of the frames it stands for (chosen by the wasm
       // module), so clicking it zooms into that one.
-      onClick: async (i) => {
-        const zoom = await ctx.ask("namePath", { node: this.layout.node[i] });
-        if (zoom) ctx.state.update({ zoom });
+      onClick: (i) => this.#zoomInto(i),
+      onAncestor: (k) => {
+        const path = this.layout?.path;
+        if (path) ctx.state.update({ zoom: path.slice(1, k + 1).map((c) => c.name), flameWindow: null });
       },
       onResize: () => ctx.page.meta && this.#draw(),
+      onPan: (dx) => this.#setWindow((from, to) => [from + dx * (to - from), to + dx * (to - from)]),
+      onWheel: (factor, at) =>
+        this.#setWindow((from, to) => {
+          const pivot = from + at * (to - from);
+          return [pivot - (pivot - from) * factor, pivot + (to - pivot) * factor];
+        }),
     });
+    this.leftHeavy.addEventListener("change", (e) => ctx.state.update({ leftHeavy: e.target.checked }));
     this.table = new TopTable($("#top-table"), {
       onSort: () => this.#renderTable(),
       onSelect: (func) =>
@@ -50,6 +59,47 @@ export class FlameView {
     this.breadcrumbs.replaceChildren();
   }
 
+  async #zoomInto(i) {
+    const zoom = await this.ctx.ask("namePath", { node: this.layout.node[i] });
+    if (zoom) this.ctx.state.update({ zoom, flameWindow: null });
+  }
+
+  /** Changes the visible part of the zoomed frame by `change(from, to)`, kept within [0, 1]
+   * and at least a millionth wide; the whole frame clears it. */
+  #setWindow(change) {
+    const [from, to] = this.ctx.state.current.flameWindow ?? [0, 1];
+    let [a, b] = change(from, to);
+    const width = Math.min(1, Math.max(1e-6, b - a));
+    a = Math.min(Math.max(0, a), 1 - width);
+    b = a + width;
+    const whole = a <= 0 && b >= 1;
+    this.ctx.state.update({ flameWindow: whole ? null : [a, b] }, { replace: true });
+  }
+
+  /** Keyboard: arrows move between frames, Enter zooms into the focused one. Returns whether
+   * the key was used. */
+  onKey(event) {
+    const moves = { ArrowLeft: "left", ArrowRight: "right", ArrowUp: "up", ArrowDown: "down" };
+    if (moves[event.key]) {
+      const i = this.flame.moveFocus(moves[event.key]);
+      if (i >= 0) this.#hoverFocused(i);
+      return true;
+    }
+    if (event.key === "Enter" && this.flame.focused >= 0 && this.layout) {
+      this.#zoomInto(this.flame.focused);
+      return true;
+    }
+    return false;
+  }
+
+  /** Shows the tooltip of the keyboard-focused frame beside it. */
+  #hoverFocused(i) {
+    const rect = this.flame.frameRect(i);
+    const box = this.flame.canvas.getBoundingClientRect();
+    this.flame.hovered = i;
+    this.#hover(i, { clientX: box.left + Math.max(rect.x, 0) + 8, clientY: box.top + rect.y + 8 });
+  }
+
   /**
    * Brings the view up to date with the state; `changed` is the set of state keys that changed
    * (everything, on a new profile). `highlighting` says whether a search or selection is shown.
@@ -60,13 +110,15 @@ export class FlameView {
       this.icicle.checked = current.icicle;
       this.flame.setIcicle(current.icicle);
     }
+    this.leftHeavy.checked = current.leftHeavy;
     const all = changed.has("file");
     const tasks = [];
     // What changes the call tree: the samples chosen (threads, range).
     const samples = ["threads", "range"].some((k) => changed.has(k));
     if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
     else if (changed.has("selected")) this.#selectRow();
-    if (all || samples || ["zoom", "search", "selected", "view"].some((k) => changed.has(k))) {
+    const drawn = ["zoom", "search", "selected", "view", "flameWindow", "leftHeavy"];
+    if (all || samples || drawn.some((k) => changed.has(k))) {
       tasks.push(this.#draw());
     }
     await Promise.all(tasks);
@@ -86,14 +138,19 @@ export class FlameView {
     const { ask, state, page } = this.ctx;
     const render = ++this.renders;
     const width = Math.max(1, this.flame.scroller.clientWidth);
-    const layout = await ask("layout", { zoomPath: state.current.zoom, width });
+    const { zoom, flameWindow, leftHeavy } = state.current;
+    const layout = await ask("layout", { zoomPath: zoom, width, window: flameWindow, leftHeavy });
     if (!layout || render !== this.renders) return;
     layout.names = page.names;
     this.layout = layout;
-    this.flame.setLayout(layout, width, page.highlighting);
+    // The zoomed frame's ancestors stay in view, dimmed, below it.
+    const ancestors = layout.path.slice(0, -1).map((c) => c.name);
+    this.flame.setLayout(layout, width, page.highlighting, ancestors);
     renderBreadcrumbs(this.breadcrumbs, layout.path, (i) =>
-      state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name) }),
+      state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name), flameWindow: null }),
     );
+    // The current crumb is the last: keep it in view however long the path.
+    this.breadcrumbs.lastElementChild?.scrollIntoView({ block: "nearest", inline: "end" });
   }
 
   async #renderTable() {

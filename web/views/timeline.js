@@ -7,7 +7,7 @@
 import { functionColor, escapeHtml } from "../format.js";
 
 const AXIS = 16; // CSS pixels for the time axis at the top
-const TRACK = 28; // CSS pixels per thread
+const TRACK = 24; // CSS pixels per thread
 const GUTTER = 150; // CSS pixels for the thread labels at the left
 const FONT = "11px system-ui, sans-serif";
 const DIM_COLOR = "#d5d0cc";

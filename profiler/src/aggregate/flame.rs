@@ -21,20 +21,61 @@ pub struct Rect {
     pub merged: u32,
 }
 
+/// The order of siblings in a flame graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlameOrder {
+    /// By function name, as flamegraph.pl draws them: a function keeps its place between
+    /// profiles.
+    #[default]
+    Name,
+    /// Heaviest first ("left heavy"), ties by name: the biggest costs line up on the left.
+    HeaviestFirst,
+}
+
+/// How to lay out a flame graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlameOptions {
+    /// Children narrower than this (in weight units) are merged into one rectangle.
+    pub min_width: u64,
+    /// The order of siblings.
+    pub order: FlameOrder,
+    /// Only rectangles that overlap `[start, end)` (weight units from the root's left edge) are
+    /// laid out, so a view zoomed into part of the graph costs only what it shows; `None` for all.
+    pub window: Option<(u64, u64)>,
+}
+
 impl CallTree {
+    /// Lays out the flame graph of the subtree at `root`, siblings in name order; see
+    /// [`CallTree::flame_with`].
+    pub fn flame(&self, root: NodeId, min_width: u64) -> Vec<Rect> {
+        self.flame_with(
+            root,
+            &FlameOptions {
+                min_width,
+                ..FlameOptions::default()
+            },
+        )
+    }
+
     /// Lays out the flame graph of the subtree at `root`.
     ///
-    /// Children are placed left to right in name order from their parent's left edge; a node's
-    /// self weight is the gap at the right. Children narrower than `min_width` are merged into one
-    /// rectangle after the others (their callees are not laid out), so no weight is ever lost from
-    /// the picture. Nodes with no weight are left out.
-    pub fn flame(&self, root: NodeId, min_width: u64) -> Vec<Rect> {
+    /// Children are placed left to right in `options.order` from their parent's left edge; a
+    /// node's self weight is the gap at the right. Children narrower than `options.min_width` are
+    /// merged into one rectangle after the others (their callees are not laid out), so no weight
+    /// is ever lost from the picture. Nodes with no weight, and with a window, rectangles outside
+    /// it, are left out.
+    pub fn flame_with(&self, root: NodeId, options: &FlameOptions) -> Vec<Rect> {
+        let min_width = options.min_width;
+        let (window_start, window_end) = options.window.unwrap_or((0, u64::MAX));
+        let visible = |start: u64, width: u64| start < window_end && start + width > window_start;
         let mut rects = Vec::new();
         if root.index() >= self.len() || self.total_weight(root) == 0 {
             return rects;
         }
         let mut todo = vec![(root, 0u32, 0u64)];
         let mut wide = Vec::new();
+        let mut ordered: Vec<NodeId> = Vec::new();
         while let Some((node, depth, start)) = todo.pop() {
             rects.push(Rect {
                 node,
@@ -46,13 +87,21 @@ impl CallTree {
             let mut x = start;
             let mut narrow: Option<Rect> = None;
             wide.clear();
-            for &child in self.children(node) {
+            ordered.clear();
+            ordered.extend_from_slice(self.children(node));
+            if options.order == FlameOrder::HeaviestFirst {
+                // Children are in name order already: a stable sort keeps it among equals.
+                ordered.sort_by_key(|&c| std::cmp::Reverse(self.total_weight(c)));
+            }
+            for &child in &ordered {
                 let width = self.total_weight(child);
                 if width == 0 {
                     continue;
                 }
                 if width >= min_width {
-                    wide.push((child, depth + 1, x));
+                    if visible(x, width) {
+                        wide.push((child, depth + 1, x));
+                    }
                     x += width;
                 } else if let Some(n) = &mut narrow {
                     n.width += width;
@@ -69,7 +118,9 @@ impl CallTree {
             }
             if let Some(mut n) = narrow {
                 n.start = x;
-                rects.push(n);
+                if visible(n.start, n.width) {
+                    rects.push(n);
+                }
             }
             todo.extend(wide.iter().rev());
         }
@@ -145,6 +196,61 @@ mod tests {
             b.push_sample(s, t, 0, 1 + u64::from(i == 1));
         }
         b.finish()
+    }
+
+    #[test]
+    fn left_heavy_puts_the_heaviest_child_first_and_keeps_the_widths() {
+        let session = session();
+        let tree = CallTree::new(&session, &Filter::all());
+        let by_name = tree.flame(tree.root(), 0);
+        let heavy = tree.flame_with(
+            tree.root(),
+            &FlameOptions {
+                order: FlameOrder::HeaviestFirst,
+                ..FlameOptions::default()
+            },
+        );
+        assert_eq!(by_name.len(), heavy.len());
+        let first_child = |rects: &[Rect]| {
+            let r = rects.iter().find(|r| r.depth == 2 && r.start == 0).unwrap();
+            tree.name(&session, r.node).to_owned()
+        };
+        assert_eq!(first_child(&by_name), "big", "b before t");
+        assert_eq!(first_child(&heavy), "big");
+        let tiny: Vec<&str> = heavy
+            .iter()
+            .filter(|r| r.depth == 2)
+            .map(|r| tree.name(&session, r.node))
+            .collect();
+        assert_eq!(
+            tiny[..3],
+            ["big", "tiny_1", "tiny_0"],
+            "heaviest first, then by name"
+        );
+        let total: u64 = heavy.iter().filter(|r| r.depth == 2).map(|r| r.width).sum();
+        assert_eq!(total, tree.total_weight(tree.root()));
+    }
+
+    #[test]
+    fn a_window_lays_out_only_what_overlaps_it() {
+        let session = session();
+        let tree = CallTree::new(&session, &Filter::all());
+        let all = tree.flame(tree.root(), 0);
+        // big spans [0, 1000); the tiny ones follow it.
+        let window = tree.flame_with(
+            tree.root(),
+            &FlameOptions {
+                window: Some((1000, 1003)),
+                ..FlameOptions::default()
+            },
+        );
+        assert!(window.len() < all.len());
+        assert!(window
+            .iter()
+            .all(|r| r.start < 1003 && r.start + r.width > 1000));
+        let names: Vec<&str> = window.iter().map(|r| tree.name(&session, r.node)).collect();
+        assert!(!names.contains(&"big"), "{names:?}");
+        assert!(names.contains(&"tiny_0"), "{names:?}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod tree;
 
 pub use diff::{DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
-pub use flame::Rect;
+pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{format_percent, format_time_at, format_weight, format_weight_named, thousands};
 pub use search::SearchMatch;
 pub use stack_chart::{box_function, stack_chart, StackBox};

@@ -18,7 +18,7 @@ pub struct ConvertArgs {
     /// or pprof (gzipped or not); the format is told from the content.
     file: PathBuf,
     /// The format to write; by default inferred from the output name (.folded, .svg,
-    /// .speedscope.json, .pb.gz/.pprof, .dot, .json/.json.gz for a session).
+    /// .speedscope.json, .pb.gz/.pprof, .dot, .json/.json.gz for a session, .html).
     #[arg(long, value_enum)]
     to: Option<Target>,
     /// Where to write (`-` for standard output).
@@ -43,6 +43,8 @@ enum Target {
     Session,
     /// Source lines annotated with weights (reads the source files named in the profile).
     Source,
+    /// One self-contained HTML file with the viewer and the profile, to open from disk offline.
+    Html,
 }
 
 /// The format an output name implies, if any.
@@ -61,6 +63,8 @@ fn infer(output: &Path) -> Option<Target> {
         Target::Dot
     } else if ends(&[".json", ".json.gz"]) {
         Target::Session
+    } else if ends(&[".html", ".htm"]) {
+        Target::Html
     } else {
         return None;
     })
@@ -70,7 +74,7 @@ fn infer(output: &Path) -> Option<Target> {
 pub fn run(args: ConvertArgs) -> ExitCode {
     let Some(target) = args.to.or_else(|| infer(&args.output)) else {
         eprintln!(
-            "prof: cannot tell the output format from `{}`: add --to folded|svg|speedscope|pprof|dot|session",
+            "prof: cannot tell the output format from `{}`: add --to folded|svg|speedscope|pprof|dot|session|source|html",
             args.output.display()
         );
         return ExitCode::from(BAD_INPUT);
@@ -88,7 +92,11 @@ fn convert(input: &Path, target: Target, output: &Path) -> prof::Result<()> {
         return prof::session::save(&session, output);
     }
     let mut bytes = Vec::new();
-    render(&session, target, &mut bytes).map_err(|e| match e {
+    let name = input.file_name().map_or_else(
+        || input.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    render(&session, target, &name, &mut bytes).map_err(|e| match e {
         Error::Write(source) => Error::Io {
             path: output.to_owned(),
             source,
@@ -105,7 +113,8 @@ fn convert(input: &Path, target: Target, output: &Path) -> prof::Result<()> {
     prof::session::write_atomically(output, |file| file.write_all(&bytes))
 }
 
-fn render(session: &Session, target: Target, out: &mut Vec<u8>) -> prof::Result<()> {
+/// Writes `session` as `target`; `name` is what the single-file viewer calls the profile.
+fn render(session: &Session, target: Target, name: &str, out: &mut Vec<u8>) -> prof::Result<()> {
     match target {
         Target::Folded => write_folded(session, out),
         Target::Svg => svg::write_svg(session, out),
@@ -114,6 +123,7 @@ fn render(session: &Session, target: Target, out: &mut Vec<u8>) -> prof::Result<
         Target::Dot => dot::write_dot(session, &dot::DotOptions::default(), out),
         Target::Session => Ok(prof::session::write(session, out)?),
         Target::Source => source::write_source_from_disk(session, usize::MAX, out),
+        Target::Html => prof::serve::write_standalone_html(session, name, out),
     }
 }
 
@@ -131,6 +141,7 @@ mod tests {
             ("cpu.pb.gz", Some(Target::Pprof)),
             ("x.pprof", Some(Target::Pprof)),
             ("g.dot", Some(Target::Dot)),
+            ("profile.html", Some(Target::Html)),
             ("stacks.folded", Some(Target::Folded)),
             ("stacks.txt", None),
         ];

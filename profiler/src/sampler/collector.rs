@@ -56,7 +56,8 @@ pub struct RawProfile {
     pub dropped: u64,
     /// Threads that could not be armed.
     pub arm_failures: u64,
-    /// The objects loaded at the end, for naming modules.
+    /// Every object loaded at some point of the session (as seen at start and at each sweep),
+    /// in the order first seen, for symbolization and module names.
     pub objects: Vec<LoadedObject>,
 }
 
@@ -69,6 +70,11 @@ pub struct Collector {
     max_samples: usize,
     own_tid: u32,
     armed: HashMap<u32, Option<Armed>>,
+    /// Inherited perf events of threads that exited: closing one would end the copies in the
+    /// threads it created, so they stay open until stop.
+    retired: Vec<Armed>,
+    /// The threads listed by the last sweep.
+    live: Vec<u32>,
     index: HashMap<Box<[u64]>, u32>,
     out: RawProfile,
     scratch: Vec<u64>,
@@ -92,6 +98,8 @@ impl Collector {
             max_samples,
             own_tid: 0,
             armed: HashMap::new(),
+            retired: Vec::new(),
+            live: Vec::new(),
             index: HashMap::new(),
             out: RawProfile::default(),
             scratch: Vec::new(),
@@ -111,7 +119,13 @@ impl Collector {
                 let unwinder = self.modules.refresh(&objects);
                 self.shared.dwarf.replace(Some(Box::new(unwinder)));
             }
-            self.out.objects = objects;
+            // Every object seen stays listed (the newest last), so that addresses in one
+            // unloaded before stop are still resolved from its file.
+            for object in objects {
+                if !self.out.objects.contains(&object) {
+                    self.out.objects.push(object);
+                }
+            }
         }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         self.shared.dwarf.reclaim();
@@ -122,10 +136,42 @@ impl Collector {
         self.shared.maps.publish(&stackmap::read_maps());
     }
 
+    /// The collector thread's own id: it is never armed.
+    pub fn set_own_tid(&mut self, tid: u32) {
+        self.own_tid = tid;
+    }
+
+    /// Arms every thread there is, for per-thread timers. With inherited perf events, threads
+    /// created from then on by an armed thread are armed by the kernel, so sweeps no longer arm
+    /// anything; threads created while this runs by a thread not yet armed are caught by
+    /// sweeping again until a sweep finds no new thread (bounded). Such a thread may also have
+    /// inherited an event, and then gets two: twice the samples at half the weight each.
+    pub fn arm_at_start(&mut self) {
+        self.sweep_arming(true, true);
+        for _ in 0..16 {
+            let before = self.armed.len();
+            self.sweep_arming(true, true);
+            if self.armed.len() == before {
+                break;
+            }
+        }
+    }
+
     /// Registers and arms threads that appeared, forgets those that exited. Threads present at
     /// start (`at_start`) are registered with their current CPU clock; later ones with zero, as
     /// all their CPU time was spent after start, so their first sample carries it.
     pub fn sweep(&mut self, at_start: bool) -> bool {
+        self.sweep_arming(at_start, !self.shared.inherit)
+    }
+
+    fn sweep_arming(&mut self, at_start: bool, arm: bool) -> bool {
+        // Threads the handler registered by itself (inherited events) are known only from the
+        // table: read it before listing, so that a thread missing from the list exited.
+        let registered = if self.shared.inherit {
+            self.shared.threads.tids()
+        } else {
+            Vec::new()
+        };
         let tids = threads::list_tids();
         let mut new = Vec::new();
         for &tid in &tids {
@@ -139,7 +185,9 @@ impl Collector {
         }
         for tid in new {
             self.out.names.insert(tid, threads::thread_name(tid));
-            let armed = if self.mechanism.per_thread() {
+            let armed = if self.mechanism.per_thread() && !arm {
+                None
+            } else if self.mechanism.per_thread() {
                 // Register with the thread's clock now, then arm, so the first sample's weight
                 // is exactly the CPU time since arming.
                 let Some(cpu) = sys::thread_cpu_ns_of(tid) else {
@@ -150,7 +198,7 @@ impl Collector {
                     self.out.arm_failures += 1;
                     continue;
                 }
-                match timer::arm(self.mechanism, tid, self.interval_ns) {
+                match timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit) {
                     Ok(armed) => {
                         self.note_fd(armed.as_ref(), tid);
                         armed
@@ -173,11 +221,24 @@ impl Collector {
             .collect();
         for tid in &gone {
             if let Some(Some(armed)) = self.armed.remove(tid) {
-                self.note_fd(Some(&armed), 0);
-                timer::disarm(armed);
+                if self.shared.inherit {
+                    self.retired.push(armed);
+                } else {
+                    self.note_fd(Some(&armed), 0);
+                    timer::disarm(armed);
+                }
             }
             self.shared.threads.remove(*tid);
         }
+        if !registered.is_empty() {
+            let alive: std::collections::HashSet<u32> = tids.iter().copied().collect();
+            for tid in registered {
+                if !alive.contains(&tid) {
+                    self.shared.threads.remove(tid);
+                }
+            }
+        }
+        self.live = tids;
         !gone.is_empty()
     }
 
@@ -215,6 +276,14 @@ impl Collector {
                 self.out.dropped += 1;
                 return;
             }
+            // A thread registered by its own handler, maybe gone already: the name it recorded
+            // then, else the one it has now.
+            self.out.names.entry(raw.tid).or_insert_with(|| {
+                shared
+                    .threads
+                    .name_of(raw.tid)
+                    .unwrap_or_else(|| threads::thread_name(raw.tid))
+            });
             scratch.clear();
             scratch.extend(addrs);
             let stack = match self.index.get(scratch.as_slice()) {
@@ -235,9 +304,6 @@ impl Collector {
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
     pub fn run(mut self, stop: Arc<AtomicBool>) -> RawProfile {
-        sys::block_signal_in_this_thread();
-        self.own_tid = sys::gettid();
-        self.armed.remove(&self.own_tid);
         let mut last_sweep = Instant::now();
         let mut last_maps = Instant::now();
         let mut last_drain = Instant::now();
@@ -254,12 +320,7 @@ impl Collector {
                 self.sweep(false);
                 self.refresh_modules();
                 if sweeps % 20 == 0 {
-                    for (tid, name) in self.out.names.iter_mut() {
-                        let now = threads::thread_name(*tid);
-                        if !now.is_empty() {
-                            *name = now;
-                        }
-                    }
+                    self.refresh_names();
                 }
             }
             let now_misses = self.shared.stack_misses.load(Ordering::Relaxed);
@@ -283,21 +344,29 @@ impl Collector {
         if self.mechanism == Mechanism::Setitimer {
             let _ = sys::setitimer_prof(0);
         }
-        for (_, armed) in std::mem::take(&mut self.armed) {
-            if let Some(armed) = armed {
-                self.note_fd(Some(&armed), 0);
-                timer::disarm(armed);
-            }
+        let retired = std::mem::take(&mut self.retired);
+        let armed = std::mem::take(&mut self.armed).into_values().flatten();
+        for armed in armed.chain(retired) {
+            self.note_fd(Some(&armed), 0);
+            timer::disarm(armed);
         }
         // Signals already raised are delivered within a scheduling quantum; let them land.
         std::thread::sleep(Duration::from_millis(5));
         self.drain();
-        for (tid, name) in self.out.names.iter_mut() {
-            let now = threads::thread_name(*tid);
-            if !now.is_empty() {
-                *name = now;
+        self.live = threads::list_tids();
+        self.refresh_names();
+        self.out
+    }
+
+    /// Re-reads the names of the threads alive at the last sweep (a thread may rename itself).
+    fn refresh_names(&mut self) {
+        for tid in &self.live {
+            if let Some(name) = self.out.names.get_mut(tid) {
+                let now = threads::thread_name(*tid);
+                if !now.is_empty() {
+                    *name = now;
+                }
             }
         }
-        self.out
     }
 }

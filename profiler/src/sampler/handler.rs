@@ -39,9 +39,13 @@ pub struct Shared {
     pub stack_misses: AtomicU64,
     /// The monotonic clock at start.
     pub start_ns: u64,
-    /// Whether the handler registers threads it has not seen (process-wide timers), or only
-    /// samples threads the collector armed.
+    /// Whether the handler registers threads it has not seen (process-wide timers, inherited
+    /// perf events), or only samples threads the collector armed.
     pub register_unknown: bool,
+    /// Whether perf events are inherited by new threads: their SIGTRAP then carries the id of
+    /// the thread whose event was copied, so the handler asks for its own thread's id instead
+    /// (cached in a thread local: no system call after a thread's first sample).
+    pub inherit: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
     /// What to measure, from `PROF_MEASURE_HANDLER`.
@@ -114,6 +118,7 @@ impl Shared {
     /// The interrupted thread: from the signal when it says (saving a system call), else asked.
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
+            Source::Perf(_) if self.inherit => sys::cached_tid(),
             Source::Timer(tid) | Source::Perf(tid) => tid,
             Source::Fd(fd) => usize::try_from(fd)
                 .ok()
@@ -131,7 +136,15 @@ impl Shared {
     fn sample(&self, regs: &Regs, source: Source, guard: &sys::ReadGuard, cpu: u64) {
         let tid = self.thread_of(source);
         let slot = if self.register_unknown {
-            self.threads.find_or_insert(tid, 0)
+            // A thread first seen here started after the session did (threads present at start
+            // were registered with their clock then), so all its CPU time is the session's.
+            self.threads.find_or_insert_new(tid, 0).map(|(slot, new)| {
+                if new {
+                    // Once per thread: its name, for threads gone before the collector looks.
+                    self.threads.set_name(slot, sys::current_thread_name());
+                }
+                slot
+            })
         } else {
             // Only armed threads get signals; anything else is a straggler from a disarmed one.
             match self.threads.find(tid) {

@@ -1,9 +1,10 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
 //! [`Profiler::start`] picks the best timer mechanism (see `timer.rs`), installs a handler for
-//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), arms every
-//! thread and starts a collector thread; [`Profiler::stop`] disarms, restores the previous
-//! disposition, symbolizes each distinct address once and returns a [`Report`]. Set
+//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
+//! collector thread and arms every thread (on `perf_event_sigtrap` with events that threads
+//! created later inherit); [`Profiler::stop`] disarms, restores the previous disposition,
+//! symbolizes each distinct address once and returns a [`Report`]. Set
 //! `PROF_TIMER=perf_event_sigtrap|perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
 
@@ -112,6 +113,7 @@ impl Profiler {
     fn start_inner(options: Options) -> Result<Running> {
         let interval_ns = u64::try_from(options.interval.as_nanos()).unwrap_or(u64::MAX);
         let mechanism = timer::Mechanism::choose(interval_ns)?;
+        let inherit = timer::inherit_threads(mechanism);
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
             ring: ring::Ring::new(RING_RECORDS, options.max_depth.min(MAX_RING_DEPTH)),
@@ -129,7 +131,8 @@ impl Profiler {
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
             start_ns,
-            register_unknown: !mechanism.per_thread(),
+            register_unknown: !mechanism.per_thread() || inherit,
+            inherit,
             unwind: unwind::UnwindMode::from_env(),
             measure: handler::Measure::from_env(),
         });
@@ -144,26 +147,57 @@ impl Profiler {
         collector.refresh_maps();
         let saved = sys::install_handler(mechanism.signal())?;
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
-        let armed = if mechanism.per_thread() {
-            collector.sweep(true);
-            Ok(())
-        } else {
-            collector.register_existing();
-            collector.sweep(true);
-            sys::setitimer_prof(interval_ns)
-        };
+        if shared.inherit {
+            sys::clear_tid_cache_in_forked_children();
+        }
+        // The collector thread starts before any thread is armed, so that it inherits no perf
+        // event from the thread that creates it; it waits for the collector state, which this
+        // thread hands over once every thread is armed.
         let stop = Arc::new(AtomicBool::new(false));
-        let spawned = armed.and_then(|()| {
+        let (tid_tx, tid_rx) = std::sync::mpsc::sync_channel::<u32>(1);
+        let (state_tx, state_rx) = std::sync::mpsc::sync_channel::<collector::Collector>(1);
+        let spawned = {
             let stop = Arc::clone(&stop);
             std::thread::Builder::new()
                 .name("prof-collector".into())
-                .spawn(move || collector.run(stop))
+                .spawn(move || {
+                    sys::block_signal_in_this_thread();
+                    let _ = tid_tx.send(sys::gettid());
+                    match state_rx.recv() {
+                        Ok(collector) => collector.run(stop),
+                        Err(_) => collector::RawProfile::default(),
+                    }
+                })
                 .map_err(|source| Error::Os {
                     call: "spawn collector thread",
                     source,
                 })
+        };
+        let armed = spawned.and_then(|handle| {
+            collector.set_own_tid(tid_rx.recv().unwrap_or(0));
+            let armed = if mechanism.per_thread() {
+                collector.arm_at_start();
+                Ok(())
+            } else {
+                collector.register_existing();
+                collector.sweep(true);
+                sys::setitimer_prof(interval_ns)
+            };
+            match armed {
+                Ok(()) => {
+                    let _ = state_tx.send(collector);
+                    Ok(handle)
+                }
+                Err(e) => {
+                    // Hands the collector over anyway so that it disarms what was armed.
+                    stop.store(true, Ordering::Release);
+                    let _ = state_tx.send(collector);
+                    let _ = handle.join();
+                    Err(e)
+                }
+            }
         });
-        match spawned {
+        match armed {
             Ok(handle) => Ok(Running {
                 options,
                 meta,

@@ -13,6 +13,9 @@ const GONE: u32 = u32::MAX;
 pub struct ThreadTable {
     keys: Box<[AtomicU32]>,
     last_cpu: Box<[AtomicU64]>,
+    /// The thread's name (`comm`, NUL-padded) when its handler registered it, read by the
+    /// collector for threads gone before a sweep saw them.
+    names: Box<[[AtomicU64; 2]]>,
 }
 
 impl ThreadTable {
@@ -22,6 +25,9 @@ impl ThreadTable {
         ThreadTable {
             keys: (0..capacity).map(|_| AtomicU32::new(EMPTY)).collect(),
             last_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            names: (0..capacity)
+                .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+                .collect(),
         }
     }
 
@@ -46,10 +52,16 @@ impl ThreadTable {
     /// The slot of `tid`, adding it with clock `cpu_ns` when absent; `None` when the table is
     /// full. Async-signal-safe.
     pub fn find_or_insert(&self, tid: u32, cpu_ns: u64) -> Option<usize> {
+        self.find_or_insert_new(tid, cpu_ns).map(|(slot, _)| slot)
+    }
+
+    /// As [`ThreadTable::find_or_insert`], also saying whether this call added it.
+    /// Async-signal-safe.
+    pub fn find_or_insert_new(&self, tid: u32, cpu_ns: u64) -> Option<(usize, bool)> {
         let mut tombstone = None;
         for slot in self.probe(tid) {
             match self.keys[slot].load(Ordering::Acquire) {
-                k if k == tid => return Some(slot),
+                k if k == tid => return Some((slot, false)),
                 GONE => {
                     tombstone.get_or_insert(slot);
                 }
@@ -57,11 +69,11 @@ impl ThreadTable {
                     // Not present: take the first tombstone on the way, else this empty slot.
                     if let Some(t) = tombstone {
                         if self.claim(t, GONE, tid, cpu_ns) {
-                            return Some(t);
+                            return Some((t, true));
                         }
                     }
                     if self.claim(slot, EMPTY, tid, cpu_ns) {
-                        return Some(slot);
+                        return Some((slot, true));
                     }
                     // Another thread took it: keep probing.
                 }
@@ -69,7 +81,7 @@ impl ThreadTable {
             }
         }
         match tombstone {
-            Some(t) if self.claim(t, GONE, tid, cpu_ns) => Some(t),
+            Some(t) if self.claim(t, GONE, tid, cpu_ns) => Some((t, true)),
             _ => None,
         }
     }
@@ -82,8 +94,42 @@ impl ThreadTable {
             .is_ok();
         if won {
             self.last_cpu[slot].store(cpu_ns, Ordering::Release);
+            for word in &self.names[slot] {
+                word.store(0, Ordering::Relaxed);
+            }
         }
         won
+    }
+
+    /// Records the name of the thread in `slot` (only its own handler calls this, right after
+    /// registering it, before publishing its sample). Async-signal-safe.
+    pub fn set_name(&self, slot: usize, name: [u8; 16]) {
+        for (word, bytes) in self.names[slot].iter().zip(name.chunks_exact(8)) {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(bytes);
+            word.store(u64::from_le_bytes(le), Ordering::Relaxed);
+        }
+    }
+
+    /// The name recorded by [`ThreadTable::set_name`] for `tid`, if it is still registered and
+    /// has one.
+    pub fn name_of(&self, tid: u32) -> Option<String> {
+        let slot = self.find(tid)?;
+        let mut bytes = [0u8; 16];
+        for (word, out) in self.names[slot].iter().zip(bytes.chunks_exact_mut(8)) {
+            out.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        (len > 0).then(|| String::from_utf8_lossy(&bytes[..len]).into_owned())
+    }
+
+    /// The threads registered right now.
+    pub fn tids(&self) -> Vec<u32> {
+        self.keys
+            .iter()
+            .map(|k| k.load(Ordering::Acquire))
+            .filter(|&k| k != EMPTY && k != GONE)
+            .collect()
     }
 
     /// Takes the CPU time since the slot's last sample and records `now_ns` as the new last.
@@ -146,6 +192,29 @@ mod tests {
         assert_eq!(t.take_delta(a, 50), 10);
         assert!(t.find(2).is_some());
         assert_eq!(t.find(1), None);
+    }
+
+    #[test]
+    fn names_and_registrations_are_reported() {
+        let t = ThreadTable::new(4);
+        let seven = t.find_or_insert(7, 0).unwrap();
+        assert_eq!(t.find_or_insert_new(7, 0), Some((seven, false)));
+        let (slot, new) = t.find_or_insert_new(9, 0).unwrap();
+        assert!(new);
+        assert_eq!(t.name_of(9), None);
+        t.set_name(slot, *b"short-lived\0\0\0\0\0");
+        assert_eq!(t.name_of(9).as_deref(), Some("short-lived"));
+        let mut tids = t.tids();
+        tids.sort_unstable();
+        assert_eq!(tids, [7, 9]);
+        t.remove(9);
+        assert_eq!(t.tids(), [7]);
+        assert_eq!(t.find_or_insert_new(9, 0).map(|(_, new)| new), Some(true));
+        assert_eq!(
+            t.name_of(9),
+            None,
+            "a new registration starts without a name"
+        );
     }
 
     #[test]

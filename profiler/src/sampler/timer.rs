@@ -86,6 +86,36 @@ impl Mechanism {
     }
 }
 
+/// Whether the session's perf events should follow the threads created after they are opened
+/// (`PerfDelivery::SigtrapInherit`), so that a thread that lives a few milliseconds, between two
+/// sweeps of `/proc/self/task`, is sampled too. Only for `perf_event_sigtrap`: the SIGPROF of
+/// an inherited `perf_event` would go to the descriptor's owner, the original thread, and POSIX
+/// timers are not inherited. Only when prof's handler is part of the main program, where its
+/// thread-local id cache is static TLS (in a library opened with `dlopen`, the first access in
+/// a thread may allocate), and when the kernel accepts it (probed here). `PROF_INHERIT=0` turns
+/// it off, to compare.
+pub fn inherit_threads(mechanism: Mechanism) -> bool {
+    mechanism == Mechanism::PerfEventSigtrap
+        && std::env::var("PROF_INHERIT").as_deref() != Ok("0")
+        && handler_in_main_program()
+        && sys::perf_event_thread(
+            sys::gettid(),
+            3_600_000_000_000,
+            PerfDelivery::SigtrapInherit,
+        )
+        .map(|fd| sys::perf_event_disable(&fd))
+        .is_ok()
+}
+
+/// True when prof's signal handler is code of the main program, not of a shared library.
+fn handler_in_main_program() -> bool {
+    let handler = sys::our_handler() as u64;
+    sys::loaded_objects()
+        .0
+        .iter()
+        .any(|o| o.name.is_empty() && o.exec.iter().any(|r| r.contains(&handler)))
+}
+
 /// True when a debugger or tracer is attached (`TracerPid` in `/proc/self/status`).
 fn traced() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -106,13 +136,23 @@ pub enum Armed {
     Timer(sys::Timer),
 }
 
-/// Arms thread `tid` with a per-thread mechanism.
-pub fn arm(mechanism: Mechanism, tid: u32, interval_ns: u64) -> crate::Result<Option<Armed>> {
+/// Arms thread `tid` with a per-thread mechanism; with `inherit`, threads it creates later are
+/// armed by the kernel too (see [`inherit_threads`]).
+pub fn arm(
+    mechanism: Mechanism,
+    tid: u32,
+    interval_ns: u64,
+    inherit: bool,
+) -> crate::Result<Option<Armed>> {
     Ok(match mechanism {
         Mechanism::PerfEventSigtrap => Some(Armed::Perf(sys::perf_event_thread(
             tid,
             interval_ns,
-            PerfDelivery::Sigtrap,
+            if inherit {
+                PerfDelivery::SigtrapInherit
+            } else {
+                PerfDelivery::Sigtrap
+            },
         )?)),
         Mechanism::PerfEvent => Some(Armed::Perf(sys::perf_event_thread(
             tid,
@@ -124,7 +164,8 @@ pub fn arm(mechanism: Mechanism, tid: u32, interval_ns: u64) -> crate::Result<Op
     })
 }
 
-/// Stops a thread's timer.
+/// Stops a thread's timer. For an inherited perf event this stops the copies in the threads
+/// created since as well: disabling and closing the original ends them all.
 pub fn disarm(armed: Armed) {
     match armed {
         Armed::Perf(fd) => {

@@ -12,8 +12,10 @@ mod open;
 mod routes;
 mod secret;
 mod server;
+mod standalone;
 
 pub use browser::{open as open_browser, Opened};
 pub use load::load_for_serving;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
+pub use standalone::write_standalone_html;

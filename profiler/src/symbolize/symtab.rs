@@ -61,6 +61,12 @@ impl SymbolTable {
 /// knows generic arguments and closures the symbol table may spell differently).
 pub fn fuller_name(from_debug_info: &str, from_symbol_table: Option<String>) -> Option<String> {
     let full = from_symbol_table?;
+    // Legacy mangling spells every closure `{{closure}}`, the debug info `{closure#N}`.
+    if let Some(path) = full.strip_suffix("::{{closure}}") {
+        if from_debug_info.starts_with("{closure#") {
+            return Some(format!("{path}::{from_debug_info}"));
+        }
+    }
     let qualified = full.len() > from_debug_info.len()
         && full.ends_with(from_debug_info)
         && full[..full.len() - from_debug_info.len()].ends_with("::");
@@ -82,6 +88,10 @@ mod tests {
         assert_eq!(fuller_name("prof::cli::workload::digit_sum", full()), None);
         assert_eq!(fuller_name("black_box<u64>", full()), None);
         assert_eq!(fuller_name("digit_sum", None), None);
+        assert_eq!(
+            fuller_name("{closure#1}", Some("app::run::{{closure}}".to_owned())).as_deref(),
+            Some("app::run::{closure#1}")
+        );
     }
 
     #[test]

@@ -59,3 +59,71 @@ pub fn process_cpu_ns() -> u64 {
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
+
+std::thread_local! {
+    /// The calling thread's id once asked for ([`cached_tid`]), 0 before. A `const`-initialized
+    /// thread local of a type without destructor is a plain `#[thread_local]` static: no lazy
+    /// initialization, no destructor registration, so reading it allocates nothing. In the main
+    /// program (the only place [`cached_tid`] is used from the handler, see
+    /// `handler_in_main_program`) its storage is static TLS, which no access allocates either.
+    static TID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The calling thread's id, from a thread-local cache after the first call (which asks the
+/// kernel). Async-signal-safe in the main program. A forked child's thread gets a fresh id: the
+/// cache is cleared in the child (see [`clear_tid_cache_in_forked_children`]).
+pub fn cached_tid() -> u32 {
+    TID.with(|t| match t.get() {
+        0 => {
+            let tid = gettid();
+            t.set(tid);
+            tid
+        }
+        tid => tid,
+    })
+}
+
+/// Clears the calling thread's cached id.
+fn clear_cached_tid() {
+    TID.with(|t| t.set(0));
+}
+
+/// Makes `fork` clear [`cached_tid`]'s cache in the child (whose one thread has a new id but a
+/// copy of the forking thread's thread-local storage). Registered once per process.
+pub fn clear_tid_cache_in_forked_children() {
+    extern "C" fn in_child() {
+        clear_cached_tid();
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `in_child` is an `extern "C" fn()` that only writes a thread local of the
+        // calling thread (no allocation, no lock), which is allowed in an atfork child handler;
+        // null prepare and parent handlers are allowed.
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    });
+}
+
+/// The calling thread's name (`comm`, up to 15 bytes, NUL-padded), from the kernel.
+/// Async-signal-safe (a plain system call). All zeros on failure.
+#[cfg(target_os = "linux")]
+pub fn current_thread_name() -> [u8; 16] {
+    let mut name = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes (NUL included) into the buffer, which is 16
+    // bytes owned by this frame.
+    unsafe {
+        libc::prctl(
+            libc::PR_GET_NAME,
+            name.as_mut_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    name
+}
+
+/// The calling thread's name: not read off Linux (all zeros).
+#[cfg(not(target_os = "linux"))]
+pub fn current_thread_name() -> [u8; 16] {
+    [0; 16]
+}

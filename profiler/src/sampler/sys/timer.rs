@@ -34,8 +34,8 @@ struct PerfEventAttr {
     sample_period: u64,
     sample_type: u64,
     read_format: u64,
-    /// Bit field: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6), remove_on_exec
-    /// (bit 36), sigtrap (bit 37).
+    /// Bit field: disabled (bit 0), inherit (bit 1), exclude_kernel (bit 5), exclude_hv (bit 6),
+    /// inherit_thread (bit 35), remove_on_exec (bit 36), sigtrap (bit 37).
     flags: u64,
     wakeup_events: u32,
     bp_type: u32,
@@ -72,6 +72,11 @@ pub enum PerfDelivery {
     /// The kernel sends SIGTRAP itself on the thread's way back to user space (`attr.sigtrap`,
     /// Linux 5.13+). Cheaper: no self-interrupt to run the signal code later.
     Sigtrap,
+    /// As [`PerfDelivery::Sigtrap`], and the event is copied into every thread the thread
+    /// creates from then on (`attr.inherit` with `inherit_thread`: threads only, not forked
+    /// processes), each copy counting and signalling its own thread. A copy carries the same
+    /// `sig_data`, so the thread id in it is the original thread's, not the copy's.
+    SigtrapInherit,
     /// SIGPROF through the descriptor's owner (`O_ASYNC`, `F_SETSIG`, `F_SETOWN_EX`), sent from
     /// an irq_work, which costs a self-interrupt (a VM exit on a virtual machine) per sample.
     Sigio,
@@ -118,9 +123,13 @@ pub fn perf_event_thread(
 ) -> crate::Result<OwnedFd> {
     // disabled | exclude_kernel | exclude_hv
     let mut flags = 1 | (1 << 5) | (1 << 6);
-    if delivery == PerfDelivery::Sigtrap {
+    if delivery != PerfDelivery::Sigio {
         // remove_on_exec (which the kernel requires with sigtrap) | sigtrap
         flags |= (1 << 36) | (1 << 37);
+    }
+    if delivery == PerfDelivery::SigtrapInherit {
+        // inherit | inherit_thread
+        flags |= (1 << 1) | (1 << 35);
     }
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
@@ -157,7 +166,7 @@ pub fn perf_event_thread(
     // SAFETY: `raw` is an open descriptor we own; the fcntl commands take an int or a pointer
     // to a valid f_owner_ex owned by this frame; the ioctl takes no argument.
     unsafe {
-        if delivery == PerfDelivery::Sigtrap {
+        if delivery != PerfDelivery::Sigio {
             if libc::ioctl(raw, PERF_EVENT_IOC_ENABLE as _, 0) != 0 {
                 return Err(last_error("ioctl(PERF_EVENT_IOC_ENABLE)"));
             }

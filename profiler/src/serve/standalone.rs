@@ -1,0 +1,169 @@
+//! One self-contained HTML file with the whole viewer and a session inside: what a teammate
+//! opens from disk, offline, without prof (`prof convert --to html`, and the page's download).
+//!
+//! The file holds the page (index.html with style.css inlined), its ES modules as text, the
+//! wasm module (gzipped, base64) and the session (gzipped JSON, base64). `web/standalone.js`
+//! starts it: it turns the modules into blob URLs and runs app.js. Browsers do not start module
+//! workers from `file://` pages, so the worker is made here as a classic script: the wasm
+//! module's JS glue with its `export`s removed, followed by worker.js without its module header.
+
+use super::assets;
+use crate::session::Session;
+use crate::{Error, Result};
+use base64::Engine as _;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// The line that ends worker.js's module header (its imports), which the classic worker drops.
+const WORKER_HEADER_END: &str = "// end of the module header\n";
+
+/// Writes the single-file viewer of `session`, called `name` in the page, to `out`.
+pub fn write_standalone_html(session: &Session, name: &str, mut out: impl Write) -> Result<()> {
+    let text = |path: &str| -> Result<String> {
+        let asset = assets::get(path).ok_or_else(|| missing(path))?;
+        String::from_utf8(asset.data.into_owned()).map_err(|_| missing(path))
+    };
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    for path in assets::paths() {
+        let is_page_module = path.ends_with(".js")
+            && !path.starts_with("pkg/")
+            && path != "worker.js"
+            && path != "standalone.js";
+        if is_page_module {
+            modules.insert(path.clone(), text(&path)?);
+        }
+    }
+    modules.insert(
+        "worker.classic.js".to_owned(),
+        classic_worker(&text("pkg/prof_viewer.js")?, &text("worker.js")?)?,
+    );
+    let wasm = assets::get("pkg/prof_viewer_bg.wasm").ok_or_else(|| missing("the wasm module"))?;
+
+    let mut json = Vec::new();
+    crate::session::write(session, &mut json)?;
+    let size = json.len();
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+
+    let index = text("index.html")?;
+    let head = replace_once(
+        &index,
+        r#"<link rel="stylesheet" href="style.css">"#,
+        &format!("<style>\n{}</style>", text("style.css")?),
+    )?;
+    let (page, tail) = head
+        .split_once(r#"<script type="module" src="app.js"></script>"#)
+        .ok_or_else(|| missing("index.html's script tag"))?;
+    let page = replace_once(
+        page,
+        "<title>prof</title>",
+        &format!("<title>prof: {}</title>", html_escape(name)),
+    )?;
+    out.write_all(page.as_bytes())?;
+    writeln!(
+        out,
+        "<script type=\"application/json\" id=\"prof-modules\">{}</script>",
+        script_safe(&serde_json::to_string(&modules).map_err(std::io::Error::other)?)
+    )?;
+    writeln!(
+        out,
+        "<script type=\"application/octet-stream\" id=\"prof-wasm\">{}</script>",
+        b64(&gzip(&wasm.data, Compression::best())?)
+    )?;
+    writeln!(
+        out,
+        "<script type=\"application/octet-stream\" id=\"prof-session-0\" data-prof-session \
+         data-name=\"{}\" data-size=\"{size}\">{}</script>",
+        html_escape(name),
+        b64(&gzip(&json, Compression::default())?)
+    )?;
+    writeln!(out, "<script>\n{}</script>", text("standalone.js")?)?;
+    out.write_all(tail.as_bytes())?;
+    Ok(())
+}
+
+/// The worker as a classic script: the glue without `export`, then worker.js after its header.
+fn classic_worker(glue: &str, worker: &str) -> Result<String> {
+    let mut script = String::with_capacity(glue.len() + worker.len() + 200);
+    for line in glue.lines() {
+        if line.starts_with("export {") {
+            continue;
+        }
+        script.push_str(line.strip_prefix("export ").unwrap_or(line));
+        script.push('\n');
+    }
+    if script.contains("import.meta") || script.contains("\nimport ") {
+        return Err(missing("a wasm glue usable in a classic worker"));
+    }
+    let (_, body) = worker
+        .split_once(WORKER_HEADER_END)
+        .ok_or_else(|| missing("worker.js's module header marker"))?;
+    script.push_str("const init = __wbg_init;\nconst WASM_URL = undefined;\n");
+    script.push_str(body);
+    Ok(script)
+}
+
+fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>> {
+    let mut encoder = GzEncoder::new(Vec::new(), level);
+    encoder.write_all(bytes)?;
+    Ok(encoder.finish()?)
+}
+
+/// `text` with `from` replaced by `to`, which must occur exactly once.
+fn replace_once(text: &str, from: &str, to: &str) -> Result<String> {
+    if text.matches(from).count() != 1 {
+        return Err(missing(from));
+    }
+    Ok(text.replacen(from, to, 1))
+}
+
+/// JSON made safe inside a `<script>` element: no `</` can end it early.
+fn script_safe(json: &str) -> String {
+    json.replace("</", "<\\/")
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The embedded page lacks something the single file needs: a build problem, not bad input.
+fn missing(what: &str) -> Error {
+    Error::InvalidOption(format!(
+        "the embedded viewer lacks {what}; this prof binary was built without a complete web/"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_holds_the_page_the_modules_the_wasm_and_the_session() {
+        let session = crate::export::fixture::session();
+        let mut out = Vec::new();
+        write_standalone_html(&session, "demo </script> & co.json", &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(html.starts_with("<!doctype html>"));
+        assert!(html.contains("<title>prof: demo &lt;/script&gt; &amp; co.json</title>"));
+        assert!(html.contains("<style>"));
+        assert!(!html.contains(r#"src="app.js""#));
+        assert!(!html.contains("href=\"style.css\""));
+        for id in ["prof-modules", "prof-wasm", "prof-session-0"] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+        }
+        // Nothing in the embedded data can close its script element early.
+        let modules_start = html.find("id=\"prof-modules\">").unwrap();
+        let modules_end = modules_start + html[modules_start..].find("</script>").unwrap();
+        let modules: serde_json::Value =
+            serde_json::from_str(&html[modules_start + 18..modules_end]).unwrap();
+        assert!(modules["app.js"].as_str().unwrap().contains("import"));
+        let worker = modules["worker.classic.js"].as_str().unwrap();
+        assert!(!worker.contains("import.meta") && !worker.contains("export "));
+        assert!(worker.contains("const init = __wbg_init;"));
+        assert!(html.trim_end().ends_with("</html>"));
+    }
+}

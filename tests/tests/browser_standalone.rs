@@ -1,0 +1,85 @@
+//! The single-file viewer (`prof convert --to html`) opened from a `file://` URL in a real
+//! headless Chromium with networking disabled: the whole viewer works from the one file.
+
+use prof_e2e::sessions;
+use prof_e2e::webdriver::Browser;
+use prof_e2e::{prof, TempDir};
+use serde_json::json;
+use std::time::Duration;
+
+const LOAD: Duration = Duration::from_secs(30);
+
+#[test]
+fn the_single_file_viewer_opens_from_disk_offline() {
+    let dir = TempDir::new("standalone");
+    let session = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &session);
+    let html = dir.join("demo.html");
+    let out = prof(&[
+        "convert",
+        session.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = std::fs::metadata(&html).unwrap().len();
+    assert!(size < 1_000_000, "{size} bytes for a 130-sample profile");
+
+    // Every request that leaves the machine fails: the proxy is a closed port.
+    let browser = Browser::start_with(
+        "standalone",
+        1000,
+        600,
+        1.0,
+        &[
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+        ],
+    );
+    browser.goto(&format!("file://{}", html.display()));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the single-file page to load",
+    );
+    let meta = browser
+        .eval(
+            "return document.getElementById('meta').textContent;",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(meta.contains("demo-app") && meta.contains("130"), "{meta}");
+    let rows = browser.eval(
+        "return [...document.querySelectorAll('#top-table tbody tr')].map(tr => tr.querySelector('.name').textContent);",
+        json!([]),
+    );
+    assert_eq!(rows[0], json!("hot_loop"), "{rows}");
+    // The flame graph is drawn and answers a search, all from the embedded wasm.
+    browser.type_into(&browser.find("#search"), "hot_");
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search",
+    );
+    assert_eq!(
+        browser.eval(
+            "return window.profViewer.framesNamed('hot_loop').length;",
+            json!([])
+        ),
+        json!(2)
+    );
+    // Nothing was fetched from anywhere but the file itself and its blobs.
+    let fetched = browser.eval(
+        "return performance.getEntriesByType('resource').map(e => e.name)
+           .filter(n => !n.startsWith('blob:') && !n.startsWith('data:'));",
+        json!([]),
+    );
+    assert_eq!(fetched, json!([]));
+    browser.screenshot("30-single-file");
+}
