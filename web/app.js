@@ -298,12 +298,13 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
     // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
-    // its zoom, then the time range.
+    // its zoom, then the time range, then the timeline's zoom.
     const c = state.current;
     if (c.selected !== null) state.update({ selected: null });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });
+    else if (c.window) state.update({ window: null });
     return;
   }
   if (typing) return;

@@ -340,8 +340,8 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
         .as_str()
         .unwrap()
         .contains("range="));
-    // "Whole profile" undoes the zoom.
-    browser.click(&browser.find("#zoom-reset"));
+    // With no range left, Escape undoes the timeline's zoom.
+    browser.press_key("\u{E00C}");
     eventually("the whole timeline", || {
         js(&browser, "window.profViewer.timeline.data.to").as_u64() == Some(130 * MS)
     });
@@ -493,6 +493,18 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     let shift = (from2 - from) / (to - from) * width;
     assert!((shift - 200.0).abs() < 4.0, "shifted by {shift} px");
     browser.screenshot("time-10-stack-chart-panned");
+
+    // "Whole profile" undoes the zoom.
+    browser.click(&browser.find("#zoom-reset"));
+    eventually("the whole window", || state_window(&browser).is_none());
+    eventually("the whole stack chart", || {
+        js(
+            &browser,
+            "window.profViewer.views.get('stack-chart').layout.to",
+        )
+        .as_u64()
+            == Some(130 * MS)
+    });
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 

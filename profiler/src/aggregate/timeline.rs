@@ -39,8 +39,13 @@ pub fn bucket_of(time: u64, from: u64, to: u64, buckets: usize) -> Option<usize>
     if time < from || time >= to || buckets == 0 {
         return None;
     }
-    let offset = u128::from(time - from);
-    Some((offset * buckets as u128 / u128::from(to - from)) as usize)
+    let (offset, span) = (time - from, to - from);
+    // u64 arithmetic when the product fits (always, for real sessions): u128 division is slow,
+    // in wasm32 above all.
+    Some(match offset.checked_mul(buckets as u64) {
+        Some(product) => (product / span) as usize,
+        None => (u128::from(offset) * buckets as u128 / u128::from(span)) as usize,
+    })
 }
 
 /// Per stack node, whether any of its frames (it or its callers) has a function `mask` marks
