@@ -9,12 +9,15 @@ import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { FlameView } from "./views/flame-view.js";
+import { CallTreeView } from "./views/call-tree.js";
 import { StackChartView } from "./views/stack-chart.js";
+import { SandwichView } from "./views/sandwich.js";
+import { TableView } from "./views/table-view.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, StackChartView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -142,6 +145,7 @@ async function start() {
         zoom: [],
         flameWindow: null,
         selected: null,
+        node: [],
         threads: null,
         range: null,
         window: null,
@@ -297,10 +301,11 @@ document.addEventListener("keydown", (e) => {
   const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
-    // Escape clears the innermost state: the selection, the flame graph's pan and wheel zoom,
+    // Escape clears the innermost state: the selection (and the call tree's selected node),
+    // the flame graph's pan and wheel zoom,
     // its zoom, then the time range, then the timeline's zoom.
     const c = state.current;
-    if (c.selected !== null) state.update({ selected: null });
+    if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });

@@ -6,8 +6,9 @@
 // thread indices; absent: all), range (from-to, nanoseconds since the session started), zoom
 // (function names from the root, joined by U+001F), fwin (the flame graph's visible part of the
 // zoomed root, as fractions from-to), heavy (1: siblings heaviest first), search, selected (a
-// function name), icicle (1), window (from-to, nanoseconds: the time the timeline and stack
-// chart show).
+// function name), icicle (1), node (the call tree's selected node: function names from its
+// root, joined by U+001F), inverted (1: the call tree is inverted), window (from-to, nanoseconds:
+// the time the timeline and stack chart show).
 
 const SEP = "\u001f";
 
@@ -24,6 +25,8 @@ function defaults() {
     search: "",
     selected: null, // a function name
     icicle: false,
+    node: [], // the call tree's selected node: function names from its root
+    inverted: false, // the call tree is inverted (roots are the functions with self time)
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
   };
 }
@@ -55,6 +58,9 @@ export function parse(hash) {
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
   state.icicle = params.get("icicle") === "1";
+  const node = params.get("node");
+  if (node) state.node = node.split(SEP);
+  state.inverted = params.get("inverted") === "1";
   state.window = span(params.get("window"));
   return state;
 }
@@ -72,6 +78,8 @@ export function format(state) {
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
   if (state.icicle) params.set("icicle", "1");
+  if (state.node.length) params.set("node", state.node.join(SEP));
+  if (state.inverted) params.set("inverted", "1");
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   const text = params.toString();
   return text ? `#${text}` : "";

@@ -2,6 +2,7 @@
 // header asks for the rows sorted by that column; clicking a row selects that function.
 
 import { escapeHtml } from "./format.js";
+import { fitName, fontOf } from "./elide.js";
 
 export class TopTable {
   /**
@@ -27,6 +28,19 @@ export class TopTable {
       this.select(this.selected === func ? null : func);
       this.handlers.onSelect(this.selected);
     });
+    // Names are cut in the middle to fit their column, so a new width needs them cut again.
+    this.names = [];
+    new ResizeObserver(() => this.#fitNames()).observe(table);
+  }
+
+  /** Shows each name whole if it fits, else cut in the middle, with the full name on hover. */
+  #fitNames() {
+    const cells = this.table.querySelectorAll("tbody td.name");
+    if (!cells.length) return;
+    const style = getComputedStyle(cells[0]);
+    const width = cells[0].clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const font = fontOf(cells[0]);
+    cells.forEach((cell, i) => fitName(cell, this.names[i], width, font));
   }
 
   /**
@@ -42,7 +56,7 @@ export class TopTable {
     body.innerHTML = rows
       .map(
         (r) => `<tr data-func="${r.func}">
-  <td class="name">${escapeHtml(r.name)}</td>
+  <td class="name"></td>
   <td class="num self-time">${escapeHtml(r.selfText)}</td>
   <td class="num self-pct">${escapeHtml(r.selfPct)}</td>
   <td class="num total-time">${escapeHtml(r.totalText)}</td>
@@ -50,6 +64,8 @@ export class TopTable {
 </tr>`,
       )
       .join("");
+    this.names = rows.map((r) => r.name);
+    this.#fitNames();
     this.select(this.selected);
   }
 

@@ -26,6 +26,54 @@ function initOnce(wasm) {
   ready ??= init({ module_or_path: wasm ?? WASM_URL });
   return ready;
 }
+/** Answers built from the current call tree, kept while it stays (see `dropTrees`). */
+const trees = { table: new Map(), sandwich: null };
+
+/** Forgets what was built from the call tree: call whenever `profile.tree` changes. */
+function dropTrees() {
+  for (const table of trees.table.values()) table.free();
+  trees.table.clear();
+  trees.sandwich?.value?.free();
+  trees.sandwich = null;
+}
+
+/** The call tree table, inverted or not, built once per call tree. */
+function treeTable(inverted) {
+  let table = trees.table.get(inverted);
+  if (!table) {
+    table = profile.treeTable(inverted);
+    trees.table.set(inverted, table);
+  }
+  return table;
+}
+
+/** The sandwich of function `name` (`undefined` when no sample shown has it). */
+function sandwich(name) {
+  if (trees.sandwich?.name !== name) {
+    trees.sandwich?.value?.free();
+    trees.sandwich = { name, value: profile.sandwich(name) };
+  }
+  return trees.sandwich.value;
+}
+
+/** A flame layout's columns as plain data (typed arrays are transferred). */
+function layoutData(layout) {
+  const out = {
+    count: layout.count,
+    maxDepth: layout.maxDepth,
+    merged: layout.merged,
+    x: layout.x(),
+    width: layout.width(),
+    depth: layout.depth(),
+    func: layout.func(),
+    node: layout.node(),
+    highlight: layout.highlight(),
+    weight: layout.weight(),
+    mergedCount: layout.mergedCount(),
+  };
+  layout.free();
+  return out;
+}
 
 /** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
 async function fetchBytes(url, size) {
@@ -64,6 +112,7 @@ const methods = {
     await initOnce(wasm);
     const bytes = given ?? (await fetchBytes(url, size));
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
+    dropTrees();
     profile = Profile.load(bytes);
     return {
       meta: JSON.parse(profile.metaJson()),
@@ -74,6 +123,7 @@ const methods = {
   },
   /** What selects the samples: `{threads, range}` as the state holds them. */
   setView(view) {
+    dropTrees();
     profile.setView(JSON.stringify(view));
     return { label: profile.threadsLabel() };
   },
@@ -87,23 +137,7 @@ const methods = {
     const root = profile.nodeByPath(JSON.stringify(zoomPath ?? []));
     const [from, to] = window ?? [0, 1];
     const layout = profile.layout(root, width, from, to, Boolean(leftHeavy));
-    const out = {
-      root,
-      count: layout.count,
-      maxDepth: layout.maxDepth,
-      merged: layout.merged,
-      x: layout.x(),
-      width: layout.width(),
-      depth: layout.depth(),
-      func: layout.func(),
-      node: layout.node(),
-      highlight: layout.highlight(),
-      weight: layout.weight(),
-      mergedCount: layout.mergedCount(),
-      path: JSON.parse(profile.pathJson(root)),
-    };
-    layout.free();
-    return out;
+    return { root, ...layoutData(layout), path: JSON.parse(profile.pathJson(root)) };
   },
   top({ n, sort }) {
     return JSON.parse(profile.topJson(n, sort));
@@ -116,6 +150,42 @@ const methods = {
   },
   weightTexts({ weight }) {
     return { weight: profile.weightText(weight), share: profile.shareText(weight) };
+  },
+  /** The call tree table's rows, fully expanded: node, depth and subtree size of each. */
+  callTree({ inverted }) {
+    const table = treeTable(inverted);
+    return { order: table.order(), depth: table.depth(), size: table.size() };
+  },
+  /** Texts of the call tree rows for `nodes`. */
+  callTreeRows({ inverted, nodes }) {
+    return JSON.parse(treeTable(inverted).rowsJson(profile, Uint32Array.from(nodes)));
+  },
+  /** The function names from the outermost row down to `node`. */
+  callTreePath({ inverted, node }) {
+    return JSON.parse(treeTable(inverted).pathJson(profile, node));
+  },
+  /** The node that a path of names leads to (as far as it leads; 0 for none). */
+  callTreeNode({ inverted, path }) {
+    return treeTable(inverted).nodeByPath(profile, JSON.stringify(path));
+  },
+  /** Self and total of function `name` (null when no sample shown has it). */
+  sandwichSummary({ name }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.summaryJson(profile)) : null;
+  },
+  /** The callers' (`callers`) or callees' flame graph of function `name`. */
+  sandwichLayout({ name, callers, width }) {
+    const value = sandwich(name);
+    return value ? layoutData(value.layout(callers, width)) : null;
+  },
+  /** One frame of a sandwich side. */
+  sandwichNode({ name, callers, node }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.nodeJson(profile, callers, node)) : null;
+  },
+  /** Every function shown, filtered by name and sorted, with a summary line. */
+  functionTable({ column, descending, filter, regex }) {
+    return JSON.parse(profile.functionTableJson(column, descending, filter, regex));
   },
   search({ pattern }) {
     const result = profile.search(pattern);

@@ -7,11 +7,13 @@
 mod layout;
 mod profile;
 mod time;
+mod trees;
 mod view;
 
 pub use layout::FlameLayout;
 pub use profile::{Profile, SearchResult};
 pub use time::{StackChartLayout, TimelineData};
+pub use trees::{Sandwich, TreeTable};
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,506 @@
+//! The call tree table, the sandwich and the function table, as the page asks for them. Every
+//! number is the core's (`CallTree::inverted`, `callers`, `callees`, `function_table`) and every
+//! text is formatted by its one formatter.
+
+use crate::layout::{FlameLayout, View};
+use crate::profile::Profile;
+use crate::view::TopEntry;
+use prof::aggregate::{format_percent, format_weight, CallTree, Column, NodeId, TableOrder};
+use prof::session::{Session, StrId};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+fn to_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A weight's texts as the page shows them: formatted, and as a share of `whole`.
+fn texts(session: &Session, weight: u64, whole: u64) -> (String, String) {
+    (
+        format_weight(&session.meta.sample_type, weight),
+        format_percent(weight, whole),
+    )
+}
+
+/// One row of the call tree table, or one frame of a sandwich, with its texts.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeRow<'a> {
+    node: u32,
+    func: u32,
+    name: &'a str,
+    location: Option<String>,
+    #[serde(rename = "self")]
+    self_weight: u64,
+    total: u64,
+    self_text: String,
+    self_pct: String,
+    total_text: String,
+    total_pct: String,
+}
+
+impl<'a> NodeRow<'a> {
+    /// `node` of `tree` with `self_weight` (which the caller chooses: an inverted tree shows
+    /// other self weights than it stores) and percentages of `whole`.
+    fn of(
+        session: &'a Session,
+        tree: &CallTree,
+        node: NodeId,
+        self_weight: u64,
+        whole: u64,
+    ) -> Self {
+        let total = tree.total_weight(node);
+        let (self_text, self_pct) = texts(session, self_weight, whole);
+        let (total_text, total_pct) = texts(session, total, whole);
+        let location = tree.frame(node).and_then(|id| {
+            let frame = session.frame(id);
+            let file = session.str(frame.file?);
+            Some(match frame.line {
+                Some(line) => format!("{file}:{line}"),
+                None => file.to_owned(),
+            })
+        });
+        NodeRow {
+            node: node.0,
+            func: tree.func(node).0,
+            name: tree.name(session, node),
+            location,
+            self_weight,
+            total,
+            self_text,
+            self_pct,
+            total_text,
+            total_pct,
+        }
+    }
+}
+
+/// The call tree as table rows: every node that carries weight in display order (depth first,
+/// children heaviest first), with its depth and the size of its subtree, so that the page can
+/// expand and collapse without asking; texts are asked for only for the rows on screen.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct TreeTable {
+    /// The inverted tree, when the table is inverted; else the profile's own tree is read.
+    inverted: Option<CallTree>,
+    order: Vec<u32>,
+    depth: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl TreeTable {
+    fn tree<'a>(&'a self, profile: &'a Profile) -> &'a CallTree {
+        self.inverted.as_ref().unwrap_or(&profile.tree)
+    }
+
+    fn node(&self, profile: &Profile, node: u32) -> Result<NodeId, JsError> {
+        if (node as usize) < self.tree(profile).len() {
+            Ok(NodeId(node))
+        } else {
+            Err(JsError::new(&format!("no call tree node {node}")))
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl TreeTable {
+    /// The node of each row of the fully expanded table, in order.
+    pub fn order(&self) -> Vec<u32> {
+        self.order.clone()
+    }
+
+    /// Each row's depth: 1 for the outermost functions (the roots' children).
+    pub fn depth(&self) -> Vec<u32> {
+        self.depth.clone()
+    }
+
+    /// Each row's subtree in rows, itself included: collapsing a row skips that many.
+    pub fn size(&self) -> Vec<u32> {
+        self.size.clone()
+    }
+
+    /// Whether this is the inverted tree (roots are the functions with self weight).
+    #[wasm_bindgen(getter)]
+    pub fn inverted(&self) -> bool {
+        self.inverted.is_some()
+    }
+
+    /// The texts of the rows for `nodes`, as JSON: name, place, self and total with shares.
+    #[wasm_bindgen(js_name = rowsJson)]
+    pub fn rows_json(&self, profile: &Profile, nodes: Vec<u32>) -> Result<String, JsError> {
+        let tree = self.tree(profile);
+        let whole = tree.total_weight(tree.root());
+        let mut rows = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let node = self.node(profile, node)?;
+            let self_weight = if self.inverted.is_some() {
+                tree.inverted_self_weight(node)
+            } else {
+                tree.self_weight(node)
+            };
+            rows.push(NodeRow::of(
+                &profile.session,
+                tree,
+                node,
+                self_weight,
+                whole,
+            ));
+        }
+        Ok(to_json(&rows))
+    }
+
+    /// The function names from the outermost row down to `node`, as a JSON array.
+    #[wasm_bindgen(js_name = pathJson)]
+    pub fn path_json(&self, profile: &Profile, node: u32) -> Result<String, JsError> {
+        let node = self.node(profile, node)?;
+        let names: Vec<&str> = self
+            .tree(profile)
+            .path(node)
+            .into_iter()
+            .map(|f| profile.session.str(f))
+            .collect();
+        Ok(to_json(&names))
+    }
+
+    /// The node reached by following function names (a JSON array) from the root, as far as
+    /// they lead (0, the root, when the first is not there).
+    #[wasm_bindgen(js_name = nodeByPath)]
+    pub fn node_by_path(&self, profile: &Profile, names_json: &str) -> Result<u32, JsError> {
+        let names: Vec<String> = serde_json::from_str(names_json)
+            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let tree = self.tree(profile);
+        let mut node = tree.root();
+        for name in &names {
+            match tree
+                .children(node)
+                .iter()
+                .find(|&&c| tree.name(&profile.session, c) == name)
+            {
+                Some(&child) => node = child,
+                None => break,
+            }
+        }
+        Ok(node.0)
+    }
+}
+
+/// One function's sandwich: who calls it (an inverted tree, the function at its base) and what
+/// it calls, each merged over all its call sites.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Sandwich {
+    func: StrId,
+    callers: CallTree,
+    callees: CallTree,
+}
+
+impl Sandwich {
+    fn side(&self, callers: bool) -> &CallTree {
+        if callers {
+            &self.callers
+        } else {
+            &self.callees
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Sandwich {
+    /// The function's name, self and total (with shares of everything shown), as JSON: the
+    /// numbers `prof report` prints for it.
+    #[wasm_bindgen(js_name = summaryJson)]
+    pub fn summary_json(&self, profile: &Profile) -> String {
+        let tree = &profile.tree;
+        let whole = tree.total_weight(tree.root());
+        let row = tree
+            .functions(&profile.session)
+            .into_iter()
+            .find(|r| r.func == self.func);
+        match row {
+            Some(row) => to_json(&TopEntry::of(&profile.session, &row, whole)),
+            None => "null".to_owned(),
+        }
+    }
+
+    /// The flame graph of the callers (`callers`) or the callees, laid out from the function
+    /// itself (row 0) for a canvas `pixels` wide.
+    pub fn layout(&self, callers: bool, pixels: f64) -> FlameLayout {
+        let tree = self.side(callers);
+        match tree.children(tree.root()).first() {
+            Some(&func) => FlameLayout::compute(tree, func, pixels, None, View::default()),
+            None => FlameLayout::default(),
+        }
+    }
+
+    /// A frame of one side, as JSON: its function, place, self and total with shares of
+    /// everything shown.
+    #[wasm_bindgen(js_name = nodeJson)]
+    pub fn node_json(
+        &self,
+        profile: &Profile,
+        callers: bool,
+        node: u32,
+    ) -> Result<String, JsError> {
+        let tree = self.side(callers);
+        if node as usize >= tree.len() {
+            return Err(JsError::new(&format!("no sandwich node {node}")));
+        }
+        let node = NodeId(node);
+        let whole = profile.tree.total_weight(profile.tree.root());
+        // The callers side is inverted: its stored self weights are at the outermost frames.
+        let self_weight = if callers { 0 } else { tree.self_weight(node) };
+        Ok(to_json(&NodeRow::of(
+            &profile.session,
+            tree,
+            node,
+            self_weight,
+            whole,
+        )))
+    }
+}
+
+/// The function table's answer: the rows, and what they are out of.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionTable<'a> {
+    rows: Vec<TopEntry<'a>>,
+    /// `12 of 500 functions`, or `500 functions`.
+    summary: String,
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// The call tree table of the samples shown, inverted or not.
+    #[wasm_bindgen(js_name = treeTable)]
+    pub fn tree_table(&self, inverted: bool) -> TreeTable {
+        let inverted = inverted.then(|| self.tree.inverted(&self.session));
+        let tree = inverted.as_ref().unwrap_or(&self.tree);
+        let order: Vec<NodeId> = tree.preorder_by_weight(&self.session);
+        let mut row_of = vec![u32::MAX; tree.len()];
+        for (i, node) in order.iter().enumerate() {
+            row_of[node.index()] = i as u32;
+        }
+        let mut size = vec![0u32; order.len()];
+        for i in (0..order.len()).rev() {
+            size[i] += 1;
+            if let Some(parent) = tree.parent(order[i]) {
+                let p = row_of[parent.index()];
+                if p != u32::MAX {
+                    size[p as usize] += size[i];
+                }
+            }
+        }
+        TreeTable {
+            depth: order.iter().map(|&n| tree.depth(n)).collect(),
+            order: order.iter().map(|n| n.0).collect(),
+            size,
+            inverted,
+        }
+    }
+
+    /// The sandwich of the function named `name`; `undefined` when no sample shown has it.
+    pub fn sandwich(&self, name: &str) -> Option<Sandwich> {
+        let func = self.session.strings.iter().position(|s| s == name)?;
+        let func = StrId(func as u32);
+        let callees = self.tree.callees(&self.session, func);
+        if callees.total_weight(callees.root()) == 0 && callees.total_count(callees.root()) == 0 {
+            return None;
+        }
+        Some(Sandwich {
+            func,
+            callers: self.tree.callers(&self.session, func),
+            callees,
+        })
+    }
+
+    /// Every function shown whose name contains `filter` (any case), or matches it as a
+    /// regular expression when `regex`, sorted by `column` (`name`, `self`, `total`) either
+    /// way, as JSON `{rows, summary}`.
+    #[wasm_bindgen(js_name = functionTableJson)]
+    pub fn function_table_json(
+        &self,
+        column: &str,
+        descending: bool,
+        filter: &str,
+        regex: bool,
+    ) -> Result<String, JsError> {
+        let column = match column {
+            "name" => Column::Name,
+            "self" => Column::SelfWeight,
+            "total" => Column::Total,
+            other => return Err(JsError::new(&format!("no column {other:?}"))),
+        };
+        let order = TableOrder { column, descending };
+        let tree = &self.tree;
+        let rows = if regex {
+            let regex = regex_lite::Regex::new(filter)
+                .map_err(|e| JsError::new(&format!("invalid regex: {e}")))?;
+            tree.function_table(&self.session, order, |name| regex.is_match(name))
+        } else {
+            let needle = filter.to_lowercase();
+            tree.function_table(&self.session, order, |name| {
+                needle.is_empty() || name.to_lowercase().contains(&needle)
+            })
+        };
+        let whole = tree.total_weight(tree.root());
+        let all = if filter.is_empty() {
+            rows.len()
+        } else {
+            tree.functions(&self.session).len()
+        };
+        let count = |n: usize| prof::aggregate::thousands(n as u64);
+        let noun = if all == 1 { "function" } else { "functions" };
+        let summary = if rows.len() == all {
+            format!("{} {noun}", count(all))
+        } else {
+            format!("{} of {} {noun}", count(rows.len()), count(all))
+        };
+        let entries = rows
+            .iter()
+            .map(|row| TopEntry::of(&self.session, row, whole))
+            .collect();
+        Ok(to_json(&FunctionTable {
+            rows: entries,
+            summary,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::aggregate::Filter;
+    use prof::session::SessionBuilder;
+
+    fn profile(lines: &[(&str, u64)]) -> Profile {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        for (i, (stack, weight)) in lines.iter().enumerate() {
+            let names: Vec<&str> = stack.split(';').collect();
+            b.push_named(&names, t, i as u64, *weight);
+        }
+        let session = b.finish();
+        let tree = CallTree::new(&session, &Filter::all());
+        Profile {
+            session,
+            tree,
+            view: Default::default(),
+            highlight: None,
+        }
+    }
+
+    fn example() -> Profile {
+        profile(&[
+            ("main;parse;lex", 30),
+            ("main;eval;lex", 5),
+            ("main;eval", 40),
+            ("worker;lex", 15),
+        ])
+    }
+
+    /// Each row's subtree size is the run of rows after it that are deeper.
+    fn check_sizes(table: &TreeTable) {
+        for i in 0..table.order.len() {
+            let end = (i + 1..table.order.len())
+                .find(|&j| table.depth[j] <= table.depth[i])
+                .unwrap_or(table.order.len());
+            assert_eq!(table.size[i] as usize, end - i, "row {i}");
+        }
+    }
+
+    fn names(p: &Profile, table: &TreeTable) -> Vec<String> {
+        let tree = table.tree(p);
+        table
+            .order
+            .iter()
+            .map(|&n| {
+                format!(
+                    "{}{}",
+                    " ".repeat(tree.depth(NodeId(n)) as usize - 1),
+                    tree.name(&p.session, NodeId(n))
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_tree_table_lists_rows_heaviest_first_with_subtree_sizes() {
+        let p = example();
+        let table = p.tree_table(false);
+        assert_eq!(
+            names(&p, &table),
+            ["main", " eval", "  lex", " parse", "  lex", "worker", " lex"]
+        );
+        assert_eq!(table.size, [5, 2, 1, 2, 1, 2, 1]);
+        check_sizes(&table);
+        let rows: serde_json::Value =
+            serde_json::from_str(&table.rows_json(&p, vec![table.order[1]]).unwrap()).unwrap();
+        assert_eq!(rows[0]["name"], "eval");
+        assert_eq!(rows[0]["totalText"], "45 ns");
+        assert_eq!(rows[0]["selfPct"], "44.4%");
+    }
+
+    #[test]
+    fn the_inverted_table_shows_self_weight_at_its_roots_only() {
+        let p = example();
+        let table = p.tree_table(true);
+        assert!(table.inverted());
+        assert_eq!(
+            names(&p, &table),
+            ["lex", " parse", "  main", " worker", " eval", "  main", "eval", " main"]
+        );
+        check_sizes(&table);
+        let nodes = vec![table.order[0], table.order[1]];
+        let rows: serde_json::Value =
+            serde_json::from_str(&table.rows_json(&p, nodes).unwrap()).unwrap();
+        assert_eq!(rows[0]["selfText"], "50 ns");
+        assert_eq!(rows[0]["totalText"], "50 ns");
+        assert_eq!(rows[1]["selfText"], "0 ns");
+        assert_eq!(rows[1]["totalText"], "30 ns");
+        let path = table.path_json(&p, table.order[2]).unwrap();
+        assert_eq!(path, r#"["lex","parse","main"]"#);
+        let node = table.node_by_path(&p, r#"["lex","parse","main"]"#).unwrap();
+        assert_eq!(node, table.order[2]);
+    }
+
+    #[test]
+    fn a_sandwich_has_the_functions_numbers_and_none_for_an_absent_function() {
+        let p = example();
+        assert!(p.sandwich("nowhere").is_none());
+        let sandwich = p.sandwich("eval").expect("eval has samples");
+        let summary: serde_json::Value = serde_json::from_str(&sandwich.summary_json(&p)).unwrap();
+        assert_eq!(summary["totalText"], "45 ns");
+        assert_eq!(summary["selfText"], "40 ns");
+        let callers = sandwich.layout(true, 1000.0);
+        // eval, then main.
+        assert_eq!(callers.count(), 2);
+        let callees = sandwich.layout(false, 1000.0);
+        // eval, then lex.
+        assert_eq!(callees.count(), 2);
+    }
+
+    #[test]
+    fn the_function_table_counts_what_the_filter_keeps() {
+        let p = example();
+        let all: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("total", true, "", false).unwrap())
+                .unwrap();
+        assert_eq!(all["summary"], "5 functions");
+        assert_eq!(all["rows"][0]["name"], "main");
+        let some: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("name", false, "E", false).unwrap())
+                .unwrap();
+        assert_eq!(some["summary"], "4 of 5 functions");
+        let names: Vec<&str> = some["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["eval", "lex", "parse", "worker"]);
+        let regex: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("self", true, "^.a", true).unwrap())
+                .unwrap();
+        assert_eq!(regex["summary"], "2 of 5 functions");
+    }
+}
