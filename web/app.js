@@ -215,7 +215,7 @@ async function loadFile() {
   $("search").value = state.current.search;
   await runSearch();
   const all = new Set(Object.keys(state.current));
-  await Promise.all([timeline.render(all), activeView().render(all)]);
+  await Promise.all([activeView().render(all), timeline.render(all)]);
   document.body.dataset.state = "ready";
   $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
@@ -246,9 +246,10 @@ async function onStateChange(current, changed) {
   if (["threads", "range", "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
+  // The active view asks the worker first: the timeline's question waits behind its own.
   await Promise.all([
-    timeline.render(changed),
     activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed),
+    timeline.render(changed),
   ]);
 }
 
