@@ -56,11 +56,11 @@ fn push_narrow(siblings: &mut Vec<StackBox>, b: StackBox) {
     siblings.push(b);
 }
 
-/// An open run: the stack node at one depth, since when, until when.
+/// An open run: the stack node at one depth, and since when. Every open run lasts until the
+/// end of the last sample, so that end is kept once, not per run.
 struct Run {
     stack: StackId,
     start: u64,
-    end: u64,
     matches: bool,
 }
 
@@ -97,8 +97,15 @@ pub fn stack_chart(
             by_thread[thread].push(i as u32);
         }
     }
+    // Each stack node's depth (a parent always comes before its children).
+    let mut depth_of: Vec<u32> = Vec::with_capacity(session.stacks.len());
+    for node in &session.stacks {
+        let depth = node.parent.map_or(0, |p| depth_of[p.index()] + 1);
+        depth_of.push(depth);
+    }
     let mut path: Vec<StackId> = Vec::new();
     let mut open: Vec<Run> = Vec::new();
+    let mut open_end = 0u64;
     // Per depth, the boxes narrower than the minimum width (merged where they touch) under the
     // open run one level up, drawn only if that run turns out wide enough. One buffer per
     // depth serves every run, since one run at a time is open at each depth.
@@ -112,32 +119,35 @@ pub fn stack_chart(
         // Closes the runs deeper than `keep`. A wide run is drawn with its narrow children; a
         // narrow one joins its parent's narrow children, and its own children are not drawn
         // (each is narrower still), as the flame graph leaves out the callees of slivers.
-        let close =
-            |open: &mut Vec<Run>, keep: usize, narrow: &mut Vec<Vec<_>>, out: &mut Vec<_>| {
-                while open.len() > keep {
-                    let run = open.pop().expect("longer than keep");
-                    let depth = open.len();
-                    if narrow.len() < depth + 2 {
-                        narrow.resize_with(depth + 2, Vec::new);
-                    }
-                    let b = StackBox {
-                        thread,
-                        depth: depth as u32,
-                        start_ns: run.start,
-                        end_ns: run.end,
-                        stack: run.stack,
-                        merged: 1,
-                        matches: run.matches,
-                    };
-                    if run.end - run.start >= min_width {
-                        out.push(b);
-                        out.append(&mut narrow[depth + 1]);
-                    } else {
-                        narrow[depth + 1].clear();
-                        push_narrow(&mut narrow[depth], b);
-                    }
+        let close = |open: &mut Vec<Run>,
+                     keep: usize,
+                     end: u64,
+                     narrow: &mut Vec<Vec<_>>,
+                     out: &mut Vec<_>| {
+            while open.len() > keep {
+                let run = open.pop().expect("longer than keep");
+                let depth = open.len();
+                if narrow.len() < depth + 2 {
+                    narrow.resize_with(depth + 2, Vec::new);
                 }
-            };
+                let b = StackBox {
+                    thread,
+                    depth: depth as u32,
+                    start_ns: run.start,
+                    end_ns: end,
+                    stack: run.stack,
+                    merged: 1,
+                    matches: run.matches,
+                };
+                if end - run.start >= min_width {
+                    out.push(b);
+                    out.append(&mut narrow[depth + 1]);
+                } else {
+                    narrow[depth + 1].clear();
+                    push_narrow(&mut narrow[depth], b);
+                }
+            }
+        };
         for (k, &i) in indices.iter().enumerate() {
             let time = samples.time_ns[i as usize];
             let next = indices.get(k + 1).map(|&j| samples.time_ns[j as usize]);
@@ -149,36 +159,33 @@ pub fn stack_chart(
             if start >= end {
                 continue;
             }
+            // The runs this sample continues (with no gap): from its leaf up to the first node
+            // an open run holds, whose callers are then the same too. The nodes below it start
+            // runs. A sample with the same stack as the last costs no walk at all.
+            let contiguous = !open.is_empty() && open_end == start;
+            let mut same = 0;
             path.clear();
-            path.extend(std::iter::successors(
-                Some(samples.stack[i as usize]),
-                |&s| session.stack(s).parent,
-            ));
-            path.reverse();
-            // The runs this sample continues: the same nodes from the root, with no gap.
-            let contiguous = open.last().is_some_and(|r| r.end == start);
-            let same = if contiguous {
-                open.iter()
-                    .zip(&path)
-                    .take_while(|(run, &s)| run.stack == s)
-                    .count()
-            } else {
-                0
-            };
-            close(&mut open, same, &mut narrow, &mut out);
-            for run in &mut open {
-                run.end = end;
+            let mut node = Some(samples.stack[i as usize]);
+            while let Some(s) = node {
+                let d = depth_of[s.index()] as usize;
+                if contiguous && open.get(d).is_some_and(|run| run.stack == s) {
+                    same = d + 1;
+                    break;
+                }
+                path.push(s);
+                node = session.stack(s).parent;
             }
-            for &stack in &path[same..] {
+            close(&mut open, same, open_end, &mut narrow, &mut out);
+            open_end = end;
+            for &stack in path.iter().rev() {
                 open.push(Run {
                     stack,
                     start,
-                    end,
                     matches: matching.as_ref().is_some_and(|m| m[stack.index()]),
                 });
             }
         }
-        close(&mut open, 0, &mut narrow, &mut out);
+        close(&mut open, 0, open_end, &mut narrow, &mut out);
         if let Some(top) = narrow.first_mut() {
             out.append(top);
         }
@@ -244,6 +251,36 @@ mod tests {
             .iter()
             .map(|&(d, s, e, n)| (d, s, e, n.to_owned()))
             .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_stack_that_returns_and_calls_again_keeps_its_callers_boxes() {
+        // main;a;x, main;a, main;a;y, main;a;y at 0, 10, 20, 30 ns.
+        let mut b = SessionBuilder::default();
+        b.meta_mut().achieved_interval_ns = 10;
+        let t = b.thread(1, "main");
+        let f: Vec<_> = ["main", "a", "x", "y"]
+            .iter()
+            .map(|n| b.intern_frame(&FrameSpec::named(n)))
+            .collect();
+        let ax = b.intern_stack_path(&[f[0], f[1], f[2]]).unwrap();
+        let a = b.intern_stack_path(&[f[0], f[1]]).unwrap();
+        let ay = b.intern_stack_path(&[f[0], f[1], f[3]]).unwrap();
+        for (k, s) in [ax, a, ay, ay].into_iter().enumerate() {
+            b.push_sample(s, t, k as u64 * 10, 10);
+        }
+        let session = b.finish();
+        let got = boxes(&session, 0, 100, 1);
+        let want: Vec<_> = [
+            (0, 0, 40, "main"),
+            (1, 0, 40, "a"),
+            (2, 0, 10, "x"),
+            (2, 20, 40, "y"),
+        ]
+        .iter()
+        .map(|&(d, s, e, n)| (d, s, e, n.to_owned()))
+        .collect();
         assert_eq!(got, want);
     }
 
