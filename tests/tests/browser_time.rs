@@ -505,6 +505,23 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
         .as_u64()
             == Some(130 * MS)
     });
+    // A selected range is the stack chart's window while it has none of its own; hidden threads
+    // are left out.
+    browser.eval(
+        "window.profViewer.state.update({range: [arguments[0], arguments[1]], threads: [0]});",
+        json!([65 * MS, 93 * MS]),
+    );
+    eventually("the stack chart of the range", || {
+        let l = js(
+            &browser,
+            "(l => [l.from, l.to, Array.from(l.threads)])(window.profViewer.views.get('stack-chart').layout)",
+        );
+        l == json!([65 * MS, 93 * MS, [0]])
+    });
+    assert!(boxes(&browser, "hot_loop").is_empty());
+    let parse = boxes(&browser, "parse");
+    assert!(close(f(&parse[0], "x"), 0.0) && close(f(&parse[0], "width"), width));
+    browser.screenshot("time-11-stack-chart-range");
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
@@ -567,7 +584,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
         "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
     );
     let zoomed_draw = draws("window.profViewer.views.get('stack-chart')");
-    browser.screenshot("time-11-million-samples");
+    browser.screenshot("time-12-million-samples");
     println!(
         "1M samples: timeline buckets in the worker {timeline_ms} ms, drawn in {timeline_draw:.1} ms; \
          stack chart boxes in the worker {} ms ({} boxes), drawn in {chart_draw:.1} ms; \
