@@ -8,6 +8,7 @@ import { Backend } from "./backend.js";
 import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
+import { TransformBar, TransformMenu } from "./transforms.js";
 import { FlameView } from "./views/flame-view.js";
 import { CallTreeView } from "./views/call-tree.js";
 import { StackChartView } from "./views/stack-chart.js";
@@ -80,8 +81,13 @@ ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
   },
 };
 
-/** What views get: the state, the loaded profile's tables, the worker and the tooltip. */
-const ctx = { state, page, ask, tooltip };
+/** The transform stack's bar and the menu of transforms for a frame (transforms.js). */
+const transformBar = new TransformBar($("transforms"), { state, ask });
+const transformMenu = new TransformMenu({ state, ask });
+
+/** What views get: the state, the loaded profile's tables, the worker, the tooltip and the
+ * transform menu (`transformMenu.open(x, y, {name, path, module})`). */
+const ctx = { state, page, ask, tooltip, transformMenu };
 
 /** The timeline above the views, shown on every tab. */
 const timeline = new Timeline($("timeline"), ctx);
@@ -168,6 +174,8 @@ function dropProfile() {
   page.searchMask = null;
   page.highlighting = false;
   clearMeta($("meta"), $("threads"));
+  transformBar.clear();
+  transformMenu.close();
   for (const view of views.values()) view.clear();
   timeline.clear();
   $("search-result").textContent = "";
@@ -223,12 +231,15 @@ async function loadFile() {
   }
 }
 
-/** Sends what selects the samples (the threads) to the worker and redraws the selector. */
+/** Sends what selects the samples (threads, range, transforms) to the worker and redraws the
+ * selector and the transform chips. */
 async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const answer = await ask("setView", { threads: valid, range: state.current.range });
+  const { range, transforms } = state.current;
+  const answer = await ask("setView", { threads: valid, range, transforms });
   if (!answer) return;
+  transformBar.render(answer.chips);
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
   );
@@ -241,9 +252,9 @@ async function onStateChange(current, changed) {
   }
   if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  if (changed.has("threads") || changed.has("range")) await applyView();
+  if (["threads", "range", "transforms"].some((k) => changed.has(k))) await applyView();
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
-  if (["threads", "range", "search"].some((k) => changed.has(k))) await runSearch();
+  if (["threads", "range", "transforms", "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
   // The active view asks the worker first: the timeline's question waits behind its own.

@@ -7,10 +7,51 @@
 // (function names from the root, joined by U+001F), fwin (the flame graph's visible part of the
 // zoomed root, as fractions from-to), heavy (1: siblings heaviest first), search, selected (a
 // function name), icicle (1), node (the call tree's selected node: function names from its
-// root, joined by U+001F), inverted (1: the call tree is inverted), window (from-to, nanoseconds:
-// the time the timeline and stack chart show).
+// root, joined by U+001F), inverted (1: the call tree is inverted), transforms (the transform
+// stack: each transform is its kind and its arguments joined by U+001F, the transforms joined by
+// U+001E: `focus-function\u001fparse`), window (from-to, nanoseconds: the time the timeline and
+// stack chart show).
 
 const SEP = "\u001f";
+const TRANSFORM_SEP = "\u001e";
+
+/** The argument each transform kind takes (the core's `TransformSpec`, as JSON). */
+const TRANSFORM_ARGS = {
+  "focus-function": "function",
+  "focus-subtree": "path",
+  merge: "function",
+  drop: "function",
+  "collapse-recursion": null,
+  "collapse-module": "module",
+  focus: "pattern",
+  ignore: "pattern",
+  hide: "pattern",
+};
+
+/** The transform specs in a `transforms` value; unknown kinds are left out. */
+function parseTransforms(text) {
+  const specs = [];
+  for (const item of text.split(TRANSFORM_SEP)) {
+    const [kind, ...args] = item.split(SEP);
+    if (!(kind in TRANSFORM_ARGS)) continue;
+    const key = TRANSFORM_ARGS[kind];
+    if (key === null) specs.push({ kind });
+    else if (key === "path") specs.push({ kind, path: args });
+    else if (args.length === 1) specs.push({ kind, [key]: args[0] });
+  }
+  return specs;
+}
+
+/** The `transforms` value for a list of specs. */
+function formatTransforms(specs) {
+  return specs
+    .map((spec) => {
+      const key = TRANSFORM_ARGS[spec.kind];
+      const args = key === null ? [] : key === "path" ? spec.path : [spec[key]];
+      return [spec.kind, ...args].join(SEP);
+    })
+    .join(TRANSFORM_SEP);
+}
 
 /** The state with nothing chosen. */
 function defaults() {
@@ -27,6 +68,7 @@ function defaults() {
     icicle: false,
     node: [], // the call tree's selected node: function names from its root
     inverted: false, // the call tree is inverted (roots are the functions with self time)
+    transforms: [], // the transform stack: the core's TransformSpec objects, applied in order
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
   };
 }
@@ -61,6 +103,8 @@ export function parse(hash) {
   const node = params.get("node");
   if (node) state.node = node.split(SEP);
   state.inverted = params.get("inverted") === "1";
+  const transforms = params.get("transforms");
+  if (transforms) state.transforms = parseTransforms(transforms);
   state.window = span(params.get("window"));
   return state;
 }
@@ -80,6 +124,7 @@ export function format(state) {
   if (state.icicle) params.set("icicle", "1");
   if (state.node.length) params.set("node", state.node.join(SEP));
   if (state.inverted) params.set("inverted", "1");
+  if (state.transforms.length) params.set("transforms", formatTransforms(state.transforms));
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   const text = params.toString();
   return text ? `#${text}` : "";

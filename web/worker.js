@@ -121,11 +121,19 @@ const methods = {
       version: profVersion(),
     };
   },
-  /** What selects the samples: `{threads, range}` as the state holds them. */
+  /** What selects the samples: `{threads, range, transforms}` as the state holds them. */
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
-    return { label: profile.threadsLabel() };
+    return { label: profile.threadsLabel(), chips: JSON.parse(profile.transformChipsJson()) };
+  },
+  /** A transform's chip text, or an error saying why it cannot apply. */
+  checkTransform({ spec }) {
+    return profile.checkTransform(JSON.stringify(spec));
+  },
+  /** The module of a call tree node's frame, or null. */
+  nodeModule({ node }) {
+    return profile.nodeModule(node) ?? null;
   },
   setHighlight({ mask }) {
     if (mask) profile.setHighlight(mask);

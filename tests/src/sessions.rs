@@ -124,3 +124,52 @@ pub fn large(samples: usize) -> Session {
     }
     b.finish()
 }
+
+/// A profile of `transform-app` for the transform tests, every sample 10 ms, 120 ms in all:
+///
+/// - `main` (at 0, 100, 200, 300, 400 ms): `main;parse;lex` 30 ms, `main;parse` 10 ms,
+///   `main;eval;eval;eval;add` 40 ms, `main;eval;lex` 5 ms (one 5 ms sample),
+///   `main;lex;malloc;_int_malloc` 15 ms (one 15 ms sample)
+/// - `worker` (at 500 ms): `work` 20 ms
+///
+/// `add` lives in `/lib/libm.so.6`, `malloc` and `_int_malloc` in `/lib/libc.so.6`, the rest in
+/// `/bin/transform-app`.
+pub fn transforms() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "transform-app".into(),
+        duration_ns: 600 * MS,
+        mode: Mode::Cpu,
+        ..Metadata::default()
+    });
+    let main_thread = b.thread(1, "main");
+    let worker = b.thread(2, "worker");
+    let lines: [(&[&str], u64, _); 6] = [
+        (&["main", "parse", "lex"], 30, main_thread),
+        (&["main", "parse"], 10, main_thread),
+        (&["main", "eval", "eval", "eval", "add"], 40, main_thread),
+        (&["main", "eval", "lex"], 5, main_thread),
+        (&["main", "lex", "malloc", "_int_malloc"], 15, main_thread),
+        (&["work"], 20, worker),
+    ];
+    for (i, (names, ms, thread)) in lines.into_iter().enumerate() {
+        let frames: Vec<_> = names
+            .iter()
+            .map(|&name| {
+                let mut spec = FrameSpec::named(name);
+                spec.module = Some(match name {
+                    "add" => "/lib/libm.so.6",
+                    "malloc" | "_int_malloc" => "/lib/libc.so.6",
+                    _ => "/bin/transform-app",
+                });
+                b.intern_frame(&spec)
+            })
+            .collect();
+        let stack = b.intern_stack_path(&frames).expect("stacks are not empty");
+        // Whole samples of 10 ms where they fit, else one sample of the whole weight.
+        let (count, weight) = if ms % 10 == 0 { (ms / 10, 10) } else { (1, ms) };
+        for k in 0..count {
+            b.push_sample(stack, thread, i as u64 * 100 * MS + k * MS, weight * MS);
+        }
+    }
+    b.finish()
+}

@@ -332,6 +332,25 @@ impl Browser {
         );
     }
 
+    /// Right-clicks (a `contextmenu` click) at (`x`, `y`) CSS pixels from the top left of
+    /// `element`.
+    pub fn right_click_at(&self, element: &Element, x: f64, y: f64) {
+        self.pointer_at(element, x, y, false);
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{
+                "type": "pointer",
+                "id": "mouse",
+                "parameters": { "pointerType": "mouse" },
+                "actions": [
+                    { "type": "pointerDown", "button": 2 },
+                    { "type": "pointerUp", "button": 2 },
+                ],
+            }]})),
+        );
+    }
+
     /// Presses and releases one key (a WebDriver key code such as `"\u{E00C}"` for Escape).
     pub fn press_key(&self, key: &str) {
         self.session_call(

@@ -4,8 +4,8 @@
 //! wheel zoom, drag pan, hover and click). Each state is saved as a screenshot under
 //! `tests/artifacts/`. A missing browser fails these tests: they never skip.
 
-use prof::aggregate::{format_percent, format_time_at, format_weight, CallTree, Filter, SortBy};
-use prof::session::{SampleType, Session, Unit};
+use prof::aggregate::{format_time_at, format_weight, CallTree, Filter};
+use prof::session::{SampleType, Unit};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -76,9 +76,13 @@ fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
     serde_json::from_value(v).unwrap()
 }
 
-/// The rows `prof report --top 10` prints for the same file: name, total, total %, self, self %.
-fn report_rows(file: &std::path::Path) -> Vec<Vec<String>> {
-    let out = prof_e2e::prof(&["report", "--top", "10", file.to_str().unwrap()]);
+/// The rows `prof report --top 10` prints for the same file, with `extra` options: name, total,
+/// total %, self, self %.
+fn report_rows(file: &std::path::Path, extra: &[&str]) -> Vec<Vec<String>> {
+    let mut args = vec!["report", "--top", "10"];
+    args.extend_from_slice(extra);
+    args.push(file.to_str().unwrap());
+    let out = prof_e2e::prof(&args);
     assert!(
         out.status.success(),
         "{}",
@@ -102,24 +106,9 @@ fn report_rows(file: &std::path::Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The top rows the core computes for the samples in `[from, to)`, formatted as the page and
-/// `prof report` format them: name, total, total %, self, self %.
-fn core_rows(session: &Session, from: u64, to: u64, n: usize) -> Vec<Vec<String>> {
-    let tree = CallTree::new(session, &Filter::all().time_range(from, to));
-    let whole = tree.total_weight(tree.root());
-    let unit = &session.meta.sample_type;
-    tree.top(session, n, SortBy::SelfWeight)
-        .iter()
-        .map(|r| {
-            vec![
-                r.name.clone(),
-                format_weight(unit, r.total_weight),
-                format_percent(r.total_weight, whole),
-                format_weight(unit, r.self_weight),
-                format_percent(r.self_weight, whole),
-            ]
-        })
-        .collect()
+/// Nanoseconds as the exact decimal seconds `prof report --from/--to` take.
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
 /// A time range as the chip says it, formatted here with the core's formatters: the ends to a
@@ -276,9 +265,9 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
         "{hash}"
     );
 
-    // The table and the flame graph show what the core computes for that range (`prof report
-    // --from/--to` is not on this branch yet).
-    let expected = core_rows(&session, from, to, 10);
+    // The table shows what `prof report --from --to` prints for that range, and the flame graph
+    // weighs what the core counts in it.
+    let expected = report_rows(&file, &["--from", &seconds(from), "--to", &seconds(to)]);
     eventually("the table of the range", || {
         table_rows(&browser, expected.len()) == expected
     });
@@ -334,7 +323,7 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     eventually("the chip to go", || {
         js(&browser, "document.getElementById('range-chip').hidden") == json!(true)
     });
-    let all = report_rows(&file);
+    let all = report_rows(&file, &[]);
     eventually("the whole table", || table_rows(&browser, all.len()) == all);
     assert!(!js(&browser, "location.hash")
         .as_str()

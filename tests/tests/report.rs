@@ -1,7 +1,7 @@
 //! `prof report` on session files, good and bad, as a user runs it.
 
 use prof::session::{save, Session, SessionBuilder};
-use prof_e2e::{prof, TempDir};
+use prof_e2e::{prof, sessions, TempDir};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -251,4 +251,176 @@ fn a_gigabyte_of_random_bytes_fails_fast() {
 fn a_gzip_bomb_is_refused_at_the_size_limit() {
     let bomb = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/session/bomb.json.gz");
     refused(&bomb, "larger than 256 MiB of JSON");
+}
+
+/// The rows of the table, each as its words joined by one space.
+fn rows(out: &Output) -> Vec<String> {
+    assert!(out.status.success(), "{}", stderr(out));
+    stdout(out)
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// `prof report` on [`sessions::transforms`] with `args`.
+fn report_transforms(args: &[&str]) -> Output {
+    let dir = TempDir::new("report-transforms");
+    let file = dir.join("t.json");
+    sessions::save(&sessions::transforms(), &file);
+    let mut all = vec!["report", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    prof(&all)
+}
+
+/// The summary line of the table.
+fn summary(out: &Output) -> String {
+    stdout(out).lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn focus_keeps_the_samples_with_a_matching_frame() {
+    let out = report_transforms(&["--focus", "^lex$"]);
+    assert!(summary(&out).contains("5 samples"), "{}", summary(&out));
+    assert_eq!(
+        rows(&out),
+        [
+            "50.0 ms 100.0% 35.0 ms 70.0% lex",
+            "15.0 ms 30.0% 15.0 ms 30.0% _int_malloc",
+            "50.0 ms 100.0% 0 ns 0.0% main",
+            "30.0 ms 60.0% 0 ns 0.0% parse",
+            "15.0 ms 30.0% 0 ns 0.0% malloc",
+            "5.00 ms 10.0% 0 ns 0.0% eval",
+        ]
+    );
+}
+
+#[test]
+fn ignore_drops_the_samples_with_a_matching_frame() {
+    let out = report_transforms(&["--ignore", "^(lex|work)$"]);
+    assert_eq!(
+        rows(&out),
+        [
+            "40.0 ms 80.0% 40.0 ms 80.0% add",
+            "10.0 ms 20.0% 10.0 ms 20.0% parse",
+            "50.0 ms 100.0% 0 ns 0.0% main",
+            "40.0 ms 80.0% 0 ns 0.0% eval",
+        ]
+    );
+}
+
+#[test]
+fn hide_and_merge_charge_the_callers_and_keep_the_total() {
+    let out = report_transforms(&["--hide", "^(eval|parse)$"]);
+    assert!(summary(&out).contains("12 samples"), "{}", summary(&out));
+    assert_eq!(
+        rows(&out),
+        [
+            "40.0 ms 33.3% 40.0 ms 33.3% add",
+            "50.0 ms 41.7% 35.0 ms 29.2% lex",
+            "20.0 ms 16.7% 20.0 ms 16.7% work",
+            "15.0 ms 12.5% 15.0 ms 12.5% _int_malloc",
+            "100 ms 83.3% 10.0 ms 8.3% main",
+            "15.0 ms 12.5% 0 ns 0.0% malloc",
+        ]
+    );
+    let out = report_transforms(&["--merge", "parse"]);
+    assert!(rows(&out).contains(&"100 ms 83.3% 10.0 ms 8.3% main".to_owned()));
+    assert!(!rows(&out).iter().any(|r| r.ends_with(" parse")));
+}
+
+#[test]
+fn collapse_recursion_counts_a_recursive_run_once() {
+    let out = report_transforms(&["--focus-function", "eval", "--collapse-recursion"]);
+    assert_eq!(
+        rows(&out),
+        [
+            "40.0 ms 88.9% 40.0 ms 88.9% add",
+            "5.00 ms 11.1% 5.00 ms 11.1% lex",
+            "45.0 ms 100.0% 0 ns 0.0% eval",
+        ]
+    );
+}
+
+#[test]
+fn threads_repeat_and_from_to_choose_a_time_range() {
+    let out = report_transforms(&[
+        "--thread", "main", "--thread", "worker", "--from", "0.1", "--to", "0.35",
+    ]);
+    assert!(summary(&out).contains("6 samples"), "{}", summary(&out));
+    assert_eq!(
+        rows(&out),
+        [
+            "40.0 ms 72.7% 40.0 ms 72.7% add",
+            "10.0 ms 18.2% 10.0 ms 18.2% parse",
+            "5.00 ms 9.1% 5.00 ms 9.1% lex",
+            "55.0 ms 100.0% 0 ns 0.0% main",
+            "45.0 ms 81.8% 0 ns 0.0% eval",
+        ]
+    );
+    let both = report_transforms(&["--thread", "main", "--thread", "worker"]);
+    assert_eq!(rows(&both), rows(&report_transforms(&[])));
+}
+
+#[test]
+fn drop_removes_the_samples_through_a_function() {
+    let out = report_transforms(&["--drop", "eval"]);
+    assert!(summary(&out).contains("75.0 ms total"), "{}", summary(&out));
+    assert_eq!(
+        rows(&out),
+        [
+            "45.0 ms 60.0% 30.0 ms 40.0% lex",
+            "20.0 ms 26.7% 20.0 ms 26.7% work",
+            "15.0 ms 20.0% 15.0 ms 20.0% _int_malloc",
+            "40.0 ms 53.3% 10.0 ms 13.3% parse",
+            "55.0 ms 73.3% 0 ns 0.0% main",
+            "15.0 ms 20.0% 0 ns 0.0% malloc",
+        ]
+    );
+}
+
+#[test]
+fn collapse_module_shows_a_library_as_one_frame() {
+    let out = report_transforms(&["--collapse-module", "libc.so.6"]);
+    let rows = rows(&out);
+    assert!(rows.contains(&"15.0 ms 12.5% 15.0 ms 12.5% /lib/libc.so.6".to_owned()));
+    assert!(!rows.iter().any(|r| r.ends_with("malloc")), "{rows:?}");
+    assert_eq!(rows.len(), 7);
+}
+
+#[test]
+fn bad_regexes_unknown_functions_and_ranges_are_one_line_and_exit_2() {
+    for (args, expected) in [
+        (
+            &["--focus", "("][..],
+            "invalid option: Focus /(/: invalid regex",
+        ),
+        (
+            &["--hide", "[z-a]"],
+            "invalid option: Hide /[z-a]/: invalid regex",
+        ),
+        (
+            &["--merge", "nope"],
+            "invalid option: Merge: nope: no function named \"nope\" in the profile",
+        ),
+        (&["--drop", "main "], "no function named \"main \""),
+        (
+            &["--collapse-module", "libz.so"],
+            "no module named \"libz.so\"",
+        ),
+        (
+            &["--from", "0.3", "--to", "0.2"],
+            "the range ends before it starts",
+        ),
+        (&["--from=-1"], "not a number of seconds"),
+    ] {
+        let out = report_transforms(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("prof: ") && err.contains(expected),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -142,9 +142,26 @@ fn the_served_viewer_is_the_current_source() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let web = root.join("web");
     let mut files = 0;
-    for entry in std::fs::read_dir(&web).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    // Every file under web/, in subfolders too (views/).
+    let mut todo = vec![web.clone()];
+    let mut paths = Vec::new();
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    for path in paths {
+        let name = path
+            .strip_prefix(&web)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
         let served_bytes = get(&format!("{}{name}", served.url), false);
         assert_eq!(served_bytes.status_code, 200, "{name}");
         assert!(

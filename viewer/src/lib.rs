@@ -7,6 +7,7 @@
 mod layout;
 mod profile;
 mod time;
+mod transforms;
 mod trees;
 mod view;
 

@@ -5,7 +5,8 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy,
+    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
+    TransformSpec,
 };
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -19,6 +20,9 @@ pub struct Profile {
     pub(crate) tree: CallTree,
     /// What selects the samples.
     pub(crate) view: ViewSpec,
+    /// The weight per stack of the samples `view` selects: kept so that a change of transforms
+    /// alone skips the pass over the samples.
+    pub(crate) weights: StackWeights,
     /// Functions to highlight in layouts (one byte per function id), if any.
     pub(crate) highlight: Option<Vec<u8>>,
 }
@@ -31,6 +35,8 @@ pub(crate) struct ViewSpec {
     pub threads: Option<Vec<u32>>,
     /// Only samples with `from <= time_ns < to`, `None` for the whole session.
     pub range: Option<(u64, u64)>,
+    /// The transform stack, applied in order (those that do not resolve are skipped).
+    pub transforms: Vec<TransformSpec>,
 }
 
 impl ViewSpec {
@@ -78,6 +84,21 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// A profile showing every sample of `session`.
+    pub(crate) fn of(session: Session) -> Profile {
+        let weights = StackWeights::compute(&session, &Filter::all());
+        let tree = CallTree::build(&session, &weights, &[]);
+        Profile {
+            session,
+            tree,
+            view: ViewSpec::default(),
+            weights,
+            highlight: None,
+        }
+    }
+}
+
 #[wasm_bindgen]
 impl Profile {
     /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
@@ -85,13 +106,7 @@ impl Profile {
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
         let session = prof::session::read(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
-        let tree = CallTree::new(&session, &Filter::all());
-        Ok(Profile {
-            session,
-            tree,
-            view: ViewSpec::default(),
-            highlight: None,
-        })
+        Ok(Profile::of(session))
     }
 
     /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.
@@ -149,13 +164,18 @@ impl Profile {
     }
 
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
-    /// "range": [from_ns, to_ns] or null}` (absent keys: everything).
+    /// "range": [from_ns, to_ns] or null, "transforms": [TransformSpec...]}` (absent keys:
+    /// everything, untransformed).
     #[wasm_bindgen(js_name = setView)]
     pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
         let view: ViewSpec =
             serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
-        self.tree = CallTree::new(&self.session, &filter);
+        let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+        if (&view.threads, view.range) != (&self.view.threads, self.view.range) {
+            self.weights = StackWeights::compute(&self.session, &filter);
+        }
+        self.tree = CallTree::build(&self.session, &self.weights, &transforms);
         self.view = view;
         Ok(())
     }

@@ -369,7 +369,6 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::aggregate::Filter;
     use prof::session::SessionBuilder;
 
     fn profile(lines: &[(&str, u64)]) -> Profile {
@@ -379,14 +378,7 @@ mod tests {
             let names: Vec<&str> = stack.split(';').collect();
             b.push_named(&names, t, i as u64, *weight);
         }
-        let session = b.finish();
-        let tree = CallTree::new(&session, &Filter::all());
-        Profile {
-            session,
-            tree,
-            view: Default::default(),
-            highlight: None,
-        }
+        Profile::of(b.finish())
     }
 
     fn example() -> Profile {

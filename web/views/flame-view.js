@@ -49,6 +49,26 @@ export class FlameView {
         ctx.state.update({ selected: func === null ? null : ctx.page.names[func] }),
     });
     this.icicle.addEventListener("change", (e) => ctx.state.update({ icicle: e.target.checked }));
+    // Transforms for a frame: right-click it, or the bar's button (the zoomed frame, else the
+    // selected function).
+    this.flame.canvas.addEventListener("contextmenu", (e) => {
+      const l = this.layout;
+      if (!l) return;
+      const { frame, ancestor } = this.flame.hitTest(e.offsetX, e.offsetY);
+      // A frame (not a merged sliver), or one of the dimmed ancestors of the zoomed frame.
+      const node = frame >= 0 && l.func[frame] !== l.merged ? l.node[frame] : l.path[ancestor]?.node;
+      if (node === undefined || node === l.path[0]?.node) return;
+      e.preventDefault();
+      this.ctx.tooltip.hide();
+      this.#openMenu(e.clientX, e.clientY, node);
+    });
+    this.transformButton = $("#transform-frame");
+    this.transformButton.addEventListener("click", (e) => {
+      const rect = e.target.getBoundingClientRect();
+      const { zoom, selected } = ctx.state.current;
+      if (zoom.length && this.layout) this.#openMenu(rect.left, rect.bottom, this.layout.root);
+      else if (selected !== null) ctx.transformMenu.open(rect.left, rect.bottom, { name: selected, path: null, module: null });
+    });
   }
 
   /** Empties the view (no profile). */
@@ -112,9 +132,10 @@ export class FlameView {
     }
     this.leftHeavy.checked = current.leftHeavy;
     const all = changed.has("file");
+    this.transformButton.disabled = !current.zoom.length && current.selected === null;
     const tasks = [];
-    // What changes the call tree: the samples chosen (threads, range).
-    const samples = ["threads", "range"].some((k) => changed.has(k));
+    // What changes the call tree: the samples chosen (threads, range) and the transforms.
+    const samples = ["threads", "range", "transforms"].some((k) => changed.has(k));
     if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
     else if (changed.has("selected")) this.#selectRow();
     const drawn = ["zoom", "search", "selected", "view", "flameWindow", "leftHeavy"];
@@ -184,6 +205,14 @@ export class FlameView {
     }
     if (this.layout !== layout || this.flame.hovered !== index) return;
     tooltip.show(html, event);
+  }
+
+  /** Opens the transform menu for call tree node `node` at client pixels (`x`, `y`). */
+  async #openMenu(x, y, node) {
+    const { ask, transformMenu } = this.ctx;
+    const [path, module] = await Promise.all([ask("namePath", { node }), ask("nodeModule", { node })]);
+    if (!path || !path.length) return;
+    transformMenu.open(x, y, { name: path[path.length - 1], path, module });
   }
 
   /** Where the frames of function `name` are drawn, relative to the canvas (for tests). */

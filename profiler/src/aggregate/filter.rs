@@ -41,6 +41,33 @@ impl Filter {
             .map(|(i, _)| ThreadIdx(i as u32));
         self.threads(matching)
     }
+
+    /// Keeps only samples taken between `from_s` and `to_s` seconds after the session started
+    /// (either end open when `None`), as `prof report --from --to` say it; an end that is not a
+    /// number of seconds at or after 0, or a range that ends before it starts, is an error.
+    pub fn seconds(self, from_s: Option<f64>, to_s: Option<f64>) -> Result<Self, String> {
+        if from_s.is_none() && to_s.is_none() {
+            return Ok(self);
+        }
+        let ns = |s: Option<f64>, open: u64, what: &str| match s {
+            None => Ok(open),
+            Some(s) if s.is_finite() && s >= 0.0 => {
+                Ok((s * 1e9).round().min(u64::MAX as f64) as u64)
+            }
+            Some(s) => Err(format!(
+                "--{what} {s}: not a number of seconds at or after 0"
+            )),
+        };
+        let (from, to) = (ns(from_s, 0, "from")?, ns(to_s, u64::MAX, "to")?);
+        if from >= to {
+            return Err(format!(
+                "--from {} --to {}: the range ends before it starts",
+                from_s.unwrap_or(0.0),
+                to_s.unwrap_or(f64::INFINITY)
+            ));
+        }
+        Ok(self.time_range(from, to))
+    }
 }
 
 /// Sample weight and count per stack node, for the samples a [`Filter`] keeps. Indexed by
@@ -130,6 +157,29 @@ mod tests {
         assert_eq!(total(Filter::all().threads([main]).time_range(10, 20)), 2);
         let w = StackWeights::compute(&session, &Filter::all());
         assert_eq!(w.count[s.index()], 4);
+    }
+
+    #[test]
+    fn seconds_choose_a_half_open_range_and_refuse_nonsense() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        for i in 0..4 {
+            b.push_sample(s, t, i * 500_000_000, 1 << i);
+        }
+        let session = b.finish();
+        let total = |from, to| {
+            let filter = Filter::all().seconds(from, to).unwrap();
+            StackWeights::compute(&session, &filter).total()
+        };
+        assert_eq!(total(None, None), 15);
+        assert_eq!(total(Some(0.5), Some(1.5)), 2 + 4);
+        assert_eq!(total(Some(1.0), None), 4 + 8);
+        assert_eq!(total(None, Some(0.5)), 1);
+        assert!(Filter::all().seconds(Some(2.0), Some(1.0)).is_err());
+        assert!(Filter::all().seconds(Some(-1.0), None).is_err());
+        assert!(Filter::all().seconds(None, Some(f64::NAN)).is_err());
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod threads;
 mod timeline;
 mod top;
 mod transform;
+mod transform_spec;
 mod tree;
 
 pub use diff::{DiffTree, StackDelta};
@@ -37,7 +38,10 @@ pub use threads::{thread_totals, ThreadTotal};
 pub use timeline::{bucket_of, time_extent, timeline, TimelineTrack};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
+pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transform_tests;

@@ -2,13 +2,18 @@
 
 use super::exit::fail;
 use clap::{Args, ValueEnum};
-use prof::aggregate::{CallTree, Filter, SortBy, StackWeights, TopTable};
+use prof::aggregate::{CallTree, Filter, SortBy, StackWeights, TopTable, TransformSpec};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `prof report`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Transforms apply in this order, whatever their order on the command line: \
+--focus, --ignore, --drop, --hide, --merge, --collapse-module, --collapse-recursion, \
+--focus-function. The viewer's transform stack gives the same numbers in the same order."
+)]
 pub struct ReportArgs {
     /// The profile: a session file (`.json`, `.json.gz`), folded stacks, `perf script` output or
     /// pprof.
@@ -19,9 +24,83 @@ pub struct ReportArgs {
     /// Rank functions by self weight (time in the function itself) or total (with callees).
     #[arg(long, value_enum, default_value_t = Sort::SelfWeight)]
     sort: Sort,
-    /// Only samples of threads with this name.
+    /// Only samples of threads with this name (repeat for several threads).
     #[arg(long, value_name = "NAME")]
-    thread: Option<String>,
+    thread: Vec<String>,
+    /// Boxed: keeps the subcommand enum small.
+    #[command(flatten)]
+    transforms: Box<TransformArgs>,
+}
+
+/// The time range and the transforms: the viewer's transform stack, as options. They apply in
+/// the order listed here, whatever their order on the command line.
+#[derive(Debug, Args)]
+struct TransformArgs {
+    /// Only samples taken at or after this many seconds into the session.
+    #[arg(long, value_name = "SECONDS")]
+    from: Option<f64>,
+    /// Only samples taken before this many seconds into the session.
+    #[arg(long, value_name = "SECONDS")]
+    to: Option<f64>,
+    /// Keep only samples with a function matching REGEX on their stack (pprof's -focus).
+    #[arg(long, value_name = "REGEX")]
+    focus: Vec<String>,
+    /// Drop samples with a function matching REGEX on their stack (pprof's -ignore).
+    #[arg(long, value_name = "REGEX")]
+    ignore: Vec<String>,
+    /// Drop the samples whose stack passes through the function NAME.
+    #[arg(long, value_name = "NAME")]
+    drop: Vec<String>,
+    /// Remove the frames of functions matching REGEX, charging their callers (pprof's -hide).
+    #[arg(long, value_name = "REGEX")]
+    hide: Vec<String>,
+    /// Remove the function NAME's frames, charging its callers.
+    #[arg(long, value_name = "NAME")]
+    merge: Vec<String>,
+    /// Show each run of frames of the module (binary or library) NAME as one frame.
+    #[arg(long, value_name = "NAME")]
+    collapse_module: Vec<String>,
+    /// Turn direct recursion into one frame.
+    #[arg(long)]
+    collapse_recursion: bool,
+    /// Keep only samples through the function NAME, rooted at it (merged over its call sites).
+    #[arg(long, value_name = "NAME")]
+    focus_function: Option<String>,
+}
+
+impl TransformArgs {
+    /// The transforms, in the documented order.
+    fn specs(&self) -> Vec<TransformSpec> {
+        let mut specs = Vec::new();
+        let each = |names: &[String], make: fn(String) -> TransformSpec| {
+            names.iter().cloned().map(make).collect::<Vec<_>>()
+        };
+        specs.extend(each(&self.focus, |pattern| TransformSpec::Focus {
+            pattern,
+        }));
+        specs.extend(each(&self.ignore, |pattern| TransformSpec::Ignore {
+            pattern,
+        }));
+        specs.extend(each(&self.drop, |function| TransformSpec::Drop {
+            function,
+        }));
+        specs.extend(each(&self.hide, |pattern| TransformSpec::Hide { pattern }));
+        specs.extend(each(&self.merge, |function| TransformSpec::Merge {
+            function,
+        }));
+        specs.extend(each(&self.collapse_module, |module| {
+            TransformSpec::CollapseModule { module }
+        }));
+        if self.collapse_recursion {
+            specs.push(TransformSpec::CollapseRecursion);
+        }
+        if let Some(function) = &self.focus_function {
+            specs.push(TransformSpec::FocusFunction {
+                function: function.clone(),
+            });
+        }
+        specs
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -38,9 +117,13 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Err(err) => return fail(&err),
     };
     let mut filter = Filter::all();
-    if let Some(name) = &args.thread {
-        filter = filter.thread_named(&session, name);
-        if filter.threads.as_ref().is_some_and(Vec::is_empty) {
+    let mut threads = Vec::new();
+    for name in &args.thread {
+        let named = Filter::all()
+            .thread_named(&session, name)
+            .threads
+            .unwrap_or_default();
+        if named.is_empty() {
             let mut names: Vec<&str> = session
                 .threads
                 .iter()
@@ -55,12 +138,29 @@ pub fn run(args: ReportArgs) -> ExitCode {
             ));
             return fail(&err);
         }
+        threads.extend(named);
     }
+    if !args.thread.is_empty() {
+        filter = filter.threads(threads);
+    }
+    let options = |e: String| fail(&prof::Error::InvalidOption(e));
+    let filter = match filter.seconds(args.transforms.from, args.transforms.to) {
+        Ok(filter) => filter,
+        Err(e) => return options(e),
+    };
+    let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
+        Ok(transforms) => transforms,
+        Err(e) => return options(e),
+    };
     let sort = match args.sort {
         Sort::SelfWeight => SortBy::SelfWeight,
         Sort::Total => SortBy::Total,
     };
-    let tree = CallTree::build(&session, &StackWeights::compute(&session, &filter), &[]);
+    let tree = CallTree::build(
+        &session,
+        &StackWeights::compute(&session, &filter),
+        &transforms,
+    );
     let rows = tree.top(&session, args.top, sort);
     let table = TopTable {
         session: &session,

@@ -1,0 +1,392 @@
+//! The transform stack in a real headless Chromium: transforms applied through the page (the
+//! flame graph's context menu, the regex form) give the top table `prof report` prints with the
+//! same options; chips remove them; the URL round-trips them. Screenshots under
+//! `tests/artifacts/`.
+
+use prof_e2e::served::Served;
+use prof_e2e::sessions;
+use prof_e2e::webdriver::Browser;
+use prof_e2e::TempDir;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const LOAD: Duration = Duration::from_secs(30);
+
+/// Opens `url` and waits until the page is ready (or shows an error).
+fn open(browser: &Browser, url: &str) {
+    browser.goto(url);
+    browser.wait_for(
+        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
+        LOAD,
+        "the page to load",
+    );
+}
+
+/// Waits up to [`LOAD`] for `condition` (the page answers through a worker, asynchronously).
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The top table's rows: name, total, total %, self, self %.
+fn table_rows(browser: &Browser) -> Vec<Vec<String>> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#top-table tbody tr')].map(tr =>
+           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
+             .map(s => tr.querySelector(s).textContent.trim()));",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// The rows `prof report --top 50 FILE ARGS` prints: name, total, total %, self, self %.
+fn report_rows(file: &Path, args: &[&str]) -> Vec<Vec<String>> {
+    let mut all = vec!["report", "--top", "50", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = prof_e2e::prof(&all);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(2)
+        .map(|line| {
+            let mut parts = line.split_whitespace();
+            let mut cell = || parts.next().unwrap_or_default().to_owned();
+            let total = format!("{} {}", cell(), cell());
+            let total_pct = cell();
+            let self_time = format!("{} {}", cell(), cell());
+            let self_pct = cell();
+            let name = parts.collect::<Vec<_>>().join(" ");
+            vec![name, total, total_pct, self_time, self_pct]
+        })
+        .collect()
+}
+
+/// Waits until the page's table equals what `prof report ARGS` prints.
+fn table_matches_report(browser: &Browser, file: &Path, args: &[&str]) {
+    let expected = report_rows(file, args);
+    assert!(!expected.is_empty(), "{args:?}");
+    let start = Instant::now();
+    loop {
+        let shown = table_rows(browser);
+        if shown == expected {
+            return;
+        }
+        assert!(
+            start.elapsed() < LOAD,
+            "the table never matched `prof report {args:?}`:\n shown {shown:?}\n report {expected:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The chips' texts, and whether each is marked as not applied.
+fn chips(browser: &Browser) -> Vec<(String, bool)> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#transforms .chip')].map(c =>
+           [c.querySelector('.text').textContent, c.classList.contains('invalid')]);",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+fn transforms_state(browser: &Browser) -> Value {
+    browser.eval(
+        "return window.profViewer.state.current.transforms;",
+        json!([]),
+    )
+}
+
+/// Right-clicks the first drawn frame of `name` and picks the menu item starting with `item`.
+fn menu_on(browser: &Browser, name: &str, item: &str) {
+    let mut frame = Value::Null;
+    eventually(&format!("a frame of {name}"), || {
+        frame = browser.eval(
+            "return window.profViewer.framesNamed(arguments[0])[0] ?? null;",
+            json!([name]),
+        );
+        !frame.is_null()
+    });
+    let canvas = browser.find("#flame-canvas");
+    let x = frame["x"].as_f64().unwrap() + frame["width"].as_f64().unwrap() / 2.0;
+    let y = frame["y"].as_f64().unwrap() + frame["height"].as_f64().unwrap() / 2.0;
+    browser.right_click_at(&canvas, x, y);
+    browser.wait_for(
+        "!document.querySelector('.transform-menu').hidden",
+        LOAD,
+        "the transform menu",
+    );
+    browser.screenshot(&format!("transforms-menu-{name}"));
+    let title = browser.eval(
+        "return document.querySelector('.transform-menu .title').textContent;",
+        json!([]),
+    );
+    assert_eq!(title, json!(name));
+    let clicked = browser.eval(
+        "const b = [...document.querySelectorAll('.transform-menu button')]
+           .find(b => b.textContent.startsWith(arguments[0]));
+         if (!b) return [...document.querySelectorAll('.transform-menu button')].map(b => b.textContent);
+         b.click(); return true;",
+        json!([item]),
+    );
+    assert_eq!(clicked, json!(true), "no menu item {item:?}");
+}
+
+/// Adds a regex transform through the bar's form; returns the form's error text.
+fn add_regex(browser: &Browser, kind: &str, pattern: &str) -> String {
+    browser.eval(
+        "const f = document.querySelector('#transforms form');
+         f.querySelector('select').value = arguments[0];",
+        json!([kind]),
+    );
+    let input = browser.find("#transforms form input");
+    browser.eval(
+        "document.querySelector('#transforms form input').value = '';",
+        json!([]),
+    );
+    browser.type_into(&input, pattern);
+    browser.click(&browser.find("#transforms form button"));
+    std::thread::sleep(Duration::from_millis(100));
+    browser
+        .eval(
+            "return document.querySelector('#transforms .transform-error').textContent;",
+            json!([]),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Clicks the × of chip `index`.
+fn remove_chip(browser: &Browser, index: usize) {
+    let button = browser.find(&format!(
+        "#transforms .chip:nth-child({}) button",
+        index + 1
+    ));
+    browser.click(&button);
+}
+
+fn clear_transforms(browser: &Browser) {
+    browser.eval(
+        "window.profViewer.state.update({ transforms: [] });",
+        json!([]),
+    );
+    eventually("no chips", || chips(browser).is_empty());
+}
+
+#[test]
+fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
+    let dir = TempDir::new("browser-transforms");
+    let file = dir.join("t.json");
+    sessions::save(&sessions::transforms(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("transforms", 1280, 800, 1.0);
+    open(&browser, &served.url);
+    table_matches_report(&browser, &file, &[]);
+    assert!(chips(&browser).is_empty());
+
+    // Drop, from the flame graph's context menu.
+    menu_on(&browser, "eval", "Drop samples");
+    table_matches_report(&browser, &file, &["--drop", "eval"]);
+    assert_eq!(chips(&browser), [("Drop: eval".to_owned(), false)]);
+    browser.screenshot("transforms-01-drop");
+
+    // Hide, from the regex form: the stack applies in order, like the command line's options.
+    assert_eq!(add_regex(&browser, "hide", "^parse$"), "");
+    table_matches_report(&browser, &file, &["--drop", "eval", "--hide", "^parse$"]);
+    assert_eq!(
+        chips(&browser),
+        [
+            ("Drop: eval".to_owned(), false),
+            ("Hide /^parse$/".to_owned(), false)
+        ]
+    );
+
+    // A bad regex is refused with the core's message; the stack is unchanged.
+    let error = add_regex(&browser, "focus", "(");
+    assert!(error.contains("invalid regex"), "{error}");
+    assert_eq!(chips(&browser).len(), 2);
+    browser.screenshot("transforms-02-bad-regex");
+
+    // The URL holds the stack: a fresh load of it shows the same chips and numbers.
+    let url: String =
+        serde_json::from_value(browser.eval("return location.href;", json!([]))).unwrap();
+    assert!(url.contains("transforms="), "{url}");
+    let before = transforms_state(&browser);
+    browser.goto("about:blank");
+    open(&browser, &url);
+    assert_eq!(transforms_state(&browser), before);
+    table_matches_report(&browser, &file, &["--drop", "eval", "--hide", "^parse$"]);
+    eventually("the chips after reload", || chips(&browser).len() == 2);
+
+    // The × removes just its chip.
+    remove_chip(&browser, 0);
+    table_matches_report(&browser, &file, &["--hide", "^parse$"]);
+    assert_eq!(chips(&browser), [("Hide /^parse$/".to_owned(), false)]);
+
+    // Collapse a library into one frame, from the menu of one of its frames.
+    menu_on(&browser, "malloc", "Collapse module");
+    table_matches_report(
+        &browser,
+        &file,
+        &["--hide", "^parse$", "--collapse-module", "/lib/libc.so.6"],
+    );
+    browser.screenshot("transforms-03-collapse-module");
+
+    // Collapse recursion, then focus on a function.
+    clear_transforms(&browser);
+    menu_on(&browser, "eval", "Collapse recursion");
+    table_matches_report(&browser, &file, &["--collapse-recursion"]);
+    menu_on(&browser, "eval", "Focus on function");
+    table_matches_report(
+        &browser,
+        &file,
+        &["--collapse-recursion", "--focus-function", "eval"],
+    );
+
+    // Merge, and pprof's regex focus and ignore.
+    clear_transforms(&browser);
+    menu_on(&browser, "parse", "Merge");
+    table_matches_report(&browser, &file, &["--merge", "parse"]);
+    clear_transforms(&browser);
+    assert_eq!(add_regex(&browser, "focus", "^lex$"), "");
+    table_matches_report(&browser, &file, &["--focus", "^lex$"]);
+    assert_eq!(add_regex(&browser, "ignore", "^malloc$"), "");
+    table_matches_report(
+        &browser,
+        &file,
+        &["--focus", "^lex$", "--ignore", "^malloc$"],
+    );
+    browser.screenshot("transforms-04-focus-ignore");
+
+    // Focus on a subtree: only that call path's samples, rooted at its last function. This
+    // time through the flame bar's button, for the zoomed frame (no pointer needed).
+    clear_transforms(&browser);
+    let button = "document.getElementById('transform-frame')";
+    assert_eq!(
+        browser.eval(&format!("return {button}.disabled;"), json!([])),
+        json!(true)
+    );
+    browser.eval("window.profViewer.zoomTo(['main', 'parse']);", json!([]));
+    browser.wait_for(&format!("!{button}.disabled"), LOAD, "the Transform button");
+    // The zoomed frame's dimmed ancestors have the menu too: `main` is drawn just below
+    // `parse`.
+    let mut parse = Value::Null;
+    eventually("the zoomed frame", || {
+        parse = browser.eval(
+            "return window.profViewer.framesNamed('parse')[0] ?? null;",
+            json!([]),
+        );
+        !parse.is_null()
+    });
+    let (x, y, h) = ["x", "y", "height"]
+        .map(|k| parse[k].as_f64().unwrap())
+        .into();
+    browser.right_click_at(&browser.find("#flame-canvas"), x + 5.0, y + h * 1.5);
+    browser.wait_for(
+        "!document.querySelector('.transform-menu').hidden",
+        LOAD,
+        "the transform menu",
+    );
+    let title = browser.eval(
+        "return document.querySelector('.transform-menu .title').textContent;",
+        json!([]),
+    );
+    assert_eq!(title, json!("main"));
+    // The menu has the keyboard's focus; Escape closes it and leaves the zoom alone.
+    browser.press_key("\u{E00C}");
+    browser.wait_for(
+        "document.querySelector('.transform-menu').hidden",
+        LOAD,
+        "the menu to close",
+    );
+    assert_eq!(
+        browser.eval("return window.profViewer.state.current.zoom;", json!([])),
+        json!(["main", "parse"])
+    );
+    browser.click(&browser.find("#transform-frame"));
+    // The keyboard picks "Focus on subtree", the second item: down, then Enter.
+    browser.wait_for(
+        "document.activeElement?.closest('.transform-menu')",
+        LOAD,
+        "the menu to take the focus",
+    );
+    browser.press_key("\u{E015}");
+    let focused = browser.eval("return document.activeElement.textContent;", json!([]));
+    assert_eq!(focused, json!("Focus on subtree"));
+    browser.press_key("\u{E007}");
+    eventually("the subtree's rows", || {
+        let names: Vec<String> = table_rows(&browser)
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        names == ["lex", "parse"]
+    });
+    assert_eq!(
+        transforms_state(&browser),
+        json!([{"kind": "focus-subtree", "path": ["main", "parse"]}])
+    );
+}
+
+#[test]
+fn a_url_with_threads_range_and_transforms_matches_prof_report() {
+    let dir = TempDir::new("browser-transforms-url");
+    let file = dir.join("t.json");
+    sessions::save(&sessions::transforms(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("transforms-url", 1280, 800, 1.0);
+    let base = served.url.split('#').next().unwrap().to_owned();
+    // Threads 0 and 1, 100 ms to 350 ms, collapse recursion and hide ^add$; a function this
+    // profile lacks is shown as a chip that is not applied, not as a failure.
+    let hash = "#threads=0%2C1&range=100000000-350000000\
+                &transforms=collapse-recursion%1Ehide%1F%5Eadd%24%1Emerge%1Fnope";
+    open(&browser, &format!("{base}{hash}"));
+    table_matches_report(
+        &browser,
+        &file,
+        &[
+            "--thread",
+            "main",
+            "--thread",
+            "worker",
+            "--from",
+            "0.1",
+            "--to",
+            "0.35",
+            "--collapse-recursion",
+            "--hide",
+            "^add$",
+        ],
+    );
+    eventually("three chips", || chips(&browser).len() == 3);
+    assert_eq!(
+        chips(&browser),
+        [
+            ("Collapse recursion".to_owned(), false),
+            ("Hide /^add$/".to_owned(), false),
+            ("Merge: nope".to_owned(), true),
+        ]
+    );
+    let title = browser.eval(
+        "return document.querySelector('#transforms .chip.invalid').title;",
+        json!([]),
+    );
+    assert_eq!(
+        title,
+        json!("not applied: no function named \"nope\" in the profile")
+    );
+    // The state formats back to the same fragment.
+    let round = browser.eval(
+        "return import('./state.js').then(m => m.format(m.parse(arguments[0])));",
+        json!([hash]),
+    );
+    assert_eq!(round, json!(hash));
+    browser.screenshot("transforms-05-url");
+}

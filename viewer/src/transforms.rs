@@ -1,0 +1,154 @@
+//! The transform stack of the page: the specs of the state (`transforms` in the URL), resolved
+//! against the loaded session by the core, and the chips' texts.
+
+use crate::profile::Profile;
+use prof::aggregate::{Transform, TransformSpec};
+use prof::session::Session;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// One chip of the transform bar: what it says, and why it is not applied (if it is not).
+#[derive(Debug, Serialize)]
+pub(crate) struct Chip {
+    /// `Focus: parse`, `Hide /^std::/`.
+    text: String,
+    /// Why the transform does not apply to this session (a name it lacks), or `None`.
+    error: Option<String>,
+}
+
+/// The transforms of `specs` that apply to `session`, in order, and a chip for every spec. A
+/// spec that does not resolve (a function of another profile, say) is left out and its chip
+/// says why: the page never fails on a stale URL.
+pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transform>, Vec<Chip>) {
+    let mut transforms = Vec::with_capacity(specs.len());
+    let mut chips = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let error = match spec.resolve(session) {
+            Ok(t) => {
+                transforms.push(t);
+                None
+            }
+            Err(e) => Some(format!("not applied: {e}")),
+        };
+        chips.push(Chip {
+            text: spec.to_string(),
+            error,
+        });
+    }
+    (transforms, chips)
+}
+
+fn parse_spec(spec_json: &str) -> Result<TransformSpec, JsError> {
+    serde_json::from_str(spec_json).map_err(|e| JsError::new(&format!("bad transform: {e}")))
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// The chips of the current transform stack, as JSON `[{text, error}]`.
+    #[wasm_bindgen(js_name = transformChipsJson)]
+    pub fn transform_chips_json(&self) -> String {
+        let (_, chips) = resolve(&self.session, &self.view.transforms);
+        serde_json::to_string(&chips).unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    /// Checks one transform (JSON, as in the state) before it joins the stack: its chip's text,
+    /// or an error saying why it cannot apply (a bad regex, an unknown function).
+    #[wasm_bindgen(js_name = checkTransform)]
+    pub fn check_transform(&self, spec_json: &str) -> Result<String, JsError> {
+        let spec = parse_spec(spec_json)?;
+        spec.resolve(&self.session).map_err(|e| JsError::new(&e))?;
+        Ok(spec.to_string())
+    }
+
+    /// The module (binary or library) of a call tree node's frame, if the session knows it:
+    /// what "collapse module" offers for that frame.
+    #[wasm_bindgen(js_name = nodeModule)]
+    pub fn node_module(&self, node: u32) -> Option<String> {
+        let frame = self.tree.frame(prof::aggregate::NodeId(node))?;
+        let module = self.session.frames.get(frame.index())?.module?;
+        Some(self.session.str(module).to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::session::SessionBuilder;
+
+    #[test]
+    fn a_transform_the_session_cannot_resolve_is_a_chip_not_applied() {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        b.push_named(&["main", "parse"], t, 0, 10);
+        let session = b.finish();
+        let specs: Vec<TransformSpec> = serde_json::from_str(
+            r#"[{"kind":"merge","function":"nope"},{"kind":"hide","pattern":"^parse$"},
+                {"kind":"focus","pattern":"("}]"#,
+        )
+        .unwrap();
+        let (transforms, chips) = resolve(&session, &specs);
+        assert_eq!(transforms.len(), 1);
+        let json = serde_json::to_value(&chips).unwrap();
+        assert_eq!(json[0]["text"], "Merge: nope");
+        assert_eq!(
+            json[0]["error"],
+            "not applied: no function named \"nope\" in the profile"
+        );
+        assert_eq!(json[1]["text"], "Hide /^parse$/");
+        assert!(json[1]["error"].is_null());
+        assert!(json[2]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("not applied: invalid regex"));
+    }
+
+    #[test]
+    fn a_change_of_transforms_alone_reuses_the_weights_and_gives_fresh_numbers() {
+        use prof::aggregate::{CallTree, Filter, StackWeights};
+        use prof::session::ThreadIdx;
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        b.push_named(&["main", "parse", "lex"], main, 0, 30);
+        b.push_named(&["main", "eval"], main, 10, 20);
+        b.push_named(&["work", "lex"], worker, 20, 5);
+        let session = b.finish();
+        let mut bytes = Vec::new();
+        prof::session::write(&session, &mut bytes).unwrap();
+        let mut profile = Profile::load(&bytes).unwrap();
+        let main_only = || Filter::all().threads([ThreadIdx(0)]);
+        let both = || Filter::all().threads([ThreadIdx(0), ThreadIdx(1)]);
+        let merge = r#"[{"kind": "merge", "function": "parse"}]"#;
+        let focus = r#"[{"kind": "focus", "pattern": "^lex$"}]"#;
+        for (view, filter, specs) in [
+            (
+                format!(r#"{{"threads": [0], "transforms": {merge}}}"#),
+                main_only(),
+                merge,
+            ),
+            (
+                format!(r#"{{"threads": [0], "transforms": {focus}}}"#),
+                main_only(),
+                focus,
+            ),
+            (
+                format!(r#"{{"threads": [0, 1], "transforms": {focus}}}"#),
+                both(),
+                focus,
+            ),
+            (
+                r#"{"threads": [0, 1], "range": [10, 30]}"#.to_owned(),
+                both().time_range(10, 30),
+                "[]",
+            ),
+            ("{}".to_owned(), Filter::all(), "[]"),
+        ] {
+            profile.set_view(&view).unwrap();
+            let specs: Vec<TransformSpec> = serde_json::from_str(specs).unwrap();
+            let transforms = TransformSpec::resolve_all(&specs, &session).unwrap();
+            let weights = StackWeights::compute(&session, &filter);
+            let expected = CallTree::build(&session, &weights, &transforms);
+            assert_eq!(profile.tree, expected, "{view}");
+        }
+    }
+}
