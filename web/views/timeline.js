@@ -31,6 +31,7 @@ export class Timeline {
     this.zoomButton = $("#zoom-range");
     this.resetButton = $("#zoom-reset");
     this.windowText = $("#window-text");
+    this.bar = $(".timeline-bar");
     this.data = null;
     this.drag = null; // {x0, x1} in CSS pixels while selecting
     this.renders = 0;
@@ -64,6 +65,7 @@ export class Timeline {
   /** Empties the timeline (no profile). */
   clear() {
     this.data = null;
+    this.bar.hidden = true;
     this.drag = null;
     this.chip.hidden = true;
     this.windowText.textContent = "";
@@ -79,6 +81,10 @@ export class Timeline {
     if (["file", "window", "search", "selected", "threads", "range"].some((k) => changed.has(k))) {
       tasks.push(this.#fetch());
     }
+    // The bar (window, range chip, zoom buttons) shows only when there is a range or a zoom, so
+    // the timeline takes little room from the views otherwise.
+    const { range, window } = this.ctx.state.current;
+    this.bar.hidden = range === null && window === null;
     await Promise.all(tasks);
   }
 
@@ -305,7 +311,7 @@ export class Timeline {
     if (e.offsetX < GUTTER) {
       const shown = this.#shown(d.threads[t]);
       tooltip.show(
-        `<div class="name">${escapeHtml(d.labels[t])}</div><div class="loc">Click to ${shown ? "hide" : "show"} this thread</div>`,
+        `<div class="name">${escapeHtml(d.labels[t])}</div><div class="loc">Click to ${shown ? "hide" : "show"} this thread; drag across the tracks to select a time range</div>`,
         e,
       );
       return;
