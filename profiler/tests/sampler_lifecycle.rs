@@ -63,9 +63,100 @@ fn stop_restores_the_previous_handler_and_late_signals_do_no_harm() {
         } else {
             current_sigprof_handler()
         };
-        assert_eq!(now, libc::SIG_IGN, "{timer}");
-        // SAFETY: raise only sends a signal to this thread; the signal is ignored now.
-        assert_eq!(unsafe { libc::raise(signal) }, 0);
+        // prof's handler stays, doing nothing with its own signals; see the r9 tests below.
+        assert_eq!(now, prof::sampler::our_handler_address(), "{timer}");
+    }
+}
+
+/// Starts and stops a session on `timer` with `signal` at its default disposition.
+fn session_over_default(timer: &str, signal: libc::c_int) {
+    // SAFETY: restores the default disposition; no handler code is involved.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
+    let p = start_on(Some(timer));
+    spin(Duration::from_millis(20));
+    p.stop().unwrap();
+}
+
+/// How `sh -c 'kill -NAME $$'` ends: the signal's default action unless it was ignored.
+fn child_kills_itself_with(name: &str) -> std::process::ExitStatus {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("kill -{name} $$; exit 7")])
+        .status()
+        .unwrap()
+}
+
+#[test]
+fn r9_a_program_started_after_a_session_gets_the_default_disposition() {
+    use std::os::unix::process::ExitStatusExt;
+    let _serial = serial();
+    for (timer, signal, name) in [
+        ("perf_event_sigtrap", libc::SIGTRAP, "TRAP"),
+        ("perf_event", libc::SIGPROF, "PROF"),
+        ("timer_create", libc::SIGPROF, "PROF"),
+    ] {
+        session_over_default(timer, signal);
+        let status = child_kills_itself_with(name);
+        assert_eq!(status.signal(), Some(signal), "{timer}: {status:?}");
+    }
+}
+
+/// Run in a child process by the test below: after a session over default dispositions, a
+/// SIGPROF of our own kind still in flight is swallowed, and one sent by a process (`raise`)
+/// ends the process as it would have without prof.
+#[test]
+fn signal_after_stop_child() {
+    let Some(signal) = std::env::var("PROF_SIGNAL_AFTER_STOP_CHILD").ok() else {
+        return;
+    };
+    let (timer, signal) = match signal.as_str() {
+        "TRAP" => ("perf_event_sigtrap", libc::SIGTRAP),
+        _ => ("perf_event", libc::SIGPROF),
+    };
+    session_over_default(timer, signal);
+    if signal == libc::SIGPROF {
+        late_sigprof();
+    }
+    println!("survived a late signal");
+    // SAFETY: sends the signal to this thread; prof's handler passes it on to the default action.
+    unsafe { libc::raise(signal) };
+    println!("still alive");
+}
+
+/// A late SIGPROF as a process-wide timer sends it (si_code SI_KERNEL, like setitimer's).
+fn late_sigprof() {
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 1000,
+    };
+    let once = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: tv,
+    };
+    // SAFETY: arms a one-shot ITIMER_PROF; `once` is a valid itimerval.
+    let rc = unsafe { libc::setitimer(libc::ITIMER_PROF, &once, std::ptr::null_mut()) };
+    assert_eq!(rc, 0);
+    spin(Duration::from_millis(20));
+}
+
+#[test]
+fn r9_a_signal_sent_after_a_session_gets_the_default_action() {
+    use std::os::unix::process::ExitStatusExt;
+    for (name, signal) in [("TRAP", libc::SIGTRAP), ("PROF", libc::SIGPROF)] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "signal_after_stop_child", "--nocapture"])
+            .env("PROF_SIGNAL_AFTER_STOP_CHILD", name)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.signal(), Some(signal), "{name}: {out:?}");
+        assert!(
+            stdout.contains("survived a late signal"),
+            "{name}: {stdout}"
+        );
+        assert!(!stdout.contains("still alive"), "{name}: {stdout}");
     }
 }
 

@@ -91,3 +91,46 @@ fn an_interval_too_short_to_deliver_is_refused() {
         .stop()
         .unwrap();
 }
+
+#[test]
+fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
+    // Its wall-clock timers wake blocked threads too: each wake-up used to be a sample of a
+    // few microseconds, 10,000 a second per blocked thread, more than the ring could take.
+    let _serial = serial();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let blocked: Vec<_> = (0..30)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::park_timeout(Duration::from_millis(20));
+                }
+            })
+        })
+        .collect();
+    let (report, used) = run(
+        "timer_create",
+        Duration::from_micros(100),
+        Duration::from_millis(1500),
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in blocked {
+        t.join().unwrap();
+    }
+    let meta = &report.session().meta;
+    let total = report.total_samples() as f64 + meta.dropped_samples as f64;
+    assert!(
+        (meta.dropped_samples as f64) < 0.01 * total,
+        "{} of {total} samples dropped",
+        meta.dropped_samples
+    );
+    let w = weight_on_this_thread(&report) as f64;
+    let off = (w - used.as_nanos() as f64).abs() / used.as_nanos() as f64;
+    assert!(off <= 0.03, "weight {w} vs {used:?}");
+    let n = samples_on(&report, current_tid()).len() as f64;
+    let expected = used.as_nanos() as f64 / 100e3;
+    assert!(
+        n >= 0.9 * expected,
+        "{n} samples for {expected:.0} expected"
+    );
+}

@@ -304,7 +304,7 @@ fn imports_convert_to_session_files_that_load() {
 fn bad_input_exits_2_with_one_line_naming_the_file() {
     let dir = TempDir::new("convert-bad");
     let bad = dir.join("bad.folded");
-    std::fs::write(&bad, "main;work 12\nmain;oops twelve\n").unwrap();
+    std::fs::write(&bad, "main;work 12\nmain;oops 1.5\n").unwrap();
     let out = prof(&[
         "convert",
         bad.to_str().unwrap(),
@@ -314,7 +314,10 @@ fn bad_input_exits_2_with_one_line_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("bad.folded: line 2: weight `twelve`"), "{err}");
+    assert!(
+        err.contains("bad.folded: line 2: weight `1.5` is fractional"),
+        "{err}"
+    );
     assert!(!dir.join("x.svg").exists());
 
     let out = prof(&[
@@ -426,4 +429,60 @@ fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
         theirs.iter().any(|name| name.ends_with("busy_hashing")),
         "{theirs:#?}"
     );
+}
+
+#[test]
+fn r10_an_overflowing_import_never_becomes_a_session_file_report_refuses() {
+    let dir = TempDir::new("convert-overflow");
+    let input = dir.join("overflow.folded");
+    std::fs::write(
+        &input,
+        "main;a 18446744073709551615\nmain;b 18446744073709551615\n",
+    )
+    .unwrap();
+    let out_path = dir.join("out.json");
+    let out = prof(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--to",
+        "session",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the weights add up to more than 2^64 - 1"),
+        "{err}"
+    );
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn r10_convert_takes_the_sample_type_and_perf_keeps_every_sample() {
+    let dir = TempDir::new("convert-type");
+    let out_path = dir.join("heap.json");
+    let out = convert(&[
+        data("go-heap.pb.gz").to_str().unwrap(),
+        "--type",
+        "alloc_space",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let session = prof::session::load(&out_path).unwrap();
+    assert_eq!(session.meta.sample_type.name, "alloc_space");
+    // A perf import keeps one row per sample, with its time from the first sample.
+    let out_path = dir.join("perf.json");
+    convert(&[
+        data("perf-task-clock-callchains.perf").to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    let session = prof::session::load(&out_path).unwrap();
+    assert_eq!(session.samples.len(), 31);
+    assert_eq!(session.sample_count(), 31);
+    assert_eq!(session.samples.time_ns[0], 0);
+    assert!(session.samples.time_ns.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(session.meta.sample_type.name, "task-clock");
 }

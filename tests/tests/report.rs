@@ -424,3 +424,308 @@ fn bad_regexes_unknown_functions_and_ranges_are_one_line_and_exit_2() {
         );
     }
 }
+
+/// `prof report` of `path` (with `extra` arguments) that must succeed: its stdout's header line.
+fn header(path: &Path, extra: &[&str]) -> String {
+    let out = prof(&[&["report", path.to_str().unwrap()], extra].concat());
+    assert!(out.status.success(), "{}: {}", path.display(), stderr(&out));
+    stdout(&out).lines().next().unwrap_or_default().to_owned()
+}
+
+/// `tests/data/import/<name>`: real files of other tools.
+fn import_data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/import")
+        .join(name)
+}
+
+/// A protobuf field: `tag` holding the bytes `body` (a message or a string).
+fn pb_bytes(field: u64, body: &[u8]) -> Vec<u8> {
+    let mut out = pb_varint(field, body.len() as u64);
+    out[0] = (field << 3 | 2) as u8;
+    out.extend_from_slice(body);
+    out
+}
+
+/// A protobuf field: `tag` with a varint `value`.
+fn pb_varint(field: u64, value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for mut v in [field << 3, value] {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    out
+}
+
+/// A pprof profile of one `cpu/nanoseconds` column with a sample per value, each at `main`.
+fn pprof_with_values(values: &[i64]) -> Vec<u8> {
+    let mut p = pb_bytes(1, &[pb_varint(1, 1), pb_varint(2, 2)].concat());
+    for &v in values {
+        p.extend(pb_bytes(
+            2,
+            &[pb_varint(1, 1), pb_varint(2, v as u64)].concat(),
+        ));
+    }
+    p.extend(pb_bytes(
+        4,
+        &[pb_varint(1, 1), pb_bytes(4, &pb_varint(1, 1))].concat(),
+    ));
+    p.extend(pb_bytes(5, &[pb_varint(1, 1), pb_varint(2, 3)].concat()));
+    for s in ["", "cpu", "nanoseconds", "main"] {
+        p.extend(pb_bytes(6, s.as_bytes()));
+    }
+    p
+}
+
+#[test]
+fn r10_a_10_mb_folded_line_stays_within_10x_its_size() {
+    let dir = TempDir::new("report-deep-line");
+    let mut line = "ab;".repeat(3_333_333);
+    line.push_str("leaf 1\n");
+    let path = write(&dir, "deep.folded", line.as_bytes());
+    // GNU time reports the peak resident set of the command in KiB.
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "peak %M"])
+        .arg(prof_e2e::prof_bin())
+        .args(["report", path.to_str().unwrap(), "--top", "2"])
+        .output()
+        .expect("/usr/bin/time runs");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("1 stack deeper than 4096 frames was cut at the root end"),
+        "{err}"
+    );
+    let peak_kib: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak "))
+        .and_then(|k| k.trim().parse().ok())
+        .expect("time printed the peak");
+    assert!(
+        peak_kib < 100 << 10,
+        "peak {peak_kib} KiB for a 10 MB input"
+    );
+    assert_eq!(frames(&out), ["leaf", "ab"]);
+}
+
+#[test]
+fn r10_empty_overflowing_and_negative_inputs_are_refused_in_every_format() {
+    let dir = TempDir::new("report-refused-imports");
+    let good = write(&dir, "good.pb", &pprof_with_values(&[5, 7]));
+    assert!(header(&good, &[]).contains("2 samples, showing cpu (nanoseconds), 12 ns total"));
+    let cases: [(&str, &[u8], &str); 8] = [
+        ("empty.folded", b"", "empty file"),
+        ("comments.folded", b"# only a comment\n", "no stacks found"),
+        (
+            "none.perf",
+            b"\t    55aa01 hash+0x10 (/usr/bin/demo)\n",
+            "a frame line before any event line",
+        ),
+        (
+            "none.pb",
+            &pprof_with_values(&[]),
+            "the profile has no samples",
+        ),
+        (
+            "negative.pb",
+            &pprof_with_values(&[5, -5]),
+            "sample 1 has a negative cpu value (-5)",
+        ),
+        (
+            "overflow.folded",
+            b"main;a 18446744073709551615\nmain;b 18446744073709551615\n",
+            "line 2: the weights add up to more than 2^64 - 1",
+        ),
+        (
+            "diff.folded",
+            b"main;work 3 5\nmain 1 2\n",
+            "compare the two profiles with `prof diff BASE NEW`",
+        ),
+        (
+            "fraction.folded",
+            b"main;work 31.5\n",
+            "weight `31.5` is fractional",
+        ),
+    ];
+    for (name, bytes, expected) in cases {
+        refused(&write(&dir, name, bytes), expected);
+    }
+}
+
+#[test]
+fn r10_every_perf_script_layout_reads() {
+    let dir = TempDir::new("report-perf-layouts");
+    // Real `perf record -e cpu-clock` without -g: the frame is on the (indented) event line.
+    let out = prof(&[
+        "report",
+        import_data("perf-cpu-clock-no-callchain.perf")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["hot", "cold"]);
+    assert!(stdout(&out).contains("31 samples"), "{}", stdout(&out));
+    let unindented = write(
+        &dir,
+        "old.perf",
+        b"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n7f0000001000 main (/usr/bin/java)\n\n",
+    );
+    let out = prof(&["report", unindented.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["native_write_msr_safe", "main"]);
+    // One byte that is not UTF-8 keeps a text file text, shown as U+FFFD.
+    let perf = write(
+        &dir,
+        "byte.perf",
+        b"burn 26036  7992.386479:    1001001 cpu-clock:pppH: \n\t            1226 hot70+0x55 (/opt/app/burn)\n\t            141d ma\xffin+0x39 (/opt/app/burn)\n\n",
+    );
+    let out = prof(&["report", perf.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["hot70", "ma\u{fffd}in"]);
+    let folded = write(&dir, "byte.folded", b"main;w\xffork 3\n");
+    let out = prof(&["report", folded.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(frames(&out), ["w\u{fffd}ork", "main"]);
+}
+
+#[test]
+fn r10_folded_comments_are_skipped_and_bad_lines_counted_on_one_warning_line() {
+    let dir = TempDir::new("report-folded-lines");
+    let path = write(
+        &dir,
+        "mixed.folded",
+        b"# austin: 3.3.0\n# mode: wall\nmain;work 3\nmain;oops twelve\nnoweight\nmain 1\n",
+    );
+    let out = prof(&["report", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("4 samples"), "{}", stdout(&out));
+    assert_eq!(frames(&out), ["work", "main"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "prof: warning: {}: skipped 2 lines that are not `frames weight` (first: line 4: \
+             weight `twelve` is not a whole number)\n",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn r10_go_profiles_count_samples_and_heap_types_are_a_choice() {
+    // Go's runtime/pprof CPU profile: 24 samples in 6 rows.
+    let cpu = import_data("go-cpu.pb.gz");
+    let text = header(&cpu, &[]);
+    assert!(
+        text.contains("24 samples, showing cpu (nanoseconds), 240 ms total"),
+        "{text}"
+    );
+    // A Go heap profile shows what `go tool pprof` shows by default: inuse_space.
+    let heap = import_data("go-heap.pb.gz");
+    let text = header(&heap, &[]);
+    assert!(
+        text.contains("alloc mode, 15 samples, showing inuse_space (bytes), 8.00 MiB total"),
+        "{text}"
+    );
+    let text = header(&heap, &["--type", "alloc_space"]);
+    assert!(
+        text.contains("showing alloc_space (bytes), 15.8 MiB total"),
+        "{text}"
+    );
+    let text = header(&heap, &["--type", "alloc_objects"]);
+    assert!(text.contains("showing alloc_objects (count)"), "{text}");
+    let out = prof(&["report", heap.to_str().unwrap(), "--type", "space"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "prof: {}: no sample type `space` (available: alloc_objects, alloc_space, \
+             inuse_objects, inuse_space)\n",
+            heap.display()
+        )
+    );
+}
+
+#[test]
+fn r10_perf_files_of_several_events_show_one_and_say_so() {
+    // Real `perf record -e task-clock -e cpu-clock` output (cycles fall back to cpu-clock here).
+    let path = import_data("perf-mixed-events.perf");
+    let out = prof(&["report", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("3 samples, showing cpu-clock"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "prof: warning: {}: the file holds samples of other events too, left out: \
+             task-clock (3); choose one with --type\n",
+            path.display()
+        )
+    );
+    let text = header(&path, &["--type", "task-clock"]);
+    assert!(text.contains("showing task-clock (nanoseconds)"), "{text}");
+    let out = prof(&["report", path.to_str().unwrap(), "--type", "cycles"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).ends_with("no sample type `cycles` (available: cpu-clock, task-clock)\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn r10_perf_script_headers_count_samples_in_the_events_unit() {
+    let dir = TempDir::new("report-perf-units");
+    let sample = "burn 1/1 [000] 1.0: 1000 cpu-clock:\n\t    55aa01 hot+0x10 (/bin/burn)\n\t    55aa03 main+0x30 (/bin/burn)\n\n";
+    let identical = write(&dir, "identical.perf", sample.repeat(3).as_bytes());
+    assert!(
+        header(&identical, &[]).starts_with(
+            "burn: cpu mode, 3 samples, showing cpu-clock (nanoseconds), 3.00 µs total"
+        ),
+        "{}",
+        header(&identical, &[])
+    );
+    let cycles = write(
+        &dir,
+        "cycles.perf",
+        b"swapper     0 [012] 2281339.604067:   20834821 cycles:\n        ffffffffc09ace93 idle_loop+0xb80 ([kernel.kallsyms])\n\n",
+    );
+    let text = header(&cycles, &[]);
+    assert!(
+        text.contains("1 samples, showing cycles (count), 20,834,821 total"),
+        "{text}"
+    );
+    let out = prof(&["report", cycles.to_str().unwrap()]);
+    let row: Vec<String> = stdout(&out)
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        row,
+        ["20,834,821", "100.0%", "20,834,821", "100.0%", "idle_loop"]
+    );
+    // Real `perf record -e task-clock -c 1000000 -g` output: 31 samples of 1 ms.
+    let text = header(&import_data("perf-task-clock-callchains.perf"), &[]);
+    assert!(
+        text.contains("31 samples, showing task-clock (nanoseconds), 31.0 ms total"),
+        "{text}"
+    );
+    // Real `perf script -F comm,tid,time,event,ip,sym` output has no period: one count each.
+    let text = header(&import_data("perf-no-period.perf"), &[]);
+    assert!(
+        text.contains("31 samples, showing samples (count), 31 total"),
+        "{text}"
+    );
+}

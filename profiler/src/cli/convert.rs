@@ -4,7 +4,6 @@
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
 use prof::export::{dot, pprof, source, speedscope, svg, write_folded};
-use prof::import::load_any;
 use prof::session::Session;
 use prof::Error;
 use std::io::Write;
@@ -24,6 +23,10 @@ pub struct ConvertArgs {
     /// Where to write (`-` for standard output).
     #[arg(short, long)]
     output: PathBuf,
+    /// The sample type to read: a pprof value column (`inuse_space`, `alloc_objects`, ...) or a
+    /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
+    #[arg(long = "type", value_name = "NAME")]
+    sample_type: Option<String>,
 }
 
 /// The formats `prof convert` writes.
@@ -79,14 +82,19 @@ pub fn run(args: ConvertArgs) -> ExitCode {
         );
         return ExitCode::from(BAD_INPUT);
     };
-    match convert(&args.file, target, &args.output) {
+    match convert(&args.file, args.sample_type, target, &args.output) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(&err),
     }
 }
 
-fn convert(input: &Path, target: Target, output: &Path) -> prof::Result<()> {
-    let session = load_any(input)?;
+fn convert(
+    input: &Path,
+    sample_type: Option<String>,
+    target: Target,
+    output: &Path,
+) -> prof::Result<()> {
+    let session = super::load(input, sample_type)?;
     let to_stdout = output == Path::new("-");
     if target == Target::Session && !to_stdout {
         return prof::session::save(&session, output);

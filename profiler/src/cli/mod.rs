@@ -9,7 +9,10 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod exit;
+mod load;
 mod report;
+
+use load::load;
 
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]

@@ -27,6 +27,10 @@ pub struct ReportArgs {
     /// Only samples of threads with this name (repeat for several threads).
     #[arg(long, value_name = "NAME")]
     thread: Vec<String>,
+    /// The sample type to show: a pprof value column (`inuse_space`, `alloc_objects`, ...) or a
+    /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
+    #[arg(long = "type", value_name = "NAME")]
+    sample_type: Option<String>,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
@@ -112,7 +116,7 @@ enum Sort {
 
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
-    let session = match prof::import::load_any(&args.file) {
+    let session = match super::load(&args.file, args.sample_type) {
         Ok(session) => session,
         Err(err) => return fail(&err),
     };

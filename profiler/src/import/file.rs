@@ -1,7 +1,10 @@
 //! Loading a profile file of any format `prof` reads (native only): the format is told from the
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
-use super::{gunzip, is_gzip, read_folded, read_pprof, sniff, Format, MAX_DECOMPRESSED};
+use super::{
+    gunzip, is_gzip, read_import, sniff, unknown_type, Format, LoadOptions, Loaded,
+    MAX_DECOMPRESSED,
+};
 use crate::session::Session;
 use crate::{Error, Result};
 use std::fs::File;
@@ -14,14 +17,30 @@ const SNIFF_BYTES: u64 = 64 << 10;
 /// Loads a session file, folded stacks, `perf script` output or a pprof profile (each possibly
 /// gzipped) from `path`. A name ending in `.json` or `.json.gz` is taken for a session file (so a
 /// broken one gets the session reader's precise error); any other file's format is told from its
-/// content. Errors are one line naming the file.
+/// content. Errors are one line naming the file. Warnings are dropped: see [`load_any_with`].
 pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
+    load_any_with(path, &LoadOptions::default()).map(|loaded| loaded.session)
+}
+
+/// Loads a profile of any format as [`load_any`] does, with `options` (the sample type to
+/// show), and returns it with the reader's warnings (lines skipped, events left out, stacks cut).
+pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded> {
     let path = path.as_ref();
+    let session_file = |path: &Path| {
+        let session = crate::session::load(path)?;
+        match options.sample_type.as_deref() {
+            Some(wanted) if wanted != session.meta.sample_type.name => Err(Error::BadInput {
+                path: path.to_owned(),
+                message: unknown_type(wanted, [session.meta.sample_type.name.as_str()]),
+            }),
+            _ => Ok(Loaded::new(session)),
+        }
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase());
     if name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")) {
-        return crate::session::load(path);
+        return session_file(path);
     }
     let io_err = |source| Error::Io {
         path: path.to_owned(),
@@ -52,7 +71,7 @@ pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
         sniff(&head)
     };
     if format == Format::Session {
-        return crate::session::load(path);
+        return session_file(path);
     }
     let size = file.metadata().map_err(io_err)?.len();
     if size > MAX_DECOMPRESSED {
@@ -66,11 +85,7 @@ pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
     if gzipped && format != Format::Pprof {
         bytes = gunzip(&bytes, path)?;
     }
-    match format {
-        Format::Folded => read_folded(&bytes[..], path),
-        Format::PerfScript => super::perf::read_perf_script(&bytes[..], path),
-        _ => read_pprof(&bytes, path),
-    }
+    read_import(format, &bytes, path, options)
 }
 
 #[cfg(test)]
@@ -112,6 +127,23 @@ mod tests {
             assert_eq!(loaded.meta.timer, timer, "{name}");
             assert!(loaded.total_weight() > 0, "{name}");
         }
+    }
+
+    #[test]
+    fn a_sample_type_a_session_file_does_not_have_is_refused_listing_its_own() {
+        let mut json = Vec::new();
+        crate::session::write(&crate::export::fixture::session(), &mut json).unwrap();
+        let path = temp("typed.json", &json);
+        let mut options = LoadOptions {
+            sample_type: Some("cpu".into()),
+        };
+        assert!(load_any_with(&path, &options).is_ok());
+        options.sample_type = Some("alloc_space".into());
+        let err = load_any_with(&path, &options).unwrap_err().to_string();
+        assert!(
+            err.ends_with("typed.json: no sample type `alloc_space` (available: cpu)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Readers that turn other tools' profiles (folded stacks, `perf script`, pprof) into sessions.
 //!
-//! [`sniff`] tells the formats apart from a file's first bytes, so one command accepts them all.
+//! [`sniff`] tells the formats apart from a file's first bytes by their structure, so one command
+//! accepts them all. Every reader takes [`LoadOptions`] (which sample type to show) and returns a
+//! [`Loaded`]: the session and one-line warnings about what it skipped, which only the command
+//! line prints. No input makes a reader panic (`fuzz_tests.rs`), and none yields a session whose
+//! file the session reader would refuse: totals past 2^64 are refused here.
 
 #[cfg(feature = "native")]
 mod file;
 pub mod folded;
 #[cfg(test)]
 mod fuzz_tests;
-#[cfg(feature = "native")]
 pub mod perf;
 pub mod pprof;
 
@@ -16,12 +19,89 @@ use std::io::Read;
 use std::path::Path;
 
 #[cfg(feature = "native")]
-pub use file::load_any;
-pub use folded::read_folded;
-pub use pprof::read_pprof;
+pub use file::{load_any, load_any_with};
+pub use folded::{read_folded, read_folded_with};
+pub use perf::{read_perf_script, read_perf_script_with};
+pub use pprof::{read_pprof, read_pprof_with};
+
+use crate::session::Session;
 
 /// The most bytes a compressed input may expand to (256 MiB): a gzip bomb stops here.
 pub const MAX_DECOMPRESSED: u64 = 256 << 20;
+
+/// The deepest stack an importer keeps: deeper stacks are cut at the root end (their outermost
+/// frames are dropped, the leaf and its callers kept) and the cut is reported in
+/// [`Loaded::warnings`]. It bounds the memory one long line of folded stacks can take.
+pub const MAX_STACK_DEPTH: usize = 4096;
+
+/// Choices a user makes when importing a profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// The sample type to show, by name (`inuse_space`, `cycles`, `samples`, ...): a pprof
+    /// profile's value column or a `perf script` file's event. `None` takes the format's
+    /// default (pprof's `default_sample_type`, else its last type; perf's first event).
+    pub sample_type: Option<String>,
+}
+
+/// An imported session and what the reader noticed while reading it.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The session.
+    pub session: Session,
+    /// One line each: input that was skipped or cut (bad lines, other events, deep stacks), for
+    /// the command line to print as warnings. The library prints nothing.
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// A session with no warnings.
+    pub fn new(session: Session) -> Self {
+        Loaded {
+            session,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// `"no sample type `NAME` (available: a, b)"`: the error for a `--type` that is not in a file.
+pub(crate) fn unknown_type<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> String {
+    let available: Vec<&str> = available.into_iter().collect();
+    format!(
+        "no sample type `{name}` (available: {})",
+        available.join(", ")
+    )
+}
+
+/// Sums weights and sample counts as rows are added, so an import whose totals pass 2^64 is
+/// refused with a clear message rather than saved as a file the session reader refuses.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    weight: u64,
+    count: u64,
+}
+
+impl Totals {
+    /// Adds a row of `weight` standing for `count` samples, or says why the totals overflow.
+    pub(crate) fn add(&mut self, weight: u64, count: u64) -> std::result::Result<(), String> {
+        self.weight = self.weight.checked_add(weight).ok_or_else(|| {
+            "the weights add up to more than 2^64 - 1, more than prof can total".to_owned()
+        })?;
+        self.count = self.count.checked_add(count).ok_or_else(|| {
+            "the sample counts add up to more than 2^64 - 1, more than prof can total".to_owned()
+        })?;
+        Ok(())
+    }
+}
+
+/// The warning for `cut` stacks cut to [`MAX_STACK_DEPTH`], if any.
+pub(crate) fn cut_warning(cut: u64) -> Option<String> {
+    (cut > 0).then(|| {
+        let (s, were) = if cut == 1 { ("", "was") } else { ("s", "were") };
+        format!("{cut} stack{s} deeper than {MAX_STACK_DEPTH} frames {were} cut at the root end")
+    })
+}
 
 /// The formats `prof` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,37 +117,53 @@ pub enum Format {
     Pprof,
 }
 
-/// Which format `head`, the first bytes of a file (after decompression), is in: JSON is a
-/// session, text with indented address lines is `perf script` output, other text is folded
-/// stacks, and anything else is taken for pprof.
+/// Which format `head`, the first bytes of a file (after decompression), is in, told by
+/// structure: bytes that are not text (a NUL, or more than one control character in 32) are
+/// taken for pprof; text opening with `{` is a session; text with a `perf script` event line
+/// (`comm tid ... event:`) or an indented `address symbol` frame line is `perf script` output;
+/// other text is folded stacks. Bytes that are not UTF-8 do not make text binary: perf and
+/// folded names may hold any bytes.
 pub fn sniff(head: &[u8]) -> Format {
-    let text = match std::str::from_utf8(head) {
-        Ok(text) => text,
-        // A multi-byte character cut off at the end of the head is still text.
-        Err(e) if e.error_len().is_none() => {
-            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
-        }
-        Err(_) => return Format::Pprof,
-    };
-    if text.contains('\0') || text.is_empty() && !head.is_empty() {
+    if looks_binary(head) {
         return Format::Pprof;
     }
+    let text = String::from_utf8_lossy(head);
     if text.trim_start().starts_with('{') {
         return Format::Session;
     }
-    let perf_frame = |line: &str| {
-        let trimmed = line.trim_start();
-        trimmed.len() < line.len()
-            && trimmed
-                .split_whitespace()
-                .next()
-                .is_some_and(|addr| addr.bytes().all(|c| c.is_ascii_hexdigit()))
-    };
-    if text.lines().any(perf_frame) {
+    if text.lines().any(perf::is_perf_line) {
         Format::PerfScript
     } else {
         Format::Folded
     }
+}
+
+/// Reads `bytes` (decompressed, except pprof which may stay gzipped) in `format`, one of the
+/// imported formats; a `Session` is read as pprof. What `load_any_with` does once it knows.
+#[cfg(any(feature = "native", test))]
+pub(crate) fn read_import(
+    format: Format,
+    bytes: &[u8],
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<Loaded> {
+    match format {
+        Format::Folded => read_folded_with(bytes, path, options),
+        Format::PerfScript => read_perf_script_with(bytes, path, options),
+        _ => read_pprof_with(bytes, path, options),
+    }
+}
+
+/// True when `head` holds a NUL byte or more control characters (other than tab, line feed,
+/// vertical tab, form feed, carriage return and escape) than one byte in 32: protobuf, not text.
+fn looks_binary(head: &[u8]) -> bool {
+    let controls = head
+        .iter()
+        .filter(|&&b| {
+            (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1b)) || b == 0x7f
+        })
+        .count();
+    head.contains(&0) || controls * 32 > head.len()
 }
 
 /// True when `bytes` start with the gzip magic number.
@@ -117,6 +213,39 @@ mod tests {
         // A UTF-8 character cut at the end of the head does not make text binary.
         assert_eq!(
             sniff("main;caf\u{e9}".as_bytes().split_last().unwrap().1),
+            Format::Folded
+        );
+    }
+
+    #[test]
+    fn r10_text_with_bytes_that_are_not_utf8_is_still_text() {
+        assert_eq!(sniff(b"main;w\xffork 3\n"), Format::Folded);
+        let perf =
+            b"burn 1  7992.386479:    1001001 cpu-clock:pppH: \n\t  141d ma\xffin+0x39 (/b)\n";
+        assert_eq!(sniff(perf), Format::PerfScript);
+    }
+
+    #[test]
+    fn r10_every_perf_script_layout_is_told_by_its_structure() {
+        let real = [
+            &include_bytes!("../../../tests/data/import/perf-task-clock-callchains.perf")[..],
+            include_bytes!("../../../tests/data/import/perf-cpu-clock-no-callchain.perf"),
+            include_bytes!("../../../tests/data/import/perf-no-period.perf"),
+            include_bytes!("../../../tests/data/import/perf-mixed-events.perf"),
+        ];
+        for text in real {
+            assert_eq!(sniff(text), Format::PerfScript);
+        }
+        // Without -g: the frame on the event line, and no indented line at all.
+        let no_callchain = b"burn 26036  7992.386479:    1001001 cpu-clock:pppH:      1226 hot70+0x55 (/opt/app/burn)\n";
+        assert_eq!(sniff(no_callchain), Format::PerfScript);
+        // The older layout: no time, unindented frames.
+        let old =
+            b"java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n";
+        assert_eq!(sniff(old), Format::PerfScript);
+        // Folded lines whose frames hold numbers and colons stay folded.
+        assert_eq!(
+            sniff(b"main;std::thread::sleep 10\nmain;a 1 2\n"),
             Format::Folded
         );
     }

@@ -1,9 +1,13 @@
-//! pprof `profile.proto` in (gzipped or not): each sample becomes one session sample.
+//! pprof `profile.proto` in (gzipped or not): each sample becomes one session row.
 //!
-//! The weight is the first `nanoseconds` or `bytes` value (a `count` value times the period when
-//! the profile has no such value); the thread comes from a `thread`/`thread_id` label (or
-//! `thread_name`/`tid`), else all samples are on one thread named `all`.
+//! The weight is one value column, chosen as `go tool pprof` does: the one asked for by name
+//! ([`LoadOptions::sample_type`], `--type`), else the profile's `default_sample_type`, else the
+//! last. A `samples`/`count` column, when there is one, says how many samples each row stands
+//! for. The thread comes from a `thread`/`thread_id` label (or `thread_name`/`tid`), else all
+//! samples are on one thread named `all`. Negative values (a profile of differences) and
+//! profiles without samples are refused.
 
+use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
 use crate::export::pprof::proto;
 use crate::session::{
     FrameId, FrameSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
@@ -19,6 +23,13 @@ pub const PPROF_TIMER: &str = "import:pprof";
 /// Reads a pprof profile from `bytes` (gzip-compressed or raw); `path` only names the input in
 /// errors. Decompressed data beyond [`super::MAX_DECOMPRESSED`] is refused.
 pub fn read_pprof(bytes: &[u8], path: &Path) -> Result<Session> {
+    read_pprof_with(bytes, path, &LoadOptions::default()).map(|l| l.session)
+}
+
+/// Reads a pprof profile from `bytes` (gzip-compressed or raw), showing the value column
+/// `options.sample_type` (by default pprof's: `default_sample_type`, else the last); `path` only
+/// names the input in errors.
+pub fn read_pprof_with(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Loaded> {
     let raw;
     let bytes = if super::is_gzip(bytes) {
         raw = super::gunzip(bytes, path)?;
@@ -32,7 +43,9 @@ pub fn read_pprof(bytes: &[u8], path: &Path) -> Result<Session> {
     };
     let profile =
         proto::Profile::decode(bytes).map_err(|e| bad(format!("not a pprof profile: {e}")))?;
-    Importer::new(&profile).run().map_err(bad)
+    Importer::new(&profile)
+        .run(options.sample_type.as_deref())
+        .map_err(bad)
 }
 
 struct Importer<'p> {
@@ -65,47 +78,49 @@ impl<'p> Importer<'p> {
             .ok_or_else(|| format!("string index {index} is out of range"))
     }
 
-    /// The index of the value used as weight, the factor it is multiplied by, the mode and
-    /// what the weights then measure.
-    fn weight_column(&self) -> Result<(usize, u64, Mode, SampleType), String> {
-        let types = &self.profile.sample_type;
+    /// The index of the value column shown (`wanted` by name, else pprof's default), the index
+    /// of the `samples`/`count` column if there is one, the mode and what the weights measure.
+    fn columns(
+        &self,
+        wanted: Option<&str>,
+    ) -> Result<(usize, Option<usize>, Mode, SampleType), String> {
+        let types = self
+            .profile
+            .sample_type
+            .iter()
+            .map(|t| Ok((self.string(t.r#type)?, self.string(t.unit)?)))
+            .collect::<Result<Vec<(&str, &str)>, String>>()?;
         if types.is_empty() {
             return Err("the profile has no sample types".into());
         }
-        let mode_of = |kind: &str, unit: &str| match (kind, unit) {
-            (_, "bytes") => Some(Mode::Alloc),
-            ("wall", "nanoseconds") => Some(Mode::Wall),
-            (_, "nanoseconds") => Some(Mode::Cpu),
-            _ => None,
-        };
-        let sample_type = |kind: &str, unit: &str| {
-            let unit = match unit {
-                "nanoseconds" => Unit::Nanoseconds,
-                "bytes" => Unit::Bytes,
-                _ => Unit::Count,
-            };
-            SampleType::new(kind, unit)
-        };
-        for (i, t) in types.iter().enumerate() {
-            let (kind, unit) = (self.string(t.r#type)?, self.string(t.unit)?);
-            if let Some(mode) = mode_of(kind, unit) {
-                return Ok((i, 1, mode, sample_type(kind, unit)));
+        let find = |name: &str| types.iter().position(|&(kind, _)| kind == name);
+        let column = match wanted {
+            Some(name) => {
+                find(name).ok_or_else(|| unknown_type(name, types.iter().map(|&(kind, _)| kind)))?
             }
-        }
-        // Counts only: scale by the period when it is a time.
-        let period = u64::try_from(self.profile.period).unwrap_or(0);
-        if let Some(pt) = self.profile.period_type {
-            let (kind, unit) = (self.string(pt.r#type)?, self.string(pt.unit)?);
-            if let (Some(mode), true) = (mode_of(kind, unit), period > 0) {
-                return Ok((types.len() - 1, period, mode, sample_type(kind, unit)));
-            }
-        }
-        let last = &types[types.len() - 1];
-        let last = sample_type(self.string(last.r#type)?, self.string(last.unit)?);
-        Ok((types.len() - 1, 1, Mode::Cpu, last))
+            None => match self.profile.default_sample_type {
+                0 => types.len() - 1,
+                index => find(self.string(index)?).unwrap_or(types.len() - 1),
+            },
+        };
+        let count = types
+            .iter()
+            .position(|&(kind, unit)| kind == "samples" && unit == "count");
+        let (kind, unit) = types[column];
+        let mode = match (kind, unit) {
+            (_, "bytes") => Mode::Alloc,
+            ("wall", "nanoseconds") => Mode::Wall,
+            _ => Mode::Cpu,
+        };
+        let unit = match unit {
+            "nanoseconds" => Unit::Nanoseconds,
+            "bytes" => Unit::Bytes,
+            _ => Unit::Count,
+        };
+        Ok((column, count, mode, SampleType::new(kind, unit)))
     }
 
-    fn run(mut self) -> Result<Session, String> {
+    fn run(mut self, wanted: Option<&str>) -> Result<Loaded, String> {
         if self
             .profile
             .string_table
@@ -114,11 +129,15 @@ impl<'p> Importer<'p> {
         {
             return Err("string_table[0] is not empty".into());
         }
-        let (column, factor, mode, sample_type) = self.weight_column()?;
+        let (column, count_column, mode, sample_type) = self.columns(wanted)?;
+        if self.profile.sample.is_empty() {
+            return Err("the profile has no samples".into());
+        }
         let period_unit = match self.profile.period_type {
             Some(pt) => self.string(pt.unit)?,
             None => "",
         };
+        let name = sample_type.name.clone();
         *self.b.meta_mut() = Metadata {
             mode,
             duration_ns: u64::try_from(self.profile.duration_nanos).unwrap_or(0),
@@ -132,12 +151,26 @@ impl<'p> Importer<'p> {
             ..Metadata::default()
         };
         let mut path: Vec<FrameId> = Vec::new();
+        let mut totals = Totals::default();
+        let (mut rows, mut stackless, mut cut) = (0u64, 0u64, 0u64);
         for (n, sample) in self.profile.sample.iter().enumerate() {
-            let value = *sample
-                .value
-                .get(column)
-                .ok_or_else(|| format!("sample {n} has {} values", sample.value.len()))?;
-            let weight = u64::try_from(value).unwrap_or(0).saturating_mul(factor);
+            let value = |column: usize, name: &str| {
+                let value = *sample
+                    .value
+                    .get(column)
+                    .ok_or_else(|| format!("sample {n} has {} values", sample.value.len()))?;
+                u64::try_from(value).map_err(|_| {
+                    format!(
+                        "sample {n} has a negative {name} value ({value}); prof reads \
+                         profiles, not differences of profiles"
+                    )
+                })
+            };
+            let weight = value(column, &name)?;
+            let multiplicity = match count_column {
+                Some(c) => value(c, "samples")?,
+                None => 1,
+            };
             path.clear();
             for &id in sample.location_id.iter().rev() {
                 if !self.location_frames.contains_key(&id) {
@@ -147,14 +180,37 @@ impl<'p> Importer<'p> {
                 }
                 path.extend_from_slice(&self.location_frames[&id]);
             }
+            if path.len() > MAX_STACK_DEPTH {
+                path.drain(..path.len() - MAX_STACK_DEPTH);
+                cut += 1;
+            }
             let Some(leaf) = self.b.intern_stack_path(&path) else {
+                stackless += 1;
                 continue;
             };
+            totals
+                .add(weight, multiplicity)
+                .map_err(|why| format!("sample {n}: {why}"))?;
             let (tid, name) = self.thread(sample)?;
             let thread = self.b.thread(tid, &name);
-            self.b.push_sample(leaf, thread, 0, weight);
+            self.b.push_samples(leaf, thread, 0, weight, multiplicity);
+            rows += 1;
         }
-        Ok(self.b.finish())
+        if rows == 0 {
+            return Err("the profile's samples have no locations".into());
+        }
+        let mut warnings = Vec::new();
+        if stackless > 0 {
+            warnings.push(format!(
+                "{stackless} sample{} without locations left out",
+                if stackless == 1 { "" } else { "s" }
+            ));
+        }
+        warnings.extend(cut_warning(cut));
+        Ok(Loaded {
+            session: self.b.finish(),
+            warnings,
+        })
     }
 
     /// Appends the frames of a location, caller first then the functions inlined into it.
@@ -296,6 +352,133 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "x.pb: location 7 is not in the location table"
+        );
+    }
+
+    /// A profile of `types` (name, unit) whose one sample at `main` has `values`.
+    fn profile(types: &[(&str, &str)], values: &[i64], default: Option<&str>) -> proto::Profile {
+        let mut strings: Vec<String> = vec!["".into(), "main".into()];
+        let mut index = |s: &str| {
+            strings.iter().position(|t| t == s).unwrap_or_else(|| {
+                strings.push(s.into());
+                strings.len() - 1
+            }) as i64
+        };
+        let sample_type = types
+            .iter()
+            .map(|&(t, u)| proto::ValueType {
+                r#type: index(t),
+                unit: index(u),
+            })
+            .collect();
+        let default_sample_type = default.map_or(0, &mut index);
+        proto::Profile {
+            sample_type,
+            default_sample_type,
+            sample: vec![proto::Sample {
+                location_id: vec![1],
+                value: values.to_vec(),
+                label: vec![],
+            }],
+            location: vec![proto::Location {
+                id: 1,
+                line: vec![proto::Line {
+                    function_id: 1,
+                    line: 0,
+                }],
+                ..proto::Location::default()
+            }],
+            function: vec![proto::Function {
+                id: 1,
+                name: 1,
+                ..proto::Function::default()
+            }],
+            string_table: strings,
+            ..proto::Profile::default()
+        }
+    }
+
+    fn import(profile: &proto::Profile, wanted: Option<&str>) -> Result<Session> {
+        let options = LoadOptions {
+            sample_type: wanted.map(str::to_owned),
+        };
+        read_pprof_with(&profile.encode_to_vec(), Path::new("x.pb"), &options).map(|l| l.session)
+    }
+
+    const HEAP: [(&str, &str); 4] = [
+        ("alloc_objects", "count"),
+        ("alloc_space", "bytes"),
+        ("inuse_objects", "count"),
+        ("inuse_space", "bytes"),
+    ];
+
+    #[test]
+    fn r10_the_column_shown_is_pprofs_default_or_the_one_asked_for() {
+        // No default_sample_type: the last column, as go tool pprof shows.
+        let s = import(&profile(&HEAP, &[3, 300, 1, 100], None), None).unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("inuse_space", Unit::Bytes)
+        );
+        assert_eq!((s.meta.mode, s.total_weight()), (Mode::Alloc, 100));
+        let s = import(
+            &profile(&HEAP, &[3, 300, 1, 100], Some("alloc_space")),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.total_weight(), 300);
+        let s = import(
+            &profile(&HEAP, &[3, 300, 1, 100], None),
+            Some("alloc_objects"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("alloc_objects", Unit::Count)
+        );
+        assert_eq!(s.total_weight(), 3);
+        let err = import(&profile(&HEAP, &[3, 300, 1, 100], None), Some("space")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: no sample type `space` (available: alloc_objects, alloc_space, inuse_objects, inuse_space)"
+        );
+    }
+
+    #[test]
+    fn r10_samples_count_is_kept_as_the_number_of_samples() {
+        let types = [("samples", "count"), ("cpu", "nanoseconds")];
+        let s = import(&profile(&types, &[7, 70_000_000], None), None).unwrap();
+        assert_eq!(
+            s.meta.sample_type,
+            SampleType::new("cpu", Unit::Nanoseconds)
+        );
+        assert_eq!((s.sample_count(), s.samples.len()), (7, 1));
+        let s = import(&profile(&types, &[7, 70_000_000], None), Some("samples")).unwrap();
+        assert_eq!((s.sample_count(), s.total_weight()), (7, 7));
+    }
+
+    #[test]
+    fn r10_negative_values_and_empty_profiles_are_refused() {
+        let types = [("cpu", "nanoseconds")];
+        let err = import(&profile(&types, &[-5], None), None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: sample 0 has a negative cpu value (-5); prof reads profiles, not differences of profiles"
+        );
+        let mut empty = profile(&types, &[1], None);
+        empty.sample.clear();
+        let err = import(&empty, None).unwrap_err();
+        assert_eq!(err.to_string(), "x.pb: the profile has no samples");
+    }
+
+    #[test]
+    fn r10_totals_past_2_64_are_refused() {
+        let mut p = profile(&[("cpu", "nanoseconds")], &[i64::MAX], None);
+        p.sample.extend([p.sample[0].clone(), p.sample[0].clone()]);
+        let err = import(&p, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.pb: sample 2: the weights add up to more than 2^64 - 1, more than prof can total"
         );
     }
 }

@@ -3,7 +3,7 @@
 //! atomics and try-once cells), no libgcc unwinding, no loader calls.
 
 use super::ring::{RawSample, Ring};
-use super::stackmap::StackMap;
+use super::stackmap::{Range, StackMap};
 use super::sys::{self, Rcu, Regs, Source, StackReader, TryCell};
 use super::threads::ThreadTable;
 use super::unwind::{self, UnwindMode};
@@ -48,6 +48,11 @@ pub struct Shared {
     pub inherit: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
+    /// Samples with less CPU time than this since the thread's last one are not taken; the
+    /// time goes to its next sample. Half the interval for `timer_create`, whose wall-clock
+    /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
+    /// CPU, and would otherwise be a sample); 0 for the CPU-time timers.
+    pub min_weight_ns: u64,
     /// What to measure, from `PROF_MEASURE_HANDLER`.
     pub measure: Measure,
 }
@@ -85,21 +90,54 @@ pub static REUSED: AtomicU64 = AtomicU64::new(0);
 /// With `PROF_VERIFY_REUSE=1`: samples whose stack with reuse differed from a full unwind.
 pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
 
+/// Samples unwound with frame pointers only because the stack the handler ran on had too little
+/// room left for DWARF unwinding (see [`DWARF_ROOM`]).
+pub static SHORT_STACK_FP: AtomicU64 = AtomicU64::new(0);
+/// Samples skipped (and counted as dropped) because the stack the handler ran on had too little
+/// room left even for the frame-pointer walk (see [`FP_ROOM`]).
+pub static SHORT_STACK_SKIPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Stack the DWARF unwinder may need below the handler's frame, with a margin. Measured from the
+/// deepest byte touched on a painted alternate stack (`tests/sampler_altstack.rs`): framehop and
+/// gimli keep unwind-table rows of several KiB on the stack, 8.3 KiB in a release build and
+/// about 39 KiB in a debug build.
+pub const DWARF_ROOM: u64 = if cfg!(debug_assertions) {
+    64 << 10
+} else {
+    16 << 10
+};
+/// Stack the rest of a sample (ring claim, frame-pointer walk, clock read) may need below the
+/// handler's frame, with a margin: about 0.2 KiB in a release build, 0.9 KiB in a debug build.
+pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
+    3 << 10
+} else {
+    1 << 10
+};
+
 /// Nanoseconds spent inside the handler with `PROF_MEASURE_HANDLER=1`, since the process
 /// started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the raw handler in `sys` with the interrupted registers.
-pub fn on_sample(regs: Regs, source: Source) {
+/// `alt` is the alternate signal stack when the interrupted code (and so this handler) runs on it.
+pub fn on_sample(regs: Regs, alt: Option<(u64, u64)>, here: u64, source: Source) {
     let guard = sys::read_begin();
     if let Some(shared) = SHARED.get(&guard) {
         if shared.measure == Measure::Empty {
             HANDLED.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        // Never touch memory below the stack this handler runs on: with too little room for
+        // the frame-pointer walk, skip the sample (its CPU time goes to the thread's next one).
+        let mapping = shared.maps.find(regs.sp);
+        let room = room_below(here, alt.or(mapping.map(|r| (r.lo, r.hi))));
+        if room.is_some_and(|r| r < FP_ROOM) {
+            skip_for_room();
+            return;
+        }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
         let cpu = sys::thread_cpu_ns();
-        shared.sample(&regs, source, &guard, cpu);
+        shared.sample(&regs, mapping, room, source, &guard, cpu);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
             // the weight's clock read included. A run that took longer than MEASURE_CAP_NS was
@@ -109,6 +147,21 @@ pub fn on_sample(regs: Regs, source: Source) {
             HANDLED.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// Counts a sample skipped for lack of stack room (its CPU time goes to the thread's next
+/// sample); the session adds these to its dropped samples at stop.
+pub fn skip_for_room() {
+    SHORT_STACK_SKIPPED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many bytes of the stack this handler runs on are left below `here`, its own frame. That
+/// stack is the alternate one when the kernel says the interrupted code was on one, else the
+/// mapping that holds the interrupted stack pointer (the handler runs just below it): `stack`.
+/// `None` when `stack` is unknown or does not hold `here`.
+fn room_below(here: u64, stack: Option<(u64, u64)>) -> Option<u64> {
+    let (lo, hi) = stack?;
+    (lo <= here && here < hi).then(|| here - lo)
 }
 
 /// The most one handler run counts for in [`HANDLER_NS`]: a run this long was preempted.
@@ -124,7 +177,7 @@ impl Shared {
                 .ok()
                 .and_then(|fd| self.fd_tids.get(fd))
                 .map_or(0, |t| t.load(Ordering::Acquire)),
-            Source::Other | Source::Foreign => 0,
+            Source::Other | Source::Sent | Source::Foreign => 0,
         };
         if known != 0 {
             known
@@ -133,7 +186,19 @@ impl Shared {
         }
     }
 
-    fn sample(&self, regs: &Regs, source: Source, guard: &sys::ReadGuard, cpu: u64) {
+    /// Samples the interrupted thread, whose stack pointer is in `mapping`. With `room` (see
+    /// [`room_below`]) too small for DWARF, or unknown, walks frame pointers, which then read no
+    /// stack at all when `mapping` is unknown.
+    fn sample(
+        &self,
+        regs: &Regs,
+        mapping: Option<Range>,
+        room: Option<u64>,
+        source: Source,
+        guard: &sys::ReadGuard,
+        cpu: u64,
+    ) {
+        let dwarf_fits = room.is_some_and(|r| r >= DWARF_ROOM);
         let tid = self.thread_of(source);
         let slot = if self.register_unknown {
             // A thread first seen here started after the session did (threads present at start
@@ -156,7 +221,9 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let weight = self.threads.take_delta(slot, cpu);
+        let weight = self
+            .threads
+            .take_delta_of_at_least(slot, cpu, self.min_weight_ns);
         if weight == 0 {
             return;
         }
@@ -164,16 +231,17 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let stack = self
-            .maps
-            .find(regs.sp)
-            .and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
+        let stack = mapping.and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
         if stack.is_none() {
             self.stack_misses.fetch_add(1, Ordering::Relaxed);
         }
         let mut done = false;
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        if self.unwind == UnwindMode::Dwarf {
+        if self.unwind == UnwindMode::Dwarf && !dwarf_fits && stack.is_some() {
+            SHORT_STACK_FP.fetch_add(1, Ordering::Relaxed);
+        }
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        if self.unwind == UnwindMode::Dwarf && dwarf_fits {
             if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
                 // Each thread has a home state (its last stack is kept there); if another
                 // handler holds it, any free one will do.

@@ -24,6 +24,7 @@ mod threads;
 mod timer;
 mod unwind;
 
+pub use handler::{DWARF_ROOM, FP_ROOM};
 pub use meta::rfc3339;
 pub use sys::LoadedObject;
 
@@ -69,6 +70,8 @@ struct Running {
     collector: JoinHandle<collector::RawProfile>,
     shared: Arc<Shared>,
     start_ns: u64,
+    /// [`handler::SHORT_STACK_SKIPPED`] at start: those since are this session's.
+    skipped_at_start: u64,
 }
 
 /// Profiles `work` and returns the report. The value `work` returns is dropped.
@@ -134,6 +137,11 @@ impl Profiler {
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind: unwind::UnwindMode::from_env(),
+            min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
+                interval_ns / 2
+            } else {
+                0
+            },
             measure: handler::Measure::from_env(),
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
@@ -145,6 +153,7 @@ impl Profiler {
         );
         collector.refresh_modules();
         collector.refresh_maps();
+        let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
         let saved = sys::install_handler(mechanism.signal())?;
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
         if shared.inherit {
@@ -199,6 +208,7 @@ impl Profiler {
         });
         match armed {
             Ok(handle) => Ok(Running {
+                skipped_at_start,
                 options,
                 meta,
                 saved,
@@ -216,9 +226,9 @@ impl Profiler {
         }
     }
 
-    /// Stops sampling and builds the report: disarms every timer, restores the previous SIGPROF
-    /// disposition (a default one becomes "ignore", so a signal still in flight is harmless),
-    /// then symbolizes. In a child forked while profiling (whose timers and collector stayed in
+    /// Stops sampling and builds the report: disarms every timer, restores the previous
+    /// disposition of the signal used (for a default one, prof's handler stays: it swallows
+    /// prof's signals still in flight and gives any other the default action), then symbolizes. In a child forked while profiling (whose timers and collector stayed in
     /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
         let running = self.inner.take().expect("a profiler is stopped once");
@@ -271,7 +281,10 @@ impl Running {
         Ok(Finished {
             raw,
             meta,
-            dropped_in_handler: self.shared.dropped.load(Ordering::Relaxed),
+            dropped_in_handler: self.shared.dropped.load(Ordering::Relaxed)
+                + handler::SHORT_STACK_SKIPPED
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(self.skipped_at_start),
             options: self.options,
         })
     }
@@ -304,7 +317,8 @@ pub fn our_handler_address() -> usize {
 }
 
 /// True while `prof`'s own handler is installed for SIGPROF or SIGTRAP (whichever the session's
-/// timer delivers).
+/// timer delivers): during a session, and after one for a signal whose disposition was the
+/// default before (see [`Profiler::stop`]).
 pub fn our_handler_installed() -> bool {
     [sys::SIGNAL, sys::TRAP]
         .into_iter()
@@ -347,6 +361,17 @@ pub fn reuse_stats() -> (u64, u64) {
     (
         handler::REUSED.load(Ordering::Relaxed),
         handler::REUSE_MISMATCHES.load(Ordering::Relaxed),
+    )
+}
+
+/// Samples so far in this process that the stack the handler ran on (a small alternate signal
+/// stack, or a thread stack nearly used up) had too little room for: how many were unwound
+/// with frame pointers instead of DWARF, and how many were skipped because even that did not
+/// fit (those are also counted in the session's `dropped_samples`).
+pub fn stack_room_stats() -> (u64, u64) {
+    (
+        handler::SHORT_STACK_FP.load(Ordering::Relaxed),
+        handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed),
     )
 }
 

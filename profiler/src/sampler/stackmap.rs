@@ -87,9 +87,12 @@ impl StackMap {
 }
 
 /// The readable mappings of this process, sorted. The main thread's `[stack]` grows down, so its
-/// start is moved down to the end of the mapping below it (a stack pointer in between is still
-/// in the stack, and only addresses above the stack pointer are ever read).
+/// start is moved down to the end of the mapping below it, or to where the stack size limit
+/// stops it if that is higher (a stack pointer in between is still in the stack, only addresses
+/// above the stack pointer are ever read, and the handler takes the room left below its own
+/// frame from the start).
 pub fn read_maps() -> Vec<Range> {
+    let stack_limit = stack_size_limit().unwrap_or(1 << 30);
     let Ok(text) = std::fs::read_to_string("/proc/self/maps") else {
         return Vec::new();
     };
@@ -109,7 +112,7 @@ pub fn read_maps() -> Vec<Range> {
         let is_stack = line.ends_with("[stack]");
         if perms.starts_with('r') {
             let lo = if is_stack {
-                prev_end.max(lo.saturating_sub(1 << 30))
+                prev_end.max(hi.saturating_sub(stack_limit)).min(lo)
             } else {
                 lo
             };
@@ -118,6 +121,18 @@ pub fn read_maps() -> Vec<Range> {
         prev_end = hi;
     }
     out
+}
+
+/// The soft limit on the main thread's stack size (`ulimit -s`) in bytes, from
+/// `/proc/self/limits`; `None` when unlimited or unknown.
+fn stack_size_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max stack size"))?;
+    line["Max stack size".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -133,6 +148,18 @@ mod tests {
         let r = map.find(addr).expect("the stack is mapped");
         assert!(r.lo <= addr && addr < r.hi);
         assert_eq!(map.find(8), None);
+    }
+
+    #[test]
+    fn the_main_stack_reaches_down_to_its_size_limit_at_most() {
+        let Some(limit) = stack_size_limit() else {
+            return; // `ulimit -s unlimited`: nothing to check
+        };
+        let stack = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let line = stack.lines().find(|l| l.ends_with("[stack]")).unwrap();
+        let hi = u64::from_str_radix(line.split(['-', ' ']).nth(1).unwrap(), 16).unwrap();
+        let r = read_maps().into_iter().find(|r| r.hi == hi).unwrap();
+        assert!(r.lo >= hi - limit, "{r:?} limit {limit}");
     }
 
     #[test]

@@ -139,6 +139,17 @@ impl ThreadTable {
         now_ns.saturating_sub(last)
     }
 
+    /// Like [`ThreadTable::take_delta`], but when less than `min_ns` passed since the last
+    /// sample, returns 0 and leaves the last sample's clock as it is, so the time goes to the
+    /// thread's next sample.
+    pub fn take_delta_of_at_least(&self, slot: usize, now_ns: u64, min_ns: u64) -> u64 {
+        let last = self.last_cpu[slot].load(Ordering::Acquire);
+        if now_ns.saturating_sub(last) < min_ns {
+            return 0;
+        }
+        self.take_delta(slot, now_ns)
+    }
+
     /// Marks a thread as exited.
     pub fn remove(&self, tid: u32) {
         if let Some(slot) = self.find(tid) {
@@ -180,6 +191,15 @@ mod tests {
         t.remove(10);
         assert_eq!(t.find(10), None);
         assert_eq!(t.find(18), Some(b));
+    }
+
+    #[test]
+    fn a_delta_below_the_minimum_goes_to_the_next_one() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 100).unwrap();
+        assert_eq!(t.take_delta_of_at_least(a, 130, 50), 0);
+        assert_eq!(t.take_delta_of_at_least(a, 160, 50), 60);
+        assert_eq!(t.take_delta_of_at_least(a, 170, 0), 10);
     }
 
     #[test]

@@ -46,7 +46,9 @@ pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session
 /// Saves `session` to `path`, gzipped when the name ends in `.gz`.
 ///
 /// The data goes to a temporary file in the same directory, which is synced and then renamed over
-/// `path`: a crash or a full disk never leaves a truncated file under the final name.
+/// `path`: a crash or a full disk never leaves a truncated file under the final name. The
+/// temporary is named `.NAME.HOST.PID-….tmp`; one left by a writer that was killed is removed by
+/// the next save of the same name on the same host (see [`write_atomically`]).
 pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     write_atomically(path, |file| {
@@ -64,7 +66,8 @@ pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
 }
 
 /// Creates `path` atomically: `fill` writes the content into a temporary sibling file, which
-/// replaces `path` only when everything was written and synced.
+/// replaces `path` only when everything was written and synced. Then removes the temporary
+/// files of earlier writes of `path` whose writer no longer runs (killed mid-write).
 pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> Result<()> {
     let io_err = |source| Error::Io {
         path: path.to_owned(),
@@ -82,7 +85,80 @@ pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<
         let _ = fs::remove_file(&tmp_path);
         return Err(io_err(e));
     }
+    if let (Some(dir), Some(name)) = (tmp_path.parent(), path.file_name()) {
+        remove_stale_temps(dir, name);
+    }
     Ok(())
+}
+
+/// This host's name as it appears in temporary file names (letters, digits and `-` only).
+fn host_tag() -> String {
+    let host = fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let tag: String = host
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if tag.is_empty() {
+        "host".to_owned()
+    } else {
+        tag
+    }
+}
+
+/// Whether process `pid` exists, from `/proc`; `None` where there is no `/proc` to tell.
+fn process_exists(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    if !proc.join(std::process::id().to_string()).exists() {
+        return None;
+    }
+    Some(proc.join(pid.to_string()).exists())
+}
+
+/// Removes from `dir` the temporary files of writes of `name` that provably no one will finish:
+/// made on this host by a process that no longer exists. Never one of this process (another of
+/// its threads may be writing it), of a live process, or of another host (whose processes
+/// cannot be seen from here, on a shared file system). Processes in another PID namespace of
+/// the same host name writing into the same directory would look alike: that is the one case
+/// this cannot tell apart.
+fn remove_stale_temps(dir: &Path, name: &std::ffi::OsStr) {
+    let Some(name) = name.to_str() else {
+        return;
+    };
+    let prefix = format!(".{name}.{}.", host_tag());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|f| f.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('-').collect();
+        let [pid, stamp, attempt] = parts[..] else {
+            continue;
+        };
+        let (Ok(pid), Ok(_), Ok(_)) = (
+            pid.parse::<u32>(),
+            stamp.parse::<u32>(),
+            attempt.parse::<u32>(),
+        ) else {
+            continue;
+        };
+        if pid != std::process::id() && process_exists(pid) == Some(false) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
@@ -99,7 +175,11 @@ fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
     for attempt in 0..100u32 {
         let mut tmp_name = std::ffi::OsString::from(".");
         tmp_name.push(name);
-        tmp_name.push(format!(".{}-{stamp}-{attempt}.tmp", std::process::id()));
+        tmp_name.push(format!(
+            ".{}.{}-{stamp}-{attempt}.tmp",
+            host_tag(),
+            std::process::id()
+        ));
         let tmp = dir.join(tmp_name);
         match OpenOptions::new().write(true).create_new(true).open(&tmp) {
             Ok(file) => return Ok((tmp, file)),
@@ -168,6 +248,39 @@ mod tests {
         assert!(err.to_string().contains("disk full"), "{err}");
         assert_eq!(fs::read_to_string(&path).unwrap(), "old");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn r9_a_save_removes_the_temporaries_of_killed_writers_only() {
+        use std::process::Command;
+        let dir = temp_dir("stale");
+        let path = dir.join("p.json");
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let mut live = Command::new("sleep").arg("30").spawn().unwrap();
+        let host = host_tag();
+        let temp =
+            |name: &str, host: &str, pid: u32| dir.join(format!(".{name}.{host}.{pid}-1-0.tmp"));
+        let stale = temp("p.json", &host, dead);
+        let kept = [
+            temp("p.json", &host, live.id()),
+            temp("p.json", &host, std::process::id()),
+            temp("p.json", "another-host", dead),
+            temp("q.json", &host, dead),
+        ];
+        for file in kept.iter().chain([&stale]) {
+            fs::write(file, "half written").unwrap();
+        }
+        save(&sample_session(), &path).unwrap();
+        let _ = live.kill();
+        let _ = live.wait();
+        assert!(!stale.exists(), "{stale:?}");
+        for file in &kept {
+            assert!(file.exists(), "{file:?}");
+        }
+        assert_eq!(load(&path).unwrap(), sample_session());
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -33,15 +33,37 @@ impl SavedAction {
 
 /// The raw handler: reads the registers and errno, then hands over to safe code.
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // Where this handler's frame is, to know how much room is left below it. On an alternate
+    // stack (a small one, typically), check that first, before anything else takes stack.
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as u64;
+    let alt = alt_stack(ctx);
+    if let Some((lo, _)) = alt {
+        if here.saturating_sub(lo) < crate::sampler::handler::FP_ROOM && !is_foreign(sig, info) {
+            crate::sampler::handler::skip_for_room();
+            return;
+        }
+    }
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
     match source(sig, info) {
         Source::Foreign => foreign_trap(),
-        source => crate::sampler::handler::on_sample(registers(ctx), source),
+        Source::Sent if !SESSION.load(Ordering::Relaxed) => pass_on_default(sig),
+        source => crate::sampler::handler::on_sample(registers(ctx), alt, here, source),
     }
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
+}
+
+/// True for a signal that is not one of ours and gets what it would have without us, whatever
+/// the room: a SIGTRAP that is not a sample, a SIGPROF sent by a process after a session.
+fn is_foreign(sig: libc::c_int, info: *mut libc::siginfo_t) -> bool {
+    match source(sig, info) {
+        Source::Foreign => true,
+        Source::Sent => !SESSION.load(Ordering::Relaxed),
+        _ => false,
+    }
 }
 
 /// A SIGTRAP that is not from our perf events (a breakpoint, `kill -TRAP`). We only take over
@@ -53,16 +75,25 @@ fn foreign_trap() {
     if TRAP_IGNORED_BEFORE.load(Ordering::Relaxed) {
         return;
     }
+    pass_on_default(TRAP);
+}
+
+/// Puts back the default disposition of `sig` and raises it again, so the process ends the way
+/// it would have without us (`sig` is blocked in this handler, so it is delivered on return).
+fn pass_on_default(sig: libc::c_int) {
     // SAFETY: an all-zero sigaction with SIG_DFL as handler is the default disposition.
     let mut default: libc::sigaction = unsafe { std::mem::zeroed() };
     default.sa_sigaction = libc::SIG_DFL;
     // SAFETY: `default` is a valid sigaction owned by this frame; sigaction and raise are
     // async-signal-safe.
     unsafe {
-        libc::sigaction(TRAP, &default, std::ptr::null_mut());
-        libc::raise(TRAP);
+        libc::sigaction(sig, &default, std::ptr::null_mut());
+        libc::raise(sig);
     }
 }
+
+/// True from [`install_handler`] to [`restore_handler`]: a session's timers may be armed.
+static SESSION: AtomicBool = AtomicBool::new(false);
 
 /// Whether SIGTRAP was ignored before we took it over (otherwise it was the default).
 static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
@@ -79,7 +110,10 @@ pub enum Source {
     Perf(u32),
     /// A SIGTRAP that is not ours: passed on, never sampled.
     Foreign,
-    /// Any other SIGPROF (`setitimer`, `raise`, `kill`).
+    /// A SIGPROF sent by a process (`kill`, `raise`, `sigqueue`): sampled during a session,
+    /// given the default action after one.
+    Sent,
+    /// Any other SIGPROF (`setitimer`).
     Other,
 }
 
@@ -115,6 +149,8 @@ fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
     }
     match code {
         SI_TIMER => Source::Timer(word as u32),
+        // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill, raise).
+        0 | -1 | -6 => Source::Sent,
         // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
         1..=6 => Source::Fd(word),
         _ => Source::Other,
@@ -147,6 +183,21 @@ pub struct Regs {
     /// Link register (x30) on aarch64; 0 elsewhere.
     #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     pub lr: u64,
+}
+
+/// The alternate signal stack `[lo, hi)` when the interrupted code was running on it. The kernel
+/// saves the thread's `sigaltstack` state in the `ucontext` of every signal it delivers, with
+/// `SS_ONSTACK` set when the interrupted stack pointer was on it, so this costs no system call.
+/// Our handler is installed without `SA_ONSTACK`, so it then runs on that same stack.
+fn alt_stack(ctx: *mut libc::c_void) -> Option<(u64, u64)> {
+    if ctx.is_null() {
+        return None;
+    }
+    // SAFETY: for an SA_SIGINFO handler the kernel passes a pointer to the ucontext_t it saved
+    // on the signal stack; it is valid for reads for the duration of the handler.
+    let ss = unsafe { (*(ctx as *const libc::ucontext_t)).uc_stack };
+    let lo = ss.ss_sp as u64;
+    (ss.ss_flags & libc::SS_ONSTACK != 0).then(|| (lo, lo.saturating_add(ss.ss_size as u64)))
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -231,6 +282,8 @@ fn registers(_ctx: *mut libc::c_void) -> Regs {
 
 /// Installs the sampling handler for `signal` (SIGPROF, or SIGTRAP for perf events with
 /// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition.
+/// Our own handler, left in place by an earlier session, stands for the default disposition it
+/// replaced (see [`restore_handler`]).
 pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no
     // flags); every field we rely on is set below.
@@ -241,11 +294,18 @@ pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
     unsafe { libc::sigemptyset(&mut action.sa_mask) };
     // SAFETY: as for `action`.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    SESSION.store(true, Ordering::Relaxed);
     // SAFETY: both pointers are to valid sigaction structs owned by this frame; `on_signal` has
     // the three-argument signature SA_SIGINFO requires and only calls async-signal-safe code.
     let rc = unsafe { libc::sigaction(signal, &action, &mut old) };
     if rc != 0 {
+        SESSION.store(false, Ordering::Relaxed);
         return Err(last_error("sigaction"));
+    }
+    if old.sa_sigaction == our_handler() {
+        // SAFETY: an all-zero sigaction with SIG_DFL as handler is the default disposition.
+        old = unsafe { std::mem::zeroed() };
+        old.sa_sigaction = libc::SIG_DFL;
     }
     if signal == TRAP {
         TRAP_IGNORED_BEFORE.store(old.sa_sigaction == libc::SIG_IGN, Ordering::Relaxed);
@@ -256,19 +316,20 @@ pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
     })
 }
 
-/// Puts back a disposition saved by [`install_handler`]. A saved default disposition (which
-/// would kill the process on a signal still in flight) is replaced by "ignore". For SIGTRAP
-/// that changes nothing for breakpoints and other traps the CPU raises (the kernel forces the
-/// default action on those when the signal is ignored), only a `kill -TRAP` from outside is
-/// then ignored.
+/// Puts back a disposition saved by [`install_handler`], except a default one: then our handler
+/// stays, and as no session runs any more it swallows our own signals still in flight (which the
+/// default action would kill the process for) and gives any other one the default action (a
+/// SIGTRAP that is not a sample, a SIGPROF sent by a process). Leaving "ignore" instead would
+/// change the program: an ignored disposition is inherited across `exec` by every child started
+/// later, where a handler is reset to the default.
 pub fn restore_handler(saved: &SavedAction) -> crate::Result<()> {
-    let mut action = saved.action;
+    SESSION.store(false, Ordering::Relaxed);
     if saved.is_default() {
-        action.sa_sigaction = libc::SIG_IGN;
+        return Ok(());
     }
-    // SAFETY: `action` is a valid sigaction copied from what the kernel gave us earlier (or
-    // that with SIG_IGN as handler); passing a null old-action pointer is allowed.
-    let rc = unsafe { libc::sigaction(saved.signal, &action, std::ptr::null_mut()) };
+    // SAFETY: `saved.action` is a valid sigaction copied from what the kernel gave us earlier;
+    // passing a null old-action pointer is allowed.
+    let rc = unsafe { libc::sigaction(saved.signal, &saved.action, std::ptr::null_mut()) };
     if rc != 0 {
         return Err(last_error("sigaction"));
     }
@@ -284,10 +345,12 @@ pub fn current_handler(signal: libc::c_int) -> usize {
     old.sa_sigaction
 }
 
-/// True when SIGTRAP has its default disposition or is ignored: nobody in the process handles
-/// it, so perf events may deliver through it and our handler can pass other traps on.
+/// True when SIGTRAP has its default disposition, is ignored, or has our handler left by an
+/// earlier session in place of the default: nobody in the process handles it, so perf events
+/// may deliver through it and our handler can pass other traps on.
 pub fn trap_is_unclaimed() -> bool {
-    matches!(current_handler(TRAP), libc::SIG_DFL | libc::SIG_IGN)
+    let now = current_handler(TRAP);
+    matches!(now, libc::SIG_DFL | libc::SIG_IGN) || now == our_handler()
 }
 
 /// The address of our own handler, to compare with [`current_handler`].
