@@ -11,12 +11,14 @@ import { State } from "./state.js";
 import { TransformBar, TransformMenu } from "./transforms.js";
 import { FlameView } from "./views/flame-view.js";
 import { CallTreeView } from "./views/call-tree.js";
+import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { TableView } from "./views/table-view.js";
+import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -87,6 +89,9 @@ const transformMenu = new TransformMenu({ state, ask });
  * transform menu (`transformMenu.open(x, y, {name, path, module})`). */
 const ctx = { state, page, ask, tooltip, transformMenu };
 
+/** The timeline above the views, shown on every tab. */
+const timeline = new Timeline($("timeline"), ctx);
+
 const views = new Map();
 for (const View of VIEWS) {
   const element = document.querySelector(`section.view[data-view="${View.id}"]`);
@@ -148,6 +153,8 @@ async function start() {
         selected: null,
         node: [],
         threads: null,
+        range: null,
+        window: null,
       }),
     );
     state.listen(onStateChange);
@@ -170,6 +177,7 @@ function dropProfile() {
   transformBar.clear();
   transformMenu.close();
   for (const view of views.values()) view.clear();
+  timeline.clear();
   $("search-result").textContent = "";
 }
 
@@ -214,7 +222,8 @@ async function loadFile() {
   await applyView();
   $("search").value = state.current.search;
   await runSearch();
-  await activeView().render(new Set(Object.keys(state.current)));
+  const all = new Set(Object.keys(state.current));
+  await Promise.all([activeView().render(all), timeline.render(all)]);
   document.body.dataset.state = "ready";
   $("progress").textContent = "";
   if (performance.getEntriesByName("prof-first-paint").length === 0) {
@@ -248,7 +257,11 @@ async function onStateChange(current, changed) {
   if (["threads", "range", "transforms", "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
-  await activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed);
+  // The active view asks the worker first: the timeline's question waits behind its own.
+  await Promise.all([
+    activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed),
+    timeline.render(changed),
+  ]);
 }
 
 /** Hands what to highlight (the selected function, else the search's matches) to the wasm
@@ -302,12 +315,13 @@ document.addEventListener("keydown", (e) => {
     if ($("shortcuts").open) return; // the dialog closes itself
     // Escape clears the innermost state: the selection (and the call tree's selected node),
     // the flame graph's pan and wheel zoom,
-    // its zoom, then the time range.
+    // its zoom, then the time range, then the timeline's zoom.
     const c = state.current;
     if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });
+    else if (c.window) state.update({ window: null });
     return;
   }
   if (typing) return;
@@ -327,6 +341,8 @@ window.profViewer = {
   page,
   state,
   views,
+  /** The timeline above the views. */
+  timeline,
   /** The flame graph's canvas component. */
   get flame() {
     return views.get("flame").flame;

@@ -9,7 +9,8 @@
 // function name), icicle (1), node (the call tree's selected node: function names from its
 // root, joined by U+001F), inverted (1: the call tree is inverted), transforms (the transform
 // stack: each transform is its kind and its arguments joined by U+001F, the transforms joined by
-// U+001E: `focus-function\u001fparse`).
+// U+001E: `focus-function\u001fparse`), window (from-to, nanoseconds: the time the timeline and
+// stack chart show).
 
 const SEP = "\u001f";
 const TRANSFORM_SEP = "\u001e";
@@ -68,7 +69,14 @@ function defaults() {
     node: [], // the call tree's selected node: function names from its root
     inverted: false, // the call tree is inverted (roots are the functions with self time)
     transforms: [], // the transform stack: the core's TransformSpec objects, applied in order
+    window: null, // null: the whole session; else [from_ns, to_ns) the time views show
   };
+}
+
+/** A time span `from-to` (nanoseconds, from < to) as [from, to), or null. */
+function span(text) {
+  const m = text?.match(/^(\d+)-(\d+)$/);
+  return m && Number(m[1]) < Number(m[2]) ? [Number(m[1]), Number(m[2])] : null;
 }
 
 /** The state a fragment (`#file=1&view=table...`) describes. */
@@ -97,6 +105,7 @@ export function parse(hash) {
   state.inverted = params.get("inverted") === "1";
   const transforms = params.get("transforms");
   if (transforms) state.transforms = parseTransforms(transforms);
+  state.window = span(params.get("window"));
   return state;
 }
 
@@ -116,6 +125,7 @@ export function format(state) {
   if (state.node.length) params.set("node", state.node.join(SEP));
   if (state.inverted) params.set("inverted", "1");
   if (state.transforms.length) params.set("transforms", formatTransforms(state.transforms));
+  if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   const text = params.toString();
   return text ? `#${text}` : "";
 }

@@ -17,6 +17,8 @@ const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
 // end of the module header
 
 let profile = null;
+let stackChart = null; // the last stack chart laid out, for its tooltips
+let stackChartSerial = 0;
 let ready = null;
 
 /** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
@@ -200,6 +202,56 @@ const methods = {
     const out = { mask: result.mask(), text: result.text };
     result.free();
     return out;
+  },
+  /** The timeline of every thread over `window` ([from, to) ns, null: the whole session). */
+  timeline({ window, buckets }) {
+    const start = performance.now();
+    const data = profile.timeline(window?.[0] ?? -1, window?.[1] ?? -1, buckets);
+    const out = {
+      from: data.from,
+      to: data.to,
+      buckets: data.buckets,
+      threads: data.threads(),
+      height: data.height(),
+      matched: data.matched(),
+      hottest: data.hottest(),
+      ...JSON.parse(data.textsJson()),
+    };
+    data.free();
+    out.computeMs = performance.now() - start;
+    return out;
+  },
+  /** The stack chart of the shown threads and range over `window`, `width` pixels wide. */
+  stackChart({ window, width }) {
+    const start = performance.now();
+    stackChart?.free();
+    stackChart = profile.stackChart(window?.[0] ?? -1, window?.[1] ?? -1, width);
+    const out = {
+      serial: ++stackChartSerial,
+      from: stackChart.from,
+      to: stackChart.to,
+      count: stackChart.count,
+      x: stackChart.x(),
+      width: stackChart.width(),
+      track: stackChart.track(),
+      depth: stackChart.depth(),
+      func: stackChart.func(),
+      highlight: stackChart.highlight(),
+      threads: stackChart.threads(),
+      maxDepth: stackChart.maxDepth(),
+      ...JSON.parse(stackChart.textsJson()),
+    };
+    out.computeMs = performance.now() - start;
+    return out;
+  },
+  /** What the tooltip says about box `index` of stack chart `serial` (null: not the last). */
+  stackBox({ serial, index }) {
+    if (serial !== stackChartSerial) return null;
+    return JSON.parse(stackChart.boxJson(profile, index));
+  },
+  /** A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`. */
+  rangeText({ range }) {
+    return profile.rangeText(range[0], range[1]);
   },
 };
 

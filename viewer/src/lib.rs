@@ -6,12 +6,14 @@
 
 mod layout;
 mod profile;
+mod time;
 mod transforms;
 mod trees;
 mod view;
 
 pub use layout::FlameLayout;
 pub use profile::{Profile, SearchResult};
+pub use time::{StackChartLayout, TimelineData};
 pub use trees::{Sandwich, TreeTable};
 
 use wasm_bindgen::prelude::*;

@@ -41,7 +41,7 @@ pub(crate) struct ViewSpec {
 
 impl ViewSpec {
     /// The core's filter for this view, checked against `session`.
-    fn filter(&self, session: &Session) -> Result<Filter, String> {
+    pub(crate) fn filter(&self, session: &Session) -> Result<Filter, String> {
         let mut filter = Filter::all();
         if let Some(threads) = &self.threads {
             if let Some(i) = threads

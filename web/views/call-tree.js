@@ -99,6 +99,8 @@ export class CallTreeView {
     if (path.length) {
       const found = await this.ctx.ask("callTreeNode", { inverted: table.inverted, path });
       if (found === null || this.table !== table) return;
+      // A newer path (a key pressed during the round trip) wins over this one.
+      if (JSON.stringify(this.ctx.state.current.node) !== JSON.stringify(path)) return;
       node = found === 0 ? -1 : found;
     }
     this.cursor = node;

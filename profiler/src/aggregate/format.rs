@@ -89,6 +89,33 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A point in time (nanoseconds since the session started) to within `resolution_ns`, for axes
+/// and time ranges: the unit fits the larger of the two, and the decimals show the resolution
+/// and no more (`400.1 s` on an axis every 100 ms, `1.20 s` for a range 1.25 s long).
+pub fn format_time_at(ns: u64, resolution_ns: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1, "ns"),
+        (1_000, "µs"),
+        (1_000_000, "ms"),
+        (1_000_000_000, "s"),
+    ];
+    let resolution = resolution_ns.max(1);
+    let magnitude = ns.max(resolution);
+    let (factor, name) = UNITS
+        .iter()
+        .rev()
+        .find(|(factor, _)| magnitude >= *factor)
+        .copied()
+        .unwrap_or(UNITS[0]);
+    let step = resolution as f64 / factor as f64;
+    let decimals = if step >= 1.0 {
+        0
+    } else {
+        ((-step.log10()).ceil() as usize).min(9)
+    };
+    format!("{:.*} {name}", decimals, ns as f64 / factor as f64)
+}
+
 /// `value` in the largest of `units` (factor, name; ascending) that it reaches, with three
 /// significant digits; below the second unit, exact.
 fn scaled(value: u64, units: &[(u64, &str)]) -> String {
@@ -175,5 +202,15 @@ mod tests {
         assert_eq!(format_percent(1, 3), "33.3%");
         assert_eq!(format_percent(2, 3), "66.7%");
         assert_eq!(format_percent(5, 0), "0.0%");
+    }
+
+    #[test]
+    fn points_in_time_show_as_many_decimals_as_their_resolution() {
+        assert_eq!(format_time_at(400_100_000_000, 100_000_000), "400.1 s");
+        assert_eq!(format_time_at(1_200_000_000, 12_500_000), "1.20 s");
+        assert_eq!(format_time_at(0, 20_000_000), "0 ms");
+        assert_eq!(format_time_at(120_000_000, 20_000_000), "120 ms");
+        assert_eq!(format_time_at(1_050, 5), "1.050 µs");
+        assert_eq!(format_time_at(7, 0), "7 ns");
     }
 }

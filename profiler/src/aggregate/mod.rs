@@ -6,7 +6,9 @@
 //! only pass over the samples), [`CallTree::build`] merges the stacks by function and applies
 //! [`Transform`]s, and then the tree answers [`CallTree::top`], [`CallTree::flame`] and friends as
 //! often as needed: [`CallTree::callers`] and [`CallTree::callees`] for one function (the
-//! sandwich view), [`DiffTree`] and [`DiffTable`] for two profiles.
+//! sandwich view), [`DiffTree`] and [`DiffTable`] for two profiles. Over time rather than
+//! merged: [`timeline`] (each thread's weight per time bucket) and [`stack_chart`] (each thread's
+//! stacks in order).
 
 mod diff;
 mod diff_table;
@@ -17,8 +19,10 @@ mod inverted;
 mod listing;
 mod sandwich;
 mod search;
+mod stack_chart;
 mod table;
 mod threads;
+mod timeline;
 mod top;
 mod transform;
 mod transform_spec;
@@ -29,13 +33,15 @@ pub use diff_table::{check_comparable, DiffError, DiffOptions, DiffRow, DiffSide
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    format_percent, format_percent_change, format_weight, format_weight_change,
+    format_percent, format_percent_change, format_time_at, format_weight, format_weight_change,
     format_weight_named, thousands,
 };
 pub use listing::{Column, TableOrder};
 pub use search::SearchMatch;
+pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
+pub use timeline::{bucket_of, time_extent, timeline, TimelineTrack};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;

@@ -1,0 +1,340 @@
+//! The timeline: each thread's samples over a time window, summed in equal time buckets, with
+//! the hottest function of each bucket and the share of it that a highlight (a search or a
+//! selected function) matches. The viewer draws it as one activity graph per thread.
+
+use super::filter::Filter;
+use crate::session::{Session, StrId, ThreadIdx};
+
+/// One thread's samples over the window, bucket by bucket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineTrack {
+    /// Which thread.
+    pub thread: ThreadIdx,
+    /// The summed weight of the thread's samples in each bucket.
+    pub weight: Vec<u64>,
+    /// The function with the most self weight in each bucket (ties: the lowest name id), `None`
+    /// for an empty bucket.
+    pub hottest: Vec<Option<StrId>>,
+    /// The weight in each bucket of the samples whose stack holds a highlighted function (0
+    /// everywhere without a highlight).
+    pub matched: Vec<u64>,
+}
+
+/// The time the session spans: `[0, end)`, where `end` covers the recorded duration and every
+/// sample (an imported session may have no duration, or samples past it).
+pub fn time_extent(session: &Session) -> (u64, u64) {
+    let last = session
+        .samples
+        .time_ns
+        .iter()
+        .max()
+        .map_or(0, |&t| t.saturating_add(1));
+    (0, session.meta.duration_ns.max(last).max(1))
+}
+
+/// The bucket of `[from, to)` split into `buckets` equal parts that holds `time`, if any. Bucket
+/// `i` holds the times `t` with `floor((t - from) * buckets / (to - from)) == i`, so every time
+/// in the window, a bucket boundary included, falls into exactly one bucket.
+pub fn bucket_of(time: u64, from: u64, to: u64, buckets: usize) -> Option<usize> {
+    if time < from || time >= to || buckets == 0 {
+        return None;
+    }
+    let (offset, span) = (time - from, to - from);
+    // u64 arithmetic when the product fits (always, for real sessions): u128 division is slow,
+    // in wasm32 above all.
+    Some(match offset.checked_mul(buckets as u64) {
+        Some(product) => (product / span) as usize,
+        None => (u128::from(offset) * buckets as u128 / u128::from(span)) as usize,
+    })
+}
+
+/// Per stack node, whether any of its frames (it or its callers) has a function `mask` marks
+/// (one byte per name id, 1: marked).
+pub(crate) fn stacks_matching(session: &Session, mask: &[u8]) -> Vec<bool> {
+    let mut out: Vec<bool> = Vec::with_capacity(session.stacks.len());
+    for node in &session.stacks {
+        let own = mask.get(session.frame(node.frame).name.index()) == Some(&1);
+        // A parent always comes before its children.
+        let inherited = node.parent.is_some_and(|p| out[p.index()]);
+        out.push(own || inherited);
+    }
+    out
+}
+
+/// Per thread, whether `filter` keeps its samples.
+pub(crate) fn thread_mask(session: &Session, filter: &Filter) -> Vec<bool> {
+    match &filter.threads {
+        None => vec![true; session.threads.len()],
+        Some(keep) => {
+            let mut mask = vec![false; session.threads.len()];
+            for t in keep {
+                if let Some(slot) = mask.get_mut(t.index()) {
+                    *slot = true;
+                }
+            }
+            mask
+        }
+    }
+}
+
+/// Whether `filter`'s time range (if any) holds `time`.
+pub(crate) fn in_time_range(filter: &Filter, time: u64) -> bool {
+    filter
+        .time_ns
+        .is_none_or(|(start, end)| start <= time && time < end)
+}
+
+/// The samples `filter` keeps in `[from, to)`, summed per thread in `buckets` equal buckets (see
+/// [`bucket_of`]): one track per thread the filter keeps, in the session's thread order.
+/// `highlight` marks functions (one byte per name id, 1: marked); a sample matches when any frame
+/// of its stack is marked.
+///
+/// One pass over the samples plus a counting sort by bucket, so the cost grows with the samples
+/// and the buckets, never with their product.
+pub fn timeline(
+    session: &Session,
+    filter: &Filter,
+    from: u64,
+    to: u64,
+    buckets: usize,
+    highlight: Option<&[u8]>,
+) -> Vec<TimelineTrack> {
+    let keep = thread_mask(session, filter);
+    let mut track_of = vec![u32::MAX; session.threads.len()];
+    let mut tracks: Vec<TimelineTrack> = Vec::new();
+    for (i, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
+        track_of[i] = tracks.len() as u32;
+        tracks.push(TimelineTrack {
+            thread: ThreadIdx(i as u32),
+            weight: vec![0; buckets],
+            hottest: vec![None; buckets],
+            matched: vec![0; buckets],
+        });
+    }
+    if buckets == 0 || to <= from || tracks.is_empty() {
+        return tracks;
+    }
+    let matching = highlight.map(|mask| stacks_matching(session, mask));
+    let leaf: Vec<StrId> = session
+        .stacks
+        .iter()
+        .map(|node| session.frame(node.frame).name)
+        .collect();
+
+    // Pass 1: each kept sample's cell (track × bucket), the cells' weights and sizes.
+    let cells = tracks.len() * buckets;
+    let mut cell_of = vec![u32::MAX; session.samples.len()];
+    let mut size = vec![0u32; cells + 1];
+    let samples = &session.samples;
+    for i in 0..samples.len() {
+        let Some(&track) = track_of.get(samples.thread[i].index()) else {
+            continue;
+        };
+        let time = samples.time_ns[i];
+        if track == u32::MAX || !in_time_range(filter, time) {
+            continue;
+        }
+        let Some(bucket) = bucket_of(time, from, to, buckets) else {
+            continue;
+        };
+        let t = &mut tracks[track as usize];
+        let w = samples.weight[i];
+        t.weight[bucket] = t.weight[bucket].saturating_add(w);
+        if matching
+            .as_ref()
+            .is_some_and(|m| m[samples.stack[i].index()])
+        {
+            t.matched[bucket] = t.matched[bucket].saturating_add(w);
+        }
+        let cell = track as usize * buckets + bucket;
+        cell_of[i] = cell as u32;
+        size[cell + 1] += 1;
+    }
+
+    // Pass 2: the samples grouped by cell (a counting sort), then each cell's hottest function
+    // from a scratch sum per function that is reset after every cell.
+    for c in 0..cells {
+        size[c + 1] += size[c];
+    }
+    let mut next = size.clone();
+    let mut order = vec![0u32; size[cells] as usize];
+    for (i, &cell) in cell_of.iter().enumerate() {
+        if cell != u32::MAX {
+            let slot = &mut next[cell as usize];
+            order[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+    }
+    let mut scratch = vec![0u64; session.strings.len()];
+    let mut touched: Vec<StrId> = Vec::new();
+    for cell in 0..cells {
+        let members = &order[size[cell] as usize..size[cell + 1] as usize];
+        if members.is_empty() {
+            continue;
+        }
+        for &i in members {
+            let func = leaf[samples.stack[i as usize].index()];
+            let slot = &mut scratch[func.index()];
+            if *slot == 0 {
+                touched.push(func);
+            }
+            // Zero-weight samples still name a function: count them as 1 in the comparison.
+            *slot = slot.saturating_add(samples.weight[i as usize].max(1));
+        }
+        let mut best: Option<(u64, StrId)> = None;
+        for &func in &touched {
+            let w = scratch[func.index()];
+            let better = match best {
+                None => true,
+                Some((bw, bf)) => w > bw || (w == bw && func.0 < bf.0),
+            };
+            if better {
+                best = Some((w, func));
+            }
+            scratch[func.index()] = 0;
+        }
+        touched.clear();
+        tracks[cell / buckets].hottest[cell % buckets] = best.map(|(_, f)| f);
+    }
+    tracks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{FrameSpec, SessionBuilder};
+
+    /// `main` runs `a` at 0..10 ms and `b` at 10..20 ms (1 ms samples); `worker` runs `b` at
+    /// 5..8 ms.
+    fn session() -> (Session, ThreadIdx, ThreadIdx) {
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        let root = b.intern_frame(&FrameSpec::named("root"));
+        let fa = b.intern_frame(&FrameSpec::named("a"));
+        let fb = b.intern_frame(&FrameSpec::named("b"));
+        let sa = b.intern_stack_path(&[root, fa]).unwrap();
+        let sb = b.intern_stack_path(&[root, fb]).unwrap();
+        const MS: u64 = 1_000_000;
+        for i in 0..20 {
+            b.push_sample(if i < 10 { sa } else { sb }, main, i * MS, MS);
+        }
+        for i in 5..8 {
+            b.push_sample(sb, worker, i * MS, MS);
+        }
+        b.meta_mut().duration_ns = 20 * MS;
+        (b.finish(), main, worker)
+    }
+
+    fn name_mask(session: &Session, name: &str) -> Vec<u8> {
+        session
+            .strings
+            .iter()
+            .map(|s| u8::from(s == name))
+            .collect()
+    }
+
+    #[test]
+    fn bucket_sums_equal_each_threads_total_in_the_window() {
+        let (session, main, worker) = session();
+        for buckets in [1, 3, 7, 20, 64, 1000] {
+            for (from, to) in [(0, 20_000_000), (2_500_000, 13_000_001), (0, 1)] {
+                let tracks = timeline(&session, &Filter::all(), from, to, buckets, None);
+                assert_eq!(tracks.len(), 2);
+                for track in &tracks {
+                    let filter = Filter::all().threads([track.thread]).time_range(from, to);
+                    let expected = super::super::StackWeights::compute(&session, &filter).total();
+                    assert_eq!(
+                        track.weight.iter().sum::<u64>(),
+                        expected,
+                        "{buckets} buckets over {from}..{to}"
+                    );
+                    assert_eq!(track.weight.len(), buckets);
+                }
+                assert_eq!(tracks[0].thread, main);
+                assert_eq!(tracks[1].thread, worker);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sample_on_a_bucket_boundary_falls_into_exactly_one_bucket() {
+        // 10 buckets of 3 ns over [0, 30): 3, 6, ... are boundaries.
+        for t in 0..30u64 {
+            let hits: Vec<usize> = (0..10)
+                .filter(|&i| bucket_of(t, 0, 30, 10) == Some(i))
+                .collect();
+            assert_eq!(hits, [(t / 3) as usize], "time {t}");
+        }
+        // Uneven buckets: 7 over [100, 110).
+        let mut counts = [0; 7];
+        for t in 100..110 {
+            counts[bucket_of(t, 100, 110, 7).unwrap()] += 1;
+        }
+        assert_eq!(counts.iter().sum::<i32>(), 10);
+        assert_eq!(bucket_of(110, 100, 110, 7), None, "the window is half-open");
+        assert_eq!(bucket_of(99, 100, 110, 7), None);
+        assert_eq!(
+            bucket_of(u64::MAX - 1, 0, u64::MAX, 3),
+            Some(2),
+            "no overflow"
+        );
+        // Through the timeline: one sample at a boundary counts once.
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        b.push_sample(s, t, 6, 5);
+        let session = b.finish();
+        let tracks = timeline(&session, &Filter::all(), 0, 30, 10, None);
+        assert_eq!(tracks[0].weight[2], 5);
+        assert_eq!(tracks[0].weight.iter().sum::<u64>(), 5);
+    }
+
+    #[test]
+    fn each_bucket_names_its_hottest_function_and_its_matching_share() {
+        let (session, _, _) = session();
+        let mask = name_mask(&session, "b");
+        let tracks = timeline(&session, &Filter::all(), 0, 20_000_000, 4, Some(&mask));
+        let name = |f: Option<StrId>| f.map(|f| session.str(f).to_owned());
+        let main: Vec<_> = tracks[0].hottest.iter().map(|&f| name(f)).collect();
+        assert_eq!(
+            main,
+            [
+                Some("a".into()),
+                Some("a".into()),
+                Some("b".into()),
+                Some("b".into())
+            ]
+        );
+        assert_eq!(tracks[0].matched, [0, 0, 5_000_000, 5_000_000]);
+        // The worker's 3 samples at 5, 6, 7 ms fall into bucket 1 ([5, 10) ms).
+        assert_eq!(tracks[1].weight, [0, 3_000_000, 0, 0]);
+        assert_eq!(tracks[1].hottest[0], None);
+        assert_eq!(name(tracks[1].hottest[1]).as_deref(), Some("b"));
+        assert_eq!(tracks[1].matched, tracks[1].weight);
+        // A function on the stack, not only the leaf, matches.
+        let root = name_mask(&session, "root");
+        let tracks = timeline(&session, &Filter::all(), 0, 20_000_000, 4, Some(&root));
+        assert_eq!(tracks[0].matched, tracks[0].weight);
+        // No highlight, no matches.
+        let tracks = timeline(&session, &Filter::all(), 0, 20_000_000, 4, None);
+        assert!(tracks.iter().all(|t| t.matched.iter().all(|&m| m == 0)));
+    }
+
+    #[test]
+    fn the_filter_chooses_the_tracks_and_the_samples() {
+        let (session, _, worker) = session();
+        let filter = Filter::all().threads([worker]);
+        let tracks = timeline(&session, &filter, 0, 20_000_000, 2, None);
+        assert_eq!(tracks.len(), 1);
+        assert_eq!(tracks[0].thread, worker);
+        let filter = Filter::all().time_range(6_000_000, 20_000_000);
+        let tracks = timeline(&session, &filter, 0, 20_000_000, 2, None);
+        assert_eq!(tracks[1].weight, [2_000_000, 0]);
+        assert!(timeline(&session, &Filter::all(), 5, 5, 2, None)
+            .iter()
+            .all(|t| t.weight == [0, 0]));
+        assert_eq!(time_extent(&session), (0, 20_000_000));
+    }
+}

@@ -1,0 +1,584 @@
+//! The viewer's views over time in a real headless Chromium, driven through chromedriver
+//! against `prof serve`: the timeline above every view (one track per thread, drag to select a
+//! range, the range chip, zoom to the selection) and the stack chart tab (boxes in time order,
+//! wheel zoom, drag pan, hover and click). Each state is saved as a screenshot under
+//! `tests/artifacts/`. A missing browser fails these tests: they never skip.
+
+use prof::aggregate::{format_time_at, format_weight, CallTree, Filter};
+use prof::session::{SampleType, Unit};
+use prof_e2e::served::Served;
+use prof_e2e::sessions::{self, MS};
+use prof_e2e::webdriver::Browser;
+use prof_e2e::TempDir;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const LOAD: Duration = Duration::from_secs(30);
+
+/// The timeline's layout (web/views/timeline.js): the label gutter and the rows.
+const GUTTER: f64 = 150.0;
+const AXIS: f64 = 16.0;
+const TRACK: f64 = 24.0;
+
+/// Opens `url` and waits until the page is ready (or shows an error).
+fn open(browser: &Browser, url: &str) {
+    browser.goto(url);
+    browser.wait_for(
+        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
+        LOAD,
+        "the page to load",
+    );
+    assert_eq!(text(browser, "#error"), "", "the page shows an error");
+}
+
+/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously.
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn text(browser: &Browser, selector: &str) -> String {
+    browser
+        .eval(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';",
+            json!([selector]),
+        )
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn js(browser: &Browser, expr: &str) -> Value {
+    browser.eval(&format!("return ({expr});"), json!([]))
+}
+
+/// Console entries at warning level or above.
+fn console_problems(browser: &Browser) -> Vec<String> {
+    browser
+        .console_log()
+        .into_iter()
+        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
+        .filter(|l| !l.contains("willReadFrequently"))
+        .collect()
+}
+
+/// The top-N table's first `n` rows: name, total, total %, self, self %.
+fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
+           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
+             .map(s => tr.querySelector(s).textContent.trim()));",
+        json!([n]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// The rows `prof report --top 10` prints for the same file, with `extra` options: name, total,
+/// total %, self, self %.
+fn report_rows(file: &std::path::Path, extra: &[&str]) -> Vec<Vec<String>> {
+    let mut args = vec!["report", "--top", "10"];
+    args.extend_from_slice(extra);
+    args.push(file.to_str().unwrap());
+    let out = prof_e2e::prof(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut parts = line.split_whitespace();
+            let mut cell = || parts.next().unwrap_or_default().to_owned();
+            let total = format!("{} {}", cell(), cell());
+            let total_pct = cell();
+            let self_time = format!("{} {}", cell(), cell());
+            let self_pct = cell();
+            let name = parts.collect::<Vec<_>>().join(" ");
+            vec![name, total, total_pct, self_time, self_pct]
+        })
+        .collect()
+}
+
+/// Nanoseconds as the exact decimal seconds `prof report --from/--to` take.
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// A time range as the chip says it, formatted here with the core's formatters: the ends to a
+/// hundredth of the length, and the length.
+fn range_text(from: u64, to: u64) -> String {
+    let time = SampleType::new("time", Unit::Nanoseconds);
+    let resolution = ((to - from) / 100).max(1);
+    format!(
+        "{} – {} ({})",
+        format_time_at(from, resolution),
+        format_time_at(to, resolution),
+        format_weight(&time, to - from)
+    )
+}
+
+/// Presses the mouse at (`x0`, `y`) of canvas `id`, moves to (`x1`, `y`) in steps and releases:
+/// a real drag through WebDriver's pointer actions.
+fn drag(browser: &Browser, id: &str, x0: f64, x1: f64, y: f64) {
+    browser.drag(&browser.find(&format!("#{id}")), (x0, y), (x1, y), 5);
+}
+
+/// Turns the mouse wheel by `delta_y` over (`x`, `y`) of canvas `id`.
+fn wheel(browser: &Browser, id: &str, x: f64, y: f64, delta_y: i64) {
+    browser.wheel_at(&browser.find(&format!("#{id}")), x, y, delta_y);
+}
+
+/// Moves the mouse to (`x`, `y`) of canvas `id`, and clicks there when `click` is set.
+fn point(browser: &Browser, id: &str, x: f64, y: f64, click: bool) {
+    browser.pointer_at(&browser.find(&format!("#{id}")), x, y, click);
+}
+
+/// Per timeline track, the first and last graph column (CSS pixels from the gutter) holding a
+/// painted bar, and how many pixels have colour `rgb` (if given).
+fn painted_columns(browser: &Browser, rgb: Option<[u8; 3]>) -> Vec<(i64, i64, u64)> {
+    let v = browser.eval(
+        "const c = document.getElementById('timeline-canvas');
+         const [gutter, axis, track, rgb] = arguments;
+         const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+         const tl = window.profViewer.timeline;
+         const out = [];
+         for (let t = 0; t < tl.data.threads.length; t++) {
+           let first = -1, last = -1, n = 0;
+           for (let x = gutter; x < c.width; x++) {
+             for (let y = axis + t * track + 3; y < axis + (t + 1) * track - 2; y++) {
+               const i = (y * c.width + x) * 4;
+               const r = d[i], g = d[i + 1], b = d[i + 2];
+               if (rgb && r === rgb[0] && g === rgb[1] && b === rgb[2]) n++;
+               const plain = (r === 255 && g === 255 && b === 255) || (r === 241 && g === 241 && b === 241);
+               if (!plain) { if (first < 0) first = x - gutter; last = x - gutter; }
+             }
+           }
+           out.push([first, last, n]);
+         }
+         return out;",
+        json!([GUTTER, AXIS, TRACK, rgb]),
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t[0].as_i64().unwrap(),
+                t[1].as_i64().unwrap(),
+                t[2].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn state_range(browser: &Browser) -> Option<(u64, u64)> {
+    let v = js(browser, "window.profViewer.state.current.range");
+    v.as_array()
+        .map(|a| (a[0].as_u64().unwrap(), a[1].as_u64().unwrap()))
+}
+
+#[test]
+fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
+    let dir = TempDir::new("browser-time-range");
+    let file = dir.join("demo.json");
+    let session = sessions::two_threads();
+    sessions::save(&session, &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("time-range", 1280, 800, 1.0);
+    open(&browser, &served.url);
+    browser.wait_for(
+        "window.profViewer.timeline.data && window.profViewer.timeline.data.threads.length",
+        LOAD,
+        "the timeline",
+    );
+    browser.screenshot("time-01-timeline");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+
+    // One track per thread, labelled, each painted where its thread ran: `main` from 0 to
+    // 93 ms, `worker` from 93 to 130 ms (one sample per millisecond).
+    let data = js(&browser, "window.profViewer.timeline.data");
+    assert_eq!(data["labels"], json!(["main [100]", "worker [101]"]));
+    assert_eq!(
+        data["buckets"],
+        json!(130),
+        "one bucket per sampling interval"
+    );
+    let graph = js(&browser, "window.profViewer.timeline.trackRect(0).width")
+        .as_f64()
+        .unwrap();
+    let col = |ms: f64| ms / 130.0 * graph;
+    let tracks = painted_columns(&browser, None);
+    assert_eq!(tracks.len(), 2);
+    let (main, worker) = (tracks[0], tracks[1]);
+    assert!(main.0 >= 0 && (main.0 as f64) < col(1.0), "{main:?}");
+    assert!((main.1 as f64 - col(93.0)).abs() <= 2.0, "{main:?}");
+    assert!((worker.0 as f64 - col(93.0)).abs() <= 2.0, "{worker:?}");
+    assert!((worker.1 as f64 - graph).abs() <= 2.0, "{worker:?}");
+
+    // A search highlights its share of each bucket: hash_block runs on the worker only.
+    browser.type_into(&browser.find("#search"), "hash_block");
+    eventually("the highlighted timeline", || {
+        painted_columns(&browser, Some([0xd6, 0x33, 0xff]))[1].2 > 0
+    });
+    let matched = painted_columns(&browser, Some([0xd6, 0x33, 0xff]));
+    assert_eq!(matched[0].2, 0, "nothing matches on main");
+    browser.screenshot("time-02-search-highlight");
+    browser.eval(
+        "const s = document.getElementById('search'); s.value = '';
+         s.dispatchEvent(new Event('input'));",
+        json!([]),
+    );
+
+    // Dragging across the main track from 10 to 60 ms selects a range.
+    let y = AXIS + TRACK / 2.0;
+    drag(
+        &browser,
+        "timeline-canvas",
+        GUTTER + col(10.0),
+        GUTTER + col(60.0),
+        y,
+    );
+    eventually("the range from the drag", || {
+        state_range(&browser).is_some()
+    });
+    let (from, to) = state_range(&browser).unwrap();
+    let near = |t: u64, ms: u64| {
+        (t as i64 - (ms * MS) as i64).unsigned_abs() < 2 * 130 * MS / graph as u64
+    };
+    assert!(near(from, 10) && near(to, 60), "{from}..{to}");
+    eventually("the chip", || {
+        js(&browser, "!document.getElementById('range-chip').hidden") == json!(true)
+    });
+    assert_eq!(text(&browser, "#range-chip .text"), range_text(from, to));
+    let hash = js(&browser, "location.hash");
+    assert!(
+        hash.as_str()
+            .unwrap()
+            .contains(&format!("range={from}-{to}")),
+        "{hash}"
+    );
+
+    // The table shows what `prof report --from --to` prints for that range, and the flame graph
+    // weighs what the core counts in it.
+    let expected = report_rows(&file, &["--from", &seconds(from), "--to", &seconds(to)]);
+    eventually("the table of the range", || {
+        table_rows(&browser, expected.len()) == expected
+    });
+    assert_eq!(expected[0][0], "hot_loop", "{expected:?}");
+    let tree = CallTree::new(&session, &Filter::all().time_range(from, to));
+    eventually("the flame graph of the range", || {
+        js(
+            &browser,
+            "window.profViewer.layout && window.profViewer.layout.weight[0]",
+        )
+        .as_f64()
+            == Some(tree.total_weight(tree.root()) as f64)
+    });
+    assert_eq!(
+        js(&browser, "window.profViewer.framesNamed('tokenize').length"),
+        json!(0),
+        "tokenize ran after 60 ms"
+    );
+    browser.screenshot("time-03-range-selected");
+
+    // Zoom to the selection: the timeline shows only the range, and the URL says so.
+    browser.click(&browser.find("#zoom-range"));
+    eventually("the zoomed timeline", || {
+        let d = js(&browser, "window.profViewer.timeline.data");
+        d["from"].as_u64() == Some(from) && d["to"].as_u64() == Some(to)
+    });
+    assert!(js(&browser, "location.hash")
+        .as_str()
+        .unwrap()
+        .contains(&format!("window={from}-{to}")));
+    assert_eq!(text(&browser, "#window-text"), range_text(from, to));
+    browser.screenshot("time-04-zoomed-to-range");
+
+    // A reload restores range and window from the URL.
+    browser.eval("window.beforeReload = true; location.reload();", json!([]));
+    browser.wait_for(
+        "!window.beforeReload && document.body.dataset.state === 'ready' && window.profViewer.timeline.data",
+        LOAD,
+        "the reloaded page",
+    );
+    eventually("the chip after the reload", || {
+        text(&browser, "#range-chip .text") == range_text(from, to)
+    });
+    assert_eq!(state_range(&browser), Some((from, to)));
+    assert_eq!(
+        js(&browser, "window.profViewer.timeline.data.from").as_u64(),
+        Some(from)
+    );
+
+    // The chip's × clears the range: every view shows everything again, as `prof report` does.
+    browser.click(&browser.find("#range-chip button"));
+    eventually("the cleared range", || state_range(&browser).is_none());
+    eventually("the chip to go", || {
+        js(&browser, "document.getElementById('range-chip').hidden") == json!(true)
+    });
+    let all = report_rows(&file, &[]);
+    eventually("the whole table", || table_rows(&browser, all.len()) == all);
+    assert!(!js(&browser, "location.hash")
+        .as_str()
+        .unwrap()
+        .contains("range="));
+    // With no range left, Escape undoes the timeline's zoom.
+    browser.press_key("\u{E00C}");
+    eventually("the whole timeline", || {
+        js(&browser, "window.profViewer.timeline.data.to").as_u64() == Some(130 * MS)
+    });
+
+    // Clicking a thread's label hides it: its track is greyed, the views leave it out.
+    point(&browser, "timeline-canvas", 20.0, AXIS + TRACK * 1.5, true);
+    eventually("the worker hidden", || {
+        js(&browser, "window.profViewer.state.current.threads") == json!([0])
+    });
+    eventually("the greyed track", || {
+        painted_columns(&browser, Some([0xc4, 0xc4, 0xc4]))[1].2 > 0
+    });
+    assert_eq!(painted_columns(&browser, Some([0xc4, 0xc4, 0xc4]))[0].2, 0);
+    browser.screenshot("time-05-worker-hidden");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
+
+/// The stack chart's boxes named `name`, in time order: track, x, y, width, height.
+fn boxes(browser: &Browser, name: &str) -> Vec<Value> {
+    let v = browser.eval(
+        "return window.profViewer.views.get('stack-chart').boxesNamed(arguments[0]);",
+        json!([name]),
+    );
+    v.as_array().unwrap().clone()
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap()
+}
+
+fn state_window(browser: &Browser) -> Option<(f64, f64)> {
+    let v = js(browser, "window.profViewer.state.current.window");
+    v.as_array()
+        .map(|a| (a[0].as_f64().unwrap(), a[1].as_f64().unwrap()))
+}
+
+#[test]
+fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
+    let dir = TempDir::new("browser-stack-chart");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("stack-chart", 1280, 800, 1.0);
+    open(&browser, &format!("{}#view=stack-chart", served.url));
+    browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout",
+        LOAD,
+        "the stack chart",
+    );
+    browser.screenshot("time-06-stack-chart");
+    let width = js(
+        &browser,
+        "window.profViewer.views.get('stack-chart').layoutWidth",
+    )
+    .as_f64()
+    .unwrap();
+    let px = |ms: f64| ms / 130.0 * width;
+
+    // Boxes in time order: on main, compute (0-65 ms) then parse (65-93 ms); on the worker,
+    // hash_block (93-123 ms) then compute (123-130 ms).
+    let compute = boxes(&browser, "compute");
+    assert_eq!(compute.len(), 2, "{compute:?}");
+    let parse = boxes(&browser, "parse");
+    assert_eq!(parse.len(), 1);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1.5;
+    assert!(close(f(&compute[0], "x"), 0.0) && close(f(&compute[0], "width"), px(65.0)));
+    assert!(close(f(&parse[0], "x"), px(65.0)) && close(f(&parse[0], "width"), px(28.0)));
+    assert_eq!(compute[0]["track"], json!(0));
+    assert_eq!(compute[1]["track"], json!(1));
+    assert!(close(f(&compute[1], "x"), px(123.0)));
+    let hash = boxes(&browser, "hash_block");
+    assert!(close(f(&hash[0], "x"), px(93.0)) && f(&hash[0], "x") < f(&compute[1], "x"));
+    // Callees sit below their callers.
+    let tokenize = boxes(&browser, "tokenize")[0].clone();
+    assert!(f(&tokenize, "y") > f(&parse[0], "y"));
+
+    // Hover shows the frame: its name, place and time span, as the core formats them.
+    let (tx, ty) = (
+        f(&tokenize, "x") + f(&tokenize, "width") / 2.0,
+        f(&tokenize, "y") + 5.0,
+    );
+    point(&browser, "stack-chart-canvas", tx, ty, false);
+    eventually("the tooltip", || {
+        js(&browser, "!document.getElementById('tooltip').hidden") == json!(true)
+            && text(&browser, "#tooltip").contains("tokenize")
+    });
+    let tip = text(&browser, "#tooltip");
+    assert!(tip.contains("src/main.rs:7"), "{tip}");
+    assert!(tip.contains("65.0 ms – 85.0 ms (20.0 ms)"), "{tip}");
+    browser.screenshot("time-07-stack-chart-hover");
+
+    // Clicking selects the function, which is highlighted.
+    point(&browser, "stack-chart-canvas", tx, ty, true);
+    eventually("the selection", || {
+        js(&browser, "window.profViewer.state.current.selected") == json!("tokenize")
+    });
+    eventually("the highlight", || {
+        js(
+            &browser,
+            "(() => { const v = window.profViewer.views.get('stack-chart'); const b = v.boxesNamed('tokenize')[0];
+               return b && v.layout.highlight[b.index] === 1 && v.layout.highlight[v.boxesNamed('hot_loop')[0].index] === 0; })()",
+        ) == json!(true)
+    });
+    browser.screenshot("time-08-stack-chart-selected");
+    browser.eval(
+        "window.profViewer.state.update({selected: null});",
+        json!([]),
+    );
+
+    // The wheel zooms the time axis around the pointer.
+    let y = f(&compute[0], "y") + 5.0;
+    wheel(&browser, "stack-chart-canvas", px(30.0), y, -600);
+    eventually("the zoomed window", || state_window(&browser).is_some());
+    let (from, to) = state_window(&browser).unwrap();
+    assert!(to - from < 0.6 * 130.0 * MS as f64, "{from}..{to}");
+    assert!(
+        from < 30.0 * MS as f64 && to > 30.0 * MS as f64,
+        "{from}..{to}"
+    );
+    eventually("the zoomed layout", || {
+        js(
+            &browser,
+            "window.profViewer.views.get('stack-chart').layout.from",
+        )
+        .as_f64()
+            == Some(from)
+    });
+    let hot = boxes(&browser, "hot_loop");
+    assert!(
+        f(&hot[0], "width") > px(50.0) * 1.5,
+        "hot_loop is drawn wider: {hot:?}"
+    );
+    // The timeline follows the window.
+    eventually("the timeline's window", || {
+        js(&browser, "window.profViewer.timeline.data.from").as_f64() == Some(from)
+    });
+    browser.screenshot("time-09-stack-chart-zoomed");
+
+    // Dragging pans: dragging left shows later times.
+    drag(&browser, "stack-chart-canvas", 600.0, 400.0, y);
+    eventually("the panned window", || {
+        state_window(&browser).is_some_and(|(f, _)| f > from)
+    });
+    let (from2, to2) = state_window(&browser).unwrap();
+    assert!(
+        ((to2 - from2) - (to - from)).abs() < 2.0,
+        "panning keeps the span"
+    );
+    let shift = (from2 - from) / (to - from) * width;
+    assert!((shift - 200.0).abs() < 4.0, "shifted by {shift} px");
+    browser.screenshot("time-10-stack-chart-panned");
+
+    // "Whole profile" undoes the zoom.
+    browser.click(&browser.find("#zoom-reset"));
+    eventually("the whole window", || state_window(&browser).is_none());
+    eventually("the whole stack chart", || {
+        js(
+            &browser,
+            "window.profViewer.views.get('stack-chart').layout.to",
+        )
+        .as_u64()
+            == Some(130 * MS)
+    });
+    // A selected range is the stack chart's window while it has none of its own; hidden threads
+    // are left out.
+    browser.eval(
+        "window.profViewer.state.update({range: [arguments[0], arguments[1]], threads: [0]});",
+        json!([65 * MS, 93 * MS]),
+    );
+    eventually("the stack chart of the range", || {
+        let l = js(
+            &browser,
+            "(l => [l.from, l.to, Array.from(l.threads)])(window.profViewer.views.get('stack-chart').layout)",
+        );
+        l == json!([65 * MS, 93 * MS, [0]])
+    });
+    assert!(boxes(&browser, "hot_loop").is_empty());
+    let parse = boxes(&browser, "parse");
+    assert!(close(f(&parse[0], "x"), 0.0) && close(f(&parse[0], "width"), width));
+    browser.screenshot("time-11-stack-chart-range");
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
+
+/// Performance, measured and printed (not a pass/fail bound: the machine is shared): the
+/// worker's bucket and box passes and the canvases' redraws on one million samples.
+#[test]
+fn timeline_and_stack_chart_on_a_million_samples() {
+    let dir = TempDir::new("browser-time-1m");
+    let file = dir.join("big.json.gz");
+    sessions::save(&sessions::large(1_000_000), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("time-1m", 1280, 800, 1.0);
+    open(&browser, &served.url);
+    browser.wait_for(
+        "window.profViewer.timeline.data",
+        Duration::from_secs(60),
+        "the timeline",
+    );
+    let timeline_ms = js(&browser, "window.profViewer.timeline.data.computeMs");
+    let draws = |expr: &str| {
+        browser
+            .eval(
+                &format!(
+                    "const v = {expr}; const times = [];
+                     for (let i = 0; i < 5; i++) {{ const t = performance.now(); v.draw(); times.push(performance.now() - t); }}
+                     return Math.min(...times);"
+                ),
+                json!([]),
+            )
+            .as_f64()
+            .unwrap()
+    };
+    let timeline_draw = draws("window.profViewer.timeline");
+    browser.eval(
+        "window.profViewer.state.update({view: 'stack-chart'});",
+        json!([]),
+    );
+    browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout",
+        Duration::from_secs(60),
+        "the stack chart",
+    );
+    let chart = js(
+        &browser,
+        "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
+    );
+    let chart_draw = draws("window.profViewer.views.get('stack-chart')");
+    // Zoomed to 0.1% of the session, each sample is wider than a pixel: every frame is a box.
+    browser.eval(
+        "window.profViewer.state.update({window: [400000000000, 401000000000]});",
+        json!([]),
+    );
+    browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout.from === 400000000000",
+        Duration::from_secs(60),
+        "the zoomed stack chart",
+    );
+    let zoomed = js(
+        &browser,
+        "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
+    );
+    let zoomed_draw = draws("window.profViewer.views.get('stack-chart')");
+    browser.screenshot("time-12-million-samples");
+    println!(
+        "1M samples: timeline buckets in the worker {timeline_ms} ms, drawn in {timeline_draw:.1} ms; \
+         stack chart boxes in the worker {} ms ({} boxes), drawn in {chart_draw:.1} ms; \
+         zoomed to 0.1%: {} ms ({} boxes), drawn in {zoomed_draw:.1} ms",
+        chart[0], chart[1], zoomed[0], zoomed[1]
+    );
+    assert!(chart[1].as_u64().unwrap() > 0 && zoomed[1].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,518 @@
+//! The views over time: the timeline (one activity graph per thread, above every view) and the
+//! stack chart (each thread's stacks in time order), and the texts they show (time ranges, axis
+//! ticks, a box's span). The core computes the buckets and boxes; this module scales them to the
+//! page's pixels and hands them over as typed arrays.
+
+use crate::profile::Profile;
+use prof::aggregate::{
+    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline, Filter,
+    StackBox,
+};
+use prof::session::{SampleType, Session, ThreadIdx, Unit};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// The function id of buckets with no samples, and of merged stack chart boxes.
+pub const NONE: u32 = u32::MAX;
+
+/// Times as the core formats them: `1.20 s`, `350 µs`.
+fn time_text(ns: u64) -> String {
+    format_weight(&SampleType::new("time", Unit::Nanoseconds), ns)
+}
+
+/// A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`: the ends to a hundredth
+/// of the length, so a short range far into a long session still reads apart.
+pub fn range_text(from: u64, to: u64) -> String {
+    let length = to.saturating_sub(from);
+    let resolution = (length / 100).max(1);
+    format!(
+        "{} – {} ({})",
+        format_time_at(from, resolution),
+        format_time_at(to, resolution),
+        time_text(length)
+    )
+}
+
+/// One mark of a time axis: where (a fraction of the window) and its text.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct Tick {
+    pub x: f64,
+    pub text: String,
+}
+
+/// Axis marks at round times (1, 2 or 5 times a power of ten nanoseconds) over `[from, to)`, at
+/// most `max` of them.
+pub fn ticks(from: u64, to: u64, max: u32) -> Vec<Tick> {
+    let span = to.saturating_sub(from);
+    if span == 0 || max == 0 {
+        return Vec::new();
+    }
+    let rough = span.div_ceil(u64::from(max)).max(1);
+    let mut step = 1u64;
+    'outer: loop {
+        for m in [1, 2, 5] {
+            if step.saturating_mul(m) >= rough {
+                step = step.saturating_mul(m);
+                break 'outer;
+            }
+        }
+        step = step.saturating_mul(10);
+    }
+    let mut out = Vec::new();
+    let mut t = from.div_ceil(step).saturating_mul(step);
+    while t < to {
+        out.push(Tick {
+            x: (t - from) as f64 / span as f64,
+            text: format_time_at(t, step),
+        });
+        t = match t.checked_add(step) {
+            Some(next) => next,
+            None => break,
+        };
+    }
+    out
+}
+
+/// The window `[from, to)` the page asks for (negative or empty: the whole session), within the
+/// session's extent.
+fn window(session: &Session, from: f64, to: f64) -> (u64, u64) {
+    let (start, end) = time_extent(session);
+    if !(from >= 0.0 && to > from) {
+        return (start, end);
+    }
+    let from = (from as u64).min(end - 1);
+    (from, (to as u64).max(from + 1))
+}
+
+/// The highlight mask in force: the selected function or the search's matches.
+fn highlight(profile: &Profile) -> Option<&[u8]> {
+    profile.highlight.as_deref()
+}
+
+/// What the page's timeline draws: per thread (every thread of the session, whether shown or
+/// not) and bucket, a bar height, the hottest function, and the highlighted share.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct TimelineData {
+    from: u64,
+    to: u64,
+    buckets: usize,
+    threads: Vec<u32>,
+    height: Vec<f32>,
+    matched: Vec<f32>,
+    hottest: Vec<u32>,
+    labels: Vec<String>,
+    ticks: Vec<Tick>,
+    extent: (u64, u64),
+}
+
+impl TimelineData {
+    /// Buckets the session's samples over `[from, to)`. Heights are fractions of a track's
+    /// height: for times with a known sampling `interval` (no bucket is then shorter), the
+    /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
+    /// over the heaviest bucket's.
+    pub fn compute(
+        session: &Session,
+        from: u64,
+        to: u64,
+        buckets: usize,
+        interval: u64,
+        highlight: Option<&[u8]>,
+    ) -> Self {
+        let tracks = timeline(session, &Filter::all(), from, to, buckets, highlight);
+        let heaviest = tracks
+            .iter()
+            .flat_map(|t| t.weight.iter().copied())
+            .max()
+            .unwrap_or(0);
+        let bucket_ns = (to - from) as f64 / buckets.max(1) as f64;
+        let full = match session.meta.sample_type.unit {
+            Unit::Nanoseconds if interval > 0 => bucket_ns,
+            Unit::Nanoseconds => bucket_ns.max(heaviest as f64),
+            _ => heaviest as f64,
+        };
+        let scale = if full > 0.0 { 1.0 / full } else { 0.0 };
+        let mut data = TimelineData {
+            from,
+            to,
+            buckets,
+            ticks: ticks(from, to, 10),
+            extent: time_extent(session),
+            ..TimelineData::default()
+        };
+        for track in &tracks {
+            let thread = &session.threads[track.thread.index()];
+            let name = session.str(thread.name);
+            data.threads.push(track.thread.0);
+            data.labels.push(if name.is_empty() {
+                format!("[{}]", thread.tid)
+            } else {
+                format!("{name} [{}]", thread.tid)
+            });
+            for b in 0..buckets {
+                data.height
+                    .push((track.weight[b] as f64 * scale).min(1.0) as f32);
+                data.matched
+                    .push((track.matched[b] as f64 * scale).min(1.0) as f32);
+                data.hottest.push(track.hottest[b].map_or(NONE, |f| f.0));
+            }
+        }
+        data
+    }
+}
+
+#[wasm_bindgen]
+impl TimelineData {
+    /// Start of the window, in nanoseconds since the session started.
+    #[wasm_bindgen(getter)]
+    pub fn from(&self) -> f64 {
+        self.from as f64
+    }
+
+    /// End of the window (exclusive).
+    #[wasm_bindgen(getter)]
+    pub fn to(&self) -> f64 {
+        self.to as f64
+    }
+
+    /// Buckets per track.
+    #[wasm_bindgen(getter)]
+    pub fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// Each track's thread index.
+    pub fn threads(&self) -> Vec<u32> {
+        self.threads.clone()
+    }
+
+    /// Bar heights (0 to 1), track after track, `buckets` each.
+    pub fn height(&self) -> Vec<f32> {
+        self.height.clone()
+    }
+
+    /// The highlighted part of each bar, on the same scale.
+    pub fn matched(&self) -> Vec<f32> {
+        self.matched.clone()
+    }
+
+    /// Each bucket's hottest function id (`NONE`, `u32::MAX`, when empty).
+    pub fn hottest(&self) -> Vec<u32> {
+        self.hottest.clone()
+    }
+
+    /// Each track's label, the axis ticks, the window as text and the session's extent, as
+    /// JSON `{labels, ticks: [{x, text}], windowText, extent: [from, to]}`.
+    #[wasm_bindgen(js_name = textsJson)]
+    pub fn texts_json(&self) -> String {
+        serde_json::json!({
+            "labels": self.labels,
+            "ticks": self.ticks,
+            "windowText": range_text(self.from, self.to),
+            "extent": [self.extent.0, self.extent.1],
+        })
+        .to_string()
+    }
+}
+
+/// A stack chart laid out for the page: boxes as fractions of the window, in columns.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct StackChartLayout {
+    from: u64,
+    to: u64,
+    boxes: Vec<StackBox>,
+    x: Vec<f64>,
+    width: Vec<f64>,
+    track: Vec<u32>,
+    depth: Vec<u32>,
+    func: Vec<u32>,
+    highlight: Vec<u8>,
+    threads: Vec<u32>,
+    max_depth: Vec<u32>,
+    labels: Vec<String>,
+    ticks: Vec<Tick>,
+    extent: (u64, u64),
+}
+
+impl StackChartLayout {
+    /// The stack chart of `threads` over `[from, to)` for a canvas `pixels` wide: boxes
+    /// narrower than a pixel are merged by the core.
+    pub fn compute(
+        session: &Session,
+        filter: &Filter,
+        from: u64,
+        to: u64,
+        pixels: f64,
+        highlight: Option<&[u8]>,
+    ) -> Self {
+        let span = to.saturating_sub(from).max(1);
+        let min_width = (span as f64 / pixels.max(1.0)).ceil() as u64;
+        let boxes = stack_chart(session, filter, from, to, min_width.max(1), highlight);
+        let mut layout = StackChartLayout {
+            from,
+            to,
+            ticks: ticks(from, to, 10),
+            extent: time_extent(session),
+            ..StackChartLayout::default()
+        };
+        let shown: Vec<ThreadIdx> = match &filter.threads {
+            Some(t) => {
+                let mut t = t.clone();
+                t.sort();
+                t.dedup();
+                t
+            }
+            None => (0..session.threads.len() as u32).map(ThreadIdx).collect(),
+        };
+        let mut track_of = vec![NONE; session.threads.len()];
+        for (i, t) in shown.iter().enumerate() {
+            track_of[t.index()] = i as u32;
+            let thread = &session.threads[t.index()];
+            layout.threads.push(t.0);
+            layout.max_depth.push(0);
+            let name = session.str(thread.name);
+            layout.labels.push(if name.is_empty() {
+                format!("[{}]", thread.tid)
+            } else {
+                format!("{name} [{}]", thread.tid)
+            });
+        }
+        let scale = 1.0 / span as f64;
+        for b in &boxes {
+            let track = track_of[b.thread.index()];
+            layout.x.push((b.start_ns - from) as f64 * scale);
+            layout.width.push((b.end_ns - b.start_ns) as f64 * scale);
+            layout.track.push(track);
+            layout.depth.push(b.depth);
+            layout
+                .func
+                .push(box_function(session, b).map_or(NONE, |f| f.0));
+            layout.highlight.push(u8::from(b.matches));
+            let deepest = &mut layout.max_depth[track as usize];
+            *deepest = (*deepest).max(b.depth);
+        }
+        layout.boxes = boxes;
+        layout
+    }
+}
+
+#[wasm_bindgen]
+impl StackChartLayout {
+    /// The number of boxes.
+    #[wasm_bindgen(getter)]
+    pub fn count(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Start of the window, in nanoseconds since the session started.
+    #[wasm_bindgen(getter)]
+    pub fn from(&self) -> f64 {
+        self.from as f64
+    }
+
+    /// End of the window (exclusive).
+    #[wasm_bindgen(getter)]
+    pub fn to(&self) -> f64 {
+        self.to as f64
+    }
+
+    /// Left edges, as fractions of the window.
+    pub fn x(&self) -> Vec<f64> {
+        self.x.clone()
+    }
+
+    /// Widths, as fractions of the window.
+    pub fn width(&self) -> Vec<f64> {
+        self.width.clone()
+    }
+
+    /// Each box's track (an index into `threads`).
+    pub fn track(&self) -> Vec<u32> {
+        self.track.clone()
+    }
+
+    /// Each box's depth (0: the outermost frame).
+    pub fn depth(&self) -> Vec<u32> {
+        self.depth.clone()
+    }
+
+    /// Each box's function id (`u32::MAX` for merged boxes).
+    pub fn func(&self) -> Vec<u32> {
+        self.func.clone()
+    }
+
+    /// 1 for each box to highlight, else 0.
+    pub fn highlight(&self) -> Vec<u8> {
+        self.highlight.clone()
+    }
+
+    /// The tracks' thread indices.
+    pub fn threads(&self) -> Vec<u32> {
+        self.threads.clone()
+    }
+
+    /// Each track's deepest box.
+    #[wasm_bindgen(js_name = maxDepth)]
+    pub fn max_depth(&self) -> Vec<u32> {
+        self.max_depth.clone()
+    }
+
+    /// Each track's label, the axis ticks and the session's extent, as JSON `{labels, ticks:
+    /// [{x, text}], extent: [from, to]}`.
+    #[wasm_bindgen(js_name = textsJson)]
+    pub fn texts_json(&self) -> String {
+        serde_json::json!({
+            "labels": self.labels,
+            "ticks": self.ticks,
+            "extent": [self.extent.0, self.extent.1],
+        })
+        .to_string()
+    }
+
+    /// What the tooltip says about box `i`, as JSON `{name, location, spanText, merged,
+    /// from, to}` (times in nanoseconds).
+    #[wasm_bindgen(js_name = boxJson)]
+    pub fn box_json(&self, profile: &Profile, i: usize) -> Result<String, JsError> {
+        let b = self
+            .boxes
+            .get(i)
+            .ok_or_else(|| JsError::new(&format!("no box {i}")))?;
+        let session = &profile.session;
+        let frame = session.frame(session.stack(b.stack).frame);
+        let location = frame.file.map(|file| match frame.line {
+            Some(line) => format!("{}:{line}", session.str(file)),
+            None => session.str(file).to_owned(),
+        });
+        let name = match box_function(session, b) {
+            Some(f) => session.str(f).to_owned(),
+            None => format!("{} frames, each narrower than a pixel", b.merged),
+        };
+        Ok(serde_json::json!({
+            "name": name,
+            "location": if b.merged > 1 { None } else { location },
+            "spanText": range_text(b.start_ns, b.end_ns),
+            "merged": b.merged,
+            "from": b.start_ns,
+            "to": b.end_ns,
+        })
+        .to_string())
+    }
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// The timeline of every thread over the window `[from, to)` nanoseconds (`from` negative:
+    /// the whole session) in at most `buckets` buckets, highlighting what the search or
+    /// selection marks.
+    ///
+    /// Buckets are never shorter than the sampling interval (when the session knows it), so
+    /// a window narrower than `buckets` samples shows wide bars rather than isolated spikes.
+    pub fn timeline(&self, from: f64, to: f64, buckets: usize) -> TimelineData {
+        let (from, to) = window(&self.session, from, to);
+        let meta = &self.session.meta;
+        let interval = match meta.achieved_interval_ns {
+            0 => meta.requested_interval_ns,
+            i => i,
+        };
+        let mut buckets = buckets.clamp(1, 1 << 16);
+        if let Some(fit) = (to - from).checked_div(interval) {
+            buckets = buckets.min(fit.max(1) as usize);
+        }
+        TimelineData::compute(&self.session, from, to, buckets, interval, highlight(self))
+    }
+
+    /// The stack chart of the shown threads and range over the window `[from, to)` (`from`
+    /// negative: the whole session) for a canvas `pixels` wide.
+    #[wasm_bindgen(js_name = stackChart)]
+    pub fn stack_chart(
+        &self,
+        from: f64,
+        to: f64,
+        pixels: f64,
+    ) -> Result<StackChartLayout, JsError> {
+        let (from, to) = window(&self.session, from, to);
+        let filter = self
+            .view
+            .filter(&self.session)
+            .map_err(|e| JsError::new(&e))?;
+        Ok(StackChartLayout::compute(
+            &self.session,
+            &filter,
+            from,
+            to,
+            pixels,
+            highlight(self),
+        ))
+    }
+
+    /// A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`.
+    #[wasm_bindgen(js_name = rangeText)]
+    pub fn range_text(&self, from: f64, to: f64) -> String {
+        range_text(from.max(0.0) as u64, to.max(0.0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+
+    #[test]
+    fn a_range_reads_as_its_ends_and_its_length() {
+        assert_eq!(
+            range_text(1_200_000_000, 2_450_000_000),
+            "1.20 s – 2.45 s (1.25 s)"
+        );
+        assert_eq!(range_text(0, 1_500), "0 ns – 1.50 µs (1.50 µs)");
+        assert_eq!(
+            range_text(400_100_000_000, 400_600_000_000),
+            "400.100 s – 400.600 s (500 ms)"
+        );
+    }
+
+    #[test]
+    fn ticks_fall_on_round_times_inside_the_window() {
+        let t = ticks(0, 130_000_000, 10);
+        let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["0 ms", "20 ms", "40 ms", "60 ms", "80 ms", "100 ms", "120 ms"]
+        );
+        assert!(t.iter().all(|t| (0.0..1.0).contains(&t.x)));
+        let t = ticks(1_050, 1_070, 4);
+        assert_eq!(t[0].text, "1.050 µs");
+        assert!(t.len() <= 5);
+        // Far into a long session, neighbouring ticks still read apart.
+        let t = ticks(400_000_000_000, 401_000_000_000, 10);
+        assert_eq!(t[1].text, "400.1 s");
+        assert!(ticks(5, 5, 10).is_empty());
+    }
+
+    #[test]
+    fn cpu_bars_are_the_share_of_the_bucket_a_thread_ran() {
+        let mut b = SessionBuilder::new(Metadata {
+            mode: Mode::Cpu,
+            sample_type: Mode::Cpu.sample_type(),
+            duration_ns: 100,
+            ..Metadata::default()
+        });
+        let t = b.thread(1, "main");
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
+        b.push_sample(s, t, 10, 25);
+        let session = b.finish();
+        let data = TimelineData::compute(&session, 0, 100, 2, 10, None);
+        assert_eq!(data.height, [0.5, 0.0]);
+        // Buckets shorter than a sample: with a known interval, a bar is full at most; without
+        // one, bars are shares of the heaviest.
+        let data = TimelineData::compute(&session, 0, 100, 10, 10, None);
+        assert_eq!(data.height[1], 1.0);
+        let data = TimelineData::compute(&session, 0, 100, 20, 0, None);
+        assert_eq!(data.height[2], 1.0);
+        assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
+        assert_eq!(data.hottest[1], NONE);
+        assert_eq!(data.labels, ["main [1]"]);
+    }
+}

@@ -1,0 +1,318 @@
+// The stack chart view: per shown thread, the stacks in time order (x: time, y: depth, the
+// outermost frame at the top). The wasm module lays the boxes out for the time window shown
+// (state `window`, else the selected `range`, else the whole session), merging those narrower
+// than a pixel. The wheel zooms the time axis around the pointer, dragging pans it; hovering
+// shows a box's frame and span, clicking selects its function (state `selected`).
+
+import { escapeHtml, functionColor } from "../format.js";
+
+const AXIS = 18; // CSS pixels for the time axis at the top
+const HEADER = 18; // CSS pixels for each thread's label row
+const ROW = 16; // CSS pixels per stack level
+const PAD = 1;
+const FONT = "11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
+const MERGED_COLOR = "#c8c8c8";
+const DIM_COLOR = "#e4e0dc";
+const MATCH_COLOR = "#d633ff";
+const MIN_SPAN = 1000; // ns: the narrowest window the wheel zooms to
+const MIN_DRAG = 3; // CSS pixels a pointer must move to pan rather than click
+
+export class StackChartView {
+  static id = "stack-chart";
+  static label = "Stack chart";
+
+  /**
+   * @param {HTMLElement} element the view's section
+   * @param {object} ctx the page's context (app.js): state, page, ask, tooltip helpers
+   */
+  constructor(element, ctx) {
+    this.element = element;
+    this.ctx = ctx;
+    this.scroller = element.querySelector(".stack-chart-scroller");
+    this.canvas = element.querySelector("canvas");
+    this.layout = null;
+    this.tops = []; // each track's top, CSS pixels
+    this.byRow = new Map(); // "track:depth" -> box indices in increasing x
+    this.hovered = -1;
+    this.renders = 0;
+    this.lastDrawMs = 0;
+    this.drawn = Promise.resolve();
+    this.pan = null;
+    this.pendingWindow = null;
+    this.canvas.addEventListener("wheel", (e) => this.#wheel(e), { passive: false });
+    this.canvas.addEventListener("pointerdown", (e) => this.#pointerDown(e));
+    this.canvas.addEventListener("pointermove", (e) => this.#pointerMove(e));
+    this.canvas.addEventListener("pointerup", (e) => this.#pointerUp(e));
+    this.canvas.addEventListener("mouseleave", () => this.#setHovered(-1, null));
+    let pending = 0;
+    new ResizeObserver(() => {
+      cancelAnimationFrame(pending);
+      pending = requestAnimationFrame(() => {
+        if (this.element.hidden || !ctx.page.meta) return;
+        if (this.layout && this.scroller.clientWidth !== this.layoutWidth) this.#fetch();
+        else this.draw();
+      });
+    }).observe(this.scroller);
+  }
+
+  /** Empties the view (no profile). */
+  clear() {
+    this.layout = null;
+    this.hovered = -1;
+    this.draw();
+  }
+
+  /** Brings the view up to date with the state; `changed` is the set of changed keys. */
+  async render(changed) {
+    const keys = ["file", "view", "window", "range", "threads", "search", "selected"];
+    if (keys.some((k) => changed.has(k))) await this.#fetch();
+  }
+
+  /** Resolves once the newest stack chart is drawn. */
+  settled() {
+    return this.drawn;
+  }
+
+  /** The window shown: the state's `window`, else the selected range, else everything. */
+  #window() {
+    const { window, range } = this.ctx.state.current;
+    return window ?? range ?? null;
+  }
+
+  #fetch() {
+    this.drawn = this.#fetchAndDraw();
+    return this.drawn;
+  }
+
+  async #fetchAndDraw() {
+    const render = ++this.renders;
+    const width = Math.max(1, this.scroller.clientWidth);
+    const layout = await this.ctx.ask("stackChart", { window: this.#window(), width });
+    if (!layout || render !== this.renders) return;
+    this.layout = layout;
+    this.layoutWidth = width;
+    // The hovered box is gone with the old layout, and so is its tooltip.
+    if (this.hovered >= 0) this.ctx.tooltip.hide();
+    this.hovered = -1;
+    this.#index();
+    this.draw();
+  }
+
+  /** Track tops and the boxes of each row, for drawing and hit tests. */
+  #index() {
+    const l = this.layout;
+    this.tops = [];
+    let y = AXIS;
+    for (let t = 0; t < l.threads.length; t++) {
+      this.tops.push(y);
+      y += HEADER + (l.maxDepth[t] + 1) * ROW + 4;
+    }
+    this.height = y;
+    this.byRow = new Map();
+    for (let i = 0; i < l.count; i++) {
+      const key = `${l.track[i]}:${l.depth[i]}`;
+      let row = this.byRow.get(key);
+      if (!row) this.byRow.set(key, (row = []));
+      row.push(i);
+    }
+    for (const row of this.byRow.values()) row.sort((a, b) => l.x[a] - l.x[b]);
+  }
+
+  /** Where box `i` is drawn, in CSS pixels relative to the canvas. */
+  boxRect(i) {
+    const l = this.layout;
+    const width = this.layoutWidth;
+    return {
+      x: l.x[i] * width,
+      y: this.tops[l.track[i]] + HEADER + l.depth[i] * ROW,
+      width: l.width[i] * width,
+      height: ROW - PAD,
+    };
+  }
+
+  /** Where the boxes of function `name` are drawn, in time order (for tests). */
+  boxesNamed(name) {
+    const l = this.layout;
+    const out = [];
+    for (let i = 0; l && i < l.count; i++) {
+      if (this.ctx.page.names[l.func[i]] === name) out.push({ index: i, track: l.track[i], ...this.boxRect(i) });
+    }
+    return out.sort((a, b) => a.x - b.x);
+  }
+
+  /** Redraws the last layout; sharp on high-DPI screens. */
+  draw() {
+    const start = performance.now();
+    const l = this.layout;
+    const width = Math.max(1, this.scroller.clientWidth);
+    const height = Math.max(this.scroller.clientHeight, l ? this.height : 0);
+    const dpr = window.devicePixelRatio || 1;
+    const pw = Math.round(width * dpr);
+    const ph = Math.round(height * dpr);
+    if (this.canvas.width !== pw || this.canvas.height !== ph) {
+      this.canvas.width = pw;
+      this.canvas.height = ph;
+      this.canvas.style.width = `${width}px`;
+      this.canvas.style.height = `${height}px`;
+    }
+    const ctx = this.canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    if (!l) return;
+    const lw = this.layoutWidth;
+    const names = this.ctx.page.names;
+    const highlighting = this.ctx.page.highlighting;
+    ctx.font = FONT;
+    ctx.textBaseline = "middle";
+    ctx.fillStyle = "#666";
+    for (const tick of l.ticks) {
+      const x = tick.x * lw;
+      ctx.fillRect(x, AXIS - 5, 1, 5);
+      ctx.fillText(tick.text, x + 3, AXIS / 2);
+    }
+    for (let t = 0; t < l.threads.length; t++) {
+      ctx.fillStyle = "#eceff1";
+      ctx.fillRect(0, this.tops[t], width, HEADER - 2);
+      ctx.fillStyle = "#222";
+      ctx.fillText(l.labels[t], 6, this.tops[t] + HEADER / 2 - 1);
+    }
+    const charWidth = ctx.measureText("m").width || 7;
+    const colors = new Map();
+    for (let i = 0; i < l.count; i++) {
+      const x = l.x[i] * lw;
+      const w = l.width[i] * lw;
+      const y = this.tops[l.track[i]] + HEADER + l.depth[i] * ROW;
+      const func = l.func[i];
+      let color;
+      if (highlighting) color = l.highlight[i] ? MATCH_COLOR : DIM_COLOR;
+      else if (func === 0xffffffff) color = MERGED_COLOR;
+      else {
+        color = colors.get(func);
+        if (!color) colors.set(func, (color = functionColor(names[func] ?? "")));
+      }
+      ctx.fillStyle = color;
+      ctx.fillRect(x, y, Math.max(w - PAD, 0.5), ROW - PAD);
+      if (i === this.hovered) {
+        ctx.strokeStyle = "#222";
+        ctx.lineWidth = 1;
+        ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - PAD - 1, 0.5), ROW - PAD - 1);
+      }
+      const chars = Math.floor((w - 6) / charWidth);
+      if (chars >= 3 && func !== 0xffffffff) {
+        const name = names[func] ?? "";
+        ctx.fillStyle = "#111";
+        ctx.fillText(name.length <= chars ? name : `${name.slice(0, chars - 1)}…`, x + 3, y + ROW / 2);
+      }
+    }
+    this.lastDrawMs = performance.now() - start;
+  }
+
+  /** The box at (`x`, `y`) CSS pixels from the canvas's top left, or -1. */
+  hitTest(x, y) {
+    const l = this.layout;
+    if (!l) return -1;
+    let t = this.tops.length - 1;
+    while (t >= 0 && this.tops[t] > y) t--;
+    if (t < 0) return -1;
+    const depth = Math.floor((y - this.tops[t] - HEADER) / ROW);
+    const row = this.byRow.get(`${t}:${depth}`);
+    if (!row) return -1;
+    const fx = x / this.layoutWidth;
+    let lo = 0;
+    let hi = row.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const i = row[mid];
+      if (fx < l.x[i]) hi = mid - 1;
+      else if (fx >= l.x[i] + l.width[i]) lo = mid + 1;
+      else return i;
+    }
+    return -1;
+  }
+
+  /** The window the layout shows, and the session's extent, in ns. */
+  #span() {
+    const l = this.layout;
+    return { from: l.from, to: l.to, extent: l.extent };
+  }
+
+  /** Sets the window (kept within the session), a whole-session window as none. */
+  #setWindow(from, to, replace) {
+    const { extent } = this.#span();
+    const span = Math.max(MIN_SPAN, to - from);
+    if (span >= extent[1] - extent[0]) {
+      this.ctx.state.update({ window: null }, { replace });
+      return;
+    }
+    let f = Math.round(Math.max(extent[0], Math.min(from, extent[1] - span)));
+    this.ctx.state.update({ window: [f, f + Math.round(span)] }, { replace });
+  }
+
+  #wheel(e) {
+    if (!this.layout) return;
+    e.preventDefault();
+    const { from, to } = this.#span();
+    const anchor = from + (e.offsetX / this.layoutWidth) * (to - from);
+    const factor = Math.exp(Math.max(-5, Math.min(5, e.deltaY * 0.002)));
+    const span = Math.max(MIN_SPAN, (to - from) * factor);
+    const left = (anchor - from) / (to - from);
+    this.#setWindow(anchor - left * span, anchor - left * span + span, false);
+  }
+
+  #pointerDown(e) {
+    if (!this.layout || e.button !== 0) return;
+    const { from, to } = this.#span();
+    this.pan = { x0: e.offsetX, from, to, moved: false };
+    this.canvas.setPointerCapture(e.pointerId);
+  }
+
+  #pointerMove(e) {
+    const pan = this.pan;
+    if (!pan) {
+      this.#setHovered(this.hitTest(e.offsetX, e.offsetY), e);
+      return;
+    }
+    const dx = e.offsetX - pan.x0;
+    if (!pan.moved && Math.abs(dx) < MIN_DRAG) return;
+    pan.moved = true;
+    const shift = (-dx / this.layoutWidth) * (pan.to - pan.from);
+    this.#setWindow(pan.from + shift, pan.to + shift, true);
+  }
+
+  #pointerUp(e) {
+    const pan = this.pan;
+    this.pan = null;
+    if (!pan || pan.moved) return;
+    const i = this.hitTest(e.offsetX, e.offsetY);
+    if (i < 0) return;
+    const l = this.layout;
+    const name = this.ctx.page.names[l.func[i]];
+    if (l.func[i] === 0xffffffff) {
+      // A merged box: zoom into the time it spans.
+      this.ctx.ask("stackBox", { serial: l.serial, index: i }).then((info) => {
+        if (info && this.layout === l) this.#setWindow(info.from, info.to, false);
+      });
+    } else if (name !== undefined) this.ctx.state.update({ selected: name });
+  }
+
+  async #setHovered(i, event) {
+    const { ask, tooltip } = this.ctx;
+    if (i !== this.hovered) {
+      this.hovered = i;
+      this.draw();
+    }
+    if (i < 0 || !event) {
+      tooltip.hide();
+      return;
+    }
+    const l = this.layout;
+    const info = await ask("stackBox", { serial: l.serial, index: i });
+    if (!info || this.layout !== l || this.hovered !== i) return;
+    tooltip.show(
+      `<div class="name">${escapeHtml(info.name)}</div>
+${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+<div class="span">${escapeHtml(info.spanText)}</div>`,
+      event,
+    );
+  }
+}

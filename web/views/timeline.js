@@ -1,0 +1,335 @@
+// The timeline, above every view: one track per thread, its samples over time as an activity
+// graph (the wasm module buckets them: bar heights, each bucket's hottest function, and the share
+// a search or selection matches). Dragging across it selects a time range (state `range`), which
+// every view follows; the chip shows the range and clears it; "Zoom to selection" narrows the
+// window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
+
+import { functionColor, escapeHtml } from "../format.js";
+
+const AXIS = 16; // CSS pixels for the time axis at the top
+const TRACK = 24; // CSS pixels per thread
+const GUTTER = 150; // CSS pixels for the thread labels at the left
+const FONT = "11px system-ui, sans-serif";
+const DIM_COLOR = "#d5d0cc";
+const HIDDEN_COLOR = "#c4c4c4";
+const MATCH_COLOR = "#d633ff";
+const MIN_DRAG = 3; // CSS pixels a drag must span to select a range
+
+export class Timeline {
+  /**
+   * @param {HTMLElement} element the timeline's section (index.html)
+   * @param {object} ctx the page's context (app.js): state, page, ask, tooltip helpers
+   */
+  constructor(element, ctx) {
+    this.element = element;
+    this.ctx = ctx;
+    const $ = (sel) => element.querySelector(sel);
+    this.scroller = $(".timeline-tracks");
+    this.canvas = $("canvas");
+    this.chip = $("#range-chip");
+    this.chipText = $("#range-chip .text");
+    this.zoomButton = $("#zoom-range");
+    this.resetButton = $("#zoom-reset");
+    this.windowText = $("#window-text");
+    this.bar = $(".timeline-bar");
+    this.data = null;
+    this.drag = null; // {x0, x1} in CSS pixels while selecting
+    this.renders = 0;
+    this.lastDrawMs = 0;
+    this.fetchedWidth = 0;
+    this.drawn = Promise.resolve();
+    $("#range-chip button").addEventListener("click", () => ctx.state.update({ range: null }));
+    this.zoomButton.addEventListener("click", () => {
+      const range = ctx.state.current.range;
+      if (range) ctx.state.update({ window: range });
+    });
+    this.resetButton.addEventListener("click", () => ctx.state.update({ window: null }));
+    this.canvas.addEventListener("pointerdown", (e) => this.#pointerDown(e));
+    this.canvas.addEventListener("pointermove", (e) => this.#pointerMove(e));
+    this.canvas.addEventListener("pointerup", (e) => this.#pointerUp(e));
+    this.canvas.addEventListener("pointercancel", () => {
+      this.drag = null;
+      this.draw();
+    });
+    this.canvas.addEventListener("mouseleave", () => ctx.tooltip.hide());
+    let pending = 0;
+    new ResizeObserver(() => {
+      cancelAnimationFrame(pending);
+      pending = requestAnimationFrame(() => {
+        if (this.data && this.#graphWidth() !== this.fetchedWidth) this.#fetch();
+        else this.draw();
+      });
+    }).observe(this.scroller);
+  }
+
+  /** Empties the timeline (no profile). */
+  clear() {
+    this.data = null;
+    this.bar.hidden = true;
+    this.drag = null;
+    this.chip.hidden = true;
+    this.windowText.textContent = "";
+    this.draw();
+  }
+
+  /** Brings the timeline up to date with the state; `changed` is the set of changed keys. */
+  async render(changed) {
+    const tasks = [];
+    if (changed.has("range") || changed.has("file")) tasks.push(this.#renderChip());
+    // The buckets cover every thread; what a search matches depends on the threads and range
+    // shown (app.js runs it again), so those ask again too.
+    if (["file", "window", "search", "selected", "threads", "range"].some((k) => changed.has(k))) {
+      tasks.push(this.#fetch());
+    }
+    // The bar (window, range chip, zoom buttons) shows only when there is a range or a zoom, so
+    // the timeline takes little room from the views otherwise.
+    const { range, window } = this.ctx.state.current;
+    this.bar.hidden = range === null && window === null;
+    await Promise.all(tasks);
+  }
+
+  /** Resolves once the newest timeline is drawn. */
+  settled() {
+    return this.drawn;
+  }
+
+  #graphWidth() {
+    return Math.max(1, Math.floor(this.scroller.clientWidth - GUTTER));
+  }
+
+  #fetch() {
+    this.drawn = this.#fetchAndDraw();
+    return this.drawn;
+  }
+
+  async #fetchAndDraw() {
+    const render = ++this.renders;
+    const width = this.#graphWidth();
+    const data = await this.ctx.ask("timeline", { window: this.ctx.state.current.window, buckets: width });
+    if (!data || render !== this.renders) return;
+    this.fetchedWidth = width;
+    this.data = data;
+    this.windowText.textContent = data.windowText;
+    this.resetButton.disabled = this.ctx.state.current.window === null;
+    this.draw();
+  }
+
+  async #renderChip() {
+    const range = this.ctx.state.current.range;
+    this.zoomButton.disabled = range === null;
+    if (!range) {
+      this.chip.hidden = true;
+      return;
+    }
+    const text = await this.ctx.ask("rangeText", { range });
+    if (text === null || this.ctx.state.current.range !== range) return;
+    this.chipText.textContent = text;
+    this.chip.hidden = false;
+  }
+
+  /** Which tracks' threads are shown (the thread set). */
+  #shown(index) {
+    const threads = this.ctx.state.current.threads;
+    return threads === null || threads.includes(index);
+  }
+
+  /** The x of time `t` (ns) in CSS pixels, given the data's window. */
+  xOfTime(t) {
+    const d = this.data;
+    return GUTTER + ((t - d.from) / (d.to - d.from)) * this.#graphWidth();
+  }
+
+  /** The time (ns, whole) at `x` CSS pixels, within the window. */
+  timeAt(x) {
+    const d = this.data;
+    const f = Math.min(1, Math.max(0, (x - GUTTER) / this.#graphWidth()));
+    return Math.round(d.from + f * (d.to - d.from));
+  }
+
+  /** Where track `i` is drawn, in CSS pixels relative to the canvas (for tests). */
+  trackRect(i) {
+    return { x: GUTTER, y: AXIS + i * TRACK, width: this.#graphWidth(), height: TRACK };
+  }
+
+  /** Redraws everything from the last data; sharp on high-DPI screens. */
+  draw() {
+    const start = performance.now();
+    const d = this.data;
+    const tracks = d ? d.threads.length : 0;
+    const width = Math.max(1, this.scroller.clientWidth);
+    const height = AXIS + tracks * TRACK + 2;
+    const dpr = window.devicePixelRatio || 1;
+    const pw = Math.round(width * dpr);
+    const ph = Math.round(height * dpr);
+    if (this.canvas.width !== pw || this.canvas.height !== ph) {
+      this.canvas.width = pw;
+      this.canvas.height = ph;
+      this.canvas.style.width = `${width}px`;
+      this.canvas.style.height = `${height}px`;
+    }
+    const ctx = this.canvas.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    if (!d) return;
+    const graph = this.#graphWidth();
+    const barWidth = graph / d.buckets;
+    const names = this.ctx.page.names;
+    const highlighting = this.ctx.page.highlighting;
+    ctx.font = FONT;
+    ctx.textBaseline = "middle";
+    // The axis.
+    ctx.fillStyle = "#666";
+    for (const tick of d.ticks) {
+      const x = GUTTER + tick.x * graph;
+      ctx.fillRect(x, AXIS - 4, 1, 4);
+      ctx.fillText(tick.text, x + 3, AXIS / 2);
+    }
+    // The tracks: bars batched by colour (one path per colour).
+    const paths = new Map();
+    const path = (color) => {
+      let p = paths.get(color);
+      if (!p) paths.set(color, (p = new Path2D()));
+      return p;
+    };
+    const colors = new Map();
+    for (let t = 0; t < tracks; t++) {
+      const top = AXIS + t * TRACK;
+      const shown = this.#shown(d.threads[t]);
+      ctx.fillStyle = shown ? "#fff" : "#f1f1f1";
+      ctx.fillRect(0, top, width, TRACK - 1);
+      ctx.fillStyle = "#e3e6e8";
+      ctx.fillRect(0, top + TRACK - 1, width, 1);
+      ctx.fillStyle = shown ? "#222" : "#999";
+      ctx.fillText(ellipsize(ctx, d.labels[t], GUTTER - 10), 6, top + TRACK / 2);
+      const base = top + TRACK - 2;
+      const full = TRACK - 5;
+      for (let b = 0; b < d.buckets; b++) {
+        const i = t * d.buckets + b;
+        const h = d.height[i] * full;
+        if (h <= 0) continue;
+        const x = GUTTER + b * barWidth;
+        const w = Math.max(barWidth, 1);
+        let color;
+        if (!shown) color = HIDDEN_COLOR;
+        else if (highlighting) color = DIM_COLOR;
+        else {
+          const func = d.hottest[i];
+          color = colors.get(func);
+          if (!color) colors.set(func, (color = functionColor(names[func] ?? "")));
+        }
+        path(color).rect(x, base - Math.max(h, 1), w, Math.max(h, 1));
+        const m = d.matched[i] * full;
+        if (shown && highlighting && m > 0) path(MATCH_COLOR).rect(x, base - Math.max(m, 1), w, Math.max(m, 1));
+      }
+    }
+    for (const [color, p] of paths) {
+      if (color === MATCH_COLOR) continue;
+      ctx.fillStyle = color;
+      ctx.fill(p);
+    }
+    if (paths.has(MATCH_COLOR)) {
+      ctx.fillStyle = MATCH_COLOR;
+      ctx.fill(paths.get(MATCH_COLOR));
+    }
+    // The selection: the range chosen, or the one being dragged.
+    let sel = null;
+    if (this.drag) sel = [Math.min(this.drag.x0, this.drag.x1), Math.max(this.drag.x0, this.drag.x1)];
+    else if (this.ctx.state.current.range) {
+      const [from, to] = this.ctx.state.current.range;
+      sel = [this.xOfTime(from), this.xOfTime(to)];
+    }
+    if (sel) {
+      const left = Math.max(GUTTER, Math.min(GUTTER + graph, sel[0]));
+      const right = Math.max(GUTTER, Math.min(GUTTER + graph, sel[1]));
+      ctx.fillStyle = "rgba(38, 50, 56, 0.18)";
+      ctx.fillRect(GUTTER, AXIS, left - GUTTER, height - AXIS);
+      ctx.fillRect(right, AXIS, GUTTER + graph - right, height - AXIS);
+      ctx.fillStyle = "#1565c0";
+      if (sel[0] >= GUTTER && sel[0] <= GUTTER + graph) ctx.fillRect(left - 1, AXIS, 2, height - AXIS);
+      if (sel[1] >= GUTTER && sel[1] <= GUTTER + graph) ctx.fillRect(right - 1, AXIS, 2, height - AXIS);
+    }
+    this.lastDrawMs = performance.now() - start;
+  }
+
+  #pointerDown(e) {
+    if (!this.data || e.button !== 0) return;
+    if (e.offsetX < GUTTER) {
+      this.#toggleThread(Math.floor((e.offsetY - AXIS) / TRACK));
+      return;
+    }
+    this.drag = { x0: e.offsetX, x1: e.offsetX };
+    this.canvas.setPointerCapture(e.pointerId);
+    e.preventDefault();
+  }
+
+  #pointerMove(e) {
+    if (this.drag) {
+      this.drag.x1 = e.offsetX;
+      this.draw();
+      return;
+    }
+    this.#hover(e);
+  }
+
+  #pointerUp(e) {
+    const drag = this.drag;
+    if (!drag) return;
+    this.drag = null;
+    drag.x1 = e.offsetX;
+    if (Math.abs(drag.x1 - drag.x0) < MIN_DRAG) {
+      this.draw();
+      return;
+    }
+    const from = this.timeAt(Math.min(drag.x0, drag.x1));
+    const to = this.timeAt(Math.max(drag.x0, drag.x1));
+    if (to > from) this.ctx.state.update({ range: [from, to] });
+    else this.draw();
+  }
+
+  /** Shows or hides the thread of track `t`. */
+  #toggleThread(t) {
+    const d = this.data;
+    if (t < 0 || t >= d.threads.length) return;
+    const all = this.ctx.page.threads.map((u) => u.index);
+    const current = this.ctx.state.current.threads ?? all;
+    const thread = d.threads[t];
+    const next = current.includes(thread)
+      ? current.filter((i) => i !== thread)
+      : all.filter((i) => i === thread || current.includes(i));
+    this.ctx.state.update({ threads: next.length === all.length ? null : next, zoom: [] });
+  }
+
+  /** The hovered bucket's hottest function, or the label's thread. */
+  #hover(e) {
+    const d = this.data;
+    const { tooltip, page } = this.ctx;
+    const t = Math.floor((e.offsetY - AXIS) / TRACK);
+    if (!d || t < 0 || t >= d.threads.length) {
+      tooltip.hide();
+      return;
+    }
+    if (e.offsetX < GUTTER) {
+      const shown = this.#shown(d.threads[t]);
+      tooltip.show(
+        `<div class="name">${escapeHtml(d.labels[t])}</div><div class="loc">Click to ${shown ? "hide" : "show"} this thread; drag across the tracks to select a time range</div>`,
+        e,
+      );
+      return;
+    }
+    const b = Math.floor(((e.offsetX - GUTTER) / this.#graphWidth()) * d.buckets);
+    const func = d.hottest[t * d.buckets + b];
+    if (func === undefined || page.names[func] === undefined) {
+      tooltip.hide();
+      return;
+    }
+    tooltip.show(`<div class="loc">Hottest here</div><div class="name">${escapeHtml(page.names[func])}</div>`, e);
+  }
+}
+
+/** `text` cut with an ellipsis to fit `width` CSS pixels in the context's font. */
+function ellipsize(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let n = text.length;
+  while (n > 1 && ctx.measureText(`${text.slice(0, n)}…`).width > width) n--;
+  return `${text.slice(0, n)}…`;
+}
