@@ -5,10 +5,12 @@
 //! which can hold hundreds of thousands of rectangles).
 
 mod layout;
+mod loading;
 mod profile;
 mod view;
 
 pub use layout::FlameLayout;
+pub use loading::{wasm_memory_bytes, SessionBytes};
 pub use profile::{Profile, SearchResult};
 
 use wasm_bindgen::prelude::*;

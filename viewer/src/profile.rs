@@ -24,7 +24,7 @@ pub struct Profile {
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
-#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct ViewSpec {
     /// Thread indices, `None` for all threads.
@@ -83,7 +83,7 @@ impl Profile {
     /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
     /// A malformed session is an error whose message says what is wrong and where.
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
-        let session = prof::session::read(bytes)
+        let session = prof::session::read_bytes(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
         let tree = CallTree::new(&session, &Filter::all());
         Ok(Profile {
@@ -154,6 +154,10 @@ impl Profile {
     pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
         let view: ViewSpec =
             serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
+        if view == self.view {
+            // The tree already is this view's (the page sets the view it loaded with).
+            return Ok(());
+        }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         self.tree = CallTree::new(&self.session, &filter);
         self.view = view;

@@ -1,0 +1,69 @@
+//! Loading a session into the wasm module without holding its bytes twice, and the module's
+//! memory size (for the benchmark).
+
+use crate::profile::{Profile, ViewSpec};
+use prof::aggregate::{CallTree, Filter};
+use wasm_bindgen::prelude::*;
+
+/// A session file's bytes, gathered in the wasm module's memory as they arrive from the network:
+/// each chunk is copied in once, and the reader then parses them where they lie.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct SessionBytes {
+    bytes: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl SessionBytes {
+    /// An empty buffer with room for `size` bytes (the file's length if known, else 0), so a
+    /// known length is reserved once rather than grown by doubling.
+    #[wasm_bindgen(constructor)]
+    pub fn new(size: f64) -> SessionBytes {
+        SessionBytes {
+            bytes: Vec::with_capacity(size.max(0.0) as usize),
+        }
+    }
+
+    /// Appends a chunk of the file.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+    }
+
+    /// The number of bytes gathered.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> f64 {
+        self.bytes.len() as f64
+    }
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// Reads the gathered session (JSON, or gzip-compressed JSON) with `prof`'s own reader, then
+    /// frees the bytes before the call tree is built, so the tree reuses their memory.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: SessionBytes) -> Result<Profile, JsError> {
+        let session = prof::session::read_bytes(&bytes.bytes)
+            .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
+        drop(bytes);
+        let tree = CallTree::new(&session, &Filter::all());
+        Ok(Profile {
+            session,
+            tree,
+            view: ViewSpec::default(),
+            highlight: None,
+        })
+    }
+}
+
+/// The size of the wasm module's memory in bytes (it grows and never shrinks: its peak).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        (core::arch::wasm32::memory_size::<0>() * 65536) as f64
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0.0
+    }
+}
