@@ -2,7 +2,8 @@
 //! memory size (for the benchmark).
 
 use crate::profile::{Profile, ViewSpec};
-use prof::aggregate::{CallTree, Filter};
+use prof::aggregate::{CallTree, Filter, StackWeights};
+use prof::session::Session;
 use wasm_bindgen::prelude::*;
 
 /// A session file's bytes, gathered in the wasm module's memory as they arrive from the network:
@@ -45,13 +46,30 @@ impl Profile {
         let session = prof::session::read_bytes(&bytes.bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
         drop(bytes);
-        let tree = CallTree::new(&session, &Filter::all());
-        Ok(Profile {
+        Ok(Profile::of(session))
+    }
+}
+
+impl Profile {
+    /// A loaded session showing all its samples. Each thread's stack weights are kept when
+    /// they cost at most 2 bytes per sample (threads x stacks x 16 bytes), so that thread
+    /// changes need no pass over the samples.
+    pub(crate) fn of(session: Session) -> Profile {
+        let entries = session.threads.len().saturating_mul(session.stacks.len());
+        let thread_weights =
+            (entries <= session.samples.len() / 8).then(|| StackWeights::per_thread(&session));
+        let weights = match &thread_weights {
+            Some(parts) => StackWeights::sum(session.stacks.len(), parts),
+            None => StackWeights::compute(&session, &Filter::all()),
+        };
+        let tree = CallTree::build(&session, &weights, &[]);
+        Profile {
             session,
             tree,
             view: ViewSpec::default(),
             highlight: None,
-        })
+            thread_weights,
+        }
     }
 }
 

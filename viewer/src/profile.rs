@@ -5,7 +5,7 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy,
+    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
 };
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -21,6 +21,9 @@ pub struct Profile {
     pub(crate) view: ViewSpec,
     /// Functions to highlight in layouts (one byte per function id), if any.
     pub(crate) highlight: Option<Vec<u8>>,
+    /// Each thread's stack weights over the whole session, when cached (few threads): a thread
+    /// change then sums these instead of passing over every sample.
+    pub(crate) thread_weights: Option<Vec<StackWeights>>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
@@ -85,13 +88,7 @@ impl Profile {
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
         let session = prof::session::read_bytes(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
-        let tree = CallTree::new(&session, &Filter::all());
-        Ok(Profile {
-            session,
-            tree,
-            view: ViewSpec::default(),
-            highlight: None,
-        })
+        Ok(Profile::of(session))
     }
 
     /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.
@@ -159,7 +156,15 @@ impl Profile {
             return Ok(());
         }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
-        self.tree = CallTree::new(&self.session, &filter);
+        let weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
+            (Some(parts), None, Some(threads)) => StackWeights::sum(
+                self.session.stacks.len(),
+                threads.iter().map(|t| &parts[t.index()]),
+            ),
+            (Some(parts), None, None) => StackWeights::sum(self.session.stacks.len(), parts),
+            _ => StackWeights::compute(&self.session, &filter),
+        };
+        self.tree = CallTree::build(&self.session, &weights, &[]);
         self.view = view;
         Ok(())
     }

@@ -165,6 +165,12 @@ impl<'a> Values<'a> {
         if self.pos == self.len && !self.refill()? {
             return Ok(None);
         }
+        // The common case: a one-byte value (most deltas are small).
+        let first = self.buf[self.pos];
+        if first & 0x80 == 0 {
+            self.pos += 1;
+            return Ok(Some(u64::from(first)));
+        }
         let start = self.before + self.pos;
         let mut value = 0u64;
         let mut shift = 0u32;
