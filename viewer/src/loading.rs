@@ -2,7 +2,7 @@
 //! memory size (for the benchmark).
 
 use crate::profile::{Profile, ViewSpec};
-use prof::aggregate::{CallTree, Filter, StackWeights};
+use prof::aggregate::{thread_totals, CallTree, Filter, StackWeights};
 use prof::session::Session;
 use wasm_bindgen::prelude::*;
 
@@ -63,12 +63,14 @@ impl Profile {
             None => StackWeights::compute(&session, &Filter::all()),
         };
         let tree = CallTree::build(&session, &weights, &[]);
+        let totals = thread_totals(&session);
         Profile {
             session,
             tree,
             view: ViewSpec::default(),
             highlight: None,
             thread_weights,
+            thread_totals: totals,
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::view::{
 };
 use prof::aggregate::{
     format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
+    ThreadTotal,
 };
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -24,6 +25,8 @@ pub struct Profile {
     /// Each thread's stack weights over the whole session, when cached (few threads): a thread
     /// change then sums these instead of passing over every sample.
     pub(crate) thread_weights: Option<Vec<StackWeights>>,
+    /// Each thread's samples and weight (one pass over the samples, made once).
+    pub(crate) thread_totals: Vec<ThreadTotal>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
@@ -100,7 +103,11 @@ impl Profile {
     /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
-        threads_label(&self.session, self.view.threads.as_deref())
+        threads_label(
+            &self.session,
+            &self.thread_totals,
+            self.view.threads.as_deref(),
+        )
     }
 
     /// `weight` as the core formats it in this session's unit (`4.70 s`).
@@ -142,7 +149,7 @@ impl Profile {
     /// The sampled threads with their sample counts and shares, as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
-        to_json(&ThreadEntry::all(&self.session))
+        to_json(&ThreadEntry::all(&self.session, &self.thread_totals))
     }
 
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
