@@ -31,10 +31,11 @@ function initOnce(wasm) {
   return ready;
 }
 
-/** Fetches `url` straight into the wasm module's memory (each chunk copied in once), reporting
+/** Reads the answer to `request` (a `fetch` promise) straight into the wasm module's memory
+ * (each chunk copied in once), reporting
  * progress against `size` (the uncompressed length, if known). */
-async function fetchBytes(url, size) {
-  const response = await fetch(url);
+async function fetchBytes(request, size) {
+  const response = await request;
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
   const bytes = new SessionBytes(size ?? 0);
   if (!response.body) {
@@ -73,9 +74,12 @@ const methods = {
   /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
    * over the `wasm` module's bytes). */
   async load({ url, size, bytes: given, wasm }) {
+    // The request goes out while the wasm module may still be compiling.
+    const request = given ? null : fetch(url);
+    request?.catch(() => {}); // reported when awaited below, not as an unhandled rejection
     await initOnce(wasm);
     const times = { compiled: now() };
-    const bytes = given ?? (await fetchBytes(url, size));
+    const bytes = given ?? (await fetchBytes(request, size));
     times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     profile = given ? Profile.load(given) : Profile.fromBytes(bytes);
