@@ -32,8 +32,8 @@ function initOnce(wasm) {
 }
 
 /** Reads the answer to `request` (a `fetch` promise) straight into the wasm module's memory
- * (each chunk copied in once), reporting
- * progress against `size` (the uncompressed length, if known). */
+ * (each chunk copied in once), reporting progress against `size` (the uncompressed length, if
+ * known). */
 async function fetchBytes(request, size) {
   const response = await request;
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
