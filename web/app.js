@@ -134,7 +134,20 @@ window.addEventListener("error", (e) => {
 });
 window.addEventListener("unhandledrejection", (e) => showError("The viewer failed", e.reason));
 
+/**
+ * A backend started with the page, so its worker starts and compiles the wasm module while the
+ * page fetches the file list: the first load takes it.
+ */
+let warmBackend = null;
+function startWarmBackend() {
+  warmBackend = new Backend();
+  const standalone = window.profStandalone;
+  const wasm = standalone ? standalone.wasm() : Promise.resolve(undefined);
+  wasm.then((bytes) => warmBackend?.call("init", { wasm: bytes })).catch(() => {});
+}
+
 async function start() {
+  startWarmBackend();
   try {
     if (window.profStandalone) {
       page.files = window.profStandalone.files;
@@ -157,7 +170,7 @@ async function start() {
         window: null,
       }),
     );
-    state.listen(onStateChange);
+    state.listen((current, changed) => (page.lastChange = onStateChange(current, changed)));
     showActiveView();
     await loadFile();
   } catch (e) {
@@ -189,9 +202,11 @@ async function loadFile() {
   const index = Math.min(state.current.file, page.files.length - 1);
   const file = page.files[index];
   dropProfile();
-  const backend = new Backend((text) => {
+  const backend = warmBackend ?? new Backend();
+  warmBackend = null;
+  backend.onProgress = (text) => {
     if (page.backend === backend) $("progress").textContent = text;
-  });
+  };
   page.backend = backend;
   page.loadedFile = index;
   document.body.dataset.state = "loading";
@@ -213,6 +228,10 @@ async function loadFile() {
     return;
   }
   if (page.backend !== backend) return;
+  // The worker's times, on the page's clock.
+  for (const [name, at] of Object.entries(loaded.times ?? {})) {
+    performance.mark(`prof-${name}`, { startTime: at - performance.timeOrigin });
+  }
   performance.mark("prof-parsed");
   page.meta = loaded.meta;
   page.names = loaded.names;
@@ -223,12 +242,18 @@ async function loadFile() {
   $("search").value = state.current.search;
   await runSearch();
   const all = new Set(Object.keys(state.current));
-  await Promise.all([activeView().render(all), timeline.render(all)]);
+  const view = activeView();
+  const rendered = Promise.all([view.render(all), timeline.render(all)]);
+  // First paint: the frame after the flame graph is drawn (the table beside it may follow).
+  const painted = view.settled?.() ?? rendered;
+  painted.then(() => {
+    if (performance.getEntriesByName("prof-first-paint").length === 0) {
+      requestAnimationFrame(() => performance.mark("prof-first-paint"));
+    }
+  }, () => {});
+  await rendered;
   document.body.dataset.state = "ready";
   $("progress").textContent = "";
-  if (performance.getEntriesByName("prof-first-paint").length === 0) {
-    requestAnimationFrame(() => performance.mark("prof-first-paint"));
-  }
 }
 
 /** Sends what selects the samples (threads, range, transforms) to the worker and redraws the
@@ -354,6 +379,13 @@ window.profViewer = {
   /** The flame graph's current layout. */
   get layout() {
     return views.get("flame").layout;
+  },
+  /** Changes the state by `patch`; resolves once the page has caught up and the flame graph is
+   * drawn (the benchmark times thread and range changes with it). */
+  async update(patch) {
+    state.update(patch);
+    await page.lastChange;
+    await views.get("flame").settled();
   },
   /** Zooms to the frame at `path` (function names from the root); resolves once drawn. */
   async zoomTo(path) {

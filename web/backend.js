@@ -2,8 +2,10 @@
 // promises. Ending a backend ends its worker, which frees everything it held.
 
 export class Backend {
-  /** @param {(text: string) => void} onProgress called with the loading progress as text */
-  constructor(onProgress) {
+  /** @param {(text: string) => void} onProgress called with the loading progress as text (may
+   * be set later, as `backend.onProgress`) */
+  constructor(onProgress = () => {}) {
+    this.onProgress = onProgress;
     // The single-file page provides a classic worker (file:// pages cannot start module
     // workers); the served page uses worker.js as a module.
     const standalone = window.profStandalone;
@@ -16,7 +18,7 @@ export class Backend {
     this.worker.onmessage = (event) => {
       const message = event.data;
       if ("progress" in message) {
-        onProgress(message.progress);
+        this.onProgress(message.progress);
         return;
       }
       const pending = this.pending.get(message.id);

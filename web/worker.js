@@ -11,7 +11,13 @@
 // module's glue, so nothing above the marker may be needed by the code after it but `init`,
 // the glue's exports and `WASM_URL`.
 
-import init, { Profile, loadProgressText, profVersion } from "./pkg/prof_viewer.js";
+import init, {
+  Profile,
+  SessionBytes,
+  loadProgressText,
+  profVersion,
+  wasmMemoryBytes,
+} from "./pkg/prof_viewer.js";
 
 const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
 // end of the module header
@@ -75,48 +81,64 @@ function layoutData(layout) {
   return out;
 }
 
-/** Fetches `url`, reporting progress against `size` (the uncompressed length, if known). */
-async function fetchBytes(url, size) {
-  const response = await fetch(url);
+/** Reads the answer to `request` (a `fetch` promise) straight into the wasm module's memory
+ * (each chunk copied in once), reporting progress against `size` (the uncompressed length, if
+ * known). */
+async function fetchBytes(request, size) {
+  const response = await request;
   // 422: the file could not be loaded; the body is the one line `prof report` would print.
   if (response.status === 422) throw new Error(await response.text());
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const bytes = new SessionBytes(size ?? 0);
+  if (!response.body) {
+    bytes.push(new Uint8Array(await response.arrayBuffer()));
+    return bytes;
+  }
   const reader = response.body.getReader();
-  const chunks = [];
-  let received = 0;
   let lastReport = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    chunks.push(value);
-    received += value.length;
+    bytes.push(value);
     const now = performance.now();
     if (now - lastReport > 50) {
       lastReport = now;
-      postMessage({ progress: loadProgressText(received, size ?? 0) });
+      postMessage({ progress: loadProgressText(bytes.length, size ?? 0) });
     }
-  }
-  const bytes = new Uint8Array(received);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
   }
   return bytes;
 }
 
+/** Now on the clock every page shares (ms since the epoch), to mark worker times in the page. */
+const now = () => performance.timeOrigin + performance.now();
+
 /** The views' questions. Each returns plain data (typed arrays are transferred). */
 const methods = {
+  /** Compiles the wasm module ahead of the first load (`wasm`: its bytes, for the single-file
+   * page), so that it happens while the page fetches the file list. */
+  async init({ wasm }) {
+    await initOnce(wasm);
+  },
+  /** The wasm module's memory size in bytes (its peak: it never shrinks). */
+  memoryBytes() {
+    return wasmMemoryBytes();
+  },
   /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
    * over the `wasm` module's bytes). */
   async load({ url, size, bytes: given, wasm }) {
+    // The request goes out while the wasm module may still be compiling.
+    const request = given ? null : fetch(url);
+    request?.catch(() => {}); // reported when awaited below, not as an unhandled rejection
     await initOnce(wasm);
-    const bytes = given ?? (await fetchBytes(url, size));
+    const times = { compiled: now() };
+    const bytes = given ?? (await fetchBytes(request, size));
+    times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
-    profile = Profile.load(bytes);
+    profile = given ? Profile.load(given) : Profile.fromBytes(bytes);
+    times.decoded = now();
     return {
+      times,
       meta: JSON.parse(profile.metaJson()),
       names: JSON.parse(profile.functionNamesJson()),
       threads: JSON.parse(profile.threadsJson()),
@@ -271,7 +293,7 @@ self.onmessage = (event) => {
     try {
       const handler = methods[method];
       if (!handler) throw new Error(`no such method: ${method}`);
-      if (method !== "load" && !profile) throw new Error("no profile is loaded");
+      if (!["load", "init", "memoryBytes"].includes(method) && !profile) throw new Error("no profile is loaded");
       const result = await handler(args ?? {});
       postMessage({ id, result }, transferables(result));
     } catch (e) {

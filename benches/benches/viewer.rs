@@ -1,7 +1,10 @@
 //! The browser viewer on a big profile, in headless Chromium: 1M samples over 100k distinct
 //! stacks. Measures the time from navigation to the first painted flame graph (and its parts),
 //! a hover redraw, a zoom (new layout from the wasm module plus redraw), and the size of the
-//! wasm and JavaScript the page loads.
+//! wasm and JavaScript the page loads. Then the same on 10M samples (generated once into
+//! `target/bench-data/`): first paint, the wasm module's memory against the JSON size, and the
+//! re-aggregation and redraw after a thread or range change; and the single-file HTML
+//! (`prof convert --to html`) of the 1M-sample session opened from disk.
 //!
 //! Side by side, in the same browser: speedscope 1.25 (the npm package) loading the same session
 //! exported with prof's speedscope exporter, in its "left heavy" view (the aggregated flame graph,
@@ -115,6 +118,7 @@ struct Files {
     label: String,
     prof: Vec<u8>,
     speedscope: Vec<u8>,
+    session: Session,
 }
 
 fn files(samples: usize) -> Files {
@@ -144,6 +148,7 @@ fn files(samples: usize) -> Files {
         label,
         prof,
         speedscope,
+        session,
     }
 }
 
@@ -165,12 +170,15 @@ fn prof_first_paint(browser: &Browser, url: &str, label: &str) -> f64 {
         "the page to load",
     );
     let marks = browser.eval(
-        "return ['prof-parsed', 'prof-first-paint']
-           .map(n => performance.getEntriesByName(n)[0]?.startTime ?? -1);",
+        "return ['prof-compiled', 'prof-fetched', 'prof-decoded', 'prof-parsed', 'prof-first-paint']
+           .map(n => Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1));",
         json!([]),
     );
-    println!("  prof {label}: session fetched and read in the worker / first paint at {marks} ms");
-    marks[1].as_f64().unwrap()
+    println!(
+        "  prof {label}: wasm compiled / session fetched / decoded in the worker / answer in the \
+         page / first paint at {marks} ms"
+    );
+    marks[4].as_f64().unwrap()
 }
 
 /// How long speedscope may take before a load counts as failed.
@@ -274,6 +282,7 @@ const RUNS: usize = 3;
 fn main() {
     let big = files(SAMPLES);
     let prof_json = big.prof.clone();
+    let html = standalone_html(&big.session);
 
     let mut size = 0;
     for asset in ["app.js", "flame.js", "table.js", "header.js", "format.js"] {
@@ -313,6 +322,7 @@ fn main() {
     }
 
     // Redraw and zoom on the big session in prof's viewer.
+    let json_len = prof_json.len();
     let server = prof_server(prof_json);
     let browser = Browser::start("bench-redraw", 1280, 800, 1.0);
     let first = prof_first_paint(&browser, server.url(), "for redraws");
@@ -350,5 +360,150 @@ fn main() {
         median(ms("redraw")),
         timings["rects"],
         median(ms("zoom"))
+    );
+    report_memory(&browser, json_len);
+    drop(browser);
+    drop(server);
+
+    single_file(&html);
+    ten_million();
+}
+
+/// The wasm module's memory (its peak: it never shrinks) against the JSON's size.
+fn report_memory(browser: &Browser, json_bytes: usize) {
+    let bytes = browser
+        .eval(
+            "return window.profViewer.page.backend.call('memoryBytes');",
+            json!([]),
+        )
+        .as_f64()
+        .unwrap();
+    println!(
+        "wasm memory after loading: {:.0} MB for {:.0} MB of JSON ({:.1}x)",
+        bytes / 1e6,
+        json_bytes as f64 / 1e6,
+        bytes / json_bytes as f64
+    );
+}
+
+/// Where generated inputs are kept between runs.
+fn data_dir() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The single-file page of `session`, written to `target/bench-data/`.
+fn standalone_html(session: &Session) -> std::path::PathBuf {
+    let path = data_dir().join("viewer-1M.html");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    serve::write_standalone_html(session, "big.json", file).unwrap();
+    path
+}
+
+/// Opens the single-file page of the 1M-sample session from disk.
+fn single_file(html: &std::path::Path) {
+    let size = std::fs::metadata(html).unwrap().len();
+    let browser = Browser::start("bench-standalone", 1280, 800, 1.0);
+    let url = format!("file://{}", html.canonicalize().unwrap().display());
+    let runs: Vec<f64> = (0..RUNS)
+        .map(|run| prof_first_paint(&browser, &url, &format!("single file, run {run}")))
+        .collect();
+    println!(
+        "single-file HTML of 1M samples ({:.1} MB), opened from disk: navigation to first paint, \
+         median of {RUNS}: {:.0} ms",
+        size as f64 / 1e6,
+        median(runs)
+    );
+}
+
+const TEN_MILLION: usize = 10_000_000;
+
+/// The 10M-sample session's JSON, generated on the first run and kept in `target/bench-data/`.
+fn ten_million_json() -> Vec<u8> {
+    let path = data_dir().join("viewer-10M.json");
+    if let Ok(json) = std::fs::read(&path) {
+        return json;
+    }
+    let t = Instant::now();
+    let session = big_session(TEN_MILLION);
+    let mut json = Vec::new();
+    prof::session::write(&session, &mut json).unwrap();
+    std::fs::write(&path, &json).unwrap();
+    println!(
+        "generated {} ({:.0} MB) in {:.0} s",
+        path.display(),
+        json.len() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    json
+}
+
+/// prof's viewer on 10M samples: first paint, memory, re-aggregation after thread and range
+/// changes (worker: filter + call tree + layout; page: redraw), hover and zoom.
+fn ten_million() {
+    let json = ten_million_json();
+    let json_bytes = json.len();
+    println!(
+        "10M samples: {:.0} MB of prof JSON",
+        json_bytes as f64 / 1e6
+    );
+    let server = prof_server(json);
+    let browser = Browser::start("bench-10M", 1280, 800, 1.0);
+    let runs: Vec<f64> = (0..RUNS)
+        .map(|run| prof_first_paint(&browser, server.url(), &format!("10M, run {run}")))
+        .collect();
+    println!(
+        "10M samples: navigation to first painted flame graph, median of {RUNS}: {:.0} ms",
+        median(runs)
+    );
+    report_memory(&browser, json_bytes);
+    let timings = browser.eval(
+        "const v = window.profViewer, out = { thread: [], range: [], all: [], redraw: [], zoom: [] };
+         return (async () => {
+           for (let k = 0; k < 5; k++) {
+             let t = performance.now(); await v.update({ threads: [k % 4] }); out.thread.push(performance.now() - t);
+             t = performance.now(); await v.update({ threads: null }); out.all.push(performance.now() - t);
+           }
+           const span = 10_000_000 * 100_000;
+           for (let k = 0; k < 5; k++) {
+             const from = Math.floor(span * k / 10), to = from + Math.floor(span / 3);
+             let t = performance.now(); await v.update({ range: [from, to] }); out.range.push(performance.now() - t);
+           }
+           await v.update({ range: null });
+           for (let k = 0; k < 20; k++) {
+             const t = performance.now(); v.flame.draw(); out.redraw.push(performance.now() - t);
+           }
+           const l = v.layout;
+           let widest = -1;
+           for (let i = 0; i < l.count; i++) if (l.depth[i] === 3 && (widest < 0 || l.width[i] > l.width[widest])) widest = i;
+           const path = await v.page.backend.call('namePath', { node: l.node[widest] });
+           for (let k = 0; k < 5; k++) {
+             let t = performance.now(); await v.zoomTo(path); out.zoom.push(performance.now() - t);
+             t = performance.now(); await v.zoomTo([]); out.zoom.push(performance.now() - t);
+           }
+           return out;
+         })();",
+        json!([]),
+    );
+    let ms = |key: &str| -> f64 {
+        median(
+            timings[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect(),
+        )
+    };
+    println!(
+        "10M samples, medians (re-aggregate in the worker, new layout, redraw): one thread {:.0} ms, \
+         all threads again {:.0} ms, a third of the time range {:.0} ms; hover redraw {:.1} ms; \
+         zoom {:.0} ms",
+        ms("thread"),
+        ms("all"),
+        ms("range"),
+        ms("redraw"),
+        ms("zoom")
     );
 }

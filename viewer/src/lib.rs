@@ -5,6 +5,7 @@
 //! which can hold hundreds of thousands of rectangles).
 
 mod layout;
+mod loading;
 mod profile;
 mod time;
 mod transforms;
@@ -12,6 +13,7 @@ mod trees;
 mod view;
 
 pub use layout::FlameLayout;
+pub use loading::{wasm_memory_bytes, SessionBytes};
 pub use profile::{Profile, SearchResult};
 pub use time::{StackChartLayout, TimelineData};
 pub use trees::{Sandwich, TreeTable};

@@ -6,7 +6,7 @@ use crate::view::{
 };
 use prof::aggregate::{
     format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
-    TransformSpec,
+    ThreadTotal, TransformSpec,
 };
 use prof::session::{Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -25,10 +25,15 @@ pub struct Profile {
     pub(crate) weights: StackWeights,
     /// Functions to highlight in layouts (one byte per function id), if any.
     pub(crate) highlight: Option<Vec<u8>>,
+    /// Each thread's stack weights over the whole session, when cached (few threads): a thread
+    /// change then sums these instead of passing over every sample.
+    pub(crate) thread_weights: Option<Vec<StackWeights>>,
+    /// Each thread's samples and weight (one pass over the samples, made once).
+    pub(crate) thread_totals: Vec<ThreadTotal>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
-#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct ViewSpec {
     /// Thread indices, `None` for all threads.
@@ -84,27 +89,12 @@ impl Profile {
     }
 }
 
-impl Profile {
-    /// A profile showing every sample of `session`.
-    pub(crate) fn of(session: Session) -> Profile {
-        let weights = StackWeights::compute(&session, &Filter::all());
-        let tree = CallTree::build(&session, &weights, &[]);
-        Profile {
-            session,
-            tree,
-            view: ViewSpec::default(),
-            weights,
-            highlight: None,
-        }
-    }
-}
-
 #[wasm_bindgen]
 impl Profile {
     /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
     /// A malformed session is an error whose message says what is wrong and where.
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
-        let session = prof::session::read(bytes)
+        let session = prof::session::read_bytes(bytes)
             .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
         Ok(Profile::of(session))
     }
@@ -118,7 +108,11 @@ impl Profile {
     /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
-        threads_label(&self.session, self.view.threads.as_deref())
+        threads_label(
+            &self.session,
+            &self.thread_totals,
+            self.view.threads.as_deref(),
+        )
     }
 
     /// `weight` as the core formats it in this session's unit (`4.70 s`).
@@ -160,7 +154,7 @@ impl Profile {
     /// The sampled threads with their sample counts and shares, as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
-        to_json(&ThreadEntry::all(&self.session))
+        to_json(&ThreadEntry::all(&self.session, &self.thread_totals))
     }
 
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
@@ -170,10 +164,21 @@ impl Profile {
     pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
         let view: ViewSpec =
             serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
+        if view == self.view {
+            // The tree already is this view's (the page sets the view it loaded with).
+            return Ok(());
+        }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
         if (&view.threads, view.range) != (&self.view.threads, self.view.range) {
-            self.weights = StackWeights::compute(&self.session, &filter);
+            self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
+                (Some(parts), None, Some(threads)) => StackWeights::sum(
+                    self.session.stacks.len(),
+                    threads.iter().map(|t| &parts[t.index()]),
+                ),
+                (Some(parts), None, None) => StackWeights::sum(self.session.stacks.len(), parts),
+                _ => StackWeights::compute(&self.session, &filter),
+            };
         }
         self.tree = CallTree::build(&self.session, &self.weights, &transforms);
         self.view = view;

@@ -1,7 +1,7 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
 use prof::aggregate::{
-    format_percent, format_weight, thousands, thread_totals, CallTree, NodeId, TopRow,
+    format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal, TopRow,
 };
 use prof::session::{SampleType, Session, Unit};
 use serde::Serialize;
@@ -89,12 +89,12 @@ pub fn all_threads_label(session: &Session) -> String {
 }
 
 /// What the thread selector says is shown: every thread (`None`), or `2 of 4 threads: 1,234
-/// samples`.
-pub fn threads_label(session: &Session, shown: Option<&[u32]>) -> String {
+/// samples`; `totals` are the session's [`thread_totals`].
+pub fn threads_label(session: &Session, totals: &[ThreadTotal], shown: Option<&[u32]>) -> String {
     let Some(shown) = shown else {
         return all_threads_label(session);
     };
-    let samples: u64 = thread_totals(session)
+    let samples: u64 = totals
         .iter()
         .filter(|t| shown.contains(&t.thread.0))
         .map(|t| t.samples)
@@ -125,9 +125,9 @@ pub struct ThreadEntry<'a> {
 }
 
 impl<'a> ThreadEntry<'a> {
-    /// Every thread of `session`, in its order, with its samples counted by `prof`'s core.
-    pub fn all(session: &'a Session) -> Vec<Self> {
-        let totals = thread_totals(session);
+    /// Every thread of `session`, in its order, with its samples counted by `prof`'s core
+    /// (`totals`: the session's [`thread_totals`]).
+    pub fn all(session: &'a Session, totals: &[ThreadTotal]) -> Vec<Self> {
         let all_samples = totals.iter().map(|t| t.samples).sum();
         totals
             .iter()

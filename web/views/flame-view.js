@@ -136,12 +136,13 @@ export class FlameView {
     const tasks = [];
     // What changes the call tree: the samples chosen (threads, range) and the transforms.
     const samples = ["threads", "range", "transforms"].some((k) => changed.has(k));
-    if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
-    else if (changed.has("selected")) this.#selectRow();
+    // The flame graph first: the worker answers in order, and it is what the page shows first.
     const drawn = ["zoom", "search", "selected", "view", "flameWindow", "leftHeavy"];
     if (all || samples || drawn.some((k) => changed.has(k))) {
       tasks.push(this.#draw());
     }
+    if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
+    else if (changed.has("selected")) this.#selectRow();
     await Promise.all(tasks);
   }
 

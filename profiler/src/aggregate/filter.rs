@@ -129,6 +129,45 @@ impl StackWeights {
     pub fn total(&self) -> u64 {
         self.weight.iter().fold(0, |a, &w| a.saturating_add(w))
     }
+
+    /// The weights of each thread's samples (indexed by [`ThreadIdx`]), in one pass: any set of
+    /// threads over the whole session is then their [`StackWeights::sum`], with no pass over the
+    /// samples. Takes threads x stacks entries: for sessions with few threads.
+    pub fn per_thread(session: &Session) -> Vec<StackWeights> {
+        let empty = StackWeights {
+            weight: vec![0; session.stacks.len()],
+            count: vec![0; session.stacks.len()],
+        };
+        let mut out = vec![empty; session.threads.len()];
+        let samples = &session.samples;
+        for i in 0..samples.len() {
+            let Some(part) = out.get_mut(samples.thread[i].index()) else {
+                continue;
+            };
+            let s = samples.stack[i].index();
+            part.weight[s] = part.weight[s].saturating_add(samples.weight[i]);
+            part.count[s] = part.count[s].saturating_add(samples.multiplicity(i));
+        }
+        out
+    }
+
+    /// The per-stack sum of `parts` over `stacks` stacks: with [`StackWeights::per_thread`], what
+    /// [`StackWeights::compute`] gives for those threads (saturating sums do not depend on order).
+    pub fn sum<'a>(stacks: usize, parts: impl IntoIterator<Item = &'a StackWeights>) -> Self {
+        let mut out = StackWeights {
+            weight: vec![0; stacks],
+            count: vec![0; stacks],
+        };
+        for part in parts {
+            for (sum, w) in out.weight.iter_mut().zip(&part.weight) {
+                *sum = sum.saturating_add(*w);
+            }
+            for (sum, c) in out.count.iter_mut().zip(&part.count) {
+                *sum = sum.saturating_add(*c);
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -192,5 +231,37 @@ mod tests {
         b.push_sample(s, t, 0, 1);
         let w = StackWeights::compute(&b.finish(), &Filter::all());
         assert_eq!((w.count[s.index()], w.weight[s.index()]), (201, 201));
+    }
+
+    #[test]
+    fn per_thread_sums_equal_the_filtered_pass() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let g = b.intern_frame(&FrameSpec::named("g"));
+        let s1 = b.intern_stack_path(&[f]).unwrap();
+        let s2 = b.intern_stack_path(&[f, g]).unwrap();
+        let threads: Vec<_> = (0..3).map(|i| b.thread(i, &format!("t{i}"))).collect();
+        for i in 0..30u64 {
+            let stack = if i % 3 == 0 { s1 } else { s2 };
+            b.push_samples(stack, threads[(i % 3) as usize], i, i + 1, 1 + i % 2);
+        }
+        // A weight that saturates: the sums must saturate alike.
+        b.push_sample(s1, threads[1], 40, u64::MAX - 5);
+        let session = b.finish();
+        let parts = StackWeights::per_thread(&session);
+        let stacks = session.stacks.len();
+        for chosen in [vec![], vec![0], vec![1, 2], vec![0, 1, 2]] {
+            let filter = Filter::all().threads(chosen.iter().map(|&t| ThreadIdx(t)));
+            let summed = StackWeights::sum(stacks, chosen.iter().map(|&t| &parts[t as usize]));
+            assert_eq!(
+                summed,
+                StackWeights::compute(&session, &filter),
+                "{chosen:?}"
+            );
+        }
+        assert_eq!(
+            StackWeights::sum(stacks, &parts),
+            StackWeights::compute(&session, &Filter::all())
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! A failure names the field and entry, e.g. `samples.stack[17]: stack 900 out of range (45 stacks)`.
 
 use super::format::{FrameRow, MappingRow, Previous, SessionFile};
-use super::packed::{self, unzigzag};
+use super::packed::{unzigzag, Values};
 use super::{
     Frame, FrameId, Mapping, Metadata, SampleType, Samples, Session, StackId, StackNode, StrId,
     Thread, ThreadIdx,
@@ -32,15 +32,55 @@ fn check_index(
     }
 }
 
-fn column(field: &str, text: &str, expected: u64) -> Result<Vec<u64>, Invalid> {
-    let values = packed::decode(text).map_err(|e| format!("{field}: {e}"))?;
-    if values.len() as u64 != expected {
-        return Err(format!(
-            "{field}: has {} entries, expected {expected}",
-            values.len()
-        ));
+/// A packed column read value by value, its errors named by `field`: decoded in step with the
+/// other columns, so no column is ever held whole as numbers.
+struct Column<'a> {
+    field: &'static str,
+    values: Values<'a>,
+    /// Values read so far.
+    read: u64,
+}
+
+impl<'a> Column<'a> {
+    fn new(field: &'static str, text: &'a str) -> Self {
+        Column {
+            field,
+            values: Values::new(text),
+            read: 0,
+        }
     }
-    Ok(values)
+
+    /// The next value of a column that must hold `expected` values.
+    fn next(&mut self, expected: u64) -> Result<u64, Invalid> {
+        match self.values.next() {
+            Some(Ok(value)) => {
+                self.read += 1;
+                Ok(value)
+            }
+            Some(Err(e)) => Err(format!("{}: {e}", self.field)),
+            None => Err(format!(
+                "{}: has {} entries, expected {expected}",
+                self.field, self.read
+            )),
+        }
+    }
+
+    /// Checks that the column holds no more than the `expected` values already read.
+    fn finish(mut self, expected: u64) -> Result<(), Invalid> {
+        let mut extra = 0u64;
+        for value in self.values.by_ref() {
+            value.map_err(|e| format!("{}: {e}", self.field))?;
+            extra += 1;
+        }
+        if extra > 0 {
+            return Err(format!(
+                "{}: has {} entries, expected {expected}",
+                self.field,
+                self.read + extra
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn string_id(what: impl FnOnce() -> String, value: u32, strings: usize) -> Result<StrId, Invalid> {
@@ -78,11 +118,17 @@ fn mapping(i: usize, row: &MappingRow, strings: usize) -> Result<Mapping, Invali
     })
 }
 
-fn stacks(file: &SessionFile, frames: usize) -> Result<Vec<StackNode>, Invalid> {
-    let parents = packed::decode(&file.stacks.parent).map_err(|e| format!("stacks.parent: {e}"))?;
-    let frame_ids = column("stacks.frame", &file.stacks.frame, parents.len() as u64)?;
+fn stacks(file: &SessionFile<'_>, frames: usize) -> Result<Vec<StackNode>, Invalid> {
+    // The parent column sets the number of stacks (a small table next to the samples: it is
+    // decoded whole); the frame column is read in step with it.
+    let parents = Values::new(&file.stacks.parent)
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(|e| format!("stacks.parent: {e}"))?;
+    let expected = parents.len() as u64;
+    let mut frame_ids = Column::new("stacks.frame", &file.stacks.frame);
     let mut nodes = Vec::with_capacity(parents.len());
-    for (i, (&back, &frame)) in parents.iter().zip(&frame_ids).enumerate() {
+    for (i, &back) in parents.iter().enumerate() {
+        let frame = frame_ids.next(expected)?;
         let parent = match back {
             0 => None,
             back if back <= i as u64 => Some(StackId((i as u64 - back) as u32)),
@@ -99,42 +145,48 @@ fn stacks(file: &SessionFile, frames: usize) -> Result<Vec<StackNode>, Invalid> 
             frame: FrameId(frame),
         });
     }
+    frame_ids.finish(expected)?;
     Ok(nodes)
 }
 
-fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples, Invalid> {
+fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samples, Invalid> {
     let cols = &file.samples;
     let count = cols.count;
-    let thread = column("samples.thread", &cols.thread, count)?;
-    let stack = column("samples.stack", &cols.stack, count)?;
-    let time = column("samples.time_delta", &cols.time_delta, count)?;
-    let weight = column("samples.weight_delta", &cols.weight_delta, count)?;
-    let multiplicity = cols
+    let mut thread = Column::new("samples.thread", &cols.thread);
+    let mut stack = Column::new("samples.stack", &cols.stack);
+    let mut time = Column::new("samples.time_delta", &cols.time_delta);
+    let mut weight = Column::new("samples.weight_delta", &cols.weight_delta);
+    let mut multiplicity = cols
         .multiplicity_delta
         .as_deref()
-        .map(|text| column("samples.multiplicity_delta", text, count))
-        .transpose()?;
+        .map(|text| Column::new("samples.multiplicity_delta", text));
+    // `count` comes from the file: reserve no more than the columns can hold.
+    let rows = usize::try_from(count)
+        .unwrap_or(usize::MAX)
+        .min(stack.values.max_len());
     let mut previous = vec![Previous::default(); threads];
     let mut out = Samples {
-        stack: Vec::with_capacity(stack.len()),
-        thread: Vec::with_capacity(stack.len()),
-        time_ns: Vec::with_capacity(stack.len()),
-        weight: Vec::with_capacity(stack.len()),
-        multiplicity: Vec::with_capacity(multiplicity.as_ref().map_or(0, Vec::len)),
+        stack: Vec::with_capacity(rows),
+        thread: Vec::with_capacity(rows),
+        time_ns: Vec::with_capacity(rows),
+        weight: Vec::with_capacity(rows),
+        multiplicity: Vec::with_capacity(if multiplicity.is_some() { rows } else { 0 }),
     };
     let mut total_count = 0u64;
     let mut total_weight = 0u64;
-    for i in 0..stack.len() {
+    for i in 0..count {
         let t = check_index(
             || format!("samples.thread[{i}]"),
-            thread[i],
+            thread.next(count)?,
             threads,
             "threads",
         )?;
         let prev = &mut previous[t as usize];
-        prev.stack = prev.stack.wrapping_add(unzigzag(stack[i]) as u64);
-        prev.time = prev.time.wrapping_add(unzigzag(time[i]) as u64);
-        prev.weight = prev.weight.wrapping_add(unzigzag(weight[i]) as u64);
+        prev.stack = prev.stack.wrapping_add(unzigzag(stack.next(count)?) as u64);
+        prev.time = prev.time.wrapping_add(unzigzag(time.next(count)?) as u64);
+        prev.weight = prev
+            .weight
+            .wrapping_add(unzigzag(weight.next(count)?) as u64);
         let s = check_index(
             || format!("samples.stack[{i}]"),
             prev.stack,
@@ -149,15 +201,22 @@ fn samples(file: &SessionFile, stacks: usize, threads: usize) -> Result<Samples,
         out.thread.push(ThreadIdx(t));
         out.time_ns.push(prev.time);
         out.weight.push(prev.weight);
-        if let Some(multiplicity) = &multiplicity {
+        if let Some(multiplicity) = &mut multiplicity {
             prev.multiplicity = prev
                 .multiplicity
-                .wrapping_add(unzigzag(multiplicity[i]) as u64);
+                .wrapping_add(unzigzag(multiplicity.next(count)?) as u64);
             total_count = total_count.checked_add(prev.multiplicity).ok_or_else(|| {
                 format!("samples.multiplicity_delta[{i}]: the number of samples passes 2^64")
             })?;
             out.multiplicity.push(prev.multiplicity);
         }
+    }
+    thread.finish(count)?;
+    stack.finish(count)?;
+    time.finish(count)?;
+    weight.finish(count)?;
+    if let Some(multiplicity) = multiplicity {
+        multiplicity.finish(count)?;
     }
     Ok(out)
 }
@@ -172,7 +231,7 @@ fn version_1_sample_type(meta: &Metadata) -> SampleType {
 }
 
 /// The checked session a parsed file describes.
-pub(crate) fn decode(file: SessionFile) -> Result<Session, Invalid> {
+pub(crate) fn decode(file: SessionFile<'_>) -> Result<Session, Invalid> {
     if file.strings.first().map(String::as_str) != Some("") {
         return Err("strings[0]: must be the empty string".to_owned());
     }

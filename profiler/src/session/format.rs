@@ -10,6 +10,7 @@ use super::packed::{self, zigzag};
 use super::{Frame, Metadata, Session, StrId, Thread};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use std::borrow::Cow;
 
 /// The value of the `format` field of every session file.
 pub const FORMAT_NAME: &str = "prof-session";
@@ -36,12 +37,15 @@ pub(crate) struct FrameRow {
 }
 
 /// The stack prefix tree: `parent` holds `own index - parent index` (0 for a root), so a parent
-/// always comes first and no cycle can be written down.
+/// always comes first and no cycle can be written down. Packed columns borrow from the input when
+/// they can (a JSON string without escapes), so reading never copies them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StacksColumns {
-    pub parent: String,
-    pub frame: String,
+pub(crate) struct StacksColumns<'a> {
+    #[serde(borrow)]
+    pub parent: Cow<'a, str>,
+    #[serde(borrow)]
+    pub frame: Cow<'a, str>,
 }
 
 /// The samples in packed columns. Every column but `thread` is a zigzag delta against the previous
@@ -49,15 +53,19 @@ pub(crate) struct StacksColumns {
 /// the threads' samples are interleaved in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SamplesColumns {
+pub(crate) struct SamplesColumns<'a> {
     pub count: u64,
-    pub stack: String,
-    pub thread: String,
-    pub time_delta: String,
-    pub weight_delta: String,
+    #[serde(borrow)]
+    pub stack: Cow<'a, str>,
+    #[serde(borrow)]
+    pub thread: Cow<'a, str>,
+    #[serde(borrow)]
+    pub time_delta: Cow<'a, str>,
+    #[serde(borrow)]
+    pub weight_delta: Cow<'a, str>,
     /// How many samples each row stands for, when not every row is one (version 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub multiplicity_delta: Option<String>,
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    pub multiplicity_delta: Option<Cow<'a, str>>,
 }
 
 /// A thread as stored.
@@ -80,18 +88,18 @@ pub(crate) struct MappingRow {
     pub build_id: Option<String>,
 }
 
-/// A whole session file, parsed but not yet checked.
+/// A whole session file, parsed but not yet checked; its packed columns borrow from the input.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct SessionFile {
+pub(crate) struct SessionFile<'a> {
     pub version: u32,
     pub meta: Metadata,
     pub strings: Vec<String>,
     pub frames: Vec<FrameRow>,
-    pub stacks: StacksColumns,
+    pub stacks: StacksColumns<'a>,
     pub threads: Vec<ThreadRow>,
     /// Absent (empty) in version 1 and whenever the mappings are unknown.
     pub mappings: Vec<MappingRow>,
-    pub samples: SamplesColumns,
+    pub samples: SamplesColumns<'a>,
 }
 
 /// A session in its file form, borrowing what it can from the session: the writer's input.
@@ -102,11 +110,11 @@ pub(crate) struct SessionFileOut<'a> {
     meta: &'a Metadata,
     strings: &'a [String],
     frames: Vec<FrameRow>,
-    stacks: StacksColumns,
+    stacks: StacksColumns<'static>,
     threads: Vec<ThreadRow>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     mappings: Vec<MappingRow>,
-    samples: SamplesColumns,
+    samples: SamplesColumns<'static>,
 }
 
 impl<'a> SessionFileOut<'a> {
@@ -117,8 +125,9 @@ impl<'a> SessionFileOut<'a> {
             parent: packed::encode(session.stacks.iter().enumerate().map(|(i, node)| {
                 node.parent
                     .map_or(0, |p| (i as u64).wrapping_sub(p.0.into()))
-            })),
-            frame: packed::encode(session.stacks.iter().map(|n| u64::from(n.frame.0))),
+            }))
+            .into(),
+            frame: packed::encode(session.stacks.iter().map(|n| u64::from(n.frame.0))).into(),
         };
         let threads = session
             .threads
@@ -176,7 +185,7 @@ fn delta(now: u64, before: u64) -> u64 {
     zigzag(now.wrapping_sub(before) as i64)
 }
 
-fn samples_columns(session: &Session) -> SamplesColumns {
+fn samples_columns(session: &Session) -> SamplesColumns<'static> {
     let samples = &session.samples;
     let mut previous = vec![Previous::default(); session.threads.len()];
     let (mut stack, mut time, mut weight) = (Vec::new(), Vec::new(), Vec::new());
@@ -204,11 +213,11 @@ fn samples_columns(session: &Session) -> SamplesColumns {
     }
     SamplesColumns {
         count: samples.len() as u64,
-        stack: packed::encode(stack),
-        thread: packed::encode(samples.thread.iter().map(|t| u64::from(t.0))),
-        time_delta: packed::encode(time),
-        weight_delta: packed::encode(weight),
-        multiplicity_delta: several.then(|| packed::encode(multiplicity)),
+        stack: packed::encode(stack).into(),
+        thread: packed::encode(samples.thread.iter().map(|t| u64::from(t.0))).into(),
+        time_delta: packed::encode(time).into(),
+        weight_delta: packed::encode(weight).into(),
+        multiplicity_delta: several.then(|| packed::encode(multiplicity).into()),
     }
 }
 
@@ -216,19 +225,23 @@ const FIELDS: &[&str] = &[
     "format", "version", "meta", "strings", "frames", "stacks", "threads", "mappings", "samples",
 ];
 
-impl<'de> Deserialize<'de> for SessionFile {
+impl<'de: 'a, 'a> Deserialize<'de> for SessionFile<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct("SessionFile", FIELDS, FileVisitor)
+        deserializer.deserialize_struct(
+            "SessionFile",
+            FIELDS,
+            FileVisitor(std::marker::PhantomData),
+        )
     }
 }
 
-struct FileVisitor;
+struct FileVisitor<'a>(std::marker::PhantomData<&'a ()>);
 
 /// Reads the top-level object field by field, checking `format` and `version` as soon as they
 /// are seen (writers put them first), so a file of another kind or a newer version is refused
 /// with that reason rather than with whatever field the newer layout changed.
-impl<'de> Visitor<'de> for FileVisitor {
-    type Value = SessionFile;
+impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
+    type Value = SessionFile<'a>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a prof session object")

@@ -182,8 +182,31 @@ pub fn read_with(input: impl Read, options: ReadOptions) -> Result<Session, Read
     parse(&json)
 }
 
+/// Reads a session (JSON or gzipped JSON) that is already in memory, with the default
+/// [`ReadOptions`].
+///
+/// Unlike [`read`], uncompressed JSON is parsed where it lies: the session's packed columns are
+/// decoded straight from `bytes` into the session, with no copy of the input, which is what lets
+/// the viewer read a file of a hundred megabytes in a few times that much memory.
+pub fn read_bytes(bytes: &[u8]) -> Result<Session, ReadError> {
+    read_bytes_with(bytes, ReadOptions::default())
+}
+
+/// [`read_bytes`] with options: JSON larger than [`ReadOptions::max_bytes`] (after
+/// decompression) is refused.
+pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, ReadError> {
+    match sniff(bytes)? {
+        Kind::Gzip => read_with(bytes, options),
+        Kind::Json if bytes.len() as u64 > options.max_bytes => Err(ReadError::Invalid(format!(
+            "{} (the limit for a session file)",
+            TooLarge(options.max_bytes)
+        ))),
+        Kind::Json => parse(bytes),
+    }
+}
+
 fn parse(json: &[u8]) -> Result<Session, ReadError> {
-    let file: SessionFile =
+    let file: SessionFile<'_> =
         serde_json::from_slice(json).map_err(|e| ReadError::Invalid(e.to_string()))?;
     decode(file).map_err(ReadError::Invalid)
 }

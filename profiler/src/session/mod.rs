@@ -21,7 +21,9 @@ pub(crate) mod read_tests;
 #[cfg(feature = "native")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use format::{FORMAT_NAME, FORMAT_VERSION};
-pub use io::{read, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES};
+pub use io::{
+    read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
+};
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleType, Samples, Session,
     SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,

@@ -54,7 +54,9 @@ pub(crate) fn encode(values: impl IntoIterator<Item = u64>) -> String {
     STANDARD.encode(bytes)
 }
 
-/// Decodes a packed column string into its unsigned values.
+/// Decodes a packed column string into its unsigned values, all at once: the reference the
+/// streaming reader ([`Values`]) is tested against.
+#[cfg(test)]
 pub(crate) fn decode(text: &str) -> Result<Vec<u64>, PackedError> {
     let bytes = STANDARD
         .decode(text)
@@ -84,6 +86,124 @@ pub(crate) fn decode(text: &str) -> Result<Vec<u64>, PackedError> {
         values.push(value);
     }
     Ok(values)
+}
+
+/// Base64 characters decoded per refill of a [`Values`] buffer (a multiple of 4).
+const CHUNK_CHARS: usize = 4096;
+
+/// The values of a packed column, decoded as they are read: base64 and varints in one pass
+/// through a small buffer, so a column of ten million values never exists as a whole in memory
+/// (neither as bytes nor as numbers). Yields the same values as [`decode`], and the same error
+/// when a column has one thing wrong (with several, it may name a different one first).
+pub(crate) struct Values<'a> {
+    /// The whole column text (for error messages).
+    text: &'a str,
+    /// Where the next chunk of `text` starts.
+    next_chunk: usize,
+    /// Decoded bytes of the current chunk.
+    buf: Box<[u8; CHUNK_CHARS / 4 * 3]>,
+    len: usize,
+    pos: usize,
+    /// Decoded bytes before the current chunk.
+    before: usize,
+    /// Set once an error is returned: the iterator then ends.
+    failed: bool,
+}
+
+impl<'a> Values<'a> {
+    /// The values of the packed column `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Values {
+            text,
+            next_chunk: 0,
+            buf: Box::new([0; CHUNK_CHARS / 4 * 3]),
+            len: 0,
+            pos: 0,
+            before: 0,
+            failed: false,
+        }
+    }
+
+    /// The most values the column can hold: every value takes at least one decoded byte. A bound
+    /// for `Vec::with_capacity` that a file cannot inflate past its own size.
+    pub(crate) fn max_len(&self) -> usize {
+        self.text.len() / 4 * 3 + 3
+    }
+
+    /// The error for base64 that fails to decode: the one [`decode`] gives for the whole text.
+    fn base64_error(&self) -> PackedError {
+        match STANDARD.decode(self.text) {
+            Err(e) => PackedError::Base64(e.to_string()),
+            // Padding that ends a chunk in the middle of the text.
+            Ok(_) => PackedError::Base64("padding before the end".to_owned()),
+        }
+    }
+
+    /// Decodes the next chunk into the buffer; false at the end of the text.
+    fn refill(&mut self) -> Result<bool, PackedError> {
+        let rest = &self.text.as_bytes()[self.next_chunk..];
+        if rest.is_empty() {
+            return Ok(false);
+        }
+        let take = rest.len().min(CHUNK_CHARS);
+        let chunk = &rest[..take];
+        let last = take == rest.len();
+        // Padding may only end the whole text, not a chunk inside it.
+        if !last && chunk.last() == Some(&b'=') {
+            return Err(self.base64_error());
+        }
+        self.before += self.len;
+        self.len = STANDARD
+            .decode_slice(chunk, &mut self.buf[..])
+            .map_err(|_| self.base64_error())?;
+        self.pos = 0;
+        self.next_chunk += take;
+        Ok(true)
+    }
+
+    fn next_value(&mut self) -> Result<Option<u64>, PackedError> {
+        if self.pos == self.len && !self.refill()? {
+            return Ok(None);
+        }
+        // The common case: a one-byte value (most deltas are small).
+        let first = self.buf[self.pos];
+        if first & 0x80 == 0 {
+            self.pos += 1;
+            return Ok(Some(u64::from(first)));
+        }
+        let start = self.before + self.pos;
+        let mut value = 0u64;
+        let mut shift = 0u32;
+        loop {
+            if self.pos == self.len && !self.refill()? {
+                return Err(PackedError::Varint(start));
+            }
+            let byte = self.buf[self.pos];
+            self.pos += 1;
+            let low = u64::from(byte & 0x7f);
+            if shift == 63 && low > 1 || shift > 63 {
+                return Err(PackedError::Varint(start));
+            }
+            value |= low << shift;
+            if byte & 0x80 == 0 {
+                return Ok(Some(value));
+            }
+            shift += 7;
+        }
+    }
+}
+
+impl Iterator for Values<'_> {
+    type Item = Result<u64, PackedError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let next = self.next_value().transpose();
+        self.failed = matches!(next, Some(Err(_)));
+        next
+    }
 }
 
 #[cfg(test)]
@@ -124,5 +244,59 @@ mod tests {
         // Eleven continuation bytes overflow 64 bits.
         let long = STANDARD.encode([0xff; 11]);
         assert_eq!(decode(&long), Err(PackedError::Varint(0)));
+    }
+
+    fn streamed(text: &str) -> Result<Vec<u64>, PackedError> {
+        Values::new(text).collect()
+    }
+
+    #[test]
+    fn streamed_values_equal_decoded_across_chunk_boundaries() {
+        // Enough values of mixed sizes that varints straddle many chunk boundaries.
+        let values: Vec<u64> = (0..20_000u64)
+            .map(|i| match i % 5 {
+                0 => i,
+                1 => i << 20,
+                2 => u64::MAX - i,
+                3 => 127,
+                _ => 1 << 35,
+            })
+            .collect();
+        let text = encode(values.clone());
+        assert!(text.len() > 4 * CHUNK_CHARS);
+        assert_eq!(streamed(&text).unwrap(), values);
+        assert!(Values::new(&text).max_len() >= values.len());
+        assert_eq!(streamed("").unwrap(), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn streamed_errors_are_the_decoders_errors() {
+        let big = encode((0..10_000u64).map(|i| i << 30));
+        let cases = [
+            "!!".to_owned(),
+            STANDARD.encode([0x05, 0x80]),
+            STANDARD.encode([0xff; 11]),
+            // A broken varint at the very end of a long column: its offset counts every chunk.
+            {
+                let mut bytes = STANDARD.decode(&big).unwrap();
+                bytes.push(0x80);
+                STANDARD.encode(bytes)
+            },
+            // Bad base64 deep inside a long column, and padding ending a chunk mid-text.
+            format!("{}!{}", &big[..5000], &big[5001..]),
+            format!("{}AA=={}", &big[..CHUNK_CHARS - 4], &big[CHUNK_CHARS..]),
+        ];
+        for text in &cases {
+            let want = decode(text).unwrap_err();
+            assert_eq!(
+                streamed(text).unwrap_err(),
+                want,
+                "{}",
+                &text[..text.len().min(40)]
+            );
+        }
+        let mut values = Values::new("!!");
+        assert!(values.next().unwrap().is_err());
+        assert!(values.next().is_none(), "an error ends the values");
     }
 }

@@ -176,3 +176,91 @@ fn a_gzip_bomb_stops_at_the_limit() {
     };
     assert!(message.contains("larger than 1 MiB"), "{message}");
 }
+
+/// The file as JSON text with the packed column that follows `key` (e.g. `"thread":"`, the
+/// first such key after `after`) replaced by `column`.
+fn with_column(after: &str, key: &str, column: &str) -> Vec<u8> {
+    let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
+    let from = text.find(after).unwrap();
+    let start = from + text[from..].find(key).unwrap() + key.len();
+    let end = start + text[start..].find('"').unwrap();
+    format!("{}{column}{}", &text[..start], &text[end..]).into_bytes()
+}
+
+#[test]
+fn sample_columns_of_the_wrong_length_name_the_column_and_both_lengths() {
+    // rich_session has 5 samples on threads 0 and 1.
+    let short = super::packed::encode([0, 1, 0]);
+    let message = invalid(&with_column(r#""samples""#, r#""thread":""#, &short));
+    assert_eq!(message, "samples.thread: has 3 entries, expected 5");
+    let long = super::packed::encode([0; 7]);
+    let message = invalid(&with_column(r#""samples""#, r#""time_delta":""#, &long));
+    assert_eq!(message, "samples.time_delta: has 7 entries, expected 5");
+    // rich_session has 3 stacks.
+    let two = super::packed::encode([0, 1]);
+    let message = invalid(&with_column(r#""stacks""#, r#""frame":""#, &two));
+    assert_eq!(message, "stacks.frame: has 2 entries, expected 3");
+}
+
+#[test]
+fn broken_packed_columns_name_the_column() {
+    let message = invalid(&with_column(r#""samples""#, r#""weight_delta":""#, "!!!!"));
+    assert!(
+        message.starts_with("samples.weight_delta: not base64"),
+        "{message}"
+    );
+    let truncated = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0x80]);
+    let message = invalid(&with_column(r#""samples""#, r#""stack":""#, &truncated));
+    assert_eq!(message, "samples.stack: broken varint at decoded byte 0");
+}
+
+#[test]
+fn a_huge_sample_count_is_refused_without_reserving_for_it() {
+    // The count sizes the columns' reservation only up to what the columns can hold.
+    let bytes = edited(r#""count":5"#, r#""count":18446744073709551615"#);
+    let message = invalid(&bytes);
+    assert!(
+        message.starts_with("samples.thread: has 5 entries, expected 18446744073709551615"),
+        "{message}"
+    );
+}
+
+#[test]
+fn escaped_column_strings_read_like_plain_ones() {
+    // JSON may escape any character, "/" included: such a column cannot be borrowed from the
+    // input and is unescaped into its own string instead.
+    let session = rich_session();
+    let text = String::from_utf8(to_bytes(&session)).unwrap();
+    // Re-escape the first character of the samples' stack column.
+    let at = text.find(r#""samples""#).unwrap();
+    let start = at + text[at..].find(r#""stack":""#).unwrap() + r#""stack":""#.len();
+    let first = text[start..].chars().next().unwrap();
+    let escaped_text = format!(
+        "{}\\u{:04x}{}",
+        &text[..start],
+        first as u32,
+        &text[start + 1..]
+    );
+    assert!(escaped_text.contains(r#""stack":"\u00"#), "{escaped_text}");
+    assert_eq!(read_bytes(escaped_text.as_bytes()).unwrap(), session);
+    assert_eq!(read(escaped_text.as_bytes()).unwrap(), session);
+}
+
+#[test]
+fn reading_from_memory_equals_reading_a_stream() {
+    let session = rich_session();
+    let json = to_bytes(&session);
+    assert_eq!(read_bytes(&json).unwrap(), session);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(&json).unwrap();
+    assert_eq!(read_bytes(&gz.finish().unwrap()).unwrap(), session);
+    let small = ReadOptions::default().max_bytes(100);
+    match read_bytes_with(&json, small) {
+        Err(ReadError::Invalid(m)) => assert!(m.contains("larger than 0 MiB"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    match read_bytes(b"garbage") {
+        Err(ReadError::Invalid(m)) => assert!(m.contains("starts with byte 0x67"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}

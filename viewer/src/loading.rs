@@ -1,0 +1,90 @@
+//! Loading a session into the wasm module without holding its bytes twice, and the module's
+//! memory size (for the benchmark).
+
+use crate::profile::{Profile, ViewSpec};
+use prof::aggregate::{thread_totals, CallTree, Filter, StackWeights};
+use prof::session::Session;
+use wasm_bindgen::prelude::*;
+
+/// A session file's bytes, gathered in the wasm module's memory as they arrive from the network:
+/// each chunk is copied in once, and the reader then parses them where they lie.
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct SessionBytes {
+    bytes: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl SessionBytes {
+    /// An empty buffer with room for `size` bytes (the file's length if known, else 0), so a
+    /// known length is reserved once rather than grown by doubling.
+    #[wasm_bindgen(constructor)]
+    pub fn new(size: f64) -> SessionBytes {
+        SessionBytes {
+            bytes: Vec::with_capacity(size.max(0.0) as usize),
+        }
+    }
+
+    /// Appends a chunk of the file.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+    }
+
+    /// The number of bytes gathered.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> f64 {
+        self.bytes.len() as f64
+    }
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// Reads the gathered session (JSON, or gzip-compressed JSON) with `prof`'s own reader, then
+    /// frees the bytes before the call tree is built, so the tree reuses their memory.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: SessionBytes) -> Result<Profile, JsError> {
+        let session = prof::session::read_bytes(&bytes.bytes)
+            .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
+        drop(bytes);
+        Ok(Profile::of(session))
+    }
+}
+
+impl Profile {
+    /// A loaded session showing all its samples. Each thread's stack weights are kept when
+    /// they cost at most 2 bytes per sample (threads x stacks x 16 bytes), so that thread
+    /// changes need no pass over the samples.
+    pub(crate) fn of(session: Session) -> Profile {
+        let entries = session.threads.len().saturating_mul(session.stacks.len());
+        let thread_weights =
+            (entries <= session.samples.len() / 8).then(|| StackWeights::per_thread(&session));
+        let weights = match &thread_weights {
+            Some(parts) => StackWeights::sum(session.stacks.len(), parts),
+            None => StackWeights::compute(&session, &Filter::all()),
+        };
+        let tree = CallTree::build(&session, &weights, &[]);
+        let totals = thread_totals(&session);
+        Profile {
+            session,
+            tree,
+            view: ViewSpec::default(),
+            weights,
+            highlight: None,
+            thread_weights,
+            thread_totals: totals,
+        }
+    }
+}
+
+/// The size of the wasm module's memory in bytes (it grows and never shrinks: its peak).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        (core::arch::wasm32::memory_size::<0>() * 65536) as f64
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0.0
+    }
+}
