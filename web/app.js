@@ -213,6 +213,9 @@ async function loadFile() {
   $("error").hidden = true;
   $("file").value = String(index);
   document.title = `prof: ${file.name}`;
+  // The served page offers the single-file viewer of this profile (the file itself is one).
+  $("download").hidden = Boolean(window.profStandalone);
+  $("download").href = `download/${index}`;
   $("progress").textContent = "";
   let loaded;
   try {

@@ -1,6 +1,7 @@
 //! The single-file viewer (`prof convert --to html`) opened from a `file://` URL in a real
 //! headless Chromium with networking disabled: the whole viewer works from the one file.
 
+use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
 use prof_e2e::{prof, TempDir};
@@ -82,4 +83,72 @@ fn the_single_file_viewer_opens_from_disk_offline() {
     );
     assert_eq!(fetched, json!([]));
     browser.screenshot("30-single-file");
+}
+
+#[test]
+fn the_served_page_offers_the_single_file_viewer_as_a_download() {
+    let dir = TempDir::new("standalone-download");
+    let session = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &session);
+    let served = Served::start(&[&session], &["--port", "0"]);
+    let browser = Browser::start("standalone-download", 1000, 600, 1.0);
+    browser.goto(&served.url);
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the served page",
+    );
+    let link = browser.eval(
+        "const a = document.getElementById('download'); return [a.hidden, a.href];",
+        json!([]),
+    );
+    assert_eq!(link[0], json!(false), "the link is shown");
+    let href = link[1].as_str().unwrap().to_owned();
+    assert_eq!(href, format!("{}download/0", served.url));
+    let response = minreq::get(&href).with_timeout(60).send().unwrap();
+    assert_eq!(response.status_code, 200);
+    assert_eq!(
+        response
+            .headers
+            .get("content-disposition")
+            .map(String::as_str),
+        Some("attachment; filename=\"demo.html\"")
+    );
+    let html = dir.join("downloaded.html");
+    std::fs::write(&html, response.as_bytes()).unwrap();
+    drop(served);
+    // The download opens from disk with the server gone and the network unreachable.
+    let offline = Browser::start_with(
+        "standalone-downloaded",
+        1000,
+        600,
+        1.0,
+        &[
+            "--proxy-server=127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+        ],
+    );
+    offline.goto(&format!("file://{}", html.display()));
+    offline.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the downloaded page",
+    );
+    let meta = offline
+        .eval(
+            "return document.getElementById('meta').textContent;",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(meta.contains("demo-app"), "{meta}");
+    assert_eq!(
+        offline.eval(
+            "return document.getElementById('download').hidden;",
+            json!([])
+        ),
+        json!(true),
+        "the file is the download: it offers none"
+    );
 }

@@ -188,6 +188,22 @@ fn response(reply: Reply) -> Response<Body> {
     if let Some(location) = reply.location.and_then(|l| HeaderValue::try_from(l).ok()) {
         headers.insert(header::LOCATION, location);
     }
+    if let Some(name) = reply.attachment {
+        // Only characters that need no quoting or encoding in the header reach the file name.
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if let Ok(value) = HeaderValue::try_from(format!("attachment; filename=\"{safe}\"")) {
+            headers.insert(header::CONTENT_DISPOSITION, value);
+        }
+    }
     let mut response = Response::new(reply.body.into_body());
     *response.status_mut() =
         StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

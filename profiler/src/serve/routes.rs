@@ -78,6 +78,8 @@ pub(crate) struct Reply {
     pub cache: Option<&'static str>,
     /// `Location`, for redirects.
     pub location: Option<String>,
+    /// A file name to save the body as (`Content-Disposition: attachment`), for downloads.
+    pub attachment: Option<String>,
 }
 
 impl Reply {
@@ -99,6 +101,7 @@ impl Reply {
             vary_encoding: false,
             cache: None,
             location: None,
+            attachment: None,
         }
     }
 }
@@ -108,6 +111,8 @@ impl Reply {
 pub(crate) struct Site {
     secret: String,
     sessions: Vec<Stored>,
+    /// The sessions' names, for downloads.
+    names: Vec<String>,
     list: Bytes,
 }
 
@@ -132,6 +137,7 @@ impl Site {
             })
             .collect();
         let list = Bytes::from(serde_json::to_vec(&entries).map_err(std::io::Error::other)?);
+        let names = sessions.iter().map(|s| s.name.clone()).collect();
         let sessions = sessions
             .into_iter()
             .map(|s| {
@@ -149,6 +155,7 @@ impl Site {
         Ok(Site {
             secret,
             sessions,
+            names,
             list,
         })
     }
@@ -190,10 +197,15 @@ impl Site {
                 vary_encoding: false,
                 cache: Some(CACHE_NONE),
                 location: None,
+                attachment: None,
             },
-            _ => match rest.strip_prefix("session/") {
-                Some(index) => self.session(index, accepts_gzip),
-                None => self.asset(rest),
+            _ => match (
+                rest.strip_prefix("session/"),
+                rest.strip_prefix("download/"),
+            ) {
+                (Some(index), _) => self.session(index, accepts_gzip),
+                (_, Some(index)) => self.download(index),
+                _ => self.asset(rest),
             },
         }
     }
@@ -218,16 +230,49 @@ impl Site {
                 vary_encoding: false,
                 cache: Some(CACHE_IMMUTABLE),
                 location: None,
+                attachment: None,
             },
             None => Reply::not_found(),
         }
     }
 
-    fn session(&self, index: &str, accepts_gzip: bool) -> Reply {
-        let stored = match index.parse::<usize>() {
-            Ok(i) if index == i.to_string() => self.sessions.get(i),
+    /// The session at `index` (a plain decimal number), if there is one.
+    fn stored(&self, index: &str) -> Option<(usize, &Stored)> {
+        match index.parse::<usize>() {
+            Ok(i) if index == i.to_string() => self.sessions.get(i).map(|s| (i, s)),
             _ => None,
+        }
+    }
+
+    /// Session `index` as the single-file viewer (`prof convert --to html`), to save.
+    fn download(&self, index: &str) -> Reply {
+        let (name, gzip, len) = match self.stored(index) {
+            Some((i, Stored::Session { gzip, len })) => (&self.names[i], gzip, *len),
+            Some((_, Stored::Unreadable(problem))) => {
+                return Reply::shared_text(422, problem.clone())
+            }
+            None => return Reply::not_found(),
         };
+        let mut html = Vec::new();
+        if let Err(e) = super::standalone::write_gzipped(gzip, len, name, &mut html) {
+            return Reply::shared_text(500, Bytes::from(e.to_string()));
+        }
+        let stem = name.strip_suffix(".gz").unwrap_or(name);
+        let stem = stem.rsplit_once('.').map_or(stem, |(stem, _)| stem);
+        Reply {
+            status: 200,
+            mime: "text/html; charset=utf-8",
+            body: Payload::Bytes(Bytes::from(html)),
+            gzip: false,
+            vary_encoding: false,
+            cache: Some(CACHE_NONE),
+            location: None,
+            attachment: Some(format!("{stem}.html")),
+        }
+    }
+
+    fn session(&self, index: &str, accepts_gzip: bool) -> Reply {
+        let stored = self.stored(index).map(|(_, s)| s);
         let (gzip, len) = match stored {
             None => return Reply::not_found(),
             Some(Stored::Unreadable(problem)) => {
@@ -249,6 +294,7 @@ impl Site {
             vary_encoding: true,
             cache: Some(CACHE_NONE),
             location: None,
+            attachment: None,
         }
     }
 }
@@ -323,6 +369,27 @@ mod tests {
             site().route("POST", &format!("/{SECRET}/"), true).status,
             405
         );
+    }
+
+    #[test]
+    fn a_session_downloads_as_the_single_file_viewer() {
+        let site = site();
+        let html = site.route("GET", &format!("/{SECRET}/download/0"), true);
+        assert_eq!(html.status, 200);
+        assert_eq!(html.mime, "text/html; charset=utf-8");
+        assert_eq!(html.attachment.as_deref(), Some("a.html"));
+        let Payload::Bytes(body) = &html.body else {
+            panic!("a download is sent whole");
+        };
+        let text = String::from_utf8_lossy(body);
+        assert!(text.starts_with("<!doctype html>"));
+        assert!(text.contains(r#"id="prof-session-0" data-prof-session data-name="a.json""#));
+        let broken = site.route("GET", &format!("/{SECRET}/download/1"), true);
+        assert_eq!(broken.status, 422);
+        for missing in ["download/2", "download/01", "download/x"] {
+            let reply = site.route("GET", &format!("/{SECRET}/{missing}"), true);
+            assert_eq!(reply.status, 404, "{missing}");
+        }
     }
 
     #[test]

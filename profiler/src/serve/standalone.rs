@@ -20,7 +20,21 @@ use std::io::Write;
 const WORKER_HEADER_END: &str = "// end of the module header\n";
 
 /// Writes the single-file viewer of `session`, called `name` in the page, to `out`.
-pub fn write_standalone_html(session: &Session, name: &str, mut out: impl Write) -> Result<()> {
+pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> Result<()> {
+    let mut json = Vec::new();
+    crate::session::write(session, &mut json)?;
+    let size = json.len() as u64;
+    write_gzipped(&gzip(&json, Compression::default())?, size, name, out)
+}
+
+/// Writes the single-file viewer of a session file given gzipped (`size` bytes of JSON once
+/// decompressed), called `name` in the page, to `out`: what the served page offers to download.
+pub(crate) fn write_gzipped(
+    session_gz: &[u8],
+    size: u64,
+    name: &str,
+    mut out: impl Write,
+) -> Result<()> {
     let text = |path: &str| -> Result<String> {
         let asset = assets::get(path).ok_or_else(|| missing(path))?;
         String::from_utf8(asset.data.into_owned()).map_err(|_| missing(path))
@@ -40,10 +54,6 @@ pub fn write_standalone_html(session: &Session, name: &str, mut out: impl Write)
         classic_worker(&text("pkg/prof_viewer.js")?, &text("worker.js")?)?,
     );
     let wasm = assets::get("pkg/prof_viewer_bg.wasm").ok_or_else(|| missing("the wasm module"))?;
-
-    let mut json = Vec::new();
-    crate::session::write(session, &mut json)?;
-    let size = json.len();
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
 
     let index = text("index.html")?;
@@ -76,7 +86,7 @@ pub fn write_standalone_html(session: &Session, name: &str, mut out: impl Write)
         "<script type=\"application/octet-stream\" id=\"prof-session-0\" data-prof-session \
          data-name=\"{}\" data-size=\"{size}\">{}</script>",
         html_escape(name),
-        b64(&gzip(&json, Compression::default())?)
+        b64(session_gz)
     )?;
     writeln!(out, "<script>\n{}</script>", text("standalone.js")?)?;
     out.write_all(tail.as_bytes())?;
