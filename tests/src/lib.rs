@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: the built `prof` binary and a private temporary directory
 //! per test.
 
+pub mod page;
 pub mod served;
 pub mod sessions;
 pub mod webdriver;
@@ -127,4 +128,38 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Builds `prof`'s example `name` with `--release` (into the test's own target directory) and
+/// runs it, returning its standard output; panics when either step fails.
+pub fn run_release_example(name: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test>-<hash>  ->  target
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("tests live in target/<profile>/deps");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "prof",
+            "--example",
+            name,
+        ])
+        .arg("--target-dir")
+        .arg(target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo build --release --example {name}");
+    let example = target.join("release/examples").join(name);
+    let out = Command::new(&example).output().unwrap();
+    assert!(out.status.success(), "{example:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

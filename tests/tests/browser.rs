@@ -4,36 +4,14 @@
 //! A missing browser fails these tests: they never skip.
 
 use prof::aggregate::{CallTree, Filter, SortBy};
+use prof_e2e::page::keys::ESCAPE;
+use prof_e2e::page::{breadcrumbs, console_problems, eventually, open, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
 use prof_e2e::TempDir;
 use serde_json::{json, Value};
 use std::time::Duration;
-
-const LOAD: Duration = Duration::from_secs(30);
-const ESCAPE: &str = "\u{E00C}";
-
-/// Opens `served` and waits until the page is ready (or shows an error).
-fn open(browser: &Browser, served: &Served) {
-    browser.goto(&served.url);
-    browser.wait_for(
-        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
-        LOAD,
-        "the page to load",
-    );
-}
-
-/// Console entries at warning level or above (a missing favicon would be one; there is none).
-fn console_problems(browser: &Browser) -> Vec<String> {
-    browser
-        .console_log()
-        .into_iter()
-        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
-        // The tests' own pixel reads make Chromium suggest willReadFrequently.
-        .filter(|l| !l.contains("willReadFrequently"))
-        .collect()
-}
 
 /// Pixels of the flame canvas that are painted, and how many distinct colours they have.
 fn painted(browser: &Browser) -> (u64, u64) {
@@ -48,16 +26,6 @@ fn painted(browser: &Browser) -> (u64, u64) {
         json!([]),
     );
     (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
-}
-
-/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously (its views ask a
-/// worker).
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Canvas pixels in the search highlight colour (#d633ff).
@@ -84,25 +52,6 @@ fn frame_of(browser: &Browser, name: &str) -> Value {
         json!([name]),
     );
     frames[0].clone()
-}
-
-fn text(browser: &Browser, selector: &str) -> String {
-    browser
-        .eval(
-            "return document.querySelector(arguments[0]).textContent;",
-            json!([selector]),
-        )
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn breadcrumbs(browser: &Browser) -> Vec<String> {
-    let v = browser.eval(
-        "return [...document.querySelectorAll('#breadcrumbs button')].map(b => b.textContent);",
-        json!([]),
-    );
-    serde_json::from_value(v).unwrap()
 }
 
 /// The thread selector's entries: its summary ("-1") and each thread's checkbox value and label.
@@ -214,7 +163,7 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     let served = Served::start(&[&file, &second], &["--port", "0"]);
     let browser = Browser::start("main", 1280, 800, 1.0);
 
-    open(&browser, &served);
+    open(&browser, &served.url);
     assert_eq!(text(&browser, "body #error"), "");
     let state = browser.eval("return document.body.dataset.state;", json!([]));
     assert_eq!(state, json!("ready"));
@@ -422,7 +371,7 @@ fn a_broken_file_shows_a_readable_error() {
     .unwrap();
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("broken", 1000, 600, 1.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     let state = browser.eval("return document.body.dataset.state;", json!([]));
     assert_eq!(state, json!("error"));
     let error = text(&browser, "#error");
@@ -450,7 +399,7 @@ fn the_canvas_is_sharp_on_high_dpi_screens() {
     sessions::save(&sessions::two_threads(), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("hidpi", 900, 600, 2.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     browser.screenshot("10-high-dpi");
     let sizes = browser.eval(
         "const c = document.getElementById('flame-canvas'); return [c.width, c.clientWidth, window.devicePixelRatio];",
@@ -471,7 +420,7 @@ fn r10_switching_to_a_broken_file_clears_the_previous_header_and_title() {
     std::fs::write(&broken, br#"{"format": "prof-session", "version": 2, "#).unwrap();
     let served = Served::start(&[&good, &broken], &["--port", "0"]);
     let browser = Browser::start("switch-broken", 1000, 600, 1.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     assert!(text(&browser, "#meta").contains("demo-app"));
     browser.eval(
         "const s = document.getElementById('file'); s.value = '1'; s.dispatchEvent(new Event('change'));",
@@ -514,7 +463,7 @@ fn r10_switching_files_mid_load_shows_the_file_chosen_last() {
     sessions::save(&small, &last);
     let served = Served::start(&[&first, &big, &last], &["--port", "0"]);
     let browser = Browser::start("switch-race", 1000, 600, 1.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     // Choose the large file, then the small one before the large one has loaded.
     browser.eval(
         "const s = document.getElementById('file');
@@ -552,7 +501,7 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
     sessions::save(&sessions::needle_in_slivers(), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("slivers", 1000, 600, 1.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     assert_eq!(
         browser.eval(
             "return window.profViewer.framesNamed('needle').length;",
@@ -605,7 +554,7 @@ fn r10_escape_in_the_search_box_clears_only_the_search() {
     sessions::save(&sessions::two_threads(), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("escape", 1000, 600, 1.0);
-    open(&browser, &served);
+    open(&browser, &served.url);
     let compute = frame_of(&browser, "compute");
     browser.pointer_at(
         &browser.find("#flame-canvas"),

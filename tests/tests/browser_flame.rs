@@ -1,14 +1,12 @@
 //! The flame graph's navigation in a real headless Chromium: left-heavy order, wheel zoom and
 //! drag pan, the zoomed frame's ancestors, keyboard shortcuts, and the page at 800x600.
 
+use prof_e2e::page::{breadcrumbs, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
 use prof_e2e::TempDir;
 use serde_json::{json, Value};
-use std::time::Duration;
-
-const LOAD: Duration = Duration::from_secs(30);
 
 /// Serves the two-thread demo session and opens it in a browser of `width`x`height`.
 fn open_demo(name: &str, width: u32, height: u32) -> (Served, Browser, TempDir) {
@@ -33,14 +31,6 @@ fn frames_of(browser: &Browser, name: &str) -> Vec<Value> {
         json!([name]),
     );
     v.as_array().cloned().unwrap_or_default()
-}
-
-fn breadcrumbs(browser: &Browser) -> Vec<String> {
-    let v = browser.eval(
-        "return [...document.querySelectorAll('#breadcrumbs button')].map(b => b.textContent);",
-        json!([]),
-    );
-    serde_json::from_value(v).unwrap()
 }
 
 fn hash(browser: &Browser) -> String {

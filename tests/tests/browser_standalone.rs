@@ -1,14 +1,12 @@
 //! The single-file viewer (`prof convert --to html`) opened from a `file://` URL in a real
 //! headless Chromium with networking disabled: the whole viewer works from the one file.
 
+use prof_e2e::page::LOAD;
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
 use prof_e2e::{prof, TempDir};
 use serde_json::json;
-use std::time::Duration;
-
-const LOAD: Duration = Duration::from_secs(30);
 
 #[test]
 fn the_single_file_viewer_opens_from_disk_offline() {

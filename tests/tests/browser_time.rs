@@ -6,63 +6,21 @@
 
 use prof::aggregate::{format_time_at, format_weight, CallTree, Filter};
 use prof::session::{SampleType, Unit};
+use prof_e2e::page::{console_problems, eventually, open_ok, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
 use prof_e2e::TempDir;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-
-const LOAD: Duration = Duration::from_secs(30);
+use std::time::Duration;
 
 /// The timeline's layout (web/views/timeline.js): the label gutter and the rows.
 const GUTTER: f64 = 150.0;
 const AXIS: f64 = 16.0;
 const TRACK: f64 = 24.0;
 
-/// Opens `url` and waits until the page is ready (or shows an error).
-fn open(browser: &Browser, url: &str) {
-    browser.goto(url);
-    browser.wait_for(
-        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
-        LOAD,
-        "the page to load",
-    );
-    assert_eq!(text(browser, "#error"), "", "the page shows an error");
-}
-
-/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously.
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn text(browser: &Browser, selector: &str) -> String {
-    browser
-        .eval(
-            "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';",
-            json!([selector]),
-        )
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn js(browser: &Browser, expr: &str) -> Value {
     browser.eval(&format!("return ({expr});"), json!([]))
-}
-
-/// Console entries at warning level or above.
-fn console_problems(browser: &Browser) -> Vec<String> {
-    browser
-        .console_log()
-        .into_iter()
-        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
-        .filter(|l| !l.contains("willReadFrequently"))
-        .collect()
 }
 
 /// The top-N table's first `n` rows: name, total, total %, self, self %.
@@ -192,7 +150,7 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     sessions::save(&session, &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("time-range", 1280, 800, 1.0);
-    open(&browser, &served.url);
+    open_ok(&browser, &served.url);
     browser.wait_for(
         "window.profViewer.timeline.data && window.profViewer.timeline.data.threads.length",
         LOAD,
@@ -374,7 +332,7 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     sessions::save(&sessions::two_threads(), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("stack-chart", 1280, 800, 1.0);
-    open(&browser, &format!("{}#view=stack-chart", served.url));
+    open_ok(&browser, &format!("{}#view=stack-chart", served.url));
     browser.wait_for(
         "window.profViewer.views.get('stack-chart').layout",
         LOAD,
@@ -523,7 +481,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
     sessions::save(&sessions::large(1_000_000), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("time-1m", 1280, 800, 1.0);
-    open(&browser, &served.url);
+    open_ok(&browser, &served.url);
     browser.wait_for(
         "window.profViewer.timeline.data",
         Duration::from_secs(60),

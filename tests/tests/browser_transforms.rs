@@ -3,6 +3,7 @@
 //! same options; chips remove them; the URL round-trips them. Screenshots under
 //! `tests/artifacts/`.
 
+use prof_e2e::page::{eventually, open, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
@@ -10,27 +11,6 @@ use prof_e2e::TempDir;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-const LOAD: Duration = Duration::from_secs(30);
-
-/// Opens `url` and waits until the page is ready (or shows an error).
-fn open(browser: &Browser, url: &str) {
-    browser.goto(url);
-    browser.wait_for(
-        "document.body.dataset.state !== 'loading' && document.body.dataset.state",
-        LOAD,
-        "the page to load",
-    );
-}
-
-/// Waits up to [`LOAD`] for `condition` (the page answers through a worker, asynchronously).
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// The top table's rows: name, total, total %, self, self %.
 fn table_rows(browser: &Browser) -> Vec<Vec<String>> {

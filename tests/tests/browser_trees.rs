@@ -6,6 +6,8 @@
 
 use prof::aggregate::{format_percent, format_weight, CallTree, Filter};
 use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
+use prof_e2e::page::keys::{ARROW_DOWN, ARROW_LEFT, ARROW_RIGHT, ARROW_UP, END, ENTER, HOME};
+use prof_e2e::page::{console_problems, eventually, open_ok, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -14,60 +16,12 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-const LOAD: Duration = Duration::from_secs(30);
-const ARROW_DOWN: &str = "\u{E015}";
-const ARROW_UP: &str = "\u{E013}";
-const ARROW_RIGHT: &str = "\u{E014}";
-const ARROW_LEFT: &str = "\u{E012}";
-const ENTER: &str = "\u{E007}";
-const END: &str = "\u{E010}";
-const HOME: &str = "\u{E011}";
-
-/// Opens `url` and waits until the page is ready.
-fn open(browser: &Browser, url: &str) {
-    browser.goto(url);
-    browser.wait_for(
-        "document.body.dataset.state === 'ready'",
-        LOAD,
-        "the page to load",
-    );
-}
-
-/// Waits up to [`LOAD`] for `condition`, which the page reaches asynchronously.
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < LOAD, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Console entries at warning level or above.
-fn console_problems(browser: &Browser) -> Vec<String> {
-    browser
-        .console_log()
-        .into_iter()
-        .filter(|l| l.starts_with("SEVERE") || l.starts_with("WARNING"))
-        .collect()
-}
-
 /// Gives the keyboard focus to the element `selector` names.
 fn focus(browser: &Browser, selector: &str) {
     browser.eval(
         "document.querySelector(arguments[0]).focus();",
         json!([selector]),
     );
-}
-
-fn text(browser: &Browser, selector: &str) -> String {
-    browser
-        .eval(
-            "return document.querySelector(arguments[0])?.textContent ?? '';",
-            json!([selector]),
-        )
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// The call tree rows on screen: (level, name, [total, total %, self, self %], expanded).
@@ -185,7 +139,7 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("trees-calltree", 1100, 700, 1.0);
     // Thread 0 is `main`.
-    open(&browser, &format!("{}#view=calltree&threads=0", served.url));
+    open_ok(&browser, &format!("{}#view=calltree&threads=0", served.url));
     let rows = wait_tree_names(&browser, &["main"]);
     let main_only = Filter::all().thread_named(&session, "main");
     let tree = CallTree::new(&session, &main_only);
@@ -280,7 +234,7 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     wait_tree_names(&browser, &["main"]);
 
     // The selected node's path restores the expansion from the URL.
-    open(
+    open_ok(
         &browser,
         &format!(
             "{}#view=calltree&threads=0&node=main%1Fparse%1Ftokenize",
@@ -325,7 +279,7 @@ fn inverted_roots_equal_the_top_tables_self_column() {
     sessions::save(&session, &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("trees-inverted", 1100, 700, 1.0);
-    open(&browser, &format!("{}#view=table", served.url));
+    open_ok(&browser, &format!("{}#view=table", served.url));
     let mut table = Vec::new();
     eventually("the top functions", || {
         table = table_view_rows(&browser);
@@ -474,7 +428,7 @@ fn a_call_tree_of_100k_nodes_expands_and_scrolls_fast() {
     sessions::save(&session, &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("trees-large", 1100, 700, 1.0);
-    open(&browser, &format!("{}#view=calltree", served.url));
+    open_ok(&browser, &format!("{}#view=calltree", served.url));
     eventually("the call tree", || !tree_rows(&browser).is_empty());
     // `*` with nothing selected expands every row; the expansion and the redraw are
     // synchronous, so they are timed here in the page.
@@ -520,7 +474,7 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
     sessions::save(&sessions::two_threads(), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("trees-sandwich", 1100, 700, 1.0);
-    open(&browser, &format!("{}#view=sandwich", served.url));
+    open_ok(&browser, &format!("{}#view=sandwich", served.url));
     assert!(
         text(&browser, ".sandwich-empty").contains("No function is selected"),
         "{}",
@@ -664,7 +618,7 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
     sessions::save(&many_functions(&long_name), &file);
     let served = Served::start(&[&file], &["--port", "0"]);
     let browser = Browser::start("trees-table", 1200, 700, 1.0);
-    open(&browser, &format!("{}#view=table", served.url));
+    open_ok(&browser, &format!("{}#view=table", served.url));
     eventually("the summary", || {
         text(&browser, ".table-summary") == "502 functions"
     });
