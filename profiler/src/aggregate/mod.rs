@@ -8,7 +8,8 @@
 //! often as needed: [`CallTree::callers`] and [`CallTree::callees`] for one function (the
 //! sandwich view), [`DiffTree`] and [`DiffTable`] for two profiles. Over time rather than
 //! merged: [`timeline`] (each thread's weight per time bucket) and [`stack_chart`] (each thread's
-//! stacks in order).
+//! stacks in order). By source line: [`line_weights`] (every file) and [`function_lines`] (one
+//! function's lines, the source view).
 
 mod diff;
 mod diff_table;
@@ -16,6 +17,7 @@ mod filter;
 mod flame;
 mod format;
 mod inverted;
+mod lines;
 mod listing;
 mod sandwich;
 mod search;
@@ -36,6 +38,7 @@ pub use format::{
     format_percent, format_percent_change, format_time_at, format_weight, format_weight_change,
     format_weight_named, thousands,
 };
+pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
 pub use search::SearchMatch;
 pub use stack_chart::{box_function, stack_chart, StackBox};

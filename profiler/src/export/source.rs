@@ -5,61 +5,21 @@
 //! line. The annotation itself is pure: the source text comes from a function the caller gives
 //! ([`write_source`]); [`write_source_from_disk`] (native only) reads it from the file system.
 
-use crate::aggregate::{format_percent, format_weight};
-use crate::session::{Session, StackId, StrId};
+use crate::aggregate::{format_percent, format_weight, Filter, StackWeights};
+use crate::session::{SampleType, Session};
 use crate::Result;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::Write;
+
+pub use crate::aggregate::FileWeights;
 
 /// How many lines of source are shown around each annotated line.
 pub const CONTEXT_LINES: u32 = 2;
 
-/// The weights of one source file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FileWeights {
-    /// The file as the session names it.
-    pub file: String,
-    /// Weight of samples with this file anywhere on the stack (each sample once).
-    pub total: u64,
-    /// Line number → (self, total) weight.
-    pub lines: BTreeMap<u32, (u64, u64)>,
-}
-
-/// The per-line weights of every source file in `session`, heaviest file first.
+/// The per-line weights of every source file in `session`, heaviest file first (the core's
+/// [`crate::aggregate::line_weights`] over every sample).
 pub fn line_weights(session: &Session) -> Vec<FileWeights> {
-    let mut per_stack: HashMap<StackId, u64> = HashMap::new();
-    for (&stack, &weight) in session.samples.stack.iter().zip(&session.samples.weight) {
-        *per_stack.entry(stack).or_default() += weight;
-    }
-    let mut files: HashMap<StrId, FileWeights> = HashMap::new();
-    let mut seen_lines = HashSet::new();
-    let mut seen_files = HashSet::new();
-    for (&stack, &weight) in &per_stack {
-        seen_lines.clear();
-        seen_files.clear();
-        for (depth, frame) in session.stack_frames(stack).enumerate() {
-            let frame = session.frame(frame);
-            let Some(file) = frame.file else { continue };
-            let entry = files.entry(file).or_insert_with(|| FileWeights {
-                file: session.str(file).to_owned(),
-                ..FileWeights::default()
-            });
-            if seen_files.insert(file) {
-                entry.total += weight;
-            }
-            let Some(line) = frame.line else { continue };
-            let cell = entry.lines.entry(line).or_default();
-            if depth == 0 {
-                cell.0 += weight;
-            }
-            if seen_lines.insert((file, line)) {
-                cell.1 += weight;
-            }
-        }
-    }
-    let mut files: Vec<FileWeights> = files.into_values().collect();
-    files.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.file.cmp(&b.file)));
-    files
+    crate::aggregate::line_weights(session, &StackWeights::compute(session, &Filter::all()))
 }
 
 /// Writes the annotation of the `max_files` heaviest files. `source` returns a file's text, or
@@ -67,13 +27,33 @@ pub fn line_weights(session: &Session) -> Vec<FileWeights> {
 pub fn write_source(
     session: &Session,
     max_files: usize,
+    source: impl FnMut(&str) -> Option<String>,
+    out: impl Write,
+) -> Result<()> {
+    let files: Vec<FileWeights> = line_weights(session).into_iter().take(max_files).collect();
+    write_annotation(
+        &files,
+        &session.meta.sample_type,
+        session.total_weight(),
+        source,
+        out,
+    )
+}
+
+/// Writes the annotation of `files` (from [`line_weights`] or
+/// [`crate::aggregate::function_lines`]), weights in `sample_type`'s unit and percentages of
+/// `all`. `source` returns a file's text, or `None` when it cannot be read; then only the
+/// weighted line numbers are listed.
+pub fn write_annotation(
+    files: &[FileWeights],
+    sample_type: &SampleType,
+    all: u64,
     mut source: impl FnMut(&str) -> Option<String>,
     mut out: impl Write,
 ) -> Result<()> {
-    let all = session.total_weight();
     let pct = |w: u64| format_percent(w, all);
-    let weight = |w: u64| format_weight(&session.meta.sample_type, w);
-    for file in line_weights(session).into_iter().take(max_files) {
+    let weight = |w: u64| format_weight(sample_type, w);
+    for file in files {
         writeln!(
             out,
             "== {} ({}, {}) ==",
