@@ -7,6 +7,7 @@
 mod layout;
 mod loading;
 mod profile;
+mod source;
 mod time;
 mod transforms;
 mod trees;

@@ -31,6 +31,10 @@ pub struct ServeFlags {
     /// Do not open a browser; just print the URL.
     #[arg(long)]
     no_open: bool,
+    /// Where the Source view reads source files from (default: the current directory). Only
+    /// files that frames of the served profiles name are read, and only under this directory.
+    #[arg(long, value_name = "DIR")]
+    source_root: Option<PathBuf>,
 }
 
 /// Runs `prof serve`: serves until interrupted.
@@ -60,7 +64,17 @@ pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
         Some(n) => Port::Exact(n),
         None => Port::FirstFreeFrom(serve::DEFAULT_PORT),
     };
-    let server = match Server::start(sessions, &ServeOptions::new(host, port)) {
+    let mut options = ServeOptions::new(host, port);
+    if let Some(root) = &args.source_root {
+        if !root.is_dir() {
+            return fail(&prof::Error::InvalidOption(format!(
+                "--source-root {}: not a directory",
+                root.display()
+            )));
+        }
+        options = options.with_source_root(root);
+    }
+    let server = match Server::start(sessions, &options) {
         Ok(server) => server,
         Err(e) => return fail(&e),
     };

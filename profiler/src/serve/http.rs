@@ -147,7 +147,8 @@ fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
             .iter()
             .map(HeaderValue::as_bytes),
     );
-    response(site.route(request.method().as_str(), request.uri().path(), gzip))
+    let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
+    response(site.route(request.method().as_str(), path, gzip))
 }
 
 /// True when the request says a body follows: any `Transfer-Encoding`, or a `Content-Length`

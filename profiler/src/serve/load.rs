@@ -29,11 +29,17 @@ pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
 }
 
 impl SessionFile {
-    /// `session` as a profile named `name`, written as session JSON.
+    /// `session` as a profile named `name`, written as session JSON, with the source files its
+    /// frames name.
     pub fn from_session(name: impl Into<String>, session: &Session) -> Result<SessionFile> {
         let mut json = Vec::new();
         crate::session::write(session, &mut json)?;
-        Ok(SessionFile::new(name, json))
+        let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
+        files.sort_unstable();
+        files.dedup();
+        let mut file = SessionFile::new(name, json);
+        file.source_files = files.iter().map(|&f| session.str(f).to_owned()).collect();
+        Ok(file)
     }
 }
 

@@ -2,8 +2,9 @@
 //! wasm viewer.
 //!
 //! The server binds loopback by default, puts a random secret segment in every URL (anything else
-//! is a 404), and serves only the embedded assets and the sessions it was given: nothing a request
-//! says reaches the filesystem. Sessions are kept compressed in one shared buffer each and sent
+//! is a 404), and serves only the embedded assets, the sessions it was given and, for the Source
+//! view, the source files their frames name under a source root (`source` module): no path a
+//! request gives reaches the filesystem. Sessions are kept compressed in one shared buffer each and sent
 //! gzip-compressed to clients that take it. What it guarantees against hostile clients is listed
 //! in the `http` module.
 
@@ -17,6 +18,7 @@ mod open;
 mod routes;
 mod secret;
 mod server;
+mod source;
 mod stall;
 mod standalone;
 
@@ -25,5 +27,6 @@ pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
 pub use load::load_for_serving;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
+pub use source::MAX_SOURCE_BYTES;
 pub use stall::WRITE_STALL_TIMEOUT;
 pub use standalone::write_standalone_html;

@@ -1,9 +1,11 @@
-//! What the server answers to each request, as a pure function of the method and path, so it can
-//! be tested without sockets. Only the embedded assets and the sessions handed to the server exist
-//! here: nothing a request says ever reaches the filesystem.
+//! What the server answers to each request, as a function of the method and path, so it can be
+//! tested without sockets. Only the embedded assets, the sessions handed to the server and the
+//! source files their frames name exist here: a request's path never reaches the filesystem,
+//! and a source request only picks one of the names the sessions gave (see [`super::source`]).
 
 use super::assets;
 use super::body::Payload;
+use super::source::Sources;
 use bytes::Bytes;
 use flate2::{write::GzEncoder, Compression};
 use serde::Serialize;
@@ -30,6 +32,9 @@ pub struct SessionFile {
     /// Why the file could not be loaded, when it could not: the page shows this one line
     /// instead of a profile, and `json` is not used.
     pub problem: Option<String>,
+    /// The source file names the session's frames give: the only files the Source view may
+    /// read (under the server's source root).
+    pub source_files: Vec<String>,
 }
 
 impl SessionFile {
@@ -39,6 +44,7 @@ impl SessionFile {
             name: name.into(),
             json,
             problem: None,
+            source_files: Vec::new(),
         }
     }
 
@@ -49,6 +55,7 @@ impl SessionFile {
             name: name.into(),
             json: Vec::new(),
             problem: Some(problem.into()),
+            source_files: Vec::new(),
         }
     }
 }
@@ -106,11 +113,12 @@ impl Reply {
     }
 }
 
-/// The site: the secret and the sessions.
+/// The site: the secret, the sessions and their source files.
 #[derive(Debug)]
 pub(crate) struct Site {
     secret: String,
     sessions: Vec<Stored>,
+    sources: Sources,
     /// The sessions' names, for downloads.
     names: Vec<String>,
     list: Bytes,
@@ -125,8 +133,18 @@ struct ListEntry<'a> {
 }
 
 impl Site {
-    /// A site under `/<secret>/` serving `sessions`, compressing each one now.
-    pub fn new(secret: String, sessions: Vec<SessionFile>) -> std::io::Result<Site> {
+    /// A site under `/<secret>/` serving `sessions`, compressing each one now, and the source
+    /// files their frames name under `source_root` (the current directory when `None`).
+    pub fn new(
+        secret: String,
+        sessions: Vec<SessionFile>,
+        source_root: Option<&std::path::Path>,
+    ) -> std::io::Result<Site> {
+        let names = sessions
+            .iter()
+            .flat_map(|s| s.source_files.iter().cloned())
+            .collect();
+        let sources = Sources::new(source_root, names);
         let entries: Vec<ListEntry<'_>> = sessions
             .iter()
             .enumerate()
@@ -155,6 +173,7 @@ impl Site {
         Ok(Site {
             secret,
             sessions,
+            sources,
             names,
             list,
         })
@@ -165,13 +184,14 @@ impl Site {
         format!("/{}/", self.secret)
     }
 
-    /// The reply to `method path` (a query or fragment after the path is ignored);
+    /// The reply to `method path` (the query after the path is read only by the source route);
     /// `accepts_gzip` says whether the client takes gzip.
     pub fn route(&self, method: &str, path: &str, accepts_gzip: bool) -> Reply {
         if method != "GET" && method != "HEAD" {
             return Reply::text(405, "method not allowed");
         }
-        let path = path.split(['?', '#']).next().unwrap_or("");
+        let path = path.split('#').next().unwrap_or("");
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let Some(path) = path.strip_prefix('/') else {
             return Reply::not_found();
         };
@@ -189,6 +209,7 @@ impl Site {
         };
         match rest {
             "" => self.asset("index.html"),
+            "source" => self.sources.reply(query),
             "sessions.json" => Reply {
                 status: 200,
                 mime: "application/json",
@@ -314,6 +335,7 @@ mod tests {
                 SessionFile::new("a.json", br#"{"hello":1}"#.to_vec()),
                 SessionFile::unreadable("b.folded", "b.folded: line 3: not a whole number"),
             ],
+            None,
         )
         .unwrap()
     }
@@ -361,6 +383,31 @@ mod tests {
             let reply = site.route("GET", &format!("/{SECRET}/{path}"), true);
             assert_eq!(reply.status, 404, "{path}");
         }
+    }
+
+    #[test]
+    fn source_files_are_those_the_sessions_name_under_the_root() {
+        let root = std::env::temp_dir().join(format!("prof-routes-source-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+        std::fs::write(root.join("b.rs"), "fn b() {}\n").unwrap();
+        let mut file = SessionFile::new("a.json", b"{}".to_vec());
+        file.source_files = vec!["a.rs".into()];
+        let site = Site::new(SECRET.into(), vec![file], Some(&root)).unwrap();
+        let get = |query: &str| site.route("GET", &format!("/{SECRET}/source?{query}"), true);
+        let named = get("file=a.rs");
+        assert_eq!(
+            (named.status, named.body.to_vec()),
+            (200, b"fn a() {}\n".to_vec())
+        );
+        assert_eq!(named.mime, "text/plain; charset=utf-8");
+        assert_eq!(get("file=b.rs").status, 404, "not named by a frame");
+        let wrong_secret = site.route(
+            "GET",
+            "/0123456789abcdef0123456789abcdee/source?file=a.rs",
+            true,
+        );
+        assert_eq!(wrong_secret.status, 404);
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct ServeOptions {
     pub host: IpAddr,
     /// The port.
     pub port: Port,
+    /// The directory the Source view's files are read from (only files that frames of the
+    /// served profiles name, and only under it); `None`: the current directory at start.
+    pub source_root: Option<std::path::PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -49,6 +52,7 @@ impl Default for ServeOptions {
         ServeOptions {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: Port::FirstFreeFrom(DEFAULT_PORT),
+            source_root: None,
         }
     }
 }
@@ -56,7 +60,18 @@ impl Default for ServeOptions {
 impl ServeOptions {
     /// Options binding `host` on `port`.
     pub fn new(host: IpAddr, port: Port) -> Self {
-        ServeOptions { host, port }
+        ServeOptions {
+            host,
+            port,
+            source_root: None,
+        }
+    }
+
+    /// These options with source files read from under `dir` (see
+    /// [`ServeOptions::source_root`]).
+    pub fn with_source_root(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.source_root = Some(dir.into());
+        self
     }
 }
 
@@ -91,7 +106,8 @@ impl Server {
     /// thread named `prof-serve`.
     pub fn start(sessions: Vec<SessionFile>, options: &ServeOptions) -> Result<Server> {
         let os_err = |call| move |source| Error::Os { call, source };
-        let site = Site::new(new_secret()?, sessions).map_err(Error::Write)?;
+        let site = Site::new(new_secret()?, sessions, options.source_root.as_deref())
+            .map_err(Error::Write)?;
         let listener = bind(options)?;
         let addr = listener.local_addr().map_err(os_err("getsockname"))?;
         listener
