@@ -13,12 +13,13 @@ import { FlameView } from "./views/flame-view.js";
 import { CallTreeView } from "./views/call-tree.js";
 import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
+import { SourceView } from "./views/source.js";
 import { TableView } from "./views/table-view.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView];
 
 const $ = (id) => document.getElementById(id);
 

@@ -215,6 +215,10 @@ const methods = {
     const value = sandwich(name);
     return value ? JSON.parse(value.nodeJson(profile, callers, node)) : null;
   },
+  /** The source lines of function `name` with their weights over what is shown. */
+  sourceLines({ name }) {
+    return JSON.parse(profile.sourceLinesJson(name));
+  },
   /** Every function shown, filtered by name and sorted, with a summary line. */
   functionTable({ column, descending, filter, regex }) {
     return JSON.parse(profile.functionTableJson(column, descending, filter, regex));

@@ -31,6 +31,10 @@ pub struct ReportArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Instead of the table, the source lines of the function NAME with their self and total
+    /// weight (the viewer's Source view), its files read from the current directory.
+    #[arg(long, value_name = "NAME")]
+    source: Option<String>,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
@@ -160,11 +164,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Sort::SelfWeight => SortBy::SelfWeight,
         Sort::Total => SortBy::Total,
     };
-    let tree = CallTree::build(
-        &session,
-        &StackWeights::compute(&session, &filter),
-        &transforms,
-    );
+    let weights = StackWeights::compute(&session, &filter);
+    let tree = CallTree::build(&session, &weights, &transforms);
+    if let Some(name) = &args.source {
+        return source(&session, &weights, &transforms, &tree, name);
+    }
     let rows = tree.top(&session, args.top, sort);
     let table = TopTable {
         session: &session,
@@ -173,9 +177,44 @@ pub fn run(args: ReportArgs) -> ExitCode {
         total_count: tree.total_count(tree.root()),
         sort,
     };
-    match write!(std::io::stdout().lock(), "{table}") {
+    written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write))
+}
+
+/// The exit code after writing to standard output.
+fn written(result: prof::Result<()>) -> ExitCode {
+    match result {
         // A closed pipe (`prof report f | head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&prof::Error::Write(e)),
-        _ => ExitCode::SUCCESS,
+        Err(prof::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+        Ok(()) => ExitCode::SUCCESS,
     }
+}
+
+/// `prof report --source NAME`: the function's source lines over the chosen samples.
+fn source(
+    session: &prof::session::Session,
+    weights: &StackWeights,
+    transforms: &[prof::aggregate::Transform],
+    tree: &CallTree,
+    name: &str,
+) -> ExitCode {
+    let Some(func) = session
+        .frames
+        .iter()
+        .map(|f| f.name)
+        .find(|&id| session.str(id) == name)
+    else {
+        let err = format!("--source: no function named {name:?} in the profile");
+        return fail(&prof::Error::InvalidOption(err));
+    };
+    let files = prof::aggregate::function_lines(session, weights, transforms, func);
+    written(prof::export::source::write_annotation(
+        &files,
+        &session.meta.sample_type,
+        tree.total_weight(tree.root()),
+        |file| std::fs::read_to_string(file).ok(),
+        std::io::stdout().lock(),
+    ))
 }
