@@ -31,6 +31,10 @@ pub struct ReportArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Only samples whose thread was running (on CPU) or waiting (off CPU), as wall mode
+    /// records; a profile without states has only running samples.
+    #[arg(long, value_enum, value_name = "STATE")]
+    state: Option<ThreadState>,
     /// Instead of the table, the source lines of the function NAME with their self and total
     /// weight (the viewer's Source view), its files read from the current directory.
     #[arg(long, value_name = "NAME")]
@@ -38,6 +42,15 @@ pub struct ReportArgs {
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
+}
+
+/// A thread state for `--state`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ThreadState {
+    /// On CPU.
+    Running,
+    /// Off CPU: blocked or sleeping.
+    Waiting,
 }
 
 /// The time range and the transforms: the viewer's transform stack, as options. They apply in
@@ -150,6 +163,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     if !args.thread.is_empty() {
         filter = filter.threads(threads);
+    }
+    if let Some(state) = args.state {
+        filter = filter.state(match state {
+            ThreadState::Running => prof::session::SampleState::Running,
+            ThreadState::Waiting => prof::session::SampleState::Waiting,
+        });
     }
     let options = |e: String| fail(&prof::Error::InvalidOption(e));
     let filter = match filter.seconds(args.transforms.from, args.transforms.to) {
