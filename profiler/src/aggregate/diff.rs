@@ -187,6 +187,13 @@ pub fn diff_color(change: i128, max: u128) -> [u8; 3] {
     }
 }
 
+/// How a share changed, in points of each side's total, as `prof diff` prints it: `before` of
+/// `before_whole` to `after` of `after_whole` (`+15.0%`, `0.0%`).
+pub fn format_share_change(before: u64, before_whole: u64, after: u64, after_whole: u64) -> String {
+    use super::format::{format_percent_change, percent};
+    format_percent_change(percent(after, after_whole) - percent(before, before_whole))
+}
+
 impl DiffTree {
     /// How node `i`'s self weight changed: after minus before.
     pub fn self_change(&self, i: usize) -> i128 {
@@ -259,6 +266,14 @@ mod tests {
     }
 
     #[test]
+    fn a_share_change_is_in_points_of_each_total() {
+        assert_eq!(format_share_change(3, 4, 9, 10), "+15.0%");
+        assert_eq!(format_share_change(1, 4, 1, 10), "-15.0%");
+        assert_eq!(format_share_change(1, 2, 5, 10), "0.0%");
+        assert_eq!(format_share_change(0, 0, 1, 1), "+100.0%");
+    }
+
+    #[test]
     fn a_frame_is_coloured_by_its_own_change_against_the_largest() {
         // The base scaled to the new total (10): work 3 of 4 -> 8 (7.5 rounded), then 9: +1;
         // parse 1 of 4 -> 3 (2.5 rounded), then 1: -2. main has no self weight on either side.
@@ -292,8 +307,8 @@ mod tests {
         // Every node of either side has its node in the diff, with its own name.
         for (s, t) in [(&base, &trees[0]), (&new, &trees[1])] {
             let map = diff.nodes_of(s, t);
-            for i in 1..t.len() {
-                let d = map[i].expect("every weighted path is in the diff");
+            for (i, d) in map.iter().enumerate().skip(1) {
+                let d = d.expect("every weighted path is in the diff");
                 assert_eq!(diff.name(d), t.name(s, NodeId(i as u32)));
             }
         }

@@ -28,7 +28,7 @@ mod transform;
 mod transform_spec;
 mod tree;
 
-pub use diff::{diff_color, DiffTree, StackDelta};
+pub use diff::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use diff_table::{
     check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
 };
