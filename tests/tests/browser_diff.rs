@@ -261,6 +261,47 @@ fn serve_diff_shows_prof_diffs_table_and_the_svg_colours() {
     }
     browser.screenshot("diff-serve");
 
+    // Total weights: the table of `prof diff --sort total`.
+    browser.eval(
+        "const s = document.querySelector('.diff-by');
+         s.value = 'total';
+         s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    let out = prof(&[
+        "diff",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--sort",
+        "total",
+    ]);
+    let cli_total: Vec<Vec<String>> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip_while(|l| !l.contains("FRAME"))
+        .skip(1)
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    eventually("the table of total weights", || {
+        table_rows(&browser) == cli_total
+    });
+
+    // The search highlights the matching frames (and only those) here too.
+    browser.eval(
+        "window.profViewer.state.update({search: 'fresh'});",
+        json!([]),
+    );
+    eventually("fresh_fn highlighted", || {
+        let v = browser.eval(
+            "const l = window.profViewer.views.get('diff').layout;
+             return [...l.highlight].map((h, i) => h ? l.names[l.func[i]] : null).filter(n => n);",
+            json!([]),
+        );
+        v == json!(["fresh_fn"])
+    });
+    browser.screenshot("diff-search");
+    browser.eval("window.profViewer.state.update({search: ''});", json!([]));
+
     // Sorting: by name, then the other way.
     browser.click(&browser.find(".diff-table button[data-sort=name]"));
     eventually("rows by name", || {
@@ -383,6 +424,20 @@ fn compare_with_is_kept_in_the_url_and_refuses_other_units() {
     browser.eval("history.forward();", json!([]));
     assert_eq!(table_rows(&browser), rows);
     browser.screenshot("diff-choose");
+
+    // The state's keys format back to the same fragment; a malformed base is no comparison.
+    for fragment in ["#view=diff&base=0&dzoom=main%1Fcompute", "#file=2&base=1"] {
+        let round = browser.eval(
+            "return import('./state.js').then(m => m.format(m.parse(arguments[0])));",
+            json!([fragment]),
+        );
+        assert_eq!(round, json!(fragment));
+    }
+    let parsed = browser.eval(
+        "return import('./state.js').then(m => m.parse('#base=x&dzoom=').base);",
+        json!([]),
+    );
+    assert_eq!(parsed, Value::Null);
 
     // A profile in other units is refused in one line, and nothing is drawn.
     choose("2");
