@@ -7,6 +7,7 @@
 
 use prof::aggregate::format_percent;
 use prof::session::{SampleType, Session, SessionBuilder};
+use prof_e2e::page::keys::ESCAPE;
 use prof_e2e::page::{console_problems, eventually, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
@@ -465,6 +466,25 @@ fn compare_with_is_kept_in_the_url_and_refuses_other_units() {
     choose("0");
     let rows = table_rows(&browser);
     assert!(rows.iter().all(|r| r[2] == "0.0%"), "{rows:?}");
+
+    // Escape zooms the Diff view's graph out.
+    eventually("the graph of the file itself", || {
+        !frames_of(&browser, "fresh_fn").is_empty()
+    });
+    let parse = frames_of(&browser, "parse");
+    browser.pointer_at(
+        &browser.find(".diff-flame canvas"),
+        parse[0]["x"].as_f64().unwrap() + 4.0,
+        parse[0]["y"].as_f64().unwrap() + 5.0,
+        true,
+    );
+    eventually("the zoom into parse", || {
+        hash(&browser).contains("dzoom=main\u{1f}parse")
+    });
+    browser.press_key(ESCAPE);
+    eventually("Escape to clear the zoom", || {
+        !hash(&browser).contains("dzoom")
+    });
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
