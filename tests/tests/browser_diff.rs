@@ -522,3 +522,33 @@ fn r11_serve_diff_with_a_missing_file_fails_in_one_line() {
     let out = prof(&["serve", "--no-open", "--diff", base.to_str().unwrap()]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn the_diff_view_fits_at_800_by_600() {
+    let dir = TempDir::new("browser-diff-small");
+    let [base, new, _] = files(&dir);
+    let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let served = Served::start(&[], &["--port", "0", "--diff", base, new]);
+    let browser = Browser::start("diff-small", 800, 600, 1.0);
+    browser.goto(&served.url);
+    table_rows(&browser);
+    let clipped = browser.eval(
+        "const out = [];
+         for (const el of document.querySelectorAll('#tabs *, section[data-view=diff] .view-bar *')) {
+           if (el.offsetParent === null) continue;
+           const r = el.getBoundingClientRect();
+           if (r.width === 0) continue;
+           if (r.left < 0 || r.right > window.innerWidth + 0.5) out.push(el.tagName + ' ' + r.left + '-' + r.right);
+         }
+         return out;",
+        json!([]),
+    );
+    assert_eq!(clipped, json!([]), "controls outside the window");
+    let flame = browser.eval(
+        "const r = document.querySelector('.diff-flame').getBoundingClientRect(); return [r.width, r.height];",
+        json!([]),
+    );
+    assert!(flame[0].as_f64().unwrap() > 300.0, "{flame}");
+    assert!(flame[1].as_f64().unwrap() > 150.0, "{flame}");
+    browser.screenshot("diff-800x600");
+}

@@ -147,6 +147,7 @@ export class DiffView {
     if (answer.refused) return say(answer.refused);
     this.message.textContent = "";
     this.title.textContent = answer.title;
+    this.title.title = answer.title; // the whole text, when the bar cuts it
     this.body.hidden = false;
     return true;
   }
