@@ -10,7 +10,8 @@ use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use prof::aggregate::{
     check_comparable, format_percent, format_share_change, format_weight, format_weight_change,
-    CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter, NodeId, SortBy,
+    thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter, NodeId,
+    SortBy,
 };
 use prof::session::SampleType;
 use serde::Serialize;
@@ -71,10 +72,13 @@ struct TableRow<'a> {
 
 /// The diff table as the page shows it.
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct TableTexts<'a> {
     summary: [String; 3],
     /// How many functions the table has; `rows` holds at most the limit asked for.
     count: usize,
+    /// What the page says when `rows` are not all of them (else empty).
+    cut_text: String,
     rows: Vec<TableRow<'a>>,
 }
 
@@ -323,9 +327,19 @@ impl Diff {
                 }
             })
             .collect();
+        let count = table.rows().len();
+        let cut_text = match count > limit {
+            true => format!(
+                "(the first {} of {} functions shown)",
+                thousands(limit as u64),
+                thousands(count as u64)
+            ),
+            false => String::new(),
+        };
         Ok(to_json(&TableTexts {
             summary: table.summary(),
-            count: table.rows().len(),
+            count,
+            cut_text,
             rows,
         }))
     }
@@ -388,6 +402,8 @@ mod tests {
         );
         assert_eq!(by_name["rows"].as_array().unwrap().len(), 1);
         assert_eq!(by_name["rows"][0]["name"], "parse");
+        assert_eq!(by_name["cutText"], "(the first 1 of 2 functions shown)");
+        assert_eq!(table["cutText"], "");
         // The frames: the new profile's shape, each in the core's colour.
         let layout = diff.layout(&new, 0, 1000.0).unwrap();
         let nodes = layout.node();

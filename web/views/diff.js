@@ -176,8 +176,7 @@ export class DiffView {
     });
     if (!answer) return;
     this.tableRows = answer.rows;
-    const shown = answer.rows.length < answer.count ? `\n(the first ${answer.rows.length} rows shown)` : "";
-    this.summary.textContent = answer.summary.join("\n") + shown;
+    this.summary.textContent = [...answer.summary, answer.cutText].join("\n").trim();
     for (const button of this.head.querySelectorAll("button[data-sort]")) {
       const sorted = button.dataset.sort === this.sort.column;
       button.classList.toggle("sorted", sorted);
