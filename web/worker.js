@@ -146,14 +146,22 @@ const methods = {
       meta: JSON.parse(profile.metaJson()),
       names: JSON.parse(profile.functionNamesJson()),
       threads: JSON.parse(profile.threadsJson()),
+      sampleTypes: JSON.parse(profile.sampleTypesJson()),
+      hasStates: profile.hasStates(),
       version: profVersion(),
     };
   },
-  /** What selects the samples: `{threads, range, transforms}` as the state holds them. */
+  /** What selects the samples: `{threads, range, transforms, type, state}` as the state holds
+   * them. The header and the threads' figures come back too: a sample type changes them. */
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
-    return { label: profile.threadsLabel(), chips: JSON.parse(profile.transformChipsJson()) };
+    return {
+      label: profile.threadsLabel(),
+      chips: JSON.parse(profile.transformChipsJson()),
+      meta: JSON.parse(profile.metaJson()),
+      threads: JSON.parse(profile.threadsJson()),
+    };
   },
   /** A transform's chip text, or an error saying why it cannot apply. */
   checkTransform({ spec }) {
@@ -240,6 +248,7 @@ const methods = {
       threads: data.threads(),
       height: data.height(),
       matched: data.matched(),
+      waiting: data.waiting(),
       hottest: data.hottest(),
       ...JSON.parse(data.textsJson()),
     };
@@ -275,15 +284,24 @@ const methods = {
     if (serial !== stackChartSerial) return null;
     return JSON.parse(stackChart.boxJson(profile, index));
   },
-  /** Compares the loaded profile (named `newName`) with file `index` (named `baseName`,
-   * fetched from `url`, or given as `bytes`; `same`: the loaded file itself), once per base.
+  /** Compares the loaded profile (named `newName`, showing sample type `type`) with file
+   * `index` (named `baseName`, fetched from `url`, or given as `bytes`; `same`: the loaded file
+   * itself) in the same sample type when it has it, once per base and type.
    * Answers the title, or `refused`: the one line saying why the two cannot be compared. */
-  async setBase({ index, url, size, bytes: given, same, baseName, newName }) {
-    if (comparison?.index !== index) {
-      dropComparison();
-      let base = profile;
-      if (!same) base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
-      comparison = { index, base, diff: null, refused: null };
+  async setBase({ index, url, size, bytes: given, same, baseName, newName, type }) {
+    if (comparison?.index !== index || comparison.type !== type) {
+      // The base stays loaded when only the shown sample type changed.
+      let base = comparison?.index === index ? comparison.base : null;
+      if (base) {
+        comparison.diff?.free();
+        comparison.diff = null;
+      } else {
+        dropComparison();
+        base = profile;
+        if (!same) base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
+      }
+      if (base !== profile) base.followSampleType(profile);
+      comparison = { index, type, base, diff: null, refused: null };
       try {
         comparison.diff = profile.diffAgainst(base, baseName, newName);
       } catch (e) {

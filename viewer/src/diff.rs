@@ -137,6 +137,22 @@ impl Profile {
     }
 }
 
+#[wasm_bindgen]
+impl Profile {
+    /// Makes this profile (a diff's base) weigh its samples in `new`'s shown sample type when it
+    /// has a type of that name, so both sides of a diff measure the same thing; otherwise it
+    /// keeps its own, and [`Profile::diff_against`] says whether the two compare. Only the
+    /// session changes: a base serves diffs alone, never a view of its own.
+    #[wasm_bindgen(js_name = followSampleType)]
+    pub fn follow_sample_type(&mut self, new: &Profile) {
+        let name = &new.session.meta.sample_type.name;
+        if self.session.sample_types().iter().any(|t| &t.name == name) {
+            // The name is one of its types: selecting it cannot fail.
+            let _ = self.session.select_sample_type(name);
+        }
+    }
+}
+
 impl Diff {
     fn node(&self, node: u32) -> Result<NodeId, JsError> {
         let id = NodeId(node);
@@ -436,5 +452,57 @@ mod tests {
             serde_json::json!(["main", "work"])
         );
         assert_eq!(diff.node_by_path(&new, r#"["main","work"]"#).unwrap(), work);
+    }
+
+    #[test]
+    fn a_base_follows_the_sample_type_the_new_profile_shows() {
+        use prof::session::{SampleType, Unit};
+        // cpu time first, sample counts second; each row is one sample.
+        let typed = |rows: &[(&str, u64)]| {
+            let mut b = SessionBuilder::default();
+            b.set_sample_types(
+                SampleType::new("cpu", Unit::Nanoseconds),
+                vec![SampleType::samples()],
+            );
+            let t = b.thread(1, "main");
+            for (i, (stack, weight)) in rows.iter().enumerate() {
+                let names: Vec<&str> = stack.split(';').collect();
+                b.push_named(&names, t, i as u64, *weight);
+            }
+            b.finish()
+        };
+        let mut base = Profile::of(typed(&[("main;work", 3), ("main;parse", 1)]));
+        let mut session = typed(&[
+            ("main;work", 3),
+            ("main;work", 3),
+            ("main;work", 3),
+            ("main;parse", 1),
+        ]);
+        session.select_sample_type("samples").unwrap();
+        let new = Profile::of(session);
+        // As loaded, the base measures cpu time and the new profile sample counts.
+        let side = |session| DiffSide {
+            label: "x",
+            session,
+        };
+        assert!(check_comparable(side(&base.session), side(&new.session)).is_err());
+        base.follow_sample_type(&new);
+        assert_eq!(base.session.meta.sample_type.name, "samples");
+        let diff = new.diff_against(&base, "a.json", "b.json").unwrap();
+        let table = json(
+            &diff
+                .table_json(&base, &new, "self", "change", true, 10)
+                .unwrap(),
+        );
+        // work: 1 of 2 samples, then 3 of 4.
+        assert_eq!(table["rows"][0]["name"], "work");
+        assert_eq!(table["rows"][0]["base"], "50.0%");
+        assert_eq!(table["rows"][0]["new"], "75.0%");
+        // A type the base lacks leaves it as it is.
+        let mut other = Profile::of(typed(&[("main", 1)]));
+        let mut wall = typed(&[("main", 1)]);
+        wall.meta.sample_type = SampleType::new("wall", Unit::Nanoseconds);
+        other.follow_sample_type(&Profile::of(wall));
+        assert_eq!(other.session.meta.sample_type.name, "cpu");
     }
 }

@@ -80,8 +80,8 @@ export class DiffView {
     const { state, page } = this.ctx;
     const current = state.current;
     this.#renderChoices();
-    const key = `${page.loadedFile}/${current.base}`;
-    const all = changed.has("file") || changed.has("view") || changed.has("base");
+    const key = `${page.loadedFile}/${current.base}/${current.sampleType}`;
+    const all = ["file", "view", "base", "sampleType"].some((k) => changed.has(k));
     if (all || this.compared !== key) {
       this.compared = null;
       if (!(await this.#compare())) return;
@@ -131,6 +131,7 @@ export class DiffView {
       same,
       baseName: file.name,
       newName: page.files[page.loadedFile].name,
+      type: state.current.sampleType,
     };
     if (!same && standalone) args.bytes = await standalone.session(base);
     else if (!same) Object.assign(args, { url: new URL(file.url, location.href).href, size: file.size });
