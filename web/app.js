@@ -22,11 +22,12 @@ import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { SourceView } from "./views/source.js";
 import { TableView } from "./views/table-view.js";
+import { DiffView } from "./views/diff.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView, DiffView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -176,6 +177,7 @@ async function start() {
         threads: null,
         range: null,
         window: null,
+        diffZoom: [],
       }),
     );
     state.listen((current, changed) => (page.lastChange = onStateChange(current, changed)));
@@ -377,6 +379,7 @@ document.addEventListener("keydown", (e) => {
     const c = state.current;
     if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.view === "diff" && c.diffZoom.length) state.update({ diffZoom: [] });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });
     else if (c.window) state.update({ window: null });

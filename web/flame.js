@@ -80,8 +80,8 @@ export class FlameGraph {
   /**
    * Shows a new layout: typed arrays `x`, `width` (fractions of the view), `depth`, `func`
    * (function ids, for colour), `highlight` (1: highlighted, as the wasm module decided, merged
-   * slivers included), plus `count`, `maxDepth`, `names` and `merged` (the function id that
-   * stands for merged slivers). With `highlighting`, unhighlighted frames are dimmed.
+   * slivers included), optionally `rgb` (each frame's fill, three bytes), plus `count`,
+   * `maxDepth`, `names` and `merged` (the function id that stands for merged slivers). With `highlighting`, unhighlighted frames are dimmed.
    * `ancestors` are the names of the laid-out root's ancestors, outermost first.
    */
   setLayout(layout, width, highlighting, ancestors = []) {
@@ -180,6 +180,9 @@ export class FlameGraph {
   #color(i, func, name, cache) {
     if (this.highlighting) return this.layout.highlight[i] ? MATCH_COLOR : DIM_COLOR;
     if (func === this.layout.merged) return MERGED_COLOR;
+    // A layout may bring its own fills (the Diff view's): three bytes per frame.
+    const rgb = this.layout.rgb;
+    if (rgb) return `rgb(${rgb[3 * i]}, ${rgb[3 * i + 1]}, ${rgb[3 * i + 2]})`;
     let color = cache.get(func);
     if (!color) {
       color = functionColor(name);

@@ -11,7 +11,9 @@
 // stack: each transform is its kind and its arguments joined by U+001F, the transforms joined by
 // U+001E: `focus-function\u001fparse`), window (from-to, nanoseconds: the time the timeline and
 // stack chart show), type (the sample type shown; absent: the file's default), state (running
-// or waiting: only samples whose thread was in that state).
+// or waiting: only samples whose thread was in that state), base (index of the file the Diff view
+// compares `file` with), dzoom (the Diff view's zoomed frame: function names from the root,
+// joined by U+001F).
 
 const SEP = "\u001f";
 const TRANSFORM_SEP = "\u001e";
@@ -73,6 +75,8 @@ function defaults() {
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
     sampleType: null, // null: the file's default sample type; else its name
     threadState: null, // null: every sample; "running" or "waiting": those in that state
+    base: null, // null: no comparison; else the index of the file the Diff view compares with
+    diffZoom: [], // the Diff view's zoomed frame: function names from the root
   };
 }
 
@@ -112,6 +116,10 @@ export function parse(hash) {
   state.sampleType = params.get("type") || null;
   const threadState = params.get("state");
   if (threadState === "running" || threadState === "waiting") state.threadState = threadState;
+  const base = params.get("base");
+  if (base !== null && /^\d+$/.test(base)) state.base = Number(base);
+  const dzoom = params.get("dzoom");
+  if (dzoom) state.diffZoom = dzoom.split(SEP);
   return state;
 }
 
@@ -134,6 +142,8 @@ export function format(state) {
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   if (state.sampleType) params.set("type", state.sampleType);
   if (state.threadState) params.set("state", state.threadState);
+  if (state.base !== null) params.set("base", String(state.base));
+  if (state.diffZoom.length) params.set("dzoom", state.diffZoom.join(SEP));
   const text = params.toString();
   return text ? `#${text}` : "";
 }

@@ -23,6 +23,9 @@ const WASM_URL = new URL("./pkg/prof_viewer_bg.wasm", import.meta.url);
 // end of the module header
 
 let profile = null;
+/** The Diff view's comparison: the base file's index, its profile (`profile` itself when the
+ * file is compared with itself) and the wasm `Diff`, or why the two cannot be compared. */
+let comparison = null;
 let stackChart = null; // the last stack chart laid out, for its tooltips
 let stackChartSerial = 0;
 let ready = null;
@@ -135,6 +138,7 @@ const methods = {
     times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
+    dropComparison();
     profile = given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
     return {
@@ -284,11 +288,79 @@ const methods = {
     if (serial !== stackChartSerial) return null;
     return JSON.parse(stackChart.boxJson(profile, index));
   },
+  /** Compares the loaded profile (named `newName`, showing sample type `type`) with file
+   * `index` (named `baseName`, fetched from `url`, or given as `bytes`; `same`: the loaded file
+   * itself) in the same sample type when it has it, once per base and type.
+   * Answers the title, or `refused`: the one line saying why the two cannot be compared. */
+  async setBase({ index, url, size, bytes: given, same, baseName, newName, type }) {
+    if (comparison?.index !== index || comparison.type !== type) {
+      // The base stays loaded when only the shown sample type changed.
+      let base = comparison?.index === index ? comparison.base : null;
+      if (base) {
+        comparison.diff?.free();
+        comparison.diff = null;
+      } else {
+        dropComparison();
+        base = profile;
+        if (!same) base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
+      }
+      if (base !== profile) base.followSampleType(profile);
+      comparison = { index, type, base, diff: null, refused: null };
+      try {
+        comparison.diff = profile.diffAgainst(base, baseName, newName);
+      } catch (e) {
+        comparison.refused = e instanceof Error ? e.message : String(e);
+      }
+    }
+    const { diff, refused } = comparison;
+    return refused ? { refused } : { title: diff.titleText() };
+  },
+  /** The differential flame graph from the frame at `zoomPath` (names), `width` pixels wide:
+   * a layout with each frame's fill (`rgb`). */
+  diffLayout({ zoomPath, width }) {
+    const diff = comparedDiff();
+    const root = diff.nodeByPath(profile, JSON.stringify(zoomPath ?? []));
+    const out = layoutData(diff.layout(profile, root, width));
+    out.rgb = diff.colors(out.node);
+    out.root = root;
+    out.path = ["all", ...JSON.parse(diff.pathJson(profile, root))];
+    return out;
+  },
+  /** What the tooltip says about frame `node` of the differential flame graph. */
+  diffNode({ node }) {
+    return JSON.parse(comparedDiff().nodeJson(profile, node));
+  },
+  /** A merged block's weight and share of the new profile. */
+  diffWeight({ weight }) {
+    return JSON.parse(comparedDiff().weightJson(weight));
+  },
+  /** The function names from the root down to frame `node` (the zoom path). */
+  diffPath({ node }) {
+    return JSON.parse(comparedDiff().pathJson(profile, node));
+  },
+  /** `prof diff`'s table (`by` self or total), ordered by `column`, its first `limit` rows. */
+  diffTable({ by, column, descending, limit }) {
+    const diff = comparedDiff();
+    return JSON.parse(diff.tableJson(comparison.base, profile, by, column, descending, limit));
+  },
   /** A time range as the range chip says it: `1.20 s – 2.45 s (1.25 s)`. */
   rangeText({ range }) {
     return profile.rangeText(range[0], range[1]);
   },
 };
+
+/** Frees the comparison (the base profile too, unless it is the loaded one). */
+function dropComparison() {
+  comparison?.diff?.free();
+  if (comparison && comparison.base !== profile) comparison.base.free();
+  comparison = null;
+}
+
+/** The comparison's `Diff`; an error when there is none to draw. */
+function comparedDiff() {
+  if (!comparison?.diff) throw new Error(comparison?.refused ?? "no profile to compare with");
+  return comparison.diff;
+}
 
 /** Typed arrays in a result, to transfer rather than copy. */
 function transferables(value) {

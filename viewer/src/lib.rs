@@ -4,6 +4,7 @@
 //! Structured results cross the boundary as JSON text (small) or typed arrays (flame layouts,
 //! which can hold hundreds of thousands of rectangles).
 
+mod diff;
 mod layout;
 mod loading;
 mod profile;
@@ -13,6 +14,7 @@ mod transforms;
 mod trees;
 mod view;
 
+pub use diff::Diff;
 pub use layout::FlameLayout;
 pub use loading::{wasm_memory_bytes, SessionBytes};
 pub use profile::{Profile, SearchResult};

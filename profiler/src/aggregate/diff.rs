@@ -169,3 +169,152 @@ impl DiffTree {
             .collect()
     }
 }
+
+/// The colour of a frame in a differential flame graph, as `[r, g, b]`: red when its weight grew
+/// (`change > 0`), blue when it shrank, near-white when unchanged, the deeper the larger
+/// `|change|` is against `max`, the largest change of any frame (at least 1). The scale of
+/// `prof convert --to svg --diff` (inferno's differential colours), so the page and the SVG
+/// agree on every frame.
+pub fn diff_color(change: i128, max: u128) -> [u8; 3] {
+    let max = max.max(1);
+    let size = change.unsigned_abs().min(max);
+    // 100 for the largest change, 250 for none.
+    let c = (100 + 150 * (max - size) / max) as u8;
+    match change.signum() {
+        0 => [250, 250, 250],
+        1 => [255, c, c],
+        _ => [c, c, 255],
+    }
+}
+
+/// How a share changed, in points of each side's total, as `prof diff` prints it: `before` of
+/// `before_whole` to `after` of `after_whole` (`+15.0%`, `0.0%`).
+pub fn format_share_change(before: u64, before_whole: u64, after: u64, after_whole: u64) -> String {
+    use super::format::{format_percent_change, percent};
+    format_percent_change(percent(after, after_whole) - percent(before, before_whole))
+}
+
+impl DiffTree {
+    /// How node `i`'s self weight changed: after minus before.
+    pub fn self_change(&self, i: usize) -> i128 {
+        let (before, after) = self.self_weight(i);
+        i128::from(after) - i128::from(before)
+    }
+
+    /// The largest change of any node's self weight, at least 1: the scale of [`diff_color`].
+    pub fn max_self_change(&self) -> u128 {
+        (0..self.len())
+            .map(|i| self.self_change(i).unsigned_abs())
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// The colour of node `i`'s frame in a differential flame graph ([`diff_color`] of its self
+    /// weight's change): a frame's own change, as in `prof convert --to svg --diff`, where a
+    /// frame with no self weight on either side is unchanged whatever its callees did.
+    pub fn color(&self, i: usize) -> [u8; 3] {
+        diff_color(self.self_change(i), self.max_self_change())
+    }
+
+    /// For each node of `tree` (a call tree of `session`, one side of this diff), the node of
+    /// this tree with the same function-name path, if any (`None` for paths without weight
+    /// here).
+    pub fn nodes_of(&self, session: &Session, tree: &CallTree) -> Vec<Option<usize>> {
+        let mut children: HashMap<(usize, &str), usize> = HashMap::with_capacity(self.len());
+        for i in 1..self.len() {
+            children.insert((self.parent[i] as usize, self.name(i)), i);
+        }
+        let mut out = vec![None; tree.len()];
+        out[0] = Some(0);
+        // A parent comes before its children in both trees.
+        for i in 1..tree.len() {
+            let node = NodeId(i as u32);
+            let parent = tree.parent(node).unwrap_or(NodeId::ROOT).index();
+            out[i] =
+                out[parent].and_then(|p| children.get(&(p, tree.name(session, node))).copied());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::Filter;
+    use crate::session::SessionBuilder;
+
+    fn session(stacks: &[(&[&str], u64)]) -> Session {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        for (i, (stack, weight)) in stacks.iter().enumerate() {
+            b.push_named(stack, t, i as u64, *weight);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn colours_are_red_for_growth_blue_for_shrinkage_and_deeper_for_more() {
+        assert_eq!(diff_color(0, 10), [250, 250, 250]);
+        assert_eq!(diff_color(10, 10), [255, 100, 100]);
+        assert_eq!(diff_color(-10, 10), [100, 100, 255]);
+        assert_eq!(diff_color(5, 10), [255, 175, 175]);
+        assert_eq!(diff_color(-1, 3), [200, 200, 255]);
+        // Weights near u64::MAX do not overflow.
+        let max = u128::from(u64::MAX);
+        assert_eq!(diff_color(i128::from(u64::MAX), max), [255, 100, 100]);
+    }
+
+    #[test]
+    fn a_share_change_is_in_points_of_each_total() {
+        assert_eq!(format_share_change(3, 4, 9, 10), "+15.0%");
+        assert_eq!(format_share_change(1, 4, 1, 10), "-15.0%");
+        assert_eq!(format_share_change(1, 2, 5, 10), "0.0%");
+        assert_eq!(format_share_change(0, 0, 1, 1), "+100.0%");
+    }
+
+    #[test]
+    fn a_frame_is_coloured_by_its_own_change_against_the_largest() {
+        // The base scaled to the new total (10): work 3 of 4 -> 8 (7.5 rounded), then 9: +1;
+        // parse 1 of 4 -> 3 (2.5 rounded), then 1: -2. main has no self weight on either side.
+        let base = session(&[(&["main", "work"], 3), (&["main", "parse"], 1)]);
+        let new = session(&[(&["main", "work"], 9), (&["main", "parse"], 1)]);
+        let trees = [&base, &new].map(|s| CallTree::new(s, &Filter::all()));
+        let diff = DiffTree::new((&base, &trees[0]), (&new, &trees[1])).normalized();
+        let map = diff.nodes_of(&new, &trees[1]);
+        let by_name = |name: &str| {
+            let node = (1..trees[1].len())
+                .find(|&i| trees[1].name(&new, NodeId(i as u32)) == name)
+                .unwrap();
+            map[node].unwrap()
+        };
+        let (work, parse, main) = (by_name("work"), by_name("parse"), by_name("main"));
+        assert_eq!(diff.self_weight(work), (8, 9));
+        assert_eq!(diff.self_weight(parse), (3, 1));
+        assert_eq!(diff.max_self_change(), 2);
+        assert_eq!(diff.color(work), [255, 175, 175]);
+        assert_eq!(diff.color(parse), [100, 100, 255]);
+        assert_eq!(diff.color(main), [250, 250, 250]);
+        assert_eq!(diff.name(main), "main");
+    }
+
+    #[test]
+    fn every_path_of_either_side_has_its_diff_node() {
+        let base = session(&[(&["main", "old"], 3)]);
+        let new = session(&[(&["main", "fresh"], 2)]);
+        let trees = [&base, &new].map(|s| CallTree::new(s, &Filter::all()));
+        let diff = DiffTree::new((&base, &trees[0]), (&new, &trees[1]));
+        // Every node of either side has its node in the diff, with its own name.
+        for (s, t) in [(&base, &trees[0]), (&new, &trees[1])] {
+            let map = diff.nodes_of(s, t);
+            for (i, d) in map.iter().enumerate().skip(1) {
+                let d = d.expect("every weighted path is in the diff");
+                assert_eq!(diff.name(d), t.name(s, NodeId(i as u32)));
+            }
+        }
+        let fresh = (0..diff.len()).find(|&i| diff.name(i) == "fresh").unwrap();
+        assert_eq!(diff.self_weight(fresh), (0, 2));
+        // +2 against the largest change, old's -3.
+        assert_eq!(diff.color(fresh), [255, 150, 150]);
+    }
+}

@@ -131,6 +131,21 @@ pub struct DiffRow {
     pub new: u64,
 }
 
+/// A column of a diff table to order its rows by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffColumn {
+    /// The function's name.
+    Name,
+    /// Its weight (or share) in the base profile.
+    Base,
+    /// Its weight (or share) in the new profile.
+    New,
+    /// The change with its sign: descending, what grew most comes first.
+    Delta,
+    /// The size of the change, whichever way: descending, what changed most comes first.
+    Change,
+}
+
 /// The functions that changed most between two profiles, ready to print.
 #[derive(Clone, Debug)]
 pub struct DiffTable<'a> {
@@ -167,41 +182,106 @@ impl<'a> DiffTable<'a> {
         }
         // Functions with no weight on either side (callers, when comparing self weights) say
         // nothing.
-        let mut rows: Vec<DiffRow> = by_name
+        let rows: Vec<DiffRow> = by_name
             .into_iter()
             .filter(|(_, weights)| *weights != [0, 0])
             .map(|(name, [base, new])| DiffRow { name, base, new })
             .collect();
-        // Exact ranking: shares compare as base * new_total against new * base_total.
-        let change = |r: &DiffRow| -> u128 {
-            if options.absolute {
-                u128::from(r.base.abs_diff(r.new))
-            } else {
-                let b = u128::from(r.base) * u128::from(totals[1]);
-                let n = u128::from(r.new) * u128::from(totals[0]);
-                b.abs_diff(n)
-            }
-        };
-        rows.sort_by(|a, b| {
-            change(b)
-                .cmp(&change(a))
-                .then_with(|| b.new.max(b.base).cmp(&a.new.max(a.base)))
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        rows.truncate(options.top);
-        Ok(DiffTable {
+        let mut table = DiffTable {
             base,
             new,
             options,
             totals,
             counts,
             rows,
-        })
+        };
+        table.sort(DiffColumn::Change, true);
+        table.rows.truncate(options.top);
+        Ok(table)
     }
 
-    /// The rows, largest change first.
+    /// Orders the rows by `column`, largest first when `descending`; ties go by the larger
+    /// weight, then by name. [`DiffTable::new`] orders them by [`DiffColumn::Change`],
+    /// descending: largest change first, as `prof diff` prints them.
+    pub fn sort(&mut self, column: DiffColumn, descending: bool) {
+        let totals = self.totals;
+        let absolute = self.options.absolute;
+        // Exact: shares compare as base * new_total against new * base_total.
+        let signed = |r: &DiffRow| -> i128 {
+            if absolute {
+                i128::from(r.new) - i128::from(r.base)
+            } else {
+                let b = i128::from(r.base) * i128::from(totals[1]);
+                let n = i128::from(r.new) * i128::from(totals[0]);
+                n - b
+            }
+        };
+        let key = |r: &DiffRow| -> i128 {
+            match column {
+                DiffColumn::Base => i128::from(r.base),
+                DiffColumn::New => i128::from(r.new),
+                DiffColumn::Delta => signed(r),
+                DiffColumn::Change => signed(r).abs(),
+                DiffColumn::Name => 0,
+            }
+        };
+        self.rows.sort_by(|a, b| {
+            let primary = match column {
+                DiffColumn::Name => a.name.cmp(&b.name),
+                _ => key(a).cmp(&key(b)),
+            };
+            let primary = if descending {
+                primary.reverse()
+            } else {
+                primary
+            };
+            primary
+                .then_with(|| b.new.max(b.base).cmp(&a.new.max(a.base)))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+    }
+
+    /// The rows, in the order of the last [`DiffTable::sort`] (largest change first).
     pub fn rows(&self) -> &[DiffRow] {
         &self.rows
+    }
+
+    /// The total weight of the base and the new profile.
+    pub fn totals(&self) -> [u64; 2] {
+        self.totals
+    }
+
+    /// The lines above the table: what is compared, and each side's samples and total.
+    pub fn summary(&self) -> [String; 3] {
+        let unit = &self.new.session.meta.sample_type;
+        let head = format!(
+            "diff of {} ({}), {} weight, {}; top {} by change",
+            unit.name,
+            unit.unit.name(),
+            match self.options.by {
+                SortBy::SelfWeight => "self",
+                SortBy::Total => "total",
+            },
+            match self.options.absolute {
+                true => "absolute",
+                false => "each side as a share of its own total",
+            },
+            self.rows.len()
+        );
+        let side = |tag: &str, side: DiffSide<'_>, i: usize| {
+            let program = &side.session.meta.program;
+            let program = match program.is_empty() {
+                true => "unknown program",
+                false => program,
+            };
+            format!(
+                "{tag}  {}: {} samples, {} total ({program})",
+                side.label,
+                thousands(self.counts[i]),
+                format_weight(&side.session.meta.sample_type, self.totals[i])
+            )
+        };
+        [head, side("base", self.base, 0), side("new ", self.new, 1)]
     }
 
     /// The change of a row as a number: percentage points of each side's total, or the
@@ -214,7 +294,9 @@ impl<'a> DiffTable<'a> {
         }
     }
 
-    fn cells(&self, row: &DiffRow) -> [String; 3] {
+    /// The texts of a row's base, new and delta cells, as `prof diff` prints them: shares of
+    /// each side's total and the change in points, or weights when absolute.
+    pub fn cells(&self, row: &DiffRow) -> [String; 3] {
         let unit = &self.new.session.meta.sample_type;
         if self.options.absolute {
             [
@@ -234,35 +316,8 @@ impl<'a> DiffTable<'a> {
 
 impl fmt::Display for DiffTable<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let unit = &self.new.session.meta.sample_type;
-        writeln!(
-            f,
-            "diff of {} ({}), {} weight, {}; top {} by change",
-            unit.name,
-            unit.unit.name(),
-            match self.options.by {
-                SortBy::SelfWeight => "self",
-                SortBy::Total => "total",
-            },
-            match self.options.absolute {
-                true => "absolute",
-                false => "each side as a share of its own total",
-            },
-            self.rows.len()
-        )?;
-        for (tag, side, i) in [("base", self.base, 0), ("new ", self.new, 1)] {
-            let program = &side.session.meta.program;
-            let program = match program.is_empty() {
-                true => "unknown program",
-                false => program,
-            };
-            writeln!(
-                f,
-                "{tag}  {}: {} samples, {} total ({program})",
-                side.label,
-                thousands(self.counts[i]),
-                format_weight(&side.session.meta.sample_type, self.totals[i])
-            )?;
+        for line in self.summary() {
+            writeln!(f, "{line}")?;
         }
         writeln!(f, "{:>12} {:>12} {:>12}  FRAME", "BASE", "NEW", "DELTA")?;
         for row in &self.rows {
@@ -403,6 +458,35 @@ mod tests {
         };
         assert_eq!((row("fresh").base, row("fresh").new), (0, 5));
         assert_eq!((row("work").base, row("work").new), (3_000_000, 0));
+    }
+
+    #[test]
+    fn rows_sort_by_any_column_either_way() {
+        // Shares: work 75% -> 90% (+15), parse 25% -> 10% (-15), in a table of both.
+        let base = profile(3_000_000, 1_000_000);
+        let slower = profile(9_000_000, 1_000_000);
+        let mut table =
+            DiffTable::new(side("a", &base), side("b", &slower), DiffOptions::default()).unwrap();
+        let names = |t: &DiffTable<'_>| t.rows().iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+        table.sort(DiffColumn::Delta, true);
+        assert_eq!(names(&table), ["work", "parse"]);
+        table.sort(DiffColumn::Delta, false);
+        assert_eq!(names(&table), ["parse", "work"]);
+        table.sort(DiffColumn::Name, false);
+        assert_eq!(names(&table), ["parse", "work"]);
+        table.sort(DiffColumn::Name, true);
+        assert_eq!(names(&table), ["work", "parse"]);
+        table.sort(DiffColumn::Base, false);
+        assert_eq!(names(&table), ["parse", "work"]);
+        table.sort(DiffColumn::New, true);
+        assert_eq!(names(&table), ["work", "parse"]);
+        assert_eq!(table.totals(), [4_000_000, 10_000_000]);
+        let [b, n, d] = table.cells(&table.rows()[0]);
+        assert_eq!([b.as_str(), &n, &d], ["75.0%", "90.0%", "+15.0%"]);
+        // The summary is the lines `prof diff` prints above the table.
+        let text = table.to_string();
+        let lines: Vec<&str> = text.lines().take(3).collect();
+        assert_eq!(lines, table.summary());
     }
 
     #[test]

@@ -30,8 +30,10 @@ mod transform;
 mod transform_spec;
 mod tree;
 
-pub use diff::{DiffTree, StackDelta};
-pub use diff_table::{check_comparable, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable};
+pub use diff::{diff_color, format_share_change, DiffTree, StackDelta};
+pub use diff_table::{
+    check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
+};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{

@@ -12,8 +12,12 @@ use std::process::ExitCode;
 pub struct ServeArgs {
     /// Profiles to show: sessions (JSON, optionally gzipped), folded stacks, `perf script` output
     /// or pprof, as `prof report` reads them; the page switches between them.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "diff", value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Compare NEW with BASE: serves both (before any FILE) and opens the page on the Diff view
+    /// of NEW against BASE, as `prof diff BASE NEW` compares them.
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"])]
+    diff: Option<Vec<PathBuf>>,
     #[command(flatten)]
     flags: ServeFlags,
 }
@@ -37,13 +41,28 @@ pub struct ServeFlags {
     source_root: Option<PathBuf>,
 }
 
+/// The page's state for `--diff`: the second file (NEW) in the Diff view, against the first.
+const DIFF_FRAGMENT: &str = "#file=1&view=diff&base=0";
+
 /// Runs `prof serve`: serves until interrupted.
 pub fn run(args: ServeArgs) -> ExitCode {
-    serve_files(&args.files, &args.flags)
+    match args.diff {
+        Some(pair) => {
+            let files: Vec<PathBuf> = pair.into_iter().chain(args.files).collect();
+            serve_files_at(&files, &args.flags, DIFF_FRAGMENT)
+        }
+        None => serve_files(&args.files, &args.flags),
+    }
 }
 
 /// Serves `files` in the viewer until interrupted.
 pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
+    serve_files_at(files, args, "")
+}
+
+/// Serves `files` in the viewer until interrupted, opening the page in the state `fragment`
+/// says (`#...`, or empty for the first file's flame graph).
+fn serve_files_at(files: &[PathBuf], args: &ServeFlags, fragment: &str) -> ExitCode {
     let mut sessions = Vec::with_capacity(files.len());
     for path in files {
         match serve::load_for_serving(path) {
@@ -78,9 +97,10 @@ pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
         Ok(server) => server,
         Err(e) => return fail(&e),
     };
-    println!("prof viewer: {}", server.url());
+    let url = format!("{}{fragment}", server.url());
+    println!("prof viewer: {url}");
     if !args.no_open {
-        report_open(serve::open_browser(server.url()));
+        report_open(serve::open_browser(&url));
     }
     println!("press Ctrl-C to stop");
     // The server runs until the process is interrupted; it returns only when it cannot go on.

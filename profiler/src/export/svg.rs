@@ -141,6 +141,51 @@ mod tests {
         assert_eq!(fill(&svg, "same"), (250, 250, 250), "unchanged is white");
     }
 
+    /// The page's differential flame graph colours frames with `DiffTree::color`: it must give
+    /// every frame the colour this SVG gives it, including the scale set by a function that is
+    /// gone from the new profile (not drawn, but the largest change).
+    #[test]
+    fn the_core_diff_colours_equal_the_svg_fills() {
+        let base = folded(&[
+            ("main;grows", 10),
+            ("main;shrinks", 30),
+            ("main;same", 20),
+            ("main;mid;leaf", 5),
+            ("main;mid", 5),
+            ("main;gone", 40),
+        ]);
+        let new = folded(&[
+            ("main;grows", 45),
+            ("main;shrinks", 25),
+            ("main;same", 20),
+            ("main;mid;leaf", 9),
+            ("main;mid", 1),
+            ("main;fresh", 7),
+        ]);
+        let side = |label, session| DiffSide { label, session };
+        for absolute in [false, true] {
+            let mut out = Vec::new();
+            write_diff_svg(side("a", &base), side("b", &new), absolute, &mut out).unwrap();
+            let svg = String::from_utf8(out).unwrap();
+            let diff = DiffTree::between(side("a", &base), side("b", &new), absolute).unwrap();
+            let mut seen = 0;
+            for i in 1..diff.len() {
+                let name = diff.name(i);
+                if diff.total_weight(i).1 == 0 {
+                    assert!(
+                        !svg.contains(&format!("<title>{name} (")),
+                        "{name} is not drawn"
+                    );
+                    continue;
+                }
+                let [r, g, b] = diff.color(i);
+                assert_eq!(fill(&svg, name), (r, g, b), "{name}, absolute: {absolute}");
+                seen += 1;
+            }
+            assert_eq!(seen, 7, "main, grows, shrinks, same, mid, leaf, fresh");
+        }
+    }
+
     #[test]
     fn a_longer_recording_of_the_same_shape_is_no_change_unless_absolute() {
         let base = folded(&[("main;a", 10), ("main;b", 30)]);
