@@ -6,6 +6,7 @@ mod common;
 
 use common::{names, samples_on, serial, spin};
 use prof::sampler::{current_tid, last_wall_stats};
+use prof::session::SampleState;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -111,14 +112,22 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_2_points() {
     worker.join().unwrap();
     let s = report.session();
     assert_eq!(s.meta.mode, prof::Mode::Wall);
-    assert_eq!(s.meta.sample_type.name, "wall");
-    let (mut in_sleep, mut in_compute) = (0u64, 0u64);
+    assert_eq!(report.sample_types(), ["wall", "samples"]);
+    assert_eq!(
+        s.samples.state.len(),
+        s.samples.len(),
+        "every sample has a state"
+    );
+    let (mut in_sleep, mut in_compute, mut misstated) = (0u64, 0u64, 0u64);
     for i in samples_on(&report, tid) {
         let frames = names(&report, i);
+        let state = s.samples.state[i];
         if frames.iter().any(|n| n.contains("sleeping_part")) {
             in_sleep += s.samples.weight[i];
+            misstated += u64::from(state != SampleState::Waiting) * s.samples.weight[i];
         } else if frames.iter().any(|n| n.contains("computing_part")) {
             in_compute += s.samples.weight[i];
+            misstated += u64::from(state != SampleState::Running) * s.samples.weight[i];
         }
     }
     let measured = asleep.as_secs_f64() / (asleep + computing).as_secs_f64();
@@ -126,16 +135,19 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_2_points() {
     let attributed = (in_sleep + in_compute) as f64 / (asleep + computing).as_nanos() as f64;
     let summary = format!(
         "measured {:.1}% asleep ({asleep:?} asleep, {computing:?} computing), sampled {:.1}% \
-         ({:.1} ms + {:.1} ms, {:.1}% of the measured time attributed); {:?}",
+         ({:.1} ms + {:.1} ms, {:.1}% of the measured time attributed, {:.1} ms in the wrong \
+         state); {:?}",
         100.0 * measured,
         100.0 * sampled,
         in_sleep as f64 / 1e6,
         in_compute as f64 / 1e6,
         100.0 * attributed,
+        misstated as f64 / 1e6,
         last_wall_stats()
     );
     eprintln!("{summary}");
     assert!((measured - sampled).abs() <= 0.02, "{summary}");
+    assert_eq!(misstated, 0, "{summary}");
     assert!(attributed > 0.9 && attributed < 1.05, "{summary}");
 }
 
@@ -194,6 +206,12 @@ fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
     eprintln!("{summary}");
     assert!(on_poller.len() >= 50, "{summary}");
     assert_eq!(reached, on_poller.len(), "{summary}");
+    assert!(
+        on_poller
+            .iter()
+            .all(|&i| s.samples.state[i] == SampleState::Waiting),
+        "{summary}"
+    );
     assert!(
         weight as f64 >= 0.9 * s.meta.duration_ns as f64,
         "{summary}"

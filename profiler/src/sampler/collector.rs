@@ -42,7 +42,6 @@ pub struct StoredSample {
     /// The sample.
     pub raw: RawSample,
     /// Wall mode: the thread was off CPU (blocked), sampled by the collector without a signal.
-    #[allow(dead_code)] // read once the session records sample states (issue 12)
     pub waiting: bool,
 }
 
