@@ -139,11 +139,7 @@ pub fn on_sample(regs: Regs, alt: Option<(u64, u64)>, here: u64, source: Source)
             return;
         }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
-        let clock = if shared.wall {
-            sys::monotonic_ns()
-        } else {
-            sys::thread_cpu_ns()
-        };
+        let clock = shared.clock();
         shared.sample(&regs, mapping, room, source, &guard, clock);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
@@ -175,6 +171,17 @@ fn room_below(here: u64, stack: Option<(u64, u64)>) -> Option<u64> {
 const MEASURE_CAP_NS: u64 = 50_000;
 
 impl Shared {
+    /// The calling thread's clock for weights: its CPU time, or the monotonic clock in wall
+    /// mode. A call of its own, so that the handler's frame (on a possibly small alternate
+    /// stack) does not grow.
+    fn clock(&self) -> u64 {
+        if self.wall {
+            sys::monotonic_ns()
+        } else {
+            sys::thread_cpu_ns()
+        }
+    }
+
     /// The interrupted thread: from the signal when it says (saving a system call), else asked.
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
