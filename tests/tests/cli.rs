@@ -65,6 +65,59 @@ fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
 }
 
 #[test]
+fn demo_in_wall_mode_shows_the_waiting_thread_for_its_whole_life() {
+    let dir = prof_e2e::TempDir::new("demo-wall");
+    let out_path = dir.join("demo.json");
+    let out = prof(&[
+        "demo",
+        "--no-serve",
+        "--mode",
+        "wall",
+        "--seconds",
+        "0.6",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = prof::Report::load(&out_path).expect("the demo session loads");
+    let s = report.session();
+    assert_eq!(s.meta.mode, prof::Mode::Wall);
+    assert_eq!(s.meta.sample_type.name, "wall");
+    let waiter = s
+        .threads
+        .iter()
+        .position(|t| s.str(t.name) == "waiter")
+        .expect("the waiting thread is in the session");
+    let (mut total, mut waiting) = (0u64, 0u64);
+    for i in 0..s.samples.len() {
+        if s.samples.thread[i].index() != waiter {
+            continue;
+        }
+        total += s.samples.weight[i];
+        if s.stack_frames(s.samples.stack[i])
+            .any(|f| s.frame_name(f).contains("wait_for_reports"))
+        {
+            waiting += s.samples.weight[i];
+        }
+    }
+    // The waiter lives for the 0.6 s the workload runs; wall mode gives it that whole time,
+    // nearly all in `wait_for_reports`, although it uses almost no CPU.
+    let summary = format!("waiter: {total} ns sampled, {waiting} ns in wait_for_reports");
+    assert!(total >= 500_000_000, "{summary}");
+    assert!(waiting * 10 >= total * 9, "{summary}");
+}
+
+#[test]
+fn demo_rejects_an_unknown_mode() {
+    let out = prof(&["demo", "--mode", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn demo_rejects_a_nonsense_duration() {
     let out = prof(&["demo", "--seconds", "-1"]);
     assert_eq!(out.status.code(), Some(2));

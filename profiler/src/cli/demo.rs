@@ -1,5 +1,5 @@
-//! `prof demo`: profiles a built-in CPU-bound workload, saves the session and serves it exactly as
-//! `prof serve demo.json` would.
+//! `prof demo`: profiles a built-in workload (in CPU or wall mode), saves the session and
+//! serves it exactly as `prof serve demo.json` would.
 
 use super::serve::{serve_files, ServeFlags};
 use super::workload;
@@ -18,6 +18,9 @@ pub struct DemoArgs {
     /// Sampling interval in microseconds.
     #[arg(long, default_value_t = 1000, value_name = "MICROS")]
     interval_us: u64,
+    /// What to sample: CPU time, or wall time (every thread, running or waiting).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall"])]
+    mode: String,
     /// Where to save the session.
     #[arg(short, long, default_value = "demo.json")]
     output: PathBuf,
@@ -35,9 +38,17 @@ pub fn run(args: DemoArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let duration = Duration::from_secs_f64(args.seconds);
-    let options = prof::Options::default().interval(Duration::from_micros(args.interval_us));
+    let mode = match args.mode.as_str() {
+        "wall" => prof::Mode::Wall,
+        _ => prof::Mode::Cpu,
+    };
+    let options = prof::Options::default()
+        .mode(mode)
+        .interval(Duration::from_micros(args.interval_us));
     eprintln!(
-        "profiling the demo workload for {:.1} s (primes on the main thread, Collatz on another)",
+        "profiling the demo workload in {} mode for {:.1} s (primes on the main thread, Collatz \
+         on another, a third waiting for progress reports)",
+        mode.name(),
         args.seconds
     );
     let mut outcome = workload::Outcome::default();
@@ -49,8 +60,8 @@ pub fn run(args: DemoArgs) -> ExitCode {
         }
     };
     eprintln!(
-        "found {} primes, {} Collatz steps",
-        outcome.primes, outcome.collatz_steps
+        "found {} primes, {} Collatz steps, {} progress reports",
+        outcome.primes, outcome.collatz_steps, outcome.reports
     );
     // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
     if let Err(e) = report.save(&args.output) {

@@ -1,7 +1,10 @@
-//! The built-in CPU-bound workload that `prof demo` profiles: two hot functions with clearly
-//! different costs, on two threads, so the flame graph and the top-N table have something to say.
+//! The built-in workload that `prof demo` profiles: two hot functions with clearly different
+//! costs, on two threads, so the flame graph and the top-N table have something to say, and a
+//! third thread that mostly waits (for the main thread's progress reports), which wall mode
+//! shows and CPU mode hardly sees.
 
 use std::hint::black_box;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// What the workload computed, so the compiler cannot drop the work.
@@ -11,31 +14,58 @@ pub struct Outcome {
     pub primes: u64,
     /// Sum of Collatz sequence lengths.
     pub collatz_steps: u64,
+    /// Progress reports the waiting thread received.
+    pub reports: u64,
 }
 
-/// Runs the workload for about `duration` of wall time on the calling thread and one helper
-/// thread, and returns what it computed.
+/// Runs the workload for about `duration` of wall time on the calling thread and two helper
+/// threads, and returns what it computed.
 pub fn run(duration: Duration) -> Outcome {
     let helper = std::thread::Builder::new()
         .name("collatz".into())
         .spawn(move || collatz_for(duration))
         .expect("the demo can start a thread");
-    let primes = primes_for(duration);
+    let (progress, received) = mpsc::channel();
+    let waiter = std::thread::Builder::new()
+        .name("waiter".into())
+        .spawn(move || wait_for_reports(&received))
+        .expect("the demo can start a thread");
+    let primes = primes_for(duration, &progress);
+    drop(progress);
     let collatz_steps = helper.join().unwrap_or_default();
+    let reports = waiter.join().unwrap_or_default();
     Outcome {
         primes,
         collatz_steps,
+        reports,
     }
 }
 
-/// Counts primes in ever larger ranges until `duration` has passed. About three quarters of the
-/// time goes to `is_prime` (trial division) and one quarter to `digit_sum` of each prime.
+/// Waits for progress reports until the sender is gone, and counts them: the thread that
+/// spends its time blocked in `recv`.
 #[inline(never)]
-fn primes_for(duration: Duration) -> u64 {
+fn wait_for_reports(received: &mpsc::Receiver<u64>) -> u64 {
+    let mut reports = 0;
+    while received.recv().is_ok() {
+        reports += 1;
+    }
+    reports
+}
+
+/// Counts primes in ever larger ranges until `duration` has passed. About three quarters of the
+/// time goes to `is_prime` (trial division) and one quarter to `digit_sum` of each prime. Sends
+/// the count so far to `progress` every 50 ms.
+#[inline(never)]
+fn primes_for(duration: Duration, progress: &mpsc::Sender<u64>) -> u64 {
     let start = Instant::now();
+    let mut reported = start;
     let mut found = 0;
     let mut n = 2u64;
     while start.elapsed() < duration {
+        if reported.elapsed() >= Duration::from_millis(50) {
+            reported = Instant::now();
+            let _ = progress.send(found);
+        }
         for _ in 0..2_000 {
             if is_prime(black_box(n)) {
                 found += 1 + digit_sum(n) % 2;
@@ -114,7 +144,8 @@ mod tests {
             digit_sum(0),
             (0..40).map(|r: u64| r % 10 + r / 10).sum::<u64>()
         );
-        let outcome = run(Duration::from_millis(50));
+        let outcome = run(Duration::from_millis(120));
         assert!(outcome.primes > 0 && outcome.collatz_steps > 0);
+        assert!(outcome.reports >= 1, "{outcome:?}");
     }
 }

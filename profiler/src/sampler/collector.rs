@@ -8,6 +8,7 @@ use super::stackmap;
 use super::sys::{self, LoadedObject};
 use super::threads;
 use super::timer::{self, Armed, Mechanism};
+use super::wall::{Found, Wall};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -40,6 +41,8 @@ pub struct StoredSample {
     pub stack: u32,
     /// The sample.
     pub raw: RawSample,
+    /// Wall mode: the thread was off CPU (blocked), sampled by the collector without a signal.
+    pub waiting: bool,
 }
 
 /// What the collector hands back at stop.
@@ -59,6 +62,8 @@ pub struct RawProfile {
     /// Every object loaded at some point of the session (as seen at start and at each sweep),
     /// in the order first seen, for symbolization and module names.
     pub objects: Vec<LoadedObject>,
+    /// Wall mode: what the collector's ticks did.
+    pub wall: Option<super::wall::WallStats>,
 }
 
 /// The collector's state; runs on its own thread after [`Collector::sweep`] armed the threads
@@ -81,6 +86,9 @@ pub struct Collector {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     modules: super::dwarf::Modules,
     loader_counters: (u64, u64),
+    /// Wall mode's per-thread state; `None` in CPU mode.
+    wall: Option<Wall>,
+    max_depth: usize,
 }
 
 impl Collector {
@@ -106,7 +114,15 @@ impl Collector {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             modules: super::dwarf::Modules::default(),
             loader_counters: (u64::MAX, u64::MAX),
+            wall: None,
+            max_depth: usize::MAX,
         }
+    }
+
+    /// Turns on wall mode: each [`Collector::run`] tick samples every thread (see `wall.rs`).
+    pub fn set_wall(&mut self, wall: Wall, max_depth: usize) {
+        self.wall = Some(wall);
+        self.max_depth = max_depth;
     }
 
     /// Reads the loaded objects and installs a new unwinder when they changed.
@@ -193,8 +209,14 @@ impl Collector {
                 let Some(cpu) = sys::thread_cpu_ns_of(tid) else {
                     continue;
                 };
-                let cpu = if at_start { cpu } else { 0 };
-                if self.shared.threads.find_or_insert(tid, cpu).is_none() {
+                // Wall mode counts from the start for threads there then, else from now.
+                let clock = match (self.wall.is_some(), at_start) {
+                    (true, true) => self.shared.start_ns,
+                    (true, false) => sys::monotonic_ns(),
+                    (false, true) => cpu,
+                    (false, false) => 0,
+                };
+                if self.shared.threads.find_or_insert(tid, clock).is_none() {
                     self.out.arm_failures += 1;
                     continue;
                 }
@@ -286,20 +308,65 @@ impl Collector {
             });
             scratch.clear();
             scratch.extend(addrs);
-            let stack = match self.index.get(scratch.as_slice()) {
-                Some(&i) => i,
-                None => {
-                    let i = self.out.stacks.len() as u32;
-                    let key: Box<[u64]> = scratch.as_slice().into();
-                    self.out.stacks.push(key.clone());
-                    self.index.insert(key, i);
-                    i
-                }
-            };
-            self.out.samples.push(StoredSample { stack, raw });
+            let stack = intern(&mut self.index, &mut self.out.stacks, &scratch);
+            self.out.samples.push(StoredSample {
+                stack,
+                raw,
+                waiting: false,
+            });
         }) {}
         self.scratch = scratch;
         drained
+    }
+
+    /// Wall mode's tick: one sample of every thread (see `wall.rs`), the running ones through
+    /// their handler.
+    fn wall_tick(&mut self) {
+        let Some(mut wall) = self.wall.take() else {
+            return;
+        };
+        wall.stats.ticks += 1;
+        let shared = Arc::clone(&self.shared);
+        for i in 0..self.live.len() {
+            let tid = self.live[i];
+            if tid == self.own_tid {
+                continue;
+            }
+            let Some(slot) = shared.threads.find(tid) else {
+                continue;
+            };
+            let (stack, captured) = match wall.look(tid, &shared, &self.out.objects, self.max_depth)
+            {
+                Found::Unchanged(stack) => (stack, None),
+                Found::Blocked(addrs, cpu) => (
+                    intern(&mut self.index, &mut self.out.stacks, &addrs),
+                    Some(cpu),
+                ),
+                Found::Signalled | Found::Nothing => continue,
+            };
+            if let Some(cpu) = captured {
+                wall.captured(tid, stack, cpu);
+            }
+            let now = sys::monotonic_ns();
+            let weight = shared.threads.take_delta(slot, now);
+            if weight == 0 {
+                continue;
+            }
+            if self.out.samples.len() >= self.max_samples {
+                self.out.dropped += 1;
+                continue;
+            }
+            self.out.samples.push(StoredSample {
+                stack,
+                raw: RawSample {
+                    tid,
+                    time_ns: now.saturating_sub(shared.start_ns),
+                    weight,
+                },
+                waiting: true,
+            });
+        }
+        self.wall = Some(wall);
     }
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
@@ -309,7 +376,15 @@ impl Collector {
         let mut last_drain = Instant::now();
         let mut misses = self.shared.stack_misses.load(Ordering::Relaxed);
         let mut sweeps = 0u64;
+        let interval = Duration::from_nanos(self.interval_ns);
+        let mut next_tick = Instant::now();
         while !stop.load(Ordering::Acquire) {
+            if self.wall.is_some() && Instant::now() >= next_tick {
+                self.wall_tick();
+                // Ticks missed (the collector was not scheduled) are not made up: the next
+                // samples' weights are the elapsed time, gap included.
+                next_tick = (next_tick + interval).max(Instant::now());
+            }
             let drained = self.drain();
             let since_drain = last_drain.elapsed();
             last_drain = Instant::now();
@@ -318,6 +393,7 @@ impl Collector {
                 last_sweep = Instant::now();
                 sweeps += 1;
                 self.sweep(false);
+                self.wall_retain();
                 self.refresh_modules();
                 if sweeps % 20 == 0 {
                     self.refresh_names();
@@ -331,11 +407,12 @@ impl Collector {
                 self.refresh_maps();
             }
             // Parked rather than asleep, so that stop can wake it at once.
-            std::thread::park_timeout(next_sleep(
-                drained,
-                since_drain,
-                self.shared.ring.capacity(),
-            ));
+            let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity());
+            std::thread::park_timeout(if self.wall.is_some() {
+                next_tick.saturating_duration_since(Instant::now())
+            } else {
+                sleep
+            });
         }
         self.finish()
     }
@@ -355,7 +432,20 @@ impl Collector {
         self.drain();
         self.live = threads::list_tids();
         self.refresh_names();
+        if let Some(wall) = &self.wall {
+            // The collector's samples went straight in, the handlers' through the ring: put
+            // them back in time order (per thread, time must not go backwards).
+            self.out.samples.sort_by_key(|s| s.raw.time_ns);
+            self.out.wall = Some(wall.stats);
+        }
         self.out
+    }
+
+    /// Forgets wall-mode state of exited threads.
+    fn wall_retain(&mut self) {
+        if let Some(wall) = &mut self.wall {
+            wall.retain(&self.live);
+        }
     }
 
     /// Re-reads the names of the threads alive at the last sweep (a thread may rename itself).
@@ -367,6 +457,24 @@ impl Collector {
                     *name = now;
                 }
             }
+        }
+    }
+}
+
+/// The index of `stack` (addresses leaf first) in `stacks`, added when new.
+fn intern(
+    index: &mut HashMap<Box<[u64]>, u32>,
+    stacks: &mut Vec<Box<[u64]>>,
+    stack: &[u64],
+) -> u32 {
+    match index.get(stack) {
+        Some(&i) => i,
+        None => {
+            let i = stacks.len() as u32;
+            let key: Box<[u64]> = stack.into();
+            stacks.push(key.clone());
+            index.insert(key, i);
+            i
         }
     }
 }

@@ -39,6 +39,30 @@ pub fn sp_of(regs: &UnwindRegs) -> u64 {
     regs.sp()
 }
 
+/// The frame pointer in framehop's registers.
+#[cfg(target_arch = "x86_64")]
+pub fn fp_of(regs: &UnwindRegs) -> u64 {
+    regs.bp()
+}
+
+/// The frame pointer in framehop's registers.
+#[cfg(target_arch = "aarch64")]
+pub fn fp_of(regs: &UnwindRegs) -> u64 {
+    regs.fp()
+}
+
+/// Sets the frame pointer in framehop's registers.
+#[cfg(target_arch = "x86_64")]
+pub fn set_fp(regs: &mut UnwindRegs, fp: u64) {
+    regs.set_bp(fp);
+}
+
+/// Sets the frame pointer in framehop's registers.
+#[cfg(target_arch = "aarch64")]
+pub fn set_fp(regs: &mut UnwindRegs, fp: u64) {
+    regs.set_fp(fp);
+}
+
 /// framehop's registers from the interrupted ones.
 #[cfg(target_arch = "x86_64")]
 pub fn start_regs(regs: &super::sys::Regs) -> framehop::x86_64::UnwindRegsX86_64 {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub struct Shared {
     /// Raw samples on their way to the collector.
     pub ring: Ring,
-    /// Each thread's CPU clock at its last sample.
+    /// Each thread's clock at its last sample: CPU time, or the monotonic clock in wall mode.
     pub threads: ThreadTable,
     /// Readable mappings, for stack bounds.
     pub maps: StackMap,
@@ -55,6 +55,9 @@ pub struct Shared {
     pub min_weight_ns: u64,
     /// What to measure, from `PROF_MEASURE_HANDLER`.
     pub measure: Measure,
+    /// Wall mode: weights are monotonic-clock nanoseconds since the thread's previous sample
+    /// (taken by its handler or by the collector), not CPU time.
+    pub wall: bool,
 }
 
 /// Measurement modes for benchmarks, from `PROF_MEASURE_HANDLER`.
@@ -136,8 +139,8 @@ pub fn on_sample(regs: Regs, alt: Option<(u64, u64)>, here: u64, source: Source)
             return;
         }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
-        let cpu = sys::thread_cpu_ns();
-        shared.sample(&regs, mapping, room, source, &guard, cpu);
+        let clock = shared.clock();
+        shared.sample(&regs, mapping, room, source, &guard, clock);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
             // the weight's clock read included. A run that took longer than MEASURE_CAP_NS was
@@ -168,11 +171,22 @@ fn room_below(here: u64, stack: Option<(u64, u64)>) -> Option<u64> {
 const MEASURE_CAP_NS: u64 = 50_000;
 
 impl Shared {
+    /// The calling thread's clock for weights: its CPU time, or the monotonic clock in wall
+    /// mode. A call of its own, so that the handler's frame (on a possibly small alternate
+    /// stack) does not grow.
+    fn clock(&self) -> u64 {
+        if self.wall {
+            sys::monotonic_ns()
+        } else {
+            sys::thread_cpu_ns()
+        }
+    }
+
     /// The interrupted thread: from the signal when it says (saving a system call), else asked.
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
             Source::Perf(_) if self.inherit => sys::cached_tid(),
-            Source::Timer(tid) | Source::Perf(tid) => tid,
+            Source::Timer(tid) | Source::Perf(tid) | Source::Wall(tid) => tid,
             Source::Fd(fd) => usize::try_from(fd)
                 .ok()
                 .and_then(|fd| self.fd_tids.get(fd))
@@ -196,7 +210,7 @@ impl Shared {
         room: Option<u64>,
         source: Source,
         guard: &sys::ReadGuard,
-        cpu: u64,
+        clock: u64,
     ) {
         let dwarf_fits = room.is_some_and(|r| r >= DWARF_ROOM);
         let tid = self.thread_of(source);
@@ -223,7 +237,7 @@ impl Shared {
         };
         let weight = self
             .threads
-            .take_delta_of_at_least(slot, cpu, self.min_weight_ns);
+            .take_delta_of_at_least(slot, clock, self.min_weight_ns);
         if weight == 0 {
             return;
         }

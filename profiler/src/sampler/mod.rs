@@ -24,10 +24,12 @@ mod sys;
 mod threads;
 mod timer;
 mod unwind;
+mod wall;
 
 pub use handler::{DWARF_ROOM, FP_ROOM};
 pub use meta::rfc3339;
 pub use sys::LoadedObject;
+pub use wall::WallStats;
 
 use crate::{Error, Options, Report, Result};
 use handler::{Shared, SHARED};
@@ -86,7 +88,7 @@ impl Profiler {
     /// Starts sampling every thread of the process. Fails with [`Error::AlreadyRunning`] when a
     /// session is already running, or [`Error::Os`] when the handler or timers cannot be set up.
     pub fn start(options: Options) -> Result<Profiler> {
-        if options.mode != crate::Mode::Cpu {
+        if options.mode == crate::Mode::Alloc {
             return Err(Error::InvalidOption(format!(
                 "mode {} is not implemented yet; use cpu",
                 options.mode.name()
@@ -116,7 +118,17 @@ impl Profiler {
 
     fn start_inner(options: Options) -> Result<Running> {
         let interval_ns = u64::try_from(options.interval.as_nanos()).unwrap_or(u64::MAX);
-        let mechanism = timer::Mechanism::choose(interval_ns)?;
+        let wall_mode = options.mode == crate::Mode::Wall;
+        let mechanism = if wall_mode {
+            if !cfg!(target_os = "linux") {
+                return Err(Error::InvalidOption(
+                    "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
+                ));
+            }
+            timer::Mechanism::WallTicker
+        } else {
+            timer::Mechanism::choose(interval_ns)?
+        };
         let inherit = timer::inherit_threads(mechanism);
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
@@ -144,6 +156,7 @@ impl Profiler {
                 0
             },
             measure: handler::Measure::from_env(),
+            wall: wall_mode,
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
         let mut collector = collector::Collector::new(
@@ -152,6 +165,9 @@ impl Profiler {
             interval_ns,
             options.max_samples,
         );
+        if wall_mode {
+            collector.set_wall(wall::Wall::new()?, options.max_depth.min(MAX_RING_DEPTH));
+        }
         collector.refresh_modules();
         collector.refresh_maps();
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
@@ -277,6 +293,9 @@ impl Running {
         let restored = sys::restore_handler(&self.saved);
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
+        if let Some(stats) = raw.wall {
+            *LAST_WALL_STATS.lock().unwrap_or_else(|e| e.into_inner()) = stats;
+        }
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
         Ok(Finished {
@@ -379,4 +398,21 @@ pub fn stack_room_stats() -> (u64, u64) {
 /// CPU time consumed so far by thread `tid` of this process (Linux), `None` if it has exited.
 pub fn thread_cpu_time_of(tid: u64) -> Option<Duration> {
     sys::thread_cpu_ns_of(u32::try_from(tid).ok()?).map(Duration::from_nanos)
+}
+
+/// What the last wall-mode session's collector did (see [`last_wall_stats`]).
+static LAST_WALL_STATS: std::sync::Mutex<WallStats> = std::sync::Mutex::new(WallStats {
+    ticks: 0,
+    signals: 0,
+    unwound: 0,
+    unchanged: 0,
+    woke: 0,
+    fp_found: 0,
+});
+
+/// What the collector of the last wall-mode session stopped in this process did (all zero
+/// before one): ticks, signals sent to running threads, blocked threads unwound without a
+/// signal, samples of threads that had not run since their last capture. See [`WallStats`].
+pub fn last_wall_stats() -> WallStats {
+    *LAST_WALL_STATS.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -2,7 +2,7 @@
 //! stacks root first, add threads and samples, complete the metadata.
 
 use super::collector::RawProfile;
-use crate::session::{FrameId, FrameSpec, Metadata, SessionBuilder};
+use crate::session::{FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder};
 use crate::symbolize::{module_of, Resolver};
 use crate::{Options, Report};
 use std::collections::HashMap;
@@ -21,6 +21,7 @@ pub fn build(
     } else {
         total_weight / raw.samples.len() as u64
     };
+    let wall = meta.mode == Mode::Wall;
     let mut builder = SessionBuilder::new(meta);
     super::mappings::add_mappings(&mut builder, &raw.objects);
     let mut resolver = Resolver::new(&raw.objects);
@@ -70,7 +71,14 @@ pub fn build(
             let name = raw.names.get(&tid).map(String::as_str).unwrap_or("");
             builder.thread(u64::from(tid), name)
         });
-        builder.push_sample(stack, thread, s.raw.time_ns, s.raw.weight);
+        // Wall mode says whether each thread was running (signalled) or waiting (unwound by
+        // the collector while blocked); CPU samples are all of running threads.
+        let state = wall.then_some(if s.waiting {
+            SampleState::Waiting
+        } else {
+            SampleState::Running
+        });
+        builder.push_sample_full(stack, thread, s.raw.time_ns, &[s.raw.weight], 1, state);
     }
     Report::new(builder.finish())
 }

@@ -18,6 +18,9 @@ pub enum Mechanism {
     TimerCreate,
     /// `setitimer(ITIMER_PROF)` for the whole process (capped at the kernel tick).
     Setitimer,
+    /// Wall mode: no timer; the collector wakes every interval and signals the running threads
+    /// itself (see `wall.rs`).
+    WallTicker,
 }
 
 impl Mechanism {
@@ -28,6 +31,7 @@ impl Mechanism {
             Mechanism::PerfEvent => "perf_event",
             Mechanism::TimerCreate => "timer_create",
             Mechanism::Setitimer => "setitimer",
+            Mechanism::WallTicker => "wall_ticker",
         }
     }
 
@@ -160,7 +164,7 @@ pub fn arm(
             PerfDelivery::Sigio,
         )?)),
         Mechanism::TimerCreate => Some(Armed::Timer(sys::timer_thread(tid, interval_ns)?)),
-        Mechanism::Setitimer => None,
+        Mechanism::Setitimer | Mechanism::WallTicker => None,
     })
 }
 

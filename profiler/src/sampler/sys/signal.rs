@@ -113,6 +113,10 @@ pub enum Source {
     /// A SIGPROF sent by a process (`kill`, `raise`, `sigqueue`): sampled during a session,
     /// given the default action after one.
     Sent,
+    /// A SIGPROF queued by wall mode's collector to one running thread (see
+    /// [`send_wall_sample`]), whose value carries the target thread's id. Always ours: after a
+    /// session it is swallowed, never given the default action.
+    Wall(u32),
     /// Any other SIGPROF (`setitimer`).
     Other,
 }
@@ -149,6 +153,7 @@ fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
     }
     match code {
         SI_TIMER => Source::Timer(word as u32),
+        SI_QUEUE if data >> 32 == TRAP_TAG => Source::Wall(data as u32),
         // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill, raise).
         0 | -1 | -6 => Source::Sent,
         // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
@@ -356,6 +361,51 @@ pub fn trap_is_unclaimed() -> bool {
 /// The address of our own handler, to compare with [`current_handler`].
 pub fn our_handler() -> usize {
     on_signal as *const () as usize
+}
+
+/// `si_code` of a signal queued by `sigqueue` / `rt_tgsigqueueinfo`.
+#[cfg(target_os = "linux")]
+const SI_QUEUE: i32 = -1;
+
+/// Queues SIGPROF to thread `tid` of this process for a wall-mode sample, tagged (code
+/// `SI_QUEUE`, value `TRAP_TAG << 32 | tid`) so that the handler knows the thread without a
+/// system call and a signal still in flight after the session is swallowed rather than given
+/// the default action. Returns false when the thread has exited (or the kernel refused).
+#[cfg(target_os = "linux")]
+pub fn send_wall_sample(tid: u32) -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct; the fields the
+    // kernel reads for SI_QUEUE are written below.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    info.si_signo = SIGNAL;
+    info.si_code = SI_QUEUE;
+    let base = &mut info as *mut libc::siginfo_t as *mut u8;
+    // SAFETY: siginfo_t is 128 bytes and 8-aligned; on Linux (x86_64 and aarch64) the
+    // SI_QUEUE layout puts si_pid (i32) at 16, si_uid (u32) at 20 and si_value (8 bytes) at
+    // 24, all aligned and inside `info`, which this frame owns; getpid/getuid cannot fail.
+    unsafe {
+        (base.add(16) as *mut i32).write(libc::getpid());
+        (base.add(20) as *mut u32).write(libc::getuid());
+        (base.add(24) as *mut u64).write(TRAP_TAG << 32 | u64::from(tid));
+    }
+    // SAFETY: rt_tgsigqueueinfo reads the siginfo we pass (valid, owned by this frame) and
+    // signals only thread `tid` of our own process (pid checked by the kernel), for which it
+    // allows any si_code; SIGPROF has our handler installed for the session.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            libc::getpid(),
+            tid as libc::c_int,
+            SIGNAL,
+            &info as *const libc::siginfo_t,
+        )
+    };
+    rc == 0
+}
+
+/// Wall mode needs `/proc/self/task/TID/syscall`: Linux only.
+#[cfg(not(target_os = "linux"))]
+pub fn send_wall_sample(_tid: u32) -> bool {
+    false
 }
 
 /// Blocks SIGPROF in the calling thread (the collector), so it is never sampled.
