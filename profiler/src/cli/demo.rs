@@ -1,5 +1,5 @@
-//! `prof demo`: profiles a built-in CPU-bound workload, saves the session and serves it exactly as
-//! `prof serve demo.json` would.
+//! `prof demo`: profiles a built-in workload (CPU-bound threads, and in alloc mode an allocating
+//! one), saves the session and serves it exactly as `prof serve demo.json` would.
 
 use super::serve::{serve_files, ServeFlags};
 use super::workload;
@@ -18,6 +18,10 @@ pub struct DemoArgs {
     /// Sampling interval in microseconds.
     #[arg(long, default_value_t = 1000, value_name = "MICROS")]
     interval_us: u64,
+    /// What to profile: `cpu` time, or `alloc`ations (sampled every 512 KiB on average; the
+    /// workload then gets an allocating thread).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "alloc"])]
+    mode: String,
     /// Where to save the session.
     #[arg(short, long, default_value = "demo.json")]
     output: PathBuf,
@@ -35,13 +39,24 @@ pub fn run(args: DemoArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let duration = Duration::from_secs_f64(args.seconds);
-    let options = prof::Options::default().interval(Duration::from_micros(args.interval_us));
+    let alloc = args.mode == "alloc";
+    let mode = if alloc {
+        prof::Mode::Alloc
+    } else {
+        prof::Mode::Cpu
+    };
+    let options = prof::Options::default()
+        .interval(Duration::from_micros(args.interval_us))
+        .mode(mode);
     eprintln!(
-        "profiling the demo workload for {:.1} s (primes on the main thread, Collatz on another)",
-        args.seconds
+        "profiling the demo workload for {:.1} s in {} mode (primes on the main thread, Collatz on \
+         another{})",
+        args.seconds,
+        mode.name(),
+        if alloc { ", records parsed and kept on a third" } else { "" }
     );
     let mut outcome = workload::Outcome::default();
-    let report = match prof::profile(options, || outcome = workload::run(duration)) {
+    let report = match prof::profile(options, || outcome = workload::run(duration, alloc)) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("prof: {e}");
@@ -49,8 +64,8 @@ pub fn run(args: DemoArgs) -> ExitCode {
         }
     };
     eprintln!(
-        "found {} primes, {} Collatz steps",
-        outcome.primes, outcome.collatz_steps
+        "found {} primes, {} Collatz steps, parsed {} records",
+        outcome.primes, outcome.collatz_steps, outcome.records
     );
     // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
     if let Err(e) = report.save(&args.output) {

@@ -363,6 +363,14 @@ impl Running {
     pub fn stop(self) -> Result<Report> {
         SESSION_ID.store(0, Ordering::Release);
         TRACKING.store(false, Ordering::SeqCst);
+        if std::process::id() != self.meta.pid {
+            // A child forked during the session: the collector thread lives in the parent only,
+            // and an allocation being sampled in another parent thread at fork time never
+            // finishes here, so nothing is joined or waited for.
+            std::mem::forget(self.collector);
+            SHARED.replace(None);
+            return Err(Error::ForkedChild);
+        }
         // Every allocation or free that saw the session has finished once this returns.
         SHARED.clear_and_wait();
         let end_ns = sys::monotonic_ns();
