@@ -5,7 +5,14 @@
 // file only draws and handles input.
 
 import { Backend } from "./backend.js";
-import { clearMeta, renderFiles, renderMeta, renderThreads } from "./header.js";
+import {
+  clearMeta,
+  renderFiles,
+  renderMeta,
+  renderSampleTypes,
+  renderThreadStates,
+  renderThreads,
+} from "./header.js";
 import { escapeHtml } from "./format.js";
 import { State } from "./state.js";
 import { TransformBar, TransformMenu } from "./transforms.js";
@@ -239,6 +246,12 @@ async function loadFile() {
   page.meta = loaded.meta;
   page.names = loaded.names;
   page.threads = loaded.threads;
+  renderSampleTypes($("sample-type"), loaded.sampleTypes, state.current.sampleType, (name) =>
+    state.update({ sampleType: name === loaded.sampleTypes[0]?.name ? null : name }),
+  );
+  renderThreadStates($("thread-state"), loaded.hasStates, state.current.threadState, (value) =>
+    state.update({ threadState: value || null }),
+  );
   $("version").textContent = `prof v${loaded.version}`;
   renderMeta($("meta"), page.meta);
   await applyView();
@@ -264,9 +277,18 @@ async function loadFile() {
 async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const { range, transforms } = state.current;
-  const answer = await ask("setView", { threads: valid, range, transforms });
+  const { range, transforms, sampleType, threadState } = state.current;
+  const answer = await ask("setView", {
+    threads: valid,
+    range,
+    transforms,
+    type: sampleType,
+    state: threadState,
+  });
   if (!answer) return;
+  page.meta = answer.meta;
+  page.threads = answer.threads;
+  renderMeta($("meta"), page.meta);
   transformBar.render(answer.chips);
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
@@ -280,9 +302,16 @@ async function onStateChange(current, changed) {
   }
   if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  if (["threads", "range", "transforms"].some((k) => changed.has(k))) await applyView();
+  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState"];
+  if (VIEW_KEYS.some((k) => changed.has(k))) await applyView();
+  // Another sample type or thread state changes every number: every view redraws whole.
+  if (changed.has("sampleType") || changed.has("threadState")) {
+    changed = new Set([...Object.keys(current), "file"]);
+    $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
+    $("thread-state").value = current.threadState ?? "";
+  }
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
-  if (["threads", "range", "transforms", "search"].some((k) => changed.has(k))) await runSearch();
+  if ([...VIEW_KEYS, "search"].some((k) => changed.has(k))) await runSearch();
   else if (changed.has("selected")) await applyHighlight();
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
   // The active view asks the worker first: the timeline's question waits behind its own.

@@ -55,6 +55,34 @@ export function renderThreads(details, threads, chosen, label, onChange) {
   details.replaceChildren(summary, list);
 }
 
+/**
+ * Fills the sample type selector (`types`: `{name, text}` from the wasm module, the file's
+ * default first), shown only when there is a choice; `onChange(name)` gets the type chosen.
+ */
+export function renderSampleTypes(select, types, chosen, onChange) {
+  select.replaceChildren(
+    ...types.map((t) => {
+      const option = document.createElement("option");
+      option.value = t.name;
+      option.textContent = t.text;
+      return option;
+    }),
+  );
+  select.value = chosen ?? types[0]?.name ?? "";
+  select.parentElement.hidden = types.length < 2;
+  select.onchange = () => onChange(select.value);
+}
+
+/**
+ * Shows the running / waiting selector when the samples record their thread's state (wall
+ * mode); `onChange(value)` gets "running", "waiting", or "" for both.
+ */
+export function renderThreadStates(select, hasStates, chosen, onChange) {
+  select.value = chosen ?? "";
+  select.parentElement.hidden = !hasStates;
+  select.onchange = () => onChange(select.value);
+}
+
 /** Empties the header and the thread selector (a file that could not be shown). */
 export function clearMeta(dl, threads) {
   dl.replaceChildren();

@@ -10,7 +10,8 @@
 // root, joined by U+001F), inverted (1: the call tree is inverted), transforms (the transform
 // stack: each transform is its kind and its arguments joined by U+001F, the transforms joined by
 // U+001E: `focus-function\u001fparse`), window (from-to, nanoseconds: the time the timeline and
-// stack chart show).
+// stack chart show), type (the sample type shown; absent: the file's default), state (running
+// or waiting: only samples whose thread was in that state).
 
 const SEP = "\u001f";
 const TRANSFORM_SEP = "\u001e";
@@ -70,6 +71,8 @@ function defaults() {
     inverted: false, // the call tree is inverted (roots are the functions with self time)
     transforms: [], // the transform stack: the core's TransformSpec objects, applied in order
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
+    sampleType: null, // null: the file's default sample type; else its name
+    threadState: null, // null: every sample; "running" or "waiting": those in that state
   };
 }
 
@@ -106,6 +109,9 @@ export function parse(hash) {
   const transforms = params.get("transforms");
   if (transforms) state.transforms = parseTransforms(transforms);
   state.window = span(params.get("window"));
+  state.sampleType = params.get("type") || null;
+  const threadState = params.get("state");
+  if (threadState === "running" || threadState === "waiting") state.threadState = threadState;
   return state;
 }
 
@@ -126,6 +132,8 @@ export function format(state) {
   if (state.inverted) params.set("inverted", "1");
   if (state.transforms.length) params.set("transforms", formatTransforms(state.transforms));
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
+  if (state.sampleType) params.set("type", state.sampleType);
+  if (state.threadState) params.set("state", state.threadState);
   const text = params.toString();
   return text ? `#${text}` : "";
 }

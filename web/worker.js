@@ -142,14 +142,22 @@ const methods = {
       meta: JSON.parse(profile.metaJson()),
       names: JSON.parse(profile.functionNamesJson()),
       threads: JSON.parse(profile.threadsJson()),
+      sampleTypes: JSON.parse(profile.sampleTypesJson()),
+      hasStates: profile.hasStates(),
       version: profVersion(),
     };
   },
-  /** What selects the samples: `{threads, range, transforms}` as the state holds them. */
+  /** What selects the samples: `{threads, range, transforms, type, state}` as the state holds
+   * them. The header and the threads' figures come back too: a sample type changes them. */
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
-    return { label: profile.threadsLabel(), chips: JSON.parse(profile.transformChipsJson()) };
+    return {
+      label: profile.threadsLabel(),
+      chips: JSON.parse(profile.transformChipsJson()),
+      meta: JSON.parse(profile.metaJson()),
+      threads: JSON.parse(profile.threadsJson()),
+    };
   },
   /** A transform's chip text, or an error saying why it cannot apply. */
   checkTransform({ spec }) {

@@ -38,6 +38,14 @@ pub enum Error {
         /// What is wrong, with a position where there is one.
         message: String,
     },
+    /// A sample type was asked for that the profile does not carry.
+    #[error("no sample type `{name}` (available: {known})")]
+    UnknownSampleType {
+        /// The name asked for.
+        name: String,
+        /// The names the profile has, comma-separated, primary first.
+        known: String,
+    },
     /// An option has a value that cannot be used.
     #[error("invalid option: {0}")]
     InvalidOption(String),

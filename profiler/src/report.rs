@@ -45,9 +45,38 @@ impl Report {
         self.call_tree().top(&self.session, n, SortBy::SelfWeight)
     }
 
-    /// Writes all samples as folded stacks (`root;...;leaf weight`).
+    /// The names of the sample types each sample carries, the default (the one
+    /// [`Report::top`], [`Report::write_folded`] and `Display` show) first: `["cpu",
+    /// "samples"]` for a CPU profile.
+    pub fn sample_types(&self) -> Vec<String> {
+        self.session
+            .sample_types()
+            .into_iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// This report with sample type `name` as the default one, so its views and exports show
+    /// it. Fails with [`crate::Error::UnknownSampleType`] when the report has no such type.
+    pub fn with_sample_type(&self, name: &str) -> crate::Result<Report> {
+        let mut session = self.session.clone();
+        session.select_sample_type(name)?;
+        Ok(Report { session })
+    }
+
+    /// Writes all samples as folded stacks (`root;...;leaf weight`), weighted by the default
+    /// sample type.
     pub fn write_folded(&self, out: &mut impl Write) -> crate::Result<()> {
         crate::export::write_folded(&self.session, out)
+    }
+
+    /// Writes all samples as folded stacks weighted by the sample type `name` (one of
+    /// [`Report::sample_types`]).
+    pub fn write_folded_as(&self, name: &str, out: &mut impl Write) -> crate::Result<()> {
+        if self.session.meta.sample_type.name == name {
+            return self.write_folded(out);
+        }
+        self.with_sample_type(name)?.write_folded(out)
     }
 
     /// Saves the session to `path` (gzipped when it ends in `.gz`), atomically.
@@ -135,6 +164,32 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "main 1000000\nmain;work 4000000\n"
+        );
+    }
+
+    #[test]
+    fn folded_stacks_can_be_written_in_any_sample_type() {
+        let mut b = SessionBuilder::new(crate::session::Metadata {
+            mode: crate::Mode::Cpu,
+            extra_sample_types: crate::Mode::Cpu.extra_sample_types(),
+            ..Default::default()
+        });
+        let t = b.thread(1, "main");
+        b.push_named(&["main", "work"], t, 0, 3_000_000);
+        b.push_named(&["main", "work"], t, 1, 1_000_000);
+        b.push_named(&["main"], t, 2, 1_000_000);
+        let r = Report::new(b.finish());
+        assert_eq!(r.sample_types(), ["cpu", "samples"]);
+        let folded = |name: &str| {
+            let mut out = Vec::new();
+            r.write_folded_as(name, &mut out)
+                .map(|()| String::from_utf8(out).unwrap())
+        };
+        assert_eq!(folded("samples").unwrap(), "main 1\nmain;work 2\n");
+        assert_eq!(folded("cpu").unwrap(), "main 1000000\nmain;work 4000000\n");
+        assert_eq!(
+            folded("wall").unwrap_err().to_string(),
+            "no sample type `wall` (available: cpu, samples)"
         );
     }
 }

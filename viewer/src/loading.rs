@@ -64,6 +64,11 @@ impl Profile {
         };
         let tree = CallTree::build(&session, &weights, &[]);
         let totals = thread_totals(&session);
+        let sample_types = session
+            .sample_types()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
         Profile {
             session,
             tree,
@@ -72,6 +77,7 @@ impl Profile {
             highlight: None,
             thread_weights,
             thread_totals: totals,
+            sample_types,
         }
     }
 }

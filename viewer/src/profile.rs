@@ -8,7 +8,7 @@ use prof::aggregate::{
     format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
     ThreadTotal, TransformSpec,
 };
-use prof::session::{Session, ThreadIdx};
+use prof::session::{SampleState, Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
 
 /// A session loaded in the page, with the call tree of the selected threads.
@@ -30,6 +30,9 @@ pub struct Profile {
     pub(crate) thread_weights: Option<Vec<StackWeights>>,
     /// Each thread's samples and weight (one pass over the samples, made once).
     pub(crate) thread_totals: Vec<ThreadTotal>,
+    /// The names of the session's sample types as the file lists them, its default first:
+    /// the sample type selector's entries, whichever is shown.
+    pub(crate) sample_types: Vec<String>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
@@ -42,6 +45,11 @@ pub(crate) struct ViewSpec {
     pub range: Option<(u64, u64)>,
     /// The transform stack, applied in order (those that do not resolve are skipped).
     pub transforms: Vec<TransformSpec>,
+    /// The sample type shown, by name; `None` for the file's default.
+    #[serde(rename = "type")]
+    pub sample_type: Option<String>,
+    /// Only samples whose thread was running, or waiting; `None` for both.
+    pub state: Option<SampleState>,
 }
 
 impl ViewSpec {
@@ -59,6 +67,9 @@ impl ViewSpec {
         }
         if let Some((from, to)) = self.range {
             filter = filter.time_range(from, to);
+        }
+        if let Some(state) = self.state {
+            filter = filter.state(state);
         }
         Ok(filter)
     }
@@ -79,6 +90,23 @@ fn to_json(value: &impl serde::Serialize) -> String {
 }
 
 impl Profile {
+    /// Shows sample type `name`: the session's weights become that type's, and everything
+    /// computed from them is computed again (the view is reset to all samples).
+    fn select_sample_type(&mut self, name: &str) -> Result<(), JsError> {
+        let mut session = std::mem::take(&mut self.session);
+        let selected = session.select_sample_type(name);
+        let failed = selected.as_ref().err().map(ToString::to_string);
+        let highlight = self.highlight.take();
+        let types = std::mem::take(&mut self.sample_types);
+        *self = Profile::of(session);
+        self.highlight = highlight;
+        self.sample_types = types;
+        match failed {
+            Some(message) => Err(JsError::new(&message)),
+            None => Ok(()),
+        }
+    }
+
     fn node(&self, node: u32) -> Result<NodeId, JsError> {
         let id = NodeId(node);
         if id.index() < self.tree.len() {
@@ -151,6 +179,32 @@ impl Profile {
         to_json(&self.session.strings)
     }
 
+    /// The session's sample types, its default first, as JSON: `[{"name": "cpu", "text":
+    /// "cpu (nanoseconds)"}, ...]`.
+    #[wasm_bindgen(js_name = sampleTypesJson)]
+    pub fn sample_types_json(&self) -> String {
+        let all = self.session.sample_types();
+        let entries: Vec<serde_json::Value> = self
+            .sample_types
+            .iter()
+            .filter_map(|name| all.iter().find(|t| &t.name == name))
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name,
+                    "text": format!("{} ({})", t.name, t.unit.name()),
+                })
+            })
+            .collect();
+        to_json(&entries)
+    }
+
+    /// Whether the samples say if their thread was running or waiting (wall mode), so the
+    /// page offers to show either alone.
+    #[wasm_bindgen(js_name = hasStates)]
+    pub fn has_states(&self) -> bool {
+        !self.session.samples.state.is_empty()
+    }
+
     /// The sampled threads with their sample counts and shares, as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
@@ -168,9 +222,17 @@ impl Profile {
             // The tree already is this view's (the page sets the view it loaded with).
             return Ok(());
         }
+        let wanted = match &view.sample_type {
+            Some(name) => name.clone(),
+            None => self.sample_types.first().cloned().unwrap_or_default(),
+        };
+        if wanted != self.session.meta.sample_type.name {
+            self.select_sample_type(&wanted)?;
+        }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
-        if (&view.threads, view.range) != (&self.view.threads, self.view.range) {
+        let selects = |v: &ViewSpec| (v.threads.clone(), v.range, v.state);
+        if selects(&view) != selects(&self.view) {
             self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
                 (Some(parts), None, Some(threads)) => StackWeights::sum(
                     self.session.stacks.len(),

@@ -1,7 +1,7 @@
 //! Choosing samples (by thread and time range) and summing them per stack: the one pass over the
 //! samples that every view starts from.
 
-use crate::session::{Session, StackId, ThreadIdx};
+use crate::session::{SampleState, Session, StackId, ThreadIdx};
 use serde::{Deserialize, Serialize};
 
 /// Which samples count. The default keeps every sample.
@@ -11,6 +11,10 @@ pub struct Filter {
     pub threads: Option<Vec<ThreadIdx>>,
     /// Only samples with `start_ns <= time_ns < end_ns`; `None` for the whole session.
     pub time_ns: Option<(u64, u64)>,
+    /// Only samples whose thread was in this state (wall mode: on or off CPU); `None` for
+    /// both. A session that records no state has only running samples.
+    #[serde(default)]
+    pub state: Option<SampleState>,
 }
 
 impl Filter {
@@ -28,6 +32,13 @@ impl Filter {
     /// Keeps only samples taken in `[start_ns, end_ns)`.
     pub fn time_range(mut self, start_ns: u64, end_ns: u64) -> Self {
         self.time_ns = Some((start_ns, end_ns));
+        self
+    }
+
+    /// Keeps only samples whose thread was in `state`: [`SampleState::Waiting`] for the time
+    /// spent off CPU.
+    pub fn state(mut self, state: SampleState) -> Self {
+        self.state = Some(state);
         self
     }
 
@@ -110,6 +121,11 @@ impl StackWeights {
             if let Some((start, end)) = filter.time_ns {
                 let t = samples.time_ns[i];
                 if t < start || t >= end {
+                    continue;
+                }
+            }
+            if let Some(state) = filter.state {
+                if samples.state(i).unwrap_or_default() != state {
                     continue;
                 }
             }
@@ -196,6 +212,28 @@ mod tests {
         assert_eq!(total(Filter::all().threads([main]).time_range(10, 20)), 2);
         let w = StackWeights::compute(&session, &Filter::all());
         assert_eq!(w.count[s.index()], 4);
+        // No state recorded: every sample counts as running.
+        assert_eq!(total(Filter::all().state(SampleState::Running)), 15);
+        assert_eq!(total(Filter::all().state(SampleState::Waiting)), 0);
+    }
+
+    #[test]
+    fn filters_by_thread_state() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample_full(s, t, 0, &[1], 1, Some(SampleState::Running));
+        b.push_sample_full(s, t, 1, &[2], 1, Some(SampleState::Waiting));
+        b.push_sample_full(s, t, 2, &[4], 1, Some(SampleState::Waiting));
+        let session = b.finish();
+        let total = |filter: Filter| StackWeights::compute(&session, &filter).total();
+        assert_eq!(total(Filter::all().state(SampleState::Running)), 1);
+        assert_eq!(total(Filter::all().state(SampleState::Waiting)), 6);
+        assert_eq!(
+            total(Filter::all().time_range(1, 2).state(SampleState::Waiting)),
+            2
+        );
     }
 
     #[test]

@@ -31,9 +31,22 @@ pub struct ReportArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Only samples whose thread was running (on CPU) or waiting (off CPU), as wall mode
+    /// records; a profile without states has only running samples.
+    #[arg(long, value_enum, value_name = "STATE")]
+    state: Option<ThreadState>,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
+}
+
+/// A thread state for `--state`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ThreadState {
+    /// On CPU.
+    Running,
+    /// Off CPU: blocked or sleeping.
+    Waiting,
 }
 
 /// The time range and the transforms: the viewer's transform stack, as options. They apply in
@@ -146,6 +159,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     if !args.thread.is_empty() {
         filter = filter.threads(threads);
+    }
+    if let Some(state) = args.state {
+        filter = filter.state(match state {
+            ThreadState::Running => prof::session::SampleState::Running,
+            ThreadState::Waiting => prof::session::SampleState::Waiting,
+        });
     }
     let options = |e: String| fail(&prof::Error::InvalidOption(e));
     let filter = match filter.seconds(args.transforms.from, args.transforms.to) {

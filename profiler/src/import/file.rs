@@ -1,10 +1,7 @@
 //! Loading a profile file of any format `prof` reads (native only): the format is told from the
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
-use super::{
-    gunzip, is_gzip, read_import, sniff, unknown_type, Format, LoadOptions, Loaded,
-    MAX_DECOMPRESSED,
-};
+use super::{gunzip, is_gzip, read_import, sniff, Format, LoadOptions, Loaded, MAX_DECOMPRESSED};
 use crate::session::Session;
 use crate::{Error, Result};
 use std::fs::File;
@@ -27,14 +24,16 @@ pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
 pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded> {
     let path = path.as_ref();
     let session_file = |path: &Path| {
-        let session = crate::session::load(path)?;
-        match options.sample_type.as_deref() {
-            Some(wanted) if wanted != session.meta.sample_type.name => Err(Error::BadInput {
-                path: path.to_owned(),
-                message: unknown_type(wanted, [session.meta.sample_type.name.as_str()]),
-            }),
-            _ => Ok(Loaded::new(session)),
+        let mut session = crate::session::load(path)?;
+        if let Some(wanted) = options.sample_type.as_deref() {
+            session
+                .select_sample_type(wanted)
+                .map_err(|e| Error::BadInput {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                })?;
         }
+        Ok(Loaded::new(session))
     };
     let name = path
         .file_name()

@@ -80,10 +80,12 @@ impl<'p> Importer<'p> {
 
     /// The index of the value column shown (`wanted` by name, else pprof's default), the index
     /// of the `samples`/`count` column if there is one, the mode and what the weights measure.
+    /// The column shown (asked for, else pprof's default), the `samples/count` column if there
+    /// is one, the mode, and every column's sample type.
     fn columns(
         &self,
         wanted: Option<&str>,
-    ) -> Result<(usize, Option<usize>, Mode, SampleType), String> {
+    ) -> Result<(usize, Option<usize>, Mode, Vec<SampleType>), String> {
         let types = self
             .profile
             .sample_type
@@ -112,12 +114,18 @@ impl<'p> Importer<'p> {
             ("wall", "nanoseconds") => Mode::Wall,
             _ => Mode::Cpu,
         };
-        let unit = match unit {
-            "nanoseconds" => Unit::Nanoseconds,
-            "bytes" => Unit::Bytes,
-            _ => Unit::Count,
-        };
-        Ok((column, count, mode, SampleType::new(kind, unit)))
+        let sample_types = types
+            .iter()
+            .map(|&(kind, unit)| {
+                let unit = match unit {
+                    "nanoseconds" => Unit::Nanoseconds,
+                    "bytes" => Unit::Bytes,
+                    _ => Unit::Count,
+                };
+                SampleType::new(kind, unit)
+            })
+            .collect();
+        Ok((column, count, mode, sample_types))
     }
 
     fn run(mut self, wanted: Option<&str>) -> Result<Loaded, String> {
@@ -129,7 +137,20 @@ impl<'p> Importer<'p> {
         {
             return Err("string_table[0] is not empty".into());
         }
-        let (column, count_column, mode, sample_type) = self.columns(wanted)?;
+        let (column, count_column, mode, sample_types) = self.columns(wanted)?;
+        // Every other column is kept as an extra sample type, in the profile's order; the
+        // `samples/count` column is each row's multiplicity and is not stored again.
+        let extra_columns: Vec<usize> = (0..sample_types.len()).filter(|&c| c != column).collect();
+        let extra_types: Vec<SampleType> = extra_columns
+            .iter()
+            .map(|&c| sample_types[c].clone())
+            .collect();
+        let stored_extras: Vec<usize> = extra_columns
+            .iter()
+            .copied()
+            .filter(|&c| Some(c) != count_column)
+            .collect();
+        let sample_type = sample_types[column].clone();
         if self.profile.sample.is_empty() {
             return Err("the profile has no samples".into());
         }
@@ -147,9 +168,12 @@ impl<'p> Importer<'p> {
             },
             timer: PPROF_TIMER.into(),
             prof_version: crate::VERSION.into(),
-            sample_type,
+            sample_type: sample_type.clone(),
             ..Metadata::default()
         };
+        self.b.set_sample_types(sample_type, extra_types);
+        let mut extra_totals = vec![Totals::default(); stored_extras.len()];
+        let mut weights = Vec::with_capacity(stored_extras.len() + 1);
         let mut path: Vec<FrameId> = Vec::new();
         let mut totals = Totals::default();
         let (mut rows, mut stackless, mut cut) = (0u64, 0u64, 0u64);
@@ -191,9 +215,19 @@ impl<'p> Importer<'p> {
             totals
                 .add(weight, multiplicity)
                 .map_err(|why| format!("sample {n}: {why}"))?;
+            weights.clear();
+            weights.push(weight);
+            for (&c, totals) in stored_extras.iter().zip(&mut extra_totals) {
+                let extra = value(c, &sample_types[c].name)?;
+                totals
+                    .add(extra, 0)
+                    .map_err(|why| format!("sample {n}: {why}"))?;
+                weights.push(extra);
+            }
             let (tid, name) = self.thread(sample)?;
             let thread = self.b.thread(tid, &name);
-            self.b.push_samples(leaf, thread, 0, weight, multiplicity);
+            self.b
+                .push_sample_full(leaf, thread, 0, &weights, multiplicity, None);
             rows += 1;
         }
         if rows == 0 {

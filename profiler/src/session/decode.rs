@@ -7,8 +7,8 @@
 use super::format::{FrameRow, MappingRow, Previous, SessionFile};
 use super::packed::{unzigzag, Values};
 use super::{
-    Frame, FrameId, Mapping, Metadata, SampleType, Samples, Session, StackId, StackNode, StrId,
-    Thread, ThreadIdx,
+    Frame, FrameId, Mapping, Metadata, SampleState, SampleType, Samples, Session, StackId,
+    StackNode, StrId, Thread, ThreadIdx,
 };
 
 /// What is wrong with a file's content, as one line.
@@ -151,6 +151,28 @@ fn stacks(file: &SessionFile<'_>, frames: usize) -> Result<Vec<StackNode>, Inval
 
 fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samples, Invalid> {
     let cols = &file.samples;
+    let extras = cols.extra_weight_delta.len();
+    if extras != file.meta.extra_sample_types.len() {
+        return Err(format!(
+            "samples.extra_weight_delta: has {extras} columns, but meta.extra_sample_types \
+             names {} types",
+            file.meta.extra_sample_types.len()
+        ));
+    }
+    let mut extra_columns: Vec<Option<Column<'_>>> = cols
+        .extra_weight_delta
+        .iter()
+        .map(|text| {
+            text.as_deref()
+                .map(|text| Column::new("samples.extra_weight_delta", text))
+        })
+        .collect();
+    let mut state = cols
+        .state
+        .as_deref()
+        .map(|text| Column::new("samples.state", text));
+    let mut previous_extra = vec![0u64; threads * extras];
+    let mut extra_totals = vec![0u64; extras];
     let count = cols.count;
     let mut thread = Column::new("samples.thread", &cols.thread);
     let mut stack = Column::new("samples.stack", &cols.stack);
@@ -171,6 +193,11 @@ fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samp
         time_ns: Vec::with_capacity(rows),
         weight: Vec::with_capacity(rows),
         multiplicity: Vec::with_capacity(if multiplicity.is_some() { rows } else { 0 }),
+        extra_weights: extra_columns
+            .iter()
+            .map(|c| c.as_ref().map(|_| Vec::with_capacity(rows)))
+            .collect(),
+        state: Vec::with_capacity(if state.is_some() { rows } else { 0 }),
     };
     let mut total_count = 0u64;
     let mut total_weight = 0u64;
@@ -210,6 +237,28 @@ fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samp
             })?;
             out.multiplicity.push(prev.multiplicity);
         }
+        for (k, column) in extra_columns.iter_mut().enumerate() {
+            let Some(column) = column else { continue };
+            let before = &mut previous_extra[t as usize * extras + k];
+            *before = before.wrapping_add(unzigzag(column.next(count)?) as u64);
+            extra_totals[k] = extra_totals[k].checked_add(*before).ok_or_else(|| {
+                format!("samples.extra_weight_delta[{k}][{i}]: the total weight passes 2^64")
+            })?;
+            if let Some(Some(out)) = out.extra_weights.get_mut(k) {
+                out.push(*before);
+            }
+        }
+        if let Some(state) = &mut state {
+            out.state.push(match state.next(count)? {
+                0 => SampleState::Running,
+                1 => SampleState::Waiting,
+                other => {
+                    return Err(format!(
+                        "samples.state[{i}]: {other} is not a state (0 running, 1 waiting)"
+                    ))
+                }
+            });
+        }
     }
     thread.finish(count)?;
     stack.finish(count)?;
@@ -217,6 +266,12 @@ fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samp
     weight.finish(count)?;
     if let Some(multiplicity) = multiplicity {
         multiplicity.finish(count)?;
+    }
+    for column in extra_columns.into_iter().flatten() {
+        column.finish(count)?;
+    }
+    if let Some(state) = state {
+        state.finish(count)?;
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@
 //! fixtures are never rewritten, since old files must keep loading as they are.
 //! `PROF_FUZZ_CASES=100000` runs a longer fuzz pass than CI's.
 
-use super::read_tests::{rich_session, to_bytes};
+use super::read_tests::{rich_session, to_bytes, typed_session};
 use super::*;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -111,6 +111,7 @@ fn corpus_sessions() -> Vec<(&'static str, Session)> {
         ("wide.json", wide_session()),
         ("counted.json", counted_session()),
         ("mapped.json", mapped_session()),
+        ("typed.json", typed_session()),
     ]
 }
 
@@ -137,7 +138,7 @@ fn written_files_match_the_schema() {
 #[test]
 fn the_schema_is_not_vacuous() {
     let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
-    value["version"] = Value::from(3);
+    value["version"] = Value::from(4);
     value["samples"]["stack"] = Value::from("not base64!");
     assert_eq!(schema().iter_errors(&value).count(), 2);
 }
@@ -176,6 +177,13 @@ fn version_1_folded_imports_are_read_as_sample_counts() {
     assert!(text.contains("import:folded"));
     let session = read(text.as_bytes()).unwrap();
     assert_eq!(session.meta.sample_type, SampleType::samples());
+}
+
+#[test]
+fn version_3_fixture_keeps_loading() {
+    let bytes = std::fs::read(data_dir().join("v3.json")).unwrap();
+    assert_matches_schema(&bytes);
+    assert_eq!(read(&bytes[..]).unwrap(), typed_session());
 }
 
 #[test]

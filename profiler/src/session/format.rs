@@ -1,5 +1,5 @@
-//! The session file's JSON shape (version 2; version 1 is read too), as serde types, and its
-//! writer.
+//! The session file's JSON shape (version 3; versions 1 and 2 are read too), as serde types,
+//! and its writer.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
 //! `docs/session.schema.json`. Tables are plain JSON; the columns that grow with the number of
@@ -7,7 +7,7 @@
 //! lives in [`super::decode`].
 
 use super::packed::{self, zigzag};
-use super::{Frame, Metadata, Session, StrId, Thread};
+use super::{Frame, Metadata, SampleState, Session, StrId, Thread};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::borrow::Cow;
@@ -15,9 +15,10 @@ use std::borrow::Cow;
 /// The value of the `format` field of every session file.
 pub const FORMAT_NAME: &str = "prof-session";
 /// The version this `prof` writes, and the newest it reads. Version 2 added `meta.sample_type`,
-/// the optional `samples.multiplicity_delta` column and the optional `mappings` table; version 1
-/// files are still read.
-pub const FORMAT_VERSION: u32 = 2;
+/// the optional `samples.multiplicity_delta` column and the optional `mappings` table; version 3
+/// added further sample types (`meta.extra_sample_types`, `samples.extra_weight_delta`) and the
+/// optional `samples.state` column. Versions 1 and 2 are still read.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// One frame as stored: absent optional fields are omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,6 +67,13 @@ pub(crate) struct SamplesColumns<'a> {
     /// How many samples each row stands for, when not every row is one (version 2).
     #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     pub multiplicity_delta: Option<Cow<'a, str>>,
+    /// The weights of `meta.extra_sample_types`, one packed delta column each, or `null` for a
+    /// type whose weight is the row's number of samples (version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_weight_delta: Vec<Option<String>>,
+    /// Each row's thread state, 0 running and 1 waiting, when the mode records it (version 3).
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Cow<'a, str>>,
 }
 
 /// A thread as stored.
@@ -191,10 +199,21 @@ fn samples_columns(session: &Session) -> SamplesColumns<'static> {
     let (mut stack, mut time, mut weight) = (Vec::new(), Vec::new(), Vec::new());
     let mut multiplicity = Vec::new();
     let several = !samples.multiplicity.is_empty();
+    let extras = samples.extra_weights.len();
+    let mut extra: Vec<Vec<u64>> = vec![Vec::new(); extras];
+    let mut previous_extra = vec![0u64; session.threads.len() * extras];
     for i in 0..samples.len() {
         let thread = samples.thread[i].index();
         if thread >= previous.len() {
             previous.resize(thread + 1, Previous::default());
+            previous_extra.resize((thread + 1) * extras, 0);
+        }
+        for (k, column) in samples.extra_weights.iter().enumerate() {
+            if let Some(column) = column {
+                let before = &mut previous_extra[thread * extras + k];
+                extra[k].push(delta(column[i], *before));
+                *before = column[i];
+            }
         }
         let prev = &mut previous[thread];
         let now = Previous {
@@ -218,6 +237,19 @@ fn samples_columns(session: &Session) -> SamplesColumns<'static> {
         time_delta: packed::encode(time).into(),
         weight_delta: packed::encode(weight).into(),
         multiplicity_delta: several.then(|| packed::encode(multiplicity).into()),
+        extra_weight_delta: samples
+            .extra_weights
+            .iter()
+            .zip(extra)
+            .map(|(column, deltas)| column.as_ref().map(|_| packed::encode(deltas)))
+            .collect(),
+        state: (!samples.state.is_empty()).then(|| {
+            packed::encode(samples.state.iter().map(|&s| match s {
+                SampleState::Running => 0,
+                SampleState::Waiting => 1,
+            }))
+            .into()
+        }),
     }
 }
 

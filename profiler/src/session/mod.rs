@@ -25,6 +25,6 @@ pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };
 pub use model::{
-    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleType, Samples, Session,
-    SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
+    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleState, SampleType,
+    Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
 };

@@ -66,6 +66,19 @@ impl Mode {
         }
     }
 
+    /// The sample types recorded in this mode after the primary one ([`Mode::sample_type`]):
+    /// `samples` for CPU and wall time, objects and in-use figures for allocations.
+    pub fn extra_sample_types(self) -> Vec<SampleType> {
+        match self {
+            Mode::Cpu | Mode::Wall => vec![SampleType::samples()],
+            Mode::Alloc => vec![
+                SampleType::new("alloc_objects", Unit::Count),
+                SampleType::new("inuse_bytes", Unit::Bytes),
+                SampleType::new("inuse_objects", Unit::Count),
+            ],
+        }
+    }
+
     /// The lowercase name used in files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -132,6 +145,12 @@ impl SampleType {
     pub fn samples() -> Self {
         SampleType::new("samples", Unit::Count)
     }
+
+    /// True for the `samples` count, whose weight in an extra column is each row's number of
+    /// samples ([`Samples::multiplicity`]), so it is never stored twice.
+    pub fn is_sample_count(&self) -> bool {
+        self.name == "samples" && self.unit == Unit::Count
+    }
 }
 
 /// Facts about the recording: what ran, where, when, and how it was sampled.
@@ -165,10 +184,17 @@ pub struct Metadata {
     pub timer: String,
     /// Samples the sampler had to drop (buffer full or `max_samples` reached).
     pub dropped_samples: u64,
-    /// What the weights measure and in which unit. Files of version 1 have none; it is derived
-    /// from `mode` and `timer` when they are read (see `docs/session-format.md`).
+    /// What the weights measure and in which unit: the primary sample type, the one
+    /// [`Samples::weight`] holds and every single-weight view shows. Files of version 1 have
+    /// none; it is derived from `mode` and `timer` when they are read (see
+    /// `docs/session-format.md`).
     #[serde(default)]
     pub sample_type: SampleType,
+    /// Further sample types each sample carries, in order ([`Samples::extra_weights`] holds
+    /// their weights), as pprof's `sample_type` lists several: a CPU session has `cpu` and then
+    /// `samples`. [`Session::select_sample_type`] makes one of them the primary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_sample_types: Vec<SampleType>,
     /// The `prof` version that wrote the session.
     pub prof_version: String,
 }
@@ -224,6 +250,35 @@ pub struct Samples {
     pub weight: Vec<u64>,
     /// How many samples each row stands for; empty when every row is one sample.
     pub multiplicity: Vec<u64>,
+    /// The weights of [`Metadata::extra_sample_types`], one column each, in the same order:
+    /// `None` for a type whose weight is each row's number of samples (a `samples` count),
+    /// which is then not stored twice.
+    pub extra_weights: Vec<Option<Vec<u64>>>,
+    /// Whether each sample's thread was running or waiting (wall mode); empty when the mode
+    /// records no state.
+    pub state: Vec<SampleState>,
+}
+
+/// What a thread was doing when it was sampled: on CPU, or off CPU (blocked in a system call,
+/// sleeping, waiting for a lock).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SampleState {
+    /// On CPU, or ready to run.
+    #[default]
+    Running,
+    /// Off CPU: blocked or sleeping.
+    Waiting,
+}
+
+impl SampleState {
+    /// The lowercase name used in files and texts: `running` or `waiting`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SampleState::Running => "running",
+            SampleState::Waiting => "waiting",
+        }
+    }
 }
 
 impl Samples {
@@ -240,6 +295,19 @@ impl Samples {
     /// How many samples row `i` stands for.
     pub fn multiplicity(&self, i: usize) -> u64 {
         self.multiplicity.get(i).copied().unwrap_or(1)
+    }
+
+    /// The state of row `i`'s thread, when the mode records one.
+    pub fn state(&self, i: usize) -> Option<SampleState> {
+        self.state.get(i).copied()
+    }
+
+    /// Row `i`'s weight in extra type `k` (an index into [`Metadata::extra_sample_types`]).
+    pub fn extra_weight(&self, k: usize, i: usize) -> u64 {
+        match self.extra_weights.get(k) {
+            Some(Some(column)) => column[i],
+            _ => self.multiplicity(i),
+        }
     }
 
     /// The number of samples: the rows, each counted as many times as it stands for.
@@ -381,6 +449,55 @@ impl Session {
     pub fn sample_count(&self) -> u64 {
         self.samples.count()
     }
+
+    /// Every sample type the session carries, the primary (the one [`Samples::weight`] holds)
+    /// first.
+    pub fn sample_types(&self) -> Vec<&SampleType> {
+        std::iter::once(&self.meta.sample_type)
+            .chain(&self.meta.extra_sample_types)
+            .collect()
+    }
+
+    /// Makes the sample type named `name` the primary one, so every single-weight view and
+    /// export shows it; the previous primary becomes the first extra type. Fails with
+    /// [`crate::Error::UnknownSampleType`] naming the types there are.
+    pub fn select_sample_type(&mut self, name: &str) -> crate::Result<()> {
+        if self.meta.sample_type.name == name {
+            return Ok(());
+        }
+        let Some(k) = self
+            .meta
+            .extra_sample_types
+            .iter()
+            .position(|t| t.name == name)
+        else {
+            return Err(crate::Error::UnknownSampleType {
+                name: name.to_owned(),
+                known: self
+                    .sample_types()
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        let chosen_type = self.meta.extra_sample_types.remove(k);
+        let old_type = std::mem::replace(&mut self.meta.sample_type, chosen_type);
+        self.meta.extra_sample_types.insert(0, old_type);
+        let samples = &mut self.samples;
+        let chosen = samples.extra_weights.remove(k).unwrap_or_else(|| {
+            (0..samples.len())
+                .map(|i| samples.multiplicity(i))
+                .collect()
+        });
+        let old = std::mem::replace(&mut samples.weight, chosen);
+        let old_is_count = self.meta.extra_sample_types[0].is_sample_count()
+            && (0..samples.len()).all(|i| old[i] == samples.multiplicity(i));
+        samples
+            .extra_weights
+            .insert(0, if old_is_count { None } else { Some(old) });
+        Ok(())
+    }
 }
 
 /// Builds a [`Session`], interning strings, frames and stacks so each distinct one is stored once.
@@ -399,12 +516,26 @@ impl Default for SessionBuilder {
     }
 }
 
+/// The empty extra weight columns of `types`: none for a sample count.
+fn columns_for(types: &[SampleType]) -> Vec<Option<Vec<u64>>> {
+    types
+        .iter()
+        .map(|t| (!t.is_sample_count()).then(Vec::new))
+        .collect()
+}
+
 impl SessionBuilder {
-    /// A builder for a session with the given metadata and no samples.
+    /// A builder for a session with the given metadata and no samples; its
+    /// [`Metadata::extra_sample_types`] are declared as [`SessionBuilder::set_sample_types`] does.
     pub fn new(meta: Metadata) -> Self {
+        let extra_weights = columns_for(&meta.extra_sample_types);
         let mut builder = SessionBuilder {
             session: Session {
                 meta,
+                samples: Samples {
+                    extra_weights,
+                    ..Samples::default()
+                },
                 ..Session::default()
             },
             strings: HashMap::new(),
@@ -498,6 +629,53 @@ impl SessionBuilder {
         idx
     }
 
+    /// Declares the sample types every sample carries: `primary` (what [`Samples::weight`]
+    /// holds) and further ones. A `samples` count among the extras ([`SampleType::is_sample_count`])
+    /// is each row's number of samples and gets no column of its own. Call before pushing any
+    /// sample.
+    pub fn set_sample_types(&mut self, primary: SampleType, extra: Vec<SampleType>) {
+        debug_assert!(
+            self.session.samples.is_empty(),
+            "set_sample_types after samples"
+        );
+        self.session.meta.sample_type = primary;
+        self.session.meta.extra_sample_types = extra;
+        self.session.samples.extra_weights = columns_for(&self.session.meta.extra_sample_types);
+    }
+
+    /// Adds a row with a weight for every sample type: `weights` holds the primary's and then
+    /// those of the extra types that are not sample counts, in order (missing ones are 0). It
+    /// stands for `multiplicity` samples; `state` says whether its thread was running or
+    /// waiting (all rows or none should have one).
+    pub fn push_sample_full(
+        &mut self,
+        stack: StackId,
+        thread: ThreadIdx,
+        time_ns: u64,
+        weights: &[u64],
+        multiplicity: u64,
+        state: Option<SampleState>,
+    ) {
+        let mut rest = weights.iter().skip(1);
+        for column in self.session.samples.extra_weights.iter_mut().flatten() {
+            column.push(rest.next().copied().unwrap_or(0));
+        }
+        if let Some(state) = state {
+            let samples = &mut self.session.samples;
+            samples
+                .state
+                .resize(samples.stack.len(), SampleState::Running);
+            samples.state.push(state);
+        }
+        self.push_samples(
+            stack,
+            thread,
+            time_ns,
+            weights.first().copied().unwrap_or(0),
+            multiplicity,
+        );
+    }
+
     /// Adds one sample.
     pub fn push_sample(&mut self, stack: StackId, thread: ThreadIdx, time_ns: u64, weight: u64) {
         self.push_samples(stack, thread, time_ns, weight, 1);
@@ -523,6 +701,11 @@ impl SessionBuilder {
         samples.thread.push(thread);
         samples.time_ns.push(time_ns);
         samples.weight.push(weight);
+        let rows = samples.stack.len();
+        for column in samples.extra_weights.iter_mut().flatten() {
+            // A sample pushed with `push_sample(s)` has no extra weights: 0.
+            column.resize(rows, 0);
+        }
     }
 
     /// The finished session.

@@ -23,6 +23,7 @@ pub(crate) fn rich_session() -> Session {
         timer: "perf_event".into(),
         dropped_samples: 3,
         sample_type: SampleType::new("cpu", Unit::Nanoseconds),
+        extra_sample_types: vec![],
         prof_version: "0.1.0".into(),
     });
     let main = b.intern_frame(&FrameSpec {
@@ -86,16 +87,16 @@ fn a_session_round_trips_through_json_and_gzip() {
 fn the_file_starts_with_format_and_version() {
     let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
     assert!(
-        text.starts_with(r#"{"format":"prof-session","version":2,"meta":{"#),
+        text.starts_with(r#"{"format":"prof-session","version":3,"meta":{"#),
         "{text}"
     );
 }
 
 #[test]
 fn a_newer_version_names_both_versions() {
-    let message = invalid(&edited(r#""version":2"#, r#""version":7"#));
+    let message = invalid(&edited(r#""version":3"#, r#""version":7"#));
     assert!(
-        message.contains("version 7") && message.contains("version 2"),
+        message.contains("version 7") && message.contains("version 3"),
         "{message}"
     );
 }
@@ -262,5 +263,100 @@ fn reading_from_memory_equals_reading_a_stream() {
     match read_bytes(b"garbage") {
         Err(ReadError::Invalid(m)) => assert!(m.contains("starts with byte 0x67"), "{m}"),
         other => panic!("{other:?}"),
+    }
+}
+
+/// A session with several sample types (one a plain sample count, one stored) and per-sample
+/// thread states, as wall and alloc modes record.
+pub(crate) fn typed_session() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        mode: Mode::Wall,
+        ..Metadata::default()
+    });
+    b.set_sample_types(
+        SampleType::new("wall", Unit::Nanoseconds),
+        vec![SampleType::samples(), SampleType::new("waits", Unit::Count)],
+    );
+    let f = b.intern_frame(&FrameSpec::named("f"));
+    let g = b.intern_frame(&FrameSpec::named("g"));
+    let sf = b.intern_stack_path(&[f]).unwrap();
+    let sg = b.intern_stack_path(&[f, g]).unwrap();
+    let t1 = b.thread(1, "main");
+    let t2 = b.thread(2, "io");
+    b.push_sample_full(sf, t1, 10, &[1_000, 0], 1, Some(SampleState::Running));
+    b.push_sample_full(sg, t2, 12, &[3_000, 7], 3, Some(SampleState::Waiting));
+    b.push_sample_full(sg, t1, 20, &[500, 2], 1, Some(SampleState::Waiting));
+    b.finish()
+}
+
+#[test]
+fn several_sample_types_and_states_round_trip() {
+    let session = typed_session();
+    assert_eq!(session.samples.extra_weights, [None, Some(vec![0, 7, 2])]);
+    let bytes = to_bytes(&session);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains("\"extra_weight_delta\":[null,"), "{text}");
+    assert_eq!(read(&bytes[..]).unwrap(), session);
+    let names: Vec<&str> = session
+        .sample_types()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names, ["wall", "samples", "waits"]);
+    assert_eq!(
+        session.samples.state,
+        [
+            SampleState::Running,
+            SampleState::Waiting,
+            SampleState::Waiting
+        ]
+    );
+}
+
+#[test]
+fn selecting_a_sample_type_makes_it_the_weight_and_keeps_the_others() {
+    let mut s = typed_session();
+    s.select_sample_type("samples").unwrap();
+    assert_eq!(s.samples.weight, [1, 3, 1]);
+    assert_eq!(s.meta.sample_type, SampleType::samples());
+    let names: Vec<&str> = s.sample_types().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["samples", "wall", "waits"]);
+    assert_eq!(s.samples.extra_weight(0, 1), 3_000);
+    s.select_sample_type("waits").unwrap();
+    assert_eq!(s.total_weight(), 9);
+    // The sample count, no longer primary, is again stored as no column at all.
+    assert_eq!(s.samples.extra_weights[0], None);
+    s.select_sample_type("wall").unwrap();
+    assert_eq!(s.total_weight(), 4_500);
+    let bytes = to_bytes(&s);
+    assert_eq!(read(&bytes[..]).unwrap(), s);
+    let err = s.select_sample_type("cpu").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "no sample type `cpu` (available: wall, waits, samples)"
+    );
+}
+
+#[test]
+fn bad_extra_columns_and_states_are_refused_with_their_field() {
+    let text = String::from_utf8(to_bytes(&typed_session())).unwrap();
+    let fewer = text.replacen(
+        "\"extra_weight_delta\":[null,",
+        "\"extra_weight_delta\":[",
+        1,
+    );
+    assert!(
+        matches!(read(fewer.as_bytes()), Err(ReadError::Invalid(m)) if m.contains("has 1 columns")),
+    );
+    let mut bad = typed_session();
+    bad.samples.state.clear();
+    let state = String::from_utf8(to_bytes(&typed_session())).unwrap();
+    // A state of 2 (varint 2 is base64 "Ag==" for one value; the column holds three).
+    let start = state.find("\"state\":\"").unwrap() + 9;
+    let end = start + state[start..].find('"').unwrap();
+    let broken = format!("{}AgIC{}", &state[..start], &state[end..]);
+    match read(broken.as_bytes()) {
+        Err(ReadError::Invalid(m)) => assert!(m.starts_with("samples.state[0]: 2 is not"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
     }
 }

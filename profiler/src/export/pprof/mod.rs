@@ -11,7 +11,7 @@
 
 pub(crate) mod proto;
 
-use crate::session::{FrameId, SampleType, Session, StackId, StrId, ThreadIdx};
+use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx};
 use crate::Result;
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -37,24 +37,34 @@ pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The uncompressed profile message for `session`.
+/// The uncompressed profile message for `session`: `samples/count` first, then every sample type
+/// of the session (a `samples` count among them is not written twice), with the session's
+/// primary type as `default_sample_type`, so `go tool pprof -sample_index=NAME` picks any.
 pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let mut enc = Encoder::new(session);
-    // When the weights are themselves counts of samples (folded stacks), the one
-    // `samples/count` value is the weight.
-    let counts = session.meta.sample_type == SampleType::samples();
-    let count = enc.value_type(COUNT_TYPE);
-    let weight = match counts {
-        true => count,
-        false => enc.value_type(weight_type(session)),
-    };
-    enc.profile.sample_type = if counts {
-        vec![count]
-    } else {
-        vec![count, weight]
-    };
-    enc.profile.default_sample_type = weight.r#type;
-    enc.profile.period_type = Some(weight);
+    // Which value of a grouped sample ([count, primary, extra 0, extra 1, ...]) each pprof
+    // sample type takes.
+    let mut columns = vec![0usize];
+    let mut types = vec![enc.value_type(COUNT_TYPE)];
+    let mut primary = types[0];
+    for (k, t) in session.sample_types().into_iter().enumerate() {
+        if t.is_sample_count() {
+            if k == 0 {
+                // Folded stacks: the weights are the counts; the one value is the weight.
+                columns[0] = 1;
+            }
+            continue;
+        }
+        let value = enc.value_type((&t.name, t.unit.name()));
+        if k == 0 {
+            primary = value;
+        }
+        columns.push(k + 1);
+        types.push(value);
+    }
+    enc.profile.sample_type = types;
+    enc.profile.default_sample_type = primary.r#type;
+    enc.profile.period_type = Some(primary);
     let meta = &session.meta;
     let interval = match meta.achieved_interval_ns {
         0 => meta.requested_interval_ns,
@@ -66,11 +76,8 @@ pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let title = super::title(session);
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
-    for (stack, thread, count, weight) in group_samples(session) {
-        let values = match counts {
-            true => vec![weight],
-            false => vec![count, weight],
-        };
+    for (stack, thread, sums) in group_samples(session) {
+        let values = columns.iter().map(|&c| sums[c]).collect();
         enc.sample(stack, thread, values);
     }
     enc.finish()
@@ -114,20 +121,26 @@ fn unix_nanos(text: &str) -> Option<i64> {
     secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
-/// The samples summed per (stack, thread), in order of first appearance:
-/// `(stack, thread, count, weight)`.
-fn group_samples(session: &Session) -> Vec<(StackId, ThreadIdx, u64, u64)> {
+/// The samples summed per (stack, thread), in order of first appearance: `(stack, thread,
+/// sums)` where `sums` holds the number of samples, the primary weight and then each extra
+/// type's weight.
+fn group_samples(session: &Session) -> Vec<(StackId, ThreadIdx, Vec<u64>)> {
     let samples = &session.samples;
+    let extras = session.meta.extra_sample_types.len();
     let mut index: HashMap<(StackId, ThreadIdx), usize> = HashMap::new();
-    let mut groups = Vec::new();
+    let mut groups: Vec<(StackId, ThreadIdx, Vec<u64>)> = Vec::new();
     for i in 0..samples.len() {
         let key = (samples.stack[i], samples.thread[i]);
         let slot = *index.entry(key).or_insert_with(|| {
-            groups.push((key.0, key.1, 0, 0));
+            groups.push((key.0, key.1, vec![0; extras + 2]));
             groups.len() - 1
         });
-        groups[slot].2 += samples.multiplicity(i);
-        groups[slot].3 += samples.weight[i];
+        let sums = &mut groups[slot].2;
+        sums[0] += samples.multiplicity(i);
+        sums[1] += samples.weight[i];
+        for (k, sum) in sums[2..].iter_mut().enumerate() {
+            *sum += samples.extra_weight(k, i);
+        }
     }
     groups
 }
@@ -477,5 +490,47 @@ mod tests {
         };
         assert_eq!(thread_of(&p.sample[0]), "main");
         assert_eq!(thread_of(&p.sample[1]), "worker");
+    }
+
+    #[test]
+    fn every_sample_type_is_written_with_the_primary_as_default() {
+        use crate::session::{FrameSpec, Metadata, SampleState, SampleType, SessionBuilder, Unit};
+        let mut b = SessionBuilder::new(Metadata::default());
+        b.set_sample_types(
+            SampleType::new("alloc_bytes", Unit::Bytes),
+            vec![
+                SampleType::new("alloc_objects", Unit::Count),
+                SampleType::samples(),
+                SampleType::new("inuse_bytes", Unit::Bytes),
+            ],
+        );
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample_full(s, t, 0, &[4096, 2, 0], 1, Some(SampleState::Running));
+        b.push_sample_full(s, t, 1, &[1024, 1, 1024], 3, None);
+        let p = to_profile(&b.finish());
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let types: Vec<&str> = p.sample_type.iter().map(|t| s(t.r#type)).collect();
+        assert_eq!(
+            types,
+            ["samples", "alloc_bytes", "alloc_objects", "inuse_bytes"]
+        );
+        assert_eq!(s(p.default_sample_type), "alloc_bytes");
+        assert_eq!(p.sample.len(), 1);
+        assert_eq!(p.sample[0].value, [4, 5120, 3, 1024]);
+        // Read back, every type is there again, the default shown.
+        let session =
+            crate::import::read_pprof(&p.encode_to_vec(), std::path::Path::new("x.pb")).unwrap();
+        let names: Vec<&str> = session
+            .sample_types()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["alloc_bytes", "samples", "alloc_objects", "inuse_bytes"]
+        );
+        assert_eq!((session.total_weight(), session.sample_count()), (5120, 4));
     }
 }

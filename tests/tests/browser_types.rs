@@ -1,0 +1,213 @@
+//! Sample types and thread states in a real headless Chromium against `prof serve`: the type
+//! selector switches every number to another sample type, the state selector shows only the
+//! time threads ran or waited, both live in the URL, and the numbers equal what `prof report`
+//! prints with `--type` and `--state`. Screenshots go to `tests/artifacts/types-*`.
+//!
+//! A missing browser fails these tests: they never skip.
+
+use prof::session::{FrameSpec, Metadata, Mode, SampleState, SampleType, Session, SessionBuilder};
+use prof_e2e::page::{console_problems, eventually, open_ok, text};
+use prof_e2e::served::Served;
+use prof_e2e::sessions::{self, MS};
+use prof_e2e::webdriver::Browser;
+use prof_e2e::TempDir;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// A wall-time session: `compute` runs, `wait_for_io` waits; each sample also carries the
+/// sample count and a stored count (`syscalls`) that orders the functions differently.
+fn wall_session() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "waiter".into(),
+        mode: Mode::Wall,
+        ..Metadata::default()
+    });
+    b.set_sample_types(
+        Mode::Wall.sample_type(),
+        vec![
+            SampleType::samples(),
+            SampleType::new("syscalls", prof::session::Unit::Count),
+        ],
+    );
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let compute = b.intern_frame(&FrameSpec::named("compute"));
+    let wait = b.intern_frame(&FrameSpec::named("wait_for_io"));
+    let s_compute = b.intern_stack_path(&[main, compute]).unwrap();
+    let s_wait = b.intern_stack_path(&[main, wait]).unwrap();
+    let t = b.thread(1, "main");
+    let mut time = 0;
+    // 3 samples of 10 ms computing, 1 sample of 50 ms waiting with 40 system calls.
+    for _ in 0..3 {
+        b.push_sample_full(
+            s_compute,
+            t,
+            time,
+            &[10 * MS, 0],
+            1,
+            Some(SampleState::Running),
+        );
+        time += 10 * MS;
+    }
+    b.push_sample_full(
+        s_wait,
+        t,
+        time,
+        &[50 * MS, 40],
+        1,
+        Some(SampleState::Waiting),
+    );
+    b.finish()
+}
+
+/// The top functions view's rows: name → [self, self %, total, total %].
+fn table(browser: &Browser) -> HashMap<String, Vec<String>> {
+    let rows = browser.eval(
+        "return window.profViewer.views.get('table').shownRows();",
+        json!([]),
+    );
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["title"].as_str().unwrap().to_owned(),
+                serde_json::from_value(r["cells"].clone()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// What `prof report` prints for `file` with `args`: function → [self, self %, total, total %].
+fn report(file: &std::path::Path, args: &[&str]) -> HashMap<String, Vec<String>> {
+    let mut all = vec!["report", "--top", "100"];
+    all.extend_from_slice(args);
+    all.push(file.to_str().unwrap());
+    let out = prof_e2e::prof(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            // TOTAL (number unit) TOTAL% SELF (number unit) SELF% NAME, or without units for
+            // counts.
+            let (total, total_pct, own, own_pct, name) = match cells.len() {
+                7 => (
+                    format!("{} {}", cells[0], cells[1]),
+                    cells[2].to_owned(),
+                    format!("{} {}", cells[3], cells[4]),
+                    cells[5].to_owned(),
+                    cells[6],
+                ),
+                5 => (
+                    cells[0].to_owned(),
+                    cells[1].to_owned(),
+                    cells[2].to_owned(),
+                    cells[3].to_owned(),
+                    cells[4],
+                ),
+                _ => panic!("unexpected row {line:?}"),
+            };
+            (name.to_owned(), vec![own, own_pct, total, total_pct])
+        })
+        .collect()
+}
+
+/// Waits until the table equals `expected` (every function's four cells).
+fn wait_table(browser: &Browser, expected: &HashMap<String, Vec<String>>, what: &str) {
+    let mut seen = HashMap::new();
+    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eventually(what, || {
+            seen = table(browser);
+            &seen == expected
+        })
+    }));
+    assert!(
+        found.is_ok(),
+        "{what}: page {seen:?}, expected {expected:?}"
+    );
+}
+
+#[test]
+fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report_does() {
+    let dir = TempDir::new("browser-types");
+    let file = dir.join("wall.json");
+    sessions::save(&wall_session(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("types", 1100, 700, 1.0);
+    open_ok(&browser, &format!("{}#view=table", served.url));
+
+    // The default type: wall time, as `prof report` prints it.
+    wait_table(&browser, &report(&file, &[]), "wall time rows");
+    assert!(text(&browser, "#meta").contains("wall (nanoseconds)"));
+    let options = browser.eval(
+        "return [...document.querySelectorAll('#sample-type option')].map(o => o.textContent);",
+        json!([]),
+    );
+    assert_eq!(
+        options,
+        json!(["wall (nanoseconds)", "samples (count)", "syscalls (count)"])
+    );
+    browser.screenshot("types-01-wall");
+
+    // Another type: every number follows, the header says it, the URL holds it.
+    let choose = |selector: &str, value: &str| {
+        browser.eval(
+            "const s = document.querySelector(arguments[0]); s.value = arguments[1]; \
+             s.dispatchEvent(new Event('change'));",
+            json!([selector, value]),
+        );
+    };
+    choose("#sample-type", "syscalls");
+    wait_table(
+        &browser,
+        &report(&file, &["--type", "syscalls"]),
+        "syscall rows",
+    );
+    assert!(text(&browser, "#meta").contains("syscalls (count)"));
+    let url = browser.eval("return location.hash;", json!([]));
+    assert!(url.as_str().unwrap().contains("type=syscalls"), "{url}");
+    browser.screenshot("types-02-syscalls");
+
+    // Back to wall time, waiting only.
+    choose("#sample-type", "wall");
+    choose("#thread-state", "waiting");
+    wait_table(
+        &browser,
+        &report(&file, &["--state", "waiting"]),
+        "waiting rows",
+    );
+    let hash = browser.eval("return location.hash;", json!([])).to_string();
+    assert!(
+        hash.contains("state=waiting") && !hash.contains("type="),
+        "{hash}"
+    );
+    browser.screenshot("types-03-waiting");
+
+    // A copied URL restores both choices.
+    open_ok(
+        &browser,
+        &format!("{}#view=table&type=samples&state=running", served.url),
+    );
+    wait_table(
+        &browser,
+        &report(&file, &["--type", "samples", "--state", "running"]),
+        "running sample counts",
+    );
+    assert_eq!(
+        browser.eval(
+            "return [document.querySelector('#sample-type').value, \
+             document.querySelector('#thread-state').value];",
+            json!([])
+        ),
+        json!(["samples", "running"])
+    );
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
