@@ -38,6 +38,8 @@ pub const CHECK_BYTES: i64 = 64 << 10;
 /// 1 GB/s makes 2,000 samples a second, and the collector drains every millisecond when they
 /// come that fast.
 const RING_RECORDS: usize = 2048;
+/// The longest an allocating thread waits for room in a full ring before dropping its sample.
+const FULL_WAIT_NS: u64 = 50_000_000;
 /// Deepest stack recorded per sample.
 const MAX_DEPTH: usize = 256;
 /// Words before the frames in an alloc record: sample id, thread name (16 bytes).
@@ -192,7 +194,7 @@ fn record(addr: u64, size: u64, session: u64) {
         shared.dropped.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let Some(mut claim) = shared.ring.claim() else {
+    let Some(mut claim) = shared.claim() else {
         shared.table.remove(addr);
         FILTER.sub(addr);
         shared.dropped.fetch_add(1, Ordering::Relaxed);
@@ -230,6 +232,8 @@ fn thread_stack() -> Option<(u64, u64)> {
 struct Shared {
     session: u64,
     ring: Ring,
+    /// The collector thread, woken when the ring is full.
+    collector: std::sync::OnceLock<std::thread::Thread>,
     table: InUse,
     next_id: AtomicU32,
     dropped: AtomicU64,
@@ -242,6 +246,29 @@ struct Shared {
 }
 
 impl Shared {
+    /// A ring record. When the ring is full, wakes the collector and waits for it up to
+    /// [`FULL_WAIT_NS`], yielding: unlike a signal handler, an allocating thread may wait, and
+    /// it holds nothing the collector needs (the wrapped allocator has returned). `None` when
+    /// the ring stays full that long.
+    fn claim(&self) -> Option<Claim<'_>> {
+        if let Some(claim) = self.ring.claim() {
+            return Some(claim);
+        }
+        let since = sys::monotonic_ns();
+        loop {
+            if let Some(collector) = self.collector.get() {
+                collector.unpark();
+            }
+            std::thread::yield_now();
+            if let Some(claim) = self.ring.claim() {
+                return Some(claim);
+            }
+            if sys::monotonic_ns().saturating_sub(since) > FULL_WAIT_NS {
+                return None;
+            }
+        }
+    }
+
     /// Unwinds the calling thread from `regs` (taken in [`record`]) into `claim`: DWARF when the
     /// stack has room for it and a state is free, frame pointers otherwise.
     fn unwind(&self, regs: &Regs, tid: u32, guard: &sys::ReadGuard, claim: &mut Claim<'_>) {
@@ -300,6 +327,7 @@ pub fn start(options: Options) -> Result<Running> {
     let shared = Arc::new(Shared {
         session,
         ring: Ring::new(RING_RECORDS, PREFIX + options.max_depth.min(MAX_DEPTH)),
+        collector: std::sync::OnceLock::new(),
         table: InUse::new(LOG2_SLOTS),
         next_id: AtomicU32::new(0),
         dropped: AtomicU64::new(0),
@@ -330,6 +358,7 @@ pub fn start(options: Options) -> Result<Running> {
                 source,
             })?
     };
+    let _ = shared.collector.set(handle.thread().clone());
     // Nothing is listed now (the previous session's readers are gone): the filter starts empty.
     FILTER.clear();
     sys::clear_tid_cache_in_forked_children();

@@ -24,21 +24,27 @@ pub fn estimate(size: u64, mean: u64) -> (u64, u64) {
 }
 
 /// True for the frames of the allocation path itself, which every sample would otherwise end
-/// in (the outermost such frame is cut from a sample's stack with everything it called): prof's sampling code and wrapper, the allocator shims the compiler generates, and the
-/// standard library's raw allocation layers. What is left ends in the code that asked for
-/// memory (`Vec::push`, `String::from`, the program's own functions).
+/// in (the outermost such frame is cut from a sample's stack with everything it called): prof's
+/// sampling code and wrapper, the allocator shims the compiler generates (`__rust_alloc`,
+/// `__rust_realloc` and their `_zeroed` forms, `__rg_*`, `__rdl_*`), and the standard library's
+/// raw allocation layers. What is left ends in the code that asked for memory (`Vec::push`,
+/// `String::from`, the program's own functions).
 pub fn is_allocator_frame(name: &str) -> bool {
-    const PREFIXES: [&str; 8] = [
+    const PREFIXES: [&str; 11] = [
         "prof::sampler::alloc::",
         "prof::sampler::sys::alloc::",
-        "__rust",
-        "__rg_",
-        "__rdl_",
+        "__rust_alloc",
+        "__rust_realloc",
+        "__rg_alloc",
+        "__rg_realloc",
+        "__rdl_alloc",
+        "__rdl_realloc",
         "alloc::alloc::",
         "alloc::raw_vec::",
         "core::alloc::",
     ];
     let name = name.trim_start_matches('<');
+    let name = name.strip_prefix("__rustc::").unwrap_or(name);
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
@@ -78,27 +84,16 @@ pub fn build(
         } else {
             (0, 0)
         };
-        push_row(
-            &mut builder,
+        builder.push_sample_full(
             stack,
             thread,
             s.time_ns,
-            [bytes, objects, inuse_bytes, inuse_objects],
+            &[bytes, objects, inuse_bytes, inuse_objects],
+            1,
+            None,
         );
     }
     Report::new(builder.finish())
-}
-
-/// Adds one row with its four weights (until the session model carries several types, only the
-/// first).
-fn push_row(
-    builder: &mut SessionBuilder,
-    stack: crate::session::StackId,
-    thread: crate::session::ThreadIdx,
-    time_ns: u64,
-    weights: [u64; 4],
-) {
-    builder.push_sample(stack, thread, time_ns, weights[0]);
 }
 
 #[cfg(test)]
@@ -123,6 +118,7 @@ mod tests {
             "prof::sampler::alloc::record",
             "<prof::sampler::sys::alloc::Sampling<A> as core::alloc::global::GlobalAlloc>::alloc",
             "__rustc::__rust_alloc",
+            "__rustc::__rust_alloc_zeroed",
             "__rust_realloc",
             "alloc::alloc::exchange_malloc",
             "alloc::raw_vec::RawVecInner<A>::finish_grow",
@@ -135,6 +131,10 @@ mod tests {
             "<alloc::string::String as core::clone::Clone>::clone",
             "prof::cli::workload::allocate",
             "main",
+            // The catch_unwind intrinsic under every spawned thread (regression: it once cut
+            // those threads' stacks down to their root).
+            "__rust_try",
+            "__rustc::__rust_start_panic",
         ] {
             assert!(!is_allocator_frame(name), "{name}");
         }
