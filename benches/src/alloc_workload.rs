@@ -84,7 +84,7 @@ pub fn child(session: bool, thread: bool, passes: usize) {
     let _idle = thread.then(|| {
         std::thread::Builder::new()
             .name("idle".into())
-            .spawn(|| std::thread::park())
+            .spawn(std::thread::park)
             .expect("a thread")
     });
     let cpu0 = prof::sampler::thread_cpu_time();

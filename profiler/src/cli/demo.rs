@@ -64,8 +64,11 @@ pub fn run(args: DemoArgs) -> ExitCode {
         }
     };
     eprintln!(
-        "found {} primes, {} Collatz steps, parsed {} records",
-        outcome.primes, outcome.collatz_steps, outcome.records
+        "found {} primes, {} Collatz steps, parsed {} records (the last {} still in use)",
+        outcome.primes,
+        outcome.collatz_steps,
+        outcome.records,
+        outcome.kept.len()
     );
     // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
     if let Err(e) = report.save(&args.output) {

@@ -14,6 +14,9 @@ pub struct Outcome {
     pub collatz_steps: u64,
     /// Records parsed by the allocating thread.
     pub records: u64,
+    /// The last records it parsed, still allocated when the workload returns (so an alloc
+    /// session stopped then has blocks in use).
+    pub kept: std::collections::VecDeque<Record>,
 }
 
 /// Runs the workload for about `duration` of wall time on the calling thread and one helper
@@ -31,26 +34,27 @@ pub fn run(duration: Duration, allocating: bool) -> Outcome {
     });
     let primes = primes_for(duration);
     let collatz_steps = helper.join().unwrap_or_default();
-    let records = allocator.map_or(0, |a| a.join().unwrap_or_default());
+    let (records, kept) = allocator.map_or_else(Default::default, |a| a.join().unwrap_or_default());
     Outcome {
         primes,
         collatz_steps,
         records,
+        kept,
     }
 }
 
 /// One parsed record: small strings and a vector, as a parser of a text format makes them.
 #[derive(Debug)]
-struct Record {
+pub struct Record {
     name: String,
     tags: Vec<String>,
     values: Vec<u64>,
 }
 
-/// Parses records until `duration` has passed, keeping the last 20,000 (so some memory is still
-/// in use at the end); returns how many it parsed.
+/// Parses records until `duration` has passed, keeping the last 20,000; returns how many it
+/// parsed and those it kept.
 #[inline(never)]
-fn records_for(duration: Duration) -> u64 {
+fn records_for(duration: Duration) -> (u64, std::collections::VecDeque<Record>) {
     let start = Instant::now();
     let mut kept = std::collections::VecDeque::new();
     let mut n = 0u64;
@@ -70,7 +74,7 @@ fn records_for(duration: Duration) -> u64 {
             .map(|r| r.name.len() + r.tags.len() + r.values.len())
             .sum::<usize>(),
     );
-    n
+    (n, kept)
 }
 
 /// A line of text to parse: `name;tag,tag,...;value value ...`.
