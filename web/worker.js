@@ -244,6 +244,7 @@ const methods = {
       threads: data.threads(),
       height: data.height(),
       matched: data.matched(),
+      waiting: data.waiting(),
       hottest: data.hottest(),
       ...JSON.parse(data.textsJson()),
     };

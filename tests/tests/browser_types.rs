@@ -155,6 +155,22 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
         options,
         json!(["wall (nanoseconds)", "samples (count)", "syscalls (count)"])
     );
+    // The timeline marks the waiting part of each bar: 50 of the 80 ms were spent waiting.
+    let mut parts = json!(null);
+    eventually("the timeline's waiting part", || {
+        parts = browser.eval(
+            "const d = window.profViewer.timeline.data; if (!d) return null; \
+             const sum = (a) => Array.from(a).reduce((x, y) => x + y, 0); \
+             return [sum(d.height), sum(d.waiting)];",
+            json!([]),
+        );
+        parts.is_array()
+    });
+    let (all, waiting) = (parts[0].as_f64().unwrap(), parts[1].as_f64().unwrap());
+    assert!(
+        (waiting / all - 50.0 / 80.0).abs() < 0.02,
+        "waiting share of the timeline: {parts}"
+    );
     browser.screenshot("types-01-wall");
 
     // Another type: every number follows, the header says it, the URL holds it.

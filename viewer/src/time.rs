@@ -100,6 +100,7 @@ pub struct TimelineData {
     threads: Vec<u32>,
     height: Vec<f32>,
     matched: Vec<f32>,
+    waiting: Vec<f32>,
     hottest: Vec<u32>,
     labels: Vec<String>,
     ticks: Vec<Tick>,
@@ -154,6 +155,8 @@ impl TimelineData {
                     .push((track.weight[b] as f64 * scale).min(1.0) as f32);
                 data.matched
                     .push((track.matched[b] as f64 * scale).min(1.0) as f32);
+                data.waiting
+                    .push((track.waiting[b] as f64 * scale).min(1.0) as f32);
                 data.hottest.push(track.hottest[b].map_or(NONE, |f| f.0));
             }
         }
@@ -194,6 +197,12 @@ impl TimelineData {
     /// The highlighted part of each bar, on the same scale.
     pub fn matched(&self) -> Vec<f32> {
         self.matched.clone()
+    }
+
+    /// The part of each bar spent waiting (off CPU, wall mode), on the same scale; all 0 when
+    /// the session records no thread states.
+    pub fn waiting(&self) -> Vec<f32> {
+        self.waiting.clone()
     }
 
     /// Each bucket's hottest function id (`NONE`, `u32::MAX`, when empty).

@@ -13,6 +13,9 @@ const FONT = "11px system-ui, sans-serif";
 const DIM_COLOR = "#d5d0cc";
 const HIDDEN_COLOR = "#c4c4c4";
 const MATCH_COLOR = "#d633ff";
+/** The part of a bar its thread spent waiting (off CPU, wall mode): pale, under the colour of
+ * the time it ran. */
+const WAITING_COLOR = "#c8d4e0";
 const MIN_DRAG = 3; // CSS pixels a drag must span to select a range
 
 export class Timeline {
@@ -217,7 +220,11 @@ export class Timeline {
           color = colors.get(func);
           if (!color) colors.set(func, (color = functionColor(names[func] ?? "")));
         }
-        path(color).rect(x, base - Math.max(h, 1), w, Math.max(h, 1));
+        // The time spent waiting is the bar's pale upper part; the running part keeps its colour.
+        const waiting = shown ? Math.min(d.waiting[i] * full, h) : 0;
+        const running = h - waiting;
+        if (running > 0) path(color).rect(x, base - Math.max(running, 1), w, Math.max(running, 1));
+        if (waiting > 0) path(WAITING_COLOR).rect(x, base - h, w, Math.max(waiting, 1));
         const m = d.matched[i] * full;
         if (shown && highlighting && m > 0) path(MATCH_COLOR).rect(x, base - Math.max(m, 1), w, Math.max(m, 1));
       }

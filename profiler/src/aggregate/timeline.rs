@@ -3,7 +3,7 @@
 //! selected function) matches. The viewer draws it as one activity graph per thread.
 
 use super::filter::Filter;
-use crate::session::{Session, StrId, ThreadIdx};
+use crate::session::{SampleState, Session, StrId, ThreadIdx};
 
 /// One thread's samples over the window, bucket by bucket.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +18,9 @@ pub struct TimelineTrack {
     /// The weight in each bucket of the samples whose stack holds a highlighted function (0
     /// everywhere without a highlight).
     pub matched: Vec<u64>,
+    /// The weight in each bucket of the samples taken while the thread waited (off CPU: wall
+    /// mode); 0 everywhere for sessions that record no state.
+    pub waiting: Vec<u64>,
 }
 
 /// The time the session spans: `[0, end)`, where `end` covers the recorded duration and every
@@ -109,6 +112,7 @@ pub fn timeline(
             weight: vec![0; buckets],
             hottest: vec![None; buckets],
             matched: vec![0; buckets],
+            waiting: vec![0; buckets],
         });
     }
     if buckets == 0 || to <= from || tracks.is_empty() {
@@ -145,6 +149,9 @@ pub fn timeline(
             .is_some_and(|m| m[samples.stack[i].index()])
         {
             t.matched[bucket] = t.matched[bucket].saturating_add(w);
+        }
+        if samples.state(i) == Some(SampleState::Waiting) {
+            t.waiting[bucket] = t.waiting[bucket].saturating_add(w);
         }
         let cell = track as usize * buckets + bucket;
         cell_of[i] = cell as u32;
@@ -232,6 +239,21 @@ mod tests {
             .iter()
             .map(|s| u8::from(s == name))
             .collect()
+    }
+
+    #[test]
+    fn waiting_time_is_summed_apart_per_bucket() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample_full(s, t, 0, &[3], 1, Some(SampleState::Running));
+        b.push_sample_full(s, t, 1, &[5], 1, Some(SampleState::Waiting));
+        b.push_sample_full(s, t, 12, &[7], 1, Some(SampleState::Waiting));
+        let session = b.finish();
+        let tracks = timeline(&session, &Filter::all(), 0, 20, 2, None);
+        assert_eq!(tracks[0].weight, [8, 7]);
+        assert_eq!(tracks[0].waiting, [5, 7]);
     }
 
     #[test]
