@@ -1,6 +1,8 @@
 //! Shared pieces of the benchmarks in `benches/`: the synthetic profile they all measure and a
 //! timing helper.
 
+pub mod alloc_workload;
+
 use prof::session::{FrameSpec, Session, SessionBuilder, StackId};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

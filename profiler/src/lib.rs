@@ -28,6 +28,8 @@
 #![deny(unsafe_code)]
 
 pub mod aggregate;
+#[cfg(feature = "native")]
+pub mod alloc;
 mod error;
 pub mod export;
 pub mod import;
@@ -43,7 +45,9 @@ pub mod serve;
 pub mod symbolize;
 
 pub use error::{Error, Result};
-pub use options::{Options, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES};
+pub use options::{
+    Options, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES,
+};
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 

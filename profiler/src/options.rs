@@ -10,6 +10,10 @@ pub const DEFAULT_MAX_DEPTH: usize = 128;
 /// The default largest number of samples kept; later samples are dropped and counted.
 pub const DEFAULT_MAX_SAMPLES: usize = 1_000_000;
 
+/// The default mean distance between sampled allocations in alloc mode: 512 KiB, as Go's and
+/// tcmalloc's heap profilers sample.
+pub const DEFAULT_ALLOC_INTERVAL_BYTES: u64 = 512 * 1024;
+
 /// How to profile. Built with [`Options::default`] and the chained setters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -22,6 +26,9 @@ pub struct Options {
     pub max_samples: usize,
     /// What to measure.
     pub mode: Mode,
+    /// In [`Mode::Alloc`]: the mean number of bytes allocated between two samples
+    /// ([`DEFAULT_ALLOC_INTERVAL_BYTES`]); each thread's distances are drawn at random.
+    pub alloc_interval_bytes: u64,
 }
 
 impl Default for Options {
@@ -31,6 +38,7 @@ impl Default for Options {
             max_depth: DEFAULT_MAX_DEPTH,
             max_samples: DEFAULT_MAX_SAMPLES,
             mode: Mode::Cpu,
+            alloc_interval_bytes: DEFAULT_ALLOC_INTERVAL_BYTES,
         }
     }
 }
@@ -57,6 +65,12 @@ impl Options {
     /// Sets what to measure.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Sets the mean number of bytes between sampled allocations in [`Mode::Alloc`].
+    pub fn alloc_interval_bytes(mut self, bytes: u64) -> Self {
+        self.alloc_interval_bytes = bytes;
         self
     }
 }

@@ -118,6 +118,57 @@ fn demo_rejects_an_unknown_mode() {
 }
 
 #[test]
+fn demo_in_alloc_mode_profiles_the_allocating_thread() {
+    let dir = prof_e2e::TempDir::new("demo-alloc");
+    let out_path = dir.join("demo.json");
+    let out = prof(&[
+        "demo",
+        "--mode",
+        "alloc",
+        "--no-serve",
+        "--seconds",
+        "0.6",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("alloc mode") && stdout.contains("alloc_bytes"),
+        "{stdout}"
+    );
+    let report = prof::Report::load(&out_path).expect("the demo session loads");
+    assert_eq!(
+        report.sample_types(),
+        [
+            "alloc_bytes",
+            "alloc_objects",
+            "inuse_bytes",
+            "inuse_objects"
+        ]
+    );
+    assert!(report.total_samples() >= 20, "{stdout}");
+    // The records thread keeps its last 20,000 records: some sampled blocks are still in use.
+    let mut session = report.into_session();
+    let through = |s: &prof::session::Session, name: &str| -> u64 {
+        (0..s.samples.len())
+            .filter(|&i| {
+                s.stack_frames(s.samples.stack[i])
+                    .any(|f| s.frame_name(f).contains(name))
+            })
+            .map(|i| s.samples.weight[i])
+            .sum()
+    };
+    assert!(through(&session, "parse_record") > 0, "{stdout}");
+    session.select_sample_type("inuse_bytes").unwrap();
+    assert!(through(&session, "records_for") > 0, "{stdout}");
+}
+
+#[test]
 fn demo_rejects_a_nonsense_duration() {
     let out = prof(&["demo", "--seconds", "-1"]);
     assert_eq!(out.status.code(), Some(2));

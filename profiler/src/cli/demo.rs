@@ -1,5 +1,5 @@
-//! `prof demo`: profiles a built-in workload (in CPU or wall mode), saves the session and
-//! serves it exactly as `prof serve demo.json` would.
+//! `prof demo`: profiles a built-in workload (in CPU, wall or alloc mode; in alloc mode it gets
+//! an allocating thread), saves the session and serves it exactly as `prof serve demo.json` would.
 
 use super::serve::{serve_files, ServeFlags};
 use super::workload;
@@ -18,8 +18,9 @@ pub struct DemoArgs {
     /// Sampling interval in microseconds.
     #[arg(long, default_value_t = 1000, value_name = "MICROS")]
     interval_us: u64,
-    /// What to sample: CPU time, or wall time (every thread, running or waiting).
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall"])]
+    /// What to sample: CPU time, wall time (every thread, running or waiting), or allocations
+    /// (sampled every 512 KiB on average; the workload then gets an allocating thread).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall", "alloc"])]
     mode: String,
     /// Where to save the session.
     #[arg(short, long, default_value = "demo.json")]
@@ -40,19 +41,22 @@ pub fn run(args: DemoArgs) -> ExitCode {
     let duration = Duration::from_secs_f64(args.seconds);
     let mode = match args.mode.as_str() {
         "wall" => prof::Mode::Wall,
+        "alloc" => prof::Mode::Alloc,
         _ => prof::Mode::Cpu,
     };
+    let alloc = mode == prof::Mode::Alloc;
     let options = prof::Options::default()
         .mode(mode)
         .interval(Duration::from_micros(args.interval_us));
     eprintln!(
         "profiling the demo workload in {} mode for {:.1} s (primes on the main thread, Collatz \
-         on another, a third waiting for progress reports)",
+         on another, a third waiting for progress reports{})",
         mode.name(),
-        args.seconds
+        args.seconds,
+        if alloc { ", records parsed and kept on a fourth" } else { "" }
     );
     let mut outcome = workload::Outcome::default();
-    let report = match prof::profile(options, || outcome = workload::run(duration)) {
+    let report = match prof::profile(options, || outcome = workload::run(duration, alloc)) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("prof: {e}");
@@ -60,8 +64,13 @@ pub fn run(args: DemoArgs) -> ExitCode {
         }
     };
     eprintln!(
-        "found {} primes, {} Collatz steps, {} progress reports",
-        outcome.primes, outcome.collatz_steps, outcome.reports
+        "found {} primes, {} Collatz steps, {} progress reports, parsed {} records (the last {} \
+         still in use)",
+        outcome.primes,
+        outcome.collatz_steps,
+        outcome.reports,
+        outcome.records,
+        outcome.kept.len()
     );
     // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
     if let Err(e) = report.save(&args.output) {

@@ -1,7 +1,8 @@
 //! The built-in workload that `prof demo` profiles: two hot functions with clearly different
 //! costs, on two threads, so the flame graph and the top-N table have something to say, and a
 //! third thread that mostly waits (for the main thread's progress reports), which wall mode
-//! shows and CPU mode hardly sees.
+//! shows and CPU mode hardly sees; and for alloc mode a fourth that parses records into small
+//! strings and vectors, keeping some.
 
 use std::hint::black_box;
 use std::sync::mpsc;
@@ -16,11 +17,16 @@ pub struct Outcome {
     pub collatz_steps: u64,
     /// Progress reports the waiting thread received.
     pub reports: u64,
+    /// Records parsed by the allocating thread.
+    pub records: u64,
+    /// The last records it parsed, still allocated when the workload returns (so an alloc
+    /// session stopped then has blocks in use).
+    pub kept: std::collections::VecDeque<Record>,
 }
 
 /// Runs the workload for about `duration` of wall time on the calling thread and two helper
-/// threads, and returns what it computed.
-pub fn run(duration: Duration) -> Outcome {
+/// threads (and with `allocating`, a thread that allocates), and returns what it computed.
+pub fn run(duration: Duration, allocating: bool) -> Outcome {
     let helper = std::thread::Builder::new()
         .name("collatz".into())
         .spawn(move || collatz_for(duration))
@@ -30,14 +36,23 @@ pub fn run(duration: Duration) -> Outcome {
         .name("waiter".into())
         .spawn(move || wait_for_reports(&received))
         .expect("the demo can start a thread");
+    let allocator = allocating.then(|| {
+        std::thread::Builder::new()
+            .name("records".into())
+            .spawn(move || records_for(duration))
+            .expect("the demo can start a thread")
+    });
     let primes = primes_for(duration, &progress);
     drop(progress);
     let collatz_steps = helper.join().unwrap_or_default();
     let reports = waiter.join().unwrap_or_default();
+    let (records, kept) = allocator.map_or_else(Default::default, |a| a.join().unwrap_or_default());
     Outcome {
         primes,
         collatz_steps,
         reports,
+        records,
+        kept,
     }
 }
 
@@ -50,6 +65,70 @@ fn wait_for_reports(received: &mpsc::Receiver<u64>) -> u64 {
         reports += 1;
     }
     reports
+}
+
+/// One parsed record: small strings and a vector, as a parser of a text format makes them.
+#[derive(Debug)]
+pub struct Record {
+    name: String,
+    tags: Vec<String>,
+    values: Vec<u64>,
+}
+
+/// Parses records until `duration` has passed, keeping the last 20,000; returns how many it
+/// parsed and those it kept.
+#[inline(never)]
+fn records_for(duration: Duration) -> (u64, std::collections::VecDeque<Record>) {
+    let start = Instant::now();
+    let mut kept = std::collections::VecDeque::new();
+    let mut n = 0u64;
+    while start.elapsed() < duration {
+        for _ in 0..200 {
+            let line = format_line(n);
+            let record = parse_record(&line);
+            if kept.len() == 20_000 {
+                kept.pop_front();
+            }
+            kept.push_back(record);
+            n += 1;
+        }
+    }
+    black_box(
+        kept.iter()
+            .map(|r| r.name.len() + r.tags.len() + r.values.len())
+            .sum::<usize>(),
+    );
+    (n, kept)
+}
+
+/// A line of text to parse: `name;tag,tag,...;value value ...`.
+#[inline(never)]
+fn format_line(n: u64) -> String {
+    let tags: Vec<String> = (0..1 + n % 5)
+        .map(|t| format!("tag{}", (n + t) % 97))
+        .collect();
+    let values: Vec<String> = (0..4 + n % 24).map(|v| (n * 31 + v).to_string()).collect();
+    format!("record{n};{};{}", tags.join(","), values.join(" "))
+}
+
+/// Parses a line made by [`format_line`]: one string, a vector of strings, a vector of numbers.
+#[inline(never)]
+fn parse_record(line: &str) -> Record {
+    let mut parts = line.split(';');
+    let name = parts.next().unwrap_or_default().to_owned();
+    let tags = parts
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let values = parts
+        .next()
+        .unwrap_or_default()
+        .split(' ')
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    Record { name, tags, values }
 }
 
 /// Counts primes in ever larger ranges until `duration` has passed. About three quarters of the
@@ -144,8 +223,13 @@ mod tests {
             digit_sum(0),
             (0..40).map(|r: u64| r % 10 + r / 10).sum::<u64>()
         );
-        let outcome = run(Duration::from_millis(120));
-        assert!(outcome.primes > 0 && outcome.collatz_steps > 0);
+        let outcome = run(Duration::from_millis(120), true);
+        assert!(outcome.primes > 0 && outcome.collatz_steps > 0 && outcome.records > 0);
         assert!(outcome.reports >= 1, "{outcome:?}");
+        let record = parse_record(&format_line(7));
+        assert_eq!(record.name, "record7");
+        assert_eq!(record.tags, ["tag7", "tag8", "tag9"]);
+        assert_eq!(record.values.len(), 11);
+        assert_eq!(record.values[0], 217);
     }
 }

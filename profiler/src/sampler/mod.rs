@@ -8,6 +8,7 @@
 //! `PROF_TIMER=perf_event_sigtrap|perf_event|timer_create|setitimer` to force a mechanism and
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
 
+pub(crate) mod alloc;
 mod collector;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod dwarf;
@@ -20,7 +21,7 @@ mod stackmap;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod suffix;
 #[allow(unsafe_code)]
-mod sys;
+pub(crate) mod sys;
 mod threads;
 mod timer;
 mod unwind;
@@ -63,6 +64,8 @@ static RUNNING: AtomicBool = AtomicBool::new(false);
 #[must_use = "a profiler samples until stopped; call stop() to get the report"]
 pub struct Profiler {
     inner: Option<Running>,
+    /// The allocation session, in [`crate::Mode::Alloc`].
+    alloc: Option<alloc::Running>,
 }
 
 struct Running {
@@ -89,10 +92,7 @@ impl Profiler {
     /// session is already running, or [`Error::Os`] when the handler or timers cannot be set up.
     pub fn start(options: Options) -> Result<Profiler> {
         if options.mode == crate::Mode::Alloc {
-            return Err(Error::InvalidOption(format!(
-                "mode {} is not implemented yet; use cpu",
-                options.mode.name()
-            )));
+            return Self::start_alloc(options);
         }
         if options.interval < MIN_INTERVAL || options.max_depth == 0 {
             return Err(Error::InvalidOption(format!(
@@ -108,6 +108,27 @@ impl Profiler {
         match Self::start_inner(options) {
             Ok(running) => Ok(Profiler {
                 inner: Some(running),
+                alloc: None,
+            }),
+            Err(e) => {
+                RUNNING.store(false, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts an allocation session: no timers or signals, the global allocator samples.
+    fn start_alloc(options: Options) -> Result<Profiler> {
+        if RUNNING
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(Error::AlreadyRunning);
+        }
+        match alloc::start(options) {
+            Ok(running) => Ok(Profiler {
+                inner: None,
+                alloc: Some(running),
             }),
             Err(e) => {
                 RUNNING.store(false, Ordering::Release);
@@ -248,6 +269,11 @@ impl Profiler {
     /// prof's signals still in flight and gives any other the default action), then symbolizes. In a child forked while profiling (whose timers and collector stayed in
     /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
+        if let Some(alloc) = self.alloc.take() {
+            let report = alloc.stop();
+            RUNNING.store(false, Ordering::Release);
+            return report;
+        }
         let running = self.inner.take().expect("a profiler is stopped once");
         let f = running.finish()?;
         Ok(report::build(
@@ -314,6 +340,10 @@ impl Drop for Profiler {
     fn drop(&mut self) {
         if let Some(running) = self.inner.take() {
             let _ = running.finish();
+        }
+        if let Some(alloc) = self.alloc.take() {
+            let _ = alloc.stop();
+            RUNNING.store(false, Ordering::Release);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Every system call and raw memory access of the sampler, each `unsafe` block argued in a
 //! `// SAFETY:` comment. The rest of the sampler is safe Rust over the wrappers here.
 
+mod alloc;
 mod clock;
 mod loader;
 mod rcu;
@@ -8,6 +9,7 @@ mod signal;
 mod stack;
 mod timer;
 
+pub use alloc::*;
 pub use clock::*;
 pub use loader::*;
 pub use rcu::*;

@@ -1,0 +1,158 @@
+//! The allocation session's collector thread: drains the ring of sampled allocations into
+//! interned stacks, and keeps the unwinder's modules up to date as libraries are loaded.
+
+use super::Shared;
+use crate::sampler::sys::{self, LoadedObject};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The longest the collector sleeps between drains.
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+/// How often the loaded objects are looked at.
+const MODULES_EVERY: Duration = Duration::from_millis(20);
+
+/// One sampled allocation.
+#[derive(Clone, Copy, Debug)]
+pub struct AllocSample {
+    /// Index into [`Collected::stacks`].
+    pub stack: u32,
+    /// The sample's id (its in-use table listing carries it).
+    pub id: u32,
+    /// Kernel thread id.
+    pub tid: u32,
+    /// Nanoseconds since the session started.
+    pub time_ns: u64,
+    /// The block's size in bytes.
+    pub size: u64,
+}
+
+/// What the collector hands back at stop.
+#[derive(Default)]
+pub struct Collected {
+    /// Distinct stacks, addresses leaf first.
+    pub stacks: Vec<Box<[u64]>>,
+    /// Samples in arrival order.
+    pub samples: Vec<AllocSample>,
+    /// Thread names by id, as recorded by their samples.
+    pub names: HashMap<u32, String>,
+    /// Samples over `max_samples`, dropped.
+    pub dropped: u64,
+    /// Every object loaded at some point of the session, for symbolization.
+    pub objects: Vec<LoadedObject>,
+}
+
+/// The collector's state.
+pub struct Collector {
+    shared: Arc<Shared>,
+    max_samples: usize,
+    out: Collected,
+    index: HashMap<Box<[u64]>, u32>,
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    modules: crate::sampler::dwarf::Modules,
+    loader_counters: (u64, u64),
+}
+
+impl Collector {
+    /// A collector for a session.
+    pub(super) fn new(shared: Arc<Shared>, max_samples: usize) -> Collector {
+        Collector {
+            shared,
+            max_samples,
+            out: Collected::default(),
+            index: HashMap::new(),
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            modules: crate::sampler::dwarf::Modules::default(),
+            loader_counters: (u64::MAX, u64::MAX),
+        }
+    }
+
+    /// Reads the loaded objects and installs a new unwinder when they changed.
+    pub fn refresh_modules(&mut self) {
+        if sys::loader_counters() != self.loader_counters {
+            let (objects, counters) = sys::loaded_objects();
+            self.loader_counters = counters;
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            {
+                let unwinder = self.modules.refresh(&objects);
+                self.shared.dwarf.replace(Some(Box::new(unwinder)));
+            }
+            for object in objects {
+                if !self.out.objects.contains(&object) {
+                    self.out.objects.push(object);
+                }
+            }
+        }
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        self.shared.dwarf.reclaim();
+    }
+
+    /// Moves the records waiting in the ring into the profile; returns how many there were.
+    fn drain(&mut self) -> usize {
+        let shared = Arc::clone(&self.shared);
+        let mut drained = 0;
+        let mut scratch = Vec::new();
+        while shared.ring.pop(|raw, words| {
+            drained += 1;
+            let id = words.next().unwrap_or(0) as u32;
+            let mut name = [0u8; 16];
+            for chunk in name.chunks_mut(8) {
+                chunk.copy_from_slice(&words.next().unwrap_or(0).to_le_bytes());
+            }
+            if self.out.samples.len() >= self.max_samples {
+                self.out.dropped += 1;
+                return;
+            }
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            self.out
+                .names
+                .entry(raw.tid)
+                .or_insert_with(|| String::from_utf8_lossy(&name[..end]).into_owned());
+            scratch.clear();
+            scratch.extend(words);
+            let stack = match self.index.get(scratch.as_slice()) {
+                Some(&i) => i,
+                None => {
+                    let i = self.out.stacks.len() as u32;
+                    let key: Box<[u64]> = scratch.as_slice().into();
+                    self.out.stacks.push(key.clone());
+                    self.index.insert(key, i);
+                    i
+                }
+            };
+            self.out.samples.push(AllocSample {
+                stack,
+                id,
+                tid: raw.tid,
+                time_ns: raw.time_ns,
+                size: raw.weight,
+            });
+        }) {}
+        drained
+    }
+
+    /// Drains until `stop` is set, then once more (the session's writers have finished by
+    /// then), and hands back what was collected.
+    pub fn run(mut self, stop: &AtomicBool) -> Collected {
+        let mut last_modules = Instant::now();
+        while !stop.load(Ordering::Acquire) {
+            let drained = self.drain();
+            if last_modules.elapsed() >= MODULES_EVERY {
+                last_modules = Instant::now();
+                self.refresh_modules();
+            }
+            // Fast enough to keep the ring under a quarter full at the rate just seen.
+            let sleep = if drained > self.shared.ring.capacity() / 16 {
+                Duration::from_millis(1)
+            } else {
+                MAX_SLEEP
+            };
+            std::thread::park_timeout(sleep);
+        }
+        self.drain();
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        self.shared.dwarf.replace(None);
+        self.out
+    }
+}

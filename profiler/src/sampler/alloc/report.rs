@@ -1,0 +1,142 @@
+//! From sampled allocations to a [`Report`]: symbolize the stacks (without the allocator's own
+//! frames), scale each sample to an unbiased estimate and mark the blocks still live at stop.
+
+use super::collector::Collected;
+use crate::sampler::report::intern_stacks;
+use crate::session::{Metadata, SessionBuilder};
+use crate::{Options, Report};
+use std::collections::{HashMap, HashSet};
+
+/// The estimate one sample of a `size`-byte block stands for when blocks are sampled by a
+/// Poisson process over bytes with mean `mean`: it was sampled with probability
+/// `p = 1 - exp(-size/mean)`, so it counts `1/p` blocks and `size/p` bytes (the estimator of
+/// Go's and tcmalloc's heap profiles). Returns (bytes, objects), rounded.
+pub fn estimate(size: u64, mean: u64) -> (u64, u64) {
+    let p = -(-(size as f64) / mean.max(1) as f64).exp_m1();
+    if p <= 0.0 {
+        // A zero-sized block: it never moves the countdown, so it is never sampled.
+        return (0, 0);
+    }
+    (
+        (size as f64 / p).round() as u64,
+        (1.0 / p).round().max(1.0) as u64,
+    )
+}
+
+/// True for the frames of the allocation path itself, which every sample would otherwise end
+/// in (the outermost such frame is cut from a sample's stack with everything it called): prof's
+/// sampling code and wrapper, the allocator shims the compiler generates (`__rust_alloc`,
+/// `__rust_realloc` and their `_zeroed` forms, `__rg_*`, `__rdl_*`), and the standard library's
+/// raw allocation layers. What is left ends in the code that asked for memory (`Vec::push`,
+/// `String::from`, the program's own functions).
+pub fn is_allocator_frame(name: &str) -> bool {
+    const PREFIXES: [&str; 11] = [
+        "prof::sampler::alloc::",
+        "prof::sampler::sys::alloc::",
+        "__rust_alloc",
+        "__rust_realloc",
+        "__rg_alloc",
+        "__rg_realloc",
+        "__rdl_alloc",
+        "__rdl_realloc",
+        "alloc::alloc::",
+        "alloc::raw_vec::",
+        "core::alloc::",
+    ];
+    let name = name.trim_start_matches('<');
+    let name = name.strip_prefix("__rustc::").unwrap_or(name);
+    PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Builds the report: per sample, `alloc_bytes`, `alloc_objects`, and `inuse_bytes`,
+/// `inuse_objects` (the same estimate when its block was still listed at stop, else 0).
+pub fn build(
+    collected: Collected,
+    live: &[u32],
+    mut meta: Metadata,
+    dropped: u64,
+    mean: u64,
+    options: &Options,
+) -> Report {
+    meta.dropped_samples = dropped + collected.dropped;
+    let mut builder = SessionBuilder::new(meta);
+    crate::sampler::mappings::add_mappings(&mut builder, &collected.objects);
+    let stack_ids = intern_stacks(
+        &mut builder,
+        &collected.stacks,
+        &collected.objects,
+        options.max_depth,
+        is_allocator_frame,
+    );
+    let live: HashSet<u32> = live.iter().copied().collect();
+    let mut threads = HashMap::new();
+    for s in &collected.samples {
+        let Some(stack) = stack_ids[s.stack as usize] else {
+            continue;
+        };
+        let thread = *threads.entry(s.tid).or_insert_with(|| {
+            let name = collected.names.get(&s.tid).map_or("", String::as_str);
+            builder.thread(u64::from(s.tid), name)
+        });
+        let (bytes, objects) = estimate(s.size, mean);
+        let (inuse_bytes, inuse_objects) = if live.contains(&s.id) {
+            (bytes, objects)
+        } else {
+            (0, 0)
+        };
+        builder.push_sample_full(
+            stack,
+            thread,
+            s.time_ns,
+            &[bytes, objects, inuse_bytes, inuse_objects],
+            1,
+            None,
+        );
+    }
+    Report::new(builder.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_blocks_stand_for_about_the_mean_and_large_ones_for_themselves() {
+        let mean = 512 * 1024;
+        let (bytes, objects) = estimate(64, mean);
+        // p = 1 - exp(-64/524288) ~ 64/524288: about mean + size/2 bytes, mean/size objects.
+        assert!((bytes as i64 - (mean + 32) as i64).abs() <= 1, "{bytes}");
+        assert_eq!(objects, 8193);
+        let (bytes, objects) = estimate(64 << 20, mean);
+        assert_eq!((bytes, objects), (64 << 20, 1));
+        assert_eq!(estimate(0, mean), (0, 0));
+    }
+
+    #[test]
+    fn the_allocation_path_is_trimmed_and_the_callers_kept() {
+        for name in [
+            "prof::sampler::alloc::record",
+            "<prof::sampler::sys::alloc::Sampling<A> as core::alloc::global::GlobalAlloc>::alloc",
+            "__rustc::__rust_alloc",
+            "__rustc::__rust_alloc_zeroed",
+            "__rust_realloc",
+            "alloc::alloc::exchange_malloc",
+            "alloc::raw_vec::RawVecInner<A>::finish_grow",
+            "<alloc::raw_vec::RawVec<T,A>>::grow_one",
+        ] {
+            assert!(is_allocator_frame(name), "{name}");
+        }
+        for name in [
+            "alloc::vec::Vec<T,A>::push",
+            "<alloc::string::String as core::clone::Clone>::clone",
+            "prof::cli::workload::allocate",
+            "main",
+            // The catch_unwind intrinsic under every spawned thread (regression: it once cut
+            // those threads' stacks down to their root).
+            "__rust_try",
+            "__rustc::__rust_start_panic",
+        ] {
+            assert!(!is_allocator_frame(name), "{name}");
+        }
+    }
+}
