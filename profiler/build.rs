@@ -3,23 +3,28 @@
 //! with rust-embed; since this runs whenever the viewer's sources change, the embedded viewer is
 //! never stale.
 //!
-//! Without the `native` feature (which is how the viewer itself depends on `prof`) nothing is done:
-//! that is what keeps the nested build from recursing.
+//! Without the `serve` feature (the viewer itself depends on `prof` without it) nothing is done:
+//! that is what keeps the nested build from recursing, and what spares library users the wasm
+//! tool chain.
+//!
+//! A missing `wasm32-unknown-unknown` target is an error naming the command that installs it. Only
+//! inside prof's own workspace, whose `.cargo/config.toml` sets `PROF_INSTALL_WASM_TARGET=1`, is it
+//! installed with rustup: a crate that depends on prof never has its tool chain changed.
 
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 use std::{
     env,
     path::{Path, PathBuf},
     process::{exit, Command},
 };
 
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
-#[cfg(not(feature = "native"))]
+#[cfg(not(feature = "serve"))]
 fn main() {}
 
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let root = manifest_dir
@@ -45,14 +50,17 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
     }
     println!("cargo:rerun-if-env-changed=PROF_VIEWER_PROFILE");
+    println!("cargo:rerun-if-env-changed=PROF_INSTALL_WASM_TARGET");
 
     ensure_wasm_target();
     let wasm = build_viewer(root, &out_dir);
     bindgen(&wasm, &out_dir.join("pkg"));
 }
 
-/// Installs the wasm32 target with rustup when the toolchain lacks it, or stops with one line.
-#[cfg(feature = "native")]
+/// Checks that the tool chain has the wasm32 target; when it lacks it, installs it with rustup
+/// inside prof's own workspace (`PROF_INSTALL_WASM_TARGET=1`), and otherwise stops with one line
+/// saying what to run.
+#[cfg(feature = "serve")]
 fn ensure_wasm_target() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let sysroot = Command::new(&rustc)
@@ -65,6 +73,11 @@ fn ensure_wasm_target() {
         if sysroot.join("lib/rustlib").join(WASM_TARGET).exists() {
             return;
         }
+    }
+    if env::var_os("PROF_INSTALL_WASM_TARGET").is_none_or(|v| v != "1") {
+        fail(&format!(
+            "prof's `serve` feature builds the browser viewer for {WASM_TARGET}, which this tool chain lacks: run `rustup target add {WASM_TARGET}`"
+        ));
     }
     println!(
         "cargo:warning=installing the {WASM_TARGET} target with rustup (needed for the viewer)"
@@ -86,7 +99,7 @@ fn ensure_wasm_target() {
 ///
 /// That directory sits beside the outer build's profiles (`target/wasm-viewer`), so `cargo check`,
 /// `cargo build`, `cargo test` and `cargo doc` share one wasm build instead of making one each.
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target_dir = out_dir
@@ -126,7 +139,7 @@ fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
 }
 
 /// Generates the JS glue and the final `.wasm` (ES module form, loaded by `web/`) into `pkg`.
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 fn bindgen(wasm: &Path, pkg: &Path) {
     let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
     bindgen
@@ -140,7 +153,7 @@ fn bindgen(wasm: &Path, pkg: &Path) {
     }
 }
 
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     exit(1);

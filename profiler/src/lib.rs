@@ -4,8 +4,12 @@
 //! symbolized into a [`Session`](session::Session), and everything else reads that session: the
 //! [aggregation core](aggregate), the [exporters](export), the session file and the browser viewer.
 //!
-//! Without the default `native` feature this crate is only the session model and the aggregation
-//! core: pure Rust that builds for `wasm32-unknown-unknown`.
+//! Features: `sampler` (the default) is the sampler, symbolization, session files and every
+//! export; `serve` adds the local server with the embedded browser viewer and
+//! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
+//! command needs. Without default features this crate is only the session model and the
+//! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
+//! nothing: results and errors go to the caller.
 //!
 //! ```no_run
 //! # fn work() {}
@@ -16,7 +20,9 @@
 //! let report = prof::profile(options, || work())?;
 //! println!("{report}"); // top-10 table: TOTAL (pct) SELF (pct) FRAME
 //! report.save("profile.json")?; // or .json.gz; open it anywhere with `prof serve`
-//! let _viewer = report.open_in_browser()?; // serves until dropped
+//! // With the `serve` feature: serve the viewer until Ctrl-C (dropping it stops serving).
+//! # #[cfg(feature = "serve")]
+//! report.open_in_browser()?.wait()?;
 //!
 //! // Or by hand, around any stretch of code:
 //! let profiler = prof::Profiler::start(prof::Options::default())?;
@@ -26,6 +32,8 @@
 //! # }
 //! ```
 #![deny(unsafe_code)]
+// Output belongs to the caller: only the command line (src/main.rs, src/cli/) prints.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod aggregate;
 #[cfg(feature = "native")]
@@ -37,11 +45,11 @@ mod options;
 mod report;
 pub mod session;
 
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub mod sampler;
-#[cfg(feature = "native")]
+#[cfg(feature = "serve")]
 pub mod serve;
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub mod symbolize;
 
 pub use error::{Error, Result};
@@ -51,7 +59,7 @@ pub use options::{
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub use sampler::{profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.

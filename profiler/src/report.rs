@@ -80,13 +80,13 @@ impl Report {
     }
 
     /// Saves the session to `path` (gzipped when it ends in `.gz`), atomically.
-    #[cfg(feature = "native")]
+    #[cfg(feature = "sampler")]
     pub fn save(&self, path: impl AsRef<std::path::Path>) -> crate::Result<()> {
         crate::session::save(&self.session, path)
     }
 
     /// Loads a report from a session file (JSON or gzipped JSON).
-    #[cfg(feature = "native")]
+    #[cfg(feature = "sampler")]
     pub fn load(path: impl AsRef<std::path::Path>) -> crate::Result<Report> {
         crate::session::load(path).map(Report::new)
     }

@@ -23,6 +23,11 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
 
     let report = Report::new(sessions::two_threads());
     let server = report.open_in_browser().expect("the server starts");
+    assert!(
+        matches!(server.browser(), prof::serve::Opened::Launched(_)),
+        "{:?}",
+        server.browser()
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while !opened.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -57,5 +62,10 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
     let server = report
         .open_in_browser()
         .expect("no browser is not an error");
+    assert!(
+        matches!(server.browser(), prof::serve::Opened::Failed(_)),
+        "{:?}",
+        server.browser()
+    );
     assert_eq!(minreq::get(server.url()).send().unwrap().status_code, 200);
 }

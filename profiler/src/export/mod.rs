@@ -6,7 +6,7 @@ mod folded;
 pub mod pprof;
 pub mod source;
 pub mod speedscope;
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub mod svg;
 
 pub use folded::{write_folded, write_folded_diff, write_folded_tree};

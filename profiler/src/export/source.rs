@@ -111,7 +111,7 @@ fn lines_to_show(weighted: &BTreeMap<u32, (u64, u64)>, len: u32) -> Vec<u32> {
 }
 
 /// [`write_source`] with the source text read from the file system.
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub fn write_source_from_disk(session: &Session, max_files: usize, out: impl Write) -> Result<()> {
     write_source(
         session,

@@ -6,7 +6,7 @@
 //! line prints. No input makes a reader panic (`fuzz_tests.rs`), and none yields a session whose
 //! file the session reader would refuse: totals past 2^64 are refused here.
 
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 mod file;
 pub mod folded;
 #[cfg(test)]
@@ -18,7 +18,7 @@ use crate::{Error, Result};
 use std::io::Read;
 use std::path::Path;
 
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub use file::{load_any, load_any_with};
 pub use folded::{read_folded, read_folded_with};
 pub use perf::{read_perf_script, read_perf_script_with};
@@ -140,7 +140,7 @@ pub fn sniff(head: &[u8]) -> Format {
 
 /// Reads `bytes` (decompressed, except pprof which may stay gzipped) in `format`, one of the
 /// imported formats; a `Session` is read as pprof. What `load_any_with` does once it knows.
-#[cfg(any(feature = "native", test))]
+#[cfg(any(feature = "sampler", test))]
 pub(crate) fn read_import(
     format: Format,
     bytes: &[u8],

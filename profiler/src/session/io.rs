@@ -79,7 +79,7 @@ impl std::error::Error for TooLarge {}
 
 /// The error for a file of `size` bytes, more than `max_bytes`, that starts with `head`: garbage
 /// is called garbage, a session that is merely too large is called too large.
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub(crate) fn too_large(head: &[u8], size: u64, max_bytes: u64) -> ReadError {
     sniff(head).err().unwrap_or_else(|| {
         ReadError::Invalid(format!(

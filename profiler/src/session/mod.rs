@@ -6,7 +6,7 @@
 //! `native` feature [`load()`] and [`save()`] work on files, gzipped when the name ends in `.gz`.
 
 mod decode;
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 mod file;
 #[cfg(test)]
 pub(crate) mod file_tests;
@@ -18,7 +18,7 @@ mod packed;
 #[cfg(test)]
 pub(crate) mod read_tests;
 
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use format::{FORMAT_NAME, FORMAT_VERSION};
 pub use io::{
