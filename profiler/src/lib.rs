@@ -36,7 +36,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod aggregate;
-#[cfg(feature = "native")]
+#[cfg(feature = "sampler")]
 pub mod alloc;
 mod error;
 pub mod export;

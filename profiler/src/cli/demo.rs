@@ -53,7 +53,11 @@ pub fn run(args: DemoArgs) -> ExitCode {
          on another, a third waiting for progress reports{})",
         mode.name(),
         args.seconds,
-        if alloc { ", records parsed and kept on a fourth" } else { "" }
+        if alloc {
+            ", records parsed and kept on a fourth"
+        } else {
+            ""
+        }
     );
     let mut outcome = workload::Outcome::default();
     let report = match prof::profile(options, || outcome = workload::run(duration, alloc)) {
