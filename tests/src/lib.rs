@@ -41,6 +41,8 @@ fn build_prof() -> PathBuf {
             "--quiet",
             "-p",
             "prof",
+            "--features",
+            "cli",
             "--bin",
             "prof",
             "--target-dir",
@@ -147,6 +149,8 @@ pub fn run_release_example(name: &str) -> String {
             "--release",
             "-p",
             "prof",
+            "--features",
+            "cli",
             "--example",
             name,
         ])
