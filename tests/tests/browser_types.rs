@@ -227,3 +227,46 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
     );
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
+
+/// A transform added or removed while the top functions or sandwich tab is shown changes its
+/// numbers at once (they redrew only on another tab's visit before).
+#[test]
+fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() {
+    let dir = TempDir::new("browser-types-transforms");
+    let file = dir.join("transforms.json");
+    sessions::save(&sessions::transforms(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("types-transforms", 1100, 700, 1.0);
+    open_ok(&browser, &format!("{}#view=table", served.url));
+    wait_table(&browser, &report(&file, &[]), "all rows");
+    browser.eval(
+        "window.profViewer.state.update({transforms: [{kind: 'drop', function: 'eval'}]});",
+        json!([]),
+    );
+    wait_table(
+        &browser,
+        &report(&file, &["--drop", "eval"]),
+        "rows without eval",
+    );
+
+    browser.eval(
+        "window.profViewer.state.update({view: 'sandwich', selected: 'lex', transforms: []});",
+        json!([]),
+    );
+    let summary =
+        |browser: &Browser| text(browser, "section[data-view=sandwich] .sandwich-function");
+    let mut before = String::new();
+    eventually("the sandwich of lex", || {
+        before = summary(&browser);
+        !before.is_empty()
+    });
+    browser.eval(
+        "window.profViewer.state.update({transforms: [{kind: 'drop', function: 'eval'}]});",
+        json!([]),
+    );
+    eventually("the sandwich to follow the transform", || {
+        let now = summary(&browser);
+        !now.is_empty() && now != before
+    });
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
