@@ -119,6 +119,7 @@ impl Profiler {
 
     /// Starts an allocation session: no timers or signals, the global allocator samples.
     fn start_alloc(options: Options) -> Result<Profiler> {
+        alloc::check(&options)?;
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .is_err()

@@ -309,10 +309,10 @@ pub struct Running {
     start_ns: u64,
 }
 
-/// Starts an allocation session (the caller holds the one-session-per-process flag).
-pub fn start(options: Options) -> Result<Running> {
-    let mean = options.alloc_interval_bytes;
-    if mean == 0 {
+/// Why an allocation session cannot start with `options`, if it cannot: checked before the
+/// session is claimed, so a refused start never makes another one see "already running".
+pub fn check(options: &Options) -> Result<()> {
+    if options.alloc_interval_bytes == 0 {
         return Err(Error::InvalidOption(
             "alloc_interval_bytes must be positive".into(),
         ));
@@ -322,6 +322,13 @@ pub fn start(options: Options) -> Result<Running> {
             "alloc mode needs `prof::alloc::Sampling` as the program's #[global_allocator]".into(),
         ));
     }
+    Ok(())
+}
+
+/// Starts an allocation session (the caller holds the one-session-per-process flag).
+pub fn start(options: Options) -> Result<Running> {
+    check(&options)?;
+    let mean = options.alloc_interval_bytes;
     let session = SESSIONS.fetch_add(1, Ordering::Relaxed) + 1;
     let start_ns = sys::monotonic_ns();
     let shared = Arc::new(Shared {
