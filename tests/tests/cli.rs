@@ -28,24 +28,27 @@ fn the_binary_embeds_the_viewer() {
     );
 }
 
-#[test]
-fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
-    let dir = prof_e2e::TempDir::new("demo");
+/// Runs `prof demo --no-serve` for 0.6 s with `extra` options, saving to a temporary file;
+/// returns the output (checked to be a success) and the saved report.
+fn run_demo(name: &str, extra: &[&str]) -> (std::process::Output, prof::Report) {
+    let dir = prof_e2e::TempDir::new(name);
     let out_path = dir.join("demo.json");
-    let out = prof(&[
-        "demo",
-        "--no-serve",
-        "--seconds",
-        "0.6",
-        "-o",
-        out_path.to_str().unwrap(),
-    ]);
+    let mut args = vec!["demo", "--no-serve"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--seconds", "0.6", "-o", out_path.to_str().unwrap()]);
+    let out = prof(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let report = prof::Report::load(&out_path).expect("the demo session loads");
+    (out, report)
+}
+
+#[test]
+fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
+    let (out, report) = run_demo("demo", &[]);
     // The workload runs for wall time and the machine may be busy, so check the rate per CPU
     // time (1 ms by default), not a sample count.
     let samples = report.total_samples() as f64;
@@ -66,24 +69,7 @@ fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
 
 #[test]
 fn demo_in_wall_mode_shows_the_waiting_thread_for_its_whole_life() {
-    let dir = prof_e2e::TempDir::new("demo-wall");
-    let out_path = dir.join("demo.json");
-    let out = prof(&[
-        "demo",
-        "--no-serve",
-        "--mode",
-        "wall",
-        "--seconds",
-        "0.6",
-        "-o",
-        out_path.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = prof::Report::load(&out_path).expect("the demo session loads");
+    let (_, report) = run_demo("demo-wall", &["--mode", "wall"]);
     let s = report.session();
     assert_eq!(s.meta.mode, prof::Mode::Wall);
     assert_eq!(s.meta.sample_type.name, "wall");
@@ -119,29 +105,12 @@ fn demo_rejects_an_unknown_mode() {
 
 #[test]
 fn demo_in_alloc_mode_profiles_the_allocating_thread() {
-    let dir = prof_e2e::TempDir::new("demo-alloc");
-    let out_path = dir.join("demo.json");
-    let out = prof(&[
-        "demo",
-        "--mode",
-        "alloc",
-        "--no-serve",
-        "--seconds",
-        "0.6",
-        "-o",
-        out_path.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, report) = run_demo("demo-alloc", &["--mode", "alloc"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("alloc mode") && stdout.contains("alloc_bytes"),
         "{stdout}"
     );
-    let report = prof::Report::load(&out_path).expect("the demo session loads");
     assert_eq!(
         report.sample_types(),
         [
