@@ -81,7 +81,7 @@ export class DiffView {
     const current = state.current;
     this.#renderChoices();
     const key = `${page.loadedFile}/${current.base}/${current.sampleType}`;
-    const all = ["file", "view", "base", "sampleType"].some((k) => changed.has(k));
+    const all = ["samples", "view", "base", "sampleType"].some((k) => changed.has(k));
     if (all || this.compared !== key) {
       this.compared = null;
       if (!(await this.#compare())) return;

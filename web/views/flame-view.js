@@ -126,12 +126,12 @@ export class FlameView {
    */
   async render(changed) {
     const current = this.ctx.state.current;
-    if (changed.has("icicle") || changed.has("file")) {
+    const all = changed.has("samples");
+    if (changed.has("icicle") || all) {
       this.icicle.checked = current.icicle;
       this.flame.setIcicle(current.icicle);
     }
     this.leftHeavy.checked = current.leftHeavy;
-    const all = changed.has("file");
     this.transformButton.disabled = !current.zoom.length && current.selected === null;
     const tasks = [];
     // What changes the call tree: the samples chosen (threads, range) and the transforms.

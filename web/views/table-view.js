@@ -66,7 +66,7 @@ export class TableView {
   }
 
   async render(changed) {
-    if (["file", "threads", "range", "transforms", "view"].some((k) => changed.has(k))) await this.#load();
+    if (["samples", "threads", "range", "transforms", "view"].some((k) => changed.has(k))) await this.#load();
     else if (changed.has("selected")) this.rows.refresh();
   }
 
