@@ -186,6 +186,7 @@ async function start() {
         range: null,
         window: null,
         diffZoom: [],
+        diffWindow: null,
       }),
     );
     state.listen((current, changed) => (page.lastChange = onStateChange(current, changed)));
@@ -390,6 +391,7 @@ document.addEventListener("keydown", (e) => {
     const c = state.current;
     if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.view === "diff" && c.diffWindow) state.update({ diffWindow: null });
     else if (c.view === "diff" && c.diffZoom.length) state.update({ diffZoom: [] });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });

@@ -322,12 +322,14 @@ const methods = {
     const { diff, refused } = comparison;
     return refused ? { refused } : { title: diff.titleText() };
   },
-  /** The differential flame graph from the frame at `zoomPath` (names), `width` pixels wide:
+  /** The differential flame graph from the frame at `zoomPath` (names), `width` pixels wide,
+   * showing the `window` [from, to) fractions of it, siblings heaviest first when `leftHeavy`:
    * a layout with each frame's fill (`rgb`). */
-  diffLayout({ zoomPath, width }) {
+  diffLayout({ zoomPath, width, window, leftHeavy }) {
     const diff = comparedDiff();
     const root = diff.nodeByPath(profile, JSON.stringify(zoomPath ?? []));
-    const out = layoutData(diff.layout(profile, root, width));
+    const [from, to] = window ?? [0, 1];
+    const out = layoutData(diff.layout(profile, root, width, from, to, Boolean(leftHeavy)));
     out.rgb = diff.colors(out.node);
     out.root = root;
     out.path = ["all", ...JSON.parse(diff.pathJson(profile, root))];
