@@ -95,6 +95,13 @@ pub struct StackWeights {
 impl StackWeights {
     /// Sums the samples of `session` that `filter` keeps.
     pub fn compute(session: &Session, filter: &Filter) -> Self {
+        Self::compute_rows(session, filter, 0..session.samples.len())
+    }
+
+    /// Sums the samples of `session` that `filter` keeps among the sample rows `rows` (clamped
+    /// to the samples): when the samples are in time order, a time range's rows are one run that
+    /// a binary search finds, and the rest need no pass.
+    pub fn compute_rows(session: &Session, filter: &Filter, rows: std::ops::Range<usize>) -> Self {
         let mut out = StackWeights {
             weight: vec![0; session.stacks.len()],
             count: vec![0; session.stacks.len()],
@@ -109,7 +116,8 @@ impl StackWeights {
             mask
         });
         let samples = &session.samples;
-        for i in 0..samples.len() {
+        let end = rows.end.min(samples.len());
+        for i in rows.start.min(end)..end {
             if let Some(mask) = &thread_ok {
                 if !mask
                     .get(samples.thread[i].index())
@@ -216,6 +224,25 @@ mod tests {
         // No state recorded: every sample counts as running.
         assert_eq!(total(Filter::all().state(SampleState::Running)), 15);
         assert_eq!(total(Filter::all().state(SampleState::Waiting)), 0);
+    }
+
+    #[test]
+    fn a_run_of_rows_sums_only_those_rows_and_is_clamped_to_the_samples() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let main = b.thread(1, "main");
+        for (i, w) in [1, 2, 4, 8].into_iter().enumerate() {
+            b.push_sample(s, main, i as u64 * 10, w);
+        }
+        let session = b.finish();
+        let range = Filter::all().time_range(10, 30);
+        let rows = |r: std::ops::Range<usize>| StackWeights::compute_rows(&session, &range, r);
+        // The rows of the range, or any run holding them, sum what the whole pass sums.
+        assert_eq!(rows(1..3), StackWeights::compute(&session, &range));
+        assert_eq!(rows(0..100).total(), 6);
+        assert_eq!(rows(2..3).total(), 4);
+        assert_eq!(rows(5..9).total(), 0);
     }
 
     #[test]

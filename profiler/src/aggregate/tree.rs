@@ -42,6 +42,36 @@ pub struct CallTree {
     children: Vec<NodeId>,
 }
 
+/// The shape of a session's stacks rewritten by `transforms` applied in order, and the node of
+/// each stack in it (`None`: a transform drops the stack's samples).
+fn transformed_shape(session: &Session, transforms: &[Transform]) -> (Shape, Vec<Option<u32>>) {
+    let (mut shape, mut map) = Shape::of_session(session);
+    for transform in transforms {
+        let (next, step) = transform.apply(&shape, session);
+        for slot in &mut map {
+            *slot = slot.and_then(|n| step[n as usize]);
+        }
+        shape = next;
+    }
+    (shape, map)
+}
+
+/// Per stack of `session`, the function its samples are charged to once `transforms` are applied
+/// in order (the leaf of the rewritten stack, as [`CallTree::build`] charges it), or `None` when a
+/// transform drops them. A stack whose every frame a transform removed is charged to the root,
+/// which has no function: it keeps its own leaf function here. O(stacks), not O(samples).
+pub fn charged_functions(session: &Session, transforms: &[Transform]) -> Vec<Option<StrId>> {
+    let (shape, map) = transformed_shape(session, transforms);
+    map.iter()
+        .zip(&session.stacks)
+        .map(|(node, stack)| match node {
+            None => None,
+            Some(0) => Some(session.frame(stack.frame).name),
+            Some(n) => Some(shape.func[*n as usize]),
+        })
+        .collect()
+}
+
 impl CallTree {
     /// The call tree of the samples `filter` keeps, without transforms.
     pub fn new(session: &Session, filter: &Filter) -> Self {
@@ -50,14 +80,7 @@ impl CallTree {
 
     /// The call tree of per-stack `weights`, rewritten by `transforms` applied in order.
     pub fn build(session: &Session, weights: &StackWeights, transforms: &[Transform]) -> Self {
-        let (mut shape, mut map) = Shape::of_session(session);
-        for transform in transforms {
-            let (next, step) = transform.apply(&shape, session);
-            for slot in &mut map {
-                *slot = slot.and_then(|n| step[n as usize]);
-            }
-            shape = next;
-        }
+        let (shape, map) = transformed_shape(session, transforms);
         let mut self_weight = vec![0u64; shape.len()];
         let mut self_count = vec![0; shape.len()];
         for (stack, node) in map.iter().enumerate() {
