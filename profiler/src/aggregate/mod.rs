@@ -54,6 +54,8 @@ pub use transform_spec::TransformSpec;
 pub use tree::{charged_functions, CallTree, NodeId};
 
 #[cfg(test)]
+mod property_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod transform_tests;
