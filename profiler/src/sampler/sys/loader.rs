@@ -1,5 +1,7 @@
 //! The dynamic loader: which objects are loaded, and its counters of loads and unloads.
 
+use crate::symbolize::LoadedObject;
+
 /// The objects loaded: only read on Linux (elsewhere unwinding uses frame pointers).
 #[cfg(not(target_os = "linux"))]
 pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {
@@ -42,17 +44,6 @@ pub fn loader_counters() -> (u64, u64) {
 #[cfg(not(target_os = "linux"))]
 pub fn loader_counters() -> (u64, u64) {
     (0, 0)
-}
-
-/// A loaded ELF object as the dynamic loader reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadedObject {
-    /// Path as the loader knows it; empty for the main program.
-    pub name: String,
-    /// Load bias: add to an address in the file to get the address in memory.
-    pub bias: u64,
-    /// Executable segments, in memory addresses.
-    pub exec: Vec<std::ops::Range<u64>>,
 }
 
 #[cfg(target_os = "linux")]
