@@ -127,3 +127,51 @@ pub fn timer_thread(_tid: u32, _interval_ns: u64) -> crate::Result<Timer> {
 pub fn timer_delete(timer: Timer) {
     match timer {}
 }
+
+/// Installing a fault handler for stack reads: none is needed, no stack is read here.
+pub fn catch_read_faults() -> crate::Result<()> {
+    Ok(())
+}
+
+/// Leave to read the stack: never given here (there are no stack bounds without
+/// `/proc/self/maps`; samples hold the interrupted instruction only).
+#[derive(Clone, Copy, Debug)]
+pub enum StackAccess {}
+
+impl StackAccess {
+    /// Stack a caught fault needs (never asked: no value exists).
+    pub fn fault_room(self) -> u64 {
+        match self {}
+    }
+}
+
+/// Leave to read the stack in the signal handler: never given here.
+pub(super) fn stack_access(_ctx: *mut libc::c_void) -> Option<StackAccess> {
+    None
+}
+
+/// Leave to read the stack outside a handler: never given here.
+pub fn stack_access_here() -> Option<StackAccess> {
+    None
+}
+
+/// Reads the calling thread's stack: none exists here, as no [`StackAccess`] does.
+#[derive(Clone, Copy, Debug)]
+pub enum StackReader {}
+
+impl StackReader {
+    /// A reader for the calling thread's stack: needs a [`StackAccess`], which no one has.
+    pub fn for_current_thread(
+        access: StackAccess,
+        _sp: u64,
+        _lo: u64,
+        _hi: u64,
+    ) -> Option<StackReader> {
+        match access {}
+    }
+
+    /// A word of the stack.
+    pub fn read(&self, _addr: u64) -> Option<u64> {
+        match *self {}
+    }
+}

@@ -3,15 +3,16 @@
 //!
 //! What every Unix has lives in this folder's files; what differs is chosen once, on the `mod`
 //! lines below: `linux/` (perf events, per-thread timers, the kernel's `siginfo` and `ucontext`
-//! layouts, the dynamic loader) or `macos.rs`. Both offer the same items: the loader's objects
+//! layouts, the dynamic loader, stack reads that report a fault instead of taking one) or
+//! `macos.rs`. Both offer the same items: the loader's objects
 //! and counters, thread ids, clocks and names, the signal's sender and registers, wall mode's
-//! tagged signal, perf events and per-thread timers (unsupported on macOS).
+//! tagged signal, perf events and per-thread timers (unsupported on macOS), and reading the
+//! interrupted stack (not done on macOS, which has no `/proc/self/maps` for its bounds).
 
 mod alloc;
 mod clock;
 mod rcu;
 mod signal;
-mod stack;
 mod timer;
 
 #[cfg(target_os = "linux")]
@@ -28,7 +29,6 @@ pub use clock::*;
 pub use os::*;
 pub use rcu::*;
 pub use signal::*;
-pub use stack::*;
 pub use timer::*;
 
 use std::io;

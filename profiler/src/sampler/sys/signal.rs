@@ -3,7 +3,7 @@
 //! blocking the signal in the collector.
 
 use super::last_error;
-use super::os::{errno_location, registers, source};
+use super::os::{catch_read_faults, errno_location, registers, source, stack_access};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The signal every timer mechanism delivers, except perf events with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap).
@@ -44,7 +44,9 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     match source(sig, info) {
         Source::Foreign => foreign_trap(),
         Source::Sent if !SESSION.load(Ordering::Relaxed) => pass_on_default(sig),
-        source => crate::sampler::handler::on_sample(registers(ctx), alt, here, source),
+        source => {
+            crate::sampler::handler::on_sample(registers(ctx), alt, here, source, stack_access(ctx))
+        }
     }
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
@@ -144,11 +146,14 @@ fn alt_stack(ctx: *mut libc::c_void) -> Option<(u64, u64)> {
     (ss.ss_flags & libc::SS_ONSTACK != 0).then(|| (lo, lo.saturating_add(ss.ss_size as u64)))
 }
 
-/// Installs the sampling handler for `signal` (SIGPROF, or SIGTRAP for perf events with
+/// Installs the sampling handler for `signal`, and the handler that catches faulting stack reads
+/// (see `catch_read_faults`), (SIGPROF, or SIGTRAP for perf events with
 /// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition.
 /// Our own handler, left in place by an earlier session, stands for the default disposition it
 /// replaced (see [`restore_handler`]).
 pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
+    // Stack reads that fault are caught before any sample reads a stack.
+    catch_read_faults()?;
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no
     // flags); every field we rely on is set below.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
