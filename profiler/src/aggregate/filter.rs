@@ -54,25 +54,26 @@ impl Filter {
     }
 
     /// Keeps only samples taken between `from_s` and `to_s` seconds after the session started
-    /// (either end open when `None`), as `prof report --from --to` say it; an end that is not a
-    /// number of seconds at or after 0, or a range that ends before it starts, is an error.
+    /// (either end open when `None`); an end that is not a number of seconds at or after 0, or a
+    /// range that ends before it starts, is an error (its message names the values, not where
+    /// they came from: the caller adds that).
     pub fn seconds(self, from_s: Option<f64>, to_s: Option<f64>) -> Result<Self, String> {
         if from_s.is_none() && to_s.is_none() {
             return Ok(self);
         }
-        let ns = |s: Option<f64>, open: u64, what: &str| match s {
+        let ns = |s: Option<f64>, open: u64, end: &str| match s {
             None => Ok(open),
             Some(s) if s.is_finite() && s >= 0.0 => {
                 Ok((s * 1e9).round().min(u64::MAX as f64) as u64)
             }
             Some(s) => Err(format!(
-                "--{what} {s}: not a number of seconds at or after 0"
+                "the range's {end} {s} is not a number of seconds at or after 0"
             )),
         };
-        let (from, to) = (ns(from_s, 0, "from")?, ns(to_s, u64::MAX, "to")?);
+        let (from, to) = (ns(from_s, 0, "start")?, ns(to_s, u64::MAX, "end")?);
         if from >= to {
             return Err(format!(
-                "--from {} --to {}: the range ends before it starts",
+                "the range from {} s to {} s ends before it starts",
                 from_s.unwrap_or(0.0),
                 to_s.unwrap_or(f64::INFINITY)
             ));

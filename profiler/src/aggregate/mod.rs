@@ -21,6 +21,7 @@ mod lines;
 mod listing;
 mod sandwich;
 mod search;
+mod shape;
 mod stack_chart;
 mod table;
 mod threads;

@@ -7,7 +7,7 @@
 
 use crate::aggregate::{format_percent, format_weight, Filter, StackWeights};
 use crate::session::{SampleType, Session};
-use crate::Result;
+use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -48,9 +48,19 @@ pub fn write_annotation(
     files: &[FileWeights],
     sample_type: &SampleType,
     all: u64,
+    source: impl FnMut(&str) -> Option<String>,
+    out: impl Write,
+) -> Result<()> {
+    annotation(files, sample_type, all, source, out).map_err(Error::Write)
+}
+
+fn annotation(
+    files: &[FileWeights],
+    sample_type: &SampleType,
+    all: u64,
     mut source: impl FnMut(&str) -> Option<String>,
     mut out: impl Write,
-) -> Result<()> {
+) -> std::io::Result<()> {
     let pct = |w: u64| format_percent(w, all);
     let weight = |w: u64| format_weight(sample_type, w);
     for file in files {

@@ -23,7 +23,7 @@ pub struct Shared {
     pub dwarf: Rcu<super::dwarf::DwarfSet>,
     /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub unwind_states: Box<[TryCell<super::suffix::State>]>,
+    pub unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
     /// Whether to reuse the outer frames of a thread's previous stack (`PROF_REUSE=0` turns
     /// it off, for comparison).
     pub reuse: bool,
@@ -318,8 +318,8 @@ impl Shared {
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod verify {
     use super::{unwind, Ordering, REUSE_MISMATCHES};
+    use crate::sampler::frame_reuse::{State, MAX_FRAMES};
     use crate::sampler::ring::Claim;
-    use crate::sampler::suffix::{State, MAX_FRAMES};
     use crate::sampler::sys::{Regs, StackReader};
 
     /// Unwinds with reuse into `claim`, then, if frames were reused, again without and counts a

@@ -9,17 +9,17 @@
 //! `PROF_UNWIND=fp|dwarf` to force an unwinder.
 
 pub(crate) mod alloc;
+mod assemble;
 mod collector;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod dwarf;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod frame_reuse;
 mod handler;
 mod mappings;
 mod meta;
-mod report;
 mod ring;
 mod stackmap;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod suffix;
 #[allow(unsafe_code)]
 pub(crate) mod sys;
 mod threads;
@@ -160,7 +160,7 @@ impl Profiler {
             dwarf: sys::Rcu::empty(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             unwind_states: (0..UNWIND_STATES)
-                .map(|_| sys::TryCell::new(suffix::State::new()))
+                .map(|_| sys::TryCell::new(frame_reuse::State::new()))
                 .collect(),
             verify_reuse: std::env::var_os("PROF_VERIFY_REUSE").is_some(),
             reuse: std::env::var("PROF_REUSE").as_deref() != Ok("0"),
@@ -276,7 +276,7 @@ impl Profiler {
         }
         let running = self.inner.take().expect("a profiler is stopped once");
         let f = running.finish()?;
-        Ok(report::build(
+        Ok(assemble::build(
             f.raw,
             f.meta,
             f.dropped_in_handler,

@@ -17,8 +17,8 @@
 //! sampling. Frees check a small filter first and the table only when their bucket holds a
 //! listed block.
 
+mod assemble;
 mod collector;
-mod report;
 mod table;
 
 use super::ring::{Claim, RawSample, Ring};
@@ -241,7 +241,7 @@ struct Shared {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     dwarf: Rcu<super::dwarf::DwarfSet>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    unwind_states: Box<[TryCell<super::suffix::State>]>,
+    unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
     unwind: unwind::UnwindMode,
 }
 
@@ -354,7 +354,7 @@ pub fn start(options: Options) -> Result<Running> {
         dwarf: Rcu::empty(),
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         unwind_states: (0..UNWIND_STATES)
-            .map(|_| TryCell::new(super::suffix::State::new()))
+            .map(|_| TryCell::new(super::frame_reuse::State::new()))
             .collect(),
         unwind: unwind::UnwindMode::from_env(),
     });
@@ -431,7 +431,7 @@ impl Running {
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
         let dropped = self.shared.dropped.load(Ordering::Relaxed);
-        Ok(report::build(
+        Ok(assemble::build(
             collected,
             &live,
             meta,
