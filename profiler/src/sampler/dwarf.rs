@@ -3,7 +3,7 @@
 //! the loader's counters say something was loaded or unloaded. The handler then unwinds with
 //! framehop's allocation-free policy and a preallocated cache.
 
-use super::sys::LoadedObject;
+use crate::symbolize::LoadedObject;
 use framehop::{ExplicitModuleSectionInfo, Module};
 use object::{Object, ObjectSection};
 use std::collections::HashMap;

@@ -29,7 +29,6 @@ mod wall;
 
 pub use handler::{DWARF_ROOM, FP_ROOM};
 pub use meta::rfc3339;
-pub use sys::LoadedObject;
 pub use wall::WallStats;
 
 use crate::{Error, Options, Report, Result};
