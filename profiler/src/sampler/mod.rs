@@ -17,6 +17,7 @@ mod mappings;
 mod meta;
 mod report;
 mod ring;
+mod samples;
 mod stackmap;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod suffix;

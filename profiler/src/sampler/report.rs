@@ -33,7 +33,7 @@ pub fn build(
         |_| false,
     );
     let mut threads = HashMap::new();
-    for s in &raw.samples {
+    for s in raw.samples.iter() {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
         };
