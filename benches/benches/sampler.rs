@@ -66,10 +66,10 @@ fn status_kib(field: &str) -> u64 {
 const MEMORY_THREADS: usize = 8;
 
 /// The memory run's child: [`MEMORY_THREADS`] threads each burning `cpu_s` seconds of CPU in the
-/// depth-40 loop, profiled at 1 kHz. Prints `before sampling stop_peak after samples` (KiB but
-/// samples): the resident set once the threads exist, at the end of sampling (before stop), its
-/// peak during stop (the kernel's high-water mark, reset through `/proc/self/clear_refs` just
-/// before), after stop with the report held, and the report's samples.
+/// depth-40 loop, profiled at 1 kHz. Prints the resident set (total, anonymous, file-backed; KiB)
+/// once the threads exist, at the end of sampling (before stop) and after stop with the report
+/// held, then the peak during stop (the kernel's high-water mark, reset through
+/// `/proc/self/clear_refs` just before) and the report's samples.
 fn child_memory(cpu_s: f64) {
     let cpu = Duration::from_secs_f64(cpu_s);
     let go = std::sync::Arc::new(std::sync::Barrier::new(MEMORY_THREADS + 1));
@@ -87,22 +87,32 @@ fn child_memory(cpu_s: f64) {
             })
         })
         .collect();
-    let before = status_kib("VmRSS:");
+    let rss = || {
+        [
+            status_kib("VmRSS:"),
+            status_kib("RssAnon:"),
+            status_kib("RssFile:"),
+        ]
+    };
+    let before = rss();
     let p =
         prof::Profiler::start(prof::Options::default().interval(Duration::from_millis(1))).unwrap();
     go.wait();
     for t in threads {
         t.join().unwrap();
     }
-    let sampling = status_kib("VmRSS:");
+    let sampling = rss();
     std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak resident set");
     let report = p.stop().unwrap();
     let peak = peak_rss_kib();
-    let after = status_kib("VmRSS:");
-    println!(
-        "{before} {sampling} {peak} {after} {}",
-        report.session().samples.len()
-    );
+    let after = rss();
+    let all: Vec<String> = [before, sampling, after]
+        .iter()
+        .flatten()
+        .chain(&[peak, report.session().samples.len() as u64])
+        .map(u64::to_string)
+        .collect();
+    println!("{}", all.join(" "));
 }
 
 /// Runs the memory child and prints what it measured.
@@ -118,18 +128,25 @@ fn memory(cpu_s: f64) {
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert_eq!(v.len(), 5, "memory child printed {text:?}");
-    let (before, sampling, peak, after, samples) = (v[0], v[1], v[2], v[3], v[4]);
+    assert_eq!(v.len(), 11, "memory child printed {text:?}");
+    // Resident, anonymous (heap), file-backed: before start, at the end of sampling, after stop.
+    let (before, sampling, after) = (&v[0..3], &v[3..6], &v[6..9]);
+    let (peak, samples) = (v[9], v[10]);
     let mib = |kib: f64| kib / 1024.0;
     println!(
         "memory, {MEMORY_THREADS} threads at 1 kHz, {cpu_s} s of CPU each: {samples:.0} samples; \
-         held while sampling {:.1} MiB ({:.1} bytes/sample); stop's peak {:.1} MiB above that; \
-         after stop (report held) {:.1} MiB above the start; resident before start {:.1} MiB",
-        mib(sampling - before),
-        (sampling - before) * 1024.0 / samples.max(1.0),
-        mib(peak - sampling),
-        mib(after - before),
-        mib(before),
+         held while sampling {:.1} MiB ({:.1} anonymous, {:.1} file-backed; {:.1} bytes/sample); \
+         stop's peak {:.1} MiB above that; after stop, report held: {:.1} MiB above the start \
+         ({:.1} anonymous, {:.1} file-backed); resident before start {:.1} MiB",
+        mib(sampling[0] - before[0]),
+        mib(sampling[1] - before[1]),
+        mib(sampling[2] - before[2]),
+        (sampling[0] - before[0]) * 1024.0 / samples.max(1.0),
+        mib(peak - sampling[0]),
+        mib(after[0] - before[0]),
+        mib(after[1] - before[1]),
+        mib(after[2] - before[2]),
+        mib(before[0]),
     );
 }
 
@@ -148,21 +165,32 @@ fn many_addresses(rounds: usize) {
             .split_whitespace()
             .filter_map(|w| w.parse().ok())
             .collect();
-        assert_eq!(v.len(), 5, "many-addresses child printed {text:?}");
+        assert_eq!(v.len(), 7, "many-addresses child printed {text:?}");
         best = Some(match best {
-            Some(b) => vec![v[0].min(b[0]), v[1], v[2].min(b[2]), v[3].min(b[3]), v[4]],
+            Some(b) => (0..7)
+                .map(|i| {
+                    if i >= 2 && i != 4 {
+                        v[i].min(b[i])
+                    } else {
+                        v[i]
+                    }
+                })
+                .collect(),
             None => v,
         });
     }
     let b = best.unwrap();
     println!(
         "stop of a profile touching {:.0} distinct addresses ({:.0} samples at 10 kHz) of this \
-         {:.1} MB binary: first session {:.1} ms, second session {:.1} ms; best of {rounds}",
+         {:.1} MB binary: first session {:.1} ms ({:.1} ms of CPU), second session {:.1} ms \
+         ({:.1} ms of CPU); best of {rounds}",
         b[0],
         b[4],
         b[1] / 1e6,
         b[2] / 1e6,
-        b[3] / 1e6
+        b[5] / 1e6,
+        b[3] / 1e6,
+        b[6] / 1e6
     );
 }
 
@@ -302,22 +330,26 @@ fn varied_workload(seed: &prof::Report, cpu: Duration) -> u64 {
 }
 
 /// The stop of a profile touching thousands of distinct addresses of this binary: a child runs
-/// [`varied_workload`] at 10 kHz twice and prints `addresses binary_bytes stop1 stop2 samples`
-/// (nanoseconds): the first stop parses the debug info, the second finds it parsed.
+/// [`varied_workload`] at 10 kHz twice and prints `addresses binary_bytes stop1 stop2 samples
+/// cpu1 cpu2` (nanoseconds; `cpu` is the stopping thread's CPU time, which load from other
+/// processes does not inflate): the first stop parses the debug info, the second finds it parsed.
 fn child_many_addresses() {
     let interval = Duration::from_micros(100);
     let options = || prof::Options::default().interval(interval);
     // A report to feed the workload: of the workload itself, unmeasured.
     let seed = prof::profile(options(), || descend(40, 1_000_000)).unwrap();
     let mut stops = [Duration::ZERO; 2];
+    let mut cpus = [Duration::ZERO; 2];
     let mut addresses = 0;
     let mut samples = 0;
-    for stop in &mut stops {
+    for (stop, cpu) in stops.iter_mut().zip(&mut cpus) {
         let p = prof::Profiler::start(options()).unwrap();
         std::hint::black_box(varied_workload(&seed, Duration::from_millis(1_500)));
         let stopped = Instant::now();
+        let cpu0 = prof::sampler::thread_cpu_time();
         let report = p.stop().unwrap();
         *stop = stopped.elapsed();
+        *cpu = prof::sampler::thread_cpu_time() - cpu0;
         let s = report.session();
         let distinct: std::collections::HashSet<u64> =
             s.frames.iter().filter_map(|f| f.address).collect();
@@ -326,9 +358,11 @@ fn child_many_addresses() {
     }
     let bytes = std::fs::metadata(std::env::current_exe().unwrap()).map_or(0, |m| m.len());
     println!(
-        "{addresses} {bytes} {} {} {samples}",
+        "{addresses} {bytes} {} {} {samples} {} {}",
         stops[0].as_nanos(),
-        stops[1].as_nanos()
+        stops[1].as_nanos(),
+        cpus[0].as_nanos(),
+        cpus[1].as_nanos()
     );
 }
 
@@ -452,12 +486,17 @@ fn main() {
     let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
     println!("thread CPU clock read: {per_read:?} of CPU per call");
 
+    // `--rounds N`: fewer (or more) rounds than the default five.
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .map_or(ROUNDS, |i| args[i + 1].parse().unwrap());
     let configs = configs();
     let mut best: Vec<Option<Run>> = vec![None; configs.len()];
     // Wall time with stop included, and the second stop: each the best of its own rounds.
     let mut wall_stop = vec![f64::MAX; configs.len()];
     let mut stop2 = vec![f64::MAX; configs.len()];
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         for (i, (c, slot)) in configs.iter().zip(best.iter_mut()).enumerate() {
             let r = spawn(c);
             wall_stop[i] = wall_stop[i].min(r.wall + r.stop);
@@ -470,11 +509,11 @@ fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average after the rounds: {}", load.trim());
     let best: Vec<Run> = best.into_iter().map(Option::unwrap).collect();
-    many_addresses(ROUNDS);
+    many_addresses(rounds);
     memory(5.0);
     let base = best[0];
     println!(
-        "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB; best of {ROUNDS} rounds",
+        "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB; best of {rounds} rounds",
         base.wall,
         base.cpu,
         base.rss / 1024.0

@@ -11,14 +11,20 @@
 //! [`MAX_CACHED_OBJECTS`] objects used most recently and drops the others. What one object holds
 //! is its file mapped read-only (file-backed pages, resident only where read, which the kernel may
 //! reclaim) and, on the heap, its units' address ranges, the line tables and inlined-function
-//! trees of the units looked up, and, for objects whose debug info names functions without their
-//! path, the function symbols. [`clear_cache`] releases everything.
+//! trees of the units looked up, up to [`MAX_REMEMBERED_ADDRESSES`] resolved addresses, for
+//! objects whose debug info names functions without their path the function symbols, and for a
+//! stripped library whose own symbols could not name an address, the symbol table of its
+//! separate debug file (found by build ID). [`clear_cache`] releases everything.
 
 use super::symtab::SymbolTable;
 use std::sync::{Mutex, MutexGuard};
 
 /// How many objects' debug info is kept between sessions (the most recently used ones).
 pub const MAX_CACHED_OBJECTS: usize = 8;
+
+/// How many resolved addresses each object keeps (a later session finds them without looking
+/// them up again); past it, addresses are resolved again each time.
+pub const MAX_REMEMBERED_ADDRESSES: usize = 10_000;
 
 /// The process's cache.
 static CACHE: Mutex<Cache> = Mutex::new(Cache::new(MAX_CACHED_OBJECTS));
@@ -95,12 +101,51 @@ pub(super) struct Entry {
     /// DWARF and symbol table through `addr2line`; `None` when the file has neither or cannot
     /// be parsed (and for the vDSO).
     pub loader: Option<addr2line::Loader>,
+    /// The function symbols of the separate debug file named by the object's build ID (a
+    /// stripped system library's `/usr/lib/debug/.build-id/…`), read the first time the
+    /// object's own file cannot name an address.
+    separate: Option<SymbolTable>,
     /// Function symbols with their full paths, read on first need.
     symtab: Option<SymbolTable>,
+    /// Addresses resolved so far (file addresses), up to [`MAX_REMEMBERED_ADDRESSES`].
+    remembered: std::collections::HashMap<u64, Vec<super::Symbol>>,
     last_used: u64,
 }
 
 impl Entry {
+    /// What `probe` was resolved to before, if it was.
+    pub fn remembered(&self, probe: u64) -> Option<&Vec<super::Symbol>> {
+        self.remembered.get(&probe)
+    }
+
+    /// Remembers what `probe` resolved to, while there is room.
+    pub fn remember(&mut self, probe: u64, symbols: &[super::Symbol]) {
+        if self.remembered.len() < MAX_REMEMBERED_ADDRESSES {
+            self.remembered.insert(probe, symbols.to_vec());
+        }
+    }
+
+    /// The function symbols of the separate debug file of the object at `path`, found by its
+    /// build ID under `/usr/lib/debug/.build-id/`, read on first use (empty when there is none).
+    /// Only its symbol table is read: its DWARF, compressed, would take tens of MiB and tens of
+    /// milliseconds to unpack (libc's), for the file and line of a library's internal functions.
+    pub fn separate(&mut self, path: &str) -> &SymbolTable {
+        self.separate.get_or_insert_with(|| {
+            let debug = || {
+                use object::Object;
+                let file = std::fs::File::open(path).ok()?;
+                let cache = object::ReadCache::new(file);
+                let id = object::File::parse(&cache).ok()?.build_id().ok()??;
+                let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+                (hex.len() > 2)
+                    .then(|| format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]))
+            };
+            debug().map_or_else(SymbolTable::default, |p| {
+                SymbolTable::load(std::path::Path::new(&p))
+            })
+        })
+    }
+
     /// The object's function symbols, read from its file (or given, for the vDSO) on first use.
     pub fn symtab(&mut self, path: &str) -> &SymbolTable {
         self.symtab
@@ -191,7 +236,9 @@ impl Entry {
     pub fn load(path: &str) -> Entry {
         Entry {
             loader: addr2line::Loader::new(path).ok(),
+            separate: None,
             symtab: None,
+            remembered: std::collections::HashMap::new(),
             last_used: 0,
         }
     }
@@ -200,7 +247,9 @@ impl Entry {
     pub fn from_symbols(symtab: SymbolTable) -> Entry {
         Entry {
             loader: None,
+            separate: Some(SymbolTable::default()),
             symtab: Some(symtab),
+            remembered: std::collections::HashMap::new(),
             last_used: 0,
         }
     }

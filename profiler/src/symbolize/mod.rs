@@ -153,23 +153,39 @@ impl<'a> Resolver<'a> {
             }
         });
         let probe = lookup.wrapping_sub(bias);
-        let mut symbols = match &entry.loader {
-            Some(loader) => from_loader(loader, probe)?,
-            None => vec![Symbol {
-                name: entry.symtab(&path).function_at(probe)?,
-                file: None,
-                line: None,
-                inlined: false,
-            }],
+        if let Some(known) = entry.remembered(probe) {
+            return Some(known.clone());
+        }
+        let mut symbols = match entry.loader.as_ref().and_then(|l| from_loader(l, probe)) {
+            Some(symbols) => symbols,
+            None => {
+                // The vDSO's symbols; a stripped library's own name only its exported
+                // functions, its debug file's (by build ID) the others.
+                let name = entry.symtab(&path).function_at(probe);
+                let name = name.or_else(|| entry.separate(&path).function_at(probe))?;
+                vec![Symbol {
+                    name,
+                    file: None,
+                    line: None,
+                    inlined: false,
+                }]
+            }
         };
-        // Only a short outermost name needs the symbol table (debug = "line-tables-only").
-        if !names::is_qualified(&symbols[0].name) {
+        // Only a short outermost name of Rust code from the DWARF needs the symbol table
+        // (debug = "line-tables-only"); a name that came from the symbol table, a C function's
+        // (`main`) or a qualified one does not, and then the table is never read.
+        let rust = symbols[0]
+            .file
+            .as_deref()
+            .is_some_and(|f| f.ends_with(".rs"));
+        if rust && !names::is_qualified(&symbols[0].name) {
             let full = entry.symtab(&path).function_at(probe);
             if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
                 symbols[0].name = name;
             }
         }
         names::qualify(&mut symbols);
+        entry.remember(probe, &symbols);
         Some(symbols)
     }
 }
