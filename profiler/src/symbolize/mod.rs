@@ -109,7 +109,7 @@ impl<'a> Resolver<'a> {
                 address
             };
             let symbols = object_index(self.objects, lookup)
-                .and_then(|i| self.resolve_in_object(i, lookup))
+                .and_then(|i| self.resolve_in_object(i, address, lookup))
                 .unwrap_or_else(|| {
                     let mut symbols = resolve(address, is_return_address);
                     names::qualify(&mut symbols);
@@ -137,9 +137,14 @@ impl<'a> Resolver<'a> {
             .clone()
     }
 
-    /// `lookup` resolved from object `index`'s debug info, names qualified; `None` when the
-    /// object's file cannot be read or knows nothing of the address.
-    fn resolve_in_object(&mut self, index: usize, lookup: u64) -> Option<Vec<Symbol>> {
+    /// `lookup` (`address`, or the byte before it for a return address) resolved from object
+    /// `index`'s debug info, names qualified; `None` when the object's file cannot be read.
+    fn resolve_in_object(
+        &mut self,
+        index: usize,
+        address: u64,
+        lookup: u64,
+    ) -> Option<Vec<Symbol>> {
         let object = &self.objects[index];
         let bias = object.bias;
         let exec = object.exec.clone();
@@ -162,7 +167,14 @@ impl<'a> Resolver<'a> {
                 // The vDSO's symbols; a stripped library's own name only its exported
                 // functions, its debug file's (by build ID) the others.
                 let name = entry.symtab(&path).function_at(probe);
-                let name = name.or_else(|| entry.separate(&path).function_at(probe))?;
+                let name = name.or_else(|| entry.separate(&path).function_at(probe));
+                // Nothing in a readable file names it (a PLT stub): backtrace, which would
+                // parse the same file's DWARF a second time, would not either.
+                let name = match name {
+                    Some(name) => name,
+                    None if entry.loader.is_some() => format!("{address:#x}"),
+                    None => return None,
+                };
                 vec![Symbol {
                     name,
                     file: None,
