@@ -10,10 +10,18 @@
 //! Printed side by side: the workload thread's CPU and wall time over the unprofiled run's,
 //! the whole process's CPU (collector thread included), samples per CPU-second achieved (and
 //! as % of requested), extra CPU per sample (kernel included), for `prof` the CPU inside its
-//! handler per sample, peak RSS, the share of stacks reaching `main`, and the time to build the
-//! report (stop + symbolize).
+//! handler per sample, peak RSS, the share of stacks reaching `main`, the time to build the
+//! report (stop + symbolize), wall time with that stop included over the unprofiled run's (each
+//! the best of its rounds), and the stop of a second, shorter session in the same process (whose
+//! debug info is parsed already).
 //!
-//! Run: `cargo bench -p prof-benches --bench sampler` (release, no forced frame pointers).
+//! Then two runs of their own: the stop of a profile touching thousands of distinct addresses
+//! (first and second session of one process), and the memory run: 8 threads at 1 kHz, the
+//! resident set held while sampling and the peak of stop above it.
+//!
+//! Run: `cargo bench -p prof-benches --bench sampler` (release, no forced frame pointers);
+//! `cargo bench -p prof-benches --bench sampler -- --memory 60` runs only the memory run, with
+//! 60 s of CPU per thread (480,000 samples; the full run uses 5 s).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -40,17 +48,161 @@ fn workload() -> u64 {
 }
 
 fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// A `/proc/self/status` figure in KiB (`VmHWM:` the peak resident set, `VmRSS:` the current).
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let line = s.lines().find(|l| l.starts_with(field))?;
             line.split_whitespace().nth(1)?.parse().ok()
         })
         .unwrap_or(0)
 }
 
+/// Threads of the memory run.
+const MEMORY_THREADS: usize = 8;
+
+/// The memory run's child: [`MEMORY_THREADS`] threads each burning `cpu_s` seconds of CPU in the
+/// depth-40 loop, profiled at 1 kHz. Prints the resident set (total, anonymous, file-backed; KiB)
+/// once the threads exist, at the end of sampling (before stop) and after stop with the report
+/// held, then the peak during stop (the kernel's high-water mark, reset through
+/// `/proc/self/clear_refs` just before) and the report's samples.
+fn child_memory(cpu_s: f64) {
+    let cpu = Duration::from_secs_f64(cpu_s);
+    let go = std::sync::Arc::new(std::sync::Barrier::new(MEMORY_THREADS + 1));
+    let threads: Vec<_> = (0..MEMORY_THREADS)
+        .map(|_| {
+            let go = std::sync::Arc::clone(&go);
+            std::thread::spawn(move || {
+                go.wait();
+                let start = prof::sampler::thread_cpu_time();
+                let mut x = 0;
+                while prof::sampler::thread_cpu_time() - start < cpu {
+                    x ^= descend(40, 100_000);
+                }
+                std::hint::black_box(x);
+            })
+        })
+        .collect();
+    let rss = || {
+        [
+            status_kib("VmRSS:"),
+            status_kib("RssAnon:"),
+            status_kib("RssFile:"),
+        ]
+    };
+    let before = rss();
+    let p =
+        prof::Profiler::start(prof::Options::default().interval(Duration::from_millis(1))).unwrap();
+    go.wait();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let sampling = rss();
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak resident set");
+    let report = p.stop().unwrap();
+    let peak = peak_rss_kib();
+    let after = rss();
+    let all: Vec<String> = [before, sampling, after]
+        .iter()
+        .flatten()
+        .chain(&[peak, report.session().samples.len() as u64])
+        .map(u64::to_string)
+        .collect();
+    println!("{}", all.join(" "));
+}
+
+/// Runs the memory child and prints what it measured.
+fn memory(cpu_s: f64) {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args(["--child-memory", &cpu_s.to_string()])
+        .env_remove("PROF_TIMER")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(v.len(), 11, "memory child printed {text:?}");
+    // Resident, anonymous (heap), file-backed: before start, at the end of sampling, after stop.
+    let (before, sampling, after) = (&v[0..3], &v[3..6], &v[6..9]);
+    let (peak, samples) = (v[9], v[10]);
+    let mib = |kib: f64| kib / 1024.0;
+    println!(
+        "memory, {MEMORY_THREADS} threads at 1 kHz, {cpu_s} s of CPU each: {samples:.0} samples; \
+         held while sampling {:.1} MiB ({:.1} anonymous, {:.1} file-backed; {:.1} bytes/sample); \
+         stop's peak {:.1} MiB above that; after stop, report held: {:.1} MiB above the start \
+         ({:.1} anonymous, {:.1} file-backed); resident before start {:.1} MiB",
+        mib(sampling[0] - before[0]),
+        mib(sampling[1] - before[1]),
+        mib(sampling[2] - before[2]),
+        (sampling[0] - before[0]) * 1024.0 / samples.max(1.0),
+        mib(peak - sampling[0]),
+        mib(after[0] - before[0]),
+        mib(after[1] - before[1]),
+        mib(after[2] - before[2]),
+        mib(before[0]),
+    );
+}
+
+/// Runs the many-addresses child `rounds` times and prints its best stops.
+fn many_addresses(rounds: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let mut best: Option<Vec<f64>> = None;
+    for _ in 0..rounds {
+        let out = Command::new(&exe)
+            .arg("--child-many")
+            .env_remove("PROF_TIMER")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(v.len(), 7, "many-addresses child printed {text:?}");
+        best = Some(match best {
+            Some(b) => (0..7)
+                .map(|i| {
+                    if i >= 2 && i != 4 {
+                        v[i].min(b[i])
+                    } else {
+                        v[i]
+                    }
+                })
+                .collect(),
+            None => v,
+        });
+    }
+    let b = best.unwrap();
+    println!(
+        "stop of a profile touching {:.0} distinct addresses ({:.0} samples at 10 kHz) of this \
+         {:.1} MB binary: first session {:.1} ms ({:.1} ms of CPU), second session {:.1} ms \
+         ({:.1} ms of CPU); best of {rounds}",
+        b[0],
+        b[4],
+        b[1] / 1e6,
+        b[2] / 1e6,
+        b[5] / 1e6,
+        b[3] / 1e6,
+        b[6] / 1e6
+    );
+}
+
+/// A tenth of [`workload`]: the second, shorter session of a child, whose stop shows what
+/// symbolization costs once the process has parsed its debug info.
+fn short_workload() -> u64 {
+    (0..200).fold(0, |acc, _| acc ^ descend(40, 1_000_000))
+}
+
 /// One run in this (child) process. Prints `wall cpu process_cpu samples rss reach handler
-/// stop`: nanoseconds, except samples, KiB and the share reaching main.
+/// stop stop2`: nanoseconds, except samples, KiB and the share reaching main. `stop2` is the
+/// stop of a second, shorter session run after the first in the same process.
 fn child(tool: &str, rate: i32) {
     let thread0 = prof::sampler::thread_cpu_time();
     let process0 = prof::sampler::process_cpu_time();
@@ -58,6 +210,7 @@ fn child(tool: &str, rate: i32) {
     let interval = Duration::from_nanos(1_000_000_000 / rate.max(1) as u64);
     let mut samples = 0;
     let (mut reach, mut handler_ns, mut stop) = (0.0, 0.0, Duration::ZERO);
+    let mut stop2 = Duration::ZERO;
     // The workload's own figures end before stop: report building is measured apart.
     let mut worked = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut done = || {
@@ -81,7 +234,18 @@ fn child(tool: &str, rate: i32) {
             done();
             let stopped = Instant::now();
             samples = guard.report().build().unwrap().data.values().sum::<isize>() as usize;
+            drop(guard);
             stop = stopped.elapsed();
+            let guard = pprof::ProfilerGuardBuilder::default()
+                .frequency(rate)
+                .build()
+                .unwrap();
+            std::hint::black_box(short_workload());
+            let stopped = Instant::now();
+            let report = guard.report().build().unwrap();
+            drop(guard);
+            stop2 = stopped.elapsed();
+            std::hint::black_box(report);
         }
         _ => {
             let p = prof::Profiler::start(prof::Options::default().interval(interval)).unwrap();
@@ -104,12 +268,18 @@ fn child(tool: &str, rate: i32) {
                     .count();
                 reach = reaching as f64 / samples.max(1) as f64;
                 handler_ns = in_handler.as_nanos() as f64 / handled.max(1) as f64;
+                let options = prof::Options::default().interval(interval);
+                let p = prof::Profiler::start(options).unwrap();
+                std::hint::black_box(short_workload());
+                let stopped = Instant::now();
+                std::hint::black_box(p.stop().unwrap());
+                stop2 = stopped.elapsed();
             }
         }
     }
     let (wall, cpu, process) = worked;
     println!(
-        "{} {} {} {} {} {} {} {}",
+        "{} {} {} {} {} {} {} {} {}",
         wall.as_nanos(),
         cpu.as_nanos(),
         process.as_nanos(),
@@ -117,7 +287,82 @@ fn child(tool: &str, rate: i32) {
         peak_rss_kib(),
         reach,
         handler_ns,
-        stop.as_nanos()
+        stop.as_nanos(),
+        stop2.as_nanos()
+    );
+}
+
+/// Work that runs much different code (JSON, compression, the report's own aggregation and
+/// exports, formatting, sorting), so that a profile of it touches thousands of distinct
+/// addresses: what symbolization at stop has to resolve in a real program.
+fn varied_workload(seed: &prof::Report, cpu: Duration) -> u64 {
+    use std::io::Write;
+    let start = prof::sampler::thread_cpu_time();
+    let mut n = 0u64;
+    let dir = std::env::temp_dir().join(format!("prof-bench-varied-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    while prof::sampler::thread_cpu_time() - start < cpu {
+        let path = dir.join("s.json.gz");
+        seed.save(&path).unwrap();
+        let back = prof::Report::load(&path).unwrap();
+        n += back.top(20).len() as u64;
+        let mut folded = Vec::new();
+        back.write_folded(&mut folded).unwrap();
+        n += folded.len() as u64;
+        n += format!("{}", back).len() as u64;
+        let tree = back.call_tree();
+        n += std::hint::black_box(&tree) as *const _ as u64 & 1;
+        let text = serde_json::json!({"a": [1.5, 2, "x"], "n": n, "top": back.total_samples()});
+        let doc: serde_json::Value = serde_json::from_str(&text.to_string()).unwrap();
+        n += doc.to_string().len() as u64;
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&folded).unwrap();
+        n += z.finish().unwrap().len() as u64;
+        let mut words: Vec<String> = (0..2_000)
+            .map(|i| format!("{:x}", i * 7_919 % 2_003))
+            .collect();
+        words.sort();
+        words.dedup();
+        n += words.len() as u64 + (n as f64).sqrt().to_string().len() as u64;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    n
+}
+
+/// The stop of a profile touching thousands of distinct addresses of this binary: a child runs
+/// [`varied_workload`] at 10 kHz twice and prints `addresses binary_bytes stop1 stop2 samples
+/// cpu1 cpu2` (nanoseconds; `cpu` is the stopping thread's CPU time, which load from other
+/// processes does not inflate): the first stop parses the debug info, the second finds it parsed.
+fn child_many_addresses() {
+    let interval = Duration::from_micros(100);
+    let options = || prof::Options::default().interval(interval);
+    // A report to feed the workload: of the workload itself, unmeasured.
+    let seed = prof::profile(options(), || descend(40, 1_000_000)).unwrap();
+    let mut stops = [Duration::ZERO; 2];
+    let mut cpus = [Duration::ZERO; 2];
+    let mut addresses = 0;
+    let mut samples = 0;
+    for (stop, cpu) in stops.iter_mut().zip(&mut cpus) {
+        let p = prof::Profiler::start(options()).unwrap();
+        std::hint::black_box(varied_workload(&seed, Duration::from_millis(1_500)));
+        let stopped = Instant::now();
+        let cpu0 = prof::sampler::thread_cpu_time();
+        let report = p.stop().unwrap();
+        *stop = stopped.elapsed();
+        *cpu = prof::sampler::thread_cpu_time() - cpu0;
+        let s = report.session();
+        let distinct: std::collections::HashSet<u64> =
+            s.frames.iter().filter_map(|f| f.address).collect();
+        addresses = distinct.len();
+        samples = s.samples.len();
+    }
+    let bytes = std::fs::metadata(std::env::current_exe().unwrap()).map_or(0, |m| m.len());
+    println!(
+        "{addresses} {bytes} {} {} {samples} {} {}",
+        stops[0].as_nanos(),
+        stops[1].as_nanos(),
+        cpus[0].as_nanos(),
+        cpus[1].as_nanos()
     );
 }
 
@@ -142,6 +387,7 @@ struct Run {
     reach: f64,
     handler_ns: f64,
     stop: f64,
+    stop2: f64,
 }
 
 fn spawn(c: &Config) -> Run {
@@ -168,7 +414,7 @@ fn spawn(c: &Config) -> Run {
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert_eq!(v.len(), 8, "child {} {} printed {text:?}", c.tool, c.rate);
+    assert_eq!(v.len(), 9, "child {} {} printed {text:?}", c.tool, c.rate);
     Run {
         wall: v[0] / 1e9,
         cpu: v[1] / 1e9,
@@ -178,6 +424,7 @@ fn spawn(c: &Config) -> Run {
         reach: v[5],
         handler_ns: v[6],
         stop: v[7] / 1e9,
+        stop2: v[8] / 1e9,
     }
 }
 
@@ -217,6 +464,19 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--child-memory") {
+        child_memory(args[i + 1].parse().unwrap());
+        return;
+    }
+    if args.iter().any(|a| a == "--child-many") {
+        child_many_addresses();
+        return;
+    }
+    // `--memory S`: only the memory run, each thread burning S s of CPU (60: 480,000 samples).
+    if let Some(i) = args.iter().position(|a| a == "--memory") {
+        memory(args.get(i + 1).map_or(Ok(5.0), |s| s.parse()).unwrap());
+        return;
+    }
     // The one system call every sample makes (its weight is measured with the thread CPU clock).
     let reads = 200_000u32;
     let t = prof::sampler::thread_cpu_time();
@@ -226,26 +486,40 @@ fn main() {
     let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
     println!("thread CPU clock read: {per_read:?} of CPU per call");
 
+    // `--rounds N`: fewer (or more) rounds than the default five.
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .map_or(ROUNDS, |i| args[i + 1].parse().unwrap());
     let configs = configs();
     let mut best: Vec<Option<Run>> = vec![None; configs.len()];
-    for _ in 0..ROUNDS {
-        for (c, slot) in configs.iter().zip(best.iter_mut()) {
+    // Wall time with stop included, and the second stop: each the best of its own rounds.
+    let mut wall_stop = vec![f64::MAX; configs.len()];
+    let mut stop2 = vec![f64::MAX; configs.len()];
+    for _ in 0..rounds {
+        for (i, (c, slot)) in configs.iter().zip(best.iter_mut()).enumerate() {
             let r = spawn(c);
+            wall_stop[i] = wall_stop[i].min(r.wall + r.stop);
+            stop2[i] = stop2[i].min(r.stop2);
             if slot.is_none_or(|b| r.cpu < b.cpu) {
                 *slot = Some(r);
             }
         }
     }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average after the rounds: {}", load.trim());
     let best: Vec<Run> = best.into_iter().map(Option::unwrap).collect();
+    many_addresses(rounds);
+    memory(5.0);
     let base = best[0];
     println!(
-        "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB; best of {ROUNDS} rounds",
+        "unprofiled: wall {:.3} s, cpu {:.3} s, peak RSS {:.1} MiB; best of {rounds} rounds",
         base.wall,
         base.cpu,
         base.rss / 1024.0
     );
     println!(
-        "{:<15} {:>7} {:>8} {:>8} {:>9} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>8}",
+        "{:<15} {:>7} {:>8} {:>8} {:>9} {:>10} {:>9} {:>12} {:>11} {:>10} {:>10} {:>8} {:>13} {:>8}",
         "config",
         "rate",
         "CPU +%",
@@ -257,15 +531,17 @@ fn main() {
         "in handler",
         "peak RSS",
         "reach main",
-        "report"
+        "report",
+        "wall+stop +%",
+        "2nd stop"
     );
-    for (c, r) in configs.iter().zip(&best).skip(1) {
+    for (i, (c, r)) in configs.iter().zip(&best).enumerate().skip(1) {
         let per_s = r.samples / r.cpu;
         let cost_ns = ((r.cpu - base.cpu) * 1e9 / r.samples.max(1.0)).max(0.0);
         let ours = c.tool == "prof";
         let dash = || "-".to_string();
         println!(
-            "{:<15} {:>5}Hz {:>7.2}% {:>7.2}% {:>8.2}% {:>10.0} {:>8.1}% {:>9.2} µs {:>11} {:>6.1} MiB {:>10} {:>8}",
+            "{:<15} {:>5}Hz {:>7.2}% {:>7.2}% {:>8.2}% {:>10.0} {:>8.1}% {:>9.2} µs {:>11} {:>6.1} MiB {:>10} {:>8} {:>12.2}% {:>8}",
             c.label,
             c.rate,
             (r.cpu / base.cpu - 1.0) * 100.0,
@@ -278,6 +554,8 @@ fn main() {
             r.rss / 1024.0,
             if ours { format!("{:.1}%", r.reach * 100.0) } else { dash() },
             if c.tool == "floor" { dash() } else { format!("{:.3} s", r.stop) },
+            (wall_stop[i] / wall_stop[0] - 1.0) * 100.0,
+            if c.tool == "floor" { dash() } else { format!("{:.1} ms", stop2[i] * 1e3) },
         );
     }
 }

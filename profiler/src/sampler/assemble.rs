@@ -3,8 +3,7 @@
 
 use super::collector::RawProfile;
 use crate::session::{FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder, StackId};
-use crate::symbolize::LoadedObject;
-use crate::symbolize::{module_of, Resolver};
+use crate::symbolize::{module_name, object_index, LoadedObject, Resolver};
 use crate::{Options, Report};
 use std::collections::HashMap;
 
@@ -33,7 +32,7 @@ pub fn build(
         |_| false,
     );
     let mut threads = HashMap::new();
-    for s in &raw.samples {
+    for s in raw.samples.iter() {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
         };
@@ -69,7 +68,8 @@ pub fn intern_stacks(
     let mut resolver = Resolver::new(objects);
     // Each address's frames (inlined ones first), with whether `trim` matches each.
     let mut frames_of: HashMap<(u64, bool), Vec<(FrameId, bool)>> = HashMap::new();
-    let mut modules: HashMap<u64, Option<String>> = HashMap::new();
+    // Module names by object index: each is worked out once, not once per address.
+    let mut modules: HashMap<Option<usize>, Option<String>> = HashMap::new();
     let mut stack_ids = Vec::with_capacity(stacks.len());
     let mut path = Vec::new();
     let mut ids = Vec::new();
@@ -82,8 +82,8 @@ pub fn intern_stacks(
             let is_return = i > 0;
             let ids = frames_of.entry((address, is_return)).or_insert_with(|| {
                 let module = modules
-                    .entry(address)
-                    .or_insert_with(|| module_of(objects, address))
+                    .entry(object_index(objects, address))
+                    .or_insert_with_key(|&i| i.and_then(|i| module_name(&objects[i])))
                     .clone();
                 let lookup = if is_return { address - 1 } else { address };
                 resolver

@@ -52,8 +52,8 @@ pub struct RawProfile {
     /// Distinct stacks, addresses leaf first (the first is the interrupted instruction, the
     /// others return addresses).
     pub stacks: Vec<Box<[u64]>>,
-    /// Samples in arrival order.
-    pub samples: Vec<StoredSample>,
+    /// Samples in arrival order (in time order in wall mode), 16 bytes each.
+    pub samples: super::samples::SampleLog,
     /// Thread names by id, as last seen.
     pub names: HashMap<u32, String>,
     /// Samples dropped by the collector (over `max_samples`).
@@ -436,7 +436,7 @@ impl Collector {
         if let Some(wall) = &self.wall {
             // The collector's samples went straight in, the handlers' through the ring: put
             // them back in time order (per thread, time must not go backwards).
-            self.out.samples.sort_by_key(|s| s.raw.time_ns);
+            self.out.samples.sort_by_time();
             self.out.wall = Some(wall.stats);
         }
         self.out

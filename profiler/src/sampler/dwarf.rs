@@ -1,5 +1,5 @@
 //! DWARF CFI unwinding with `framehop`: the unwind sections (`.eh_frame`, `.eh_frame_hdr`) of
-//! every loaded object are read into memory by the collector, before sampling and again when
+//! every loaded object (not their code) are read into memory by the collector, before sampling and again when
 //! the loader's counters say something was loaded or unloaded. The handler then unwinds with
 //! framehop's allocation-free policy and a preallocated cache.
 
@@ -126,20 +126,23 @@ fn read_module(object: &LoadedObject) -> Option<Module<Vec<u8>>> {
         let data = s.data().ok()?.to_vec();
         Some((s.address()..s.address() + s.size(), data))
     };
-    let text = section(".text");
+    let svma = |name: &str| {
+        elf.section_by_name(name)
+            .map(|s| s.address()..s.address() + s.size())
+    };
+    // framehop reads instruction bytes only for macOS's compact unwind info: for ELF's
+    // `.eh_frame` the address of `.text` is all it needs, so its bytes (megabytes for a large
+    // program) are not copied.
+    let text_svma = svma(".text");
     let eh_frame = section(".eh_frame");
     let eh_frame_hdr = section(".eh_frame_hdr");
-    let got = elf
-        .section_by_name(".got")
-        .map(|s| s.address()..s.address() + s.size());
+    let got = svma(".got");
     eh_frame.as_ref()?;
-    let (text_svma, text) = text.unzip();
     let (eh_frame_svma, eh_frame) = eh_frame.unzip();
     let (eh_frame_hdr_svma, eh_frame_hdr) = eh_frame_hdr.unzip();
     let info = ExplicitModuleSectionInfo {
         base_svma: 0,
         text_svma,
-        text,
         got_svma: got,
         eh_frame_svma,
         eh_frame,

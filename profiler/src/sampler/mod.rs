@@ -19,6 +19,7 @@ mod handler;
 mod mappings;
 mod meta;
 mod ring;
+mod samples;
 mod stackmap;
 #[allow(unsafe_code)]
 pub(crate) mod sys;

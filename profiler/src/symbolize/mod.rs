@@ -4,18 +4,25 @@
 //! object loaded while sampling is known (see the collector), including those unloaded before
 //! stop, so the file on disk is read with `addr2line` (DWARF lines and inlined frames, the
 //! symbol table where there is no DWARF, separate debug files) rather than the process's
-//! memory. Addresses in no known object (the vDSO has no file) are resolved in memory with the
-//! `backtrace` crate. Return addresses are looked up one byte back so that a call at the end
+//! memory. Only objects that hold a sampled address are opened, and their parsed debug info is
+//! kept for the process's later sessions (see [`cache`]). The vDSO, which has no file, is named
+//! from the symbol table of its image in memory; addresses in no known object are resolved in
+//! memory with the `backtrace` crate. Return addresses are looked up one byte back so that a call at the end
 //! of a function is attributed to the call site, not to what follows it.
 //!
 //! Names are made distinct where the debug info does not qualify them (see [`names`]).
 
+pub mod cache;
 pub mod names;
 mod object;
 pub mod symtab;
 
+pub use cache::{cache_stats, clear_cache, CacheStats, MAX_CACHED_OBJECTS};
 pub use object::LoadedObject;
+
+use cache::FileKey;
 use std::collections::HashMap;
+use std::sync::MutexGuard;
 use symtab::SymbolTable;
 
 /// One frame of a resolved address: a function, possibly inlined into the next one out.
@@ -66,22 +73,28 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
 
 /// Resolves each distinct address once, naming outermost frames with the full path from their
 /// module's symbol table where the debug info gave only a short name (see [`symtab`]), and
-/// inlined frames as [`names::qualify`] says.
+/// inlined frames as [`names::qualify`] says. Objects' debug info comes from the process's
+/// [`cache`], opened only for the objects that hold an address asked for, and stays there for
+/// later sessions.
 pub struct Resolver<'a> {
     objects: &'a [LoadedObject],
-    cache: HashMap<(u64, bool), Vec<Symbol>>,
-    tables: HashMap<usize, SymbolTable>,
-    loaders: HashMap<usize, Option<addr2line::Loader>>,
+    resolved: HashMap<(u64, bool), Vec<Symbol>>,
+    /// Each object's path and cache key, by index in `objects`.
+    files: HashMap<usize, Option<(String, FileKey)>>,
+    cache: MutexGuard<'static, cache::Cache>,
 }
 
 impl<'a> Resolver<'a> {
-    /// A resolver for addresses in `objects` (every module loaded while sampling).
+    /// A resolver for addresses in `objects` (every module loaded while sampling). Holds the
+    /// process's debug info cache until dropped.
     pub fn new(objects: &'a [LoadedObject]) -> Self {
+        let mut cache = cache::lock();
+        cache.begin();
         Resolver {
             objects,
-            cache: HashMap::new(),
-            tables: HashMap::new(),
-            loaders: HashMap::new(),
+            resolved: HashMap::new(),
+            files: HashMap::new(),
+            cache,
         }
     }
 
@@ -90,79 +103,172 @@ impl<'a> Resolver<'a> {
     /// interrupted one.
     pub fn symbols(&mut self, address: u64, is_return_address: bool) -> &[Symbol] {
         let key = (address, is_return_address);
-        if !self.cache.contains_key(&key) {
+        if !self.resolved.contains_key(&key) {
             let lookup = if is_return_address {
                 address.saturating_sub(1)
             } else {
                 address
             };
-            let index = object_index(self.objects, lookup);
-            let mut symbols = index
-                .and_then(|i| self.resolve_in_file(i, lookup))
-                .unwrap_or_else(|| resolve(address, is_return_address));
-            if let Some(index) = index {
-                let object = &self.objects[index];
-                let table = self.tables.entry(index).or_insert_with(|| {
-                    object_path(object).map_or_else(SymbolTable::default, |p| {
-                        SymbolTable::load(std::path::Path::new(&p))
-                    })
+            let symbols = object_index(self.objects, lookup)
+                .and_then(|i| self.resolve_in_object(i, address, lookup))
+                .unwrap_or_else(|| {
+                    let mut symbols = resolve(address, is_return_address);
+                    names::qualify(&mut symbols);
+                    symbols
                 });
-                let full = table.function_at(lookup.wrapping_sub(object.bias));
-                if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
-                    symbols[0].name = name;
-                }
-            }
-            names::qualify(&mut symbols);
-            self.cache.insert(key, symbols);
+            self.resolved.insert(key, symbols);
         }
-        &self.cache[&key]
+        &self.resolved[&key]
     }
 
-    /// `lookup` resolved from the file of object `index`, outermost first; `None` when the file
-    /// cannot be read or knows nothing of the address.
-    fn resolve_in_file(&mut self, index: usize, lookup: u64) -> Option<Vec<Symbol>> {
+    /// The path and cache key of object `index`'s file (`[vdso]` for the vDSO).
+    fn file_of(&mut self, index: usize) -> Option<(String, FileKey)> {
         let object = &self.objects[index];
-        let loader = self
-            .loaders
+        self.files
             .entry(index)
-            .or_insert_with(|| addr2line::Loader::new(object_path(object)?).ok())
-            .as_ref()?;
-        let probe = lookup.wrapping_sub(object.bias);
-        let mut inner_first = Vec::new();
-        let mut location = None;
-        if let Ok(mut frames) = loader.find_frames(probe) {
-            while let Ok(Some(frame)) = frames.next() {
-                let here = frame.location.map(|l| (l.file.map(str::to_owned), l.line));
-                if location.is_none() {
-                    location.clone_from(&here);
+            .or_insert_with(|| {
+                if object.name.is_empty() || !object.name.starts_with("linux-vdso") {
+                    let path = object_path(object)?;
+                    let key = FileKey::of(&path)?;
+                    Some((path, key))
+                } else {
+                    Some(("[vdso]".to_owned(), FileKey::vdso()))
                 }
-                let Some(name) = frame.function.and_then(|f| f.raw_name().ok().map(demangle))
-                else {
-                    continue;
+            })
+            .clone()
+    }
+
+    /// `lookup` (`address`, or the byte before it for a return address) resolved from object
+    /// `index`'s debug info, names qualified; `None` when the object's file cannot be read.
+    fn resolve_in_object(
+        &mut self,
+        index: usize,
+        address: u64,
+        lookup: u64,
+    ) -> Option<Vec<Symbol>> {
+        let object = &self.objects[index];
+        let bias = object.bias;
+        let exec = object.exec.clone();
+        let (path, key) = self.file_of(index)?;
+        let vdso = key == FileKey::vdso();
+        let entry = self.cache.get_or_load(&key, || {
+            if vdso {
+                cache::Entry::from_symbols(vdso_symbols(&exec).unwrap_or_default())
+            } else {
+                cache::Entry::load(&path)
+            }
+        });
+        let probe = lookup.wrapping_sub(bias);
+        if let Some(known) = entry.remembered(probe) {
+            return Some(known.clone());
+        }
+        let mut symbols = match entry.loader.as_ref().and_then(|l| from_loader(l, probe)) {
+            Some(symbols) => symbols,
+            None => {
+                // The vDSO's symbols; a stripped library's own name only its exported
+                // functions, its debug file's (by build ID) the others.
+                let name = entry.symtab(&path).function_at(probe);
+                let name = name.or_else(|| entry.separate(&path).function_at(probe));
+                // Nothing in a readable file names it (a PLT stub): backtrace, which would
+                // parse the same file's DWARF a second time, would not either.
+                let name = match name {
+                    Some(name) => name,
+                    None if entry.loader.is_some() => format!("{address:#x}"),
+                    None => return None,
                 };
-                let (file, line) = here.unwrap_or_default();
-                inner_first.push(Symbol {
+                vec![Symbol {
                     name,
-                    file,
-                    line,
-                    inlined: true,
-                });
+                    file: None,
+                    line: None,
+                    inlined: false,
+                }]
+            }
+        };
+        // Only a short outermost name of Rust code from the DWARF needs the symbol table
+        // (debug = "line-tables-only"); a name that came from the symbol table, a C function's
+        // (`main`) or a qualified one does not, and then the table is never read.
+        let rust = symbols[0]
+            .file
+            .as_deref()
+            .is_some_and(|f| f.ends_with(".rs"));
+        if rust && !names::is_qualified(&symbols[0].name) {
+            let full = entry.symtab(&path).function_at(probe);
+            if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
+                symbols[0].name = name;
             }
         }
-        if inner_first.is_empty() {
-            // No DWARF function here: the symbol table's name, with the line table's place.
-            let (file, line) = location.unwrap_or_default();
+        names::qualify(&mut symbols);
+        entry.remember(probe, &symbols);
+        Some(symbols)
+    }
+}
+
+impl Drop for Resolver<'_> {
+    fn drop(&mut self) {
+        self.cache.trim();
+    }
+}
+
+/// `probe` (a file address) resolved with `loader`, outermost first; `None` when it knows
+/// nothing of the address.
+fn from_loader(loader: &addr2line::Loader, probe: u64) -> Option<Vec<Symbol>> {
+    let mut inner_first = Vec::new();
+    let mut location = None;
+    if let Ok(mut frames) = loader.find_frames(probe) {
+        while let Ok(Some(frame)) = frames.next() {
+            let here = frame.location.map(|l| (l.file.map(str::to_owned), l.line));
+            if location.is_none() {
+                location.clone_from(&here);
+            }
+            let Some(name) = frame.function.and_then(|f| f.raw_name().ok().map(demangle)) else {
+                continue;
+            };
+            let (file, line) = here.unwrap_or_default();
             inner_first.push(Symbol {
-                name: demangle(loader.find_symbol(probe)?),
+                name,
                 file,
                 line,
                 inlined: true,
             });
         }
-        inner_first.reverse();
-        inner_first[0].inlined = false;
-        Some(inner_first)
     }
+    if inner_first.is_empty() {
+        // No DWARF function here: the symbol table's name, with the line table's place.
+        let (file, line) = location.unwrap_or_default();
+        inner_first.push(Symbol {
+            name: demangle(loader.find_symbol(probe)?),
+            file,
+            line,
+            inlined: true,
+        });
+    }
+    inner_first.reverse();
+    inner_first[0].inlined = false;
+    Some(inner_first)
+}
+
+/// The vDSO's function symbols, from its image in this process's memory (read through
+/// `/proc/self/mem`, so a bad range is an error, not a fault): the mapping named `[vdso]` that
+/// holds the object's executable segment.
+fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
+    use std::os::unix::fs::FileExt;
+    let code = exec.first()?.start;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let (start, end) = maps.lines().find_map(|line| {
+        if !line.ends_with("[vdso]") {
+            return None;
+        }
+        let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+        let range = (
+            u64::from_str_radix(start, 16).ok()?,
+            u64::from_str_radix(end, 16).ok()?,
+        );
+        (range.0..range.1).contains(&code).then_some(range)
+    })?;
+    let mut image = vec![0; usize::try_from(end - start).ok()?];
+    let mem = std::fs::File::open("/proc/self/mem").ok()?;
+    mem.read_exact_at(&mut image, start).ok()?;
+    Some(SymbolTable::parse(&image[..]))
 }
 
 /// A symbol's name as the report shows it: demangled (Rust), without the hash suffix.
@@ -170,9 +276,9 @@ fn demangle(raw: impl AsRef<str>) -> String {
     format!("{:#}", backtrace::SymbolName::new(raw.as_ref().as_bytes()))
 }
 
-/// The object holding `address`. Objects are listed in the order they were first seen, so
+/// The index of the object holding `address`. Objects are listed in the order they were first seen, so
 /// when an address range was reused by a later load, the later object is taken.
-fn object_index(objects: &[LoadedObject], address: u64) -> Option<usize> {
+pub fn object_index(objects: &[LoadedObject], address: u64) -> Option<usize> {
     objects
         .iter()
         .rposition(|o| o.exec.iter().any(|r| r.contains(&address)))
@@ -189,7 +295,12 @@ fn object_path(object: &LoadedObject) -> Option<String> {
 
 /// The file name of the object holding `address`, among `objects`.
 pub fn module_of(objects: &[LoadedObject], address: u64) -> Option<String> {
-    let path = object_path(&objects[object_index(objects, address)?])?;
+    module_name(&objects[object_index(objects, address)?])
+}
+
+/// The file name of a loaded object (the running executable's for the main program).
+pub fn module_name(object: &LoadedObject) -> Option<String> {
+    let path = object_path(object)?;
     Some(path.rsplit('/').next().map(str::to_owned).unwrap_or(path))
 }
 

@@ -39,7 +39,7 @@ pub fn qualify(symbols: &mut [Symbol]) {
 
 /// True when `name` has a path (`::` outside generic arguments), or is not a bare Rust name
 /// at all (a hex address).
-fn is_qualified(name: &str) -> bool {
+pub(super) fn is_qualified(name: &str) -> bool {
     if name.starts_with("0x") {
         return true;
     }

@@ -15,17 +15,19 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
-    /// Reads the static and dynamic function symbols of the ELF file at `path`; an unreadable or
-    /// unparsable file gives an empty table.
+    /// Reads the static and dynamic function symbols of the ELF file at `path` (only the
+    /// headers and symbol sections, not the whole file); an unreadable or unparsable file gives
+    /// an empty table.
     pub fn load(path: &Path) -> SymbolTable {
-        let Ok(data) = std::fs::read(path) else {
+        let Ok(file) = std::fs::File::open(path) else {
             return SymbolTable::default();
         };
-        SymbolTable::parse(&data)
+        let cache = object::ReadCache::new(file);
+        SymbolTable::parse(&cache)
     }
 
-    /// The function symbols of an ELF image in memory.
-    pub fn parse(data: &[u8]) -> SymbolTable {
+    /// The function symbols of an ELF image (in memory, or read as needed from a file).
+    pub fn parse<'data, R: object::ReadRef<'data>>(data: R) -> SymbolTable {
         use object::{Object, ObjectSymbol, SymbolKind};
         let Ok(file) = object::File::parse(data) else {
             return SymbolTable::default();

@@ -1,0 +1,309 @@
+//! The debug info of objects symbolized so far, kept across the sessions of one process.
+//!
+//! Parsing an object's DWARF (its units' address ranges, then the line tables of the units
+//! looked up) is most of what symbolization costs, and a program that profiles stretches of code
+//! again and again (or criterion profiling each benchmark) would pay it at every stop. So each
+//! object's parsed debug info is kept here, keyed by its file's path and identity (device, inode,
+//! size, modification time: a file rebuilt in place is a new key), and only objects that a sampled
+//! address fell in are ever opened.
+//!
+//! Memory is bounded by count: after each symbolization the cache keeps the
+//! [`MAX_CACHED_OBJECTS`] objects used most recently and drops the others. What one object holds
+//! is its file mapped read-only (file-backed pages, resident only where read, which the kernel may
+//! reclaim) and, on the heap, its units' address ranges, the line tables and inlined-function
+//! trees of the units looked up, up to [`MAX_REMEMBERED_ADDRESSES`] resolved addresses, for
+//! objects whose debug info names functions without their path the function symbols, and for a
+//! stripped library whose own symbols could not name an address, the symbol table of its
+//! separate debug file (found by build ID). [`clear_cache`] releases everything.
+
+use super::symtab::SymbolTable;
+use std::sync::{Mutex, MutexGuard};
+
+/// How many objects' debug info is kept between sessions (the most recently used ones).
+pub const MAX_CACHED_OBJECTS: usize = 8;
+
+/// How many resolved addresses each object keeps (a later session finds them without looking
+/// them up again); past it, addresses are resolved again each time.
+pub const MAX_REMEMBERED_ADDRESSES: usize = 10_000;
+
+/// The process's cache.
+static CACHE: Mutex<Cache> = Mutex::new(Cache::new(MAX_CACHED_OBJECTS));
+
+/// Locks the process's cache (a panic while it was held leaves it usable: entries are only
+/// added whole).
+pub(super) fn lock() -> MutexGuard<'static, Cache> {
+    CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the cache of this process holds and has done (see [`cache_stats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Paths of the objects whose debug info is held now, most recently used last (`[vdso]` for
+    /// the kernel's vDSO, read from memory).
+    pub objects: Vec<String>,
+    /// Objects opened and parsed so far.
+    pub loads: u64,
+    /// Symbolizations that found an object's debug info already parsed.
+    pub reuses: u64,
+    /// Objects dropped to stay within [`MAX_CACHED_OBJECTS`].
+    pub evictions: u64,
+}
+
+/// What the debug info cache of this process holds and has done so far.
+pub fn cache_stats() -> CacheStats {
+    lock().stats()
+}
+
+/// Drops the debug info kept for later sessions; the next stop parses what it needs again.
+pub fn clear_cache() {
+    let mut cache = lock();
+    cache.entries.clear();
+}
+
+/// Which file an object's debug info was read from: a file replaced on disk is another key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct FileKey {
+    path: String,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl FileKey {
+    /// The key of the file at `path` as it is now; `None` when it cannot be read.
+    pub(super) fn of(path: &str) -> Option<FileKey> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileKey {
+            path: path.to_owned(),
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        })
+    }
+
+    /// The key of the kernel's vDSO, which has no file and is the same for the process's life.
+    pub(super) fn vdso() -> FileKey {
+        FileKey {
+            path: "[vdso]".to_owned(),
+            dev: 0,
+            ino: 0,
+            size: 0,
+            mtime_ns: 0,
+        }
+    }
+}
+
+/// One object's parsed debug info.
+pub(super) struct Entry {
+    /// DWARF and symbol table through `addr2line`; `None` when the file has neither or cannot
+    /// be parsed (and for the vDSO).
+    pub loader: Option<addr2line::Loader>,
+    /// The function symbols of the separate debug file named by the object's build ID (a
+    /// stripped system library's `/usr/lib/debug/.build-id/…`), read the first time the
+    /// object's own file cannot name an address.
+    separate: Option<SymbolTable>,
+    /// Function symbols with their full paths, read on first need.
+    symtab: Option<SymbolTable>,
+    /// Addresses resolved so far (file addresses), up to [`MAX_REMEMBERED_ADDRESSES`].
+    remembered: std::collections::HashMap<u64, Vec<super::Symbol>>,
+    last_used: u64,
+}
+
+impl Entry {
+    /// What `probe` was resolved to before, if it was.
+    pub fn remembered(&self, probe: u64) -> Option<&Vec<super::Symbol>> {
+        self.remembered.get(&probe)
+    }
+
+    /// Remembers what `probe` resolved to, while there is room.
+    pub fn remember(&mut self, probe: u64, symbols: &[super::Symbol]) {
+        if self.remembered.len() < MAX_REMEMBERED_ADDRESSES {
+            self.remembered.insert(probe, symbols.to_vec());
+        }
+    }
+
+    /// The function symbols of the separate debug file of the object at `path`, found by its
+    /// build ID under `/usr/lib/debug/.build-id/`, read on first use (empty when there is none).
+    /// Only its symbol table is read: its DWARF, compressed, would take tens of MiB and tens of
+    /// milliseconds to unpack (libc's), for the file and line of a library's internal functions.
+    pub fn separate(&mut self, path: &str) -> &SymbolTable {
+        self.separate.get_or_insert_with(|| {
+            let debug = || {
+                use object::Object;
+                let file = std::fs::File::open(path).ok()?;
+                let cache = object::ReadCache::new(file);
+                let id = object::File::parse(&cache).ok()?.build_id().ok()??;
+                let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+                (hex.len() > 2)
+                    .then(|| format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]))
+            };
+            debug().map_or_else(SymbolTable::default, |p| {
+                SymbolTable::load(std::path::Path::new(&p))
+            })
+        })
+    }
+
+    /// The object's function symbols, read from its file (or given, for the vDSO) on first use.
+    pub fn symtab(&mut self, path: &str) -> &SymbolTable {
+        self.symtab
+            .get_or_insert_with(|| SymbolTable::load(std::path::Path::new(path)))
+    }
+}
+
+/// Parsed debug info by file, with counters.
+pub(super) struct Cache {
+    /// A few entries (at most the capacity, plus the objects of the session being symbolized):
+    /// searched in order.
+    entries: Vec<(FileKey, Entry)>,
+    capacity: usize,
+    tick: u64,
+    loads: u64,
+    reuses: u64,
+    evictions: u64,
+}
+
+impl Cache {
+    const fn new(capacity: usize) -> Cache {
+        Cache {
+            entries: Vec::new(),
+            capacity,
+            tick: 0,
+            loads: 0,
+            reuses: 0,
+            evictions: 0,
+        }
+    }
+
+    /// Starts a symbolization: entries used from now on count as used by it.
+    pub fn begin(&mut self) {
+        self.tick += 1;
+    }
+
+    /// The entry of `key`, made with `load` when not held (counted as a load), else counted as
+    /// a reuse the first time this symbolization asks for it.
+    pub fn get_or_load(&mut self, key: &FileKey, load: impl FnOnce() -> Entry) -> &mut Entry {
+        let tick = self.tick;
+        let at = match self.entries.iter().position(|(k, _)| k == key) {
+            Some(at) => {
+                if self.entries[at].1.last_used != tick {
+                    self.reuses += 1;
+                }
+                at
+            }
+            None => {
+                self.loads += 1;
+                self.entries.push((key.clone(), load()));
+                self.entries.len() - 1
+            }
+        };
+        let entry = &mut self.entries[at].1;
+        entry.last_used = tick;
+        entry
+    }
+
+    /// Drops the least recently used entries beyond the capacity.
+    pub fn trim(&mut self) {
+        if self.entries.len() > self.capacity {
+            self.entries.sort_by_key(|(_, e)| e.last_used);
+            let excess = self.entries.len() - self.capacity;
+            self.entries.drain(..excess);
+            self.evictions += excess as u64;
+        }
+    }
+
+    fn stats(&self) -> CacheStats {
+        let mut held: Vec<(u64, String)> = self
+            .entries
+            .iter()
+            .map(|(k, e)| (e.last_used, k.path.clone()))
+            .collect();
+        held.sort();
+        CacheStats {
+            objects: held.into_iter().map(|(_, p)| p).collect(),
+            loads: self.loads,
+            reuses: self.reuses,
+            evictions: self.evictions,
+        }
+    }
+}
+
+impl Entry {
+    /// An entry for the file at `path`, its DWARF parsed (lazily: units' ranges now, line tables
+    /// when looked up).
+    pub fn load(path: &str) -> Entry {
+        Entry {
+            loader: addr2line::Loader::new(path).ok(),
+            separate: None,
+            symtab: None,
+            remembered: std::collections::HashMap::new(),
+            last_used: 0,
+        }
+    }
+
+    /// An entry with only a symbol table (the vDSO's, read from memory).
+    pub fn from_symbols(symtab: SymbolTable) -> Entry {
+        Entry {
+            loader: None,
+            separate: Some(SymbolTable::default()),
+            symtab: Some(symtab),
+            remembered: std::collections::HashMap::new(),
+            last_used: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(path: &str) -> FileKey {
+        FileKey::of(path).expect("the file exists")
+    }
+
+    #[test]
+    fn the_cache_keeps_the_most_recently_used_objects_within_its_capacity() {
+        let exe = std::env::current_exe().unwrap().display().to_string();
+        let mut cache = Cache::new(2);
+        let files = [exe.as_str(), "/proc/self/exe", "/bin/sh"];
+        for (i, path) in files.iter().enumerate() {
+            cache.begin();
+            cache.get_or_load(&key(path), || Entry::from_symbols(SymbolTable::default()));
+            cache.trim();
+            assert!(
+                cache.entries.len() <= 2,
+                "after {i}: {}",
+                cache.entries.len()
+            );
+        }
+        let s = cache.stats();
+        assert_eq!((s.loads, s.reuses, s.evictions), (3, 0, 1));
+        assert_eq!(s.objects, ["/proc/self/exe", "/bin/sh"]);
+        // Using the older one makes it the most recent: the next eviction takes the other.
+        cache.begin();
+        cache.get_or_load(&key("/proc/self/exe"), || unreachable!("held"));
+        cache.get_or_load(&key("/proc/self/exe"), || unreachable!("held"));
+        cache.begin();
+        cache.get_or_load(&key(&exe), || Entry::from_symbols(SymbolTable::default()));
+        cache.trim();
+        let s = cache.stats();
+        assert_eq!((s.loads, s.reuses, s.evictions), (4, 1, 2));
+        assert_eq!(s.objects, ["/proc/self/exe", exe.as_str()]);
+    }
+
+    #[test]
+    fn a_file_replaced_on_disk_is_a_new_key() {
+        let dir = std::env::temp_dir().join(format!("prof-cache-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lib.so");
+        std::fs::write(&path, b"one").unwrap();
+        let path = path.display().to_string();
+        let before = key(&path);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"other").unwrap();
+        assert_ne!(before, key(&path));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
