@@ -38,6 +38,8 @@
 pub mod aggregate;
 #[cfg(feature = "sampler")]
 pub mod alloc;
+#[doc(hidden)]
+pub mod diagnostics;
 mod error;
 pub mod export;
 pub mod import;
@@ -54,7 +56,8 @@ pub mod symbolize;
 
 pub use error::{Error, Result};
 pub use options::{
-    Options, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES,
+    Options, Timer, Unwind, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_SAMPLES,
 };
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;

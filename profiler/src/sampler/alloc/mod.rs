@@ -328,6 +328,7 @@ pub fn check(options: &Options) -> Result<()> {
 /// Starts an allocation session (the caller holds the one-session-per-process flag).
 pub fn start(options: Options) -> Result<Running> {
     check(&options)?;
+    let unwind = unwind::UnwindMode::choose(options.unwind)?;
     let mean = options.alloc_interval_bytes;
     let session = SESSIONS.fetch_add(1, Ordering::Relaxed) + 1;
     let start_ns = sys::monotonic_ns();
@@ -345,7 +346,7 @@ pub fn start(options: Options) -> Result<Running> {
         unwind_states: (0..UNWIND_STATES)
             .map(|_| TryCell::new(super::suffix::State::new()))
             .collect(),
-        unwind: unwind::UnwindMode::from_env(),
+        unwind,
     });
     let meta = super::meta::at_start(crate::Mode::Alloc, 0, "global_allocator");
     let mut collector = collector::Collector::new(Arc::clone(&shared), options.max_samples);
