@@ -138,7 +138,7 @@ fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
 extern "C" fn foreign_trap_handler(_: libc::c_int) {}
 
 #[test]
-fn a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
+fn r13_a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
     let _serial = serial();
     // Another handler owns SIGTRAP: `perf_event_sigtrap` would take it over, so naming it is
     // refused (Auto would pick `perf_event` instead, see sampler_lifecycle.rs).
@@ -195,7 +195,7 @@ fn environment_child() {
 }
 
 #[test]
-fn the_library_reads_no_prof_variables_from_the_environment() {
+fn r13_the_library_reads_no_prof_variables_from_the_environment() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "environment_child", "--nocapture"])
         .env("PROF_TIMERS_ENV_CHILD", "1")
