@@ -213,6 +213,7 @@ fn r13_the_library_reads_no_prof_variables_from_the_environment() {
         .unwrap_or_else(|| panic!("no report line in {stdout}"));
     let words: Vec<&str> = line.split_whitespace().collect();
     let (timer, samples): (&str, usize) = (words[1], words[3].parse().unwrap());
+    let _serial = serial();
     let best = prof::Profiler::start(prof::Options::default()).unwrap();
     let best = best.stop().unwrap().session().meta.timer.clone();
     assert_eq!(timer, best, "{line}");
