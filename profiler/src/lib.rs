@@ -9,7 +9,9 @@
 //! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
 //! command needs. Without default features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
-//! nothing: results and errors go to the caller.
+//! nothing: results and errors go to the caller. Nor does it read environment variables: every
+//! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
+//! and only the `prof` command maps its flags to them.
 //!
 //! ```no_run
 //! # fn work() {}
