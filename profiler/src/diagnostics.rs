@@ -1,6 +1,6 @@
 //! Hooks for prof's own tests and benchmarks: not part of the supported API, hidden from the
 //! documentation, and free to change in any release. Programs that profile themselves need
-//! only [`Options`](crate::Options), [`Profiler`](crate::Profiler) and [`Report`](crate::Report).
+//! only [`Options`](crate::Options), `Profiler` and [`Report`](crate::Report).
 //!
 //! [`Settings`] (passed with the hidden `Options::diagnostics`) turns on measurements of the
 //! signal handler itself and turns off optimisations so that benchmarks can compare; the

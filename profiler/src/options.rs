@@ -110,7 +110,7 @@ impl Options {
 /// and every sample weighs the thread's CPU time since its previous one (read from the thread's
 /// CPU clock), so totals are right whichever runs. The report's `timer` field says which ran.
 ///
-/// A mechanism named explicitly is probed at [`Profiler::start`](crate::Profiler::start): if
+/// A mechanism named explicitly is probed when a session starts (`Profiler::start`): if
 /// this system cannot provide it, start fails with [`Error::InvalidOption`](crate::Error)
 /// saying why, rather than falling back to another.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
