@@ -26,7 +26,8 @@ import { DiffView } from "./views/diff.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
- * and `clear()`; its element is the `section.view[data-view=id]` in index.html. */
+ * (`changed`: the state keys that changed, and "samples" when every number did) and `clear()`;
+ * its element is the `section.view[data-view=id]` in index.html. */
 const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView, DiffView];
 
 const $ = (id) => document.getElementById(id);
@@ -93,6 +94,13 @@ ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
 /** The transform stack's bar and the menu of transforms for a frame (transforms.js). */
 const transformBar = new TransformBar($("transforms"), { state, ask });
 const transformMenu = new TransformMenu({ state, ask });
+
+/**
+ * The key that `render(changed)` finds in its changed set when every number may have changed (a
+ * profile loaded, another sample type or thread state shown): not a state key; views redraw
+ * whole on it.
+ */
+const SAMPLES = "samples";
 
 /** What views get: the state, the loaded profile's tables, the worker, the tooltip and the
  * transform menu (`transformMenu.open(x, y, {name, path, module})`). */
@@ -178,6 +186,7 @@ async function start() {
         range: null,
         window: null,
         diffZoom: [],
+        diffWindow: null,
       }),
     );
     state.listen((current, changed) => (page.lastChange = onStateChange(current, changed)));
@@ -260,7 +269,7 @@ async function loadFile() {
   await applyView();
   $("search").value = state.current.search;
   await runSearch();
-  const all = new Set(Object.keys(state.current));
+  const all = new Set([...Object.keys(state.current), SAMPLES]);
   const view = activeView();
   const rendered = Promise.all([view.render(all), timeline.render(all)]);
   // First paint: the frame after the flame graph is drawn (the table beside it may follow).
@@ -289,9 +298,12 @@ async function applyView() {
     state: threadState,
   });
   if (!answer) return;
-  page.meta = answer.meta;
-  page.threads = answer.threads;
-  renderMeta($("meta"), page.meta);
+  // The header and the threads' figures come back only when the sample type changed them.
+  if (answer.meta) {
+    page.meta = answer.meta;
+    page.threads = answer.threads;
+    renderMeta($("meta"), page.meta);
+  }
   transformBar.render(answer.chips);
   renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
@@ -309,7 +321,7 @@ async function onStateChange(current, changed) {
   if (VIEW_KEYS.some((k) => changed.has(k))) await applyView();
   // Another sample type or thread state changes every number: every view redraws whole.
   if (changed.has("sampleType") || changed.has("threadState")) {
-    changed = new Set([...Object.keys(current), "file"]);
+    changed = new Set([...Object.keys(current), SAMPLES]);
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
   }
@@ -379,6 +391,7 @@ document.addEventListener("keydown", (e) => {
     const c = state.current;
     if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
+    else if (c.view === "diff" && c.diffWindow) state.update({ diffWindow: null });
     else if (c.view === "diff" && c.diffZoom.length) state.update({ diffZoom: [] });
     else if (c.zoom.length) state.update({ zoom: [] });
     else if (c.range) state.update({ range: null });

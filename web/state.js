@@ -13,7 +13,9 @@
 // stack chart show), type (the sample type shown; absent: the file's default), state (running
 // or waiting: only samples whose thread was in that state), base (index of the file the Diff view
 // compares `file` with), dzoom (the Diff view's zoomed frame: function names from the root,
-// joined by U+001F).
+// joined by U+001F), dwin (the Diff view's visible part of its zoomed frame, as fwin), tsort (the Top functions table's order: its column, name, self or total,
+// and asc or desc, `total-asc`; absent: self, heaviest first), tfilter (that table's filter
+// text), tregex (1: the filter is a regular expression).
 
 const SEP = "\u001f";
 const TRANSFORM_SEP = "\u001e";
@@ -77,13 +79,32 @@ function defaults() {
     threadState: null, // null: every sample; "running" or "waiting": those in that state
     base: null, // null: no comparison; else the index of the file the Diff view compares with
     diffZoom: [], // the Diff view's zoomed frame: function names from the root
+    diffWindow: null, // as flameWindow, for the Diff view's flame graph
+    tableSort: TABLE_SORT, // the Top functions table's order: {column, descending}
+    tableFilter: "", // the Top functions table's filter text
+    tableRegex: false, // the filter is a regular expression
   };
 }
+
+/** The Top functions table's order when none is chosen. */
+const TABLE_SORT = { column: "self", descending: true };
+const TABLE_COLUMNS = ["name", "self", "total"];
 
 /** A time span `from-to` (nanoseconds, from < to) as [from, to), or null. */
 function span(text) {
   const m = text?.match(/^(\d+)-(\d+)$/);
   return m && Number(m[1]) < Number(m[2]) ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** A part of a frame's width `from-to` (fractions, from < to) as [from, to), or null. */
+function fractions(text) {
+  const m = text?.match(/^([\d.]+)-([\d.]+)$/);
+  return m && Number(m[1]) < Number(m[2]) ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** The text of a part of a frame's width. */
+function formatFractions(window) {
+  return window.map((f) => f.toFixed(6)).join("-");
 }
 
 /** The state a fragment (`#file=1&view=table...`) describes. */
@@ -101,8 +122,7 @@ export function parse(hash) {
   if (range && Number(range[1]) < Number(range[2])) state.range = [Number(range[1]), Number(range[2])];
   const zoom = params.get("zoom");
   if (zoom) state.zoom = zoom.split(SEP);
-  const fwin = params.get("fwin")?.match(/^([\d.]+)-([\d.]+)$/);
-  if (fwin && Number(fwin[1]) < Number(fwin[2])) state.flameWindow = [Number(fwin[1]), Number(fwin[2])];
+  state.flameWindow = fractions(params.get("fwin"));
   state.leftHeavy = params.get("heavy") === "1";
   state.search = params.get("search") ?? "";
   state.selected = params.get("selected");
@@ -120,6 +140,13 @@ export function parse(hash) {
   if (base !== null && /^\d+$/.test(base)) state.base = Number(base);
   const dzoom = params.get("dzoom");
   if (dzoom) state.diffZoom = dzoom.split(SEP);
+  state.diffWindow = fractions(params.get("dwin"));
+  const tsort = params.get("tsort")?.match(/^(\w+)-(asc|desc)$/);
+  if (tsort && TABLE_COLUMNS.includes(tsort[1])) {
+    state.tableSort = { column: tsort[1], descending: tsort[2] === "desc" };
+  }
+  state.tableFilter = params.get("tfilter") ?? "";
+  state.tableRegex = params.get("tregex") === "1";
   return state;
 }
 
@@ -131,7 +158,7 @@ export function format(state) {
   if (state.threads !== null) params.set("threads", state.threads.join(","));
   if (state.range) params.set("range", `${state.range[0]}-${state.range[1]}`);
   if (state.zoom.length) params.set("zoom", state.zoom.join(SEP));
-  if (state.flameWindow) params.set("fwin", state.flameWindow.map((f) => f.toFixed(6)).join("-"));
+  if (state.flameWindow) params.set("fwin", formatFractions(state.flameWindow));
   if (state.leftHeavy) params.set("heavy", "1");
   if (state.search) params.set("search", state.search);
   if (state.selected !== null) params.set("selected", state.selected);
@@ -144,6 +171,13 @@ export function format(state) {
   if (state.threadState) params.set("state", state.threadState);
   if (state.base !== null) params.set("base", String(state.base));
   if (state.diffZoom.length) params.set("dzoom", state.diffZoom.join(SEP));
+  if (state.diffWindow) params.set("dwin", formatFractions(state.diffWindow));
+  const sort = state.tableSort;
+  if (sort.column !== TABLE_SORT.column || sort.descending !== TABLE_SORT.descending) {
+    params.set("tsort", `${sort.column}-${sort.descending ? "desc" : "asc"}`);
+  }
+  if (state.tableFilter) params.set("tfilter", state.tableFilter);
+  if (state.tableRegex) params.set("tregex", "1");
   const text = params.toString();
   return text ? `#${text}` : "";
 }

@@ -29,6 +29,9 @@ let comparison = null;
 let stackChart = null; // the last stack chart laid out, for its tooltips
 let stackChartSerial = 0;
 let ready = null;
+/** The sample type of the last `setView` (`undefined`: none since the load): the header and the
+ * threads' figures change only with it. */
+let viewType;
 
 /** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
 function initOnce(wasm) {
@@ -139,6 +142,7 @@ const methods = {
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
     dropComparison();
+    viewType = undefined;
     profile = given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
     return {
@@ -152,16 +156,19 @@ const methods = {
     };
   },
   /** What selects the samples: `{threads, range, transforms, type, state}` as the state holds
-   * them. The header and the threads' figures come back too: a sample type changes them. */
+   * them. The header and the threads' figures (`meta`, `threads`) come back too when the sample
+   * type changed, the only thing that changes them (computing them passes over every sample). */
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
-    return {
-      label: profile.threadsLabel(),
-      chips: JSON.parse(profile.transformChipsJson()),
-      meta: JSON.parse(profile.metaJson()),
-      threads: JSON.parse(profile.threadsJson()),
-    };
+    const out = { label: profile.threadsLabel(), chips: JSON.parse(profile.transformChipsJson()) };
+    const type = view.type ?? null;
+    if (type !== viewType) {
+      viewType = type;
+      out.meta = JSON.parse(profile.metaJson());
+      out.threads = JSON.parse(profile.threadsJson());
+    }
+    return out;
   },
   /** A transform's chip text, or an error saying why it cannot apply. */
   checkTransform({ spec }) {
@@ -315,12 +322,14 @@ const methods = {
     const { diff, refused } = comparison;
     return refused ? { refused } : { title: diff.titleText() };
   },
-  /** The differential flame graph from the frame at `zoomPath` (names), `width` pixels wide:
+  /** The differential flame graph from the frame at `zoomPath` (names), `width` pixels wide,
+   * showing the `window` [from, to) fractions of it, siblings heaviest first when `leftHeavy`:
    * a layout with each frame's fill (`rgb`). */
-  diffLayout({ zoomPath, width }) {
+  diffLayout({ zoomPath, width, window, leftHeavy }) {
     const diff = comparedDiff();
     const root = diff.nodeByPath(profile, JSON.stringify(zoomPath ?? []));
-    const out = layoutData(diff.layout(profile, root, width));
+    const [from, to] = window ?? [0, 1];
+    const out = layoutData(diff.layout(profile, root, width, from, to, Boolean(leftHeavy)));
     out.rgb = diff.colors(out.node);
     out.root = root;
     out.path = ["all", ...JSON.parse(diff.pathJson(profile, root))];
@@ -370,6 +379,11 @@ function transferables(value) {
     .map((v) => v.buffer);
 }
 
+/** How long each question took in the worker, `[method, ms]`, oldest first (the last 200):
+ * the benchmark reads it to say where the time of a redraw goes. */
+const spent = [];
+methods.spent = () => spent.splice(0);
+
 // One question at a time, in order: a later question may depend on an earlier `setView`.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
@@ -378,8 +392,11 @@ self.onmessage = (event) => {
     try {
       const handler = methods[method];
       if (!handler) throw new Error(`no such method: ${method}`);
-      if (!["load", "init", "memoryBytes"].includes(method) && !profile) throw new Error("no profile is loaded");
+      if (!["load", "init", "memoryBytes", "spent"].includes(method) && !profile) throw new Error("no profile is loaded");
+      const start = performance.now();
       const result = await handler(args ?? {});
+      spent.push([method, performance.now() - start]);
+      if (spent.length > 200) spent.shift();
       postMessage({ id, result }, transferables(result));
     } catch (e) {
       postMessage({ id, error: e instanceof Error ? e.message : String(e) });

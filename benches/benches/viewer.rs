@@ -15,7 +15,8 @@
 //! the first WebGL draw call onto the page's canvas returns (see `viewer/speedscope.rs`). Both
 //! are `performance` marks, read as milliseconds since navigation start.
 //!
-//! Run with `cargo bench -p prof-benches --bench viewer`. Needs `chromium`, `chromedriver` and
+//! Run with `cargo bench -p prof-benches --bench viewer`; `-- 10m` (or `1m`, `redraw`,
+//! `single`, several allowed) runs only those parts. Needs `chromium`, `chromedriver` and
 //! speedscope's npm package in `tests/node` (`.ci/install-tools` installs all three).
 
 #[path = "viewer/speedscope.rs"]
@@ -279,7 +280,22 @@ fn compare(browser: &Browser, files: Files) -> bool {
 
 const RUNS: usize = 3;
 
+/// Whether the part `name` runs: every part when none is named on the command line.
+fn runs(name: &str) -> bool {
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    named.is_empty() || named.iter().any(|n| n == name)
+}
+
 fn main() {
+    if !["1m", "redraw", "single"].iter().any(|p| runs(p)) {
+        if runs("10m") {
+            ten_million();
+        }
+        return;
+    }
     let big = files(SAMPLES);
     let prof_json = big.prof.clone();
     let html = standalone_html(&big.session);
@@ -309,7 +325,7 @@ fn main() {
         json!([]),
     );
     println!("WebGL renderer in this Chromium: {webgl}");
-    let loaded = compare(&browser, big);
+    let loaded = !runs("1m") || compare(&browser, big);
     // A crashed tab can leave the session unusable, and each Chromium holds on to memory: a
     // fresh browser for what follows.
     drop(browser);
@@ -321,7 +337,19 @@ fn main() {
         compare(&browser, files(SMALL_SAMPLES));
     }
 
-    // Redraw and zoom on the big session in prof's viewer.
+    if runs("redraw") {
+        redraws(prof_json);
+    }
+    if runs("single") {
+        single_file(&html);
+    }
+    if runs("10m") {
+        ten_million();
+    }
+}
+
+/// Redraw and zoom on the 1M-sample session in prof's viewer, and its memory.
+fn redraws(prof_json: Vec<u8>) {
     let json_len = prof_json.len();
     let server = prof_server(prof_json);
     let browser = Browser::start("bench-redraw", 1280, 800, 1.0);
@@ -362,11 +390,6 @@ fn main() {
         median(ms("zoom"))
     );
     report_memory(&browser, json_len);
-    drop(browser);
-    drop(server);
-
-    single_file(&html);
-    ten_million();
 }
 
 /// The wasm module's memory (its peak: it never shrinks) against the JSON's size.
@@ -459,16 +482,25 @@ fn ten_million() {
     );
     report_memory(&browser, json_bytes);
     let timings = browser.eval(
-        "const v = window.profViewer, out = { thread: [], range: [], all: [], redraw: [], zoom: [] };
+        "const v = window.profViewer, out = { thread: [], range: [], all: [], redraw: [], zoom: [], parts: {} };
+         // Where the time of each change went: the worker's questions, by method.
+         const spent = async (kind) => {
+           const parts = out.parts[kind] ??= {};
+           for (const [method, ms] of await v.page.backend.call('spent')) (parts[method] ??= []).push(ms);
+         };
          return (async () => {
+           await v.page.backend.call('spent');
            for (let k = 0; k < 5; k++) {
              let t = performance.now(); await v.update({ threads: [k % 4] }); out.thread.push(performance.now() - t);
+             await spent('thread');
              t = performance.now(); await v.update({ threads: null }); out.all.push(performance.now() - t);
+             await spent('all');
            }
            const span = 10_000_000 * 100_000;
            for (let k = 0; k < 5; k++) {
              const from = Math.floor(span * k / 10), to = from + Math.floor(span / 3);
              let t = performance.now(); await v.update({ range: [from, to] }); out.range.push(performance.now() - t);
+             await spent('range');
            }
            await v.update({ range: null });
            for (let k = 0; k < 20; k++) {
@@ -506,4 +538,25 @@ fn ten_million() {
         ms("redraw"),
         ms("zoom")
     );
+    for kind in ["thread", "all", "range"] {
+        let Some(parts) = timings["parts"][kind].as_object() else {
+            continue;
+        };
+        let parts: Vec<String> = parts
+            .iter()
+            .map(|(method, ms)| {
+                let ms: Vec<f64> = ms
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_f64().unwrap())
+                    .collect();
+                format!("{method} {:.1} ms (x{})", median(ms.clone()), ms.len())
+            })
+            .collect();
+        println!(
+            "  {kind}: the worker's questions, medians: {}",
+            parts.join(", ")
+        );
+    }
 }

@@ -1,10 +1,18 @@
-//! Times the core's passes behind the viewer's views over time on one million samples (8
-//! threads, 50,000 distinct stacks 8 frames deep, one sample per millisecond per thread): the
-//! timeline's buckets (1,200 per thread, with a highlighted function) and the stack chart's
-//! boxes over the whole session at 1,200 pixels (every sample a different stack: its worst
-//! case). `cargo run --release -p prof --example time_views` prints the best of three runs.
+//! Times the core's passes behind the viewer's views over time and its Source view, on one
+//! million samples (8 threads, one sample per millisecond per thread, 50,000 distinct stacks 8
+//! frames deep over 500 functions, each function at 4 lines of its file):
+//! - the timeline's buckets (1,200 per thread, with a highlighted function) and the stack
+//!   chart's boxes over the whole session at 1,200 pixels (every sample a different stack: its
+//!   worst case);
+//! - one function's lines (`function_lines`, with and without a transform) beside the call tree
+//!   the other views build from the same per-stack weights, and every file's lines
+//!   (`line_weights`, what `prof convert --to source` prints).
+//!
+//! `cargo run --release -p prof --example time_views` prints the best of three runs.
 
-use prof::aggregate::{stack_chart, timeline, Filter};
+use prof::aggregate::{
+    function_lines, line_weights, stack_chart, timeline, CallTree, Filter, StackWeights, Transform,
+};
 use prof::session::{FrameSpec, Session, SessionBuilder};
 use std::time::{Duration, Instant};
 
@@ -18,13 +26,22 @@ fn session() -> Session {
     let threads: Vec<_> = (0..THREADS)
         .map(|t| b.thread(t, &format!("thread-{t}")))
         .collect();
-    let frames: Vec<_> = (0..500)
-        .map(|i| b.intern_frame(&FrameSpec::named(&format!("f{i}"))))
+    let names: Vec<String> = (0..500).map(|i| format!("f{i}")).collect();
+    let files: Vec<String> = (0..50).map(|i| format!("src/m{i}.rs")).collect();
+    let frames: Vec<_> = (0..2_000usize)
+        .map(|i| {
+            let f = i / 4;
+            b.intern_frame(&FrameSpec {
+                file: Some(&files[f % 50]),
+                line: Some((f * 10 + i % 4) as u32),
+                ..FrameSpec::named(&names[f])
+            })
+        })
         .collect();
     let stacks: Vec<_> = (0..50_000usize)
         .map(|s| {
             let path: Vec<_> = (0..8)
-                .map(|d| frames[(s * 7 + d * 131 + s / 97) % 500])
+                .map(|d| frames[(s * 7 + d * 131 + s / 97) % 2_000])
                 .collect();
             b.intern_stack_path(&path).expect("not empty")
         })
@@ -67,5 +84,27 @@ fn main() {
          stack chart {box_time:.1?} ({} boxes)",
         tracks.len(),
         boxes.len()
+    );
+    let weights = StackWeights::compute(&session, &Filter::all());
+    let func = session
+        .frames
+        .iter()
+        .map(|f| f.name)
+        .find(|&id| session.str(id) == "f7")
+        .expect("f7 is a function");
+    let (tree_time, tree) = best(|| CallTree::build(&session, &weights, &[]));
+    let (lines_time, lines) = best(|| function_lines(&session, &weights, &[], func));
+    let merge = [Transform::CollapseRecursion];
+    let (transformed_time, _) = best(|| function_lines(&session, &weights, &merge, func));
+    let (all_time, all) = best(|| line_weights(&session, &weights));
+    println!(
+        "{SAMPLES} samples, {} stack nodes: call tree {tree_time:.1?} ({} nodes), one function's \
+         lines {lines_time:.1?} ({} lines in {} files), with collapse-recursion \
+         {transformed_time:.1?}, every file's lines {all_time:.1?} ({} files)",
+        session.stacks.len(),
+        tree.len(),
+        lines.iter().map(|f| f.lines.len()).sum::<usize>(),
+        lines.len(),
+        all.len()
     );
 }

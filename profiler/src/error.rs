@@ -52,9 +52,33 @@ pub enum Error {
     /// Two profiles cannot be compared: their weights are in different units.
     #[error("{0}")]
     Incomparable(#[from] crate::aggregate::DiffError),
-    /// Writing to a caller-supplied writer failed.
+    /// Writing to a caller-supplied writer (an export's output, a report's text) failed.
     #[error("write failed: {0}")]
-    Write(#[from] std::io::Error),
+    Write(#[source] std::io::Error),
+    /// The profile has no samples, so there is nothing to draw or compare.
+    #[error("{profile} has no samples")]
+    NoSamples {
+        /// The profile, as the caller named it (a file name, or "the session").
+        profile: String,
+    },
+    /// The address to serve on, or every port tried, is taken by another program.
+    #[error("{}", ports_in_use(.host, *.first, *.last))]
+    PortsInUse {
+        /// The address the server was to listen on.
+        host: std::net::IpAddr,
+        /// The first port tried.
+        first: u16,
+        /// The last port tried (`first` when one exact port was asked for).
+        last: u16,
+    },
+}
+
+fn ports_in_use(host: &std::net::IpAddr, first: u16, last: u16) -> String {
+    let addr = std::net::SocketAddr::new(*host, first);
+    match first == last {
+        true => format!("{addr} is already in use"),
+        false => format!("ports {first} to {last} on {host} are all in use"),
+    }
 }
 
 /// `Result` with [`Error`].

@@ -7,7 +7,8 @@
 //! Features: `sampler` (the default) is the sampler, symbolization, session files and every
 //! export; `serve` adds the local server with the embedded browser viewer and
 //! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
-//! command needs. Without default features this crate is only the session model and the
+//! command needs; `criterion` adds `prof::criterion::Profiler`, criterion's `--profile-time`
+//! hook. Without default features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
 //! nothing: results and errors go to the caller. Nor does it read environment variables: every
 //! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
@@ -40,6 +41,8 @@
 pub mod aggregate;
 #[cfg(feature = "sampler")]
 pub mod alloc;
+#[cfg(feature = "criterion")]
+pub mod criterion;
 #[doc(hidden)]
 pub mod diagnostics;
 mod error;

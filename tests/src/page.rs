@@ -84,3 +84,147 @@ pub fn breadcrumbs(browser: &Browser) -> Vec<String> {
     );
     serde_json::from_value(v).unwrap()
 }
+
+/// One row of a top-N table, as `prof report` prints it and the page's top table shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopRow {
+    /// The function's name.
+    pub name: String,
+    /// Its total weight (`12.0 ms`, or a count).
+    pub total: String,
+    /// Its total as a share (`10.0%`).
+    pub total_pct: String,
+    /// Its self weight.
+    pub self_weight: String,
+    /// Its self weight as a share.
+    pub self_pct: String,
+}
+
+impl TopRow {
+    /// The cells in the table view's order: self, self %, total, total %.
+    pub fn table_view_cells(&self) -> Vec<String> {
+        vec![
+            self.self_weight.clone(),
+            self.self_pct.clone(),
+            self.total.clone(),
+            self.total_pct.clone(),
+        ]
+    }
+}
+
+/// Splits the table `prof report` prints into rows. A weight is a number and, for times and
+/// bytes, a unit (`12.0 ms`), or a bare count (`1,234`); each share ends with `%`; the name is
+/// the rest of the line, spaces included.
+pub fn parse_report(text: &str) -> Vec<TopRow> {
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            // "     12.0 ms    10.0%       3.0 ms     2.5%  name with spaces"
+            let mut parts = line.split_whitespace();
+            let mut weight_and_share = || {
+                let mut weight = Vec::new();
+                for part in parts.by_ref() {
+                    if part.ends_with('%') {
+                        return (weight.join(" "), part.to_owned());
+                    }
+                    weight.push(part);
+                }
+                panic!("no share in the row {line:?}")
+            };
+            let (total, total_pct) = weight_and_share();
+            let (self_weight, self_pct) = weight_and_share();
+            TopRow {
+                name: parts.collect::<Vec<_>>().join(" "),
+                total,
+                total_pct,
+                self_weight,
+                self_pct,
+            }
+        })
+        .collect()
+}
+
+/// The rows `prof report FILE ARGS` prints (`ARGS` as on the command line: `--top 10`,
+/// `--thread main`, ...); the command must succeed and print at least one row.
+pub fn report_rows(file: &std::path::Path, args: &[&str]) -> Vec<TopRow> {
+    let mut all = vec!["report", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = crate::prof(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "prof {all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = parse_report(&stdout);
+    assert!(!rows.is_empty(), "no rows in:\n{stdout}");
+    rows
+}
+
+/// The flame graph view's top table, its first `n` rows.
+pub fn top_table_rows(browser: &Browser, n: usize) -> Vec<TopRow> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
+           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
+             .map(s => tr.querySelector(s).textContent.trim()));",
+        json!([n]),
+    );
+    let rows: Vec<[String; 5]> = serde_json::from_value(v).unwrap();
+    rows.into_iter()
+        .map(|[name, total, total_pct, self_weight, self_pct]| TopRow {
+            name,
+            total,
+            total_pct,
+            self_weight,
+            self_pct,
+        })
+        .collect()
+}
+
+/// The total weight `prof report FILE ARGS` states in its header (`685 ms` of `..., 685 ms
+/// total, sorted by self`).
+pub fn report_total(file: &std::path::Path, args: &[&str]) -> String {
+    let mut all = vec!["report", file.to_str().unwrap(), "--top", "1"];
+    all.extend_from_slice(args);
+    let out = crate::prof(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "prof {all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let header = stdout.lines().next().unwrap_or_default();
+    header
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" total"))
+        .unwrap_or_else(|| panic!("no total in {header:?}"))
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_parses_into_weights_shares_and_names_with_spaces() {
+        let text =
+            "prof: cpu mode, 3 samples, showing cpu (nanoseconds), 3.00 ms total, sorted by self
+       TOTAL    (pct)         SELF    (pct)  FRAME
+     2.00 ms    66.7%      1.00 ms    33.3%  <a as b>::c
+       1,234    40.0%          617    20.0%  plain
+";
+        let rows = parse_report(text);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "<a as b>::c");
+        assert_eq!(rows[0].total, "2.00 ms");
+        assert_eq!(rows[0].self_pct, "33.3%");
+        assert_eq!(rows[1].total, "1,234");
+        assert_eq!(rows[1].self_weight, "617");
+        assert_eq!(
+            rows[1].table_view_cells(),
+            ["617", "20.0%", "1,234", "40.0%"]
+        );
+    }
+}

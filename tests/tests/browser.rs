@@ -5,7 +5,9 @@
 
 use prof::aggregate::{CallTree, Filter, SortBy};
 use prof_e2e::page::keys::ESCAPE;
-use prof_e2e::page::{breadcrumbs, console_problems, eventually, open, text, LOAD};
+use prof_e2e::page::{
+    breadcrumbs, console_problems, eventually, open, report_rows, text, top_table_rows, LOAD,
+};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -105,51 +107,6 @@ fn expected_thread_options(session: &prof::session::Session) -> Vec<(String, Str
     options
 }
 
-/// The top-N table's first `n` rows: name, total, total %, self, self %.
-fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
-    let v = browser.eval(
-        "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
-           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
-             .map(s => tr.querySelector(s).textContent.trim()));",
-        json!([n]),
-    );
-    serde_json::from_value(v).unwrap()
-}
-
-/// The rows `prof report --top 10` prints for the same file: name, total, total %, self, self %.
-fn report_rows(file: &std::path::Path) -> Vec<Vec<String>> {
-    let out = prof_e2e::prof(&["report", "--top", "10", file.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    parse_top_table(&String::from_utf8_lossy(&out.stdout))
-}
-
-/// Splits a printed top-N table into cells: name, total, total %, self, self %.
-fn parse_top_table(text: &str) -> Vec<Vec<String>> {
-    let rows: Vec<Vec<String>> = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            // "     12.0 ms    10.0%       3.0 ms     2.5%  name with spaces"
-            let mut parts = line.split_whitespace();
-            let mut cell = || parts.next().unwrap_or_default().to_owned();
-            let total = format!("{} {}", cell(), cell());
-            let total_pct = cell();
-            let self_time = format!("{} {}", cell(), cell());
-            let self_pct = cell();
-            let name = parts.collect::<Vec<_>>().join(" ");
-            vec![name, total, total_pct, self_time, self_pct]
-        })
-        .collect();
-    assert!(!rows.is_empty(), "no rows in:\n{text}");
-    rows
-}
-
 #[test]
 fn the_viewer_shows_the_profile_and_responds_to_input() {
     let dir = TempDir::new("browser-main");
@@ -204,8 +161,8 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     );
 
     // The table shows what `prof report --top 10` prints.
-    let expected = report_rows(&file);
-    assert_eq!(table_rows(&browser, expected.len()), expected);
+    let expected = report_rows(&file, &["--top", "10"]);
+    assert_eq!(top_table_rows(&browser, expected.len()), expected);
 
     // Hover: a tooltip with the name, place, and self and total as time and percentage.
     let canvas = browser.find("#flame-canvas");
@@ -314,7 +271,7 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
     browser.click(&browser.find("#top-table th[data-sort=total]"));
     let by_total = tree.top(&session, 1, SortBy::Total);
     eventually("the table sorted by total", || {
-        table_rows(&browser, 1)[0][0] == by_total[0].name
+        top_table_rows(&browser, 1)[0].name == by_total[0].name
     });
 
     // One thread: the worker's functions only.
@@ -329,9 +286,9 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
         LOAD,
         "the worker's table",
     );
-    let names: Vec<String> = table_rows(&browser, 20)
+    let names: Vec<String> = top_table_rows(&browser, 20)
         .into_iter()
-        .map(|r| r[0].clone())
+        .map(|r| r.name)
         .collect();
     assert!(names.contains(&"hash_block".to_owned()), "{names:?}");
     assert!(!names.contains(&"tokenize".to_owned()), "{names:?}");
@@ -665,8 +622,8 @@ fn a_range_in_the_url_selects_the_samples() {
         LOAD,
         "the page to load",
     );
-    let rows = table_rows(&browser, 10);
-    assert_eq!(rows[0][0], "hot_loop");
-    assert_eq!(rows[0][2], "100.0%", "{rows:?}");
-    assert!(rows.iter().all(|r| r[0] != "tokenize"), "{rows:?}");
+    let rows = top_table_rows(&browser, 10);
+    assert_eq!(rows[0].name, "hot_loop");
+    assert_eq!(rows[0].total_pct, "100.0%", "{rows:?}");
+    assert!(rows.iter().all(|r| r.name != "tokenize"), "{rows:?}");
 }

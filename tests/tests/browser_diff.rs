@@ -552,3 +552,80 @@ fn the_diff_view_fits_at_800_by_600() {
     assert!(flame[1].as_f64().unwrap() > 150.0, "{flame}");
     browser.screenshot("diff-800x600");
 }
+
+#[test]
+fn the_diff_flame_graph_zooms_with_the_wheel_pans_with_a_drag_and_orders_left_heavy() {
+    let dir = TempDir::new("browser-diff-navigation");
+    let [base, new, _] = files(&dir);
+    let served = Served::start(
+        &[],
+        &[
+            "--port",
+            "0",
+            "--diff",
+            base.to_str().unwrap(),
+            new.to_str().unwrap(),
+        ],
+    );
+    let browser = Browser::start("diff-navigation", 1200, 700, 1.0);
+    browser.goto(&served.url);
+    table_rows(&browser);
+    let first = |name: &str| -> Value {
+        let mut frame = Value::Null;
+        eventually(&format!("a frame of {name}"), || {
+            frame = frames_of(&browser, name)
+                .into_iter()
+                .find(|f| f["y"].as_f64().is_some())
+                .unwrap_or(Value::Null);
+            !frame.is_null()
+        });
+        frame
+    };
+    let x = |f: &Value| f["x"].as_f64().unwrap();
+    // Under main;compute, by name: cold_path (10 ms) before hot_loop (90 ms); left heavy turns
+    // that around, and the order is the flame graph view's (`heavy=1`).
+    assert!(x(&first("cold_path")) < x(&first("hot_loop")));
+    browser.click(&browser.find(".diff-left-heavy"));
+    eventually("left heavy in the URL", || {
+        hash(&browser).contains("heavy=1")
+    });
+    eventually("hot_loop left of cold_path", || {
+        x(&first("hot_loop")) < x(&first("cold_path"))
+    });
+    browser.screenshot("diff-left-heavy");
+
+    // The wheel zooms around the pointer, kept in the URL as `dwin`.
+    let canvas = browser.find(".diff-flame canvas");
+    let hot = first("fresh_fn");
+    let before = hot["width"].as_f64().unwrap();
+    let (hx, hy) = (x(&hot) + before / 2.0, hot["y"].as_f64().unwrap() + 5.0);
+    browser.wheel_at(&canvas, hx, hy, -400);
+    eventually("the wheel zoom in the URL", || {
+        hash(&browser).contains("dwin=")
+    });
+    eventually("fresh_fn to grow", || {
+        first("fresh_fn")["width"].as_f64().unwrap() > before * 1.5
+    });
+    let zoomed = first("fresh_fn");
+    let centre = x(&zoomed) + zoomed["width"].as_f64().unwrap() / 2.0;
+    assert!((centre - hx).abs() < 0.2 * before, "{centre} vs {hx}");
+    browser.screenshot("diff-wheel-zoom");
+
+    // A drag right moves the graph right, and zooms nothing.
+    let window_before = hash(&browser);
+    let x0 = x(&zoomed);
+    browser.drag(&canvas, (hx, hy), (hx + 150.0, hy), 8);
+    eventually("the pan", || x(&first("fresh_fn")) > x0 + 75.0);
+    assert_ne!(hash(&browser), window_before);
+    assert!(!hash(&browser).contains("dzoom="), "{}", hash(&browser));
+
+    // Escape resets the window first, then nothing else is left to clear here.
+    browser.press_key(ESCAPE);
+    eventually("Escape to reset the wheel zoom", || {
+        !hash(&browser).contains("dwin=")
+    });
+    eventually("fresh_fn back to its width", || {
+        (first("fresh_fn")["width"].as_f64().unwrap() - before).abs() < 1.0
+    });
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
+}

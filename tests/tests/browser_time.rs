@@ -6,7 +6,9 @@
 
 use prof::aggregate::{format_time_at, format_weight, CallTree, Filter};
 use prof::session::{SampleType, Unit};
-use prof_e2e::page::{console_problems, eventually, open_ok, text, LOAD};
+use prof_e2e::page::{
+    console_problems, eventually, open_ok, report_rows, text, top_table_rows, LOAD,
+};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -21,47 +23,6 @@ const TRACK: f64 = 24.0;
 
 fn js(browser: &Browser, expr: &str) -> Value {
     browser.eval(&format!("return ({expr});"), json!([]))
-}
-
-/// The top-N table's first `n` rows: name, total, total %, self, self %.
-fn table_rows(browser: &Browser, n: usize) -> Vec<Vec<String>> {
-    let v = browser.eval(
-        "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
-           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
-             .map(s => tr.querySelector(s).textContent.trim()));",
-        json!([n]),
-    );
-    serde_json::from_value(v).unwrap()
-}
-
-/// The rows `prof report --top 10` prints for the same file, with `extra` options: name, total,
-/// total %, self, self %.
-fn report_rows(file: &std::path::Path, extra: &[&str]) -> Vec<Vec<String>> {
-    let mut args = vec!["report", "--top", "10"];
-    args.extend_from_slice(extra);
-    args.push(file.to_str().unwrap());
-    let out = prof_e2e::prof(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let mut parts = line.split_whitespace();
-            let mut cell = || parts.next().unwrap_or_default().to_owned();
-            let total = format!("{} {}", cell(), cell());
-            let total_pct = cell();
-            let self_time = format!("{} {}", cell(), cell());
-            let self_pct = cell();
-            let name = parts.collect::<Vec<_>>().join(" ");
-            vec![name, total, total_pct, self_time, self_pct]
-        })
-        .collect()
 }
 
 /// Nanoseconds as the exact decimal seconds `prof report --from/--to` take.
@@ -225,11 +186,21 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
 
     // The table shows what `prof report --from --to` prints for that range, and the flame graph
     // weighs what the core counts in it.
-    let expected = report_rows(&file, &["--from", &seconds(from), "--to", &seconds(to)]);
+    let expected = report_rows(
+        &file,
+        &[
+            "--top",
+            "10",
+            "--from",
+            &seconds(from),
+            "--to",
+            &seconds(to),
+        ],
+    );
     eventually("the table of the range", || {
-        table_rows(&browser, expected.len()) == expected
+        top_table_rows(&browser, expected.len()) == expected
     });
-    assert_eq!(expected[0][0], "hot_loop", "{expected:?}");
+    assert_eq!(expected[0].name, "hot_loop", "{expected:?}");
     let tree = CallTree::new(&session, &Filter::all().time_range(from, to));
     eventually("the flame graph of the range", || {
         js(
@@ -281,8 +252,10 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     eventually("the chip to go", || {
         js(&browser, "document.getElementById('range-chip').hidden") == json!(true)
     });
-    let all = report_rows(&file, &[]);
-    eventually("the whole table", || table_rows(&browser, all.len()) == all);
+    let all = report_rows(&file, &["--top", "10"]);
+    eventually("the whole table", || {
+        top_table_rows(&browser, all.len()) == all
+    });
     assert!(!js(&browser, "location.hash")
         .as_str()
         .unwrap()

@@ -3,7 +3,7 @@
 //! same options; chips remove them; the URL round-trips them. Screenshots under
 //! `tests/artifacts/`.
 
-use prof_e2e::page::{eventually, open, LOAD};
+use prof_e2e::page::{eventually, open, report_rows, report_total, top_table_rows, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
@@ -12,50 +12,13 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The top table's rows: name, total, total %, self, self %.
-fn table_rows(browser: &Browser) -> Vec<Vec<String>> {
-    let v = browser.eval(
-        "return [...document.querySelectorAll('#top-table tbody tr')].map(tr =>
-           ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
-             .map(s => tr.querySelector(s).textContent.trim()));",
-        json!([]),
-    );
-    serde_json::from_value(v).unwrap()
-}
-
-/// The rows `prof report --top 50 FILE ARGS` prints: name, total, total %, self, self %.
-fn report_rows(file: &Path, args: &[&str]) -> Vec<Vec<String>> {
-    let mut all = vec!["report", "--top", "50", file.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = prof_e2e::prof(&all);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .skip(2)
-        .map(|line| {
-            let mut parts = line.split_whitespace();
-            let mut cell = || parts.next().unwrap_or_default().to_owned();
-            let total = format!("{} {}", cell(), cell());
-            let total_pct = cell();
-            let self_time = format!("{} {}", cell(), cell());
-            let self_pct = cell();
-            let name = parts.collect::<Vec<_>>().join(" ");
-            vec![name, total, total_pct, self_time, self_pct]
-        })
-        .collect()
-}
-
 /// Waits until the page's table equals what `prof report ARGS` prints.
 fn table_matches_report(browser: &Browser, file: &Path, args: &[&str]) {
-    let expected = report_rows(file, args);
+    let expected = report_rows(file, &[&["--top", "50"], args].concat());
     assert!(!expected.is_empty(), "{args:?}");
     let start = Instant::now();
     loop {
-        let shown = table_rows(browser);
+        let shown = top_table_rows(browser, 50);
         if shown == expected {
             return;
         }
@@ -303,9 +266,9 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
     assert_eq!(focused, json!("Focus on subtree"));
     browser.press_key("\u{E007}");
     eventually("the subtree's rows", || {
-        let names: Vec<String> = table_rows(&browser)
+        let names: Vec<String> = top_table_rows(&browser, 50)
             .into_iter()
-            .map(|r| r[0].clone())
+            .map(|r| r.name)
             .collect();
         names == ["lex", "parse"]
     });
@@ -369,4 +332,75 @@ fn a_url_with_threads_range_and_transforms_matches_prof_report() {
     );
     assert_eq!(round, json!(hash));
     browser.screenshot("transforms-05-url");
+}
+
+/// The timeline's tracks: each thread's label, the weight it shows (the label's tooltip) and
+/// the summed bar heights of its buckets over `[from_ms, to_ms)`.
+fn timeline_tracks(browser: &Browser, from_ms: u64, to_ms: u64) -> Vec<(String, String, f64)> {
+    let v = browser.eval(
+        "const d = window.profViewer.timeline.data;
+         if (!d) return [];
+         const [from, to] = [arguments[0] * 1e6, arguments[1] * 1e6];
+         return Array.from(d.threads, (_, t) => {
+           let sum = 0;
+           for (let b = 0; b < d.buckets; b++) {
+             const start = d.from + (b * (d.to - d.from)) / d.buckets;
+             if (start >= from && start < to) sum += d.height[t * d.buckets + b];
+           }
+           return [d.labels[t], d.totals[t], sum];
+         });",
+        json!([from_ms, to_ms]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn r11_the_timeline_follows_the_transforms_and_says_what_prof_report_totals() {
+    let dir = TempDir::new("browser-transforms-timeline");
+    let file = dir.join("t.json");
+    sessions::save(&sessions::transforms(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("transforms-timeline", 1280, 800, 1.0);
+    let base = served.url.split('#').next().unwrap().to_owned();
+    // Untransformed: each track's weight is `prof report --thread`'s total, and main's eval
+    // samples (200 ms to 204 ms) are drawn.
+    open(&browser, &base);
+    let main = report_total(&file, &["--thread", "main"]);
+    let worker = report_total(&file, &["--thread", "worker"]);
+    let untransformed = |browser: &Browser| {
+        let tracks = timeline_tracks(browser, 200, 204);
+        tracks.len() == 2 && tracks[0].1 == main && tracks[1].1 == worker && tracks[0].2 > 0.0
+    };
+    eventually("the untransformed timeline", || untransformed(&browser));
+    // Dropping eval (from the URL) leaves its samples out of the timeline and out of main's
+    // total, as `prof report --drop eval` does.
+    browser.goto(&format!("{base}#transforms=drop%1Feval"));
+    let dropped = report_total(&file, &["--thread", "main", "--drop", "eval"]);
+    let worker_dropped = report_total(&file, &["--thread", "worker", "--drop", "eval"]);
+    assert_ne!(dropped, main);
+    eventually("the timeline without eval", || {
+        let tracks = timeline_tracks(&browser, 200, 204);
+        tracks.len() == 2
+            && tracks[0].1 == dropped
+            && tracks[1].1 == worker_dropped
+            && tracks[0].2 == 0.0
+    });
+    // The label's tooltip says it.
+    let tooltip = browser.eval(
+        "const c = window.profViewer.timeline.canvas, r = c.getBoundingClientRect();
+         c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + 20, clientY: r.top + 16 + 12, bubbles: true }));
+         return document.querySelector('#tooltip').textContent;",
+        json!([]),
+    );
+    assert!(
+        tooltip.as_str().unwrap_or_default().contains(&dropped),
+        "{tooltip}"
+    );
+    browser.screenshot("transforms-timeline-drop-eval");
+    // Removing the transform brings the samples back.
+    browser.eval(
+        "window.profViewer.state.update({ transforms: [] });",
+        json!([]),
+    );
+    eventually("the timeline with eval again", || untransformed(&browser));
 }

@@ -7,7 +7,7 @@
 use prof::aggregate::{format_percent, format_weight, CallTree, Filter};
 use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
 use prof_e2e::page::keys::{ARROW_DOWN, ARROW_LEFT, ARROW_RIGHT, ARROW_UP, END, ENTER, HOME};
-use prof_e2e::page::{console_problems, eventually, open_ok, text, LOAD};
+use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -86,34 +86,10 @@ fn state(browser: &Browser, key: &str) -> Value {
 /// What `prof report` prints for `file` with `args`, by function name: (total, total %, self,
 /// self %).
 fn report(file: &std::path::Path, args: &[&str]) -> HashMap<String, [String; 4]> {
-    let mut all = vec!["report", "--top", "100000"];
-    all.extend_from_slice(args);
-    all.push(file.to_str().unwrap());
-    let out = prof_e2e::prof(&all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let rows: HashMap<String, [String; 4]> = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let mut parts = line.split_whitespace();
-            let mut cell = || parts.next().unwrap_or_default().to_owned();
-            let total = format!("{} {}", cell(), cell());
-            let total_pct = cell();
-            let self_time = format!("{} {}", cell(), cell());
-            let self_pct = cell();
-            let name = parts.collect::<Vec<_>>().join(" ");
-            (name, [total, total_pct, self_time, self_pct])
-        })
-        .collect();
-    assert!(!rows.is_empty(), "no rows in:\n{text}");
-    rows
+    report_rows(file, &[&["--top", "100000"], args].concat())
+        .into_iter()
+        .map(|r| (r.name, [r.total, r.total_pct, r.self_weight, r.self_pct]))
+        .collect()
 }
 
 /// The texts the core gives `node`: total, total %, self, self %.
@@ -751,6 +727,32 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
         "{names:?}"
     );
     browser.screenshot("trees-10-table-filtered");
+    // The order and the filter are in the URL: the same URL opened again shows the same rows.
+    let url = browser.eval("return location.href;", json!([]));
+    let url = url.as_str().unwrap().to_owned();
+    assert!(
+        url.contains("tsort=total-asc") && url.contains("tregex=1") && url.contains("tfilter="),
+        "{url}"
+    );
+    browser.goto("about:blank");
+    open_ok(&browser, &url);
+    eventually("the filtered rows again", || {
+        text(&browser, ".table-summary") == "10 of 502 functions"
+    });
+    assert_eq!(
+        browser.eval(
+            "return [document.querySelector('.table-filter').value, document.querySelector('.table-regex').checked];",
+            json!([])
+        ),
+        json!(["^app::module_1.9::", true])
+    );
+    eventually("the same order", || {
+        table_view_rows(&browser)
+            .into_iter()
+            .map(|r| r.2)
+            .collect::<Vec<_>>()
+            == names
+    });
     browser.type_into(&browser.find(".table-filter"), "(");
     eventually("the invalid regex", || {
         text(&browser, ".table-status").starts_with("invalid regex")

@@ -6,7 +6,7 @@
 //! A missing browser fails these tests: they never skip.
 
 use prof::session::{FrameSpec, Metadata, Mode, SampleState, SampleType, Session, SessionBuilder};
-use prof_e2e::page::{console_problems, eventually, open_ok, text};
+use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, text};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -79,44 +79,9 @@ fn table(browser: &Browser) -> HashMap<String, Vec<String>> {
 
 /// What `prof report` prints for `file` with `args`: function → [self, self %, total, total %].
 fn report(file: &std::path::Path, args: &[&str]) -> HashMap<String, Vec<String>> {
-    let mut all = vec!["report", "--top", "100"];
-    all.extend_from_slice(args);
-    all.push(file.to_str().unwrap());
-    let out = prof_e2e::prof(&all);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("TOTAL"))
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let cells: Vec<&str> = line.split_whitespace().collect();
-            // TOTAL (number unit) TOTAL% SELF (number unit) SELF% NAME, or without units for
-            // counts.
-            let (total, total_pct, own, own_pct, name) = match cells.len() {
-                7 => (
-                    format!("{} {}", cells[0], cells[1]),
-                    cells[2].to_owned(),
-                    format!("{} {}", cells[3], cells[4]),
-                    cells[5].to_owned(),
-                    cells[6],
-                ),
-                5 => (
-                    cells[0].to_owned(),
-                    cells[1].to_owned(),
-                    cells[2].to_owned(),
-                    cells[3].to_owned(),
-                    cells[4],
-                ),
-                _ => panic!("unexpected row {line:?}"),
-            };
-            (name.to_owned(), vec![own, own_pct, total, total_pct])
-        })
+    report_rows(file, &[&["--top", "100"], args].concat())
+        .into_iter()
+        .map(|r| (r.name.clone(), r.table_view_cells()))
         .collect()
 }
 

@@ -410,9 +410,12 @@ fn bad_regexes_unknown_functions_and_ranges_are_one_line_and_exit_2() {
         ),
         (
             &["--from", "0.3", "--to", "0.2"],
-            "the range ends before it starts",
+            "--from/--to: the range from 0.3 s to 0.2 s ends before it starts",
         ),
-        (&["--from=-1"], "not a number of seconds"),
+        (
+            &["--from=-1"],
+            "--from/--to: the range's start -1 is not a number of seconds",
+        ),
     ] {
         let out = report_transforms(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -667,7 +670,7 @@ fn r10_perf_files_of_several_events_show_one_and_say_so() {
         stderr(&out),
         format!(
             "prof: warning: {}: the file holds samples of other events too, left out: \
-             task-clock (3); choose one with --type\n",
+             task-clock (3); choose one as the sample type\n",
             path.display()
         )
     );

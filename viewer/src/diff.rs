@@ -10,8 +10,8 @@ use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use prof::aggregate::{
     check_comparable, format_percent, format_share_change, format_weight, format_weight_change,
-    thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter, NodeId,
-    SortBy,
+    thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter,
+    FlameOrder, NodeId, SortBy,
 };
 use prof::session::SampleType;
 use serde::Serialize;
@@ -175,14 +175,32 @@ impl Diff {
 #[wasm_bindgen]
 impl Diff {
     /// The differential flame graph from the new profile's node `root`, for a canvas `pixels`
-    /// wide, highlighting what `new` (the profile this diff was made from) highlights.
-    pub fn layout(&self, new: &Profile, root: u32, pixels: f64) -> Result<FlameLayout, JsError> {
+    /// wide, showing the part `[from, to)` of the root's width (fractions), siblings heaviest
+    /// first when `left_heavy` (as [`Profile::layout`]), highlighting what `new` (the profile
+    /// this diff was made from) highlights.
+    pub fn layout(
+        &self,
+        new: &Profile,
+        root: u32,
+        pixels: f64,
+        from: f64,
+        to: f64,
+        left_heavy: bool,
+    ) -> Result<FlameLayout, JsError> {
+        let view = View {
+            order: if left_heavy {
+                FlameOrder::HeaviestFirst
+            } else {
+                FlameOrder::Name
+            },
+            window: (from, to),
+        };
         Ok(FlameLayout::compute(
             &self.new_tree,
             self.node(root)?,
             pixels,
             new.highlight.as_deref(),
-            View::default(),
+            view,
         ))
     }
 
@@ -421,7 +439,7 @@ mod tests {
         assert_eq!(by_name["cutText"], "(the first 1 of 2 functions shown)");
         assert_eq!(table["cutText"], "");
         // The frames: the new profile's shape, each in the core's colour.
-        let layout = diff.layout(&new, 0, 1000.0).unwrap();
+        let layout = diff.layout(&new, 0, 1000.0, 0.0, 1.0, false).unwrap();
         let nodes = layout.node();
         let colors = diff.colors(&nodes);
         assert_eq!(colors.len(), 3 * nodes.len());

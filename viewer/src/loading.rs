@@ -64,6 +64,7 @@ impl Profile {
         };
         let tree = CallTree::build(&session, &weights, &[]);
         let totals = thread_totals(&session);
+        let time_sorted = session.samples.time_ns.is_sorted();
         let sample_types = session
             .sample_types()
             .iter()
@@ -78,6 +79,7 @@ impl Profile {
             thread_weights,
             thread_totals: totals,
             sample_types,
+            time_sorted,
         }
     }
 }

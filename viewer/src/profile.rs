@@ -33,6 +33,8 @@ pub struct Profile {
     /// The names of the session's sample types as the file lists them, its default first:
     /// the sample type selector's entries, whichever is shown.
     pub(crate) sample_types: Vec<String>,
+    /// Whether the samples are in time order: a time range is then one run of them.
+    pub(crate) time_sorted: bool,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
@@ -239,6 +241,12 @@ impl Profile {
                     threads.iter().map(|t| &parts[t.index()]),
                 ),
                 (Some(parts), None, None) => StackWeights::sum(self.session.stacks.len(), parts),
+                (_, Some((from, to)), _) if self.time_sorted => {
+                    let times = &self.session.samples.time_ns;
+                    let rows =
+                        times.partition_point(|&t| t < *from)..times.partition_point(|&t| t < *to);
+                    StackWeights::compute_rows(&self.session, &filter, rows)
+                }
                 _ => StackWeights::compute(&self.session, &filter),
             };
         }

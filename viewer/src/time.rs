@@ -5,8 +5,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline, Filter,
-    StackBox,
+    box_function, charged_functions, format_time_at, format_weight, stack_chart, time_extent,
+    timeline_charged, Filter, StackBox, Transform,
 };
 use prof::session::{SampleType, Session, ThreadIdx, Unit};
 use serde::Serialize;
@@ -103,6 +103,8 @@ pub struct TimelineData {
     waiting: Vec<f32>,
     hottest: Vec<u32>,
     labels: Vec<String>,
+    /// Each track's summed weight in the window, formatted (`350 ms`).
+    totals: Vec<String>,
     ticks: Vec<Tick>,
     extent: (u64, u64),
 }
@@ -111,7 +113,8 @@ impl TimelineData {
     /// Buckets the session's samples over `[from, to)`. Heights are fractions of a track's
     /// height: for times with a known sampling `interval` (no bucket is then shorter), the
     /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
-    /// over the heaviest bucket's.
+    /// over the heaviest bucket's. `transforms` apply as in every other view: the samples they
+    /// drop are left out, and a bucket's hottest function is the one they charge.
     pub fn compute(
         session: &Session,
         from: u64,
@@ -119,8 +122,18 @@ impl TimelineData {
         buckets: usize,
         interval: u64,
         highlight: Option<&[u8]>,
+        transforms: &[Transform],
     ) -> Self {
-        let tracks = timeline(session, &Filter::all(), from, to, buckets, highlight);
+        let charged = (!transforms.is_empty()).then(|| charged_functions(session, transforms));
+        let tracks = timeline_charged(
+            session,
+            &Filter::all(),
+            from,
+            to,
+            buckets,
+            highlight,
+            charged.as_deref(),
+        );
         let heaviest = tracks
             .iter()
             .flat_map(|t| t.weight.iter().copied())
@@ -145,6 +158,9 @@ impl TimelineData {
             let thread = &session.threads[track.thread.index()];
             let name = session.str(thread.name);
             data.threads.push(track.thread.0);
+            let total = track.weight.iter().fold(0u64, |a, &w| a.saturating_add(w));
+            data.totals
+                .push(format_weight(&session.meta.sample_type, total));
             data.labels.push(if name.is_empty() {
                 format!("[{}]", thread.tid)
             } else {
@@ -210,12 +226,14 @@ impl TimelineData {
         self.hottest.clone()
     }
 
-    /// Each track's label, the axis ticks, the window as text and the session's extent, as
-    /// JSON `{labels, ticks: [{x, text}], windowText, extent: [from, to]}`.
+    /// Each track's label and its weight in the window (after the transforms), the axis ticks,
+    /// the window as text and the session's extent, as JSON `{labels, totals, ticks: [{x,
+    /// text}], windowText, extent: [from, to]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
         serde_json::json!({
             "labels": self.labels,
+            "totals": self.totals,
             "ticks": self.ticks,
             "windowText": range_text(self.from, self.to),
             "extent": [self.extent.0, self.extent.1],
@@ -428,7 +446,16 @@ impl Profile {
         if let Some(fit) = (to - from).checked_div(interval) {
             buckets = buckets.min(fit.max(1) as usize);
         }
-        TimelineData::compute(&self.session, from, to, buckets, interval, highlight(self))
+        let (transforms, _) = crate::transforms::resolve(&self.session, &self.view.transforms);
+        TimelineData::compute(
+            &self.session,
+            from,
+            to,
+            buckets,
+            interval,
+            highlight(self),
+            &transforms,
+        )
     }
 
     /// The stack chart of the shown threads and range over the window `[from, to)` (`from`
@@ -512,13 +539,13 @@ mod tests {
         // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
         b.push_sample(s, t, 10, 25);
         let session = b.finish();
-        let data = TimelineData::compute(&session, 0, 100, 2, 10, None);
+        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, &[]);
         assert_eq!(data.height, [0.5, 0.0]);
         // Buckets shorter than a sample: with a known interval, a bar is full at most; without
         // one, bars are shares of the heaviest.
-        let data = TimelineData::compute(&session, 0, 100, 10, 10, None);
+        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, &[]);
         assert_eq!(data.height[1], 1.0);
-        let data = TimelineData::compute(&session, 0, 100, 20, 0, None);
+        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, &[]);
         assert_eq!(data.height[2], 1.0);
         assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
         assert_eq!(data.hottest[1], NONE);

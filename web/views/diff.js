@@ -5,7 +5,9 @@
 // whole profiles; every colour, number and text comes from the wasm module (viewer/src/diff.rs).
 
 import { FlameGraph } from "../flame.js";
+import { leftHeavyToggle, windowHandlers } from "../flame-window.js";
 import { escapeHtml } from "../format.js";
+import { SortHeaders } from "../sort.js";
 
 /** The most table rows drawn (the summary says how many there are). */
 const TABLE_ROWS = 500;
@@ -41,26 +43,29 @@ export class DiffView {
       onClick: (i) => this.#zoomInto(i),
       onAncestor: (k) => {
         const path = this.layout?.path;
-        if (path) ctx.state.update({ diffZoom: path.slice(1, k + 1) });
+        if (path) ctx.state.update({ diffZoom: path.slice(1, k + 1), diffWindow: null });
       },
       onResize: () => this.compared && this.#draw(),
-      onPan: () => {},
-      onWheel: () => {},
+      // Wheel zoom and drag pan as in the Flame graph view, in the state as `diffWindow`.
+      ...windowHandlers(ctx.state, "diffWindow"),
     });
+    this.leftHeavy = leftHeavyToggle($(".diff-left-heavy"), ctx.state);
     this.baseSelect.addEventListener("change", (e) =>
-      ctx.state.update({ base: e.target.value === "" ? null : Number(e.target.value), diffZoom: [] }),
+      ctx.state.update({
+        base: e.target.value === "" ? null : Number(e.target.value),
+        diffZoom: [],
+        diffWindow: null,
+      }),
     );
     this.bySelect.addEventListener("change", () => this.#renderTable());
-    this.head.addEventListener("click", (e) => {
-      const button = e.target.closest("button[data-sort]");
-      if (!button) return;
-      const column = button.dataset.sort;
-      // The sorted column turns around; another starts the way it reads best.
-      this.sort = column === this.sort.column
-        ? { column, descending: !this.sort.descending }
-        : { column, descending: column !== "name" };
-      this.#renderTable();
-    });
+    this.headers = new SortHeaders(
+      this.head,
+      () => this.sort,
+      (sort) => {
+        this.sort = sort;
+        this.#renderTable();
+      },
+    );
   }
 
   /** Empties the view (no profile). */
@@ -79,9 +84,10 @@ export class DiffView {
   async render(changed) {
     const { state, page } = this.ctx;
     const current = state.current;
+    this.leftHeavy.sync();
     this.#renderChoices();
     const key = `${page.loadedFile}/${current.base}/${current.sampleType}`;
-    const all = ["file", "view", "base", "sampleType"].some((k) => changed.has(k));
+    const all = ["samples", "view", "base", "sampleType"].some((k) => changed.has(k));
     if (all || this.compared !== key) {
       this.compared = null;
       if (!(await this.#compare())) return;
@@ -89,7 +95,8 @@ export class DiffView {
       await Promise.all([this.#draw(), this.#renderTable()]);
       return;
     }
-    if (["diffZoom", "search", "selected"].some((k) => changed.has(k))) await this.#draw();
+    const drawn = ["diffZoom", "diffWindow", "leftHeavy", "search", "selected"];
+    if (drawn.some((k) => changed.has(k))) await this.#draw();
   }
 
   /** Resolves once the newest flame graph is drawn. */
@@ -162,7 +169,8 @@ export class DiffView {
     const { ask, state, page } = this.ctx;
     const render = ++this.renders;
     const width = Math.max(1, this.flame.scroller.clientWidth);
-    const layout = await ask("diffLayout", { zoomPath: state.current.diffZoom, width });
+    const { diffZoom, diffWindow, leftHeavy } = state.current;
+    const layout = await ask("diffLayout", { zoomPath: diffZoom, width, window: diffWindow, leftHeavy });
     if (!layout || render !== this.renders) return;
     layout.names = page.names;
     this.layout = layout;
@@ -178,15 +186,7 @@ export class DiffView {
     if (!answer) return;
     this.tableRows = answer.rows;
     this.summary.textContent = [...answer.summary, answer.cutText].join("\n").trim();
-    for (const button of this.head.querySelectorAll("button[data-sort]")) {
-      const sorted = button.dataset.sort === this.sort.column;
-      button.classList.toggle("sorted", sorted);
-      button.classList.toggle("ascending", sorted && !this.sort.descending);
-      button.parentElement.setAttribute(
-        "aria-sort",
-        sorted ? (this.sort.descending ? "descending" : "ascending") : "none",
-      );
-    }
+    this.headers.show(this.sort);
     const changeClass = (change) => (change > 0 ? "grew" : change < 0 ? "shrank" : "");
     this.rows.replaceChildren(
       ...answer.rows.map((r) => {
@@ -203,7 +203,7 @@ export class DiffView {
     const l = this.layout;
     if (!l) return;
     const path = await this.ctx.ask("diffPath", { node: l.node[i] });
-    if (path) this.ctx.state.update({ diffZoom: path });
+    if (path) this.ctx.state.update({ diffZoom: path, diffWindow: null });
   }
 
   async #hover(index, event) {

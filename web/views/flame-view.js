@@ -2,6 +2,7 @@
 // It reads the state (zoom, selection, icicle) and asks the worker for layouts and rows.
 
 import { FlameGraph } from "../flame.js";
+import { leftHeavyToggle, windowHandlers } from "../flame-window.js";
 import { TopTable } from "../table.js";
 import { renderBreadcrumbs } from "../header.js";
 
@@ -35,14 +36,9 @@ export class FlameView {
         if (path) ctx.state.update({ zoom: path.slice(1, k + 1).map((c) => c.name), flameWindow: null });
       },
       onResize: () => ctx.page.meta && this.#draw(),
-      onPan: (dx) => this.#setWindow((from, to) => [from + dx * (to - from), to + dx * (to - from)]),
-      onWheel: (factor, at) =>
-        this.#setWindow((from, to) => {
-          const pivot = from + at * (to - from);
-          return [pivot - (pivot - from) * factor, pivot + (to - pivot) * factor];
-        }),
+      ...windowHandlers(ctx.state, "flameWindow"),
     });
-    this.leftHeavy.addEventListener("change", (e) => ctx.state.update({ leftHeavy: e.target.checked }));
+    this.leftHeavyToggle = leftHeavyToggle(this.leftHeavy, ctx.state);
     this.table = new TopTable($("#top-table"), {
       onSort: () => this.#renderTable(),
       onSelect: (func) =>
@@ -84,18 +80,6 @@ export class FlameView {
     if (zoom) this.ctx.state.update({ zoom, flameWindow: null });
   }
 
-  /** Changes the visible part of the zoomed frame by `change(from, to)`, kept within [0, 1]
-   * and at least a millionth wide; the whole frame clears it. */
-  #setWindow(change) {
-    const [from, to] = this.ctx.state.current.flameWindow ?? [0, 1];
-    let [a, b] = change(from, to);
-    const width = Math.min(1, Math.max(1e-6, b - a));
-    a = Math.min(Math.max(0, a), 1 - width);
-    b = a + width;
-    const whole = a <= 0 && b >= 1;
-    this.ctx.state.update({ flameWindow: whole ? null : [a, b] }, { replace: true });
-  }
-
   /** Keyboard: arrows move between frames, Enter zooms into the focused one. Returns whether
    * the key was used. */
   onKey(event) {
@@ -126,12 +110,12 @@ export class FlameView {
    */
   async render(changed) {
     const current = this.ctx.state.current;
-    if (changed.has("icicle") || changed.has("file")) {
+    const all = changed.has("samples");
+    if (changed.has("icicle") || all) {
       this.icicle.checked = current.icicle;
       this.flame.setIcicle(current.icicle);
     }
-    this.leftHeavy.checked = current.leftHeavy;
-    const all = changed.has("file");
+    this.leftHeavyToggle.sync();
     this.transformButton.disabled = !current.zoom.length && current.selected === null;
     const tasks = [];
     // What changes the call tree: the samples chosen (threads, range) and the transforms.

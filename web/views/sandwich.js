@@ -46,7 +46,7 @@ export class SandwichView {
   }
 
   async render(changed) {
-    if (["file", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
+    if (["samples", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
       await this.#draw();
     }
   }

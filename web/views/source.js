@@ -40,7 +40,7 @@ export class SourceView {
   }
 
   async render(changed) {
-    if (["file", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
+    if (["samples", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
       this.drawn = this.#draw();
       await this.drawn;
     }

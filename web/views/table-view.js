@@ -3,11 +3,13 @@
 // are drawn) and reachable by keyboard (Up, Down, Home, End, Page Up, Page Down move; Enter
 // selects; Ctrl+C copies the name). Long names are cut in the middle, never mid-identifier
 // across lines, with the full name on hover and a copy button. Sorting and filtering are done
-// by the wasm module, which also formats every number.
+// by the wasm module, which also formats every number. The order, the filter text and whether it
+// is a regex are in the state (the URL: tsort, tfilter, tregex).
 
 import { escapeHtml } from "../format.js";
 import { copyText, fitName, fontOf, fontProbe } from "../elide.js";
 import { VirtualRows } from "../rows.js";
+import { SortHeaders } from "../sort.js";
 
 const ROW = 22; // CSS pixels per row
 
@@ -26,24 +28,21 @@ export class TableView {
     this.status = $(".table-status");
     this.head = $(".grid-head");
     this.nameHead = $(".grid-head .name");
-    this.sort = { column: "self", descending: true };
     this.list = []; // rows from the worker
     this.cursor = -1; // index in `list`
     this.loads = 0;
     this.probe = fontProbe(this.body);
     this.rows = new VirtualRows(this.body, { rowHeight: ROW, draw: (a, b) => this.#drawRows(a, b) });
-    this.head.addEventListener("click", (e) => {
-      const button = e.target.closest("button[data-sort]");
-      if (!button) return;
-      const column = button.dataset.sort;
-      // The sorted column turns around; another starts the way it reads best.
-      this.sort = column === this.sort.column
-        ? { column, descending: !this.sort.descending }
-        : { column, descending: column !== "name" };
-      this.#load();
-    });
-    this.filter.addEventListener("input", () => this.#load());
-    this.regex.addEventListener("change", () => this.#load());
+    this.headers = new SortHeaders(
+      this.head,
+      () => ctx.state.current.tableSort,
+      (tableSort) => ctx.state.update({ tableSort }),
+    );
+    // Typing replaces the history entry, as the search box does.
+    this.filter.addEventListener("input", () =>
+      ctx.state.update({ tableFilter: this.filter.value }, { replace: true }),
+    );
+    this.regex.addEventListener("change", () => ctx.state.update({ tableRegex: this.regex.checked }));
     this.body.addEventListener("keydown", (e) => this.#key(e));
     this.body.addEventListener("click", (e) => {
       const row = e.target.closest(".row");
@@ -66,7 +65,11 @@ export class TableView {
   }
 
   async render(changed) {
-    if (["file", "threads", "range", "transforms", "view"].some((k) => changed.has(k))) await this.#load();
+    const { tableFilter, tableRegex } = this.ctx.state.current;
+    if (this.filter.value !== tableFilter) this.filter.value = tableFilter;
+    this.regex.checked = tableRegex;
+    const keys = ["samples", "threads", "range", "transforms", "view", "tableSort", "tableFilter", "tableRegex"];
+    if (keys.some((k) => changed.has(k))) await this.#load();
     else if (changed.has("selected")) this.rows.refresh();
   }
 
@@ -76,12 +79,13 @@ export class TableView {
     const before = this.list[this.cursor]?.func;
     this.filter.classList.remove("invalid");
     this.status.textContent = "";
+    const { tableSort: sort, tableFilter, tableRegex } = this.ctx.state.current;
     let answer;
     try {
       answer = await this.ctx.ask("functionTable", {
-        ...this.sort,
-        filter: this.filter.value,
-        regex: this.regex.checked,
+        ...sort,
+        filter: tableFilter,
+        regex: tableRegex,
       });
     } catch (e) {
       if (load !== this.loads) return;
@@ -93,15 +97,7 @@ export class TableView {
     this.list = answer.rows;
     this.summary.textContent = answer.summary;
     this.cursor = before === undefined ? -1 : this.list.findIndex((r) => r.func === before);
-    for (const button of this.head.querySelectorAll("button[data-sort]")) {
-      const sorted = button.dataset.sort === this.sort.column;
-      button.classList.toggle("sorted", sorted);
-      button.classList.toggle("descending", sorted && this.sort.descending);
-      button.parentElement.setAttribute(
-        "aria-sort",
-        sorted ? (this.sort.descending ? "descending" : "ascending") : "none",
-      );
-    }
+    this.headers.show(sort);
     this.rows.setCount(this.list.length);
   }
 

@@ -1,6 +1,7 @@
 // The timeline, above every view: one track per thread, its samples over time as an activity
 // graph (the wasm module buckets them: bar heights, each bucket's hottest function, and the share
-// a search or selection matches). Dragging across it selects a time range (state `range`), which
+// a search or selection matches), after the transforms, like every view: samples they drop are
+// not drawn, and a track's label tells its weight in the window. Dragging across it selects a time range (state `range`), which
 // every view follows; the chip shows the range and clears it; "Zoom to selection" narrows the
 // window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
 
@@ -78,12 +79,17 @@ export class Timeline {
   /** Brings the timeline up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
     const tasks = [];
-    if (changed.has("range") || changed.has("file")) tasks.push(this.#renderChip());
-    // The buckets cover every thread; what a search matches depends on the threads and range
-    // shown (app.js runs it again), so those ask again too.
-    if (["file", "window", "search", "selected", "threads", "range"].some((k) => changed.has(k))) {
-      tasks.push(this.#fetch());
-    }
+    if (changed.has("range") || changed.has("samples")) tasks.push(this.#renderChip());
+    // The buckets cover every thread and the whole window, whatever threads and range are
+    // chosen (those only dim and shade), but follow the transforms. What a search matches
+    // depends on the threads and range shown (app.js runs it again), so with a highlight those
+    // ask again too; without one they only redraw: passing over every sample again took most of
+    // a thread change's time on 10M samples.
+    const { highlighting } = this.ctx.page;
+    const keys = ["samples", "window", "transforms", "search", "selected"];
+    if (highlighting) keys.push("threads", "range");
+    if (keys.some((k) => changed.has(k))) tasks.push(this.#fetch());
+    else if (changed.has("threads") || changed.has("range")) this.draw();
     // The bar (window, range chip, zoom buttons) shows only when there is a range or a zoom, so
     // the timeline takes little room from the views otherwise.
     const { range, window } = this.ctx.state.current;
@@ -318,7 +324,7 @@ export class Timeline {
     if (e.offsetX < GUTTER) {
       const shown = this.#shown(d.threads[t]);
       tooltip.show(
-        `<div class="name">${escapeHtml(d.labels[t])}</div><div class="loc">Click to ${shown ? "hide" : "show"} this thread; drag across the tracks to select a time range</div>`,
+        `<div class="name">${escapeHtml(d.labels[t])}</div><table><tr><td>Shown</td><td>${escapeHtml(d.totals[t])}</td></tr></table><div class="loc">Click to ${shown ? "hide" : "show"} this thread; drag across the tracks to select a time range</div>`,
         e,
       );
       return;

@@ -54,25 +54,26 @@ impl Filter {
     }
 
     /// Keeps only samples taken between `from_s` and `to_s` seconds after the session started
-    /// (either end open when `None`), as `prof report --from --to` say it; an end that is not a
-    /// number of seconds at or after 0, or a range that ends before it starts, is an error.
+    /// (either end open when `None`); an end that is not a number of seconds at or after 0, or a
+    /// range that ends before it starts, is an error (its message names the values, not where
+    /// they came from: the caller adds that).
     pub fn seconds(self, from_s: Option<f64>, to_s: Option<f64>) -> Result<Self, String> {
         if from_s.is_none() && to_s.is_none() {
             return Ok(self);
         }
-        let ns = |s: Option<f64>, open: u64, what: &str| match s {
+        let ns = |s: Option<f64>, open: u64, end: &str| match s {
             None => Ok(open),
             Some(s) if s.is_finite() && s >= 0.0 => {
                 Ok((s * 1e9).round().min(u64::MAX as f64) as u64)
             }
             Some(s) => Err(format!(
-                "--{what} {s}: not a number of seconds at or after 0"
+                "the range's {end} {s} is not a number of seconds at or after 0"
             )),
         };
-        let (from, to) = (ns(from_s, 0, "from")?, ns(to_s, u64::MAX, "to")?);
+        let (from, to) = (ns(from_s, 0, "start")?, ns(to_s, u64::MAX, "end")?);
         if from >= to {
             return Err(format!(
-                "--from {} --to {}: the range ends before it starts",
+                "the range from {} s to {} s ends before it starts",
                 from_s.unwrap_or(0.0),
                 to_s.unwrap_or(f64::INFINITY)
             ));
@@ -94,6 +95,13 @@ pub struct StackWeights {
 impl StackWeights {
     /// Sums the samples of `session` that `filter` keeps.
     pub fn compute(session: &Session, filter: &Filter) -> Self {
+        Self::compute_rows(session, filter, 0..session.samples.len())
+    }
+
+    /// Sums the samples of `session` that `filter` keeps among the sample rows `rows` (clamped
+    /// to the samples): when the samples are in time order, a time range's rows are one run that
+    /// a binary search finds, and the rest need no pass.
+    pub fn compute_rows(session: &Session, filter: &Filter, rows: std::ops::Range<usize>) -> Self {
         let mut out = StackWeights {
             weight: vec![0; session.stacks.len()],
             count: vec![0; session.stacks.len()],
@@ -108,7 +116,8 @@ impl StackWeights {
             mask
         });
         let samples = &session.samples;
-        for i in 0..samples.len() {
+        let end = rows.end.min(samples.len());
+        for i in rows.start.min(end)..end {
             if let Some(mask) = &thread_ok {
                 if !mask
                     .get(samples.thread[i].index())
@@ -215,6 +224,25 @@ mod tests {
         // No state recorded: every sample counts as running.
         assert_eq!(total(Filter::all().state(SampleState::Running)), 15);
         assert_eq!(total(Filter::all().state(SampleState::Waiting)), 0);
+    }
+
+    #[test]
+    fn a_run_of_rows_sums_only_those_rows_and_is_clamped_to_the_samples() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let main = b.thread(1, "main");
+        for (i, w) in [1, 2, 4, 8].into_iter().enumerate() {
+            b.push_sample(s, main, i as u64 * 10, w);
+        }
+        let session = b.finish();
+        let range = Filter::all().time_range(10, 30);
+        let rows = |r: std::ops::Range<usize>| StackWeights::compute_rows(&session, &range, r);
+        // The rows of the range, or any run holding them, sum what the whole pass sums.
+        assert_eq!(rows(1..3), StackWeights::compute(&session, &range));
+        assert_eq!(rows(0..100).total(), 6);
+        assert_eq!(rows(2..3).total(), 4);
+        assert_eq!(rows(5..9).total(), 0);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The inverted call tree ("who spends it"): its roots are the functions that have self weight,
 //! and below each one its callers, then their callers, out to the outermost frames.
 
-use super::tree::{CallTree, NodeId, Shape};
+use super::shape::Shape;
+use super::tree::{CallTree, NodeId};
 use crate::session::{FrameId, Session};
 
 const NO_FRAME: FrameId = FrameId(u32::MAX);

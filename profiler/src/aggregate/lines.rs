@@ -9,8 +9,8 @@
 //! the file holds any counted frame of its stack.
 
 use super::filter::StackWeights;
+use super::shape::Shape;
 use super::transform::Transform;
-use super::tree::Shape;
 use crate::session::{FrameId, Session, StackId, StrId};
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -21,6 +21,7 @@ mod lines;
 mod listing;
 mod sandwich;
 mod search;
+mod shape;
 mod stack_chart;
 mod table;
 mod threads;
@@ -46,12 +47,14 @@ pub use search::SearchMatch;
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
-pub use timeline::{bucket_of, time_extent, timeline, TimelineTrack};
+pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
-pub use tree::{CallTree, NodeId};
+pub use tree::{charged_functions, CallTree, NodeId};
 
+#[cfg(test)]
+mod property_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

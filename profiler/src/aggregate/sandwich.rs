@@ -3,8 +3,9 @@
 //! Both are call trees whose root's only child is the function, and both count every sample that
 //! passes through it once, at its outermost call, so their totals equal the function's total.
 
+use super::shape::Shape;
 use super::transform::Transform;
-use super::tree::{CallTree, NodeId, Shape};
+use super::tree::{CallTree, NodeId};
 use crate::session::{FrameId, Session, StrId};
 
 const NO_FRAME: FrameId = FrameId(u32::MAX);

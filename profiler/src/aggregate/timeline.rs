@@ -102,6 +102,22 @@ pub fn timeline(
     buckets: usize,
     highlight: Option<&[u8]>,
 ) -> Vec<TimelineTrack> {
+    timeline_charged(session, filter, from, to, buckets, highlight, None)
+}
+
+/// [`timeline`] after transforms: `charged` (from [`charged_functions`](super::charged_functions))
+/// gives each stack the function its samples are charged to, or `None` when a transform drops
+/// them; dropped samples count nowhere, and a bucket's hottest function is the charged one.
+/// `None` for `charged`: untransformed.
+pub fn timeline_charged(
+    session: &Session,
+    filter: &Filter,
+    from: u64,
+    to: u64,
+    buckets: usize,
+    highlight: Option<&[u8]>,
+    charged: Option<&[Option<StrId>]>,
+) -> Vec<TimelineTrack> {
     let keep = thread_mask(session, filter);
     let mut track_of = vec![u32::MAX; session.threads.len()];
     let mut tracks: Vec<TimelineTrack> = Vec::new();
@@ -119,11 +135,15 @@ pub fn timeline(
         return tracks;
     }
     let matching = highlight.map(|mask| stacks_matching(session, mask));
-    let leaf: Vec<StrId> = session
-        .stacks
-        .iter()
-        .map(|node| session.frame(node.frame).name)
-        .collect();
+    let leaf: Vec<StrId> = match charged {
+        // A dropped stack's leaf is never read: its samples are skipped below.
+        Some(charged) => charged.iter().map(|f| f.unwrap_or(StrId(0))).collect(),
+        None => session
+            .stacks
+            .iter()
+            .map(|node| session.frame(node.frame).name)
+            .collect(),
+    };
 
     // Pass 1: each kept sample's cell (track × bucket), the cells' weights and sizes.
     let cells = tracks.len() * buckets;
@@ -136,6 +156,9 @@ pub fn timeline(
         };
         let time = samples.time_ns[i];
         if track == u32::MAX || !in_time_range(filter, time) {
+            continue;
+        }
+        if charged.is_some_and(|c| c.get(samples.stack[i].index()).is_none_or(Option::is_none)) {
             continue;
         }
         let Some(bucket) = bucket_of(time, from, to, buckets) else {
@@ -358,5 +381,49 @@ mod tests {
             .iter()
             .all(|t| t.weight == [0, 0]));
         assert_eq!(time_extent(&session), (0, 20_000_000));
+    }
+
+    #[test]
+    fn samples_a_transform_drops_are_not_bucketed() {
+        let (session, _, _) = session();
+        let b = session.strings.iter().position(|s| s == "b").unwrap();
+        let dropped = crate::aggregate::charged_functions(
+            &session,
+            &[crate::aggregate::Transform::DropFunction(StrId(b as u32))],
+        );
+        let tracks = timeline_charged(
+            &session,
+            &Filter::all(),
+            0,
+            20_000_000,
+            2,
+            None,
+            Some(&dropped),
+        );
+        assert_eq!(tracks[0].weight, [10_000_000, 0]);
+        assert_eq!(tracks[0].hottest[1], None);
+        assert_eq!(tracks[1].weight, [0, 0]);
+    }
+
+    #[test]
+    fn the_hottest_function_is_the_one_a_transform_charges() {
+        let (session, _, _) = session();
+        let name = |n: &str| StrId(session.strings.iter().position(|s| s == n).unwrap() as u32);
+        let merged = crate::aggregate::charged_functions(
+            &session,
+            &[crate::aggregate::Transform::Merge(name("b"))],
+        );
+        let tracks = timeline_charged(
+            &session,
+            &Filter::all(),
+            0,
+            20_000_000,
+            2,
+            None,
+            Some(&merged),
+        );
+        // Every sample is kept; b's time is charged to its caller.
+        assert_eq!(tracks[0].weight, [10_000_000, 10_000_000]);
+        assert_eq!(tracks[0].hottest, [Some(name("a")), Some(name("root"))]);
     }
 }

@@ -10,7 +10,7 @@
 //! samples); each variant of [`Transform`] says which. [`TransformSpec`](super::TransformSpec) is
 //! the same set described by names and patterns, as the command line and the page hold them.
 
-use super::tree::Shape;
+use super::shape::Shape;
 use crate::session::{Session, StrId};
 use regex::Regex;
 use std::sync::Arc;

@@ -5,10 +5,10 @@
 //! function name like flamegraph.pl does.
 
 use super::filter::{Filter, StackWeights};
+use super::shape::Shape;
 use super::transform::Transform;
 use crate::session::{FrameId, Session, StrId};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// A node of a [`CallTree`]. Node 0 is the root, which stands for "all samples" and has no function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -22,62 +22,6 @@ impl NodeId {
     /// The position in the tree's columns.
     pub fn index(self) -> usize {
         self.0 as usize
-    }
-}
-
-/// A prefix tree of function names without weights: what transforms rewrite. Node 0 is the root;
-/// a parent always has a smaller index than its children.
-#[derive(Clone, Debug)]
-pub(crate) struct Shape {
-    pub parent: Vec<u32>,
-    pub func: Vec<StrId>,
-    /// One frame (the first seen) standing for each node, for file and line.
-    pub frame: Vec<FrameId>,
-    index: HashMap<(u32, StrId), u32>,
-}
-
-impl Shape {
-    /// A shape holding only the root.
-    pub fn new() -> Self {
-        Shape {
-            parent: vec![0],
-            func: vec![StrId(0)],
-            frame: vec![FrameId(u32::MAX)],
-            index: HashMap::new(),
-        }
-    }
-
-    /// The node for `func` called from `parent`, added on first sight.
-    pub fn child(&mut self, parent: u32, func: StrId, frame: FrameId) -> u32 {
-        let next = self.parent.len() as u32;
-        let id = *self.index.entry((parent, func)).or_insert(next);
-        if id == next {
-            self.parent.push(parent);
-            self.func.push(func);
-            self.frame.push(frame);
-        }
-        id
-    }
-
-    /// The shape of a session's stacks, and the node of each stack.
-    pub fn of_session(session: &Session) -> (Shape, Vec<Option<u32>>) {
-        let mut shape = Shape::new();
-        let mut map: Vec<Option<u32>> = Vec::with_capacity(session.stacks.len());
-        for (i, node) in session.stacks.iter().enumerate() {
-            let parent = match node.parent {
-                None => Some(0),
-                // A parent after its child would be a malformed session; its samples are left out.
-                Some(p) if p.index() < i => map[p.index()],
-                Some(_) => None,
-            };
-            let name = session.frame(node.frame).name;
-            map.push(parent.map(|p| shape.child(p, name, node.frame)));
-        }
-        (shape, map)
-    }
-
-    pub fn len(&self) -> usize {
-        self.parent.len()
     }
 }
 
@@ -98,6 +42,36 @@ pub struct CallTree {
     children: Vec<NodeId>,
 }
 
+/// The shape of a session's stacks rewritten by `transforms` applied in order, and the node of
+/// each stack in it (`None`: a transform drops the stack's samples).
+fn transformed_shape(session: &Session, transforms: &[Transform]) -> (Shape, Vec<Option<u32>>) {
+    let (mut shape, mut map) = Shape::of_session(session);
+    for transform in transforms {
+        let (next, step) = transform.apply(&shape, session);
+        for slot in &mut map {
+            *slot = slot.and_then(|n| step[n as usize]);
+        }
+        shape = next;
+    }
+    (shape, map)
+}
+
+/// Per stack of `session`, the function its samples are charged to once `transforms` are applied
+/// in order (the leaf of the rewritten stack, as [`CallTree::build`] charges it), or `None` when a
+/// transform drops them. A stack whose every frame a transform removed is charged to the root,
+/// which has no function: it keeps its own leaf function here. O(stacks), not O(samples).
+pub fn charged_functions(session: &Session, transforms: &[Transform]) -> Vec<Option<StrId>> {
+    let (shape, map) = transformed_shape(session, transforms);
+    map.iter()
+        .zip(&session.stacks)
+        .map(|(node, stack)| match node {
+            None => None,
+            Some(0) => Some(session.frame(stack.frame).name),
+            Some(n) => Some(shape.func[*n as usize]),
+        })
+        .collect()
+}
+
 impl CallTree {
     /// The call tree of the samples `filter` keeps, without transforms.
     pub fn new(session: &Session, filter: &Filter) -> Self {
@@ -106,14 +80,7 @@ impl CallTree {
 
     /// The call tree of per-stack `weights`, rewritten by `transforms` applied in order.
     pub fn build(session: &Session, weights: &StackWeights, transforms: &[Transform]) -> Self {
-        let (mut shape, mut map) = Shape::of_session(session);
-        for transform in transforms {
-            let (next, step) = transform.apply(&shape, session);
-            for slot in &mut map {
-                *slot = slot.and_then(|n| step[n as usize]);
-            }
-            shape = next;
-        }
+        let (shape, map) = transformed_shape(session, transforms);
         let mut self_weight = vec![0u64; shape.len()];
         let mut self_count = vec![0; shape.len()];
         for (stack, node) in map.iter().enumerate() {

@@ -189,7 +189,7 @@ fn render(session: &Session, target: Target, name: &str, out: &mut Vec<u8>) -> p
         Target::Speedscope => speedscope::write_speedscope(session, out),
         Target::Pprof => pprof::write_pprof(session, out),
         Target::Dot => dot::write_dot(session, &dot::DotOptions::default(), out),
-        Target::Session => Ok(prof::session::write(session, out)?),
+        Target::Session => prof::session::write(session, out).map_err(Error::Write),
         Target::Source => source::write_source_from_disk(session, usize::MAX, out),
         Target::Html => prof::serve::write_standalone_html(session, name, out),
     }

@@ -14,7 +14,9 @@ pub fn fail(err: &prof::Error) -> ExitCode {
     ExitCode::from(match err {
         prof::Error::BadInput { .. }
         | prof::Error::InvalidOption(_)
-        | prof::Error::Incomparable(_) => BAD_INPUT,
+        | prof::Error::Incomparable(_)
+        | prof::Error::NoSamples { .. }
+        | prof::Error::PortsInUse { .. } => BAD_INPUT,
         _ => FAILURE,
     })
 }

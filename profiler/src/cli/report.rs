@@ -173,7 +173,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
     let options = |e: String| fail(&prof::Error::InvalidOption(e));
     let filter = match filter.seconds(args.transforms.from, args.transforms.to) {
         Ok(filter) => filter,
-        Err(e) => return options(e),
+        Err(e) => return options(format!("--from/--to: {e}")),
     };
     let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
         Ok(transforms) => transforms,

@@ -95,6 +95,15 @@ fn serve_files_at(files: &[PathBuf], args: &ServeFlags, fragment: &str) -> ExitC
     }
     let server = match Server::start(sessions, &options) {
         Ok(server) => server,
+        Err(e @ prof::Error::PortsInUse { first, last, .. }) => {
+            let hint = match first == last {
+                true => format!(
+                    "--port {first}: {e}; choose another port, or --port 0 for any free one"
+                ),
+                false => format!("{e}; choose one with --port (0 for any free one)"),
+            };
+            return fail(&prof::Error::InvalidOption(hint));
+        }
         Err(e) => return fail(&e),
     };
     let url = format!("{}{fragment}", server.url());

@@ -7,7 +7,7 @@
 
 use crate::aggregate::{format_weight, CallTree, Filter, NodeId};
 use crate::session::{Session, StrId};
-use crate::Result;
+use crate::{Error, Result};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -37,7 +37,11 @@ impl Default for DotOptions {
 }
 
 /// Writes the call graph of every sample of `session` as a Graphviz `digraph`.
-pub fn write_dot(session: &Session, options: &DotOptions, mut out: impl Write) -> Result<()> {
+pub fn write_dot(session: &Session, options: &DotOptions, out: impl Write) -> Result<()> {
+    dot(session, options, out).map_err(Error::Write)
+}
+
+fn dot(session: &Session, options: &DotOptions, mut out: impl Write) -> std::io::Result<()> {
     let tree = CallTree::new(session, &Filter::all());
     let all = tree.total_weight(NodeId::ROOT);
     let mut functions = tree.functions(session);

@@ -3,7 +3,7 @@
 
 use crate::aggregate::{CallTree, DiffTree, Filter, NodeId};
 use crate::session::Session;
-use crate::Result;
+use crate::{Error, Result};
 use std::io::Write;
 
 /// Writes every sample of `session` as folded stacks (stacks merged by function name, weights in
@@ -16,6 +16,10 @@ pub fn write_folded(session: &Session, out: impl Write) -> Result<()> {
 /// with self weight, in depth-first name order. A `;` inside a function name becomes `:` and
 /// line breaks become spaces, so every line parses back to the same frames.
 pub fn write_folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> Result<()> {
+    folded_tree(tree, session, out).map_err(Error::Write)
+}
+
+fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(out);
     let mut path: Vec<String> = Vec::new();
     // Depth-first, keeping the names from the root to the current node in `path`.
@@ -35,6 +39,10 @@ pub fn write_folded_tree(tree: &CallTree, session: &Session, out: impl Write) ->
 /// Writes a [`DiffTree`] as differential folded stacks, `root;...;leaf before after`, the input
 /// of inferno's and flamegraph.pl's differential flame graphs.
 pub fn write_folded_diff(diff: &DiffTree, out: impl Write) -> Result<()> {
+    folded_diff(diff, out).map_err(Error::Write)
+}
+
+fn folded_diff(diff: &DiffTree, out: impl Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(out);
     for delta in diff.stacks() {
         let path: Vec<String> = delta.path.iter().map(|n| clean(n)).collect();

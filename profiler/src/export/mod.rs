@@ -13,6 +13,8 @@ pub use folded::{write_folded, write_folded_diff, write_folded_tree};
 
 #[cfg(test)]
 pub(crate) mod fixture;
+#[cfg(test)]
+mod golden_tests;
 
 use crate::session::Session;
 

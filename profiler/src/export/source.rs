@@ -7,7 +7,7 @@
 
 use crate::aggregate::{format_percent, format_weight, Filter, StackWeights};
 use crate::session::{SampleType, Session};
-use crate::Result;
+use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -48,9 +48,19 @@ pub fn write_annotation(
     files: &[FileWeights],
     sample_type: &SampleType,
     all: u64,
+    source: impl FnMut(&str) -> Option<String>,
+    out: impl Write,
+) -> Result<()> {
+    annotation(files, sample_type, all, source, out).map_err(Error::Write)
+}
+
+fn annotation(
+    files: &[FileWeights],
+    sample_type: &SampleType,
+    all: u64,
     mut source: impl FnMut(&str) -> Option<String>,
     mut out: impl Write,
-) -> Result<()> {
+) -> std::io::Result<()> {
     let pct = |w: u64| format_percent(w, all);
     let weight = |w: u64| format_weight(sample_type, w);
     for file in files {
@@ -79,7 +89,7 @@ pub fn write_annotation(
                 .unwrap_or_default();
             let row = match file.lines.get(&line) {
                 Some(&(own, total)) => format!(
-                    "{:>12} ({:>6}) {:>12} ({:>6}) | {line:>4} | {code}",
+                    "{:>13} ({:>6}) {:>13} ({:>6}) | {line:>4} | {code}",
                     weight(total),
                     pct(total),
                     weight(own),
@@ -164,6 +174,20 @@ mod tests {
             "far from every weighted line"
         );
         assert!(out.contains("..."));
+    }
+
+    /// Weighted rows were two columns narrower than the header, the context rows and the gaps,
+    /// so their `|` separators did not line up.
+    #[test]
+    fn weighted_rows_line_up_with_the_header_and_the_context_rows() {
+        let session = crate::export::fixture::session();
+        let text: String = (1..=30).map(|i| format!("code line {i}\n")).collect();
+        let mut out = Vec::new();
+        write_source(&session, 5, |_| Some(text.clone()), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let columns: std::collections::BTreeSet<usize> =
+            out.lines().filter_map(|l| l.find(" | ")).collect();
+        assert_eq!(columns.len(), 1, "separator columns {columns:?} in:\n{out}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! function into a node per line in its flame graph.
 
 use crate::session::{Session, StackId, StrId, ThreadIdx, Unit};
-use crate::Result;
+use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::io::Write;
@@ -114,7 +114,7 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
         active_profile_index,
         exporter: format!("prof {}", crate::VERSION),
     };
-    serde_json::to_writer(out, &file).map_err(std::io::Error::from)?;
+    serde_json::to_writer(out, &file).map_err(|e| Error::Write(e.into()))?;
     Ok(())
 }
 

@@ -14,16 +14,15 @@ pub fn write_svg(session: &Session, out: impl Write) -> Result<()> {
     super::write_folded(session, &mut folded)?;
     let folded = String::from_utf8_lossy(&folded);
     if folded.is_empty() {
-        return Err(Error::Write(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "the session has no samples to draw",
-        )));
+        return Err(Error::NoSamples {
+            profile: "the session".to_owned(),
+        });
     }
     let mut options = Options::default();
     options.title = super::title(session);
     options.subtitle = Some(subtitle(session));
     options.count_name = count_name(session);
-    flamegraph::from_lines(&mut options, folded.lines(), out)?;
+    flamegraph::from_lines(&mut options, folded.lines(), out).map_err(Error::Write)?;
     Ok(())
 }
 
@@ -40,10 +39,9 @@ pub fn write_diff_svg(
 ) -> Result<()> {
     let diff = DiffTree::between(base, new, absolute)?;
     if diff.total_weight(0).1 == 0 {
-        return Err(Error::Write(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{} has no samples to draw", new.label),
-        )));
+        return Err(Error::NoSamples {
+            profile: new.label.to_owned(),
+        });
     }
     let mut folded = Vec::new();
     super::write_folded_diff(&diff, &mut folded)?;
@@ -59,7 +57,7 @@ pub fn write_diff_svg(
         new.label
     ));
     options.count_name = count_name(new.session);
-    flamegraph::from_lines(&mut options, folded.lines(), out)?;
+    flamegraph::from_lines(&mut options, folded.lines(), out).map_err(Error::Write)?;
     Ok(())
 }
 
@@ -214,6 +212,7 @@ mod tests {
     #[test]
     fn an_empty_session_is_an_error_not_an_empty_picture() {
         let err = write_svg(&Session::default(), Vec::new()).unwrap_err();
-        assert!(err.to_string().contains("no samples"), "{err}");
+        assert!(matches!(err, Error::NoSamples { .. }), "{err}");
+        assert_eq!(err.to_string(), "the session has no samples");
     }
 }

@@ -262,7 +262,7 @@ impl<'o> Reader<'o> {
             .collect();
         if !others.is_empty() {
             warnings.push(format!(
-                "the file holds samples of other events too, left out: {}; choose one with --type",
+                "the file holds samples of other events too, left out: {}; choose one as the sample type",
                 others.join(", ")
             ));
         }
@@ -583,7 +583,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
         assert_eq!(loaded.session.sample_count(), 2);
         assert_eq!(
             loaded.warnings,
-            ["the file holds samples of other events too, left out: cycles (1); choose one with --type"]
+            ["the file holds samples of other events too, left out: cycles (1); choose one as the sample type"]
         );
         let options = LoadOptions {
             sample_type: Some("cycles".into()),

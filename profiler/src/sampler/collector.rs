@@ -5,10 +5,11 @@
 use super::handler::Shared;
 use super::ring::RawSample;
 use super::stackmap;
-use super::sys::{self, LoadedObject};
+use super::sys;
 use super::threads;
 use super::timer::{self, Armed, Mechanism};
 use super::wall::{Found, Wall};
+use crate::symbolize::LoadedObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

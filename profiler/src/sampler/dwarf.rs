@@ -3,7 +3,7 @@
 //! the loader's counters say something was loaded or unloaded. The handler then unwinds with
 //! framehop's allocation-free policy and a preallocated cache.
 
-use super::sys::LoadedObject;
+use crate::symbolize::LoadedObject;
 use framehop::{ExplicitModuleSectionInfo, Module};
 use object::{Object, ObjectSection};
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
 pub type Dwarf = UnwinderFor<Vec<u8>, framehop::MustNotAllocateDuringUnwind>;
 
 /// An unwinder with its generation: each refresh of the modules makes a new one, and stacks
-/// kept from one (see `suffix.rs`) are not reused with another.
+/// kept from one (see `frame_reuse.rs`) are not reused with another.
 pub struct DwarfSet {
     /// The unwinder.
     pub unwinder: Dwarf,

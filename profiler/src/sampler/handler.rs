@@ -4,7 +4,7 @@
 
 use super::ring::{RawSample, Ring};
 use super::stackmap::{Range, StackMap};
-use super::sys::{self, Rcu, Regs, Source, StackReader, TryCell};
+use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
 use super::threads::ThreadTable;
 use super::unwind::{self, UnwindMode};
 use crate::diagnostics::Measure;
@@ -24,7 +24,7 @@ pub struct Shared {
     pub dwarf: Rcu<super::dwarf::DwarfSet>,
     /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub unwind_states: Box<[TryCell<super::suffix::State>]>,
+    pub unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
     /// Whether to reuse the outer frames of a thread's previous stack (the diagnostics'
     /// `Settings::reuse` turns it off, for comparison).
     pub reuse: bool,
@@ -99,8 +99,15 @@ pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the raw handler in `sys` with the interrupted registers.
-/// `alt` is the alternate signal stack when the interrupted code (and so this handler) runs on it.
-pub fn on_sample(regs: Regs, alt: Option<(u64, u64)>, here: u64, source: Source) {
+/// `alt` is the alternate signal stack when the interrupted code (and so this handler) runs on it;
+/// `access`, when the interrupted stack may be read (a faulting read is caught there).
+pub fn on_sample(
+    regs: Regs,
+    alt: Option<(u64, u64)>,
+    here: u64,
+    source: Source,
+    access: Option<StackAccess>,
+) {
     let guard = sys::read_begin();
     if let Some(shared) = SHARED.get(&guard) {
         if shared.measure == Measure::Empty {
@@ -117,7 +124,7 @@ pub fn on_sample(regs: Regs, alt: Option<(u64, u64)>, here: u64, source: Source)
         }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
         let clock = shared.clock();
-        shared.sample(&regs, mapping, room, source, &guard, clock);
+        shared.sample(&regs, mapping, room, access, source, &guard, clock);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
             // the weight's clock read included. A run that took longer than MEASURE_CAP_NS was
@@ -179,17 +186,24 @@ impl Shared {
 
     /// Samples the interrupted thread, whose stack pointer is in `mapping`. With `room` (see
     /// [`room_below`]) too small for DWARF, or unknown, walks frame pointers, which then read no
-    /// stack at all when `mapping` is unknown.
+    /// stack at all when `mapping` is unknown. A read that faults (the stack's mapping changed
+    /// since the snapshot) ends the walk there; the kernel needs room for that fault's frame
+    /// below the deepest frame that reads, so the stack is read only when `room` is known and
+    /// holds it too, and none at all without `access`.
+    #[allow(clippy::too_many_arguments)]
     fn sample(
         &self,
         regs: &Regs,
         mapping: Option<Range>,
         room: Option<u64>,
+        access: Option<StackAccess>,
         source: Source,
         guard: &sys::ReadGuard,
         clock: u64,
     ) {
-        let dwarf_fits = room.is_some_and(|r| r >= DWARF_ROOM);
+        let fault_room = access.map_or(0, StackAccess::fault_room);
+        let access = access.filter(|_| room.is_some_and(|r| r >= FP_ROOM + fault_room));
+        let dwarf_fits = room.is_some_and(|r| r >= DWARF_ROOM + fault_room);
         let tid = self.thread_of(source);
         let slot = if self.register_unknown {
             // A thread first seen here started after the session did (threads present at start
@@ -222,10 +236,13 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let stack = mapping.and_then(|r| StackReader::for_current_thread(regs.sp, r.lo, r.hi));
-        if stack.is_none() {
+        let in_mapping = mapping.filter(|r| r.lo <= regs.sp && regs.sp < r.hi);
+        if in_mapping.is_none() {
             self.stack_misses.fetch_add(1, Ordering::Relaxed);
         }
+        let stack = in_mapping
+            .zip(access)
+            .and_then(|(r, access)| StackReader::for_current_thread(access, regs.sp, r.lo, r.hi));
         let mut done = false;
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if self.unwind == UnwindMode::Dwarf && !dwarf_fits && stack.is_some() {
@@ -278,8 +295,8 @@ impl Shared {
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod verify {
     use super::{unwind, Ordering, REUSE_MISMATCHES};
+    use crate::sampler::frame_reuse::{State, MAX_FRAMES};
     use crate::sampler::ring::Claim;
-    use crate::sampler::suffix::{State, MAX_FRAMES};
     use crate::sampler::sys::{Regs, StackReader};
 
     /// Unwinds with reuse into `claim`, then, if frames were reused, again without and counts a

@@ -7,8 +7,8 @@
 //! ships with Go takes a mapping's start for the executable segment's first byte and ignores the
 //! offset, while upstream pprof computes the same base from either form.
 
-use super::sys::LoadedObject;
 use crate::session::{MappingSpec, SessionBuilder};
+use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
 
 /// Adds the executable segments of `objects` to the session's mappings. Objects whose file cannot

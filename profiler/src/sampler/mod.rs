@@ -13,26 +13,24 @@
 //! ([`thread_cpu_time`], [`process_cpu_time`], [`current_tid`]).
 
 pub(crate) mod alloc;
+mod assemble;
 mod collector;
 pub(crate) mod diagnostics;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod dwarf;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod frame_reuse;
 mod handler;
 mod mappings;
 mod meta;
-mod report;
 mod ring;
 mod stackmap;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod suffix;
 #[allow(unsafe_code)]
 pub(crate) mod sys;
 mod threads;
 mod timer;
 mod unwind;
 mod wall;
-
-pub use sys::LoadedObject;
 
 use crate::{Error, Options, Report, Result};
 use handler::{Shared, SHARED};
@@ -174,7 +172,7 @@ impl Profiler {
             dwarf: sys::Rcu::empty(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             unwind_states: (0..UNWIND_STATES)
-                .map(|_| sys::TryCell::new(suffix::State::new()))
+                .map(|_| sys::TryCell::new(frame_reuse::State::new()))
                 .collect(),
             verify_reuse: settings.verify_reuse,
             reuse: settings.reuse,
@@ -290,7 +288,7 @@ impl Profiler {
         }
         let running = self.inner.take().expect("a profiler is stopped once");
         let f = running.finish()?;
-        Ok(report::build(
+        Ok(assemble::build(
             f.raw,
             f.meta,
             f.dropped_in_handler,

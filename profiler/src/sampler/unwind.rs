@@ -57,7 +57,7 @@ fn frame_chain(stack: &StackReader, mut fp: u64, out: &mut dyn FnMut(u64) -> boo
 
 /// Unwinds with DWARF CFI, passing each frame's address to `out` until it returns false. Reuses
 /// the outer frames of the thread's previous stack where they provably have not changed (see
-/// `suffix.rs`), unless `reuse` is false. When DWARF knows nothing past the leaf, follows the
+/// `frame_reuse.rs`), unless `reuse` is false. When DWARF knows nothing past the leaf, follows the
 /// frame-pointer chain instead. Says whether anything was pushed (if not, the caller falls back
 /// to frame pointers) and whether frames were reused.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -65,13 +65,13 @@ pub fn dwarf(
     regs: &Regs,
     stack: &StackReader,
     dwarf: &super::dwarf::DwarfSet,
-    state: &mut super::suffix::State,
+    state: &mut super::frame_reuse::State,
     tid: u32,
     reuse: bool,
     out: &mut dyn FnMut(u64) -> bool,
 ) -> Unwound {
     use framehop::{FrameAddress, Unwinder};
-    let super::suffix::State { rules, last, next } = state;
+    let super::frame_reuse::State { rules, last, next } = state;
     next.start(tid, dwarf.generation);
     let mut uregs = super::dwarf::start_regs(regs);
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);

@@ -19,8 +19,8 @@
 //! without frame pointers) unwind normally.
 
 use super::handler::Shared;
-use super::sys::LoadedObject;
 use super::sys::{self, Regs};
+use crate::symbolize::LoadedObject;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;

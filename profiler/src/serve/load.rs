@@ -33,7 +33,7 @@ impl SessionFile {
     /// frames name.
     pub fn from_session(name: impl Into<String>, session: &Session) -> Result<SessionFile> {
         let mut json = Vec::new();
-        crate::session::write(session, &mut json)?;
+        crate::session::write(session, &mut json).map_err(Error::Write)?;
         let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
         files.sort_unstable();
         files.dedup();

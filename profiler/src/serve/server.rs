@@ -106,8 +106,9 @@ impl Server {
     /// thread named `prof-serve`.
     pub fn start(sessions: Vec<SessionFile>, options: &ServeOptions) -> Result<Server> {
         let os_err = |call| move |source| Error::Os { call, source };
+        // Site::new only encodes into memory; its I/O errors cannot come from a file or socket.
         let site = Site::new(new_secret()?, sessions, options.source_root.as_deref())
-            .map_err(Error::Write)?;
+            .map_err(os_err("compressing the sessions in memory"))?;
         let listener = bind(options)?;
         let addr = listener.local_addr().map_err(os_err("getsockname"))?;
         listener
@@ -188,18 +189,17 @@ fn bind(options: &ServeOptions) -> Result<TcpListener> {
         ),
     };
     match options.port {
-        Port::Exact(port) => {
-            TcpListener::bind(SocketAddr::new(host, port)).map_err(|source| {
-                if source.kind() == ErrorKind::AddrInUse {
-                    Error::InvalidOption(format!(
-                        "--port {port}: {} is already in use; choose another port, or --port 0 for any free one",
-                        SocketAddr::new(host, port)
-                    ))
-                } else {
-                    bind_error(port, source)
+        Port::Exact(port) => TcpListener::bind(SocketAddr::new(host, port)).map_err(|source| {
+            if source.kind() == ErrorKind::AddrInUse {
+                Error::PortsInUse {
+                    host,
+                    first: port,
+                    last: port,
                 }
-            })
-        }
+            } else {
+                bind_error(port, source)
+            }
+        }),
         Port::FirstFreeFrom(first) => {
             let last = first.saturating_add(PORT_ATTEMPTS - 1);
             for port in first..=last {
@@ -209,9 +209,7 @@ fn bind(options: &ServeOptions) -> Result<TcpListener> {
                     Err(e) => return Err(bind_error(port, e)),
                 }
             }
-            Err(Error::InvalidOption(format!(
-                "ports {first} to {last} on {host} are all in use; choose one with --port (0 for any free one)"
-            )))
+            Err(Error::PortsInUse { host, first, last })
         }
     }
 }
@@ -264,8 +262,9 @@ mod tests {
     fn an_exact_port_that_is_taken_is_a_clear_error() {
         let first = start(Port::Exact(0)).unwrap();
         let err = start(Port::Exact(first.addr().port())).unwrap_err();
-        assert!(matches!(err, Error::InvalidOption(_)), "{err}");
-        assert!(err.to_string().contains("already in use"), "{err}");
+        assert!(matches!(err, Error::PortsInUse { .. }), "{err}");
+        assert!(err.to_string().ends_with("is already in use"), "{err}");
+        assert!(!err.to_string().contains("--"), "no flag names: {err}");
     }
 
     #[test]

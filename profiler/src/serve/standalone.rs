@@ -22,7 +22,7 @@ const WORKER_HEADER_END: &str = "// end of the module header\n";
 /// Writes the single-file viewer of `session`, called `name` in the page, to `out`.
 pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> Result<()> {
     let mut json = Vec::new();
-    crate::session::write(session, &mut json)?;
+    crate::session::write(session, &mut json).map_err(Error::Write)?;
     let size = json.len() as u64;
     write_gzipped(&gzip(&json, Compression::default())?, size, name, out)
 }
@@ -70,26 +70,29 @@ pub(crate) fn write_gzipped(
         "<title>prof</title>",
         &format!("<title>prof: {}</title>", html_escape(name)),
     )?;
-    out.write_all(page.as_bytes())?;
+    out.write_all(page.as_bytes()).map_err(Error::Write)?;
     writeln!(
         out,
         "<script type=\"application/json\" id=\"prof-modules\">{}</script>",
-        script_safe(&serde_json::to_string(&modules).map_err(std::io::Error::other)?)
-    )?;
+        script_safe(&serde_json::to_string(&modules).map_err(|e| Error::Write(e.into()))?)
+    )
+    .map_err(Error::Write)?;
     writeln!(
         out,
         "<script type=\"application/octet-stream\" id=\"prof-wasm\">{}</script>",
         b64(&gzip(&wasm.data, Compression::best())?)
-    )?;
+    )
+    .map_err(Error::Write)?;
     writeln!(
         out,
         "<script type=\"application/octet-stream\" id=\"prof-session-0\" data-prof-session \
          data-name=\"{}\" data-size=\"{size}\">{}</script>",
         html_escape(name),
         b64(session_gz)
-    )?;
-    writeln!(out, "<script>\n{}</script>", text("standalone.js")?)?;
-    out.write_all(tail.as_bytes())?;
+    )
+    .map_err(Error::Write)?;
+    writeln!(out, "<script>\n{}</script>", text("standalone.js")?).map_err(Error::Write)?;
+    out.write_all(tail.as_bytes()).map_err(Error::Write)?;
     Ok(())
 }
 
@@ -116,8 +119,8 @@ fn classic_worker(glue: &str, worker: &str) -> Result<String> {
 
 fn gzip(bytes: &[u8], level: Compression) -> Result<Vec<u8>> {
     let mut encoder = GzEncoder::new(Vec::new(), level);
-    encoder.write_all(bytes)?;
-    Ok(encoder.finish()?)
+    encoder.write_all(bytes).map_err(Error::Write)?;
+    encoder.finish().map_err(Error::Write)
 }
 
 /// `text` with `from` replaced by `to`, which must occur exactly once.

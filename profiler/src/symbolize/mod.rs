@@ -11,9 +11,10 @@
 //! Names are made distinct where the debug info does not qualify them (see [`names`]).
 
 pub mod names;
+mod object;
 pub mod symtab;
 
-use crate::sampler::LoadedObject;
+pub use object::LoadedObject;
 use std::collections::HashMap;
 use symtab::SymbolTable;
 

@@ -12,7 +12,7 @@
 pub(crate) mod proto;
 
 use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx};
-use crate::Result;
+use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
@@ -32,8 +32,8 @@ pub fn weight_type(session: &Session) -> (&str, &'static str) {
 pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
     let bytes = to_profile(session).encode_to_vec();
     let mut gz = GzEncoder::new(out, Compression::default());
-    gz.write_all(&bytes)?;
-    gz.finish()?;
+    gz.write_all(&bytes).map_err(Error::Write)?;
+    gz.finish().map_err(Error::Write)?;
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! interned stacks, and keeps the unwinder's modules up to date as libraries are loaded.
 
 use super::Shared;
-use crate::sampler::sys::{self, LoadedObject};
+use crate::sampler::sys;
+use crate::symbolize::LoadedObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

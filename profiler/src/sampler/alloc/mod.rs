@@ -17,12 +17,12 @@
 //! sampling. Frees check a small filter first and the table only when their bucket holds a
 //! listed block.
 
+mod assemble;
 mod collector;
-mod report;
 mod table;
 
 use super::ring::{Claim, RawSample, Ring};
-use super::sys::{self, Rcu, Regs, StackReader, TryCell};
+use super::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
 use super::unwind;
 use crate::{Error, Options, Report, Result};
 use std::cell::Cell;
@@ -241,7 +241,7 @@ struct Shared {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     dwarf: Rcu<super::dwarf::DwarfSet>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    unwind_states: Box<[TryCell<super::suffix::State>]>,
+    unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
     unwind: unwind::UnwindMode,
 }
 
@@ -272,12 +272,21 @@ impl Shared {
     /// Unwinds the calling thread from `regs` (taken in [`record`]) into `claim`: DWARF when the
     /// stack has room for it and a state is free, frame pointers otherwise.
     fn unwind(&self, regs: &Regs, tid: u32, guard: &sys::ReadGuard, claim: &mut Claim<'_>) {
-        let stack =
-            thread_stack().and_then(|(lo, hi)| StackReader::for_current_thread(regs.sp, lo, hi));
         let room = thread_stack().map_or(0, |(lo, _)| regs.sp.saturating_sub(lo));
+        // A read that faults is caught, and needs room for its signal frame (as in the handler).
+        let access = sys::stack_access_here();
+        let fault_room = access.map_or(0, StackAccess::fault_room);
+        let stack = access
+            .filter(|_| room >= super::handler::FP_ROOM + fault_room)
+            .zip(thread_stack())
+            .and_then(|(access, (lo, hi))| {
+                StackReader::for_current_thread(access, regs.sp, lo, hi)
+            });
         let mut done = false;
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        if self.unwind == unwind::UnwindMode::Dwarf && room >= super::handler::DWARF_ROOM {
+        if self.unwind == unwind::UnwindMode::Dwarf
+            && room >= super::handler::DWARF_ROOM + fault_room
+        {
             if let (Some(stack), Some(dwarf)) = (&stack, self.dwarf.get(guard)) {
                 let n = self.unwind_states.len();
                 for i in 0..n {
@@ -330,6 +339,8 @@ pub fn start(options: Options) -> Result<Running> {
     check(&options)?;
     let unwind = unwind::UnwindMode::choose(options.unwind)?;
     let mean = options.alloc_interval_bytes;
+    // Stack reads that fault are caught before any allocation's stack is read.
+    sys::catch_read_faults()?;
     let session = SESSIONS.fetch_add(1, Ordering::Relaxed) + 1;
     let start_ns = sys::monotonic_ns();
     let shared = Arc::new(Shared {
@@ -344,7 +355,7 @@ pub fn start(options: Options) -> Result<Running> {
         dwarf: Rcu::empty(),
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         unwind_states: (0..UNWIND_STATES)
-            .map(|_| TryCell::new(super::suffix::State::new()))
+            .map(|_| TryCell::new(super::frame_reuse::State::new()))
             .collect(),
         unwind,
     });
@@ -421,7 +432,7 @@ impl Running {
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
         let dropped = self.shared.dropped.load(Ordering::Relaxed);
-        Ok(report::build(
+        Ok(assemble::build(
             collected,
             &live,
             meta,

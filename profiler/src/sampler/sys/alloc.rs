@@ -1,7 +1,6 @@
 //! The allocation sampler's `unsafe` part: the [`GlobalAlloc`] wrapper that forwards every call
 //! to the wrapped allocator and tells the safe hooks in `sampler::alloc` about each block, the
-//! registers of the calling function (where a sampled allocation's unwinding starts), and the
-//! calling thread's stack bounds.
+//! registers of the calling function (where a sampled allocation's unwinding starts).
 
 use crate::sampler::alloc as hooks;
 use crate::sampler::sys::Regs;
@@ -125,31 +124,4 @@ pub fn current_regs() -> Regs {
     {
         Regs::default()
     }
-}
-
-/// The calling thread's stack `[lo, hi)`, from `pthread_getattr_np` (Linux). It may allocate
-/// (glibc reads `/proc/self/maps` for the main thread and sizes a CPU set): the caller makes
-/// such nested allocations bypass sampling. `None` when it fails or off Linux.
-#[cfg(target_os = "linux")]
-pub fn current_thread_stack() -> Option<(u64, u64)> {
-    // SAFETY: an all-zero pthread_attr_t is valid storage for pthread_getattr_np to fill.
-    let mut attr: libc::pthread_attr_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `attr` is writable storage owned by this frame; pthread_self is always valid.
-    if unsafe { libc::pthread_getattr_np(libc::pthread_self(), &mut attr) } != 0 {
-        return None;
-    }
-    let mut addr: *mut libc::c_void = std::ptr::null_mut();
-    let mut size: libc::size_t = 0;
-    // SAFETY: `attr` was initialized by pthread_getattr_np; `addr` and `size` are writable.
-    let rc = unsafe { libc::pthread_attr_getstack(&attr, &mut addr, &mut size) };
-    // SAFETY: `attr` was initialized above and is destroyed once.
-    unsafe { libc::pthread_attr_destroy(&mut attr) };
-    let lo = addr as u64;
-    (rc == 0 && size > 0).then(|| (lo, lo.saturating_add(size as u64)))
-}
-
-/// The calling thread's stack: not read off Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn current_thread_stack() -> Option<(u64, u64)> {
-    None
 }

@@ -1,14 +1,10 @@
-//! Clocks and ids: the calling thread's id, thread and process CPU time, the monotonic clock.
+//! Clocks and ids: thread and process CPU time, the monotonic clock, the calling thread's id
+//! cached for the handler (the id itself, and other threads' clocks, come from the OS module).
 
-/// The kernel's id of the calling thread.
-#[cfg(target_os = "linux")]
-pub fn gettid() -> u32 {
-    // SAFETY: gettid has no arguments and no preconditions; it is async-signal-safe (a plain
-    // system call).
-    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
-}
+use super::os::gettid;
 
-fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
+/// The time of `clock` in nanoseconds, `None` when it cannot be read (a thread that exited).
+pub(super) fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -19,30 +15,9 @@ fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
-/// The system's id of the calling thread (truncated to 32 bits).
-#[cfg(not(target_os = "linux"))]
-pub fn gettid() -> u32 {
-    let mut id = 0u64;
-    // SAFETY: a null thread means the calling thread; `id` is a valid, writable u64.
-    unsafe { libc::pthread_threadid_np(0 as libc::pthread_t, &mut id) };
-    id as u32
-}
-
 /// CPU time consumed by the calling thread, in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
-}
-
-/// CPU time consumed by thread `tid` of this process, or `None` if it has exited (or, off
-/// Linux, cannot be read for another thread).
-pub fn thread_cpu_ns_of(tid: u32) -> Option<u64> {
-    if cfg!(target_os = "linux") {
-        // The kernel's per-thread CPU clock id: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED).
-        let clock = ((!(tid as libc::clockid_t)) << 3) | 6;
-        clock_ns(clock)
-    } else {
-        None
-    }
 }
 
 /// The monotonic clock, in nanoseconds.
@@ -101,29 +76,4 @@ pub fn clear_tid_cache_in_forked_children() {
         // null prepare and parent handlers are allowed.
         unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     });
-}
-
-/// The calling thread's name (`comm`, up to 15 bytes, NUL-padded), from the kernel.
-/// Async-signal-safe (a plain system call). All zeros on failure.
-#[cfg(target_os = "linux")]
-pub fn current_thread_name() -> [u8; 16] {
-    let mut name = [0u8; 16];
-    // SAFETY: PR_GET_NAME writes at most 16 bytes (NUL included) into the buffer, which is 16
-    // bytes owned by this frame.
-    unsafe {
-        libc::prctl(
-            libc::PR_GET_NAME,
-            name.as_mut_ptr() as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
-    name
-}
-
-/// The calling thread's name: not read off Linux (all zeros).
-#[cfg(not(target_os = "linux"))]
-pub fn current_thread_name() -> [u8; 16] {
-    [0; 16]
 }

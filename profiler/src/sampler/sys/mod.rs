@@ -1,20 +1,34 @@
 //! Every system call and raw memory access of the sampler, each `unsafe` block argued in a
 //! `// SAFETY:` comment. The rest of the sampler is safe Rust over the wrappers here.
+//!
+//! What every Unix has lives in this folder's files; what differs is chosen once, on the `mod`
+//! lines below: `linux/` (perf events, per-thread timers, the kernel's `siginfo` and `ucontext`
+//! layouts, the dynamic loader, stack reads that report a fault instead of taking one) or
+//! `macos.rs`. Both offer the same items: the loader's objects
+//! and counters, thread ids, clocks and names, the signal's sender and registers, wall mode's
+//! tagged signal, perf events and per-thread timers (unsupported on macOS), and reading the
+//! interrupted stack (not done on macOS, which has no `/proc/self/maps` for its bounds).
 
 mod alloc;
 mod clock;
-mod loader;
 mod rcu;
 mod signal;
-mod stack;
 mod timer;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
 
 pub use alloc::*;
 pub use clock::*;
-pub use loader::*;
+pub use os::*;
 pub use rcu::*;
 pub use signal::*;
-pub use stack::*;
 pub use timer::*;
 
 use std::io;
@@ -23,13 +37,5 @@ fn last_error(call: &'static str) -> crate::Error {
     crate::Error::Os {
         call,
         source: io::Error::last_os_error(),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn unsupported(call: &'static str) -> crate::Error {
-    crate::Error::Os {
-        call,
-        source: io::Error::new(io::ErrorKind::Unsupported, "not available on this OS"),
     }
 }

@@ -3,19 +3,13 @@
 //! blocking the signal in the collector.
 
 use super::last_error;
+use super::os::{catch_read_faults, errno_location, registers, source, stack_access};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The signal every timer mechanism delivers, except perf events with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap).
 pub const SIGNAL: libc::c_int = libc::SIGPROF;
 /// The signal a perf event with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap) delivers.
 pub const TRAP: libc::c_int = libc::SIGTRAP;
-/// `si_code` of a SIGTRAP sent by a perf event (`TRAP_PERF`).
-#[cfg(target_os = "linux")]
-const TRAP_PERF: i32 = 6;
-/// The high half of the data our perf events attach to their SIGTRAP ("prof"); the low half is
-/// the thread id. Tells our SIGTRAPs from a debugger's or another tool's.
-#[cfg(target_os = "linux")]
-pub(super) const TRAP_TAG: u64 = 0x7072_6f66;
 
 /// A signal's disposition that was in place before ours, to put back at stop.
 pub struct SavedAction {
@@ -50,7 +44,9 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     match source(sig, info) {
         Source::Foreign => foreign_trap(),
         Source::Sent if !SESSION.load(Ordering::Relaxed) => pass_on_default(sig),
-        source => crate::sampler::handler::on_sample(registers(ctx), alt, here, source),
+        source => {
+            crate::sampler::handler::on_sample(registers(ctx), alt, here, source, stack_access(ctx))
+        }
     }
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
@@ -114,67 +110,12 @@ pub enum Source {
     /// given the default action after one.
     Sent,
     /// A SIGPROF queued by wall mode's collector to one running thread (see
-    /// [`send_wall_sample`]), whose value carries the target thread's id. Always ours: after a
+    /// `send_wall_sample`), whose value carries the target thread's id. Always ours: after a
     /// session it is swallowed, never given the default action.
     Wall(u32),
     /// Any other SIGPROF (`setitimer`).
     Other,
 }
-
-/// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
-/// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal, the `sigval` of a timer signal
-/// and the 64-bit `si_perf_data` of a perf SIGTRAP all at 24).
-#[cfg(target_os = "linux")]
-fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
-    const SI_TIMER: i32 = -2;
-    if info.is_null() {
-        return if sig == TRAP {
-            Source::Foreign
-        } else {
-            Source::Other
-        };
-    }
-    let base = info as *const u8;
-    // SAFETY: the kernel passes a valid 128-byte siginfo_t (8-aligned) for the handler's
-    // duration; offsets 8 and 24 are aligned i32 fields inside it, and 24 an aligned u64.
-    let (code, word, data) = unsafe {
-        (
-            (base.add(8) as *const i32).read(),
-            (base.add(24) as *const i32).read(),
-            (base.add(24) as *const u64).read(),
-        )
-    };
-    if sig == TRAP {
-        return if code == TRAP_PERF && data >> 32 == TRAP_TAG {
-            Source::Perf(data as u32)
-        } else {
-            Source::Foreign
-        };
-    }
-    match code {
-        SI_TIMER => Source::Timer(word as u32),
-        SI_QUEUE if data >> 32 == TRAP_TAG => Source::Wall(data as u32),
-        // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill, raise).
-        0 | -1 | -6 => Source::Sent,
-        // POLL_IN ..= POLL_HUP: the band of an F_SETSIG signal; si_fd is set.
-        1..=6 => Source::Fd(word),
-        _ => Source::Other,
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn source(sig: libc::c_int, _info: *const libc::siginfo_t) -> Source {
-    if sig == TRAP {
-        Source::Foreign
-    } else {
-        Source::Other
-    }
-}
-
-#[cfg(target_os = "linux")]
-use libc::__errno_location as errno_location;
-#[cfg(not(target_os = "linux"))]
-use libc::__error as errno_location;
 
 /// The interrupted registers needed to unwind: instruction, stack and frame pointers.
 #[derive(Clone, Copy, Debug, Default)]
@@ -205,91 +146,14 @@ fn alt_stack(ctx: *mut libc::c_void) -> Option<(u64, u64)> {
     (ss.ss_flags & libc::SS_ONSTACK != 0).then(|| (lo, lo.saturating_add(ss.ss_size as u64)))
 }
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn registers(ctx: *mut libc::c_void) -> Regs {
-    if ctx.is_null() {
-        return Regs::default();
-    }
-    // SAFETY: for an SA_SIGINFO handler the kernel passes a pointer to the ucontext_t it saved
-    // on the signal stack; it is valid for reads for the duration of the handler.
-    let uc = unsafe { &*(ctx as *const libc::ucontext_t) };
-    let g = &uc.uc_mcontext.gregs;
-    Regs {
-        pc: g[libc::REG_RIP as usize] as u64,
-        sp: g[libc::REG_RSP as usize] as u64,
-        fp: g[libc::REG_RBP as usize] as u64,
-        lr: 0,
-    }
-}
-
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-fn registers(ctx: *mut libc::c_void) -> Regs {
-    if ctx.is_null() {
-        return Regs::default();
-    }
-    // SAFETY: for an SA_SIGINFO handler the kernel passes a pointer to the ucontext_t it saved
-    // on the signal stack; it is valid for reads for the duration of the handler.
-    let uc = unsafe { &*(ctx as *const libc::ucontext_t) };
-    let m = &uc.uc_mcontext;
-    Regs {
-        pc: m.pc,
-        sp: m.sp,
-        fp: m.regs[29],
-        lr: m.regs[30],
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn registers(ctx: *mut libc::c_void) -> Regs {
-    if ctx.is_null() {
-        return Regs::default();
-    }
-    // SAFETY: for an SA_SIGINFO handler the kernel passes the saved ucontext, valid for reads
-    // during the handler; its uc_mcontext points to the saved machine state, also valid then.
-    let state = unsafe {
-        let uc = &*(ctx as *const libc::ucontext_t);
-        if uc.uc_mcontext.is_null() {
-            return Regs::default();
-        }
-        &(*uc.uc_mcontext).__ss
-    };
-    registers_of(state)
-}
-
-#[cfg(all(target_os = "macos", target_arch = "x86_64"))]
-fn registers_of(s: &libc::__darwin_x86_thread_state64) -> Regs {
-    Regs {
-        pc: s.__rip,
-        sp: s.__rsp,
-        fp: s.__rbp,
-        lr: 0,
-    }
-}
-
-#[cfg(all(target_os = "macos", target_arch = "aarch64"))]
-fn registers_of(s: &libc::__darwin_arm_thread_state64) -> Regs {
-    Regs {
-        pc: s.__pc,
-        sp: s.__sp,
-        fp: s.__fp,
-        lr: s.__lr,
-    }
-}
-
-#[cfg(not(any(
-    all(target_os = "linux", target_arch = "x86_64"),
-    all(target_os = "linux", target_arch = "aarch64"),
-    target_os = "macos"
-)))]
-fn registers(_ctx: *mut libc::c_void) -> Regs {
-    Regs::default()
-}
-
-/// Installs the sampling handler for `signal` (SIGPROF, or SIGTRAP for perf events with
+/// Installs the sampling handler for `signal`, and the handler that catches faulting stack reads
+/// (see `catch_read_faults`), (SIGPROF, or SIGTRAP for perf events with
 /// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition.
 /// Our own handler, left in place by an earlier session, stands for the default disposition it
 /// replaced (see [`restore_handler`]).
 pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
+    // Stack reads that fault are caught before any sample reads a stack.
+    catch_read_faults()?;
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no
     // flags); every field we rely on is set below.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -361,51 +225,6 @@ pub fn trap_is_unclaimed() -> bool {
 /// The address of our own handler, to compare with [`current_handler`].
 pub fn our_handler() -> usize {
     on_signal as *const () as usize
-}
-
-/// `si_code` of a signal queued by `sigqueue` / `rt_tgsigqueueinfo`.
-#[cfg(target_os = "linux")]
-const SI_QUEUE: i32 = -1;
-
-/// Queues SIGPROF to thread `tid` of this process for a wall-mode sample, tagged (code
-/// `SI_QUEUE`, value `TRAP_TAG << 32 | tid`) so that the handler knows the thread without a
-/// system call and a signal still in flight after the session is swallowed rather than given
-/// the default action. Returns false when the thread has exited (or the kernel refused).
-#[cfg(target_os = "linux")]
-pub fn send_wall_sample(tid: u32) -> bool {
-    // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct; the fields the
-    // kernel reads for SI_QUEUE are written below.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    info.si_signo = SIGNAL;
-    info.si_code = SI_QUEUE;
-    let base = &mut info as *mut libc::siginfo_t as *mut u8;
-    // SAFETY: siginfo_t is 128 bytes and 8-aligned; on Linux (x86_64 and aarch64) the
-    // SI_QUEUE layout puts si_pid (i32) at 16, si_uid (u32) at 20 and si_value (8 bytes) at
-    // 24, all aligned and inside `info`, which this frame owns; getpid/getuid cannot fail.
-    unsafe {
-        (base.add(16) as *mut i32).write(libc::getpid());
-        (base.add(20) as *mut u32).write(libc::getuid());
-        (base.add(24) as *mut u64).write(TRAP_TAG << 32 | u64::from(tid));
-    }
-    // SAFETY: rt_tgsigqueueinfo reads the siginfo we pass (valid, owned by this frame) and
-    // signals only thread `tid` of our own process (pid checked by the kernel), for which it
-    // allows any si_code; SIGPROF has our handler installed for the session.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_rt_tgsigqueueinfo,
-            libc::getpid(),
-            tid as libc::c_int,
-            SIGNAL,
-            &info as *const libc::siginfo_t,
-        )
-    };
-    rc == 0
-}
-
-/// Wall mode needs `/proc/self/task/TID/syscall`: Linux only.
-#[cfg(not(target_os = "linux"))]
-pub fn send_wall_sample(_tid: u32) -> bool {
-    false
 }
 
 /// Blocks SIGPROF in the calling thread (the collector), so it is never sampled.

@@ -2,8 +2,8 @@
 //! stacks root first, add threads and samples, complete the metadata.
 
 use super::collector::RawProfile;
-use super::sys::LoadedObject;
 use crate::session::{FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder, StackId};
+use crate::symbolize::LoadedObject;
 use crate::symbolize::{module_of, Resolver};
 use crate::{Options, Report};
 use std::collections::HashMap;

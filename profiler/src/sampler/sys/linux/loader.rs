@@ -1,15 +1,10 @@
 //! The dynamic loader: which objects are loaded, and its counters of loads and unloads.
 
-/// The objects loaded: only read on Linux (elsewhere unwinding uses frame pointers).
-#[cfg(not(target_os = "linux"))]
-pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {
-    (Vec::new(), (0, 0))
-}
+use crate::symbolize::LoadedObject;
 
 /// The loader's counters of objects added and removed so far: they change whenever something
 /// is loaded or unloaded. Cheap (stops at the first object, allocates nothing), but takes the
 /// loader lock: never call it from the handler.
-#[cfg(target_os = "linux")]
 pub fn loader_counters() -> (u64, u64) {
     extern "C" fn first(
         info: *mut libc::dl_phdr_info,
@@ -38,24 +33,6 @@ pub fn loader_counters() -> (u64, u64) {
     counters
 }
 
-/// The loader's counters: nothing is tracked off Linux.
-#[cfg(not(target_os = "linux"))]
-pub fn loader_counters() -> (u64, u64) {
-    (0, 0)
-}
-
-/// A loaded ELF object as the dynamic loader reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadedObject {
-    /// Path as the loader knows it; empty for the main program.
-    pub name: String,
-    /// Load bias: add to an address in the file to get the address in memory.
-    pub bias: u64,
-    /// Executable segments, in memory addresses.
-    pub exec: Vec<std::ops::Range<u64>>,
-}
-
-#[cfg(target_os = "linux")]
 /// The objects currently loaded, and the loader's add/remove counters (which change whenever
 /// something is loaded or unloaded). Takes the loader lock: never call it from the handler.
 pub fn loaded_objects() -> (Vec<LoadedObject>, (u64, u64)) {

@@ -2,7 +2,7 @@
 //! frames), scale each sample to an unbiased estimate and mark the blocks still live at stop.
 
 use super::collector::Collected;
-use crate::sampler::report::intern_stacks;
+use crate::sampler::assemble::intern_stacks;
 use crate::session::{Metadata, SessionBuilder};
 use crate::{Options, Report};
 use std::collections::{HashMap, HashSet};

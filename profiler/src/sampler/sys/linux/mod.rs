@@ -1,0 +1,17 @@
+//! Linux: per-thread perf events and POSIX timers, thread ids, CPU clocks and names from the
+//! kernel, the dynamic loader's objects, the kernel's `siginfo` and `ucontext` layouts, and
+//! stack reads that survive an unmapped page.
+
+mod loader;
+mod perf;
+mod signal;
+mod stack;
+mod thread;
+mod timer;
+
+pub use loader::*;
+pub use perf::*;
+pub use signal::*;
+pub use stack::*;
+pub use thread::*;
+pub use timer::*;

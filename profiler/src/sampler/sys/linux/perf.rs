@@ -1,0 +1,136 @@
+//! Per-thread perf events on the task clock, signalling their thread on overflow.
+
+use super::super::last_error;
+use super::super::signal::SIGNAL;
+use super::super::timer::PerfDelivery;
+use super::signal::TRAP_TAG;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+const F_SETSIG: libc::c_int = 10;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_OWNER_TID: libc::c_int = 0;
+
+#[repr(C)]
+struct FOwnerEx {
+    kind: libc::c_int,
+    pid: libc::pid_t,
+}
+
+/// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER7` (128 bytes), the fields we set named.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    /// Bit field: disabled (bit 0), inherit (bit 1), exclude_kernel (bit 5), exclude_hv (bit 6),
+    /// inherit_thread (bit 35), remove_on_exec (bit 36), sigtrap (bit 37).
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved: u16,
+    aux_sample_size: u32,
+    reserved3: u32,
+    /// Copied into `si_perf_data` of the SIGTRAP a `sigtrap` event sends.
+    sig_data: u64,
+}
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+
+/// Opens a task-clock perf event on thread `tid` that signals that thread every `period_ns` of
+/// its CPU time, as `delivery` says. The event starts enabled.
+pub fn perf_event_thread(
+    tid: u32,
+    period_ns: u64,
+    delivery: PerfDelivery,
+) -> crate::Result<OwnedFd> {
+    // disabled | exclude_kernel | exclude_hv
+    let mut flags = 1 | (1 << 5) | (1 << 6);
+    if delivery != PerfDelivery::Sigio {
+        // remove_on_exec (which the kernel requires with sigtrap) | sigtrap
+        flags |= (1 << 36) | (1 << 37);
+    }
+    if delivery == PerfDelivery::SigtrapInherit {
+        // inherit | inherit_thread
+        flags |= (1 << 1) | (1 << 35);
+    }
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_TASK_CLOCK,
+        sample_period: period_ns.max(1),
+        flags,
+        wakeup_events: 1,
+        sig_data: (TRAP_TAG << 32) | u64::from(tid),
+        ..PerfEventAttr::default()
+    };
+    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
+    // much the kernel may read); the other arguments are plain integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(last_error("perf_event_open"));
+    }
+    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    let raw = fd as libc::c_int;
+    let owner = FOwnerEx {
+        kind: F_OWNER_TID,
+        pid: tid as libc::pid_t,
+    };
+    // SAFETY: `raw` is an open descriptor we own; the fcntl commands take an int or a pointer
+    // to a valid f_owner_ex owned by this frame; the ioctl takes no argument.
+    unsafe {
+        if delivery != PerfDelivery::Sigio {
+            if libc::ioctl(raw, PERF_EVENT_IOC_ENABLE as _, 0) != 0 {
+                return Err(last_error("ioctl(PERF_EVENT_IOC_ENABLE)"));
+            }
+            return Ok(owned);
+        }
+        let flags = libc::fcntl(raw, libc::F_GETFL);
+        if libc::fcntl(raw, libc::F_SETFL, flags | libc::O_ASYNC) != 0 {
+            return Err(last_error("fcntl(F_SETFL, O_ASYNC)"));
+        }
+        if libc::fcntl(raw, F_SETSIG, SIGNAL) != 0 {
+            return Err(last_error("fcntl(F_SETSIG)"));
+        }
+        if libc::fcntl(raw, F_SETOWN_EX, &owner as *const FOwnerEx) != 0 {
+            return Err(last_error("fcntl(F_SETOWN_EX)"));
+        }
+        if libc::ioctl(raw, PERF_EVENT_IOC_ENABLE as _, 0) != 0 {
+            return Err(last_error("ioctl(PERF_EVENT_IOC_ENABLE)"));
+        }
+    }
+    Ok(owned)
+}
+
+/// Stops a perf event from counting (and so from signalling) before it is closed.
+pub fn perf_event_disable(fd: &OwnedFd) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `fd` is an open perf event descriptor we own; this ioctl takes no argument.
+    unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0) };
+}
