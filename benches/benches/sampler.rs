@@ -1,9 +1,10 @@
 //! Sampler benchmark: the same CPU-bound workload (a loop at stack depth 40) unprofiled, with
 //! `prof` at 100 Hz / 1 kHz / 10 kHz, with pprof-rs at the same rates, with `prof` forced onto
-//! its SIGPROF perf-event path, without reusing the outer frames of a thread's previous stack
-//! (`PROF_REUSE=0`), unwinding with frame pointers only (`PROF_UNWIND=fp`, which this code
-//! lacks: it shows the handler's cost without the stack walk), and with `prof`'s handler emptied (the floor: what the timer and
-//! signal delivery alone cost on this machine). Each run is a fresh child process, so peak RSS
+//! its SIGPROF perf-event path (`Timer::PerfEvent`), without reusing the outer frames of a
+//! thread's previous stack (`prof::diagnostics::Settings::reuse`), unwinding with frame pointers
+//! only (`Unwind::FramePointers`, which this code lacks: it shows the handler's cost without the
+//! stack walk), and with `prof`'s handler emptied (`Measure::Empty`; the floor: what the timer
+//! and signal delivery alone cost on this machine). The child gets each choice as an argument. Each run is a fresh child process, so peak RSS
 //! is its own; the configurations run round-robin, five rounds, and each figure is from the
 //! round with the least CPU (the least disturbed by other load).
 //!
@@ -120,7 +121,6 @@ fn memory(cpu_s: f64) {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
         .args(["--child-memory", &cpu_s.to_string()])
-        .env_remove("PROF_TIMER")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -155,11 +155,7 @@ fn many_addresses(rounds: usize) {
     let exe = std::env::current_exe().unwrap();
     let mut best: Option<Vec<f64>> = None;
     for _ in 0..rounds {
-        let out = Command::new(&exe)
-            .arg("--child-many")
-            .env_remove("PROF_TIMER")
-            .output()
-            .unwrap();
+        let out = Command::new(&exe).arg("--child-many").output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         let v: Vec<f64> = text
             .split_whitespace()
@@ -200,10 +196,33 @@ fn short_workload() -> u64 {
     (0..200).fold(0, |acc, _| acc ^ descend(40, 1_000_000))
 }
 
+/// The options of a `prof` or `floor` child: `--timer NAME`, `--unwind NAME` and `--no-reuse`
+/// from `args`, the handler timed (`prof`) or emptied (`floor`).
+fn child_options(tool: &str, args: &[String]) -> prof::Options {
+    use prof::diagnostics::{Measure, Settings};
+    let measure = if tool == "floor" {
+        Measure::Empty
+    } else {
+        Measure::Time
+    };
+    let mut settings = Settings::default().measure(measure);
+    let mut options = prof::Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--timer" => options = options.timer(args.next().unwrap().parse().unwrap()),
+            "--unwind" => options = options.unwind(args.next().unwrap().parse().unwrap()),
+            "--no-reuse" => settings = settings.reuse(false),
+            other => panic!("unknown child argument {other}"),
+        }
+    }
+    options.diagnostics(settings)
+}
+
 /// One run in this (child) process. Prints `wall cpu process_cpu samples rss reach handler
 /// stop stop2`: nanoseconds, except samples, KiB and the share reaching main. `stop2` is the
 /// stop of a second, shorter session run after the first in the same process.
-fn child(tool: &str, rate: i32) {
+fn child(tool: &str, rate: i32, args: &[String]) {
     let thread0 = prof::sampler::thread_cpu_time();
     let process0 = prof::sampler::process_cpu_time();
     let t0 = Instant::now();
@@ -248,13 +267,14 @@ fn child(tool: &str, rate: i32) {
             std::hint::black_box(report);
         }
         _ => {
-            let p = prof::Profiler::start(prof::Options::default().interval(interval)).unwrap();
+            let options = child_options(tool, args).interval(interval);
+            let p = prof::Profiler::start(options).unwrap();
             std::hint::black_box(workload());
             done();
             let stopped = Instant::now();
             let report = p.stop().unwrap();
             stop = stopped.elapsed();
-            let (handled, in_handler) = prof::sampler::handler_stats();
+            let (handled, in_handler) = prof::diagnostics::handler_stats();
             if tool == "floor" {
                 samples = handled as usize;
             } else {
@@ -268,7 +288,7 @@ fn child(tool: &str, rate: i32) {
                     .count();
                 reach = reaching as f64 / samples.max(1) as f64;
                 handler_ns = in_handler.as_nanos() as f64 / handled.max(1) as f64;
-                let options = prof::Options::default().interval(interval);
+                let options = child_options(tool, args).interval(interval);
                 let p = prof::Profiler::start(options).unwrap();
                 std::hint::black_box(short_workload());
                 let stopped = Instant::now();
@@ -366,15 +386,15 @@ fn child_many_addresses() {
     );
 }
 
-/// One configuration: what runs, at which rate, with which environment.
+/// One configuration: what runs, at which rate, with which options.
 #[derive(Clone, Copy)]
 struct Config {
     label: &'static str,
     tool: &'static str,
     rate: i32,
     timer: Option<&'static str>,
-    /// Extra environment for the child.
-    env: Option<(&'static str, &'static str)>,
+    /// Extra arguments for the child (see [`child_options`]).
+    extra: &'static [&'static str],
 }
 
 #[derive(Clone, Copy, Default)]
@@ -394,17 +414,10 @@ fn spawn(c: &Config) -> Run {
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
     cmd.args(["--child", c.tool, &c.rate.to_string()]);
-    cmd.env_remove("PROF_TIMER");
-    match c.tool {
-        "floor" => cmd.env("PROF_MEASURE_HANDLER", "empty"),
-        _ => cmd.env("PROF_MEASURE_HANDLER", "1"),
-    };
     if let Some(timer) = c.timer {
-        cmd.env("PROF_TIMER", timer);
+        cmd.args(["--timer", timer]);
     }
-    if let Some((key, value)) = c.env {
-        cmd.env(key, value);
-    }
+    cmd.args(c.extra);
     let out = cmd.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let v: Vec<f64> = text
@@ -429,27 +442,27 @@ fn spawn(c: &Config) -> Run {
 }
 
 fn configs() -> Vec<Config> {
-    let config = |label, tool, rate, timer, env| Config {
+    let config = |label, tool, rate, timer, extra| Config {
         label,
         tool,
         rate,
         timer,
-        env,
+        extra,
     };
-    let mut all = vec![config("unprofiled", "none", 0, None, None)];
+    let mut all = vec![config("unprofiled", "none", 0, None, &[])];
     for rate in RATES {
-        all.push(config("prof", "prof", rate, None, None));
-        all.push(config("pprof-rs", "pprof-rs", rate, None, None));
+        all.push(config("prof", "prof", rate, None, &[]));
+        all.push(config("pprof-rs", "pprof-rs", rate, None, &[]));
         if rate >= 1_000 {
             let timer = Some("perf_event");
-            all.push(config("prof SIGPROF", "prof", rate, timer, None));
-            let no_reuse = Some(("PROF_REUSE", "0"));
+            all.push(config("prof SIGPROF", "prof", rate, timer, &[]));
+            let no_reuse = &["--no-reuse"];
             all.push(config("prof no reuse", "prof", rate, None, no_reuse));
-            let fp = Some(("PROF_UNWIND", "fp"));
+            let fp = &["--unwind", "fp"];
             all.push(config("prof frame ptrs", "prof", rate, None, fp));
             let sigtrap = Some("perf_event_sigtrap");
-            all.push(config("floor SIGTRAP", "floor", rate, sigtrap, None));
-            all.push(config("floor SIGPROF", "floor", rate, timer, None));
+            all.push(config("floor SIGTRAP", "floor", rate, sigtrap, &[]));
+            all.push(config("floor SIGPROF", "floor", rate, timer, &[]));
         }
     }
     all
@@ -458,7 +471,7 @@ fn configs() -> Vec<Config> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
-        child(&args[i + 1], args[i + 2].parse().unwrap());
+        child(&args[i + 1], args[i + 2].parse().unwrap(), &args[i + 3..]);
         return;
     }
     if args.iter().any(|a| a == "--list") {

@@ -99,7 +99,7 @@ fn child(mode: &str, rate: u64) {
             .count();
         reach = reaching as f64 / idle_samples.len().max(1) as f64;
     }
-    let stats = prof::sampler::last_wall_stats();
+    let stats = prof::diagnostics::last_wall_stats();
     drop(w);
     for t in idle {
         t.join().unwrap();
@@ -135,7 +135,6 @@ struct Run {
 fn spawn(mode: &str, rate: u64) -> Run {
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--child", mode, &rate.to_string()])
-        .env_remove("PROF_TIMER")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

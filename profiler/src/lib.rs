@@ -10,7 +10,9 @@
 //! command needs; `criterion` adds `prof::criterion::Profiler`, criterion's `--profile-time`
 //! hook. Without default features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
-//! nothing: results and errors go to the caller.
+//! nothing: results and errors go to the caller. Nor does it read environment variables: every
+//! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
+//! and only the `prof` command maps its flags to them.
 //!
 //! ```no_run
 //! # fn work() {}
@@ -41,6 +43,8 @@ pub mod aggregate;
 pub mod alloc;
 #[cfg(feature = "criterion")]
 pub mod criterion;
+#[doc(hidden)]
+pub mod diagnostics;
 mod error;
 pub mod export;
 pub mod import;
@@ -57,7 +61,8 @@ pub mod symbolize;
 
 pub use error::{Error, Result};
 pub use options::{
-    Options, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH, DEFAULT_MAX_SAMPLES,
+    Options, Timer, Unwind, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_SAMPLES,
 };
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;

@@ -1,6 +1,8 @@
 //! Options for a profiling session.
 
 use crate::session::Mode;
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 /// The default sampling interval: 1 ms (1 kHz).
@@ -29,6 +31,12 @@ pub struct Options {
     /// In [`Mode::Alloc`]: the mean number of bytes allocated between two samples
     /// ([`DEFAULT_ALLOC_INTERVAL_BYTES`]); each thread's distances are drawn at random.
     pub alloc_interval_bytes: u64,
+    /// What triggers samples in [`Mode::Cpu`] ([`Timer::Auto`]).
+    pub timer: Timer,
+    /// How stacks are walked ([`Unwind::Auto`]), in every mode.
+    pub unwind: Unwind,
+    /// Switches for prof's own tests and benchmarks (see `prof::diagnostics`).
+    pub(crate) diagnostics: crate::diagnostics::Settings,
 }
 
 impl Default for Options {
@@ -39,6 +47,9 @@ impl Default for Options {
             max_samples: DEFAULT_MAX_SAMPLES,
             mode: Mode::Cpu,
             alloc_interval_bytes: DEFAULT_ALLOC_INTERVAL_BYTES,
+            timer: Timer::Auto,
+            unwind: Unwind::Auto,
+            diagnostics: crate::diagnostics::Settings::default(),
         }
     }
 }
@@ -72,5 +83,161 @@ impl Options {
     pub fn alloc_interval_bytes(mut self, bytes: u64) -> Self {
         self.alloc_interval_bytes = bytes;
         self
+    }
+
+    /// Sets what triggers samples in [`Mode::Cpu`]. Anything but [`Timer::Auto`] is refused at
+    /// start in the other modes, which have their own trigger.
+    pub fn timer(mut self, timer: Timer) -> Self {
+        self.timer = timer;
+        self
+    }
+
+    /// Sets how stacks are walked.
+    pub fn unwind(mut self, unwind: Unwind) -> Self {
+        self.unwind = unwind;
+        self
+    }
+
+    /// Sets the switches that only prof's own tests and benchmarks use.
+    #[doc(hidden)]
+    pub fn diagnostics(mut self, settings: crate::diagnostics::Settings) -> Self {
+        self.diagnostics = settings;
+        self
+    }
+}
+
+/// What triggers the samples of [`Mode::Cpu`]: every mechanism counts the thread's CPU time,
+/// and every sample weighs the thread's CPU time since its previous one (read from the thread's
+/// CPU clock), so totals are right whichever runs. The report's `timer` field says which ran.
+///
+/// A mechanism named explicitly is probed when a session starts (`Profiler::start`): if
+/// this system cannot provide it, start fails with [`Error::InvalidOption`](crate::Error)
+/// saying why, rather than falling back to another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Timer {
+    /// The best mechanism that works here, in the order of the variants below:
+    /// [`PerfEventSigtrap`](Timer::PerfEventSigtrap) when the kernel has it (Linux 5.13+),
+    /// nothing in the process handles SIGTRAP and no debugger or tracer is attached (a debugger
+    /// would stop at every sample); then [`PerfEvent`](Timer::PerfEvent),
+    /// [`TimerCreate`](Timer::TimerCreate), and [`Setitimer`](Timer::Setitimer), which is
+    /// the only one outside Linux.
+    #[default]
+    Auto,
+    /// `perf_event_sigtrap` (Linux 5.13+): a per-thread `perf_event_open` task clock that
+    /// signals its own thread with SIGTRAP. The cheapest per sample, and threads created
+    /// during the session inherit their event from the kernel, so short-lived threads are
+    /// sampled from their first nanosecond. Refused when another handler owns SIGTRAP.
+    PerfEventSigtrap,
+    /// `perf_event` (Linux): the same task clock, its SIGPROF routed to the thread through the
+    /// descriptor; a few microseconds more per sample than SIGTRAP.
+    PerfEvent,
+    /// `timer_create` (Linux): per-thread `timer_create(CLOCK_MONOTONIC, SIGEV_THREAD_ID)`.
+    /// Counts wall time, so it also wakes blocked threads at the sampling rate.
+    TimerCreate,
+    /// `setitimer`: `setitimer(ITIMER_PROF)` for the whole process, capped by the kernel at its
+    /// tick (often 250 Hz).
+    Setitimer,
+}
+
+impl Timer {
+    /// Every value, [`Timer::Auto`] first.
+    pub const ALL: [Timer; 5] = [
+        Timer::Auto,
+        Timer::PerfEventSigtrap,
+        Timer::PerfEvent,
+        Timer::TimerCreate,
+        Timer::Setitimer,
+    ];
+
+    /// The name used in reports and on the command line: `auto`, `perf_event_sigtrap`,
+    /// `perf_event`, `timer_create` or `setitimer`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Timer::Auto => "auto",
+            Timer::PerfEventSigtrap => "perf_event_sigtrap",
+            Timer::PerfEvent => "perf_event",
+            Timer::TimerCreate => "timer_create",
+            Timer::Setitimer => "setitimer",
+        }
+    }
+}
+
+impl fmt::Display for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Timer {
+    type Err = crate::Error;
+
+    /// Parses a [`Timer::name`].
+    fn from_str(s: &str) -> crate::Result<Timer> {
+        Timer::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                crate::Error::InvalidOption(format!(
+                    "unknown timer `{s}` (expected auto, perf_event_sigtrap, perf_event, \
+                     timer_create or setitimer)"
+                ))
+            })
+    }
+}
+
+/// How the sampler walks a stack, in every mode. Whatever the choice, a sample whose stack has
+/// too little room left for DWARF unwinding (a small alternate signal stack) is walked with
+/// frame pointers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Unwind {
+    /// [`Dwarf`](Unwind::Dwarf) on x86_64 and aarch64, [`FramePointers`](Unwind::FramePointers)
+    /// on other processors.
+    #[default]
+    Auto,
+    /// DWARF call frame information (`.eh_frame`, read before sampling and again when
+    /// libraries are loaded), falling back to the frame-pointer chain where code has none.
+    /// Finds the callers of code built without frame pointers (the default for Rust release
+    /// builds). x86_64 and aarch64 only: refused at start elsewhere.
+    Dwarf,
+    /// Frame pointers only: cheaper per sample and needs no unwind tables, but stacks through
+    /// code built without frame pointers stop early.
+    FramePointers,
+}
+
+impl Unwind {
+    /// Every value, [`Unwind::Auto`] first.
+    pub const ALL: [Unwind; 3] = [Unwind::Auto, Unwind::Dwarf, Unwind::FramePointers];
+
+    /// The name used on the command line: `auto`, `dwarf` or `fp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unwind::Auto => "auto",
+            Unwind::Dwarf => "dwarf",
+            Unwind::FramePointers => "fp",
+        }
+    }
+}
+
+impl fmt::Display for Unwind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Unwind {
+    type Err = crate::Error;
+
+    /// Parses an [`Unwind::name`].
+    fn from_str(s: &str) -> crate::Result<Unwind> {
+        Unwind::ALL
+            .into_iter()
+            .find(|u| u.name() == s)
+            .ok_or_else(|| {
+                crate::Error::InvalidOption(format!(
+                    "unknown unwinder `{s}` (expected auto, dwarf or fp)"
+                ))
+            })
     }
 }

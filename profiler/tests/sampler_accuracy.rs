@@ -135,7 +135,7 @@ fn find_collector_cpu() -> Option<Duration> {
         let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
         if comm.trim() == "prof-collector" {
             let tid = entry.file_name().to_str()?.parse().ok()?;
-            return prof::sampler::thread_cpu_time_of(tid);
+            return prof::diagnostics::thread_cpu_time_of(tid);
         }
     }
     None

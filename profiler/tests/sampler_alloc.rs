@@ -37,10 +37,10 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 fn check(timer: &str) {
-    std::env::set_var("PROF_TIMER", timer);
-    let p = prof::Profiler::start(prof::Options::default().interval(Duration::from_micros(200)));
-    std::env::remove_var("PROF_TIMER");
-    let p = p.unwrap();
+    let options = prof::Options::default()
+        .timer(timer.parse().unwrap())
+        .interval(Duration::from_micros(200));
+    let p = prof::Profiler::start(options).unwrap();
     WATCHED.with(|w| w.set(true));
     spin(Duration::from_millis(500));
     WATCHED.with(|w| w.set(false));

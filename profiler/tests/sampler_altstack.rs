@@ -40,8 +40,9 @@ extern "C" fn on_usr1(_: libc::c_int) {
 }
 
 /// The child: an alternate stack of `size` bytes above a guard page, a SIGUSR1 handler on it,
-/// SIGUSR1 raised in a loop under a 10 kHz session for `seconds`. Prints what it measured.
-fn child(size: usize, seconds: f64) {
+/// SIGUSR1 raised in a loop under a 10 kHz session with `options` for `seconds`. Prints what
+/// it measured.
+fn child(size: usize, seconds: f64, options: prof::Options) {
     let page = 4096;
     // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
     let base = unsafe {
@@ -82,8 +83,7 @@ fn child(size: usize, seconds: f64) {
             0
         );
     }
-    let options = prof::Options::default().interval(Duration::from_micros(100));
-    let profiler = prof::Profiler::start(options).unwrap();
+    let profiler = prof::Profiler::start(options.interval(Duration::from_micros(100))).unwrap();
     let end = Instant::now() + Duration::from_secs_f64(seconds);
     let mut raised = 0u64;
     while Instant::now() < end {
@@ -97,7 +97,7 @@ fn child(size: usize, seconds: f64) {
     let deepest = painted.iter().position(|&b| b != PAINT).unwrap_or(size);
     let lowest = stack as usize + deepest;
     let handler_sp = HANDLER_SP.load(Ordering::Relaxed);
-    let (fp, skipped) = prof::sampler::stack_room_stats();
+    let (fp, skipped) = prof::diagnostics::stack_room_stats();
     println!(
         "raised {raised} samples {} dropped {} timer {} used {} below_handler {} fp {fp} \
          skipped {skipped}",
@@ -157,7 +157,18 @@ fn altstack_child() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
-    child(size.parse().unwrap(), seconds);
+    // The parent's choices, as the child's environment: `fp` frame pointers only, `empty` an
+    // empty handler.
+    let mut options = prof::Options::default();
+    match std::env::var("PROF_ALTSTACK_VARIANT").as_deref() {
+        Ok("fp") => options = options.unwind(prof::Unwind::FramePointers),
+        Ok("empty") => {
+            let empty = prof::diagnostics::Measure::Empty;
+            options = options.diagnostics(prof::diagnostics::Settings::default().measure(empty));
+        }
+        _ => {}
+    }
+    child(size.parse().unwrap(), seconds, options);
 }
 
 /// The number after `key` in the child's report line.
@@ -209,10 +220,10 @@ fn the_handler_uses_no_more_stack_than_it_checks_for() {
         env.push(("PROF_ALTSTACK_SECONDS", "1"));
         field(&assert_survives(256 << 10, &env), "below_handler")
     };
-    let kernel = depth(&[("PROF_MEASURE_HANDLER", "empty")]);
+    let kernel = depth(&[("PROF_ALTSTACK_VARIANT", "empty")]);
     let dwarf = depth(&[]).saturating_sub(kernel);
-    let fp = depth(&[("PROF_UNWIND", "fp")]).saturating_sub(kernel);
+    let fp = depth(&[("PROF_ALTSTACK_VARIANT", "fp")]).saturating_sub(kernel);
     eprintln!("kernel frame {kernel}, DWARF path {dwarf}, frame-pointer path {fp} bytes");
-    assert!(dwarf < prof::sampler::DWARF_ROOM, "{dwarf}");
-    assert!(fp < prof::sampler::FP_ROOM, "{fp}");
+    assert!(dwarf < prof::diagnostics::DWARF_ROOM, "{dwarf}");
+    assert!(fp < prof::diagnostics::FP_ROOM, "{fp}");
 }

@@ -4,9 +4,10 @@
 mod common;
 
 use common::{names, samples_on, serial, spin};
-use prof::sampler::{
-    current_sigprof_handler, current_sigtrap_handler, current_tid, our_handler_installed,
+use prof::diagnostics::{
+    current_sigprof_handler, current_sigtrap_handler, our_handler_address, our_handler_installed,
 };
+use prof::sampler::current_tid;
 use std::time::Duration;
 
 #[test]
@@ -28,12 +29,8 @@ extern "C" fn custom_handler(_: libc::c_int) {}
 
 /// Starts a session on `timer` (the best one when `None`).
 fn start_on(timer: Option<&str>) -> prof::Profiler {
-    if let Some(timer) = timer {
-        std::env::set_var("PROF_TIMER", timer);
-    }
-    let p = prof::Profiler::start(prof::Options::default());
-    std::env::remove_var("PROF_TIMER");
-    p.unwrap()
+    let timer = timer.map_or(prof::Timer::Auto, |t| t.parse().unwrap());
+    prof::Profiler::start(prof::Options::default().timer(timer)).unwrap()
 }
 
 #[test]
@@ -64,7 +61,7 @@ fn stop_restores_the_previous_handler_and_late_signals_do_no_harm() {
             current_sigprof_handler()
         };
         // prof's handler stays, doing nothing with its own signals; see the r9 tests below.
-        assert_eq!(now, prof::sampler::our_handler_address(), "{timer}");
+        assert_eq!(now, our_handler_address(), "{timer}");
     }
 }
 
@@ -185,10 +182,7 @@ fn foreign_sigtrap_child() {
     // SAFETY: sets the default disposition; no handler code is involved.
     unsafe { libc::signal(libc::SIGTRAP, libc::SIG_DFL) };
     let p = start_on(None);
-    assert_eq!(
-        current_sigtrap_handler(),
-        prof::sampler::our_handler_address()
-    );
+    assert_eq!(current_sigtrap_handler(), our_handler_address());
     spin(Duration::from_millis(20));
     // SAFETY: sends SIGTRAP to this thread; prof's handler passes it on to the default action.
     unsafe { libc::raise(libc::SIGTRAP) };

@@ -42,9 +42,8 @@ fn middle(depth: u32) -> u64 {
 }
 
 fn share_reaching_main(unwind: &str) -> (f64, usize) {
-    std::env::set_var("PROF_UNWIND", unwind);
-    let report = prof::profile(prof::Options::default(), || middle(20)).unwrap();
-    std::env::remove_var("PROF_UNWIND");
+    let options = prof::Options::default().unwind(unwind.parse().unwrap());
+    let report = prof::profile(options, || middle(20)).unwrap();
     let on = samples_on(&report, current_tid());
     let reaching = on
         .iter()

@@ -1,5 +1,5 @@
 //! Reusing the outer frames of a thread's previous stack changes no stack: with
-//! `PROF_VERIFY_REUSE=1` every stack that reused frames is unwound again in full and compared.
+//! `Settings::verify_reuse` (`prof::diagnostics`) every stack that reused frames is unwound again in full and compared.
 //! The workload makes the outer frames change often and in many ways (recursion of varying
 //! depth, callers that return and are called again from elsewhere at the same depth, two
 //! threads, the vDSO), so a wrong reuse would show.
@@ -76,11 +76,11 @@ fn churn(rounds: u64) -> u64 {
 #[test]
 fn reused_frames_are_exactly_what_a_full_unwind_gives() {
     let _serial = serial();
-    let (reused_before, mismatches_before) = prof::sampler::reuse_stats();
-    std::env::set_var("PROF_VERIFY_REUSE", "1");
-    let p = prof::Profiler::start(prof::Options::default().interval(Duration::from_micros(100)));
-    std::env::remove_var("PROF_VERIFY_REUSE");
-    let p = p.unwrap();
+    let (reused_before, mismatches_before) = prof::diagnostics::reuse_stats();
+    let options = prof::Options::default()
+        .interval(Duration::from_micros(100))
+        .diagnostics(prof::diagnostics::Settings::default().verify_reuse(true));
+    let p = prof::Profiler::start(options).unwrap();
     let other = std::thread::spawn(|| {
         let end = Instant::now() + Duration::from_millis(600);
         let mut acc = 0;
@@ -96,7 +96,7 @@ fn reused_frames_are_exactly_what_a_full_unwind_gives() {
     }
     std::hint::black_box(acc ^ other.join().unwrap());
     let report = p.stop().unwrap();
-    let (reused, mismatches) = prof::sampler::reuse_stats();
+    let (reused, mismatches) = prof::diagnostics::reuse_stats();
     let (reused, mismatches) = (reused - reused_before, mismatches - mismatches_before);
     let samples = report.total_samples();
     assert!(samples >= 2_000, "{samples} samples");

@@ -99,16 +99,13 @@ fn hostile(timer: Option<&str>, secs: u64) -> prof::Report {
     std::panic::set_hook(Box::new(|_| {}));
     let stop = Arc::new(AtomicBool::new(false));
     let counters: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
-    if let Some(timer) = timer {
-        std::env::set_var("PROF_TIMER", timer);
-    }
     let p = prof::Profiler::start(
         prof::Options::default()
+            .timer(timer.map_or(prof::Timer::Auto, |t| t.parse().unwrap()))
             .interval(Duration::from_micros(100))
             .max_samples(MAX_SAMPLES),
-    );
-    std::env::remove_var("PROF_TIMER");
-    let p = p.unwrap();
+    )
+    .unwrap();
     // A deadlock would hang the test forever: a watchdog ends the process instead. (Not a timing
     // check: on a machine this busy the run takes 20 s, it is given ten times that.)
     let finished = Arc::new(AtomicBool::new(false));

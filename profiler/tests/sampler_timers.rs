@@ -1,4 +1,4 @@
-//! The fallback mechanisms, forced with `PROF_TIMER`: perf events signalling SIGPROF through
+//! The fallback mechanisms, forced with `Options::timer`: perf events signalling SIGPROF through
 //! their descriptor and per-thread monotonic timers keep the rate, `setitimer` is capped by the
 //! kernel tick, and on all of them the weights are measured CPU time.
 
@@ -9,10 +9,10 @@ use prof::sampler::{current_tid, thread_cpu_time};
 use std::time::Duration;
 
 fn run(timer: &str, interval: Duration, cpu: Duration) -> (prof::Report, Duration) {
-    std::env::set_var("PROF_TIMER", timer);
-    let p = prof::Profiler::start(prof::Options::default().interval(interval));
-    std::env::remove_var("PROF_TIMER");
-    let p = p.unwrap();
+    let options = prof::Options::default()
+        .timer(timer.parse().unwrap())
+        .interval(interval);
+    let p = prof::Profiler::start(options).unwrap();
     let t = thread_cpu_time();
     spin(cpu);
     let used = thread_cpu_time() - t;
@@ -72,12 +72,12 @@ fn setitimer_is_capped_but_its_weights_still_add_up() {
 
 #[test]
 fn an_unknown_timer_name_is_a_clear_error() {
-    let _serial = serial();
-    std::env::set_var("PROF_TIMER", "sundial");
-    let r = prof::Profiler::start(prof::Options::default());
-    std::env::remove_var("PROF_TIMER");
-    let err = r.err().expect("refused").to_string();
-    assert!(err.contains("PROF_TIMER=sundial"), "{err}");
+    let err = "sundial".parse::<prof::Timer>().unwrap_err().to_string();
+    assert!(err.contains("unknown timer `sundial`"), "{err}");
+    assert!(err.contains("perf_event_sigtrap"), "{err}");
+    for timer in prof::Timer::ALL {
+        assert_eq!(timer.name().parse::<prof::Timer>().unwrap(), timer);
+    }
 }
 
 #[test]
@@ -133,4 +133,90 @@ fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
         n >= 0.9 * expected,
         "{n} samples for {expected:.0} expected"
     );
+}
+
+extern "C" fn foreign_trap_handler(_: libc::c_int) {}
+
+#[test]
+fn r13_a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
+    let _serial = serial();
+    // Another handler owns SIGTRAP: `perf_event_sigtrap` would take it over, so naming it is
+    // refused (Auto would pick `perf_event` instead, see sampler_lifecycle.rs).
+    let custom = foreign_trap_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs a handler that does nothing, which is async-signal-safe.
+    let before = unsafe { libc::signal(libc::SIGTRAP, custom) };
+    let r = prof::Profiler::start(prof::Options::default().timer(prof::Timer::PerfEventSigtrap));
+    // SAFETY: puts back what was there; no handler code is involved.
+    unsafe { libc::signal(libc::SIGTRAP, before) };
+    let err = r.err().expect("refused");
+    assert!(matches!(err, prof::Error::InvalidOption(_)), "{err:?}");
+    let err = err.to_string();
+    assert!(
+        err.contains("timer perf_event_sigtrap is not available") && err.contains("SIGTRAP"),
+        "{err}"
+    );
+    // The refusal left nothing running.
+    prof::Profiler::start(prof::Options::default())
+        .unwrap()
+        .stop()
+        .unwrap();
+}
+
+#[test]
+fn a_timer_named_outside_cpu_mode_is_refused() {
+    let _serial = serial();
+    for mode in [prof::Mode::Wall, prof::Mode::Alloc] {
+        let options = prof::Options::default()
+            .mode(mode)
+            .timer(prof::Timer::PerfEvent);
+        let err = prof::Profiler::start(options).err().expect("refused");
+        assert!(matches!(err, prof::Error::InvalidOption(_)), "{err:?}");
+        assert!(err.to_string().contains("cpu mode"), "{err}");
+    }
+}
+
+/// Run in a child process by the test below, with `PROF_*` variables set that the library
+/// once read: it prints the timer of a default session and its sample count.
+#[test]
+fn environment_child() {
+    if std::env::var_os("PROF_TIMERS_ENV_CHILD").is_none() {
+        return;
+    }
+    let report = prof::profile(
+        prof::Options::default().interval(Duration::from_micros(200)),
+        || spin(Duration::from_millis(200)),
+    )
+    .unwrap();
+    println!(
+        "timer {} samples {}",
+        report.session().meta.timer,
+        samples_on(&report, current_tid()).len()
+    );
+}
+
+#[test]
+fn r13_the_library_reads_no_prof_variables_from_the_environment() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "environment_child", "--nocapture"])
+        .env("PROF_TIMERS_ENV_CHILD", "1")
+        // Each would have changed the session when the library read them at start.
+        .env("PROF_TIMER", "setitimer")
+        .env("PROF_MEASURE_HANDLER", "empty")
+        .env("PROF_UNWIND", "fp")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("timer "))
+        .unwrap_or_else(|| panic!("no report line in {stdout}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (timer, samples): (&str, usize) = (words[1], words[3].parse().unwrap());
+    let _serial = serial();
+    let best = prof::Profiler::start(prof::Options::default()).unwrap();
+    let best = best.stop().unwrap().session().meta.timer.clone();
+    assert_eq!(timer, best, "{line}");
+    // An empty handler records nothing.
+    assert!(samples > 100, "{line}");
 }

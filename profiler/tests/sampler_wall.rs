@@ -5,7 +5,8 @@
 mod common;
 
 use common::{names, samples_on, serial, spin};
-use prof::sampler::{current_tid, last_wall_stats};
+use prof::diagnostics::last_wall_stats;
+use prof::sampler::current_tid;
 use prof::session::SampleState;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc;

@@ -147,3 +147,46 @@ fn demo_rejects_a_nonsense_duration() {
     let out = prof(&["demo", "--seconds", "-1"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn demo_runs_on_the_timer_and_unwinder_named_by_its_flags() {
+    let (_, report) = run_demo("demo-timer", &["--timer", "setitimer", "--unwind", "fp"]);
+    assert_eq!(report.session().meta.timer, "setitimer");
+    assert!(report.total_samples() > 0);
+}
+
+#[test]
+fn demo_rejects_an_unknown_timer_or_unwinder_in_one_line() {
+    for args in [["--timer", "sundial"], ["--unwind", "guesswork"]] {
+        let out = prof(&["demo", "--no-serve", args[0], args[1]]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(args[1]), "{stderr}");
+    }
+}
+
+#[test]
+fn demo_refuses_a_timer_in_wall_mode_with_usage_exit_code() {
+    let dir = prof_e2e::TempDir::new("demo-wall-timer");
+    let out_path = dir.join("demo.json");
+    let out = prof(&[
+        "demo",
+        "--no-serve",
+        "--mode",
+        "wall",
+        "--timer",
+        "perf_event",
+        "--seconds",
+        "0.2",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("prof: ") && last.contains("timer perf_event is for cpu mode"),
+        "{stderr}"
+    );
+    assert!(!out_path.exists(), "nothing was saved");
+}

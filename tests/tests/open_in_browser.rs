@@ -1,12 +1,36 @@
 //! `Report::open_in_browser` from inside a program: serves in-process, starts `$BROWSER` with the
 //! URL, and keeps going when no browser can be started.
 //!
-//! One test in this file, since it sets `$BROWSER` for the whole process.
+//! `$BROWSER` is the environment's to set, not the program's: each case runs this test binary
+//! again as a child with `$BROWSER` in its environment (`Command::env`), and the child checks.
 
 use prof::Report;
 use prof_e2e::{sessions, TempDir};
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
+
+/// Set in the child: which case it runs, `script` or `missing`.
+const CHILD_ENV: &str = "PROF_OPEN_IN_BROWSER_CHILD";
+/// Set in the child: the file the `script` case's browser writes the URL to.
+const OPENED_ENV: &str = "PROF_OPEN_IN_BROWSER_OPENED";
+
+/// Runs `case` in a child with `$BROWSER` set to `browser`; fails if the child's checks did.
+fn run_child(case: &str, browser: &std::path::Path, opened: &std::path::Path) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "open_in_browser_child", "--nocapture"])
+        .env(CHILD_ENV, case)
+        .env(OPENED_ENV, opened)
+        .env("BROWSER", browser)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{case}: {stdout}{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "{case}: the child ran: {stdout}"
+    );
+}
 
 #[test]
 fn open_in_browser_serves_the_report_and_starts_the_browser() {
@@ -19,8 +43,22 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::env::set_var("BROWSER", &script);
+    run_child("script", &script, &opened);
+    assert!(opened.exists(), "the child's $BROWSER was started");
+    run_child("missing", &dir.join("no-such-browser"), &opened);
+}
 
+/// Run in a child process by the test above, with `$BROWSER` set for the case.
+#[test]
+fn open_in_browser_child() {
+    let Some(case) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    if case == "missing" {
+        no_browser_is_still_a_working_server();
+        return;
+    }
+    let opened = std::path::PathBuf::from(std::env::var_os(OPENED_ENV).unwrap());
     let report = Report::new(sessions::two_threads());
     let server = report.open_in_browser().expect("the server starts");
     assert!(
@@ -56,9 +94,11 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
         minreq::get(&addr).with_timeout(1).send().is_err()
     });
     assert!(stopped, "the server stops when its guard is dropped");
+}
 
-    // No browser can be started: still a working server.
-    std::env::set_var("BROWSER", dir.join("no-such-browser"));
+/// `$BROWSER` names no program: still a working server.
+fn no_browser_is_still_a_working_server() {
+    let report = Report::new(sessions::two_threads());
     let server = report
         .open_in_browser()
         .expect("no browser is not an error");

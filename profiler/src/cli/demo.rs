@@ -22,6 +22,13 @@ pub struct DemoArgs {
     /// (sampled every 512 KiB on average; the workload then gets an allocating thread).
     #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall", "alloc"])]
     mode: String,
+    /// What triggers CPU-mode samples: auto (the best that works here), perf_event_sigtrap,
+    /// perf_event, timer_create or setitimer. A timer this system lacks is an error.
+    #[arg(long, default_value = "auto", value_name = "TIMER", value_parser = parse_timer)]
+    timer: prof::Timer,
+    /// How stacks are walked: auto, dwarf or fp (frame pointers only).
+    #[arg(long, default_value = "auto", value_name = "UNWIND", value_parser = parse_unwind)]
+    unwind: prof::Unwind,
     /// Where to save the session.
     #[arg(short, long, default_value = "demo.json")]
     output: PathBuf,
@@ -30,6 +37,16 @@ pub struct DemoArgs {
     no_serve: bool,
     #[command(flatten)]
     serve: ServeFlags,
+}
+
+/// `--timer`'s value: a [`prof::Timer`] name.
+fn parse_timer(name: &str) -> Result<prof::Timer, String> {
+    name.parse().map_err(|e: prof::Error| e.to_string())
+}
+
+/// `--unwind`'s value: a [`prof::Unwind`] name.
+fn parse_unwind(name: &str) -> Result<prof::Unwind, String> {
+    name.parse().map_err(|e: prof::Error| e.to_string())
 }
 
 /// Runs `prof demo`.
@@ -47,6 +64,8 @@ pub fn run(args: DemoArgs) -> ExitCode {
     let alloc = mode == prof::Mode::Alloc;
     let options = prof::Options::default()
         .mode(mode)
+        .timer(args.timer)
+        .unwind(args.unwind)
         .interval(Duration::from_micros(args.interval_us));
     eprintln!(
         "profiling the demo workload in {} mode for {:.1} s (primes on the main thread, Collatz \
@@ -62,6 +81,10 @@ pub fn run(args: DemoArgs) -> ExitCode {
     let mut outcome = workload::Outcome::default();
     let report = match prof::profile(options, || outcome = workload::run(duration, alloc)) {
         Ok(report) => report,
+        Err(e @ prof::Error::InvalidOption(_)) => {
+            eprintln!("prof: {e}");
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eprintln!("prof: {e}");
             return ExitCode::FAILURE;

@@ -7,6 +7,7 @@ use super::stackmap::{Range, StackMap};
 use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
 use super::threads::ThreadTable;
 use super::unwind::{self, UnwindMode};
+use crate::diagnostics::Measure;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -24,11 +25,11 @@ pub struct Shared {
     /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
-    /// Whether to reuse the outer frames of a thread's previous stack (`PROF_REUSE=0` turns
-    /// it off, for comparison).
+    /// Whether to reuse the outer frames of a thread's previous stack (the diagnostics'
+    /// `Settings::reuse` turns it off, for comparison).
     pub reuse: bool,
     /// Unwind every stack that reused frames a second time without reuse and count the
-    /// differences (`PROF_VERIFY_REUSE=1`, for tests).
+    /// differences (the diagnostics' `Settings::verify_reuse`, for tests).
     pub verify_reuse: bool,
     /// The thread each perf event descriptor belongs to, indexed by descriptor (0: none).
     pub fd_tids: Box<[AtomicU32]>,
@@ -53,34 +54,11 @@ pub struct Shared {
     /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
     /// CPU, and would otherwise be a sample); 0 for the CPU-time timers.
     pub min_weight_ns: u64,
-    /// What to measure, from `PROF_MEASURE_HANDLER`.
+    /// What to measure, from the diagnostics' `Settings::measure`.
     pub measure: Measure,
     /// Wall mode: weights are monotonic-clock nanoseconds since the thread's previous sample
     /// (taken by its handler or by the collector), not CPU time.
     pub wall: bool,
-}
-
-/// Measurement modes for benchmarks, from `PROF_MEASURE_HANDLER`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Measure {
-    /// Unset: sample, measure nothing.
-    Off,
-    /// `1`: time each handler run, entry to exit, with the monotonic clock.
-    Time,
-    /// `empty`: return at once without sampling, so that what a session then costs is the
-    /// kernel's timer and signal delivery alone (the floor under any handler).
-    Empty,
-}
-
-impl Measure {
-    /// The mode `PROF_MEASURE_HANDLER` asks for.
-    pub fn from_env() -> Measure {
-        match std::env::var("PROF_MEASURE_HANDLER").as_deref() {
-            Err(_) => Measure::Off,
-            Ok("empty") => Measure::Empty,
-            Ok(_) => Measure::Time,
-        }
-    }
 }
 
 /// The session the handler feeds, if any. Empty outside a session: a late signal does nothing.
@@ -90,7 +68,7 @@ pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
 pub static HANDLED: AtomicU64 = AtomicU64::new(0);
 /// Samples whose outer frames were copied from their thread's previous stack.
 pub static REUSED: AtomicU64 = AtomicU64::new(0);
-/// With `PROF_VERIFY_REUSE=1`: samples whose stack with reuse differed from a full unwind.
+/// With `Settings::verify_reuse`: samples whose stack with reuse differed from a full unwind.
 pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
 
 /// Samples unwound with frame pointers only because the stack the handler ran on had too little
@@ -117,8 +95,7 @@ pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
     1 << 10
 };
 
-/// Nanoseconds spent inside the handler with `PROF_MEASURE_HANDLER=1`, since the process
-/// started.
+/// Nanoseconds spent inside the handler with [`Measure::Time`], since the process started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Called by the raw handler in `sys` with the interrupted registers.

@@ -1,16 +1,21 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
-//! [`Profiler::start`] picks the best timer mechanism (see `timer.rs`), installs a handler for
-//! the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
+//! [`Profiler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
+//! the best one that works here unless one is named, see [`crate::Timer`]), installs a handler
+//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
 //! collector thread and arms every thread (on `perf_event_sigtrap` with events that threads
-//! created later inherit); [`Profiler::stop`] disarms, restores the previous disposition,
-//! symbolizes each distinct address once and returns a [`Report`]. Set
-//! `PROF_TIMER=perf_event_sigtrap|perf_event|timer_create|setitimer` to force a mechanism and
-//! `PROF_UNWIND=fp|dwarf` to force an unwinder.
+//! created later inherit); the handler walks each stack as [`Options::unwind`](crate::Options::unwind)
+//! says ([`crate::Unwind`]). [`Profiler::stop`] disarms, restores the previous disposition,
+//! symbolizes each distinct address once and returns a [`Report`]. The library reads no
+//! environment variable: every choice is an [`Options`] value.
+//!
+//! Besides the session, this module has the clocks a sample's weight and thread come from
+//! ([`thread_cpu_time`], [`process_cpu_time`], [`current_tid`]).
 
 pub(crate) mod alloc;
 mod assemble;
 mod collector;
+pub(crate) mod diagnostics;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod dwarf;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -27,10 +32,6 @@ mod threads;
 mod timer;
 mod unwind;
 mod wall;
-
-pub use handler::{DWARF_ROOM, FP_ROOM};
-pub use meta::rfc3339;
-pub use wall::WallStats;
 
 use crate::{Error, Options, Report, Result};
 use handler::{Shared, SHARED};
@@ -89,8 +90,17 @@ pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Report> 
 
 impl Profiler {
     /// Starts sampling every thread of the process. Fails with [`Error::AlreadyRunning`] when a
-    /// session is already running, or [`Error::Os`] when the handler or timers cannot be set up.
+    /// session is already running, [`Error::InvalidOption`] when an option cannot be used (a
+    /// [`Timer`](crate::Timer) or [`Unwind`](crate::Unwind) this system lacks, a timer named
+    /// outside cpu mode), or [`Error::Os`] when the handler or timers cannot be set up.
     pub fn start(options: Options) -> Result<Profiler> {
+        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto {
+            return Err(Error::InvalidOption(format!(
+                "timer {} is for cpu mode; {} mode has its own trigger",
+                options.timer,
+                options.mode.name()
+            )));
+        }
         if options.mode == crate::Mode::Alloc {
             return Self::start_alloc(options);
         }
@@ -149,9 +159,11 @@ impl Profiler {
             }
             timer::Mechanism::WallTicker
         } else {
-            timer::Mechanism::choose(interval_ns)?
+            timer::Mechanism::choose(options.timer, interval_ns)?
         };
-        let inherit = timer::inherit_threads(mechanism);
+        let unwind = unwind::UnwindMode::choose(options.unwind)?;
+        let settings = options.diagnostics;
+        let inherit = timer::inherit_threads(mechanism, settings.inherit);
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
             ring: ring::Ring::new(RING_RECORDS, options.max_depth.min(MAX_RING_DEPTH)),
@@ -163,21 +175,21 @@ impl Profiler {
             unwind_states: (0..UNWIND_STATES)
                 .map(|_| sys::TryCell::new(frame_reuse::State::new()))
                 .collect(),
-            verify_reuse: std::env::var_os("PROF_VERIFY_REUSE").is_some(),
-            reuse: std::env::var("PROF_REUSE").as_deref() != Ok("0"),
+            verify_reuse: settings.verify_reuse,
+            reuse: settings.reuse,
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
             start_ns,
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
-            unwind: unwind::UnwindMode::from_env(),
+            unwind,
             min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
                 interval_ns / 2
             } else {
                 0
             },
-            measure: handler::Measure::from_env(),
+            measure: settings.measure,
             wall: wall_mode,
         });
         let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
@@ -321,7 +333,9 @@ impl Running {
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
         if let Some(stats) = raw.wall {
-            *LAST_WALL_STATS.lock().unwrap_or_else(|e| e.into_inner()) = stats;
+            *diagnostics::LAST_WALL_STATS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = stats;
         }
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
@@ -349,34 +363,8 @@ impl Drop for Profiler {
     }
 }
 
-/// The SIGPROF handler currently installed, as an address (or `SIG_DFL` = 0 / `SIG_IGN` = 1);
-/// lets tests check that the previous disposition is back after stop.
-pub fn current_sigprof_handler() -> usize {
-    sys::current_handler(sys::SIGNAL)
-}
-
-/// The SIGTRAP handler currently installed, as for [`current_sigprof_handler`]: the
-/// `perf_event_sigtrap` timer delivers SIGTRAP.
-pub fn current_sigtrap_handler() -> usize {
-    sys::current_handler(sys::TRAP)
-}
-
-/// The address of `prof`'s signal handler, to compare with [`current_sigprof_handler`] and
-/// [`current_sigtrap_handler`].
-pub fn our_handler_address() -> usize {
-    sys::our_handler()
-}
-
-/// True while `prof`'s own handler is installed for SIGPROF or SIGTRAP (whichever the session's
-/// timer delivers): during a session, and after one for a signal whose disposition was the
-/// default before (see [`Profiler::stop`]).
-pub fn our_handler_installed() -> bool {
-    [sys::SIGNAL, sys::TRAP]
-        .into_iter()
-        .any(|signal| sys::current_handler(signal) == sys::our_handler())
-}
-
-/// CPU time consumed by the calling thread so far.
+/// CPU time consumed by the calling thread so far: the clock a CPU-mode sample's weight is read
+/// from.
 pub fn thread_cpu_time() -> Duration {
     Duration::from_nanos(sys::thread_cpu_ns())
 }
@@ -386,64 +374,8 @@ pub fn process_cpu_time() -> Duration {
     Duration::from_nanos(sys::process_cpu_ns())
 }
 
-/// The kernel's id of the calling thread, as recorded in [`crate::session::Thread::tid`].
+/// The kernel's id of the calling thread, as recorded in [`crate::session::Thread::tid`]: finds
+/// the calling thread's samples in a report.
 pub fn current_tid() -> u64 {
     u64::from(sys::gettid())
-}
-
-/// With `PROF_MEASURE_HANDLER=1` set at start: signals handled in sessions so far in this
-/// process, and the nanoseconds spent inside the handler for them (the monotonic clock from
-/// entry to exit, the weight's own thread-CPU-clock read included; a run preempted past 50 µs
-/// counts 50 µs): the handler's own cost, without the kernel's signal delivery.
-/// With `PROF_MEASURE_HANDLER=empty` the handler returns at once, records nothing and only
-/// counts the signals here, so a benchmark can measure what the timer and signal delivery
-/// alone cost.
-pub fn handler_stats() -> (u64, Duration) {
-    (
-        handler::HANDLED.load(Ordering::Relaxed),
-        Duration::from_nanos(handler::HANDLER_NS.load(Ordering::Relaxed)),
-    )
-}
-
-/// Samples so far in this process whose outer frames were copied from their thread's previous
-/// stack, and (with `PROF_VERIFY_REUSE=1` set at start, which unwinds those stacks again in
-/// full) how many of them differed from the full unwind.
-pub fn reuse_stats() -> (u64, u64) {
-    (
-        handler::REUSED.load(Ordering::Relaxed),
-        handler::REUSE_MISMATCHES.load(Ordering::Relaxed),
-    )
-}
-
-/// Samples so far in this process that the stack the handler ran on (a small alternate signal
-/// stack, or a thread stack nearly used up) had too little room for: how many were unwound
-/// with frame pointers instead of DWARF, and how many were skipped because even that did not
-/// fit (those are also counted in the session's `dropped_samples`).
-pub fn stack_room_stats() -> (u64, u64) {
-    (
-        handler::SHORT_STACK_FP.load(Ordering::Relaxed),
-        handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed),
-    )
-}
-
-/// CPU time consumed so far by thread `tid` of this process (Linux), `None` if it has exited.
-pub fn thread_cpu_time_of(tid: u64) -> Option<Duration> {
-    sys::thread_cpu_ns_of(u32::try_from(tid).ok()?).map(Duration::from_nanos)
-}
-
-/// What the last wall-mode session's collector did (see [`last_wall_stats`]).
-static LAST_WALL_STATS: std::sync::Mutex<WallStats> = std::sync::Mutex::new(WallStats {
-    ticks: 0,
-    signals: 0,
-    unwound: 0,
-    unchanged: 0,
-    woke: 0,
-    fp_found: 0,
-});
-
-/// What the collector of the last wall-mode session stopped in this process did (all zero
-/// before one): ticks, signals sent to running threads, blocked threads unwound without a
-/// signal, samples of threads that had not run since their last capture. See [`WallStats`].
-pub fn last_wall_stats() -> WallStats {
-    *LAST_WALL_STATS.lock().unwrap_or_else(|e| e.into_inner())
 }

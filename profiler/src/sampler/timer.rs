@@ -3,6 +3,7 @@
 //! POSIX timers, and the process-wide `setitimer(ITIMER_PROF)`.
 
 use super::sys::{self, PerfDelivery};
+use crate::Timer;
 use std::os::fd::OwnedFd;
 
 /// How samples are triggered.
@@ -48,45 +49,68 @@ impl Mechanism {
         self != Mechanism::Setitimer
     }
 
-    /// The mechanism to use: the one named by `PROF_TIMER` (`perf_event_sigtrap`,
-    /// `perf_event`, `timer_create` or `setitimer`) if set, otherwise the best one that works
-    /// here, probed on this thread.
-    pub fn choose(interval_ns: u64) -> crate::Result<Mechanism> {
-        let all = [
-            Mechanism::PerfEventSigtrap,
-            Mechanism::PerfEvent,
-            Mechanism::TimerCreate,
-            Mechanism::Setitimer,
-        ];
-        if let Ok(name) = std::env::var("PROF_TIMER") {
-            return all.into_iter().find(|m| m.name() == name).ok_or_else(|| {
-                crate::Error::InvalidOption(format!(
-                    "PROF_TIMER={name}: expected perf_event_sigtrap, perf_event, timer_create \
-                     or setitimer"
-                ))
-            });
+    /// The mechanism for `timer`: the one it names, when it works here (probed on this
+    /// thread), or for [`Timer::Auto`] the best one that does.
+    pub fn choose(timer: Timer, interval_ns: u64) -> crate::Result<Mechanism> {
+        let _ = interval_ns;
+        match timer {
+            Timer::Auto => Ok(Self::best()),
+            Timer::Setitimer => Ok(Mechanism::Setitimer),
+            forced => Self::probe(forced).map_err(|why| {
+                crate::Error::InvalidOption(format!("timer {forced} is not available: {why}"))
+            }),
         }
+    }
+
+    /// Checks that the Linux mechanism `timer` names works here, and says why not otherwise.
+    fn probe(timer: Timer) -> Result<Mechanism, String> {
         if !cfg!(target_os = "linux") {
-            return Ok(Mechanism::Setitimer);
+            return Err("it needs Linux".into());
         }
         // Probe with an hour-long period so the probe itself never fires.
         let tid = sys::gettid();
-        if sys::trap_is_unclaimed() && !traced() {
-            if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigtrap) {
+        let os = |e: crate::Error| match e {
+            crate::Error::Os { call, source } => format!("{call}: {source}"),
+            other => other.to_string(),
+        };
+        match timer {
+            Timer::PerfEventSigtrap => {
+                if !sys::trap_is_unclaimed() {
+                    return Err("another handler owns SIGTRAP in this process".into());
+                }
+                let fd = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigtrap)
+                    .map_err(os)?;
                 sys::perf_event_disable(&fd);
-                return Ok(Mechanism::PerfEventSigtrap);
+                Ok(Mechanism::PerfEventSigtrap)
+            }
+            Timer::PerfEvent => {
+                let fd = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigio)
+                    .map_err(os)?;
+                sys::perf_event_disable(&fd);
+                Ok(Mechanism::PerfEvent)
+            }
+            Timer::TimerCreate => {
+                sys::timer_delete(sys::timer_thread(tid, 3_600_000_000_000).map_err(os)?);
+                Ok(Mechanism::TimerCreate)
+            }
+            Timer::Auto | Timer::Setitimer => Ok(Self::best()),
+        }
+    }
+
+    /// The best mechanism that works here, probed on this thread (see [`Timer::Auto`]).
+    fn best() -> Mechanism {
+        if !cfg!(target_os = "linux") {
+            return Mechanism::Setitimer;
+        }
+        if !traced() {
+            if let Ok(m) = Self::probe(Timer::PerfEventSigtrap) {
+                return m;
             }
         }
-        if let Ok(fd) = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigio) {
-            sys::perf_event_disable(&fd);
-            return Ok(Mechanism::PerfEvent);
-        }
-        if let Ok(timer) = sys::timer_thread(tid, 3_600_000_000_000) {
-            sys::timer_delete(timer);
-            return Ok(Mechanism::TimerCreate);
-        }
-        let _ = interval_ns;
-        Ok(Mechanism::Setitimer)
+        [Timer::PerfEvent, Timer::TimerCreate]
+            .into_iter()
+            .find_map(|t| Self::probe(t).ok())
+            .unwrap_or(Mechanism::Setitimer)
     }
 }
 
@@ -96,11 +120,11 @@ impl Mechanism {
 /// an inherited `perf_event` would go to the descriptor's owner, the original thread, and POSIX
 /// timers are not inherited. Only when prof's handler is part of the main program, where its
 /// thread-local id cache is static TLS (in a library opened with `dlopen`, the first access in
-/// a thread may allocate), and when the kernel accepts it (probed here). `PROF_INHERIT=0` turns
-/// it off, to compare.
-pub fn inherit_threads(mechanism: Mechanism) -> bool {
+/// a thread may allocate), and when the kernel accepts it (probed here). `allowed` false (the
+/// diagnostics' `Settings::inherit`) turns it off, to compare.
+pub fn inherit_threads(mechanism: Mechanism, allowed: bool) -> bool {
     mechanism == Mechanism::PerfEventSigtrap
-        && std::env::var("PROF_INHERIT").as_deref() != Ok("0")
+        && allowed
         && handler_in_main_program()
         && sys::perf_event_thread(
             sys::gettid(),

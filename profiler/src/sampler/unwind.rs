@@ -5,7 +5,7 @@
 use super::ring::Claim;
 use super::sys::{Regs, StackReader};
 
-/// Which unwinder to use, forcible with `PROF_UNWIND=fp|dwarf` for tests.
+/// Which unwinder the handler uses, from [`crate::Unwind`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnwindMode {
     /// DWARF CFI where available, falling back to frame pointers.
@@ -14,12 +14,21 @@ pub enum UnwindMode {
     FramePointers,
 }
 
+/// Whether this build has the DWARF unwinder (framehop's x86_64 and aarch64 unwinders).
+const HAS_DWARF: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
 impl UnwindMode {
-    /// The mode from the environment, DWARF by default.
-    pub fn from_env() -> UnwindMode {
-        match std::env::var("PROF_UNWIND").as_deref() {
-            Ok("fp") => UnwindMode::FramePointers,
-            _ => UnwindMode::Dwarf,
+    /// The mode for the option: [`crate::Unwind::Dwarf`] is refused where this build has no
+    /// DWARF unwinder, which [`crate::Unwind::Auto`] then replaces with frame pointers.
+    pub fn choose(unwind: crate::Unwind) -> crate::Result<UnwindMode> {
+        match unwind {
+            crate::Unwind::Auto if HAS_DWARF => Ok(UnwindMode::Dwarf),
+            crate::Unwind::Auto | crate::Unwind::FramePointers => Ok(UnwindMode::FramePointers),
+            crate::Unwind::Dwarf if HAS_DWARF => Ok(UnwindMode::Dwarf),
+            crate::Unwind::Dwarf => Err(crate::Error::InvalidOption(format!(
+                "unwind dwarf is not available on {}: it needs x86_64 or aarch64",
+                std::env::consts::ARCH
+            ))),
         }
     }
 }

@@ -18,6 +18,9 @@ pub enum Opened {
 
 /// Opens `url` in a browser, without waiting for it. Never fails: the result says what happened.
 pub fn open(url: &str) -> Opened {
+    // The one place the library reads the environment: `$BROWSER` and the display variables are
+    // the platform's convention for how a program opens a URL (as `xdg-open` reads them), not
+    // configuration of prof, which comes only through `Options`.
     let env = std::env::var_os("BROWSER");
     let display = std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
         || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty());

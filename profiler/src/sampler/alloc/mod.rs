@@ -337,6 +337,7 @@ pub fn check(options: &Options) -> Result<()> {
 /// Starts an allocation session (the caller holds the one-session-per-process flag).
 pub fn start(options: Options) -> Result<Running> {
     check(&options)?;
+    let unwind = unwind::UnwindMode::choose(options.unwind)?;
     let mean = options.alloc_interval_bytes;
     // Stack reads that fault are caught before any allocation's stack is read.
     sys::catch_read_faults()?;
@@ -356,7 +357,7 @@ pub fn start(options: Options) -> Result<Running> {
         unwind_states: (0..UNWIND_STATES)
             .map(|_| TryCell::new(super::frame_reuse::State::new()))
             .collect(),
-        unwind: unwind::UnwindMode::from_env(),
+        unwind,
     });
     let meta = super::meta::at_start(crate::Mode::Alloc, 0, "global_allocator");
     let mut collector = collector::Collector::new(Arc::clone(&shared), options.max_samples);

@@ -624,7 +624,7 @@ mod tests {
         let tid = tid_rx.recv().unwrap();
         let options = crate::Options::default().interval(Duration::from_millis(1));
         let profiler = crate::Profiler::start(options).unwrap();
-        let cpu = |tid| crate::sampler::thread_cpu_time_of(tid).unwrap_or_default();
+        let cpu = |tid| crate::diagnostics::thread_cpu_time_of(tid).unwrap_or_default();
         let wait_for_cpu = |ms| {
             let (start, since) = (cpu(tid), Instant::now());
             while cpu(tid) < start + Duration::from_millis(ms) && since.elapsed().as_secs() < 5 {
