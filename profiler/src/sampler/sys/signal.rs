@@ -31,7 +31,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // stack (a small one, typically), check that first, before anything else takes stack.
     let marker = 0u8;
     let here = std::hint::black_box(&marker) as *const u8 as u64;
-    let alt = alt_stack(ctx);
+    let alt = alt_stack(ctx, here);
     if let Some((lo, _)) = alt {
         if here.saturating_sub(lo) < crate::sampler::handler::FP_ROOM && !is_foreign(sig, info) {
             crate::sampler::handler::skip_for_room();
@@ -131,11 +131,16 @@ pub struct Regs {
     pub lr: u64,
 }
 
-/// The alternate signal stack `[lo, hi)` when the interrupted code was running on it. The kernel
-/// saves the thread's `sigaltstack` state in the `ucontext` of every signal it delivers, with
-/// `SS_ONSTACK` set when the interrupted stack pointer was on it, so this costs no system call.
-/// Our handler is installed without `SA_ONSTACK`, so it then runs on that same stack.
-fn alt_stack(ctx: *mut libc::c_void) -> Option<(u64, u64)> {
+/// The alternate signal stack `[lo, hi)` when the interrupted code was running on it, which
+/// `here` (an address in this handler's frame) also tells: our handler is installed without
+/// `SA_ONSTACK`, so it runs on the interrupted stack. The kernel saves the thread's `sigaltstack`
+/// state in the `ucontext` of every signal it delivers, so this costs no system call. It sets
+/// `SS_ONSTACK` when the interrupted stack pointer was on it, but not always: on Linux 6.18 a
+/// SIGTRAP that interrupted a program's handler 4 KiB into its 7.6 KiB alternate stack came with
+/// `ss_flags` 0 (`tests/sampler_altstack.rs`, about one run in two under load), and the room
+/// check then passed and the handler overflowed that stack. So a frame inside the saved range
+/// counts too.
+fn alt_stack(ctx: *mut libc::c_void, here: u64) -> Option<(u64, u64)> {
     if ctx.is_null() {
         return None;
     }
@@ -143,7 +148,10 @@ fn alt_stack(ctx: *mut libc::c_void) -> Option<(u64, u64)> {
     // on the signal stack; it is valid for reads for the duration of the handler.
     let ss = unsafe { (*(ctx as *const libc::ucontext_t)).uc_stack };
     let lo = ss.ss_sp as u64;
-    (ss.ss_flags & libc::SS_ONSTACK != 0).then(|| (lo, lo.saturating_add(ss.ss_size as u64)))
+    let hi = lo.saturating_add(ss.ss_size as u64);
+    let on_it = ss.ss_flags & libc::SS_ONSTACK != 0
+        || (ss.ss_flags & libc::SS_DISABLE == 0 && lo <= here && here < hi);
+    on_it.then_some((lo, hi))
 }
 
 /// Installs the sampling handler for `signal`, and the handler that catches faulting stack reads
