@@ -33,6 +33,9 @@ let ready = null;
  * threads' figures change only with it. */
 let viewType;
 
+/** Set once the wasm module is ready: its exports may be called. */
+let wasmReady = false;
+
 /** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
 function initOnce(wasm) {
   ready ??= init({ module_or_path: wasm ?? WASM_URL }).then((exports) => {
@@ -89,8 +92,6 @@ function layoutData(layout) {
   layout.free();
   return out;
 }
-
-let wasmReady = false;
 
 /** Reads the answer to `request` (a `fetch` promise) into the wasm module's memory (each chunk
  * copied in once), reporting progress against `size` (the uncompressed length, if known). While
