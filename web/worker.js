@@ -33,9 +33,15 @@ let ready = null;
  * threads' figures change only with it. */
 let viewType;
 
+/** Set once the wasm module is ready: its exports may be called. */
+let wasmReady = false;
+
 /** Compiles the wasm module once: from `wasm` (its bytes) when given, else from the server. */
 function initOnce(wasm) {
-  ready ??= init({ module_or_path: wasm ?? WASM_URL });
+  ready ??= init({ module_or_path: wasm ?? WASM_URL }).then((exports) => {
+    wasmReady = true;
+    return exports;
+  });
   return ready;
 }
 /** Answers built from the current call tree, kept while it stays (see `dropTrees`). */
@@ -87,31 +93,47 @@ function layoutData(layout) {
   return out;
 }
 
-/** Reads the answer to `request` (a `fetch` promise) straight into the wasm module's memory
- * (each chunk copied in once), reporting progress against `size` (the uncompressed length, if
- * known). */
+/** Reads the answer to `request` (a `fetch` promise) into the wasm module's memory (each chunk
+ * copied in once), reporting progress against `size` (the uncompressed length, if known). While
+ * the module is still compiling, the chunks wait in JavaScript and go in when it is ready: the
+ * download does not wait for the compilation. */
 async function fetchBytes(request, size) {
   const response = await request;
   // 422: the file could not be loaded; the body is the one line `prof report` would print.
   if (response.status === 422) throw new Error(await response.text());
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-  const bytes = new SessionBytes(size ?? 0);
+  let bytes = null;
+  let waiting = [];
+  const push = (chunk) => {
+    if (!bytes && wasmReady) {
+      bytes = new SessionBytes(size ?? 0);
+      for (const early of waiting) bytes.push(early);
+      waiting = null;
+    }
+    if (bytes) bytes.push(chunk);
+    else waiting.push(chunk);
+  };
+  let received = 0;
   if (!response.body) {
-    bytes.push(new Uint8Array(await response.arrayBuffer()));
-    return bytes;
-  }
-  const reader = response.body.getReader();
-  let lastReport = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes.push(value);
-    const now = performance.now();
-    if (now - lastReport > 50) {
-      lastReport = now;
-      postMessage({ progress: loadProgressText(bytes.length, size ?? 0) });
+    push(new Uint8Array(await response.arrayBuffer()));
+  } else {
+    const reader = response.body.getReader();
+    let lastReport = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      push(value);
+      received += value.length;
+      const now = performance.now();
+      // The progress text is the wasm module's: reported once it is ready.
+      if (wasmReady && now - lastReport > 50) {
+        lastReport = now;
+        postMessage({ progress: loadProgressText(received, size ?? 0) });
+      }
     }
   }
+  await initOnce();
+  push(new Uint8Array(0));
   return bytes;
 }
 
@@ -129,15 +151,12 @@ const methods = {
   memoryBytes() {
     return wasmMemoryBytes();
   },
-  /** Loads the session at `url`, or given as `bytes` (the single-file page, which also hands
-   * over the `wasm` module's bytes). */
-  async load({ url, size, bytes: given, wasm }) {
-    // The request goes out while the wasm module may still be compiling.
-    const request = given ? null : fetch(url);
-    request?.catch(() => {}); // reported when awaited below, not as an unhandled rejection
+  /** Loads the session at `url` (its `download`, started when the message arrived), or given
+   * as `bytes` (the single-file page, which also hands over the `wasm` module's bytes). */
+  async load({ url, size, bytes: given, wasm, download }) {
     await initOnce(wasm);
     const times = { compiled: now() };
-    const bytes = given ?? (await fetchBytes(request, size));
+    const bytes = given ?? (await (download ?? fetchBytes(fetch(url), size)));
     times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
@@ -387,7 +406,15 @@ methods.spent = () => spent.splice(0);
 // One question at a time, in order: a later question may depend on an earlier `setView`.
 let queue = Promise.resolve();
 self.onmessage = (event) => {
-  const { id, method, args } = event.data;
+  const { id, method } = event.data;
+  let args = event.data.args;
+  // A load's download starts now, not when the questions before it (the compilation that
+  // `init` waits for) are answered.
+  if (method === "load" && args?.url && !args.bytes) {
+    const download = fetchBytes(fetch(args.url), args.size);
+    download.catch(() => {}); // reported when `load` awaits it, not as an unhandled rejection
+    args = { ...args, download };
+  }
   queue = queue.then(async () => {
     try {
       const handler = methods[method];

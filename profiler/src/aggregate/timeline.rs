@@ -92,8 +92,9 @@ pub(crate) fn in_time_range(filter: &Filter, time: u64) -> bool {
 /// `highlight` marks functions (one byte per name id, 1: marked); a sample matches when any frame
 /// of its stack is marked.
 ///
-/// One pass over the samples plus a counting sort by bucket, so the cost grows with the samples
-/// and the buckets, never with their product.
+/// One pass over the samples, so the cost grows with the samples and the buckets, never with
+/// their product. Samples in time order need memory for one bucket's samples at a time; others
+/// a counting sort by bucket (8 bytes a sample).
 pub fn timeline(
     session: &Session,
     filter: &Filter,
@@ -145,11 +146,32 @@ pub fn timeline_charged(
             .collect(),
     };
 
-    // Pass 1: each kept sample's cell (track × bucket), the cells' weights and sizes.
+    // Pass 1: each kept sample's cell (track × bucket) and the cells' weights. Samples in time
+    // order (as recorded) come bucket by bucket, so each bucket's run of samples is grouped by
+    // track as it ends, in a buffer the size of one bucket's samples. Otherwise every kept
+    // sample's cell is noted (4 bytes a sample) for a counting sort by cell in pass 2.
+    let time_sorted = session.samples.time_ns.is_sorted();
     let cells = tracks.len() * buckets;
-    let mut cell_of = vec![u32::MAX; session.samples.len()];
-    let mut size = vec![0u32; cells + 1];
     let samples = &session.samples;
+    let mut cell_of = if time_sorted {
+        Vec::new()
+    } else {
+        vec![u32::MAX; samples.len()]
+    };
+    let mut size = if time_sorted {
+        Vec::new()
+    } else {
+        vec![0u32; cells + 1]
+    };
+    let mut hottest = Hottest {
+        scratch: vec![0u64; session.strings.len()],
+        touched: Vec::new(),
+        leaf: &leaf,
+        session,
+    };
+    // The current bucket's kept samples as (track, sample), in time order.
+    let mut run: Vec<(u32, u32)> = Vec::new();
+    let mut run_bucket = 0;
     for i in 0..samples.len() {
         let Some(&track) = track_of.get(samples.thread[i].index()) else {
             continue;
@@ -176,13 +198,25 @@ pub fn timeline_charged(
         if samples.state(i) == Some(SampleState::Waiting) {
             t.waiting[bucket] = t.waiting[bucket].saturating_add(w);
         }
-        let cell = track as usize * buckets + bucket;
-        cell_of[i] = cell as u32;
-        size[cell + 1] += 1;
+        if time_sorted {
+            if bucket != run_bucket {
+                hottest.of_run(&mut run, run_bucket, &mut tracks);
+                run_bucket = bucket;
+            }
+            run.push((track, i as u32));
+        } else {
+            let cell = track as usize * buckets + bucket;
+            cell_of[i] = cell as u32;
+            size[cell + 1] += 1;
+        }
+    }
+    if time_sorted {
+        hottest.of_run(&mut run, run_bucket, &mut tracks);
+        return tracks;
     }
 
-    // Pass 2: the samples grouped by cell (a counting sort), then each cell's hottest function
-    // from a scratch sum per function that is reset after every cell.
+    // Pass 2 (samples out of time order): the samples grouped by cell (a counting sort), then
+    // each cell's hottest function.
     for c in 0..cells {
         size[c + 1] += size[c];
     }
@@ -195,25 +229,42 @@ pub fn timeline_charged(
             *slot += 1;
         }
     }
-    let mut scratch = vec![0u64; session.strings.len()];
-    let mut touched: Vec<StrId> = Vec::new();
+    drop(cell_of);
     for cell in 0..cells {
         let members = &order[size[cell] as usize..size[cell + 1] as usize];
-        if members.is_empty() {
-            continue;
+        if !members.is_empty() {
+            tracks[cell / buckets].hottest[cell % buckets] = hottest.of(members.iter().copied());
         }
-        for &i in members {
-            let func = leaf[samples.stack[i as usize].index()];
-            let slot = &mut scratch[func.index()];
+    }
+    tracks
+}
+
+/// Finds the hottest function of a cell's samples with a scratch sum per function, reset after
+/// every cell.
+struct Hottest<'a> {
+    scratch: Vec<u64>,
+    touched: Vec<StrId>,
+    /// The function each stack's samples are charged to.
+    leaf: &'a [StrId],
+    session: &'a Session,
+}
+
+impl Hottest<'_> {
+    /// The function with the most weight among samples `members` (ties: the lowest name id).
+    fn of(&mut self, members: impl Iterator<Item = u32>) -> Option<StrId> {
+        let samples = &self.session.samples;
+        for i in members {
+            let func = self.leaf[samples.stack[i as usize].index()];
+            let slot = &mut self.scratch[func.index()];
             if *slot == 0 {
-                touched.push(func);
+                self.touched.push(func);
             }
             // Zero-weight samples still name a function: count them as 1 in the comparison.
             *slot = slot.saturating_add(samples.weight[i as usize].max(1));
         }
         let mut best: Option<(u64, StrId)> = None;
-        for &func in &touched {
-            let w = scratch[func.index()];
+        for &func in &self.touched {
+            let w = self.scratch[func.index()];
             let better = match best {
                 None => true,
                 Some((bw, bf)) => w > bw || (w == bw && func.0 < bf.0),
@@ -221,12 +272,21 @@ pub fn timeline_charged(
             if better {
                 best = Some((w, func));
             }
-            scratch[func.index()] = 0;
+            self.scratch[func.index()] = 0;
         }
-        touched.clear();
-        tracks[cell / buckets].hottest[cell % buckets] = best.map(|(_, f)| f);
+        self.touched.clear();
+        best.map(|(_, f)| f)
     }
-    tracks
+
+    /// Sets the hottest function of bucket `bucket` in each track from `run`, the bucket's
+    /// (track, sample) pairs, and empties `run`.
+    fn of_run(&mut self, run: &mut Vec<(u32, u32)>, bucket: usize, tracks: &mut [TimelineTrack]) {
+        run.sort_unstable_by_key(|&(track, _)| track);
+        for group in run.chunk_by(|a, b| a.0 == b.0) {
+            tracks[group[0].0 as usize].hottest[bucket] = self.of(group.iter().map(|&(_, i)| i));
+        }
+        run.clear();
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +322,59 @@ mod tests {
             .iter()
             .map(|s| u8::from(s == name))
             .collect()
+    }
+
+    /// Regression: the timeline of samples in time order is bucketed a bucket at a time
+    /// (without the per-sample counting sort); it must equal the counting sort's answer for the
+    /// same samples out of time order (each thread's samples pushed one thread after another).
+    #[test]
+    fn samples_in_time_order_give_the_same_timeline_as_out_of_order() {
+        let mut rng = 7u64;
+        let mut next = |below: u64| {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 33) % below
+        };
+        let mut rows = Vec::new();
+        for i in 0..3000u64 {
+            rows.push((
+                next(3) as usize,
+                next(12),
+                i * 1000 + next(1000),
+                next(5) + 1,
+            ));
+        }
+        let build = |order: &[(usize, u64, u64, u64)]| {
+            let mut b = SessionBuilder::default();
+            let threads: Vec<_> = (0..3).map(|t| b.thread(t, &format!("t{t}"))).collect();
+            let root = b.intern_frame(&FrameSpec::named("root"));
+            let stacks: Vec<_> = (0..12)
+                .map(|f| {
+                    let frame = b.intern_frame(&FrameSpec::named(&format!("f{}", f % 7)));
+                    b.intern_stack_path(&[root, frame]).unwrap()
+                })
+                .collect();
+            for &(t, s, time, w) in order {
+                b.push_sample(stacks[s as usize], threads[t], time, w);
+            }
+            b.finish()
+        };
+        let sorted = build(&rows);
+        let mut by_thread = rows.clone();
+        by_thread.sort_by_key(|r| r.0);
+        let unsorted = build(&by_thread);
+        assert!(sorted.samples.time_ns.is_sorted());
+        assert!(!unsorted.samples.time_ns.is_sorted());
+        let mask = name_mask(&sorted, "f3");
+        for buckets in [1, 7, 64, 5000] {
+            for (from, to) in [(0, 3_000_000), (123_456, 2_000_001)] {
+                let a = timeline(&sorted, &Filter::all(), from, to, buckets, Some(&mask));
+                let b = timeline(&unsorted, &Filter::all(), from, to, buckets, Some(&mask));
+                assert_eq!(a, b, "{buckets} buckets over {from}..{to}");
+                assert!(a[0].hottest.iter().any(Option::is_some));
+            }
+        }
     }
 
     #[test]

@@ -193,6 +193,51 @@ impl<'a> Values<'a> {
     }
 }
 
+impl Values<'_> {
+    /// Appends the next values to `out` until it holds `max` (fewer only at the end of the
+    /// column). The same values and errors as the iterator, faster: a varint that lies wholly in
+    /// the decoded chunk is read in a tight loop, without the iterator's per-value wrapping. On
+    /// an error, `out` holds the values before it and the values end.
+    pub(crate) fn fill(&mut self, out: &mut Vec<u64>, max: usize) -> Result<(), PackedError> {
+        while out.len() < max {
+            // A varint takes at most 10 bytes: with that many left, none runs past the chunk.
+            while out.len() < max && self.pos + 10 <= self.len {
+                let start = self.pos;
+                let mut value = 0u64;
+                let mut shift = 0u32;
+                loop {
+                    if shift > 63 {
+                        self.failed = true;
+                        return Err(PackedError::Varint(self.before + start));
+                    }
+                    let byte = self.buf[self.pos];
+                    self.pos += 1;
+                    let low = u64::from(byte & 0x7f);
+                    if shift == 63 && low > 1 {
+                        self.failed = true;
+                        return Err(PackedError::Varint(self.before + start));
+                    }
+                    value |= low << shift;
+                    if byte & 0x80 == 0 {
+                        break;
+                    }
+                    shift += 7;
+                }
+                out.push(value);
+            }
+            if out.len() < max {
+                // Near the end of the chunk: the iterator reads across into the next one.
+                match self.next() {
+                    Some(Ok(value)) => out.push(value),
+                    Some(Err(e)) => return Err(e),
+                    None => return Ok(()),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Iterator for Values<'_> {
     type Item = Result<u64, PackedError>;
 
@@ -248,6 +293,80 @@ mod tests {
 
     fn streamed(text: &str) -> Result<Vec<u64>, PackedError> {
         Values::new(text).collect()
+    }
+
+    /// The values of `text` read by [`Values::fill`] in batches of `batch`, as the session
+    /// reader reads its sample columns; an error comes with the values read before it.
+    fn filled(text: &str, batch: usize) -> (Vec<u64>, Option<PackedError>) {
+        let mut values = Values::new(text);
+        let mut out = Vec::new();
+        let mut all = Vec::new();
+        loop {
+            out.clear();
+            let result = values.fill(&mut out, batch);
+            all.extend_from_slice(&out);
+            if let Err(e) = result {
+                assert!(values.next().is_none(), "an error ends the values");
+                return (all, Some(e));
+            }
+            assert!(out.len() <= batch);
+            if out.len() < batch {
+                return (all, None);
+            }
+        }
+    }
+
+    /// Regression for the batched reader (`fill`), which replaced reading sample columns value
+    /// by value (most of a 1M-sample session's read time): the same values and errors.
+    #[test]
+    fn filled_values_and_errors_equal_the_iterators() {
+        let values: Vec<u64> = (0..20_000u64)
+            .map(|i| match i % 5 {
+                0 => i,
+                1 => i << 20,
+                2 => u64::MAX - i,
+                3 => 127,
+                _ => 1 << 35,
+            })
+            .collect();
+        let text = encode(values.clone());
+        for batch in [1, 3, 1024, 50_000] {
+            assert_eq!(
+                filled(&text, batch),
+                (values.clone(), None),
+                "batch {batch}"
+            );
+            assert_eq!(filled("", batch), (vec![], None));
+        }
+        let big = encode((0..10_000u64).map(|i| i << 30));
+        let broken = [
+            "!!".to_owned(),
+            STANDARD.encode([0x05, 0x80]),
+            STANDARD.encode([0xff; 11]),
+            // Eleven continuation bytes in the middle of a chunk, and at the end of a column.
+            STANDARD.encode([[0x01; 20].as_slice(), &[0xff; 11], &[0x01; 20]].concat()),
+            {
+                let mut bytes = STANDARD.decode(&big).unwrap();
+                bytes.push(0x80);
+                STANDARD.encode(bytes)
+            },
+            // 2^64 exactly: the tenth byte holds 2.
+            STANDARD.encode([[0x80; 9].as_slice(), &[0x02], &[0x01; 20]].concat()),
+            format!("{}!{}", &big[..5000], &big[5001..]),
+            format!("{}AA=={}", &big[..CHUNK_CHARS - 4], &big[CHUNK_CHARS..]),
+        ];
+        for text in &broken {
+            let want = decode(text).unwrap_err();
+            let before: Vec<u64> = Values::new(text).map_while(Result::ok).collect();
+            for batch in [1, 7, 4096] {
+                assert_eq!(
+                    filled(text, batch),
+                    (before.clone(), Some(want.clone())),
+                    "batch {batch}: {}",
+                    &text[..text.len().min(40)]
+                );
+            }
+        }
     }
 
     #[test]
