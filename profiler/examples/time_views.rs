@@ -78,7 +78,7 @@ fn main() {
     let all = Filter::all();
     let (bucket_time, tracks) =
         best(|| timeline(&session, &all, 0, end, PIXELS as usize, Some(&mask)));
-    let (box_time, boxes) = best(|| stack_chart(&session, &all, 0, end, end / PIXELS, None));
+    let (box_time, boxes) = best(|| stack_chart(&session, &all, &[], 0, end, end / PIXELS, None));
     println!(
         "{SAMPLES} samples: timeline {bucket_time:.1?} ({} tracks of {PIXELS} buckets), \
          stack chart {box_time:.1?} ({} boxes)",

@@ -442,6 +442,37 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     let parse = boxes(&browser, "parse");
     assert!(close(f(&parse[0], "x"), 0.0) && close(f(&parse[0], "width"), width));
     browser.screenshot("time-11-stack-chart-range");
+    // The stack chart follows the transforms, as every view does: dropping the samples through
+    // `parse` leaves the range's 28 ms empty; merging `parse` into its caller gives them to
+    // `main`, whose box then spans the whole range.
+    browser.eval(
+        "window.profViewer.state.update({transforms: [{kind: 'drop', function: 'parse'}]});",
+        json!([]),
+    );
+    eventually("the stack chart without parse", || {
+        boxes(&browser, "parse").is_empty()
+    });
+    assert!(
+        boxes(&browser, "main").is_empty(),
+        "nothing left in the range"
+    );
+    browser.eval(
+        "window.profViewer.state.update({transforms: [{kind: 'merge', function: 'parse'}]});",
+        json!([]),
+    );
+    eventually("parse merged into main", || {
+        boxes(&browser, "parse").is_empty() && !boxes(&browser, "main").is_empty()
+    });
+    let main = boxes(&browser, "main");
+    assert!(
+        main.len() == 1 && close(f(&main[0], "x"), 0.0) && close(f(&main[0], "width"), width),
+        "{main:?}"
+    );
+    browser.screenshot("time-12-stack-chart-transformed");
+    browser.eval(
+        "window.profViewer.state.update({transforms: []});",
+        json!([]),
+    );
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 

@@ -263,11 +263,12 @@ pub struct StackChartLayout {
 }
 
 impl StackChartLayout {
-    /// The stack chart of `threads` over `[from, to)` for a canvas `pixels` wide: boxes
-    /// narrower than a pixel are merged by the core.
+    /// The stack chart of `threads` over `[from, to)` for a canvas `pixels` wide, its stacks
+    /// rewritten by `transforms`: boxes narrower than a pixel are merged by the core.
     pub fn compute(
         session: &Session,
         filter: &Filter,
+        transforms: &[Transform],
         from: u64,
         to: u64,
         pixels: f64,
@@ -275,7 +276,15 @@ impl StackChartLayout {
     ) -> Self {
         let span = to.saturating_sub(from).max(1);
         let min_width = (span as f64 / pixels.max(1.0)).ceil() as u64;
-        let boxes = stack_chart(session, filter, from, to, min_width.max(1), highlight);
+        let boxes = stack_chart(
+            session,
+            filter,
+            transforms,
+            from,
+            to,
+            min_width.max(1),
+            highlight,
+        );
         let mut layout = StackChartLayout {
             from,
             to,
@@ -312,9 +321,7 @@ impl StackChartLayout {
             layout.width.push((b.end_ns - b.start_ns) as f64 * scale);
             layout.track.push(track);
             layout.depth.push(b.depth);
-            layout
-                .func
-                .push(box_function(session, b).map_or(NONE, |f| f.0));
+            layout.func.push(box_function(b).map_or(NONE, |f| f.0));
             layout.highlight.push(u8::from(b.matches));
             let deepest = &mut layout.max_depth[track as usize];
             *deepest = (*deepest).max(b.depth);
@@ -406,12 +413,12 @@ impl StackChartLayout {
             .get(i)
             .ok_or_else(|| JsError::new(&format!("no box {i}")))?;
         let session = &profile.session;
-        let frame = session.frame(session.stack(b.stack).frame);
+        let frame = session.frame(b.frame);
         let location = frame.file.map(|file| match frame.line {
             Some(line) => format!("{}:{line}", session.str(file)),
             None => session.str(file).to_owned(),
         });
-        let name = match box_function(session, b) {
+        let name = match box_function(b) {
             Some(f) => session.str(f).to_owned(),
             None => format!("{} frames, each narrower than a pixel", b.merged),
         };
@@ -459,7 +466,7 @@ impl Profile {
     }
 
     /// The stack chart of the shown threads and range over the window `[from, to)` (`from`
-    /// negative: the whole session) for a canvas `pixels` wide.
+    /// negative: the whole session) for a canvas `pixels` wide, with the view's transforms.
     #[wasm_bindgen(js_name = stackChart)]
     pub fn stack_chart(
         &self,
@@ -472,9 +479,11 @@ impl Profile {
             .view
             .filter(&self.session)
             .map_err(|e| JsError::new(&e))?;
+        let (transforms, _) = crate::transforms::resolve(&self.session, &self.view.transforms);
         Ok(StackChartLayout::compute(
             &self.session,
             &filter,
+            &transforms,
             from,
             to,
             pixels,

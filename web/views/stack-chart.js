@@ -64,7 +64,7 @@ export class StackChartView {
 
   /** Brings the view up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
-    const keys = ["samples", "view", "window", "range", "threads", "search", "selected"];
+    const keys = ["samples", "view", "window", "range", "threads", "transforms", "search", "selected"];
     if (keys.some((k) => changed.has(k))) await this.#fetch();
   }
 

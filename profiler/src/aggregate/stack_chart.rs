@@ -1,11 +1,14 @@
 //! The stack chart (speedscope's "time order", the Firefox Profiler's stack chart): each
 //! thread's stacks in time order. Consecutive samples that share a frame at a depth (the same
 //! stack node, so the same path from the root) are one box; boxes narrower than a minimum width
-//! are merged with their narrow neighbours, like the flame graph's slivers.
+//! are merged with their narrow neighbours, like the flame graph's slivers. With transforms, the
+//! stacks drawn are the transformed ones (the call tree's paths), and samples a transform drops
+//! leave a gap.
 
 use super::filter::Filter;
-use super::timeline::{in_time_range, stacks_matching, thread_mask};
-use crate::session::{Session, StackId, StrId, ThreadIdx};
+use super::timeline::{in_time_range, thread_mask};
+use super::transform::Transform;
+use crate::session::{FrameId, Session, StrId, ThreadIdx};
 
 /// One box of a stack chart: a frame at a depth, over a span of time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,8 +21,10 @@ pub struct StackBox {
     pub start_ns: u64,
     /// End of the span (exclusive).
     pub end_ns: u64,
-    /// The stack node drawn (its frame, and the path to it); for a merged box, the first one.
-    pub stack: StackId,
+    /// The function drawn; for a merged box, the first one's.
+    pub func: StrId,
+    /// A frame standing for it (its file and line); for a merged box, the first one's.
+    pub frame: FrameId,
     /// How many boxes this one stands for: 1, or more when neighbours narrower than the minimum
     /// width were merged into it.
     pub merged: u32,
@@ -56,12 +61,78 @@ fn push_narrow(siblings: &mut Vec<StackBox>, b: StackBox) {
     siblings.push(b);
 }
 
-/// An open run: the stack node at one depth, and since when. Every open run lasts until the
-/// end of the last sample, so that end is kept once, not per run.
+/// An open run: the node at one depth, and since when. Every open run lasts until the end of
+/// the last sample, so that end is kept once, not per run.
 struct Run {
-    stack: StackId,
+    node: u32,
     start: u64,
-    matches: bool,
+}
+
+/// The tree whose paths the chart draws: the session's stack nodes, or the nodes of the call
+/// tree's shape after transforms. A parent always comes before its children.
+struct Nodes {
+    /// Each node's parent, [`NO_PARENT`] at depth 0.
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    func: Vec<StrId>,
+    frame: Vec<FrameId>,
+    /// Whether the node's function or a caller's is highlighted.
+    matches: Vec<bool>,
+    /// Each session stack's node; `None` for a stack a transform drops.
+    of_stack: Vec<Option<u32>>,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl Nodes {
+    fn new(session: &Session, transforms: &[Transform], highlight: Option<&[u8]>) -> Nodes {
+        let mut nodes = Nodes {
+            parent: Vec::new(),
+            depth: Vec::new(),
+            func: Vec::new(),
+            frame: Vec::new(),
+            matches: Vec::new(),
+            of_stack: Vec::new(),
+        };
+        if transforms.is_empty() {
+            for (i, node) in session.stacks.iter().enumerate() {
+                let parent = node.parent.map_or(NO_PARENT, |p| p.0);
+                nodes.push(
+                    parent,
+                    session.frame(node.frame).name,
+                    node.frame,
+                    highlight,
+                );
+                nodes.of_stack.push(Some(i as u32));
+            }
+        } else {
+            // Shape node 0 is the root ("all samples"), not drawn: node n is n - 1 here.
+            let (shape, map) = super::tree::transformed_shape(session, transforms);
+            for n in 1..shape.len() {
+                let parent = match shape.parent[n] {
+                    0 => NO_PARENT,
+                    p => p - 1,
+                };
+                nodes.push(parent, shape.func[n], shape.frame[n], highlight);
+            }
+            nodes.of_stack = map
+                .into_iter()
+                .map(|n| n.and_then(|n| n.checked_sub(1)))
+                .collect();
+        }
+        nodes
+    }
+
+    fn push(&mut self, parent: u32, func: StrId, frame: FrameId, highlight: Option<&[u8]>) {
+        let up = (parent != NO_PARENT).then_some(parent as usize);
+        self.depth.push(up.map_or(0, |p| self.depth[p] + 1));
+        let own = highlight.is_some_and(|mask| mask.get(func.index()) == Some(&1));
+        self.matches
+            .push(own || up.is_some_and(|p| self.matches[p]));
+        self.parent.push(parent);
+        self.func.push(func);
+        self.frame.push(frame);
+    }
 }
 
 /// The stack chart of the samples `filter` keeps, over the window `[from, to)`: boxes clipped to
@@ -69,10 +140,12 @@ struct Run {
 /// order. Boxes narrower than `min_width` nanoseconds are merged with the narrow siblings they
 /// touch, and what they call is not drawn, so the count of boxes stays near the window's pixels
 /// times the depth however many samples there are. `highlight` marks functions (one byte per
-/// name id, 1: marked).
+/// name id, 1: marked). `transforms` rewrite each sample's stack as they rewrite the call tree;
+/// a sample they drop is not drawn.
 pub fn stack_chart(
     session: &Session,
     filter: &Filter,
+    transforms: &[Transform],
     from: u64,
     to: u64,
     min_width: u64,
@@ -83,7 +156,7 @@ pub fn stack_chart(
         return out;
     }
     let keep = thread_mask(session, filter);
-    let matching = highlight.map(|mask| stacks_matching(session, mask));
+    let nodes = Nodes::new(session, transforms, highlight);
     let interval = match session.meta.achieved_interval_ns {
         0 => session.meta.requested_interval_ns,
         i => i,
@@ -97,13 +170,7 @@ pub fn stack_chart(
             by_thread[thread].push(i as u32);
         }
     }
-    // Each stack node's depth (a parent always comes before its children).
-    let mut depth_of: Vec<u32> = Vec::with_capacity(session.stacks.len());
-    for node in &session.stacks {
-        let depth = node.parent.map_or(0, |p| depth_of[p.index()] + 1);
-        depth_of.push(depth);
-    }
-    let mut path: Vec<StackId> = Vec::new();
+    let mut path: Vec<u32> = Vec::new();
     let mut open: Vec<Run> = Vec::new();
     let mut open_end = 0u64;
     // Per depth, the boxes narrower than the minimum width (merged where they touch) under the
@@ -130,14 +197,16 @@ pub fn stack_chart(
                 if narrow.len() < depth + 2 {
                     narrow.resize_with(depth + 2, Vec::new);
                 }
+                let n = run.node as usize;
                 let b = StackBox {
                     thread,
                     depth: depth as u32,
                     start_ns: run.start,
                     end_ns: end,
-                    stack: run.stack,
+                    func: nodes.func[n],
+                    frame: nodes.frame[n],
                     merged: 1,
-                    matches: run.matches,
+                    matches: nodes.matches[n],
                 };
                 if end - run.start >= min_width {
                     out.push(b);
@@ -156,6 +225,10 @@ pub fn stack_chart(
                 .map(|p| time - samples.time_ns[indices[p] as usize]);
             let start = time.max(from);
             let end = sample_end(time, next, previous_gap, interval).min(to);
+            // A sample a transform drops leaves a gap (its time is not anybody's).
+            let Some(leaf) = nodes.of_stack[samples.stack[i as usize].index()] else {
+                continue;
+            };
             if start >= end {
                 continue;
             }
@@ -165,24 +238,20 @@ pub fn stack_chart(
             let contiguous = !open.is_empty() && open_end == start;
             let mut same = 0;
             path.clear();
-            let mut node = Some(samples.stack[i as usize]);
-            while let Some(s) = node {
-                let d = depth_of[s.index()] as usize;
-                if contiguous && open.get(d).is_some_and(|run| run.stack == s) {
+            let mut node = leaf;
+            while node != NO_PARENT {
+                let d = nodes.depth[node as usize] as usize;
+                if contiguous && open.get(d).is_some_and(|run| run.node == node) {
                     same = d + 1;
                     break;
                 }
-                path.push(s);
-                node = session.stack(s).parent;
+                path.push(node);
+                node = nodes.parent[node as usize];
             }
             close(&mut open, same, open_end, &mut narrow, &mut out);
             open_end = end;
-            for &stack in path.iter().rev() {
-                open.push(Run {
-                    stack,
-                    start,
-                    matches: matching.as_ref().is_some_and(|m| m[stack.index()]),
-                });
+            for &node in path.iter().rev() {
+                open.push(Run { node, start });
             }
         }
         close(&mut open, 0, open_end, &mut narrow, &mut out);
@@ -195,8 +264,8 @@ pub fn stack_chart(
 
 /// The function a box shows: its frame's name, `None` for a merged box (which stands for
 /// several).
-pub fn box_function(session: &Session, b: &StackBox) -> Option<StrId> {
-    (b.merged <= 1).then(|| session.frame(session.stack(b.stack).frame).name)
+pub fn box_function(b: &StackBox) -> Option<StrId> {
+    (b.merged <= 1).then_some(b.func)
 }
 
 #[cfg(test)]
@@ -223,10 +292,10 @@ mod tests {
     }
 
     fn boxes(session: &Session, from: u64, to: u64, min: u64) -> Vec<(u32, u64, u64, String)> {
-        let mut got: Vec<_> = stack_chart(session, &Filter::all(), from, to, min, None)
+        let mut got: Vec<_> = stack_chart(session, &Filter::all(), &[], from, to, min, None)
             .iter()
             .map(|b| {
-                let name = box_function(session, b)
+                let name = box_function(b)
                     .map_or_else(|| format!("merged×{}", b.merged), |f| session.str(f).into());
                 (b.depth, b.start_ns, b.end_ns, name)
             })
@@ -252,6 +321,58 @@ mod tests {
             .map(|&(d, s, e, n)| (d, s, e, n.to_owned()))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn transforms_rewrite_the_stacks_drawn_and_dropped_samples_leave_gaps() {
+        let session = session();
+        let named = |name: &str| {
+            (0..session.strings.len())
+                .map(|i| StrId(i as u32))
+                .find(|&id| session.str(id) == name)
+                .unwrap()
+        };
+        let chart = |transforms: &[Transform]| {
+            let mut got: Vec<_> =
+                stack_chart(&session, &Filter::all(), transforms, 0, 200, 1, None)
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.depth,
+                            b.start_ns,
+                            b.end_ns,
+                            session.str(b.func).to_owned(),
+                        )
+                    })
+                    .collect();
+            got.sort();
+            got
+        };
+        let box_of = |d: u32, s: u64, e: u64, f: &str| (d, s, e, f.to_owned());
+        // Merging `b` into its caller: the samples in `b` are `main`'s own, so `main` is one
+        // box until the gap, and `a` two boxes around them.
+        assert_eq!(
+            chart(&[Transform::Merge(named("b"))]),
+            [
+                box_of(0, 0, 60, "main"),
+                box_of(0, 100, 110, "main"),
+                box_of(1, 0, 30, "a"),
+                box_of(1, 50, 60, "a"),
+                box_of(1, 100, 110, "a"),
+            ]
+        );
+        // Dropping the samples through `b`: their 20 ns are a gap that splits `main`.
+        assert_eq!(
+            chart(&[Transform::DropFunction(named("b"))]),
+            [
+                box_of(0, 0, 30, "main"),
+                box_of(0, 50, 60, "main"),
+                box_of(0, 100, 110, "main"),
+                box_of(1, 0, 30, "a"),
+                box_of(1, 50, 60, "a"),
+                box_of(1, 100, 110, "a"),
+            ]
+        );
     }
 
     #[test]
@@ -319,12 +440,12 @@ mod tests {
     fn a_highlight_marks_the_function_and_its_callees() {
         let session = session();
         let mask: Vec<u8> = session.strings.iter().map(|s| u8::from(s == "b")).collect();
-        let chart = stack_chart(&session, &Filter::all(), 0, 200, 1, Some(&mask));
+        let chart = stack_chart(&session, &Filter::all(), &[], 0, 200, 1, Some(&mask));
         for b in &chart {
-            let name = session.str(box_function(&session, b).unwrap());
+            let name = session.str(box_function(b).unwrap());
             assert_eq!(b.matches, name == "b", "{name}");
         }
-        let merged = stack_chart(&session, &Filter::all(), 0, 200, 25, Some(&mask));
+        let merged = stack_chart(&session, &Filter::all(), &[], 0, 200, 25, Some(&mask));
         assert!(merged.iter().any(|b| b.merged == 2 && b.matches));
     }
 
@@ -346,7 +467,7 @@ mod tests {
             b.push_sample(s, t, i, 1);
         }
         let session = b.finish();
-        let chart = stack_chart(&session, &Filter::all(), 0, 200_000, 1_000, None);
+        let chart = stack_chart(&session, &Filter::all(), &[], 0, 200_000, 1_000, None);
         assert_eq!(
             chart.len(),
             1,

@@ -44,7 +44,10 @@ pub struct CallTree {
 
 /// The shape of a session's stacks rewritten by `transforms` applied in order, and the node of
 /// each stack in it (`None`: a transform drops the stack's samples).
-fn transformed_shape(session: &Session, transforms: &[Transform]) -> (Shape, Vec<Option<u32>>) {
+pub(crate) fn transformed_shape(
+    session: &Session,
+    transforms: &[Transform],
+) -> (Shape, Vec<Option<u32>>) {
     let (mut shape, mut map) = Shape::of_session(session);
     for transform in transforms {
         let (next, step) = transform.apply(&shape, session);
