@@ -17,12 +17,13 @@
 //! debug info is parsed already).
 //!
 //! Then two runs of their own: the stop of a profile touching thousands of distinct addresses
-//! (first and second session of one process), and the memory run: 8 threads at 1 kHz, the
+//! (first and second session of one process; pprof-rs's beside it), and the memory run: 8 threads at 1 kHz, the
 //! resident set held while sampling and the peak of stop above it.
 //!
 //! Run: `cargo bench -p prof-benches --bench sampler` (release, no forced frame pointers);
 //! `cargo bench -p prof-benches --bench sampler -- --memory 60` runs only the memory run, with
-//! 60 s of CPU per thread (480,000 samples; the full run uses 5 s).
+//! 60 s of CPU per thread (480,000 samples; the full run uses 5 s); `-- --many 5` only the
+//! many-addresses runs (prof and pprof-rs alternately, five rounds).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -150,43 +151,66 @@ fn memory(cpu_s: f64) {
     );
 }
 
-/// Runs the many-addresses child `rounds` times and prints its best stops.
+/// Runs the many-addresses child of prof and of pprof-rs alternately, `rounds` times each, and
+/// prints each one's best stops (least CPU; wall the least of its rounds).
 fn many_addresses(rounds: usize) {
     let exe = std::env::current_exe().unwrap();
-    let mut best: Option<Vec<f64>> = None;
+    let mut best: [Option<Vec<f64>>; 2] = [None, None];
+    let tools = ["prof", "pprof-rs"];
     for _ in 0..rounds {
-        let out = Command::new(&exe).arg("--child-many").output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<f64> = text
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        assert_eq!(v.len(), 7, "many-addresses child printed {text:?}");
-        best = Some(match best {
-            Some(b) => (0..7)
-                .map(|i| {
-                    if i >= 2 && i != 4 {
-                        v[i].min(b[i])
-                    } else {
-                        v[i]
-                    }
-                })
-                .collect(),
-            None => v,
-        });
+        for (tool, best) in tools.iter().zip(&mut best) {
+            let out = Command::new(&exe)
+                .args(["--child-many", tool])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            let v: Vec<f64> = text
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            assert_eq!(v.len(), 8, "many-addresses child printed {text:?}");
+            *best = Some(match best.take() {
+                // Addresses, size, samples and new ones of the last round; each time its least.
+                Some(b) => (0..8)
+                    .map(|i| {
+                        if (2..7).contains(&i) && i != 4 {
+                            v[i].min(b[i])
+                        } else {
+                            v[i]
+                        }
+                    })
+                    .collect(),
+                None => v,
+            });
+        }
     }
-    let b = best.unwrap();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    for (tool, b) in tools.iter().zip(&best) {
+        let b = b.as_ref().unwrap();
+        let (what, fresh) = if *tool == "prof" {
+            let fresh = format!(", {:.0} of its addresses new", b[7]);
+            ("distinct addresses", fresh)
+        } else {
+            ("frames resolved", String::new())
+        };
+        println!(
+            "stop, {tool}, {:.0} {what} ({:.0} samples) of this {:.1} MB binary: first session \
+             {:.1} ms ({:.1} ms of CPU, {:.2} µs each), second session {:.1} ms ({:.1} ms \
+             of CPU, {:.2} µs each{fresh}); best of {rounds}",
+            b[0],
+            b[4],
+            b[1] / 1e6,
+            b[2] / 1e6,
+            b[5] / 1e6,
+            b[5] / 1e3 / b[0].max(1.0),
+            b[3] / 1e6,
+            b[6] / 1e6,
+            b[6] / 1e3 / b[0].max(1.0),
+        );
+    }
     println!(
-        "stop of a profile touching {:.0} distinct addresses ({:.0} samples at 10 kHz) of this \
-         {:.1} MB binary: first session {:.1} ms ({:.1} ms of CPU), second session {:.1} ms \
-         ({:.1} ms of CPU); best of {rounds}",
-        b[0],
-        b[4],
-        b[1] / 1e6,
-        b[2] / 1e6,
-        b[5] / 1e6,
-        b[3] / 1e6,
-        b[6] / 1e6
+        "load average after the many-addresses runs: {}",
+        load.trim()
     );
 }
 
@@ -312,15 +336,16 @@ fn child(tool: &str, rate: i32, args: &[String]) {
     );
 }
 
-/// Work that runs much different code (JSON, compression, the report's own aggregation and
-/// exports, formatting, sorting), so that a profile of it touches thousands of distinct
-/// addresses: what symbolization at stop has to resolve in a real program.
+/// Work that runs much different code (JSON, compression, the report's own aggregation, every
+/// export and importer, formatting, sorting), so that a profile of it touches thousands of
+/// distinct addresses: what symbolization at stop has to resolve in a real program.
 fn varied_workload(seed: &prof::Report, cpu: Duration) -> u64 {
     use std::io::Write;
     let start = prof::sampler::thread_cpu_time();
     let mut n = 0u64;
     let dir = std::env::temp_dir().join(format!("prof-bench-varied-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let named = std::path::Path::new("varied");
     while prof::sampler::thread_cpu_time() - start < cpu {
         let path = dir.join("s.json.gz");
         seed.save(&path).unwrap();
@@ -332,6 +357,39 @@ fn varied_workload(seed: &prof::Report, cpu: Duration) -> u64 {
         n += format!("{}", back).len() as u64;
         let tree = back.call_tree();
         n += std::hint::black_box(&tree) as *const _ as u64 & 1;
+        // Every export, and the importers reading their own output back.
+        let s = back.session();
+        let mut out = Vec::new();
+        prof::export::pprof::write_pprof(s, &mut out).unwrap();
+        let from_pprof = prof::import::read_pprof(&out, named).unwrap();
+        n += out.len() as u64 + from_pprof.samples.len() as u64;
+        out.clear();
+        prof::export::speedscope::write_speedscope(s, &mut out).unwrap();
+        n += out.len() as u64;
+        out.clear();
+        prof::export::svg::write_svg(s, &mut out).unwrap();
+        n += out.len() as u64;
+        out.clear();
+        let dot = prof::export::dot::DotOptions::default();
+        prof::export::dot::write_dot(s, &dot, &mut out).unwrap();
+        n += out.len() as u64;
+        // `perf script` text of the folded stacks, read back (regexes, its own importer).
+        let mut script = String::new();
+        for (i, line) in String::from_utf8_lossy(&folded).lines().enumerate() {
+            let (stack, _) = line.rsplit_once(' ').unwrap();
+            script.push_str(&format!("app 7/7 [000] {i}.5: 250000 cpu-clock:\n"));
+            for (d, frame) in stack.split(';').rev().enumerate() {
+                script.push_str(&format!("\t{:x} {frame}+0x{d:x} (/bin/app)\n", 4096 + d));
+            }
+            script.push('\n');
+        }
+        let from_perf = prof::import::read_perf_script(script.as_bytes(), named).unwrap();
+        n += from_perf.samples.len() as u64;
+        let from_folded = prof::Report::new(prof::import::read_folded(&folded[..], named).unwrap());
+        let other = from_folded.call_tree();
+        let diff = prof::aggregate::DiffTree::new((s, &tree), (from_folded.session(), &other));
+        let diff = diff.normalized();
+        n += diff.len() as u64 + diff.stacks().len() as u64;
         let text = serde_json::json!({"a": [1.5, 2, "x"], "n": n, "top": back.total_samples()});
         let doc: serde_json::Value = serde_json::from_str(&text.to_string()).unwrap();
         n += doc.to_string().len() as u64;
@@ -349,22 +407,63 @@ fn varied_workload(seed: &prof::Report, cpu: Duration) -> u64 {
     n
 }
 
+/// A report for [`varied_workload`] to work on, made without profiling (so that the first
+/// session measured is the first this process symbolizes): 600 folded stacks of 4 to 30 frames.
+fn varied_seed() -> prof::Report {
+    let mut text = String::new();
+    for i in 0..600u32 {
+        let depth = 4 + i % 27;
+        let frames: Vec<String> = (0..depth)
+            .map(|d| format!("app::module_{}::function_{}", d % 7, (i * 31 + d * 17) % 97))
+            .collect();
+        text.push_str(&format!("{} {}\n", frames.join(";"), 1 + i % 13));
+    }
+    let path = std::path::Path::new("seed.folded");
+    prof::import::read_folded(text.as_bytes(), path)
+        .unwrap()
+        .into()
+}
+
+/// How long each many-addresses session runs [`varied_workload`] (CPU time).
+const MANY_CPU: Duration = Duration::from_millis(3_000);
+
 /// The stop of a profile touching thousands of distinct addresses of this binary: a child runs
-/// [`varied_workload`] at 10 kHz twice and prints `addresses binary_bytes stop1 stop2 samples
-/// cpu1 cpu2` (nanoseconds; `cpu` is the stopping thread's CPU time, which load from other
-/// processes does not inflate): the first stop parses the debug info, the second finds it parsed.
-fn child_many_addresses() {
-    let interval = Duration::from_micros(100);
-    let options = || prof::Options::default().interval(interval);
-    // A report to feed the workload: of the workload itself, unmeasured.
-    let seed = prof::profile(options(), || descend(40, 1_000_000)).unwrap();
+/// [`varied_workload`] twice (prof at 10 kHz, or pprof-rs asked for 10 kHz) and prints
+/// `addresses binary_bytes stop1 stop2 samples cpu1 cpu2 new` (nanoseconds; `new` counts the
+/// second session's addresses that the first did not have (0 for pprof-rs); `cpu` is the stopping
+/// thread's CPU time, which load from other processes does not inflate). The first stop is the
+/// first symbolization of the process (it parses the debug info), the second finds it parsed.
+/// For pprof-rs, `addresses` is the number of frames it resolved (it resolves every frame of
+/// every distinct stack; prof each distinct address once).
+fn child_many_addresses(tool: &str) {
+    let seed = varied_seed();
     let mut stops = [Duration::ZERO; 2];
     let mut cpus = [Duration::ZERO; 2];
     let mut addresses = 0;
     let mut samples = 0;
+    // Addresses of the first session, and how many of the second's were not among them.
+    let mut seen = std::collections::HashSet::new();
+    let mut new = 0;
     for (stop, cpu) in stops.iter_mut().zip(&mut cpus) {
-        let p = prof::Profiler::start(options()).unwrap();
-        std::hint::black_box(varied_workload(&seed, Duration::from_millis(1_500)));
+        if tool == "pprof-rs" {
+            let guard = pprof::ProfilerGuardBuilder::default()
+                .frequency(10_000)
+                .build()
+                .unwrap();
+            std::hint::black_box(varied_workload(&seed, MANY_CPU));
+            let stopped = Instant::now();
+            let cpu0 = prof::sampler::thread_cpu_time();
+            let report = guard.report().build().unwrap();
+            drop(guard);
+            *stop = stopped.elapsed();
+            *cpu = prof::sampler::thread_cpu_time() - cpu0;
+            addresses = report.data.keys().map(|f| f.frames.len()).sum();
+            samples = report.data.values().sum::<isize>() as usize;
+            continue;
+        }
+        let options = prof::Options::default().interval(Duration::from_micros(100));
+        let p = prof::Profiler::start(options).unwrap();
+        std::hint::black_box(varied_workload(&seed, MANY_CPU));
         let stopped = Instant::now();
         let cpu0 = prof::sampler::thread_cpu_time();
         let report = p.stop().unwrap();
@@ -375,10 +474,12 @@ fn child_many_addresses() {
             s.frames.iter().filter_map(|f| f.address).collect();
         addresses = distinct.len();
         samples = s.samples.len();
+        new = distinct.difference(&seen).count();
+        seen.extend(distinct);
     }
     let bytes = std::fs::metadata(std::env::current_exe().unwrap()).map_or(0, |m| m.len());
     println!(
-        "{addresses} {bytes} {} {} {samples} {} {}",
+        "{addresses} {bytes} {} {} {samples} {} {} {new}",
         stops[0].as_nanos(),
         stops[1].as_nanos(),
         cpus[0].as_nanos(),
@@ -481,8 +582,13 @@ fn main() {
         child_memory(args[i + 1].parse().unwrap());
         return;
     }
-    if args.iter().any(|a| a == "--child-many") {
-        child_many_addresses();
+    if let Some(i) = args.iter().position(|a| a == "--child-many") {
+        child_many_addresses(args.get(i + 1).map_or("prof", String::as_str));
+        return;
+    }
+    // `--many N`: only the many-addresses runs, N rounds.
+    if let Some(i) = args.iter().position(|a| a == "--many") {
+        many_addresses(args.get(i + 1).map_or(Ok(ROUNDS), |s| s.parse()).unwrap());
         return;
     }
     // `--memory S`: only the memory run, each thread burning S s of CPU (60: 480,000 samples).
