@@ -17,7 +17,8 @@
 //! separate debug file (found by build ID). [`clear_cache`] releases everything.
 
 use super::symtab::SymbolTable;
-use std::sync::{Mutex, MutexGuard};
+use super::Symbol;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How many objects' debug info is kept between sessions (the most recently used ones).
 pub const MAX_CACHED_OBJECTS: usize = 8;
@@ -108,20 +109,64 @@ pub(super) struct Entry {
     /// Function symbols with their full paths, read on first need.
     symtab: Option<SymbolTable>,
     /// Addresses resolved so far (file addresses), up to [`MAX_REMEMBERED_ADDRESSES`].
-    remembered: std::collections::HashMap<u64, Vec<super::Symbol>>,
+    remembered: foldhash::HashMap<u64, Arc<[Symbol]>>,
+    /// The object's function names demangled so far.
+    pub(super) demangled: Demangled,
     last_used: u64,
+}
+
+/// Demangled function names: an object's functions are far fewer than its addresses, and a
+/// long generic Rust name costs microseconds to check and demangle.
+#[derive(Default)]
+pub(super) struct Demangled {
+    /// By where the raw name lies in the object's DWARF (gimli's offset id, the address of the
+    /// name in the mapped or unpacked section, which the entry's loader keeps alive; and its
+    /// length): found without reading the name.
+    by_place: foldhash::HashMap<(u64, u64), String>,
+    /// By raw name, for names from the symbol table.
+    by_name: foldhash::HashMap<Box<str>, String>,
+}
+
+impl Demangled {
+    /// `name` (a raw function name read from the entry's DWARF) demangled as
+    /// [`super::demangle`] does, worked out once per place (up to [`MAX_REMEMBERED_ADDRESSES`]
+    /// names; past it, each time). `None` when the name cannot be read.
+    pub fn dwarf_name<R: addr2line::gimli::Reader>(&mut self, name: &R) -> Option<String> {
+        use addr2line::gimli::ReaderOffset;
+        let place = (name.offset_id().0, name.len().into_u64());
+        if let Some(known) = self.by_place.get(&place) {
+            return Some(known.clone());
+        }
+        let demangled = super::demangle(name.to_string_lossy().ok()?);
+        if self.by_place.len() < MAX_REMEMBERED_ADDRESSES {
+            self.by_place.insert(place, demangled.clone());
+        }
+        Some(demangled)
+    }
+
+    /// `raw` demangled as [`super::demangle`] does, worked out once (within the same bound).
+    pub fn name(&mut self, raw: &str) -> String {
+        if let Some(name) = self.by_name.get(raw) {
+            return name.clone();
+        }
+        let name = super::demangle(raw);
+        if self.by_name.len() < MAX_REMEMBERED_ADDRESSES {
+            self.by_name.insert(raw.into(), name.clone());
+        }
+        name
+    }
 }
 
 impl Entry {
     /// What `probe` was resolved to before, if it was.
-    pub fn remembered(&self, probe: u64) -> Option<&Vec<super::Symbol>> {
+    pub fn remembered(&self, probe: u64) -> Option<&Arc<[Symbol]>> {
         self.remembered.get(&probe)
     }
 
     /// Remembers what `probe` resolved to, while there is room.
-    pub fn remember(&mut self, probe: u64, symbols: &[super::Symbol]) {
+    pub fn remember(&mut self, probe: u64, symbols: &Arc<[Symbol]>) {
         if self.remembered.len() < MAX_REMEMBERED_ADDRESSES {
-            self.remembered.insert(probe, symbols.to_vec());
+            self.remembered.insert(probe, Arc::clone(symbols));
         }
     }
 
@@ -238,7 +283,8 @@ impl Entry {
             loader: addr2line::Loader::new(path).ok(),
             separate: None,
             symtab: None,
-            remembered: std::collections::HashMap::new(),
+            remembered: foldhash::HashMap::default(),
+            demangled: Demangled::default(),
             last_used: 0,
         }
     }
@@ -249,7 +295,8 @@ impl Entry {
             loader: None,
             separate: Some(SymbolTable::default()),
             symtab: Some(symtab),
-            remembered: std::collections::HashMap::new(),
+            remembered: foldhash::HashMap::default(),
+            demangled: Demangled::default(),
             last_used: 0,
         }
     }

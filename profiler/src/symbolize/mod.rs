@@ -22,7 +22,7 @@ pub use object::LoadedObject;
 
 use cache::FileKey;
 use std::collections::HashMap;
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 use symtab::SymbolTable;
 
 /// One frame of a resolved address: a function, possibly inlined into the next one out.
@@ -71,14 +71,13 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     inner_first
 }
 
-/// Resolves each distinct address once, naming outermost frames with the full path from their
-/// module's symbol table where the debug info gave only a short name (see [`symtab`]), and
-/// inlined frames as [`names::qualify`] says. Objects' debug info comes from the process's
-/// [`cache`], opened only for the objects that hold an address asked for, and stays there for
-/// later sessions.
+/// Resolves addresses, naming outermost frames with the full path from their module's symbol
+/// table where the debug info gave only a short name (see [`symtab`]), and inlined frames as
+/// [`names::qualify`] says. Objects' debug info comes from the process's [`cache`], opened only
+/// for the objects that hold an address asked for, and stays there for later sessions with what
+/// each address resolved to.
 pub struct Resolver<'a> {
     objects: &'a [LoadedObject],
-    resolved: HashMap<(u64, bool), Vec<Symbol>>,
     /// Each object's path and cache key, by index in `objects`.
     files: HashMap<usize, Option<(String, FileKey)>>,
     cache: MutexGuard<'static, cache::Cache>,
@@ -92,33 +91,28 @@ impl<'a> Resolver<'a> {
         cache.begin();
         Resolver {
             objects,
-            resolved: HashMap::new(),
             files: HashMap::new(),
             cache,
         }
     }
 
-    /// The symbols of `address` (outermost function first, then the calls inlined into it),
-    /// computed on first request. `is_return_address` is true for every frame but the
-    /// interrupted one.
-    pub fn symbols(&mut self, address: u64, is_return_address: bool) -> &[Symbol] {
-        let key = (address, is_return_address);
-        if !self.resolved.contains_key(&key) {
-            let lookup = if is_return_address {
-                address.saturating_sub(1)
-            } else {
-                address
-            };
-            let symbols = object_index(self.objects, lookup)
-                .and_then(|i| self.resolve_in_object(i, address, lookup))
-                .unwrap_or_else(|| {
-                    let mut symbols = resolve(address, is_return_address);
-                    names::qualify(&mut symbols);
-                    symbols
-                });
-            self.resolved.insert(key, symbols);
-        }
-        &self.resolved[&key]
+    /// The symbols of `address` (outermost function first, then the calls inlined into it).
+    /// `is_return_address` is true for every frame but the interrupted one. An address seen by
+    /// an earlier call or session is shared from the cache, not resolved again; callers that
+    /// ask for one address many times should keep what they make of it.
+    pub fn symbols(&mut self, address: u64, is_return_address: bool) -> Arc<[Symbol]> {
+        let lookup = if is_return_address {
+            address.saturating_sub(1)
+        } else {
+            address
+        };
+        object_index(self.objects, lookup)
+            .and_then(|i| self.resolve_in_object(i, address, lookup))
+            .unwrap_or_else(|| {
+                let mut symbols = resolve(address, is_return_address);
+                names::qualify(&mut symbols);
+                symbols.into()
+            })
     }
 
     /// The path and cache key of object `index`'s file (`[vdso]` for the vDSO).
@@ -145,7 +139,7 @@ impl<'a> Resolver<'a> {
         index: usize,
         address: u64,
         lookup: u64,
-    ) -> Option<Vec<Symbol>> {
+    ) -> Option<Arc<[Symbol]>> {
         let object = &self.objects[index];
         let bias = object.bias;
         let exec = object.exec.clone();
@@ -160,9 +154,13 @@ impl<'a> Resolver<'a> {
         });
         let probe = lookup.wrapping_sub(bias);
         if let Some(known) = entry.remembered(probe) {
-            return Some(known.clone());
+            return Some(Arc::clone(known));
         }
-        let mut symbols = match entry.loader.as_ref().and_then(|l| from_loader(l, probe)) {
+        let dwarf = entry
+            .loader
+            .as_ref()
+            .and_then(|l| from_loader(l, probe, &mut entry.demangled));
+        let mut symbols = match dwarf {
             Some(symbols) => symbols,
             None => {
                 // The vDSO's symbols; a stripped library's own name only its exported
@@ -198,6 +196,7 @@ impl<'a> Resolver<'a> {
             }
         }
         names::qualify(&mut symbols);
+        let symbols: Arc<[Symbol]> = symbols.into();
         entry.remember(probe, &symbols);
         Some(symbols)
     }
@@ -209,9 +208,13 @@ impl Drop for Resolver<'_> {
     }
 }
 
-/// `probe` (a file address) resolved with `loader`, outermost first; `None` when it knows
-/// nothing of the address.
-fn from_loader(loader: &addr2line::Loader, probe: u64) -> Option<Vec<Symbol>> {
+/// `probe` (a file address) resolved with `loader`, outermost first, names demangled through
+/// `demangled`; `None` when it knows nothing of the address.
+fn from_loader(
+    loader: &addr2line::Loader,
+    probe: u64,
+    demangled: &mut cache::Demangled,
+) -> Option<Vec<Symbol>> {
     let mut inner_first = Vec::new();
     let mut location = None;
     if let Ok(mut frames) = loader.find_frames(probe) {
@@ -220,7 +223,7 @@ fn from_loader(loader: &addr2line::Loader, probe: u64) -> Option<Vec<Symbol>> {
             if location.is_none() {
                 location.clone_from(&here);
             }
-            let Some(name) = frame.function.and_then(|f| f.raw_name().ok().map(demangle)) else {
+            let Some(name) = frame.function.and_then(|f| demangled.dwarf_name(&f.name)) else {
                 continue;
             };
             let (file, line) = here.unwrap_or_default();
@@ -236,7 +239,7 @@ fn from_loader(loader: &addr2line::Loader, probe: u64) -> Option<Vec<Symbol>> {
         // No DWARF function here: the symbol table's name, with the line table's place.
         let (file, line) = location.unwrap_or_default();
         inner_first.push(Symbol {
-            name: demangle(loader.find_symbol(probe)?),
+            name: demangled.name(loader.find_symbol(probe)?),
             file,
             line,
             inlined: true,
@@ -272,7 +275,7 @@ fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
 }
 
 /// A symbol's name as the report shows it: demangled (Rust), without the hash suffix.
-fn demangle(raw: impl AsRef<str>) -> String {
+pub(crate) fn demangle(raw: impl AsRef<str>) -> String {
     format!("{:#}", backtrace::SymbolName::new(raw.as_ref().as_bytes()))
 }
 
@@ -332,5 +335,39 @@ mod tests {
     fn an_unknown_address_becomes_hex() {
         let syms = resolve(0x10, false);
         assert_eq!(syms[0].name, "0x10");
+    }
+
+    #[test]
+    fn names_demangled_once_per_place_are_those_demangled_each_time() {
+        let exe = std::env::current_exe().unwrap();
+        let loader = addr2line::Loader::new(&exe).unwrap();
+        let table = SymbolTable::load(&exe);
+        // Addresses inside many functions of this test binary (file addresses).
+        let probes: Vec<u64> = table.starts().step_by(50).map(|a| a + 1).collect();
+        assert!(probes.len() > 100, "{} functions", probes.len());
+        let mut demangled = cache::Demangled::default();
+        let mut resolved = 0;
+        for &probe in &probes {
+            let each_time: Option<Vec<String>> = loader.find_frames(probe).ok().map(|mut it| {
+                let mut names = Vec::new();
+                while let Ok(Some(frame)) = it.next() {
+                    if let Some(f) = frame.function {
+                        names.push(demangle(f.raw_name().unwrap()));
+                    }
+                }
+                names.reverse();
+                names
+            });
+            let Some(each_time) = each_time.filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            for _ in 0..2 {
+                let once = from_loader(&loader, probe, &mut demangled).unwrap();
+                let names: Vec<&str> = once.iter().map(|s| s.name.as_str()).collect();
+                assert_eq!(names, each_time, "at {probe:#x}");
+            }
+            resolved += 1;
+        }
+        assert!(resolved > 100, "{resolved} addresses had DWARF functions");
     }
 }

@@ -46,6 +46,12 @@ impl SymbolTable {
         SymbolTable { functions }
     }
 
+    /// The start (file address) of each function, in order.
+    #[cfg(test)]
+    pub(crate) fn starts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.functions.iter().map(|f| f.0)
+    }
+
     /// The demangled name of the function whose symbol covers `file_address`.
     pub fn function_at(&self, file_address: u64) -> Option<String> {
         let i = self
