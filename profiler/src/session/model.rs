@@ -6,6 +6,7 @@
 //! one table can never be used for another.
 
 use serde::{Deserialize, Serialize};
+use std::collections::hash_map::Entry;
 
 macro_rules! index_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -577,13 +578,15 @@ impl SessionBuilder {
             address: spec.address,
             inlined: spec.inlined,
         };
-        if let Some(&id) = self.frames.get(&frame) {
-            return id;
+        // One hash and probe, found or not.
+        match self.frames.entry(frame) {
+            Entry::Occupied(found) => *found.get(),
+            Entry::Vacant(new) => {
+                let id = FrameId(self.session.frames.len() as u32);
+                self.session.frames.push(new.key().clone());
+                *new.insert(id)
+            }
         }
-        let id = FrameId(self.session.frames.len() as u32);
-        self.session.frames.push(frame.clone());
-        self.frames.insert(frame, id);
-        id
     }
 
     /// Adds a mapping (see [`Mapping`]); one equal to a mapping already added is not added again.
@@ -603,13 +606,14 @@ impl SessionBuilder {
     /// The id of the stack `frame` called from `parent`, adding it on first sight.
     pub fn intern_stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {
         let node = StackNode { parent, frame };
-        if let Some(&id) = self.stacks.get(&node) {
-            return id;
+        match self.stacks.entry(node) {
+            Entry::Occupied(found) => *found.get(),
+            Entry::Vacant(new) => {
+                let id = StackId(self.session.stacks.len() as u32);
+                self.session.stacks.push(node);
+                *new.insert(id)
+            }
         }
-        let id = StackId(self.session.stacks.len() as u32);
-        self.session.stacks.push(node);
-        self.stacks.insert(node, id);
-        id
     }
 
     /// The leaf id of a whole stack given root first, adding what is new.
