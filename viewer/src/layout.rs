@@ -15,6 +15,21 @@ pub struct View {
     pub window: (f64, f64),
 }
 
+impl View {
+    /// The page's flame settings: the window `[from, to)` of the root's width, siblings
+    /// heaviest first when `left_heavy`, else by name.
+    pub fn of_page(from: f64, to: f64, left_heavy: bool) -> View {
+        View {
+            order: if left_heavy {
+                FlameOrder::HeaviestFirst
+            } else {
+                FlameOrder::Name
+            },
+            window: (from, to),
+        }
+    }
+}
+
 impl Default for View {
     fn default() -> Self {
         View {

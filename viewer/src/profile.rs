@@ -5,8 +5,8 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
-    ThreadTotal, TransformSpec,
+    format_percent, format_weight, CallTree, Filter, NodeId, SortBy, StackWeights, ThreadTotal,
+    TransformSpec,
 };
 use prof::session::{SampleState, Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -292,14 +292,7 @@ impl Profile {
         to: f64,
         left_heavy: bool,
     ) -> Result<FlameLayout, JsError> {
-        let view = crate::layout::View {
-            order: if left_heavy {
-                FlameOrder::HeaviestFirst
-            } else {
-                FlameOrder::Name
-            },
-            window: (from, to),
-        };
+        let view = crate::layout::View::of_page(from, to, left_heavy);
         Ok(FlameLayout::compute(
             &self.tree,
             self.node(root)?,
