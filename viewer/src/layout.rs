@@ -89,7 +89,7 @@ impl FlameLayout {
         let scale = 1.0 / visible as f64;
         for r in &rects {
             let marked = highlight.is_some_and(|mask| {
-                tree.rect_matches(r, min_width, |f| mask.get(f.index()) == Some(&1))
+                tree.rect_matches(r, min_width, |f| prof::aggregate::is_marked(mask, f))
             });
             layout.highlight.push(u8::from(marked));
             // A merged rectangle zooms into the heaviest of the nodes it stands for.

@@ -43,7 +43,7 @@ pub use format::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
-pub use search::SearchMatch;
+pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};

@@ -126,7 +126,7 @@ impl Nodes {
     fn push(&mut self, parent: u32, func: StrId, frame: FrameId, highlight: Option<&[u8]>) {
         let up = (parent != NO_PARENT).then_some(parent as usize);
         self.depth.push(up.map_or(0, |p| self.depth[p] + 1));
-        let own = highlight.is_some_and(|mask| mask.get(func.index()) == Some(&1));
+        let own = highlight.is_some_and(|mask| super::is_marked(mask, func));
         self.matches
             .push(own || up.is_some_and(|p| self.matches[p]));
         self.parent.push(parent);

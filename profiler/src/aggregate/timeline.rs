@@ -56,7 +56,7 @@ pub fn bucket_of(time: u64, from: u64, to: u64, buckets: usize) -> Option<usize>
 pub(crate) fn stacks_matching(session: &Session, mask: &[u8]) -> Vec<bool> {
     let mut out: Vec<bool> = Vec::with_capacity(session.stacks.len());
     for node in &session.stacks {
-        let own = mask.get(session.frame(node.frame).name.index()) == Some(&1);
+        let own = super::is_marked(mask, session.frame(node.frame).name);
         // A parent always comes before its children.
         let inherited = node.parent.is_some_and(|p| out[p.index()]);
         out.push(own || inherited);
