@@ -217,13 +217,16 @@ impl Collector {
                     (false, true) => cpu,
                     (false, false) => 0,
                 };
-                if self.shared.threads.find_or_insert(tid, clock).is_none() {
+                let Some(slot) = self.shared.threads.find_or_insert(tid, clock) else {
                     self.out.arm_failures += 1;
                     continue;
-                }
+                };
                 match timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit) {
                     Ok(armed) => {
                         self.note_fd(armed.as_ref(), tid);
+                        if let Some((monotonic, cpu)) = armed.as_ref().and_then(timer::timer_ids) {
+                            self.shared.threads.set_timers(slot, monotonic, cpu);
+                        }
                         armed
                     }
                     Err(_) => {

@@ -59,6 +59,15 @@ pub fn reuse_stats() -> (u64, u64) {
     )
 }
 
+/// `timer_create` threads parked (their monotonic timer swapped for a CPU-clock one after
+/// 10 ms idle) and unparked so far in this process.
+pub fn timer_parking_stats() -> (u64, u64) {
+    (
+        handler::PARKED.load(Ordering::Relaxed),
+        handler::UNPARKED.load(Ordering::Relaxed),
+    )
+}
+
 /// Samples so far in this process that the stack the handler ran on (a small alternate signal
 /// stack, or a thread stack nearly used up) had too little room for: how many were unwound
 /// with frame pointers instead of DWARF, and how many were skipped because even that did not

@@ -5,7 +5,7 @@
 use super::ring::{RawSample, Ring};
 use super::stackmap::{Range, StackMap};
 use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
-use super::threads::ThreadTable;
+use super::threads::{Parking, ThreadTable};
 use super::unwind::{self, UnwindMode};
 use crate::diagnostics::Measure;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -54,6 +54,13 @@ pub struct Shared {
     /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
     /// CPU, and would otherwise be a sample); 0 for the CPU-time timers.
     pub min_weight_ns: u64,
+    /// `timer_create` only (0 otherwise): after this many signals in a row that found a thread
+    /// idle, the handler parks it: disarms its monotonic timer and arms a timer of the
+    /// thread's own CPU clock, so a blocked thread is no longer woken; that timer's first
+    /// signal (the thread ran for an interval) unparks it. See [`ThreadTable::note_timer_signal`].
+    pub park_after: u32,
+    /// The sampling interval, for re-arming parked and unparked timers.
+    pub interval_ns: u64,
     /// What to measure, from the diagnostics' `Settings::measure`.
     pub measure: Measure,
     /// Wall mode: weights are monotonic-clock nanoseconds since the thread's previous sample
@@ -70,6 +77,11 @@ pub static HANDLED: AtomicU64 = AtomicU64::new(0);
 pub static REUSED: AtomicU64 = AtomicU64::new(0);
 /// With `Settings::verify_reuse`: samples whose stack with reuse differed from a full unwind.
 pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
+
+/// `timer_create` threads parked (see [`Shared::park_after`]) since the process started.
+pub static PARKED: AtomicU64 = AtomicU64::new(0);
+/// `timer_create` threads unparked since the process started.
+pub static UNPARKED: AtomicU64 = AtomicU64::new(0);
 
 /// Samples unwound with frame pointers only because the stack the handler ran on had too little
 /// room left for DWARF unwinding (see [`DWARF_ROOM`]).
@@ -170,7 +182,9 @@ impl Shared {
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
             Source::Perf(_) if self.inherit => sys::cached_tid(),
-            Source::Timer(tid) | Source::Perf(tid) | Source::Wall(tid) => tid,
+            Source::Timer(tid) | Source::CpuTimer(tid) | Source::Perf(tid) | Source::Wall(tid) => {
+                tid
+            }
             Source::Fd(fd) => usize::try_from(fd)
                 .ok()
                 .and_then(|fd| self.fd_tids.get(fd))
@@ -181,6 +195,41 @@ impl Shared {
             known
         } else {
             sys::gettid()
+        }
+    }
+
+    /// Parks or unparks the thread in `slot` after a timer signal (see [`Shared::park_after`]).
+    fn park_or_unpark(&self, slot: usize, cpu_ns: u64, source: Source) {
+        let cpu_timer = match source {
+            Source::CpuTimer(_) => true,
+            Source::Timer(_) => false,
+            _ => return,
+        };
+        let Some((monotonic, cpu)) = self.threads.timers(slot) else {
+            return;
+        };
+        // Arm the new timer before disarming the old, so that a failure leaves one armed.
+        // A timer deleted meanwhile (the session stopping) fails and changes nothing.
+        match self.threads.note_timer_signal(
+            slot,
+            cpu_ns,
+            cpu_timer,
+            self.interval_ns / 2,
+            self.park_after,
+        ) {
+            Parking::Stay => {}
+            Parking::Park => {
+                if sys::timer_set(cpu, self.interval_ns) {
+                    sys::timer_set(monotonic, 0);
+                    PARKED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Parking::Unpark => {
+                if sys::timer_set(monotonic, self.interval_ns) {
+                    sys::timer_set(cpu, 0);
+                    UNPARKED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
     }
 
@@ -229,6 +278,9 @@ impl Shared {
         let weight = self
             .threads
             .take_delta_of_at_least(slot, clock, self.min_weight_ns);
+        if self.park_after > 0 {
+            self.park_or_unpark(slot, clock, source);
+        }
         if weight == 0 {
             return;
         }

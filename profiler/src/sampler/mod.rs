@@ -45,6 +45,13 @@ use std::time::Duration;
 const RING_RECORDS: usize = 1024;
 /// Deepest stack the handler records: bounds the ring (1024 records) to about 8 MiB.
 const MAX_RING_DEPTH: usize = 1020;
+/// `timer_create` only: how long a thread must have been idle (every signal in that time found
+/// less than half an interval of CPU time) before its monotonic timer stops waking it (see
+/// `handler::Shared::park_after`). Long enough that a thread alternating short waits and work
+/// keeps being sampled on the wall clock, short enough that a blocked thread costs a few
+/// hundred wake-ups at most.
+const PARK_IDLE_NS: u64 = 10_000_000;
+
 /// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
 const MIN_INTERVAL: Duration = Duration::from_micros(10);
 /// Threads alive at once that one session can track.
@@ -189,6 +196,14 @@ impl Profiler {
             } else {
                 0
             },
+            park_after: if mechanism == timer::Mechanism::TimerCreate {
+                u32::try_from(PARK_IDLE_NS / interval_ns.max(1))
+                    .unwrap_or(u32::MAX)
+                    .max(1)
+            } else {
+                0
+            },
+            interval_ns,
             measure: settings.measure,
             wall: wall_mode,
         });
