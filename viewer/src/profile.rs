@@ -6,7 +6,7 @@ use crate::view::{
 };
 use prof::aggregate::{
     format_percent, format_weight, CallTree, Filter, NodeId, SortBy, StackWeights, ThreadTotal,
-    TransformSpec,
+    TransformSpec, TransformedStacks,
 };
 use prof::session::{SampleState, Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -18,6 +18,9 @@ pub struct Profile {
     pub(crate) session: Session,
     /// The call tree of the samples the view selects.
     pub(crate) tree: CallTree,
+    /// The session's stacks rewritten by the view's transforms: computed again only when the
+    /// transforms change, shared by the call tree, the timeline and the stack chart.
+    pub(crate) transformed: TransformedStacks,
     /// What selects the samples.
     pub(crate) view: ViewSpec,
     /// The weight per stack of the samples `view` selects: kept so that a change of transforms
@@ -232,7 +235,10 @@ impl Profile {
             self.select_sample_type(&wanted)?;
         }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
-        let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+        if view.transforms != self.view.transforms {
+            let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+            self.transformed = TransformedStacks::new(&self.session, &transforms);
+        }
         let selects = |v: &ViewSpec| (v.threads.clone(), v.range, v.state);
         if selects(&view) != selects(&self.view) {
             self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
@@ -250,7 +256,7 @@ impl Profile {
                 _ => StackWeights::compute(&self.session, &filter),
             };
         }
-        self.tree = CallTree::build(&self.session, &self.weights, &transforms);
+        self.tree = CallTree::build_transformed(&self.session, &self.weights, &self.transformed);
         self.view = view;
         Ok(())
     }
