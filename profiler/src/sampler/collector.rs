@@ -53,7 +53,7 @@ pub struct RawProfile {
     /// Distinct stacks, addresses leaf first (the first is the interrupted instruction, the
     /// others return addresses).
     pub stacks: Vec<Box<[u64]>>,
-    /// Samples in arrival order (in time order in wall mode), 16 bytes each.
+    /// Samples in arrival order (in time order in wall mode), about 7 bytes each.
     pub samples: super::samples::SampleLog,
     /// Thread names by id, as last seen.
     pub names: HashMap<u32, String>,
