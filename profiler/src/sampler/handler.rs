@@ -49,6 +49,12 @@ pub struct Shared {
     pub inherit: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
+    /// The CPU time between two signals of the thread's timer when each signal marks the end
+    /// of one period of it (the perf-event timers, at intervals of at least
+    /// [`PERIOD_WEIGHT_MIN_NS`]): a sample that comes one period after the thread's last then
+    /// weighs the period without a clock read (see [`ThreadTable::take_period`]). 0 for the
+    /// other timers, whose samples always read the clock.
+    pub period_ns: u64,
     /// Samples with less CPU time than this since the thread's last one are not taken; the
     /// time goes to its next sample. Half the interval for `timer_create`, whose wall-clock
     /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
@@ -107,6 +113,17 @@ pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
     1 << 10
 };
 
+/// The shortest interval whose samples may weigh one period without a clock read: a sample
+/// needs at least half a period of wall time since the thread's last to be one period later,
+/// and the CPU time from the timer's expiry to the handler (a few microseconds) must stay
+/// well below that.
+pub const PERIOD_WEIGHT_MIN_NS: u64 = 100_000;
+
+/// Samples of a periodic timer (see [`Shared::period_ns`]) whose weight was read from the
+/// thread's CPU clock (a system call), since the process started; the others weighed one
+/// period. Samples of the other timers always read it and are not counted.
+pub static CLOCK_READS: AtomicU64 = AtomicU64::new(0);
+
 /// Nanoseconds spent inside the handler with [`Measure::Time`], since the process started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -135,7 +152,7 @@ pub fn on_sample(
             return;
         }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
-        let clock = shared.clock();
+        let clock = shared.clock(source);
         shared.sample(&regs, mapping, room, access, source, &guard, clock);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
@@ -163,18 +180,45 @@ fn room_below(here: u64, stack: Option<(u64, u64)>) -> Option<u64> {
     (lo <= here && here < hi).then(|| here - lo)
 }
 
+/// A sample's clock as the handler read it at entry (see [`Shared::clock`]).
+#[derive(Clone, Copy)]
+enum Clock {
+    /// The clock the weight is the difference of (thread CPU time, or monotonic in wall mode).
+    Read(u64),
+    /// A periodic timer's signal: the monotonic clock (see [`ThreadTable::take_period`]).
+    Periodic(u64),
+}
+
 /// The most one handler run counts for in [`HANDLER_NS`]: a run this long was preempted.
 const MEASURE_CAP_NS: u64 = 50_000;
 
 impl Shared {
-    /// The calling thread's clock for weights: its CPU time, or the monotonic clock in wall
-    /// mode. A call of its own, so that the handler's frame (on a possibly small alternate
-    /// stack) does not grow.
-    fn clock(&self) -> u64 {
+    /// The calling thread's clock for the sample's weight, read at the handler's entry: the
+    /// monotonic clock in wall mode; for a signal of a periodic timer (see
+    /// [`Shared::period_ns`]) the monotonic clock too, the CPU clock being read later only if
+    /// the sample does not come one period after the thread's last; else the CPU clock (a
+    /// system call). A call of its own, so that the handler's frame (on a possibly small
+    /// alternate stack) does not grow.
+    fn clock(&self, source: Source) -> Clock {
         if self.wall {
-            sys::monotonic_ns()
+            Clock::Read(sys::monotonic_ns())
+        } else if self.period_ns != 0 && matches!(source, Source::Perf(_) | Source::Fd(_)) {
+            Clock::Periodic(sys::monotonic_ns())
         } else {
-            sys::thread_cpu_ns()
+            Clock::Read(sys::thread_cpu_ns())
+        }
+    }
+
+    /// The weight of the sample of the thread in `slot` (see [`Shared::clock`]).
+    fn weight(&self, slot: usize, clock: Clock) -> u64 {
+        match clock {
+            Clock::Read(now) => self
+                .threads
+                .take_delta_of_at_least(slot, now, self.min_weight_ns),
+            Clock::Periodic(wall) => self.threads.take_period(slot, wall, self.period_ns, || {
+                CLOCK_READS.fetch_add(1, Ordering::Relaxed);
+                sys::thread_cpu_ns()
+            }),
         }
     }
 
@@ -248,7 +292,7 @@ impl Shared {
         access: Option<StackAccess>,
         source: Source,
         guard: &sys::ReadGuard,
-        clock: u64,
+        clock: Clock,
     ) {
         let fault_room = access.map_or(0, StackAccess::fault_room);
         let access = access.filter(|_| room.is_some_and(|r| r >= FP_ROOM + fault_room));
@@ -275,11 +319,9 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let weight = self
-            .threads
-            .take_delta_of_at_least(slot, clock, self.min_weight_ns);
-        if self.park_after > 0 {
-            self.park_or_unpark(slot, clock, source);
+        let weight = self.weight(slot, clock);
+        if let (true, Clock::Read(cpu_ns)) = (self.park_after > 0, clock) {
+            self.park_or_unpark(slot, cpu_ns, source);
         }
         if weight == 0 {
             return;

@@ -195,6 +195,14 @@ impl Profiler {
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind,
+            period_ns: match mechanism {
+                timer::Mechanism::PerfEventSigtrap | timer::Mechanism::PerfEvent
+                    if interval_ns >= handler::PERIOD_WEIGHT_MIN_NS =>
+                {
+                    interval_ns
+                }
+                _ => 0,
+            },
             min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
                 interval_ns / 2
             } else {

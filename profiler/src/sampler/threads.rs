@@ -13,6 +13,9 @@ const GONE: u32 = u32::MAX;
 pub struct ThreadTable {
     keys: Box<[AtomicU32]>,
     last_cpu: Box<[AtomicU64]>,
+    /// The monotonic clock at the thread's last sample with [`ThreadTable::take_period`]; 0
+    /// before one.
+    last_wall: Box<[AtomicU64]>,
     /// The thread's name (`comm`, NUL-padded) when its handler registered it, read by the
     /// collector for threads gone before a sweep saw them.
     names: Box<[[AtomicU64; 2]]>,
@@ -49,6 +52,7 @@ impl ThreadTable {
         ThreadTable {
             keys: (0..capacity).map(|_| AtomicU32::new(EMPTY)).collect(),
             last_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            last_wall: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
             names: (0..capacity)
                 .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
                 .collect(),
@@ -123,6 +127,7 @@ impl ThreadTable {
             .is_ok();
         if won {
             self.last_cpu[slot].store(cpu_ns, Ordering::Release);
+            self.last_wall[slot].store(0, Ordering::Release);
             for word in self.names[slot].iter().chain(&self.timers[slot]) {
                 word.store(0, Ordering::Relaxed);
             }
@@ -230,6 +235,34 @@ impl ThreadTable {
         self.take_delta(slot, now_ns)
     }
 
+    /// The weight of a sample from a timer that signals the thread once per `period_ns` of its
+    /// CPU time, `wall_ns` being the monotonic clock now; `read_cpu` reads the thread's CPU
+    /// clock (a system call) when needed. When the thread's previous sample was between half
+    /// and one and a half periods of wall time ago, one period of CPU time passed since, no
+    /// more and no less: the timer fired, so a period ended, and CPU time cannot outrun wall
+    /// time, so a second one cannot have ended unsignalled. The weight is then the period, and
+    /// no clock is read. Otherwise (its first sample; it was descheduled or blocked; a period
+    /// ended in the kernel, where `exclude_kernel` events signal nothing; it kept the signal
+    /// blocked) the clock is read and the weight is the time since the clock the previous
+    /// sample left (counted a period at a time through the samples without a read), so every
+    /// CPU nanosecond is still in some sample's weight. Only the owning thread's handler calls
+    /// this.
+    pub fn take_period(
+        &self,
+        slot: usize,
+        wall_ns: u64,
+        period_ns: u64,
+        read_cpu: impl FnOnce() -> u64,
+    ) -> u64 {
+        let last_wall = self.last_wall[slot].swap(wall_ns, Ordering::AcqRel);
+        let since = wall_ns.wrapping_sub(last_wall);
+        if last_wall != 0 && since >= period_ns / 2 && since < period_ns + period_ns / 2 {
+            self.last_cpu[slot].fetch_add(period_ns, Ordering::AcqRel);
+            return period_ns;
+        }
+        self.take_delta(slot, read_cpu())
+    }
+
     /// Marks a thread as exited.
     pub fn remove(&self, tid: u32) {
         if let Some(slot) = self.find(tid) {
@@ -323,6 +356,36 @@ mod tests {
         assert_eq!(t.take_delta_of_at_least(a, 130, 50), 0);
         assert_eq!(t.take_delta_of_at_least(a, 160, 50), 60);
         assert_eq!(t.take_delta_of_at_least(a, 170, 0), 10);
+    }
+
+    #[test]
+    fn a_sample_one_period_after_the_last_weighs_the_period_without_reading_the_clock() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 1_000).unwrap();
+        let never = || -> u64 { panic!("the clock was read") };
+        // The first sample reads the clock: 1,250 ns of CPU since registration.
+        assert_eq!(t.take_period(a, 10_000, 1_000, || 2_250), 1_250);
+        // One period of wall time later, and again a little early and a little late.
+        assert_eq!(t.take_period(a, 11_000, 1_000, never), 1_000);
+        assert_eq!(t.take_period(a, 11_600, 1_000, never), 1_000);
+        assert_eq!(t.take_period(a, 13_000, 1_000, never), 1_000);
+        // Two and a half periods of wall time: read, and charge what the clock says since the
+        // clock counted forward (2,250 + 3 periods).
+        assert_eq!(t.take_period(a, 15_500, 1_000, || 7_000), 1_750);
+        // Too soon after the last (a signal kept blocked, then two at once): read too.
+        assert_eq!(t.take_period(a, 15_700, 1_000, || 7_100), 100);
+        assert_eq!(t.take_period(a, 16_700, 1_000, never), 1_000);
+    }
+
+    #[test]
+    fn a_reused_slot_starts_with_a_clock_read() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 0).unwrap();
+        t.find_or_insert(2, 0).unwrap();
+        assert_eq!(t.take_period(a, 5_000, 1_000, || 900), 900);
+        t.remove(1);
+        assert_eq!(t.find_or_insert(3, 100), Some(a));
+        assert_eq!(t.take_period(a, 6_000, 1_000, || 1_300), 1_200);
     }
 
     #[test]
