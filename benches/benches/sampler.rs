@@ -69,7 +69,8 @@ const MEMORY_THREADS: usize = 8;
 
 /// The memory run's child: [`MEMORY_THREADS`] threads each burning `cpu_s` seconds of CPU in the
 /// depth-40 loop, profiled at 1 kHz. Prints the resident set (total, anonymous, file-backed; KiB)
-/// once the threads exist, at the end of sampling (before stop) and after stop with the report
+/// once the threads exist, just after start (before the threads run: what the session holds
+/// whatever its length), at the end of sampling (before stop) and after stop with the report
 /// held, then the peak during stop (the kernel's high-water mark, reset through
 /// `/proc/self/clear_refs` just before) and the report's samples.
 fn child_memory(cpu_s: f64) {
@@ -99,6 +100,8 @@ fn child_memory(cpu_s: f64) {
     let before = rss();
     let p =
         prof::Profiler::start(prof::Options::default().interval(Duration::from_millis(1))).unwrap();
+    // The collector's first sweeps (unwind tables, mappings) are done by the time start returns.
+    let started = rss();
     go.wait();
     for t in threads {
         t.join().unwrap();
@@ -108,7 +111,7 @@ fn child_memory(cpu_s: f64) {
     let report = p.stop().unwrap();
     let peak = peak_rss_kib();
     let after = rss();
-    let all: Vec<String> = [before, sampling, after]
+    let all: Vec<String> = [before, started, sampling, after]
         .iter()
         .flatten()
         .chain(&[peak, report.session().samples.len() as u64])
@@ -117,32 +120,48 @@ fn child_memory(cpu_s: f64) {
     println!("{}", all.join(" "));
 }
 
-/// Runs the memory child and prints what it measured.
-fn memory(cpu_s: f64) {
+/// Runs this bench binary as a child with `args` and returns the numbers of the last line it
+/// printed, which must be `count` of them (every child mode prints its figures that way).
+fn child_numbers(args: &[&str], count: usize) -> Vec<f64> {
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["--child-memory", &cpu_s.to_string()])
-        .output()
-        .unwrap();
+    let out = Command::new(exe).args(args).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let v: Vec<f64> = text
+        .lines()
+        .last()
+        .unwrap_or("")
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    assert_eq!(v.len(), 11, "memory child printed {text:?}");
-    // Resident, anonymous (heap), file-backed: before start, at the end of sampling, after stop.
-    let (before, sampling, after) = (&v[0..3], &v[3..6], &v[6..9]);
-    let (peak, samples) = (v[9], v[10]);
+    assert_eq!(
+        v.len(),
+        count,
+        "child {args:?} printed {text:?}; stderr {:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    v
+}
+
+/// Runs the memory child and prints what it measured.
+fn memory(cpu_s: f64) {
+    let v = child_numbers(&["--child-memory", &cpu_s.to_string()], 14);
+    // Resident, anonymous (heap), file-backed: before start, just after it, at the end of
+    // sampling, after stop.
+    let (before, started, sampling, after) = (&v[0..3], &v[3..6], &v[6..9], &v[9..12]);
+    let (peak, samples) = (v[12], v[13]);
     let mib = |kib: f64| kib / 1024.0;
     println!(
         "memory, {MEMORY_THREADS} threads at 1 kHz, {cpu_s} s of CPU each: {samples:.0} samples; \
-         held while sampling {:.1} MiB ({:.1} anonymous, {:.1} file-backed; {:.1} bytes/sample); \
-         stop's peak {:.1} MiB above that; after stop, report held: {:.1} MiB above the start \
-         ({:.1} anonymous, {:.1} file-backed); resident before start {:.1} MiB",
+         held while sampling {:.1} MiB ({:.1} anonymous, {:.1} file-backed): {:.1} MiB at start \
+         ({:.1} anonymous) and {:.1} bytes/sample since; stop's peak {:.1} MiB above that; after \
+         stop, report held: {:.1} MiB above the start ({:.1} anonymous, {:.1} file-backed); \
+         resident before start {:.1} MiB",
         mib(sampling[0] - before[0]),
         mib(sampling[1] - before[1]),
         mib(sampling[2] - before[2]),
-        (sampling[0] - before[0]) * 1024.0 / samples.max(1.0),
+        mib(started[0] - before[0]),
+        mib(started[1] - before[1]),
+        (sampling[0] - started[0]) * 1024.0 / samples.max(1.0),
         mib(peak - sampling[0]),
         mib(after[0] - before[0]),
         mib(after[1] - before[1]),
@@ -154,21 +173,11 @@ fn memory(cpu_s: f64) {
 /// Runs the many-addresses child of prof and of pprof-rs alternately, `rounds` times each, and
 /// prints each one's best stops (least CPU; wall the least of its rounds).
 fn many_addresses(rounds: usize) {
-    let exe = std::env::current_exe().unwrap();
     let mut best: [Option<Vec<f64>>; 2] = [None, None];
     let tools = ["prof", "pprof-rs"];
     for _ in 0..rounds {
         for (tool, best) in tools.iter().zip(&mut best) {
-            let out = Command::new(&exe)
-                .args(["--child-many", tool])
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            let v: Vec<f64> = text
-                .split_whitespace()
-                .filter_map(|w| w.parse().ok())
-                .collect();
-            assert_eq!(v.len(), 8, "many-addresses child printed {text:?}");
+            let v = child_numbers(&["--child-many", tool], 8);
             *best = Some(match best.take() {
                 // Addresses, size, samples and new ones of the last round; each time its least.
                 Some(b) => (0..8)
@@ -512,23 +521,13 @@ struct Run {
 }
 
 fn spawn(c: &Config) -> Run {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = Command::new(exe);
-    cmd.args(["--child", c.tool, &c.rate.to_string()]);
+    let rate = c.rate.to_string();
+    let mut args = vec!["--child", c.tool, &rate];
     if let Some(timer) = c.timer {
-        cmd.args(["--timer", timer]);
+        args.extend(["--timer", timer]);
     }
-    cmd.args(c.extra);
-    let out = cmd.output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<f64> = text
-        .lines()
-        .last()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert_eq!(v.len(), 9, "child {} {} printed {text:?}", c.tool, c.rate);
+    args.extend(c.extra);
+    let v = child_numbers(&args, 9);
     Run {
         wall: v[0] / 1e9,
         cpu: v[1] / 1e9,

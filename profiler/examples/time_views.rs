@@ -6,12 +6,15 @@
 //!   worst case);
 //! - one function's lines (`function_lines`, with and without a transform) beside the call tree
 //!   the other views build from the same per-stack weights, and every file's lines
-//!   (`line_weights`, what `prof convert --to source` prints).
+//!   (`line_weights`, what `prof convert --to source` prints);
+//! - the stacks rewritten by a merge (`TransformedStacks`, which the viewer keeps until the
+//!   transforms change) and a call tree built from them.
 //!
 //! `cargo run --release -p prof --example time_views` prints the best of three runs.
 
 use prof::aggregate::{
     function_lines, line_weights, stack_chart, timeline, CallTree, Filter, StackWeights, Transform,
+    TransformedStacks,
 };
 use prof::session::{FrameSpec, Session, SessionBuilder};
 use std::time::{Duration, Instant};
@@ -78,7 +81,7 @@ fn main() {
     let all = Filter::all();
     let (bucket_time, tracks) =
         best(|| timeline(&session, &all, 0, end, PIXELS as usize, Some(&mask)));
-    let (box_time, boxes) = best(|| stack_chart(&session, &all, &[], 0, end, end / PIXELS, None));
+    let (box_time, boxes) = best(|| stack_chart(&session, &all, None, 0, end, end / PIXELS, None));
     println!(
         "{SAMPLES} samples: timeline {bucket_time:.1?} ({} tracks of {PIXELS} buckets), \
          stack chart {box_time:.1?} ({} boxes)",
@@ -93,6 +96,11 @@ fn main() {
         .find(|&id| session.str(id) == "f7")
         .expect("f7 is a function");
     let (tree_time, tree) = best(|| CallTree::build(&session, &weights, &[]));
+    let merged = [Transform::Merge(
+        session.frame(session.stacks[0].frame).name,
+    )];
+    let (stacks_time, stacks) = best(|| TransformedStacks::new(&session, &merged));
+    let (cached_time, _) = best(|| CallTree::build_transformed(&session, &weights, &stacks));
     let (lines_time, lines) = best(|| function_lines(&session, &weights, &[], func));
     let merge = [Transform::CollapseRecursion];
     let (transformed_time, _) = best(|| function_lines(&session, &weights, &merge, func));
@@ -100,7 +108,8 @@ fn main() {
     println!(
         "{SAMPLES} samples, {} stack nodes: call tree {tree_time:.1?} ({} nodes), one function's \
          lines {lines_time:.1?} ({} lines in {} files), with collapse-recursion \
-         {transformed_time:.1?}, every file's lines {all_time:.1?} ({} files)",
+         {transformed_time:.1?}, every file's lines {all_time:.1?} ({} files); stacks with a \
+         merge {stacks_time:.1?}, then the call tree from them {cached_time:.1?}",
         session.stacks.len(),
         tree.len(),
         lines.iter().map(|f| f.lines.len()).sum::<usize>(),

@@ -133,7 +133,8 @@ pub enum Timer {
     /// descriptor; a few microseconds more per sample than SIGTRAP.
     PerfEvent,
     /// `timer_create` (Linux): per-thread `timer_create(CLOCK_MONOTONIC, SIGEV_THREAD_ID)`.
-    /// Counts wall time, so it also wakes blocked threads at the sampling rate.
+    /// Counts wall time, so it also wakes blocked threads; a thread idle for about 10 ms of
+    /// signals is parked on a timer of its own CPU clock until it runs again.
     TimerCreate,
     /// `setitimer`: `setitimer(ITIMER_PROF)` for the whole process, capped by the kernel at its
     /// tick (often 250 Hz).

@@ -140,3 +140,47 @@ fn find_collector_cpu() -> Option<Duration> {
     }
     None
 }
+
+/// Issue 13 (the cost of a sample at 1 kHz): the handler read the thread's CPU clock for every
+/// sample's weight, a system call that was a quarter to a third of its time. With the
+/// perf-event timers each signal marks the end of one period of the thread's CPU time, so a
+/// busy thread's samples now weigh the period without the read; the weights must still add up
+/// to the CPU time the thread spent while sampled.
+#[test]
+fn r13_a_busy_threads_samples_skip_the_clock_read_and_still_add_up_to_its_cpu_time() {
+    let _serial = serial();
+    let interval = Duration::from_millis(1);
+    let reads_before = prof::diagnostics::clock_reads();
+    let mut cpu = Duration::ZERO;
+    let report = prof::profile(prof::Options::default().interval(interval), || {
+        let t = thread_cpu_time();
+        spin(Duration::from_millis(400));
+        cpu = thread_cpu_time() - t;
+    })
+    .unwrap();
+    let reads = prof::diagnostics::clock_reads() - reads_before;
+    let timer = &report.session().meta.timer;
+    if !timer.starts_with("perf_event") {
+        eprintln!("skipped: the {timer} timer always reads the clock");
+        return;
+    }
+    let mine = samples_on(&report, current_tid());
+    let weight: u64 = mine
+        .iter()
+        .map(|&i| report.session().samples.weight[i])
+        .sum();
+    let samples = mine.len() as u64;
+    assert!(samples >= 200, "{samples} samples of 400 ms at 1 kHz");
+    assert!(
+        reads * 2 < samples,
+        "{reads} clock reads for {samples} samples of a busy thread"
+    );
+    // The weights run from arming (just before the closure) to the last sample (less than a
+    // period before its end).
+    let off = (weight as f64 - cpu.as_nanos() as f64).abs();
+    assert!(
+        off <= 0.02 * cpu.as_nanos() as f64 + 2.0 * interval.as_nanos() as f64,
+        "weights {weight} ns against {} ns of CPU",
+        cpu.as_nanos()
+    );
+}

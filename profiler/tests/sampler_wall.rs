@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{names, samples_on, serial, spin};
+use common::{context_switches, names, samples_on, serial, spin};
 use prof::diagnostics::last_wall_stats;
 use prof::sampler::current_tid;
 use prof::session::SampleState;
@@ -59,17 +59,6 @@ fn blocked_in_poll(fd: i32, timeout_ms: i32) -> (i32, i32) {
     let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
     let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
     (rc, errno)
-}
-
-/// Voluntary plus involuntary context switches of thread `tid` so far: a blocked thread that
-/// a signal woke has at least one more.
-fn context_switches(tid: u64) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
-    status
-        .lines()
-        .filter(|l| l.contains("ctxt_switches:"))
-        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
-        .sum()
 }
 
 /// Waits (bounded) until thread `tid` is asleep in a system call.

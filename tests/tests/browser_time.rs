@@ -535,7 +535,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
         "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
     );
     let zoomed_draw = draws("window.profViewer.views.get('stack-chart')");
-    browser.screenshot("time-12-million-samples");
+    browser.screenshot("time-13-million-samples");
     println!(
         "1M samples: timeline buckets in the worker {timeline_ms} ms, drawn in {timeline_draw:.1} ms; \
          stack chart boxes in the worker {} ms ({} boxes), drawn in {chart_draw:.1} ms; \

@@ -10,8 +10,8 @@ use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use prof::aggregate::{
     check_comparable, format_percent, format_share_change, format_weight, format_weight_change,
-    thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter,
-    FlameOrder, NodeId, SortBy,
+    thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter, NodeId,
+    SortBy,
 };
 use prof::session::SampleType;
 use serde::Serialize;
@@ -187,14 +187,7 @@ impl Diff {
         to: f64,
         left_heavy: bool,
     ) -> Result<FlameLayout, JsError> {
-        let view = View {
-            order: if left_heavy {
-                FlameOrder::HeaviestFirst
-            } else {
-                FlameOrder::Name
-            },
-            window: (from, to),
-        };
+        let view = View::of_page(from, to, left_heavy);
         Ok(FlameLayout::compute(
             &self.new_tree,
             self.node(root)?,

@@ -15,6 +15,21 @@ pub struct View {
     pub window: (f64, f64),
 }
 
+impl View {
+    /// The page's flame settings: the window `[from, to)` of the root's width, siblings
+    /// heaviest first when `left_heavy`, else by name.
+    pub fn of_page(from: f64, to: f64, left_heavy: bool) -> View {
+        View {
+            order: if left_heavy {
+                FlameOrder::HeaviestFirst
+            } else {
+                FlameOrder::Name
+            },
+            window: (from, to),
+        }
+    }
+}
+
 impl Default for View {
     fn default() -> Self {
         View {
@@ -74,7 +89,7 @@ impl FlameLayout {
         let scale = 1.0 / visible as f64;
         for r in &rects {
             let marked = highlight.is_some_and(|mask| {
-                tree.rect_matches(r, min_width, |f| mask.get(f.index()) == Some(&1))
+                tree.rect_matches(r, min_width, |f| prof::aggregate::is_marked(mask, f))
             });
             layout.highlight.push(u8::from(marked));
             // A merged rectangle zooms into the heaviest of the nodes it stands for.

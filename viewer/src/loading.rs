@@ -2,7 +2,7 @@
 //! memory size (for the benchmark).
 
 use crate::profile::{Profile, ViewSpec};
-use prof::aggregate::{thread_totals, CallTree, Filter, StackWeights};
+use prof::aggregate::{thread_totals, CallTree, Filter, StackWeights, TransformedStacks};
 use prof::session::Session;
 use wasm_bindgen::prelude::*;
 
@@ -62,7 +62,8 @@ impl Profile {
             Some(parts) => StackWeights::sum(session.stacks.len(), parts),
             None => StackWeights::compute(&session, &Filter::all()),
         };
-        let tree = CallTree::build(&session, &weights, &[]);
+        let transformed = TransformedStacks::new(&session, &[]);
+        let tree = CallTree::build_transformed(&session, &weights, &transformed);
         let totals = thread_totals(&session);
         let time_sorted = session.samples.time_ns.is_sorted();
         let sample_types = session
@@ -73,6 +74,7 @@ impl Profile {
         Profile {
             session,
             tree,
+            transformed,
             view: ViewSpec::default(),
             weights,
             highlight: None,

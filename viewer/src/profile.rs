@@ -5,8 +5,8 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, CallTree, Filter, FlameOrder, NodeId, SortBy, StackWeights,
-    ThreadTotal, TransformSpec,
+    format_percent, format_weight, CallTree, Filter, NodeId, SortBy, StackWeights, ThreadTotal,
+    TransformSpec, TransformedStacks,
 };
 use prof::session::{SampleState, Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -18,6 +18,9 @@ pub struct Profile {
     pub(crate) session: Session,
     /// The call tree of the samples the view selects.
     pub(crate) tree: CallTree,
+    /// The session's stacks rewritten by the view's transforms: computed again only when the
+    /// transforms change, shared by the call tree, the timeline and the stack chart.
+    pub(crate) transformed: TransformedStacks,
     /// What selects the samples.
     pub(crate) view: ViewSpec,
     /// The weight per stack of the samples `view` selects: kept so that a change of transforms
@@ -232,7 +235,10 @@ impl Profile {
             self.select_sample_type(&wanted)?;
         }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
-        let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+        if view.transforms != self.view.transforms {
+            let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+            self.transformed = TransformedStacks::new(&self.session, &transforms);
+        }
         let selects = |v: &ViewSpec| (v.threads.clone(), v.range, v.state);
         if selects(&view) != selects(&self.view) {
             self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
@@ -250,7 +256,7 @@ impl Profile {
                 _ => StackWeights::compute(&self.session, &filter),
             };
         }
-        self.tree = CallTree::build(&self.session, &self.weights, &transforms);
+        self.tree = CallTree::build_transformed(&self.session, &self.weights, &self.transformed);
         self.view = view;
         Ok(())
     }
@@ -292,14 +298,7 @@ impl Profile {
         to: f64,
         left_heavy: bool,
     ) -> Result<FlameLayout, JsError> {
-        let view = crate::layout::View {
-            order: if left_heavy {
-                FlameOrder::HeaviestFirst
-            } else {
-                FlameOrder::Name
-            },
-            window: (from, to),
-        };
+        let view = crate::layout::View::of_page(from, to, left_heavy);
         Ok(FlameLayout::compute(
             &self.tree,
             self.node(root)?,

@@ -5,8 +5,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    box_function, charged_functions, format_time_at, format_weight, stack_chart, time_extent,
-    timeline_charged, Filter, StackBox, Transform,
+    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline_charged,
+    Filter, StackBox, TransformedStacks,
 };
 use prof::session::{SampleType, Session, ThreadIdx, Unit};
 use serde::Serialize;
@@ -113,8 +113,8 @@ impl TimelineData {
     /// Buckets the session's samples over `[from, to)`. Heights are fractions of a track's
     /// height: for times with a known sampling `interval` (no bucket is then shorter), the
     /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
-    /// over the heaviest bucket's. `transforms` apply as in every other view: the samples they
-    /// drop are left out, and a bucket's hottest function is the one they charge.
+    /// over the heaviest bucket's. `transformed` stacks apply as in every other view: the samples
+    /// a transform drops are left out, and a bucket's hottest function is the one they charge.
     pub fn compute(
         session: &Session,
         from: u64,
@@ -122,9 +122,11 @@ impl TimelineData {
         buckets: usize,
         interval: u64,
         highlight: Option<&[u8]>,
-        transforms: &[Transform],
+        transformed: Option<&TransformedStacks>,
     ) -> Self {
-        let charged = (!transforms.is_empty()).then(|| charged_functions(session, transforms));
+        let charged = transformed
+            .filter(|t| t.is_transformed())
+            .map(|t| t.charged_functions(session));
         let tracks = timeline_charged(
             session,
             &Filter::all(),
@@ -264,11 +266,12 @@ pub struct StackChartLayout {
 
 impl StackChartLayout {
     /// The stack chart of `threads` over `[from, to)` for a canvas `pixels` wide, its stacks
-    /// rewritten by `transforms`: boxes narrower than a pixel are merged by the core.
+    /// as `transformed` (see the core's `stack_chart`): boxes narrower than a pixel are merged by
+    /// the core.
     pub fn compute(
         session: &Session,
         filter: &Filter,
-        transforms: &[Transform],
+        transformed: Option<&TransformedStacks>,
         from: u64,
         to: u64,
         pixels: f64,
@@ -279,7 +282,7 @@ impl StackChartLayout {
         let boxes = stack_chart(
             session,
             filter,
-            transforms,
+            transformed,
             from,
             to,
             min_width.max(1),
@@ -453,7 +456,6 @@ impl Profile {
         if let Some(fit) = (to - from).checked_div(interval) {
             buckets = buckets.min(fit.max(1) as usize);
         }
-        let (transforms, _) = crate::transforms::resolve(&self.session, &self.view.transforms);
         TimelineData::compute(
             &self.session,
             from,
@@ -461,7 +463,7 @@ impl Profile {
             buckets,
             interval,
             highlight(self),
-            &transforms,
+            Some(&self.transformed),
         )
     }
 
@@ -479,11 +481,10 @@ impl Profile {
             .view
             .filter(&self.session)
             .map_err(|e| JsError::new(&e))?;
-        let (transforms, _) = crate::transforms::resolve(&self.session, &self.view.transforms);
         Ok(StackChartLayout::compute(
             &self.session,
             &filter,
-            &transforms,
+            Some(&self.transformed),
             from,
             to,
             pixels,
@@ -548,13 +549,13 @@ mod tests {
         // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
         b.push_sample(s, t, 10, 25);
         let session = b.finish();
-        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, &[]);
+        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, None);
         assert_eq!(data.height, [0.5, 0.0]);
         // Buckets shorter than a sample: with a known interval, a bar is full at most; without
         // one, bars are shares of the heaviest.
-        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, &[]);
+        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, None);
         assert_eq!(data.height[1], 1.0);
-        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, &[]);
+        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, None);
         assert_eq!(data.height[2], 1.0);
         assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
         assert_eq!(data.hottest[1], NONE);

@@ -43,7 +43,7 @@ pub use format::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
-pub use search::SearchMatch;
+pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{thread_totals, ThreadTotal};
@@ -51,7 +51,7 @@ pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineT
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
-pub use tree::{charged_functions, CallTree, NodeId};
+pub use tree::{charged_functions, CallTree, NodeId, TransformedStacks};
 
 #[cfg(test)]
 mod property_tests;

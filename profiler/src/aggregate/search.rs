@@ -16,6 +16,12 @@ pub struct SearchMatch {
     pub count: u64,
 }
 
+/// Whether `func` is marked in a highlight mask: one byte per function name id, 1 for marked
+/// (what the viewer's search hands to the layouts, the timeline and the stack chart).
+pub fn is_marked(mask: &[u8], func: StrId) -> bool {
+    mask.get(func.index()) == Some(&1)
+}
+
 impl CallTree {
     /// The functions whose names `matches` accepts (e.g. a regex's `is_match`), and the weight of
     /// the samples that pass through any of them. Each name is tested once.

@@ -7,7 +7,7 @@
 
 use super::filter::Filter;
 use super::timeline::{in_time_range, thread_mask};
-use super::transform::Transform;
+use super::tree::TransformedStacks;
 use crate::session::{FrameId, Session, StrId, ThreadIdx};
 
 /// One box of a stack chart: a frame at a depth, over a span of time.
@@ -85,7 +85,11 @@ struct Nodes {
 const NO_PARENT: u32 = u32::MAX;
 
 impl Nodes {
-    fn new(session: &Session, transforms: &[Transform], highlight: Option<&[u8]>) -> Nodes {
+    fn new(
+        session: &Session,
+        transformed: Option<&TransformedStacks>,
+        highlight: Option<&[u8]>,
+    ) -> Nodes {
         let mut nodes = Nodes {
             parent: Vec::new(),
             depth: Vec::new(),
@@ -94,7 +98,21 @@ impl Nodes {
             matches: Vec::new(),
             of_stack: Vec::new(),
         };
-        if transforms.is_empty() {
+        let transformed = transformed.filter(|t| t.is_transformed());
+        if let Some(TransformedStacks { shape, map, .. }) = transformed {
+            // Shape node 0 is the root ("all samples"), not drawn: node n is n - 1 here.
+            for n in 1..shape.len() {
+                let parent = match shape.parent[n] {
+                    0 => NO_PARENT,
+                    p => p - 1,
+                };
+                nodes.push(parent, shape.func[n], shape.frame[n], highlight);
+            }
+            nodes.of_stack = map
+                .iter()
+                .map(|n| n.and_then(|n| n.checked_sub(1)))
+                .collect();
+        } else {
             for (i, node) in session.stacks.iter().enumerate() {
                 let parent = node.parent.map_or(NO_PARENT, |p| p.0);
                 nodes.push(
@@ -105,20 +123,6 @@ impl Nodes {
                 );
                 nodes.of_stack.push(Some(i as u32));
             }
-        } else {
-            // Shape node 0 is the root ("all samples"), not drawn: node n is n - 1 here.
-            let (shape, map) = super::tree::transformed_shape(session, transforms);
-            for n in 1..shape.len() {
-                let parent = match shape.parent[n] {
-                    0 => NO_PARENT,
-                    p => p - 1,
-                };
-                nodes.push(parent, shape.func[n], shape.frame[n], highlight);
-            }
-            nodes.of_stack = map
-                .into_iter()
-                .map(|n| n.and_then(|n| n.checked_sub(1)))
-                .collect();
         }
         nodes
     }
@@ -126,7 +130,7 @@ impl Nodes {
     fn push(&mut self, parent: u32, func: StrId, frame: FrameId, highlight: Option<&[u8]>) {
         let up = (parent != NO_PARENT).then_some(parent as usize);
         self.depth.push(up.map_or(0, |p| self.depth[p] + 1));
-        let own = highlight.is_some_and(|mask| mask.get(func.index()) == Some(&1));
+        let own = highlight.is_some_and(|mask| super::is_marked(mask, func));
         self.matches
             .push(own || up.is_some_and(|p| self.matches[p]));
         self.parent.push(parent);
@@ -140,12 +144,13 @@ impl Nodes {
 /// order. Boxes narrower than `min_width` nanoseconds are merged with the narrow siblings they
 /// touch, and what they call is not drawn, so the count of boxes stays near the window's pixels
 /// times the depth however many samples there are. `highlight` marks functions (one byte per
-/// name id, 1: marked). `transforms` rewrite each sample's stack as they rewrite the call tree;
-/// a sample they drop is not drawn.
+/// name id, 1: marked). With `transformed` stacks (made from `session`) that some transform
+/// rewrote, each sample's stack is drawn as rewritten, as the call tree charges it, and a
+/// sample they drop is not drawn; without, the stacks are drawn frame by frame as recorded.
 pub fn stack_chart(
     session: &Session,
     filter: &Filter,
-    transforms: &[Transform],
+    transformed: Option<&TransformedStacks>,
     from: u64,
     to: u64,
     min_width: u64,
@@ -156,7 +161,7 @@ pub fn stack_chart(
         return out;
     }
     let keep = thread_mask(session, filter);
-    let nodes = Nodes::new(session, transforms, highlight);
+    let nodes = Nodes::new(session, transformed, highlight);
     let interval = match session.meta.achieved_interval_ns {
         0 => session.meta.requested_interval_ns,
         i => i,
@@ -271,6 +276,7 @@ pub fn box_function(b: &StackBox) -> Option<StrId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregate::Transform;
     use crate::session::{FrameSpec, SessionBuilder};
 
     /// One thread sampled every 10 ns: `main;a` ×3, `main;b` ×2, `main;a` ×1, then a gap, then
@@ -292,7 +298,7 @@ mod tests {
     }
 
     fn boxes(session: &Session, from: u64, to: u64, min: u64) -> Vec<(u32, u64, u64, String)> {
-        let mut got: Vec<_> = stack_chart(session, &Filter::all(), &[], from, to, min, None)
+        let mut got: Vec<_> = stack_chart(session, &Filter::all(), None, from, to, min, None)
             .iter()
             .map(|b| {
                 let name = box_function(b)
@@ -333,18 +339,26 @@ mod tests {
                 .unwrap()
         };
         let chart = |transforms: &[Transform]| {
-            let mut got: Vec<_> =
-                stack_chart(&session, &Filter::all(), transforms, 0, 200, 1, None)
-                    .iter()
-                    .map(|b| {
-                        (
-                            b.depth,
-                            b.start_ns,
-                            b.end_ns,
-                            session.str(b.func).to_owned(),
-                        )
-                    })
-                    .collect();
+            let transformed = TransformedStacks::new(&session, transforms);
+            let mut got: Vec<_> = stack_chart(
+                &session,
+                &Filter::all(),
+                Some(&transformed),
+                0,
+                200,
+                1,
+                None,
+            )
+            .iter()
+            .map(|b| {
+                (
+                    b.depth,
+                    b.start_ns,
+                    b.end_ns,
+                    session.str(b.func).to_owned(),
+                )
+            })
+            .collect();
             got.sort();
             got
         };
@@ -440,12 +454,12 @@ mod tests {
     fn a_highlight_marks_the_function_and_its_callees() {
         let session = session();
         let mask: Vec<u8> = session.strings.iter().map(|s| u8::from(s == "b")).collect();
-        let chart = stack_chart(&session, &Filter::all(), &[], 0, 200, 1, Some(&mask));
+        let chart = stack_chart(&session, &Filter::all(), None, 0, 200, 1, Some(&mask));
         for b in &chart {
             let name = session.str(box_function(b).unwrap());
             assert_eq!(b.matches, name == "b", "{name}");
         }
-        let merged = stack_chart(&session, &Filter::all(), &[], 0, 200, 25, Some(&mask));
+        let merged = stack_chart(&session, &Filter::all(), None, 0, 200, 25, Some(&mask));
         assert!(merged.iter().any(|b| b.merged == 2 && b.matches));
     }
 
@@ -467,7 +481,7 @@ mod tests {
             b.push_sample(s, t, i, 1);
         }
         let session = b.finish();
-        let chart = stack_chart(&session, &Filter::all(), &[], 0, 200_000, 1_000, None);
+        let chart = stack_chart(&session, &Filter::all(), None, 0, 200_000, 1_000, None);
         assert_eq!(
             chart.len(),
             1,

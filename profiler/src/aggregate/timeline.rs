@@ -56,7 +56,7 @@ pub fn bucket_of(time: u64, from: u64, to: u64, buckets: usize) -> Option<usize>
 pub(crate) fn stacks_matching(session: &Session, mask: &[u8]) -> Vec<bool> {
     let mut out: Vec<bool> = Vec::with_capacity(session.stacks.len());
     for node in &session.stacks {
-        let own = mask.get(session.frame(node.frame).name.index()) == Some(&1);
+        let own = super::is_marked(mask, session.frame(node.frame).name);
         // A parent always comes before its children.
         let inherited = node.parent.is_some_and(|p| out[p.index()]);
         out.push(own || inherited);
@@ -496,14 +496,13 @@ mod tests {
         assert_eq!(time_extent(&session), (0, 20_000_000));
     }
 
-    #[test]
-    fn samples_a_transform_drops_are_not_bucketed() {
+    /// The fixture's two-bucket timeline after one transform, and the id of a function name.
+    fn transformed(
+        transform: impl Fn(&dyn Fn(&str) -> StrId) -> crate::aggregate::Transform,
+    ) -> (Vec<TimelineTrack>, Session) {
         let (session, _, _) = session();
-        let b = session.strings.iter().position(|s| s == "b").unwrap();
-        let dropped = crate::aggregate::charged_functions(
-            &session,
-            &[crate::aggregate::Transform::DropFunction(StrId(b as u32))],
-        );
+        let name = |n: &str| StrId(session.strings.iter().position(|s| s == n).unwrap() as u32);
+        let charged = crate::aggregate::charged_functions(&session, &[transform(&name)]);
         let tracks = timeline_charged(
             &session,
             &Filter::all(),
@@ -511,8 +510,14 @@ mod tests {
             20_000_000,
             2,
             None,
-            Some(&dropped),
+            Some(&charged),
         );
+        (tracks, session)
+    }
+
+    #[test]
+    fn samples_a_transform_drops_are_not_bucketed() {
+        let (tracks, _) = transformed(|name| crate::aggregate::Transform::DropFunction(name("b")));
         assert_eq!(tracks[0].weight, [10_000_000, 0]);
         assert_eq!(tracks[0].hottest[1], None);
         assert_eq!(tracks[1].weight, [0, 0]);
@@ -520,21 +525,8 @@ mod tests {
 
     #[test]
     fn the_hottest_function_is_the_one_a_transform_charges() {
-        let (session, _, _) = session();
+        let (tracks, session) = transformed(|name| crate::aggregate::Transform::Merge(name("b")));
         let name = |n: &str| StrId(session.strings.iter().position(|s| s == n).unwrap() as u32);
-        let merged = crate::aggregate::charged_functions(
-            &session,
-            &[crate::aggregate::Transform::Merge(name("b"))],
-        );
-        let tracks = timeline_charged(
-            &session,
-            &Filter::all(),
-            0,
-            20_000_000,
-            2,
-            None,
-            Some(&merged),
-        );
         // Every sample is kept; b's time is charged to its caller.
         assert_eq!(tracks[0].weight, [10_000_000, 10_000_000]);
         assert_eq!(tracks[0].hottest, [Some(name("a")), Some(name("root"))]);

@@ -42,37 +42,65 @@ pub struct CallTree {
     children: Vec<NodeId>,
 }
 
-/// The shape of a session's stacks rewritten by `transforms` applied in order, and the node of
-/// each stack in it (`None`: a transform drops the stack's samples).
-pub(crate) fn transformed_shape(
-    session: &Session,
-    transforms: &[Transform],
-) -> (Shape, Vec<Option<u32>>) {
-    let (mut shape, mut map) = Shape::of_session(session);
-    for transform in transforms {
-        let (next, step) = transform.apply(&shape, session);
-        for slot in &mut map {
-            *slot = slot.and_then(|n| step[n as usize]);
+/// A session's stacks as a list of transforms rewrites them: the tree of functions they form
+/// (its root stands for all samples) and each stack's node in it, or none when a transform
+/// drops the stack's samples. O(stacks), not O(samples), but a session may hold 100,000
+/// stacks: computed once per (session, transforms) and shared by the call tree
+/// ([`CallTree::build_transformed`]), the timeline ([`TransformedStacks::charged_functions`])
+/// and the stack chart, so that a change of threads, time range or window does not compute it
+/// again. Every use must pass the session it was made from.
+#[derive(Clone, Debug)]
+pub struct TransformedStacks {
+    pub(crate) shape: Shape,
+    pub(crate) map: Vec<Option<u32>>,
+    transformed: bool,
+}
+
+impl TransformedStacks {
+    /// The stacks of `session` rewritten by `transforms` applied in order.
+    pub fn new(session: &Session, transforms: &[Transform]) -> Self {
+        let (mut shape, mut map) = Shape::of_session(session);
+        for transform in transforms {
+            let (next, step) = transform.apply(&shape, session);
+            for slot in &mut map {
+                *slot = slot.and_then(|n| step[n as usize]);
+            }
+            shape = next;
         }
-        shape = next;
+        TransformedStacks {
+            shape,
+            map,
+            transformed: !transforms.is_empty(),
+        }
     }
-    (shape, map)
+
+    /// Whether any transform was applied (else the stacks are only merged by function name).
+    pub fn is_transformed(&self) -> bool {
+        self.transformed
+    }
+
+    /// Per stack of `session`, the function its samples are charged to (the leaf of the
+    /// rewritten stack, as the call tree charges it), or `None` when a transform drops them. A
+    /// stack whose every frame a transform removed is charged to the root, which has no
+    /// function: it keeps its own leaf function here.
+    pub fn charged_functions(&self, session: &Session) -> Vec<Option<StrId>> {
+        self.map
+            .iter()
+            .zip(&session.stacks)
+            .map(|(node, stack)| match node {
+                None => None,
+                Some(0) => Some(session.frame(stack.frame).name),
+                Some(n) => Some(self.shape.func[*n as usize]),
+            })
+            .collect()
+    }
 }
 
 /// Per stack of `session`, the function its samples are charged to once `transforms` are applied
-/// in order (the leaf of the rewritten stack, as [`CallTree::build`] charges it), or `None` when a
-/// transform drops them. A stack whose every frame a transform removed is charged to the root,
-/// which has no function: it keeps its own leaf function here. O(stacks), not O(samples).
+/// in order: [`TransformedStacks::charged_functions`] of a [`TransformedStacks`] made for this
+/// call.
 pub fn charged_functions(session: &Session, transforms: &[Transform]) -> Vec<Option<StrId>> {
-    let (shape, map) = transformed_shape(session, transforms);
-    map.iter()
-        .zip(&session.stacks)
-        .map(|(node, stack)| match node {
-            None => None,
-            Some(0) => Some(session.frame(stack.frame).name),
-            Some(n) => Some(shape.func[*n as usize]),
-        })
-        .collect()
+    TransformedStacks::new(session, transforms).charged_functions(session)
 }
 
 impl CallTree {
@@ -83,17 +111,31 @@ impl CallTree {
 
     /// The call tree of per-stack `weights`, rewritten by `transforms` applied in order.
     pub fn build(session: &Session, weights: &StackWeights, transforms: &[Transform]) -> Self {
-        let (shape, map) = transformed_shape(session, transforms);
+        Self::build_transformed(
+            session,
+            weights,
+            &TransformedStacks::new(session, transforms),
+        )
+    }
+
+    /// The call tree of per-stack `weights` over stacks already rewritten (made from
+    /// `session`): O(stacks + nodes), no pass over the samples and no transform applied again.
+    pub fn build_transformed(
+        session: &Session,
+        weights: &StackWeights,
+        stacks: &TransformedStacks,
+    ) -> Self {
+        let shape = &stacks.shape;
         let mut self_weight = vec![0u64; shape.len()];
         let mut self_count = vec![0; shape.len()];
-        for (stack, node) in map.iter().enumerate() {
+        for (stack, node) in stacks.map.iter().enumerate() {
             if let Some(n) = node {
                 self_weight[*n as usize] =
                     self_weight[*n as usize].saturating_add(weights.weight[stack]);
                 self_count[*n as usize] += weights.count[stack];
             }
         }
-        Self::from_shape(&shape, self_weight, self_count, session)
+        Self::from_shape(shape, self_weight, self_count, session)
     }
 
     /// Finishes a tree from a shape and its nodes' self weights and counts.

@@ -4,6 +4,7 @@
 
 use super::handler::Shared;
 use super::ring::RawSample;
+use super::stack_index::StackIndex;
 use super::stackmap;
 use super::sys;
 use super::threads;
@@ -28,7 +29,7 @@ const MAPS_MISS_EVERY: Duration = Duration::from_millis(100);
 
 /// How long to sleep before the next drain: long enough that the collector's wake-ups cost
 /// little (each costs the process CPU), short enough that at the rate samples just arrived the
-/// ring is at most a quarter full by then.
+/// ring is at most a quarter full by then (`drained` and `capacity` in the ring's words).
 fn next_sleep(drained: usize, over: Duration, capacity: usize) -> Duration {
     let per_second = drained as f64 / over.as_secs_f64().max(1e-3);
     let until_quarter = (capacity / 4) as f64 / per_second.max(1.0);
@@ -52,7 +53,7 @@ pub struct RawProfile {
     /// Distinct stacks, addresses leaf first (the first is the interrupted instruction, the
     /// others return addresses).
     pub stacks: Vec<Box<[u64]>>,
-    /// Samples in arrival order (in time order in wall mode), 16 bytes each.
+    /// Samples in arrival order (in time order in wall mode), about 7 bytes each.
     pub samples: super::samples::SampleLog,
     /// Thread names by id, as last seen.
     pub names: HashMap<u32, String>,
@@ -81,7 +82,8 @@ pub struct Collector {
     retired: Vec<Armed>,
     /// The threads listed by the last sweep.
     live: Vec<u32>,
-    index: HashMap<Box<[u64]>, u32>,
+    /// Finds a stack's index in `out.stacks`.
+    index: StackIndex,
     out: RawProfile,
     scratch: Vec<u64>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -109,7 +111,7 @@ impl Collector {
             armed: HashMap::new(),
             retired: Vec::new(),
             live: Vec::new(),
-            index: HashMap::new(),
+            index: StackIndex::default(),
             out: RawProfile::default(),
             scratch: Vec::new(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -217,13 +219,16 @@ impl Collector {
                     (false, true) => cpu,
                     (false, false) => 0,
                 };
-                if self.shared.threads.find_or_insert(tid, clock).is_none() {
+                let Some(slot) = self.shared.threads.find_or_insert(tid, clock) else {
                     self.out.arm_failures += 1;
                     continue;
-                }
+                };
                 match timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit) {
                     Ok(armed) => {
                         self.note_fd(armed.as_ref(), tid);
+                        if let Some((monotonic, cpu)) = armed.as_ref().and_then(timer::timer_ids) {
+                            self.shared.threads.set_timers(slot, monotonic, cpu);
+                        }
                         armed
                     }
                     Err(_) => {
@@ -288,34 +293,40 @@ impl Collector {
         }
     }
 
-    /// Moves the samples waiting in the ring into the profile; returns how many there were.
+    /// Moves the samples waiting in the ring into the profile; returns how many words of the
+    /// ring they took.
     fn drain(&mut self) -> usize {
         let shared = Arc::clone(&self.shared);
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut drained = 0;
-        while shared.ring.pop(|raw, addrs| {
-            drained += 1;
-            if self.out.samples.len() >= self.max_samples {
-                self.out.dropped += 1;
-                return;
+        loop {
+            let words = shared.ring.pop(|raw, addrs| {
+                if self.out.samples.len() >= self.max_samples {
+                    self.out.dropped += 1;
+                    return;
+                }
+                // A thread registered by its own handler, maybe gone already: the name it recorded
+                // then, else the one it has now.
+                self.out.names.entry(raw.tid).or_insert_with(|| {
+                    shared
+                        .threads
+                        .name_of(raw.tid)
+                        .unwrap_or_else(|| threads::thread_name(raw.tid))
+                });
+                scratch.clear();
+                scratch.extend(addrs);
+                let stack = self.index.intern(&mut self.out.stacks, &scratch);
+                self.out.samples.push(StoredSample {
+                    stack,
+                    raw,
+                    waiting: false,
+                });
+            });
+            if words == 0 {
+                break;
             }
-            // A thread registered by its own handler, maybe gone already: the name it recorded
-            // then, else the one it has now.
-            self.out.names.entry(raw.tid).or_insert_with(|| {
-                shared
-                    .threads
-                    .name_of(raw.tid)
-                    .unwrap_or_else(|| threads::thread_name(raw.tid))
-            });
-            scratch.clear();
-            scratch.extend(addrs);
-            let stack = intern(&mut self.index, &mut self.out.stacks, &scratch);
-            self.out.samples.push(StoredSample {
-                stack,
-                raw,
-                waiting: false,
-            });
-        }) {}
+            drained += words;
+        }
         self.scratch = scratch;
         drained
     }
@@ -339,10 +350,9 @@ impl Collector {
             let (stack, captured) = match wall.look(tid, &shared, &self.out.objects, self.max_depth)
             {
                 Found::Unchanged(stack) => (stack, None),
-                Found::Blocked(addrs, cpu) => (
-                    intern(&mut self.index, &mut self.out.stacks, &addrs),
-                    Some(cpu),
-                ),
+                Found::Blocked(addrs, cpu) => {
+                    (self.index.intern(&mut self.out.stacks, &addrs), Some(cpu))
+                }
                 Found::Signalled | Found::Nothing => continue,
             };
             if let Some(cpu) = captured {
@@ -458,24 +468,6 @@ impl Collector {
                     *name = now;
                 }
             }
-        }
-    }
-}
-
-/// The index of `stack` (addresses leaf first) in `stacks`, added when new.
-fn intern(
-    index: &mut HashMap<Box<[u64]>, u32>,
-    stacks: &mut Vec<Box<[u64]>>,
-    stack: &[u64],
-) -> u32 {
-    match index.get(stack) {
-        Some(&i) => i,
-        None => {
-            let i = stacks.len() as u32;
-            let key: Box<[u64]> = stack.into();
-            stacks.push(key.clone());
-            index.insert(key, i);
-            i
         }
     }
 }

@@ -49,6 +49,15 @@ pub fn handler_stats() -> (u64, Duration) {
     )
 }
 
+/// Samples so far in this process whose weight was read from their thread's CPU clock (a
+/// system call in the handler). With the perf-event timers at intervals of 100 µs or more, a
+/// sample that comes one period after its thread's last weighs that period without the read;
+/// the others (a thread's first sample, one after the thread was descheduled, blocked or in
+/// the kernel, every sample of the other timers and of wall mode) read it.
+pub fn clock_reads() -> u64 {
+    handler::CLOCK_READS.load(Ordering::Relaxed)
+}
+
 /// Samples so far in this process whose outer frames were copied from their thread's previous
 /// stack, and (with `Settings::verify_reuse` at start, which unwinds those stacks again in
 /// full) how many of them differed from the full unwind.
@@ -56,6 +65,15 @@ pub fn reuse_stats() -> (u64, u64) {
     (
         handler::REUSED.load(Ordering::Relaxed),
         handler::REUSE_MISMATCHES.load(Ordering::Relaxed),
+    )
+}
+
+/// `timer_create` threads parked (their monotonic timer swapped for a CPU-clock one after
+/// 10 ms idle) and unparked so far in this process.
+pub fn timer_parking_stats() -> (u64, u64) {
+    (
+        handler::PARKED.load(Ordering::Relaxed),
+        handler::UNPARKED.load(Ordering::Relaxed),
     )
 }
 

@@ -5,7 +5,7 @@
 use super::ring::{RawSample, Ring};
 use super::stackmap::{Range, StackMap};
 use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
-use super::threads::ThreadTable;
+use super::threads::{Parking, ThreadTable};
 use super::unwind::{self, UnwindMode};
 use crate::diagnostics::Measure;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -49,11 +49,24 @@ pub struct Shared {
     pub inherit: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
+    /// The CPU time between two signals of the thread's timer when each signal marks the end
+    /// of one period of it (the perf-event timers, at intervals of at least
+    /// [`PERIOD_WEIGHT_MIN_NS`]): a sample that comes one period after the thread's last then
+    /// weighs the period without a clock read (see [`ThreadTable::take_period`]). 0 for the
+    /// other timers, whose samples always read the clock.
+    pub period_ns: u64,
     /// Samples with less CPU time than this since the thread's last one are not taken; the
     /// time goes to its next sample. Half the interval for `timer_create`, whose wall-clock
     /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
     /// CPU, and would otherwise be a sample); 0 for the CPU-time timers.
     pub min_weight_ns: u64,
+    /// `timer_create` only (0 otherwise): after this many signals in a row that found a thread
+    /// idle, the handler parks it: disarms its monotonic timer and arms a timer of the
+    /// thread's own CPU clock, so a blocked thread is no longer woken; that timer's first
+    /// signal (the thread ran for an interval) unparks it. See [`ThreadTable::note_timer_signal`].
+    pub park_after: u32,
+    /// The sampling interval, for re-arming parked and unparked timers.
+    pub interval_ns: u64,
     /// What to measure, from the diagnostics' `Settings::measure`.
     pub measure: Measure,
     /// Wall mode: weights are monotonic-clock nanoseconds since the thread's previous sample
@@ -70,6 +83,11 @@ pub static HANDLED: AtomicU64 = AtomicU64::new(0);
 pub static REUSED: AtomicU64 = AtomicU64::new(0);
 /// With `Settings::verify_reuse`: samples whose stack with reuse differed from a full unwind.
 pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
+
+/// `timer_create` threads parked (see [`Shared::park_after`]) since the process started.
+pub static PARKED: AtomicU64 = AtomicU64::new(0);
+/// `timer_create` threads unparked since the process started.
+pub static UNPARKED: AtomicU64 = AtomicU64::new(0);
 
 /// Samples unwound with frame pointers only because the stack the handler ran on had too little
 /// room left for DWARF unwinding (see [`DWARF_ROOM`]).
@@ -94,6 +112,17 @@ pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
 } else {
     1 << 10
 };
+
+/// The shortest interval whose samples may weigh one period without a clock read: a sample
+/// needs at least half a period of wall time since the thread's last to be one period later,
+/// and the CPU time from the timer's expiry to the handler (a few microseconds) must stay
+/// well below that.
+pub const PERIOD_WEIGHT_MIN_NS: u64 = 100_000;
+
+/// Samples of a periodic timer (see [`Shared::period_ns`]) whose weight was read from the
+/// thread's CPU clock (a system call), since the process started; the others weighed one
+/// period. Samples of the other timers always read it and are not counted.
+pub static CLOCK_READS: AtomicU64 = AtomicU64::new(0);
 
 /// Nanoseconds spent inside the handler with [`Measure::Time`], since the process started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
@@ -123,7 +152,7 @@ pub fn on_sample(
             return;
         }
         let entered = (shared.measure == Measure::Time).then(sys::monotonic_ns);
-        let clock = shared.clock();
+        let clock = shared.clock(source);
         shared.sample(&regs, mapping, room, access, source, &guard, clock);
         if let Some(entered) = entered {
             // The monotonic clock (read in the vDSO, without a system call) from entry to exit,
@@ -151,18 +180,45 @@ fn room_below(here: u64, stack: Option<(u64, u64)>) -> Option<u64> {
     (lo <= here && here < hi).then(|| here - lo)
 }
 
+/// A sample's clock as the handler read it at entry (see [`Shared::clock`]).
+#[derive(Clone, Copy)]
+enum Clock {
+    /// The clock the weight is the difference of (thread CPU time, or monotonic in wall mode).
+    Read(u64),
+    /// A periodic timer's signal: the monotonic clock (see [`ThreadTable::take_period`]).
+    Periodic(u64),
+}
+
 /// The most one handler run counts for in [`HANDLER_NS`]: a run this long was preempted.
 const MEASURE_CAP_NS: u64 = 50_000;
 
 impl Shared {
-    /// The calling thread's clock for weights: its CPU time, or the monotonic clock in wall
-    /// mode. A call of its own, so that the handler's frame (on a possibly small alternate
-    /// stack) does not grow.
-    fn clock(&self) -> u64 {
+    /// The calling thread's clock for the sample's weight, read at the handler's entry: the
+    /// monotonic clock in wall mode; for a signal of a periodic timer (see
+    /// [`Shared::period_ns`]) the monotonic clock too, the CPU clock being read later only if
+    /// the sample does not come one period after the thread's last; else the CPU clock (a
+    /// system call). A call of its own, so that the handler's frame (on a possibly small
+    /// alternate stack) does not grow.
+    fn clock(&self, source: Source) -> Clock {
         if self.wall {
-            sys::monotonic_ns()
+            Clock::Read(sys::monotonic_ns())
+        } else if self.period_ns != 0 && matches!(source, Source::Perf(_) | Source::Fd(_)) {
+            Clock::Periodic(sys::monotonic_ns())
         } else {
-            sys::thread_cpu_ns()
+            Clock::Read(sys::thread_cpu_ns())
+        }
+    }
+
+    /// The weight of the sample of the thread in `slot` (see [`Shared::clock`]).
+    fn weight(&self, slot: usize, clock: Clock) -> u64 {
+        match clock {
+            Clock::Read(now) => self
+                .threads
+                .take_delta_of_at_least(slot, now, self.min_weight_ns),
+            Clock::Periodic(wall) => self.threads.take_period(slot, wall, self.period_ns, || {
+                CLOCK_READS.fetch_add(1, Ordering::Relaxed);
+                sys::thread_cpu_ns()
+            }),
         }
     }
 
@@ -170,7 +226,9 @@ impl Shared {
     fn thread_of(&self, source: Source) -> u32 {
         let known = match source {
             Source::Perf(_) if self.inherit => sys::cached_tid(),
-            Source::Timer(tid) | Source::Perf(tid) | Source::Wall(tid) => tid,
+            Source::Timer(tid) | Source::CpuTimer(tid) | Source::Perf(tid) | Source::Wall(tid) => {
+                tid
+            }
             Source::Fd(fd) => usize::try_from(fd)
                 .ok()
                 .and_then(|fd| self.fd_tids.get(fd))
@@ -181,6 +239,41 @@ impl Shared {
             known
         } else {
             sys::gettid()
+        }
+    }
+
+    /// Parks or unparks the thread in `slot` after a timer signal (see [`Shared::park_after`]).
+    fn park_or_unpark(&self, slot: usize, cpu_ns: u64, source: Source) {
+        let cpu_timer = match source {
+            Source::CpuTimer(_) => true,
+            Source::Timer(_) => false,
+            _ => return,
+        };
+        let Some((monotonic, cpu)) = self.threads.timers(slot) else {
+            return;
+        };
+        // Arm the new timer before disarming the old, so that a failure leaves one armed.
+        // A timer deleted meanwhile (the session stopping) fails and changes nothing.
+        match self.threads.note_timer_signal(
+            slot,
+            cpu_ns,
+            cpu_timer,
+            self.interval_ns / 2,
+            self.park_after,
+        ) {
+            Parking::Stay => {}
+            Parking::Park => {
+                if sys::timer_set(cpu, self.interval_ns) {
+                    sys::timer_set(monotonic, 0);
+                    PARKED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Parking::Unpark => {
+                if sys::timer_set(monotonic, self.interval_ns) {
+                    sys::timer_set(cpu, 0);
+                    UNPARKED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
     }
 
@@ -199,7 +292,7 @@ impl Shared {
         access: Option<StackAccess>,
         source: Source,
         guard: &sys::ReadGuard,
-        clock: u64,
+        clock: Clock,
     ) {
         let fault_room = access.map_or(0, StackAccess::fault_room);
         let access = access.filter(|_| room.is_some_and(|r| r >= FP_ROOM + fault_room));
@@ -226,9 +319,10 @@ impl Shared {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        let weight = self
-            .threads
-            .take_delta_of_at_least(slot, clock, self.min_weight_ns);
+        let weight = self.weight(slot, clock);
+        if let (true, Clock::Read(cpu_ns)) = (self.park_after > 0, clock) {
+            self.park_or_unpark(slot, cpu_ns, source);
+        }
         if weight == 0 {
             return;
         }

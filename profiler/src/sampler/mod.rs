@@ -25,6 +25,7 @@ mod mappings;
 mod meta;
 mod ring;
 mod samples;
+mod stack_index;
 mod stackmap;
 #[allow(unsafe_code)]
 pub(crate) mod sys;
@@ -40,11 +41,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Ring capacity in records: 8 threads at 10 kHz fill it in 12 ms; the collector drains it
-/// before a quarter of it fills at the rate it last saw, and at least every 20 ms.
-const RING_RECORDS: usize = 1024;
-/// Deepest stack the handler records: bounds the ring (1024 records) to about 8 MiB.
+/// Deepest stack the handler records. Records take their actual depth in the ring (sized for the
+/// rate by `ring::words_for_rate`: 1 MiB for 2 CPUs at 10 kHz, 128 KiB at 1 kHz), which has room
+/// for at least 16 of the deepest.
 const MAX_RING_DEPTH: usize = 1020;
+/// `timer_create` only: how long a thread must have been idle (every signal in that time found
+/// less than half an interval of CPU time) before its monotonic timer stops waking it (see
+/// `handler::Shared::park_after`). Long enough that a thread alternating short waits and work
+/// keeps being sampled on the wall clock, short enough that a blocked thread costs a few
+/// hundred wake-ups at most.
+const PARK_IDLE_NS: u64 = 10_000_000;
+
 /// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
 const MIN_INTERVAL: Duration = Duration::from_micros(10);
 /// Threads alive at once that one session can track.
@@ -166,7 +173,11 @@ impl Profiler {
         let inherit = timer::inherit_threads(mechanism, settings.inherit);
         let start_ns = sys::monotonic_ns();
         let shared = Arc::new(Shared {
-            ring: ring::Ring::new(RING_RECORDS, options.max_depth.min(MAX_RING_DEPTH)),
+            ring: {
+                let depth = options.max_depth.min(MAX_RING_DEPTH);
+                let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+                ring::Ring::new(ring::words_for_rate(interval_ns, depth, cpus), depth)
+            },
             threads: threads::ThreadTable::new(THREAD_SLOTS),
             maps: stackmap::StackMap::new(MAP_SLOTS),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -184,11 +195,27 @@ impl Profiler {
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind,
+            period_ns: match mechanism {
+                timer::Mechanism::PerfEventSigtrap | timer::Mechanism::PerfEvent
+                    if interval_ns >= handler::PERIOD_WEIGHT_MIN_NS =>
+                {
+                    interval_ns
+                }
+                _ => 0,
+            },
             min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
                 interval_ns / 2
             } else {
                 0
             },
+            park_after: if mechanism == timer::Mechanism::TimerCreate {
+                u32::try_from(PARK_IDLE_NS / interval_ns.max(1))
+                    .unwrap_or(u32::MAX)
+                    .max(1)
+            } else {
+                0
+            },
+            interval_ns,
             measure: settings.measure,
             wall: wall_mode,
         });

@@ -13,10 +13,37 @@ const GONE: u32 = u32::MAX;
 pub struct ThreadTable {
     keys: Box<[AtomicU32]>,
     last_cpu: Box<[AtomicU64]>,
+    /// The monotonic clock at the thread's last sample with [`ThreadTable::take_period`]; 0
+    /// before one.
+    last_wall: Box<[AtomicU64]>,
     /// The thread's name (`comm`, NUL-padded) when its handler registered it, read by the
     /// collector for threads gone before a sweep saw them.
     names: Box<[[AtomicU64; 2]]>,
+    /// `timer_create` only: the ids of the thread's monotonic and CPU-clock timers (0: none),
+    /// set by the collector after arming, read by the thread's handler to park and unpark it.
+    timers: Box<[[AtomicU64; 2]]>,
+    /// `timer_create` only: signals in a row that found the thread idle, and whether it is
+    /// parked (its monotonic timer disarmed, its CPU-clock timer armed): see [`Parking`].
+    idle: Box<[AtomicU32]>,
+    /// `timer_create` only: the thread's CPU clock at its last timer signal, sample or not.
+    signal_cpu: Box<[AtomicU64]>,
 }
+
+/// What a timer signal tells the handler to do with its thread's timers (`timer_create` only):
+/// a thread idle for many signals in a row stops being woken by the monotonic timer and waits
+/// on a timer of its own CPU clock instead, which only a running thread can fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parking {
+    /// Leave the timers as they are.
+    Stay,
+    /// Disarm the monotonic timer, arm the CPU-clock one.
+    Park,
+    /// Disarm the CPU-clock timer, arm the monotonic one.
+    Unpark,
+}
+
+/// Set in [`ThreadTable::idle`] while the thread is parked.
+const PARKED: u32 = 1 << 31;
 
 impl ThreadTable {
     /// A table with room for `capacity` threads over the session.
@@ -25,9 +52,15 @@ impl ThreadTable {
         ThreadTable {
             keys: (0..capacity).map(|_| AtomicU32::new(EMPTY)).collect(),
             last_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            last_wall: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
             names: (0..capacity)
                 .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
                 .collect(),
+            timers: (0..capacity)
+                .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+                .collect(),
+            idle: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
+            signal_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -94,9 +127,12 @@ impl ThreadTable {
             .is_ok();
         if won {
             self.last_cpu[slot].store(cpu_ns, Ordering::Release);
-            for word in &self.names[slot] {
+            self.last_wall[slot].store(0, Ordering::Release);
+            for word in self.names[slot].iter().chain(&self.timers[slot]) {
                 word.store(0, Ordering::Relaxed);
             }
+            self.idle[slot].store(0, Ordering::Relaxed);
+            self.signal_cpu[slot].store(cpu_ns, Ordering::Relaxed);
         }
         won
     }
@@ -121,6 +157,55 @@ impl ThreadTable {
         }
         let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         (len > 0).then(|| String::from_utf8_lossy(&bytes[..len]).into_owned())
+    }
+
+    /// Records the ids of the timers armed for the thread in `slot`: its monotonic timer
+    /// (armed) and its CPU-clock timer (disarmed). The collector calls this after arming.
+    pub fn set_timers(&self, slot: usize, monotonic: u64, cpu: u64) {
+        self.timers[slot][0].store(monotonic, Ordering::Release);
+        self.timers[slot][1].store(cpu, Ordering::Release);
+    }
+
+    /// The ids recorded by [`ThreadTable::set_timers`], when both are. Async-signal-safe.
+    pub fn timers(&self, slot: usize) -> Option<(u64, u64)> {
+        let monotonic = self.timers[slot][0].load(Ordering::Acquire);
+        let cpu = self.timers[slot][1].load(Ordering::Acquire);
+        (monotonic != 0 && cpu != 0).then_some((monotonic, cpu))
+    }
+
+    /// Counts a timer signal of the thread in `slot`, whose CPU clock reads `cpu_ns`, and
+    /// says what to do with its timers: `cpu_timer` says whether it came from the CPU-clock
+    /// timer. The signal found the thread idle when it ran less than `idle_below_ns` since the
+    /// previous signal (a blocked thread still runs a little: each wake-up to take a signal
+    /// costs it CPU time, and under load some wake-ups cost more than the bar). Each idle
+    /// signal adds 1 to the thread's count and each busy one takes 2 away, so a thread idle at
+    /// more than two signals of three gets to `park_after` and is parked; its CPU-clock
+    /// timer's first signal unparks it. Only the thread's own handler calls this.
+    /// Async-signal-safe.
+    pub fn note_timer_signal(
+        &self,
+        slot: usize,
+        cpu_ns: u64,
+        cpu_timer: bool,
+        idle_below_ns: u64,
+        park_after: u32,
+    ) -> Parking {
+        let ran = cpu_ns.saturating_sub(self.signal_cpu[slot].swap(cpu_ns, Ordering::Relaxed));
+        let idle = ran < idle_below_ns;
+        let state = &self.idle[slot];
+        let now = state.load(Ordering::Relaxed);
+        let (next, parking) = match (now & PARKED != 0, cpu_timer, idle) {
+            (true, true, _) => (0, Parking::Unpark),
+            // A monotonic signal sent before the thread was parked: nothing changes.
+            (true, false, _) => (now, Parking::Stay),
+            // A CPU-clock signal that raced with an unpark: nothing changes.
+            (false, true, _) => (now, Parking::Stay),
+            (false, false, false) => (now.saturating_sub(2), Parking::Stay),
+            (false, false, true) if now + 1 >= park_after => (PARKED, Parking::Park),
+            (false, false, true) => (now + 1, Parking::Stay),
+        };
+        state.store(next, Ordering::Relaxed);
+        parking
     }
 
     /// The threads registered right now.
@@ -148,6 +233,34 @@ impl ThreadTable {
             return 0;
         }
         self.take_delta(slot, now_ns)
+    }
+
+    /// The weight of a sample from a timer that signals the thread once per `period_ns` of its
+    /// CPU time, `wall_ns` being the monotonic clock now; `read_cpu` reads the thread's CPU
+    /// clock (a system call) when needed. When the thread's previous sample was between half
+    /// and one and a half periods of wall time ago, one period of CPU time passed since, no
+    /// more and no less: the timer fired, so a period ended, and CPU time cannot outrun wall
+    /// time, so a second one cannot have ended unsignalled. The weight is then the period, and
+    /// no clock is read. Otherwise (its first sample; it was descheduled or blocked; a period
+    /// ended in the kernel, where `exclude_kernel` events signal nothing; it kept the signal
+    /// blocked) the clock is read and the weight is the time since the clock the previous
+    /// sample left (counted a period at a time through the samples without a read), so every
+    /// CPU nanosecond is still in some sample's weight. Only the owning thread's handler calls
+    /// this.
+    pub fn take_period(
+        &self,
+        slot: usize,
+        wall_ns: u64,
+        period_ns: u64,
+        read_cpu: impl FnOnce() -> u64,
+    ) -> u64 {
+        let last_wall = self.last_wall[slot].swap(wall_ns, Ordering::AcqRel);
+        let since = wall_ns.wrapping_sub(last_wall);
+        if last_wall != 0 && since >= period_ns / 2 && since < period_ns + period_ns / 2 {
+            self.last_cpu[slot].fetch_add(period_ns, Ordering::AcqRel);
+            return period_ns;
+        }
+        self.take_delta(slot, read_cpu())
     }
 
     /// Marks a thread as exited.
@@ -179,6 +292,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_thread_mostly_idle_is_parked_and_its_cpu_timer_unparks_it() {
+        let t = ThreadTable::new(8);
+        let slot = t.find_or_insert(7, 1_000).unwrap();
+        let (interval, bar, park_after) = (100_000, 50_000, 10);
+        let mut cpu = 1_000;
+        let mut signal = |ran: u64, cpu_timer: bool| {
+            cpu += ran;
+            t.note_timer_signal(slot, cpu, cpu_timer, bar, park_after)
+        };
+        // A running thread is never parked.
+        for _ in 0..100 {
+            assert_eq!(signal(interval, false), Parking::Stay);
+        }
+        // Idle at two signals of three, with wake-ups that cost more than the bar: never.
+        for _ in 0..30 {
+            assert_eq!(signal(10_000, false), Parking::Stay);
+            assert_eq!(signal(10_000, false), Parking::Stay);
+            assert_eq!(signal(60_000, false), Parking::Stay);
+        }
+        // Idle at three of four: parked, once.
+        let mut parked = 0;
+        for _ in 0..40 {
+            for ran in [10_000, 10_000, 10_000, 60_000] {
+                match signal(ran, false) {
+                    Parking::Park => parked += 1,
+                    other => assert_eq!(other, Parking::Stay),
+                }
+            }
+        }
+        assert_eq!(parked, 1);
+        // Parked: a late monotonic signal changes nothing, the CPU timer's signal unparks,
+        // and a CPU signal that raced with the unpark changes nothing either.
+        assert_eq!(signal(10_000, false), Parking::Stay);
+        assert_eq!(signal(interval, true), Parking::Unpark);
+        assert_eq!(signal(interval, true), Parking::Stay);
+        // Counting starts again from zero.
+        for _ in 0..park_after - 1 {
+            assert_eq!(signal(0, false), Parking::Stay);
+        }
+        assert_eq!(signal(0, false), Parking::Park);
+    }
+
+    #[test]
     fn deltas_are_per_thread_and_exited_threads_are_forgotten() {
         let t = ThreadTable::new(8);
         let a = t.find_or_insert(10, 100).unwrap();
@@ -200,6 +356,36 @@ mod tests {
         assert_eq!(t.take_delta_of_at_least(a, 130, 50), 0);
         assert_eq!(t.take_delta_of_at_least(a, 160, 50), 60);
         assert_eq!(t.take_delta_of_at_least(a, 170, 0), 10);
+    }
+
+    #[test]
+    fn a_sample_one_period_after_the_last_weighs_the_period_without_reading_the_clock() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 1_000).unwrap();
+        let never = || -> u64 { panic!("the clock was read") };
+        // The first sample reads the clock: 1,250 ns of CPU since registration.
+        assert_eq!(t.take_period(a, 10_000, 1_000, || 2_250), 1_250);
+        // One period of wall time later, and again a little early and a little late.
+        assert_eq!(t.take_period(a, 11_000, 1_000, never), 1_000);
+        assert_eq!(t.take_period(a, 11_600, 1_000, never), 1_000);
+        assert_eq!(t.take_period(a, 13_000, 1_000, never), 1_000);
+        // Two and a half periods of wall time: read, and charge what the clock says since the
+        // clock counted forward (2,250 + 3 periods).
+        assert_eq!(t.take_period(a, 15_500, 1_000, || 7_000), 1_750);
+        // Too soon after the last (a signal kept blocked, then two at once): read too.
+        assert_eq!(t.take_period(a, 15_700, 1_000, || 7_100), 100);
+        assert_eq!(t.take_period(a, 16_700, 1_000, never), 1_000);
+    }
+
+    #[test]
+    fn a_reused_slot_starts_with_a_clock_read() {
+        let t = ThreadTable::new(2);
+        let a = t.find_or_insert(1, 0).unwrap();
+        t.find_or_insert(2, 0).unwrap();
+        assert_eq!(t.take_period(a, 5_000, 1_000, || 900), 900);
+        t.remove(1);
+        assert_eq!(t.find_or_insert(3, 100), Some(a));
+        assert_eq!(t.take_period(a, 6_000, 1_000, || 1_300), 1_200);
     }
 
     #[test]

@@ -160,8 +160,15 @@ fn traced() -> bool {
 pub enum Armed {
     /// A perf event descriptor.
     Perf(OwnedFd),
-    /// A POSIX timer.
-    Timer(sys::Timer),
+    /// POSIX timers: one on the monotonic clock, armed, and one on the thread's CPU clock,
+    /// disarmed, that the handler swaps in while the thread is idle (`None` when the kernel
+    /// refused it: the monotonic timer then stays armed throughout).
+    Timer {
+        /// Fires every interval of wall time.
+        monotonic: sys::Timer,
+        /// Fires every interval of the thread's CPU time, while armed.
+        cpu: Option<sys::Timer>,
+    },
 }
 
 /// Arms thread `tid` with a per-thread mechanism; with `inherit`, threads it creates later are
@@ -187,9 +194,27 @@ pub fn arm(
             interval_ns,
             PerfDelivery::Sigio,
         )?)),
-        Mechanism::TimerCreate => Some(Armed::Timer(sys::timer_thread(tid, interval_ns)?)),
+        Mechanism::TimerCreate => {
+            let cpu = sys::timer_thread_cpu(tid).ok();
+            Some(Armed::Timer {
+                monotonic: sys::timer_thread(tid, interval_ns)?,
+                cpu,
+            })
+        }
         Mechanism::Setitimer | Mechanism::WallTicker => None,
     })
+}
+
+/// The ids of a `timer_create` thread's two timers, for the handler (see
+/// `ThreadTable::set_timers`).
+pub fn timer_ids(armed: &Armed) -> Option<(u64, u64)> {
+    match armed {
+        Armed::Timer {
+            monotonic,
+            cpu: Some(cpu),
+        } => Some((sys::timer_id(monotonic), sys::timer_id(cpu))),
+        _ => None,
+    }
 }
 
 /// Stops a thread's timer. For an inherited perf event this stops the copies in the threads
@@ -200,6 +225,11 @@ pub fn disarm(armed: Armed) {
             sys::perf_event_disable(&fd);
             drop(fd);
         }
-        Armed::Timer(t) => sys::timer_delete(t),
+        Armed::Timer { monotonic, cpu } => {
+            sys::timer_delete(monotonic);
+            if let Some(cpu) = cpu {
+                sys::timer_delete(cpu);
+            }
+        }
     }
 }

@@ -291,6 +291,20 @@ mod tests {
         assert_eq!(decode(&long), Err(PackedError::Varint(0)));
     }
 
+    /// 20,000 values of mixed sizes (one to ten bytes as varints), so that varints straddle
+    /// many chunk boundaries.
+    fn mixed_values() -> Vec<u64> {
+        (0..20_000u64)
+            .map(|i| match i % 5 {
+                0 => i,
+                1 => i << 20,
+                2 => u64::MAX - i,
+                3 => 127,
+                _ => 1 << 35,
+            })
+            .collect()
+    }
+
     fn streamed(text: &str) -> Result<Vec<u64>, PackedError> {
         Values::new(text).collect()
     }
@@ -320,15 +334,7 @@ mod tests {
     /// by value (most of a 1M-sample session's read time): the same values and errors.
     #[test]
     fn filled_values_and_errors_equal_the_iterators() {
-        let values: Vec<u64> = (0..20_000u64)
-            .map(|i| match i % 5 {
-                0 => i,
-                1 => i << 20,
-                2 => u64::MAX - i,
-                3 => 127,
-                _ => 1 << 35,
-            })
-            .collect();
+        let values = mixed_values();
         let text = encode(values.clone());
         for batch in [1, 3, 1024, 50_000] {
             assert_eq!(
@@ -371,16 +377,7 @@ mod tests {
 
     #[test]
     fn streamed_values_equal_decoded_across_chunk_boundaries() {
-        // Enough values of mixed sizes that varints straddle many chunk boundaries.
-        let values: Vec<u64> = (0..20_000u64)
-            .map(|i| match i % 5 {
-                0 => i,
-                1 => i << 20,
-                2 => u64::MAX - i,
-                3 => 127,
-                _ => 1 << 35,
-            })
-            .collect();
+        let values = mixed_values();
         let text = encode(values.clone());
         assert!(text.len() > 4 * CHUNK_CHARS);
         assert_eq!(streamed(&text).unwrap(), values);

@@ -52,3 +52,14 @@ pub fn weight_with(report: &Report, needle: &str) -> u64 {
         .map(|i| s.samples.weight[i])
         .sum()
 }
+
+/// Voluntary plus involuntary context switches of thread `tid` so far: a blocked thread that
+/// a signal woke has at least one more.
+pub fn context_switches(tid: u64) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+    status
+        .lines()
+        .filter(|l| l.contains("ctxt_switches:"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum()
+}

@@ -2,6 +2,7 @@
 //! interned stacks, and keeps the unwinder's modules up to date as libraries are loaded.
 
 use super::Shared;
+use crate::sampler::stack_index::StackIndex;
 use crate::sampler::sys;
 use crate::symbolize::LoadedObject;
 use std::collections::HashMap;
@@ -49,7 +50,7 @@ pub struct Collector {
     shared: Arc<Shared>,
     max_samples: usize,
     out: Collected,
-    index: HashMap<Box<[u64]>, u32>,
+    index: StackIndex,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     modules: crate::sampler::dwarf::Modules,
     loader_counters: (u64, u64),
@@ -62,7 +63,7 @@ impl Collector {
             shared,
             max_samples,
             out: Collected::default(),
-            index: HashMap::new(),
+            index: StackIndex::default(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             modules: crate::sampler::dwarf::Modules::default(),
             loader_counters: (u64::MAX, u64::MAX),
@@ -89,47 +90,44 @@ impl Collector {
         self.shared.dwarf.reclaim();
     }
 
-    /// Moves the records waiting in the ring into the profile; returns how many there were.
+    /// Moves the records waiting in the ring into the profile; returns how many words of the
+    /// ring they took.
     fn drain(&mut self) -> usize {
         let shared = Arc::clone(&self.shared);
         let mut drained = 0;
         let mut scratch = Vec::new();
-        while shared.ring.pop(|raw, words| {
-            drained += 1;
-            let id = words.next().unwrap_or(0) as u32;
-            let mut name = [0u8; 16];
-            for chunk in name.chunks_mut(8) {
-                chunk.copy_from_slice(&words.next().unwrap_or(0).to_le_bytes());
-            }
-            if self.out.samples.len() >= self.max_samples {
-                self.out.dropped += 1;
-                return;
-            }
-            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            self.out
-                .names
-                .entry(raw.tid)
-                .or_insert_with(|| String::from_utf8_lossy(&name[..end]).into_owned());
-            scratch.clear();
-            scratch.extend(words);
-            let stack = match self.index.get(scratch.as_slice()) {
-                Some(&i) => i,
-                None => {
-                    let i = self.out.stacks.len() as u32;
-                    let key: Box<[u64]> = scratch.as_slice().into();
-                    self.out.stacks.push(key.clone());
-                    self.index.insert(key, i);
-                    i
+        loop {
+            let taken = shared.ring.pop(|raw, words| {
+                let id = words.next().unwrap_or(0) as u32;
+                let mut name = [0u8; 16];
+                for chunk in name.chunks_mut(8) {
+                    chunk.copy_from_slice(&words.next().unwrap_or(0).to_le_bytes());
                 }
-            };
-            self.out.samples.push(AllocSample {
-                stack,
-                id,
-                tid: raw.tid,
-                time_ns: raw.time_ns,
-                size: raw.weight,
+                if self.out.samples.len() >= self.max_samples {
+                    self.out.dropped += 1;
+                    return;
+                }
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                self.out
+                    .names
+                    .entry(raw.tid)
+                    .or_insert_with(|| String::from_utf8_lossy(&name[..end]).into_owned());
+                scratch.clear();
+                scratch.extend(words);
+                let stack = self.index.intern(&mut self.out.stacks, &scratch);
+                self.out.samples.push(AllocSample {
+                    stack,
+                    id,
+                    tid: raw.tid,
+                    time_ns: raw.time_ns,
+                    size: raw.weight,
+                });
             });
-        }) {}
+            if taken == 0 {
+                break;
+            }
+            drained += taken;
+        }
         drained
     }
 

@@ -34,10 +34,10 @@ use table::{Filter, InUse};
 /// Allocations made after a session starts and before a thread's next look are not sampled (at
 /// most this many bytes per thread).
 pub const CHECK_BYTES: i64 = 64 << 10;
-/// Ring records (about 1 MiB at the default depth): at the default interval a thread allocating
-/// 1 GB/s makes 2,000 samples a second, and the collector drains every millisecond when they
-/// come that fast.
-const RING_RECORDS: usize = 2048;
+/// Ring words (1 MiB; records take their actual depth): at the default interval a thread
+/// allocating 1 GB/s makes 2,000 samples a second, and the collector drains every millisecond
+/// when they come that fast.
+const RING_WORDS: usize = 128 << 10;
 /// The longest an allocating thread waits for room in a full ring before dropping its sample.
 const FULL_WAIT_NS: u64 = 50_000_000;
 /// Deepest stack recorded per sample.
@@ -345,7 +345,7 @@ pub fn start(options: Options) -> Result<Running> {
     let start_ns = sys::monotonic_ns();
     let shared = Arc::new(Shared {
         session,
-        ring: Ring::new(RING_RECORDS, PREFIX + options.max_depth.min(MAX_DEPTH)),
+        ring: Ring::new(RING_WORDS, PREFIX + options.max_depth.min(MAX_DEPTH)),
         collector: std::sync::OnceLock::new(),
         table: InUse::new(LOG2_SLOTS),
         next_id: AtomicU32::new(0),

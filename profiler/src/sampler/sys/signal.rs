@@ -98,8 +98,12 @@ static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub enum Source {
-    /// A per-thread POSIX timer whose value carries the target thread's id.
+    /// A per-thread POSIX timer on the monotonic clock whose value carries the target thread's
+    /// id.
     Timer(u32),
+    /// A per-thread POSIX timer on the thread's own CPU clock (the thread was idle, see
+    /// `Shared::park_after`), whose value carries the target thread's id.
+    CpuTimer(u32),
     /// A file descriptor's owner signal (a perf event routed with `F_SETSIG`).
     Fd(i32),
     /// A perf event's own SIGTRAP, whose data carries the target thread's id.

@@ -42,6 +42,7 @@ pub(in crate::sampler::sys) fn source(sig: libc::c_int, info: *const libc::sigin
         };
     }
     match code {
+        SI_TIMER if data & super::timer::CPU_TIMER_TAG != 0 => Source::CpuTimer(data as u32),
         SI_TIMER => Source::Timer(word as u32),
         SI_QUEUE if data >> 32 == TRAP_TAG => Source::Wall(data as u32),
         // SI_USER (kill), SI_QUEUE (sigqueue), SI_TKILL (tgkill, raise).
