@@ -95,10 +95,20 @@ impl<'p> Importer<'p> {
         if types.is_empty() {
             return Err("the profile has no sample types".into());
         }
-        let find = |name: &str| types.iter().position(|&(kind, _)| kind == name);
+        // A type is chosen by name and a session's types need one: an unnamed column (string
+        // 0, which is "") is called by its position.
+        let names: Vec<String> = types
+            .iter()
+            .enumerate()
+            .map(|(i, &(kind, _))| match kind {
+                "" => format!("unnamed_{i}"),
+                kind => kind.to_owned(),
+            })
+            .collect();
+        let find = |name: &str| names.iter().position(|kind| kind == name);
         let column = match wanted {
             Some(name) => {
-                find(name).ok_or_else(|| unknown_type(name, types.iter().map(|&(kind, _)| kind)))?
+                find(name).ok_or_else(|| unknown_type(name, names.iter().map(String::as_str)))?
             }
             None => match self.profile.default_sample_type {
                 0 => types.len() - 1,
@@ -116,13 +126,14 @@ impl<'p> Importer<'p> {
         };
         let sample_types = types
             .iter()
-            .map(|&(kind, unit)| {
+            .zip(&names)
+            .map(|(&(_, unit), name)| {
                 let unit = match unit {
                     "nanoseconds" => Unit::Nanoseconds,
                     "bytes" => Unit::Bytes,
                     _ => Unit::Count,
                 };
-                SampleType::new(kind, unit)
+                SampleType::new(name, unit)
             })
             .collect();
         Ok((column, count, mode, sample_types))
@@ -429,6 +440,26 @@ mod tests {
             err.to_string(),
             "x.pb: location 7 is not in the location table"
         );
+    }
+
+    /// Found beside `session::read_tests::r13_an_empty_sample_type_name_is_refused_with_its_field`:
+    /// an unnamed pprof column became a sample type named "", and the session saved from it
+    /// broke the schema.
+    #[test]
+    fn r13_an_unnamed_column_is_named_by_its_position_and_saves_valid() {
+        let profile = profile(&[("", "count"), ("cpu", "nanoseconds")], &[3, 30], None);
+        let bytes = profile.encode_to_vec();
+        let s = read_pprof(&bytes, Path::new("x.pb")).unwrap();
+        let names: Vec<&str> = s.sample_types().iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["cpu", "unnamed_0"]);
+        let options = LoadOptions {
+            sample_type: Some("unnamed_0".into()),
+        };
+        let chosen = read_pprof_with(&bytes, Path::new("x.pb"), &options).unwrap();
+        assert_eq!(chosen.session.total_weight(), 3);
+        let mut saved = Vec::new();
+        crate::session::write(&s, &mut saved).unwrap();
+        assert_eq!(crate::session::read(&saved[..]).unwrap(), s);
     }
 
     /// A profile of `types` (name, unit) whose one sample at `main` has `values`.

@@ -357,6 +357,20 @@ pub(crate) fn decode(file: SessionFile<'_>) -> Result<Session, Invalid> {
     if file.version < 2 {
         meta.sample_type = version_1_sample_type(&meta);
     }
+    // A type is chosen by its name (`--type`, the viewer's selector) and the schema requires
+    // one: a session read with an empty name could not be written back valid.
+    if meta.sample_type.name.is_empty() {
+        return Err("meta.sample_type.name: empty (a sample type needs a name)".to_owned());
+    }
+    if let Some(i) = meta
+        .extra_sample_types
+        .iter()
+        .position(|t| t.name.is_empty())
+    {
+        return Err(format!(
+            "meta.extra_sample_types[{i}].name: empty (a sample type needs a name)"
+        ));
+    }
     Ok(Session {
         meta,
         strings: file.strings,

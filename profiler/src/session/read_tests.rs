@@ -360,3 +360,28 @@ fn bad_extra_columns_and_states_are_refused_with_their_field() {
         other => panic!("expected Invalid, got {other:?}"),
     }
 }
+
+/// Found by `file_tests::mutated_values_are_refused_cleanly_or_load_consistently`: a session whose
+/// sample type name was empty loaded, and the file written back broke the schema.
+#[test]
+fn r13_an_empty_sample_type_name_is_refused_with_its_field() {
+    let text = String::from_utf8(to_bytes(&typed_session())).unwrap();
+    for (field, from, to) in [
+        (
+            "meta.sample_type.name",
+            r#""sample_type":{"name":"wall""#,
+            r#""sample_type":{"name":"""#,
+        ),
+        (
+            "meta.extra_sample_types[0].name",
+            r#""extra_sample_types":[{"name":"samples""#,
+            r#""extra_sample_types":[{"name":"""#,
+        ),
+    ] {
+        assert!(text.contains(from), "{from} in {text}");
+        match read(text.replacen(from, to, 1).as_bytes()) {
+            Err(ReadError::Invalid(m)) => assert!(m.starts_with(field), "{m}"),
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+}
