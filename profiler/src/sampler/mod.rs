@@ -336,6 +336,10 @@ struct Finished {
 impl Running {
     /// Stops everything and returns what the report needs.
     fn finish(self) -> Result<Finished> {
+        // The session lasts until stop is asked for: the collector's wind-down (disarming, the
+        // wait for signals in flight, thread names) is not time the program was profiled, and
+        // counting it made a wall-mode thread's whole-session weight look short.
+        let end_ns = sys::monotonic_ns();
         self.stop.store(true, Ordering::Release);
         let in_forked_child = std::process::id() != self.meta.pid;
         let raw = if in_forked_child {
@@ -355,7 +359,6 @@ impl Running {
             SHARED.clear_and_wait();
             raw
         };
-        let end_ns = sys::monotonic_ns();
         let restored = sys::restore_handler(&self.saved);
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
