@@ -25,24 +25,12 @@
 //! 60 s of CPU per thread (480,000 samples; the full run uses 5 s); `-- --many 5` only the
 //! many-addresses runs (prof and pprof-rs alternately, five rounds).
 
+use prof_benches::descend;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 5;
 const RATES: [i32; 3] = [100, 1_000, 10_000];
-
-#[inline(never)]
-fn descend(depth: u32, rounds: u64) -> u64 {
-    if depth == 0 {
-        let mut x = 1u64;
-        for i in 0..rounds {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
-        }
-        x
-    } else {
-        std::hint::black_box(descend(depth - 1, rounds)).wrapping_add(1)
-    }
-}
 
 /// About 2.5 s of CPU on this machine, in 2,000 calls at depth 40.
 fn workload() -> u64 {

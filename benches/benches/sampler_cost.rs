@@ -27,20 +27,8 @@
 //! handler timed); default `floor prof`, 1 kHz, 10 rounds of 200 ms.
 
 use prof::diagnostics::{Measure, Settings};
+use prof_benches::descend;
 use std::time::Duration;
-
-#[inline(never)]
-fn descend(depth: u32, rounds: u64) -> u64 {
-    if depth == 0 {
-        let mut x = 1u64;
-        for i in 0..rounds {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
-        }
-        x
-    } else {
-        std::hint::black_box(descend(depth - 1, rounds)).wrapping_add(1)
-    }
-}
 
 /// The calling thread's resource use: CPU nanoseconds, minor and major faults, voluntary and
 /// involuntary context switches.

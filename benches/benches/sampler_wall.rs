@@ -14,25 +14,13 @@
 //!
 //! Run: `cargo bench -p prof-benches --bench sampler_wall` (release).
 
+use prof_benches::descend;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 3;
 const IDLE_THREADS: usize = 100;
-
-#[inline(never)]
-fn descend(depth: u32, rounds: u64) -> u64 {
-    if depth == 0 {
-        let mut x = 1u64;
-        for i in 0..rounds {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
-        }
-        x
-    } else {
-        std::hint::black_box(descend(depth - 1, rounds)).wrapping_add(1)
-    }
-}
 
 /// About 1.2 s of CPU on this machine, in 1,000 calls at depth 40.
 fn workload() -> u64 {

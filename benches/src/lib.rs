@@ -18,6 +18,21 @@ pub const THREADS: u64 = 8;
 /// The sampling interval of the synthetic profile.
 pub const INTERVAL_NS: u64 = 1_000_000;
 
+/// The sampler benches' workload: `depth` nested calls (never inlined, so each is a frame to
+/// unwind), then `rounds` of multiply-add at the bottom.
+#[inline(never)]
+pub fn descend(depth: u32, rounds: u64) -> u64 {
+    if depth == 0 {
+        let mut x = 1u64;
+        for i in 0..rounds {
+            x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    } else {
+        black_box(descend(depth - 1, rounds)).wrapping_add(1)
+    }
+}
+
 /// xorshift64*: deterministic and dependency-free.
 struct Rng(u64);
 
