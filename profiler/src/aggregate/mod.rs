@@ -51,7 +51,7 @@ pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineT
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
-pub use tree::{charged_functions, CallTree, NodeId, TransformedStacks};
+pub use tree::{CallTree, NodeId, TransformedStacks};
 
 #[cfg(test)]
 mod property_tests;

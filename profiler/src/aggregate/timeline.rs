@@ -106,7 +106,7 @@ pub fn timeline(
     timeline_charged(session, filter, from, to, buckets, highlight, None)
 }
 
-/// [`timeline`] after transforms: `charged` (from [`charged_functions`](super::charged_functions))
+/// [`timeline`] after transforms: `charged` (from [`TransformedStacks::charged_functions`](super::TransformedStacks::charged_functions))
 /// gives each stack the function its samples are charged to, or `None` when a transform drops
 /// them; dropped samples count nowhere, and a bucket's hottest function is the charged one.
 /// `None` for `charged`: untransformed.
@@ -502,7 +502,8 @@ mod tests {
     ) -> (Vec<TimelineTrack>, Session) {
         let (session, _, _) = session();
         let name = |n: &str| StrId(session.strings.iter().position(|s| s == n).unwrap() as u32);
-        let charged = crate::aggregate::charged_functions(&session, &[transform(&name)]);
+        let charged = crate::aggregate::TransformedStacks::new(&session, &[transform(&name)])
+            .charged_functions(&session);
         let tracks = timeline_charged(
             &session,
             &Filter::all(),

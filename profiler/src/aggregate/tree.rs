@@ -96,13 +96,6 @@ impl TransformedStacks {
     }
 }
 
-/// Per stack of `session`, the function its samples are charged to once `transforms` are applied
-/// in order: [`TransformedStacks::charged_functions`] of a [`TransformedStacks`] made for this
-/// call.
-pub fn charged_functions(session: &Session, transforms: &[Transform]) -> Vec<Option<StrId>> {
-    TransformedStacks::new(session, transforms).charged_functions(session)
-}
-
 impl CallTree {
     /// The call tree of the samples `filter` keeps, without transforms.
     pub fn new(session: &Session, filter: &Filter) -> Self {
