@@ -25,8 +25,7 @@
 //! 60 s of CPU per thread (480,000 samples; the full run uses 5 s); `-- --many 5` only the
 //! many-addresses runs (prof and pprof-rs alternately, five rounds).
 
-use prof_benches::descend;
-use std::process::Command;
+use prof_benches::{child_numbers, descend};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 5;
@@ -106,28 +105,6 @@ fn child_memory(cpu_s: f64) {
         .map(u64::to_string)
         .collect();
     println!("{}", all.join(" "));
-}
-
-/// Runs this bench binary as a child with `args` and returns the numbers of the last line it
-/// printed, which must be `count` of them (every child mode prints its figures that way).
-fn child_numbers(args: &[&str], count: usize) -> Vec<f64> {
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe).args(args).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<f64> = text
-        .lines()
-        .last()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert_eq!(
-        v.len(),
-        count,
-        "child {args:?} printed {text:?}; stderr {:?}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    v
 }
 
 /// Runs the memory child and prints what it measured.

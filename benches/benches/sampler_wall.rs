@@ -14,9 +14,8 @@
 //!
 //! Run: `cargo bench -p prof-benches --bench sampler_wall` (release).
 
-use prof_benches::descend;
+use prof_benches::{child_numbers, descend};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 3;
@@ -121,19 +120,7 @@ struct Run {
 }
 
 fn spawn(mode: &str, rate: u64) -> Run {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--child", mode, &rate.to_string()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<f64> = text
-        .lines()
-        .last()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert_eq!(v.len(), 9, "child {mode} {rate} printed {text:?}");
+    let v = child_numbers(&["--child", mode, &rate.to_string()], 9);
     Run {
         wall: v[0],
         cpu: v[1],

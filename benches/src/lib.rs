@@ -33,6 +33,28 @@ pub fn descend(depth: u32, rounds: u64) -> u64 {
     }
 }
 
+/// Runs this bench binary as a child with `args` and returns the numbers of the last line it
+/// printed, which must be `count` of them (every child mode prints its figures that way).
+pub fn child_numbers(args: &[&str], count: usize) -> Vec<f64> {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = text
+        .lines()
+        .last()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(
+        v.len(),
+        count,
+        "child {args:?} printed {text:?}; stderr {:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    v
+}
+
 /// xorshift64*: deterministic and dependency-free.
 struct Rng(u64);
 
