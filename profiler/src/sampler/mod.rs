@@ -172,13 +172,20 @@ impl Profiler {
         let settings = options.diagnostics;
         let inherit = timer::inherit_threads(mechanism, settings.inherit);
         let start_ns = sys::monotonic_ns();
+        // Its monotonic timers wake idle threads: their samples need a minimum weight and the
+        // threads are parked (see `handler::Shared::park_after`).
+        let timer_create = mechanism == timer::Mechanism::TimerCreate;
         let shared = Arc::new(Shared {
             ring: {
                 let depth = options.max_depth.min(MAX_RING_DEPTH);
                 let cpus = std::thread::available_parallelism().map_or(1, usize::from);
                 ring::Ring::new(ring::words_for_rate(interval_ns, depth, cpus), depth)
             },
-            threads: threads::ThreadTable::new(THREAD_SLOTS),
+            threads: if timer_create {
+                threads::ThreadTable::with_timer_parking(THREAD_SLOTS)
+            } else {
+                threads::ThreadTable::new(THREAD_SLOTS)
+            },
             maps: stackmap::StackMap::new(MAP_SLOTS),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             dwarf: sys::Rcu::empty(),
@@ -203,12 +210,8 @@ impl Profiler {
                 }
                 _ => 0,
             },
-            min_weight_ns: if mechanism == timer::Mechanism::TimerCreate {
-                interval_ns / 2
-            } else {
-                0
-            },
-            park_after: if mechanism == timer::Mechanism::TimerCreate {
+            min_weight_ns: if timer_create { interval_ns / 2 } else { 0 },
+            park_after: if timer_create {
                 u32::try_from(PARK_IDLE_NS / interval_ns.max(1))
                     .unwrap_or(u32::MAX)
                     .max(1)

@@ -19,14 +19,21 @@ pub struct ThreadTable {
     /// The thread's name (`comm`, NUL-padded) when its handler registered it, read by the
     /// collector for threads gone before a sweep saw them.
     names: Box<[[AtomicU64; 2]]>,
-    /// `timer_create` only: the ids of the thread's monotonic and CPU-clock timers (0: none),
-    /// set by the collector after arming, read by the thread's handler to park and unpark it.
-    timers: Box<[[AtomicU64; 2]]>,
-    /// `timer_create` only: signals in a row that found the thread idle, and whether it is
-    /// parked (its monotonic timer disarmed, its CPU-clock timer armed): see [`Parking`].
-    idle: Box<[AtomicU32]>,
-    /// `timer_create` only: the thread's CPU clock at its last timer signal, sample or not.
-    signal_cpu: Box<[AtomicU64]>,
+    /// `timer_create` only (empty for the other timers): each thread's parking state.
+    parking: Box<[ParkSlot]>,
+}
+
+/// A `timer_create` thread's parking state (see [`ThreadTable::note_timer_signal`]).
+#[derive(Default)]
+struct ParkSlot {
+    /// The ids of the thread's monotonic and CPU-clock timers (0: none), set by the collector
+    /// after arming, read by the thread's handler to park and unpark it.
+    timers: [AtomicU64; 2],
+    /// Signals in a row that found the thread idle, and [`PARKED`] while it is parked (its
+    /// monotonic timer disarmed, its CPU-clock timer armed).
+    idle: AtomicU32,
+    /// The thread's CPU clock at its last timer signal, sample or not.
+    signal_cpu: AtomicU64,
 }
 
 /// What a timer signal tells the handler to do with its thread's timers (`timer_create` only):
@@ -42,7 +49,7 @@ pub enum Parking {
     Unpark,
 }
 
-/// Set in [`ThreadTable::idle`] while the thread is parked.
+/// Set in [`ParkSlot::idle`] while the thread is parked.
 const PARKED: u32 = 1 << 31;
 
 impl ThreadTable {
@@ -56,11 +63,16 @@ impl ThreadTable {
             names: (0..capacity)
                 .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
                 .collect(),
-            timers: (0..capacity)
-                .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
-                .collect(),
-            idle: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
-            signal_cpu: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
+            parking: Box::default(),
+        }
+    }
+
+    /// As [`ThreadTable::new`], with room for the parking state of `timer_create` threads.
+    pub fn with_timer_parking(capacity: usize) -> ThreadTable {
+        let table = ThreadTable::new(capacity);
+        ThreadTable {
+            parking: (0..table.keys.len()).map(|_| ParkSlot::default()).collect(),
+            ..table
         }
     }
 
@@ -128,11 +140,16 @@ impl ThreadTable {
         if won {
             self.last_cpu[slot].store(cpu_ns, Ordering::Release);
             self.last_wall[slot].store(0, Ordering::Release);
-            for word in self.names[slot].iter().chain(&self.timers[slot]) {
+            for word in &self.names[slot] {
                 word.store(0, Ordering::Relaxed);
             }
-            self.idle[slot].store(0, Ordering::Relaxed);
-            self.signal_cpu[slot].store(cpu_ns, Ordering::Relaxed);
+            if let Some(park) = self.parking.get(slot) {
+                for word in &park.timers {
+                    word.store(0, Ordering::Relaxed);
+                }
+                park.idle.store(0, Ordering::Relaxed);
+                park.signal_cpu.store(cpu_ns, Ordering::Relaxed);
+            }
         }
         won
     }
@@ -161,15 +178,19 @@ impl ThreadTable {
 
     /// Records the ids of the timers armed for the thread in `slot`: its monotonic timer
     /// (armed) and its CPU-clock timer (disarmed). The collector calls this after arming.
+    /// Does nothing in a table made without parking.
     pub fn set_timers(&self, slot: usize, monotonic: u64, cpu: u64) {
-        self.timers[slot][0].store(monotonic, Ordering::Release);
-        self.timers[slot][1].store(cpu, Ordering::Release);
+        if let Some(park) = self.parking.get(slot) {
+            park.timers[0].store(monotonic, Ordering::Release);
+            park.timers[1].store(cpu, Ordering::Release);
+        }
     }
 
     /// The ids recorded by [`ThreadTable::set_timers`], when both are. Async-signal-safe.
     pub fn timers(&self, slot: usize) -> Option<(u64, u64)> {
-        let monotonic = self.timers[slot][0].load(Ordering::Acquire);
-        let cpu = self.timers[slot][1].load(Ordering::Acquire);
+        let park = self.parking.get(slot)?;
+        let monotonic = park.timers[0].load(Ordering::Acquire);
+        let cpu = park.timers[1].load(Ordering::Acquire);
         (monotonic != 0 && cpu != 0).then_some((monotonic, cpu))
     }
 
@@ -190,9 +211,12 @@ impl ThreadTable {
         idle_below_ns: u64,
         park_after: u32,
     ) -> Parking {
-        let ran = cpu_ns.saturating_sub(self.signal_cpu[slot].swap(cpu_ns, Ordering::Relaxed));
+        let Some(park) = self.parking.get(slot) else {
+            return Parking::Stay;
+        };
+        let ran = cpu_ns.saturating_sub(park.signal_cpu.swap(cpu_ns, Ordering::Relaxed));
         let idle = ran < idle_below_ns;
-        let state = &self.idle[slot];
+        let state = &park.idle;
         let now = state.load(Ordering::Relaxed);
         let (next, parking) = match (now & PARKED != 0, cpu_timer, idle) {
             (true, true, _) => (0, Parking::Unpark),
@@ -293,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_thread_mostly_idle_is_parked_and_its_cpu_timer_unparks_it() {
-        let t = ThreadTable::new(8);
+        let t = ThreadTable::with_timer_parking(8);
         let slot = t.find_or_insert(7, 1_000).unwrap();
         let (interval, bar, park_after) = (100_000, 50_000, 10);
         let mut cpu = 1_000;
