@@ -27,6 +27,28 @@ const MAPS_EVERY: Duration = Duration::from_secs(1);
 /// See [`MAPS_EVERY`].
 const MAPS_MISS_EVERY: Duration = Duration::from_millis(100);
 
+/// The longest stop waits for signals raised before the timers were disarmed to be delivered.
+const IN_FLIGHT_WAIT: Duration = Duration::from_millis(20);
+
+/// Waits while a signal raised before the timers were disarmed is still to be delivered to a
+/// thread (one not running gets it when it is next scheduled), at most [`IN_FLIGHT_WAIT`];
+/// where pending signals cannot be read, a fixed 5 ms, within which a scheduling quantum ends.
+fn wait_for_signals_in_flight() {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match threads::signal_pending(sys::SIGNAL) {
+            Some(false) => return,
+            None => return std::thread::sleep(Duration::from_millis(5)),
+            Some(true) if start.elapsed() >= IN_FLIGHT_WAIT => return,
+            Some(true) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
 /// How long to sleep before the next drain: long enough that the collector's wake-ups cost
 /// little (each costs the process CPU), short enough that at the rate samples just arrived the
 /// ring is at most a quarter full by then (`drained` and `capacity` in the ring's words).
@@ -438,8 +460,9 @@ impl Collector {
             self.note_fd(Some(&armed), 0);
             timer::disarm(armed);
         }
-        // Signals already raised are delivered within a scheduling quantum; let them land.
-        std::thread::sleep(Duration::from_millis(5));
+        wait_for_signals_in_flight();
+        // No handler reaches the ring from here on, so the last drain takes all it will hold.
+        super::handler::SHARED.clear_and_wait();
         self.drain();
         self.live = threads::list_tids();
         self.refresh_names();

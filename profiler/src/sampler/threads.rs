@@ -311,9 +311,113 @@ pub fn thread_name(tid: u32) -> String {
         .unwrap_or_default()
 }
 
+/// Whether signal `signo` waits to be delivered to a thread of this process that does not
+/// block it (`SigPnd`, `ShdPnd` and `SigBlk` of `/proc/self/task/*/status`): a signal raised
+/// for a thread that is not running lands when it next runs, one blocked stays pending as long
+/// as the thread blocks it. `None` where that cannot be read.
+pub fn signal_pending(signo: i32) -> Option<bool> {
+    let bit = 1u64 << (signo - 1);
+    let mut shared = false;
+    let mut someone_takes_it = false;
+    let mut read_any = false;
+    for tid in list_tids() {
+        // A thread that exited in between has nothing pending.
+        let Some(signals) = Signals::of_thread(tid) else {
+            continue;
+        };
+        read_any = true;
+        if signals.waits_for(bit) {
+            return Some(true);
+        }
+        shared |= signals.shared & bit != 0;
+        someone_takes_it |= signals.blocked & bit == 0;
+    }
+    read_any.then_some(shared && someone_takes_it)
+}
+
+/// The signal masks of a thread's `status` file.
+#[derive(Debug, PartialEq)]
+struct Signals {
+    /// Pending for the thread alone (`SigPnd`).
+    pending: u64,
+    /// Pending for the process (`ShdPnd`), which any thread not blocking it takes.
+    shared: u64,
+    /// Blocked by the thread (`SigBlk`).
+    blocked: u64,
+}
+
+impl Signals {
+    /// The masks of thread `tid`; `None` when it has exited.
+    fn of_thread(tid: u32) -> Option<Signals> {
+        Signals::of_status(&std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?)
+    }
+
+    /// Whether a signal of mask `bit` is pending for the thread alone and will be delivered
+    /// when it runs (the thread does not block it).
+    fn waits_for(&self, bit: u64) -> bool {
+        self.pending & bit != 0 && self.blocked & bit == 0
+    }
+
+    /// The masks of `status`; `None` when one is missing or not hexadecimal.
+    fn of_status(status: &str) -> Option<Signals> {
+        let mask = |field: &str| {
+            let line = status.lines().find_map(|l| l.strip_prefix(field))?;
+            u64::from_str_radix(line.trim(), 16).ok()
+        };
+        Some(Signals {
+            pending: mask("SigPnd:")?,
+            shared: mask("ShdPnd:")?,
+            blocked: mask("SigBlk:")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::sys;
     use super::*;
+
+    #[test]
+    fn the_signal_masks_are_read_from_a_status_file() {
+        let status = "Name:\tworker\nSigQ:\t1/94651\nSigPnd:\t0000000000002000\n\
+                      ShdPnd:\t0000000000000100\nSigBlk:\t0000000000002000\n\
+                      SigIgn:\t0000000000001000\nSigCgt:\t0000000100000000\n";
+        let signals = Signals::of_status(status).unwrap();
+        assert_eq!(
+            signals,
+            Signals {
+                pending: 0x2000,
+                shared: 0x100,
+                blocked: 0x2000
+            }
+        );
+        // Pending but blocked: it is not delivered however long one waits.
+        assert!(!signals.waits_for(0x2000));
+        assert!(Signals::of_status("Name:\tworker\nSigPnd:\tzz\n").is_none());
+    }
+
+    #[test]
+    fn a_signal_pending_for_a_thread_that_blocks_it_is_not_waited_for() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let blocker = std::thread::spawn(move || {
+            sys::block_signal_in_this_thread();
+            tid_tx.send(sys::gettid()).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = tid_rx.recv().unwrap();
+        assert!(sys::send_wall_sample(tid));
+        let bit = 1u64 << (sys::SIGNAL - 1);
+        let signals = Signals::of_thread(tid).unwrap();
+        assert_ne!(
+            signals.pending & bit,
+            0,
+            "queued for the thread: {signals:?}"
+        );
+        assert!(!signals.waits_for(bit), "{signals:?}");
+        done_tx.send(()).unwrap();
+        blocker.join().unwrap();
+    }
 
     #[test]
     fn a_thread_mostly_idle_is_parked_and_its_cpu_timer_unparks_it() {
