@@ -115,10 +115,20 @@ impl<'a> Resolver<'a> {
             })
     }
 
-    /// The path and cache key of object `index`'s file (`[vdso]` for the vDSO).
-    fn file_of(&mut self, index: usize) -> Option<(String, FileKey)> {
-        let object = &self.objects[index];
-        self.files
+    /// `lookup` (`address`, or the byte before it for a return address) resolved from object
+    /// `index`'s debug info, names qualified; `None` when the object's file cannot be read.
+    fn resolve_in_object(
+        &mut self,
+        index: usize,
+        address: u64,
+        lookup: u64,
+    ) -> Option<Arc<[Symbol]>> {
+        let objects = self.objects;
+        let object = &objects[index];
+        // The path and cache key of the object's file (`[vdso]` for the vDSO), worked out once
+        // per object: most calls find their address remembered and need nothing else.
+        let (path, key) = self
+            .files
             .entry(index)
             .or_insert_with(|| {
                 if object.name.is_empty() || !object.name.starts_with("linux-vdso") {
@@ -129,30 +139,16 @@ impl<'a> Resolver<'a> {
                     Some(("[vdso]".to_owned(), FileKey::vdso()))
                 }
             })
-            .clone()
-    }
-
-    /// `lookup` (`address`, or the byte before it for a return address) resolved from object
-    /// `index`'s debug info, names qualified; `None` when the object's file cannot be read.
-    fn resolve_in_object(
-        &mut self,
-        index: usize,
-        address: u64,
-        lookup: u64,
-    ) -> Option<Arc<[Symbol]>> {
-        let object = &self.objects[index];
-        let bias = object.bias;
-        let exec = object.exec.clone();
-        let (path, key) = self.file_of(index)?;
-        let vdso = key == FileKey::vdso();
-        let entry = self.cache.get_or_load(&key, || {
+            .as_ref()?;
+        let vdso = *key == FileKey::vdso();
+        let entry = self.cache.get_or_load(key, || {
             if vdso {
-                cache::Entry::from_symbols(vdso_symbols(&exec).unwrap_or_default())
+                cache::Entry::from_symbols(vdso_symbols(&object.exec).unwrap_or_default())
             } else {
-                cache::Entry::load(&path)
+                cache::Entry::load(path)
             }
         });
-        let probe = lookup.wrapping_sub(bias);
+        let probe = lookup.wrapping_sub(object.bias);
         if let Some(known) = entry.remembered(probe) {
             return Some(Arc::clone(known));
         }
@@ -165,8 +161,8 @@ impl<'a> Resolver<'a> {
             None => {
                 // The vDSO's symbols; a stripped library's own name only its exported
                 // functions, its debug file's (by build ID) the others.
-                let name = entry.symtab(&path).function_at(probe);
-                let name = name.or_else(|| entry.separate(&path).function_at(probe));
+                let name = entry.symtab(path).function_at(probe);
+                let name = name.or_else(|| entry.separate(path).function_at(probe));
                 // Nothing in a readable file names it (a PLT stub): backtrace, which would
                 // parse the same file's DWARF a second time, would not either.
                 let name = match name {
@@ -190,7 +186,7 @@ impl<'a> Resolver<'a> {
             .as_deref()
             .is_some_and(|f| f.ends_with(".rs"));
         if rust && !names::is_qualified(&symbols[0].name) {
-            let full = entry.symtab(&path).function_at(probe);
+            let full = entry.symtab(path).function_at(probe);
             if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
                 symbols[0].name = name;
             }
