@@ -169,7 +169,7 @@ fn many_addresses(rounds: usize) {
         };
         println!(
             "stop, {tool}, {:.0} {what} ({:.0} samples) of this {:.1} MB binary: first session \
-             {:.1} ms ({:.1} ms of CPU, {:.2} µs each), second session {:.1} ms ({:.1} ms \
+             {:.1} ms ({:.1} ms of CPU in all threads, {:.2} µs each), second session {:.1} ms ({:.1} ms \
              of CPU, {:.2} µs each{fresh}); best of {rounds}",
             b[0],
             b[4],
@@ -404,8 +404,9 @@ const MANY_CPU: Duration = Duration::from_millis(3_000);
 /// The stop of a profile touching thousands of distinct addresses of this binary: a child runs
 /// [`varied_workload`] twice (prof at 10 kHz, or pprof-rs asked for 10 kHz) and prints
 /// `addresses binary_bytes stop1 stop2 samples cpu1 cpu2 new` (nanoseconds; `new` counts the
-/// second session's addresses that the first did not have (0 for pprof-rs); `cpu` is the stopping
-/// thread's CPU time, which load from other processes does not inflate). The first stop is the
+/// second session's addresses that the first did not have (0 for pprof-rs); `cpu` is the
+/// process's CPU time during the stop, all threads (prof resolves addresses on a second one),
+/// which load from other processes does not inflate). The first stop is the
 /// first symbolization of the process (it parses the debug info), the second finds it parsed.
 /// For pprof-rs, `addresses` is the number of frames it resolved (it resolves every frame of
 /// every distinct stack; prof each distinct address once).
@@ -426,11 +427,11 @@ fn child_many_addresses(tool: &str) {
                 .unwrap();
             std::hint::black_box(varied_workload(&seed, MANY_CPU));
             let stopped = Instant::now();
-            let cpu0 = prof::sampler::thread_cpu_time();
+            let cpu0 = prof::sampler::process_cpu_time();
             let report = guard.report().build().unwrap();
             drop(guard);
             *stop = stopped.elapsed();
-            *cpu = prof::sampler::thread_cpu_time() - cpu0;
+            *cpu = prof::sampler::process_cpu_time() - cpu0;
             addresses = report.data.keys().map(|f| f.frames.len()).sum();
             samples = report.data.values().sum::<isize>() as usize;
             continue;
@@ -439,10 +440,10 @@ fn child_many_addresses(tool: &str) {
         let p = prof::Profiler::start(options).unwrap();
         std::hint::black_box(varied_workload(&seed, MANY_CPU));
         let stopped = Instant::now();
-        let cpu0 = prof::sampler::thread_cpu_time();
+        let cpu0 = prof::sampler::process_cpu_time();
         let report = p.stop().unwrap();
         *stop = stopped.elapsed();
-        *cpu = prof::sampler::thread_cpu_time() - cpu0;
+        *cpu = prof::sampler::process_cpu_time() - cpu0;
         let s = report.session();
         let distinct: std::collections::HashSet<u64> =
             s.frames.iter().filter_map(|f| f.address).collect();
