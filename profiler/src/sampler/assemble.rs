@@ -195,10 +195,12 @@ fn intern_resolved<'a>(
     trim: impl Fn(&str) -> bool,
     source: &mut Symbols<'a>,
 ) -> Vec<Option<StackId>> {
-    // Each address's frames (inlined ones first), with whether `trim` matches each. Looked up
-    // for every frame of every stack: foldhash, not SipHash (see `SessionBuilder`).
-    let mut frames_of: foldhash::HashMap<(u64, bool), Vec<(FrameId, bool)>> =
+    // Each address's frames (inlined ones first), with whether `trim` matches each: where they
+    // lie in `frames`, one array for all rather than one allocation per address. Looked up for
+    // every frame of every stack: foldhash, not SipHash (see `SessionBuilder`).
+    let mut frames_of: foldhash::HashMap<Key, std::ops::Range<usize>> =
         foldhash::HashMap::default();
+    let mut frames: Vec<(FrameId, bool)> = Vec::new();
     // Module names by object index: each is worked out once, not once per address.
     let mut modules: HashMap<Option<usize>, Option<String>> = HashMap::new();
     let mut stack_ids = Vec::with_capacity(stacks.len());
@@ -227,29 +229,27 @@ fn intern_resolved<'a>(
                 break;
             }
             let (address, is_return) = key(depth);
-            let frames = frames_of.entry((address, is_return)).or_insert_with(|| {
+            let range = frames_of.entry((address, is_return)).or_insert_with(|| {
                 let module = modules
                     .entry(object_index(objects, address))
                     .or_insert_with_key(|&i| i.and_then(|i| module_name(&objects[i])))
-                    .clone();
+                    .as_deref();
                 let lookup = if is_return { address - 1 } else { address };
-                source
-                    .get((address, is_return), objects)
-                    .iter()
-                    .map(|s| {
-                        let id = builder.intern_frame(&FrameSpec {
-                            name: &s.name,
-                            file: s.file.as_deref(),
-                            line: s.line,
-                            module: module.as_deref(),
-                            address: Some(lookup),
-                            inlined: s.inlined,
-                        });
-                        (id, trim(&s.name))
-                    })
-                    .collect()
+                let start = frames.len();
+                for s in source.get((address, is_return), objects).iter() {
+                    let id = builder.intern_frame(&FrameSpec {
+                        name: &s.name,
+                        file: s.file.as_deref(),
+                        line: s.line,
+                        module,
+                        address: Some(lookup),
+                        inlined: s.inlined,
+                    });
+                    frames.push((id, trim(&s.name)));
+                }
+                start..frames.len()
             });
-            for &(frame, trimmed) in frames.iter() {
+            for &(frame, trimmed) in &frames[range.clone()] {
                 if trimmed {
                     // The outermost frame `trim` matches ends the stack, with all it called;
                     // it stays when it is the stack's outermost frame.
