@@ -359,6 +359,7 @@ impl Running {
                 call: "collector thread",
                 source: std::io::Error::other("the collector thread panicked"),
             });
+            // The collector took it away before its last drain; not if it panicked.
             SHARED.clear_and_wait();
             raw
         };
