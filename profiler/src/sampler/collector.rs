@@ -32,7 +32,8 @@ const IN_FLIGHT_WAIT: Duration = Duration::from_millis(20);
 
 /// Waits while a signal raised before the timers were disarmed is still to be delivered to a
 /// thread (one not running gets it when it is next scheduled), at most [`IN_FLIGHT_WAIT`];
-/// where pending signals cannot be read, a fixed 5 ms, within which a scheduling quantum ends.
+/// where pending signals cannot be read (or would cost more to read, see
+/// [`threads::signal_pending`]), a fixed 5 ms, within which a scheduling quantum ends.
 fn wait_for_signals_in_flight() {
     let start = Instant::now();
     let mut pause = Duration::from_micros(50);
