@@ -350,37 +350,42 @@ mod tests {
         assert_eq!(nodes.len(), all);
     }
 
-    #[test]
-    fn symbols_resolved_on_a_second_thread_make_the_session_resolved_here_does() {
-        // Stacks of 1 to 12 frames over 40 addresses (in no object: named by their value),
-        // sharing root ends as a program's do, some repeated, some deeper than max_depth.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        let stacks: Vec<Box<[u64]>> = (0..300)
-            .map(|_| {
-                let depth = 1 + next(12) as usize;
-                (0..depth).map(|_| 0x1000 + 0x10 * next(40)).collect()
-            })
-            .collect();
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            ..Default::default()
+        })]
+
+        #[test]
+        fn symbols_resolved_on_a_second_thread_make_the_session_resolved_here_does(
+            // Stacks of up to 12 frames over 40 addresses (in no object: named by their
+            // value), some repeated, some sharing root ends, some deeper than max_depth.
+            picks in proptest::collection::vec(
+                proptest::collection::vec(0u64..40, 0..12),
+                0..300,
+            ),
+        ) {
+            let stacks: Vec<Box<[u64]>> = picks
+                .iter()
+                .map(|s| s.iter().map(|i| 0x1000 + 0x10 * i).collect())
+                .collect();
+            threaded_and_inline_agree(&stacks);
+        }
+    }
+
+    /// Interning `stacks` with a resolving thread makes the session resolving inline makes, and
+    /// the thread sends each address the walk needs once.
+    fn threaded_and_inline_agree(stacks: &[Box<[u64]>]) {
         let trim = |name: &str| name == "0x1050";
         let session = |threaded: bool| {
             let mut builder = SessionBuilder::default();
-            let ids = intern_with(&mut builder, &stacks, &[], 9, trim, threaded);
+            let ids = intern_with(&mut builder, stacks, &[], 9, trim, threaded);
             (ids, builder.finish())
         };
-        assert!(
-            stacks.len() >= THREAD_FROM,
-            "intern_stacks would use the thread"
-        );
         assert_eq!(session(true), session(false));
         // The thread sent each address the walk needs, once: none was left to resolve here.
         let (tx, rx) = std::sync::mpsc::channel();
-        resolve_in_walk_order(&stacks, &[], 9, &tx);
+        resolve_in_walk_order(stacks, &[], 9, &tx);
         drop(tx);
         let sent: Vec<Key> = rx.iter().map(|(key, _)| key).collect();
         let mut all: Vec<Key> = stacks
