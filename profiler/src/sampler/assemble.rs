@@ -2,7 +2,7 @@
 //! stacks root first, add threads and samples, complete the metadata.
 
 use super::collector::RawProfile;
-use crate::session::{FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder, StackId};
+use crate::session::{Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId};
 use crate::symbolize::{module_name, object_index, LoadedObject, Resolver, Symbol};
 use crate::{Options, Report};
 use std::collections::HashMap;
@@ -201,8 +201,18 @@ fn intern_resolved<'a>(
     let mut frames_of: foldhash::HashMap<Key, std::ops::Range<usize>> =
         foldhash::HashMap::default();
     let mut frames: Vec<(FrameId, bool)> = Vec::new();
-    // Module names by object index: each is worked out once, not once per address.
-    let mut modules: HashMap<Option<usize>, Option<String>> = HashMap::new();
+    // Module names by object index: each is worked out and interned once, not once per address.
+    let mut modules: HashMap<Option<usize>, Option<StrId>> = HashMap::new();
+    // Names and files by where their text lies: the addresses of one function share them (see
+    // `Symbol`), so each is hashed and interned once. The symbols are kept until the walk ends,
+    // so that no text is freed and its place taken by another.
+    let mut texts: foldhash::HashMap<(usize, usize), StrId> = foldhash::HashMap::default();
+    let mut kept: Vec<Arc<[Symbol]>> = Vec::new();
+    let mut text = |builder: &mut SessionBuilder, text: &Arc<str>| {
+        *texts
+            .entry((text.as_ptr() as usize, text.len()))
+            .or_insert_with(|| builder.intern_str(text))
+    };
     let mut stack_ids = Vec::with_capacity(stacks.len());
     // The previous stack's walk, root first.
     let mut levels: Vec<Level> = Vec::new();
@@ -230,23 +240,27 @@ fn intern_resolved<'a>(
             }
             let (address, is_return) = key(depth);
             let range = frames_of.entry((address, is_return)).or_insert_with(|| {
-                let module = modules
+                let module = *modules
                     .entry(object_index(objects, address))
-                    .or_insert_with_key(|&i| i.and_then(|i| module_name(&objects[i])))
-                    .as_deref();
+                    .or_insert_with_key(|&i| {
+                        let name = module_name(&objects[i?])?;
+                        Some(builder.intern_str(&name))
+                    });
                 let lookup = if is_return { address - 1 } else { address };
                 let start = frames.len();
-                for s in source.get((address, is_return), objects).iter() {
-                    let id = builder.intern_frame(&FrameSpec {
-                        name: &s.name,
-                        file: s.file.as_deref(),
+                let symbols = source.get((address, is_return), objects);
+                for s in symbols.iter() {
+                    let frame = Frame {
+                        name: text(builder, &s.name),
+                        file: s.file.as_ref().map(|f| text(builder, f)),
                         line: s.line,
                         module,
                         address: Some(lookup),
                         inlined: s.inlined,
-                    });
-                    frames.push((id, trim(&s.name)));
+                    };
+                    frames.push((builder.intern_frame_ids(frame), trim(&s.name)));
                 }
+                kept.push(symbols);
                 start..frames.len()
             });
             for &(frame, trimmed) in &frames[range.clone()] {

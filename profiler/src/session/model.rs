@@ -578,6 +578,21 @@ impl SessionBuilder {
             address: spec.address,
             inlined: spec.inlined,
         };
+        self.intern_frame_ids(frame)
+    }
+
+    /// The id of a frame whose texts this builder interned already ([`SessionBuilder::intern_str`]),
+    /// adding it on first sight: for a caller that interns each text once rather than once per
+    /// frame.
+    pub fn intern_frame_ids(&mut self, frame: Frame) -> FrameId {
+        let strings = self.session.strings.len();
+        debug_assert!(
+            [Some(frame.name), frame.file, frame.module]
+                .iter()
+                .flatten()
+                .all(|id| id.index() < strings),
+            "a text id of another builder"
+        );
         // One hash and probe, found or not.
         match self.frames.entry(frame) {
             Entry::Occupied(found) => *found.get(),

@@ -115,45 +115,60 @@ pub(super) struct Entry {
     last_used: u64,
 }
 
-/// Demangled function names: an object's functions are far fewer than its addresses, and a
-/// long generic Rust name costs microseconds to check and demangle.
+/// Demangled function names and source files: an object's functions are far fewer than its
+/// addresses, and a long generic Rust name costs microseconds to check and demangle. Each is
+/// kept once and shared by the symbols that hold it.
 #[derive(Default)]
 pub(super) struct Demangled {
     /// By where the raw name lies in the object's DWARF (gimli's offset id, the address of the
     /// name in the mapped or unpacked section, which the entry's loader keeps alive; and its
     /// length): found without reading the name.
-    by_place: foldhash::HashMap<(u64, u64), String>,
+    by_place: foldhash::HashMap<(u64, u64), Arc<str>>,
     /// By raw name, for names from the symbol table.
-    by_name: foldhash::HashMap<Box<str>, String>,
+    by_name: foldhash::HashMap<Box<str>, Arc<str>>,
+    /// Source files' paths.
+    files: foldhash::HashSet<Arc<str>>,
 }
 
 impl Demangled {
     /// `name` (a raw function name read from the entry's DWARF) demangled as
     /// [`super::demangle`] does, worked out once per place (up to [`MAX_REMEMBERED_ADDRESSES`]
     /// names; past it, each time). `None` when the name cannot be read.
-    pub fn dwarf_name<R: addr2line::gimli::Reader>(&mut self, name: &R) -> Option<String> {
+    pub fn dwarf_name<R: addr2line::gimli::Reader>(&mut self, name: &R) -> Option<Arc<str>> {
         use addr2line::gimli::ReaderOffset;
         let place = (name.offset_id().0, name.len().into_u64());
         if let Some(known) = self.by_place.get(&place) {
-            return Some(known.clone());
+            return Some(Arc::clone(known));
         }
-        let demangled = super::demangle(name.to_string_lossy().ok()?);
+        let demangled: Arc<str> = super::demangle(name.to_string_lossy().ok()?).into();
         if self.by_place.len() < MAX_REMEMBERED_ADDRESSES {
-            self.by_place.insert(place, demangled.clone());
+            self.by_place.insert(place, Arc::clone(&demangled));
         }
         Some(demangled)
     }
 
     /// `raw` demangled as [`super::demangle`] does, worked out once (within the same bound).
-    pub fn name(&mut self, raw: &str) -> String {
+    pub fn name(&mut self, raw: &str) -> Arc<str> {
         if let Some(name) = self.by_name.get(raw) {
-            return name.clone();
+            return Arc::clone(name);
         }
-        let name = super::demangle(raw);
+        let name: Arc<str> = super::demangle(raw).into();
         if self.by_name.len() < MAX_REMEMBERED_ADDRESSES {
-            self.by_name.insert(raw.into(), name.clone());
+            self.by_name.insert(raw.into(), Arc::clone(&name));
         }
         name
+    }
+
+    /// The shared copy of source file `path` (within the same bound).
+    pub fn file(&mut self, path: &str) -> Arc<str> {
+        if let Some(file) = self.files.get(path) {
+            return Arc::clone(file);
+        }
+        let file: Arc<str> = path.into();
+        if self.files.len() < MAX_REMEMBERED_ADDRESSES {
+            self.files.insert(Arc::clone(&file));
+        }
+        file
     }
 }
 

@@ -25,13 +25,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, MutexGuard};
 use symtab::SymbolTable;
 
-/// One frame of a resolved address: a function, possibly inlined into the next one out.
+/// One frame of a resolved address: a function, possibly inlined into the next one out. Its
+/// texts are shared: the addresses of one function, resolved from one object's debug info,
+/// hold the same name (and file), which a caller can intern once by its pointer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
     /// Demangled function name, without the hash suffix; a hex address when unknown.
-    pub name: String,
+    pub name: Arc<str>,
     /// Source file, when debug info names one.
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     /// Source line.
     pub line: Option<u32>,
     /// True when inlined into the previous (outer) symbol of the list.
@@ -52,15 +54,15 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     backtrace::resolve(lookup as usize as *mut std::ffi::c_void, |sym| {
         let Some(name) = sym.name() else { return };
         inner_first.push(Symbol {
-            name: format!("{name:#}"),
-            file: sym.filename().map(|f| f.display().to_string()),
+            name: format!("{name:#}").into(),
+            file: sym.filename().map(|f| f.display().to_string().into()),
             line: sym.lineno(),
             inlined: true,
         });
     });
     if inner_first.is_empty() {
         inner_first.push(Symbol {
-            name: format!("{address:#x}"),
+            name: format!("{address:#x}").into(),
             file: None,
             line: None,
             inlined: true,
@@ -171,7 +173,7 @@ impl<'a> Resolver<'a> {
                     None => return None,
                 };
                 vec![Symbol {
-                    name,
+                    name: name.into(),
                     file: None,
                     line: None,
                     inlined: false,
@@ -188,7 +190,7 @@ impl<'a> Resolver<'a> {
         if rust && !names::is_qualified(&symbols[0].name) {
             let full = entry.symtab(path).function_at(probe);
             if let Some(name) = symtab::fuller_name(&symbols[0].name, full) {
-                symbols[0].name = name;
+                symbols[0].name = name.into();
             }
         }
         names::qualify(&mut symbols);
@@ -215,7 +217,9 @@ fn from_loader(
     let mut location = None;
     if let Ok(mut frames) = loader.find_frames(probe) {
         while let Ok(Some(frame)) = frames.next() {
-            let here = frame.location.map(|l| (l.file.map(str::to_owned), l.line));
+            let here = frame
+                .location
+                .map(|l| (l.file.map(|f| demangled.file(f)), l.line));
             if location.is_none() {
                 location.clone_from(&here);
             }
@@ -330,7 +334,7 @@ mod tests {
     #[test]
     fn an_unknown_address_becomes_hex() {
         let syms = resolve(0x10, false);
-        assert_eq!(syms[0].name, "0x10");
+        assert_eq!(&*syms[0].name, "0x10");
     }
 
     #[test]
@@ -359,7 +363,7 @@ mod tests {
             };
             for _ in 0..2 {
                 let once = from_loader(&loader, probe, &mut demangled).unwrap();
-                let names: Vec<&str> = once.iter().map(|s| s.name.as_str()).collect();
+                let names: Vec<&str> = once.iter().map(|s| &*s.name).collect();
                 assert_eq!(names, each_time, "at {probe:#x}");
             }
             resolved += 1;

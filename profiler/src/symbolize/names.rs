@@ -26,13 +26,13 @@ pub fn qualify(symbols: &mut [Symbol]) {
             closure_from_caller(&symbols[i].name, &symbols[c].name, file)
         });
         if let Some(name) = from_caller {
-            symbols[i].name = name;
+            symbols[i].name = name.into();
             continue;
         }
         let file = symbols[i].file.as_deref().filter(|f| f.ends_with(".rs"));
         if let Some(file) = file {
             let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-            symbols[i].name = format!("{} ({base})", symbols[i].name);
+            symbols[i].name = format!("{} ({base})", symbols[i].name).into();
         }
     }
 }
@@ -128,8 +128,8 @@ mod tests {
 
     fn sym(name: &str, file: Option<&str>) -> Symbol {
         Symbol {
-            name: name.to_owned(),
-            file: file.map(str::to_owned),
+            name: name.into(),
+            file: file.map(Into::into),
             line: Some(1),
             inlined: true,
         }
@@ -188,7 +188,7 @@ mod tests {
             sym("<u64 as core::ops::Add>::add", None),
         ];
         qualify(&mut symbols);
-        let names: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = symbols.iter().map(|s| &*s.name).collect();
         assert_eq!(
             names,
             [
