@@ -30,15 +30,15 @@ const MAPS_MISS_EVERY: Duration = Duration::from_millis(100);
 /// The longest stop waits for signals raised before the timers were disarmed to be delivered.
 const IN_FLIGHT_WAIT: Duration = Duration::from_millis(20);
 
-/// Waits while a signal raised before the timers were disarmed is still to be delivered to a
+/// Waits while a `signal` raised before the timers were disarmed is still to be delivered to a
 /// thread (one not running gets it when it is next scheduled), at most [`IN_FLIGHT_WAIT`];
 /// where pending signals cannot be read (or would cost more to read, see
 /// [`threads::signal_pending`]), a fixed 5 ms, within which a scheduling quantum ends.
-fn wait_for_signals_in_flight() {
+fn wait_for_signals_in_flight(signal: i32) {
     let start = Instant::now();
     let mut pause = Duration::from_micros(50);
     loop {
-        match threads::signal_pending(sys::SIGNAL) {
+        match threads::signal_pending(signal) {
             Some(false) => return,
             None => return std::thread::sleep(Duration::from_millis(5)),
             Some(true) if start.elapsed() >= IN_FLIGHT_WAIT => return,
@@ -461,7 +461,7 @@ impl Collector {
             self.note_fd(Some(&armed), 0);
             timer::disarm(armed);
         }
-        wait_for_signals_in_flight();
+        wait_for_signals_in_flight(self.mechanism.signal());
         // No handler reaches the ring from here on, so the last drain takes all it will hold.
         super::handler::SHARED.clear_and_wait();
         self.drain();
