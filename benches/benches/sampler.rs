@@ -25,7 +25,7 @@
 //! 60 s of CPU per thread (480,000 samples; the full run uses 5 s); `-- --many 5` only the
 //! many-addresses runs (prof and pprof-rs alternately, five rounds).
 
-use prof_benches::{child_numbers, descend};
+use prof_benches::{child_numbers, descend, print_clock_read_cost};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 5;
@@ -561,14 +561,7 @@ fn main() {
         memory(args.get(i + 1).map_or(Ok(5.0), |s| s.parse()).unwrap());
         return;
     }
-    // The one system call every sample makes (its weight is measured with the thread CPU clock).
-    let reads = 200_000u32;
-    let t = prof::sampler::thread_cpu_time();
-    for _ in 0..reads {
-        std::hint::black_box(prof::sampler::thread_cpu_time());
-    }
-    let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
-    println!("thread CPU clock read: {per_read:?} of CPU per call");
+    print_clock_read_cost();
 
     // `--rounds N`: fewer (or more) rounds than the default five.
     let rounds = args

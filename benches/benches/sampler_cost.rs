@@ -27,7 +27,7 @@
 //! handler timed); default `floor prof`, 1 kHz, 10 rounds of 200 ms.
 
 use prof::diagnostics::{Measure, Settings};
-use prof_benches::descend;
+use prof_benches::{descend, print_clock_read_cost};
 use std::time::Duration;
 
 /// The calling thread's resource use: CPU nanoseconds, minor and major faults, voluntary and
@@ -272,14 +272,7 @@ fn main() {
         configs.extend(["floor".to_string(), "prof".to_string()]);
     }
     let interval = Duration::from_nanos(1_000_000_000 / rate);
-    // The one system call every sample makes (its weight is read from the thread CPU clock).
-    let reads = 200_000u32;
-    let t = prof::sampler::thread_cpu_time();
-    for _ in 0..reads {
-        std::hint::black_box(prof::sampler::thread_cpu_time());
-    }
-    let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
-    println!("thread CPU clock read: {per_read:?} of CPU per call");
+    print_clock_read_cost();
     // Calls per chunk: about `chunk_ms` of CPU, from a timed first call.
     let t = prof::sampler::thread_cpu_time();
     std::hint::black_box(descend(40, 1_000_000));

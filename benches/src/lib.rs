@@ -33,6 +33,18 @@ pub fn descend(depth: u32, rounds: u64) -> u64 {
     }
 }
 
+/// Measures and prints what one read of the thread CPU clock costs: the one system call every
+/// CPU sample makes (its weight is read from that clock), the scale for the per-sample costs.
+pub fn print_clock_read_cost() {
+    let reads = 200_000u32;
+    let t = prof::sampler::thread_cpu_time();
+    for _ in 0..reads {
+        black_box(prof::sampler::thread_cpu_time());
+    }
+    let per_read = (prof::sampler::thread_cpu_time() - t) / reads;
+    println!("thread CPU clock read: {per_read:?} of CPU per call");
+}
+
 /// Runs this bench binary as a child with `args` and returns the numbers of the last line it
 /// printed, which must be `count` of them (every child mode prints its figures that way).
 pub fn child_numbers(args: &[&str], count: usize) -> Vec<f64> {
