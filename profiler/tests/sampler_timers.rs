@@ -28,17 +28,29 @@ fn weight_on_this_thread(report: &prof::Report) -> u64 {
 
 fn keeps_the_rate_and_measures_weights(timer: &str) {
     let _serial = serial();
-    let (report, used) = run(timer, Duration::from_millis(1), Duration::from_secs(1));
+    let interval = Duration::from_millis(1);
+    let (report, used) = run(timer, interval, Duration::from_secs(1));
     assert_eq!(report.session().meta.timer, timer);
-    let n = samples_on(&report, current_tid()).len() as f64;
-    let expected = used.as_nanos() as f64 / 1e6;
+    this_thread_has_its_rate_and_cpu_time(&report, used, interval, timer);
+}
+
+/// The calling thread got at least 90% of the samples `used` CPU time makes at `interval`, and
+/// its weights add up to `used` within 3%.
+fn this_thread_has_its_rate_and_cpu_time(
+    report: &prof::Report,
+    used: Duration,
+    interval: Duration,
+    what: &str,
+) {
+    let n = samples_on(report, current_tid()).len() as f64;
+    let expected = used.as_nanos() as f64 / interval.as_nanos() as f64;
     assert!(
         n >= 0.9 * expected,
-        "{timer}: {n} samples for {expected:.0} expected"
+        "{what}: {n} samples for {expected:.0} expected"
     );
-    let w = weight_on_this_thread(&report) as f64;
+    let w = weight_on_this_thread(report) as f64;
     let off = (w - used.as_nanos() as f64).abs() / used.as_nanos() as f64;
-    assert!(off <= 0.03, "{timer}: weight {w} vs {used:?}");
+    assert!(off <= 0.03, "{what}: weight {w} vs {used:?}");
 }
 
 #[test]
@@ -108,11 +120,8 @@ fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
             })
         })
         .collect();
-    let (report, used) = run(
-        "timer_create",
-        Duration::from_micros(100),
-        Duration::from_millis(1500),
-    );
+    let interval = Duration::from_micros(100);
+    let (report, used) = run("timer_create", interval, Duration::from_millis(1500));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for t in blocked {
         t.join().unwrap();
@@ -161,11 +170,8 @@ fn r13_timer_create_stops_waking_a_thread_blocked_for_the_whole_session() {
     std::thread::sleep(Duration::from_millis(50));
     let before: Vec<u64> = tids.iter().map(|&t| context_switches(t)).collect();
     let parking = prof::diagnostics::timer_parking_stats();
-    let (report, used) = run(
-        "timer_create",
-        Duration::from_micros(100),
-        Duration::from_millis(1500),
-    );
+    let interval = Duration::from_micros(100);
+    let (report, used) = run("timer_create", interval, Duration::from_millis(1500));
     let woken: Vec<u64> = tids
         .iter()
         .zip(&before)
@@ -188,15 +194,7 @@ fn r13_timer_create_stops_waking_a_thread_blocked_for_the_whole_session() {
         );
     }
     // The thread that ran is still sampled at the full rate, its weights its CPU time.
-    let n = samples_on(&report, current_tid()).len() as f64;
-    let expected = used.as_nanos() as f64 / 100e3;
-    assert!(
-        n >= 0.9 * expected,
-        "{n} samples for {expected:.0} expected"
-    );
-    let w = weight_on_this_thread(&report) as f64;
-    let off = (w - used.as_nanos() as f64).abs() / used.as_nanos() as f64;
-    assert!(off <= 0.03, "weight {w} vs {used:?}");
+    this_thread_has_its_rate_and_cpu_time(&report, used, interval, "timer_create");
 }
 
 #[test]
