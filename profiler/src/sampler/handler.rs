@@ -49,12 +49,12 @@ pub struct Shared {
     pub inherit: bool,
     /// The unwinder to use.
     pub unwind: UnwindMode,
-    /// The CPU time between two signals of the thread's timer when each signal marks the end
-    /// of one period of it (the perf-event timers, at intervals of at least
-    /// [`PERIOD_WEIGHT_MIN_NS`]): a sample that comes one period after the thread's last then
-    /// weighs the period without a clock read (see [`ThreadTable::take_period`]). 0 for the
-    /// other timers, whose samples always read the clock.
-    pub period_ns: u64,
+    /// Whether each signal of the thread's timer marks the end of one interval of its CPU time
+    /// (the perf-event timers, at intervals of at least [`PERIOD_WEIGHT_MIN_NS`]): a sample
+    /// that comes one interval after the thread's last then weighs the interval without a
+    /// clock read (see [`ThreadTable::take_period`]). False for the other timers, whose
+    /// samples always read the clock.
+    pub periodic: bool,
     /// Samples with less CPU time than this since the thread's last one are not taken; the
     /// time goes to its next sample. Half the interval for `timer_create`, whose wall-clock
     /// timers also wake blocked threads (each wake-up costs the thread a few microseconds of
@@ -65,7 +65,7 @@ pub struct Shared {
     /// thread's own CPU clock, so a blocked thread is no longer woken; that timer's first
     /// signal (the thread ran for an interval) unparks it. See [`ThreadTable::note_timer_signal`].
     pub park_after: u32,
-    /// The sampling interval, for re-arming parked and unparked timers.
+    /// The sampling interval: the weight of a periodic sample, and the period of re-armed timers.
     pub interval_ns: u64,
     /// What to measure, from the diagnostics' `Settings::measure`.
     pub measure: Measure,
@@ -119,7 +119,7 @@ pub const FP_ROOM: u64 = if cfg!(debug_assertions) {
 /// well below that.
 pub const PERIOD_WEIGHT_MIN_NS: u64 = 100_000;
 
-/// Samples of a periodic timer (see [`Shared::period_ns`]) whose weight was read from the
+/// Samples of a periodic timer (see [`Shared::periodic`]) whose weight was read from the
 /// thread's CPU clock (a system call), since the process started; the others weighed one
 /// period. Samples of the other timers always read it and are not counted.
 pub static CLOCK_READS: AtomicU64 = AtomicU64::new(0);
@@ -195,14 +195,14 @@ const MEASURE_CAP_NS: u64 = 50_000;
 impl Shared {
     /// The calling thread's clock for the sample's weight, read at the handler's entry: the
     /// monotonic clock in wall mode; for a signal of a periodic timer (see
-    /// [`Shared::period_ns`]) the monotonic clock too, the CPU clock being read later only if
+    /// [`Shared::periodic`]) the monotonic clock too, the CPU clock being read later only if
     /// the sample does not come one period after the thread's last; else the CPU clock (a
     /// system call). A call of its own, so that the handler's frame (on a possibly small
     /// alternate stack) does not grow.
     fn clock(&self, source: Source) -> Clock {
         if self.wall {
             Clock::Read(sys::monotonic_ns())
-        } else if self.period_ns != 0 && matches!(source, Source::Perf(_) | Source::Fd(_)) {
+        } else if self.periodic && matches!(source, Source::Perf(_) | Source::Fd(_)) {
             Clock::Periodic(sys::monotonic_ns())
         } else {
             Clock::Read(sys::thread_cpu_ns())
@@ -215,7 +215,7 @@ impl Shared {
             Clock::Read(now) => self
                 .threads
                 .take_delta_of_at_least(slot, now, self.min_weight_ns),
-            Clock::Periodic(wall) => self.threads.take_period(slot, wall, self.period_ns, || {
+            Clock::Periodic(wall) => self.threads.take_period(slot, wall, self.interval_ns, || {
                 CLOCK_READS.fetch_add(1, Ordering::Relaxed);
                 sys::thread_cpu_ns()
             }),

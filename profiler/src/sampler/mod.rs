@@ -202,14 +202,10 @@ impl Profiler {
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind,
-            period_ns: match mechanism {
+            periodic: matches!(
+                mechanism,
                 timer::Mechanism::PerfEventSigtrap | timer::Mechanism::PerfEvent
-                    if interval_ns >= handler::PERIOD_WEIGHT_MIN_NS =>
-                {
-                    interval_ns
-                }
-                _ => 0,
-            },
+            ) && interval_ns >= handler::PERIOD_WEIGHT_MIN_NS,
             min_weight_ns: if timer_create { interval_ns / 2 } else { 0 },
             park_after: if timer_create {
                 u32::try_from(PARK_IDLE_NS / interval_ns.max(1))
