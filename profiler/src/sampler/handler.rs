@@ -253,12 +253,13 @@ impl Shared {
             return;
         };
         // Arm the new timer before disarming the old, so that a failure leaves one armed.
-        // A timer deleted meanwhile (the session stopping) fails and changes nothing.
+        // A timer deleted meanwhile (the session stopping) fails and changes nothing. A
+        // signal that found less CPU time than a sample needs found the thread idle.
         match self.threads.note_timer_signal(
             slot,
             cpu_ns,
             cpu_timer,
-            self.interval_ns / 2,
+            self.min_weight_ns,
             self.park_after,
         ) {
             Parking::Stay => {}
