@@ -110,16 +110,16 @@ pub(super) struct Entry {
     symtab: Option<SymbolTable>,
     /// Addresses resolved so far (file addresses), up to [`MAX_REMEMBERED_ADDRESSES`].
     remembered: foldhash::HashMap<u64, Arc<[Symbol]>>,
-    /// The object's function names demangled so far.
-    pub(super) demangled: Demangled,
+    /// The object's function names (demangled) and source files met so far.
+    pub(super) texts: Texts,
     last_used: u64,
 }
 
-/// Demangled function names and source files: an object's functions are far fewer than its
-/// addresses, and a long generic Rust name costs microseconds to check and demangle. Each is
-/// kept once and shared by the symbols that hold it.
+/// An object's texts: demangled function names and source files. Its functions are far fewer
+/// than its addresses, and a long generic Rust name costs microseconds to check and demangle.
+/// Each text is kept once and shared by the symbols that hold it.
 #[derive(Default)]
-pub(super) struct Demangled {
+pub(super) struct Texts {
     /// By where the raw name lies in the object's DWARF (gimli's offset id, the address of the
     /// name in the mapped or unpacked section, which the entry's loader keeps alive; and its
     /// length): found without reading the name.
@@ -130,7 +130,7 @@ pub(super) struct Demangled {
     files: foldhash::HashSet<Arc<str>>,
 }
 
-impl Demangled {
+impl Texts {
     /// `name` (a raw function name read from the entry's DWARF) demangled as
     /// [`super::demangle`] does, worked out once per place (up to [`MAX_REMEMBERED_ADDRESSES`]
     /// names; past it, each time). `None` when the name cannot be read.
@@ -299,7 +299,7 @@ impl Entry {
             separate: None,
             symtab: None,
             remembered: foldhash::HashMap::default(),
-            demangled: Demangled::default(),
+            texts: Texts::default(),
             last_used: 0,
         }
     }
@@ -311,7 +311,7 @@ impl Entry {
             separate: Some(SymbolTable::default()),
             symtab: Some(symtab),
             remembered: foldhash::HashMap::default(),
-            demangled: Demangled::default(),
+            texts: Texts::default(),
             last_used: 0,
         }
     }

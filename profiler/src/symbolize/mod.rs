@@ -157,7 +157,7 @@ impl<'a> Resolver<'a> {
         let dwarf = entry
             .loader
             .as_ref()
-            .and_then(|l| from_loader(l, probe, &mut entry.demangled));
+            .and_then(|l| from_loader(l, probe, &mut entry.texts));
         let mut symbols = match dwarf {
             Some(symbols) => symbols,
             None => {
@@ -206,12 +206,12 @@ impl Drop for Resolver<'_> {
     }
 }
 
-/// `probe` (a file address) resolved with `loader`, outermost first, names demangled through
-/// `demangled`; `None` when it knows nothing of the address.
+/// `probe` (a file address) resolved with `loader`, outermost first, names demangled and texts
+/// shared through `texts`; `None` when it knows nothing of the address.
 fn from_loader(
     loader: &addr2line::Loader,
     probe: u64,
-    demangled: &mut cache::Demangled,
+    texts: &mut cache::Texts,
 ) -> Option<Vec<Symbol>> {
     let mut inner_first = Vec::new();
     let mut location = None;
@@ -219,11 +219,11 @@ fn from_loader(
         while let Ok(Some(frame)) = frames.next() {
             let here = frame
                 .location
-                .map(|l| (l.file.map(|f| demangled.file(f)), l.line));
+                .map(|l| (l.file.map(|f| texts.file(f)), l.line));
             if location.is_none() {
                 location.clone_from(&here);
             }
-            let Some(name) = frame.function.and_then(|f| demangled.dwarf_name(&f.name)) else {
+            let Some(name) = frame.function.and_then(|f| texts.dwarf_name(&f.name)) else {
                 continue;
             };
             let (file, line) = here.unwrap_or_default();
@@ -239,7 +239,7 @@ fn from_loader(
         // No DWARF function here: the symbol table's name, with the line table's place.
         let (file, line) = location.unwrap_or_default();
         inner_first.push(Symbol {
-            name: demangled.name(loader.find_symbol(probe)?),
+            name: texts.name(loader.find_symbol(probe)?),
             file,
             line,
             inlined: true,
@@ -345,7 +345,7 @@ mod tests {
         // Addresses inside many functions of this test binary (file addresses).
         let probes: Vec<u64> = table.starts().step_by(50).map(|a| a + 1).collect();
         assert!(probes.len() > 100, "{} functions", probes.len());
-        let mut demangled = cache::Demangled::default();
+        let mut texts = cache::Texts::default();
         let mut resolved = 0;
         for &probe in &probes {
             let each_time: Option<Vec<String>> = loader.find_frames(probe).ok().map(|mut it| {
@@ -362,7 +362,7 @@ mod tests {
                 continue;
             };
             for _ in 0..2 {
-                let once = from_loader(&loader, probe, &mut demangled).unwrap();
+                let once = from_loader(&loader, probe, &mut texts).unwrap();
                 let names: Vec<&str> = once.iter().map(|s| &*s.name).collect();
                 assert_eq!(names, each_time, "at {probe:#x}");
             }
