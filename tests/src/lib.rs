@@ -132,17 +132,26 @@ impl Drop for TempDir {
     }
 }
 
+/// The target directory the running test was built in.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test>-<hash>  ->  target
+    exe.ancestors()
+        .nth(3)
+        .expect("tests live in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// The cargo that runs the tests.
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
 /// Builds `prof`'s example `name` with `--release` (into the test's own target directory) and
 /// runs it, returning its standard output; panics when either step fails.
 pub fn run_release_example(name: &str) -> String {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/<test>-<hash>  ->  target
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .expect("tests live in target/<profile>/deps");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    let target = target_dir();
+    let status = cargo()
         .args([
             "build",
             "--quiet",
@@ -155,7 +164,7 @@ pub fn run_release_example(name: &str) -> String {
             name,
         ])
         .arg("--target-dir")
-        .arg(target)
+        .arg(&target)
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -166,4 +175,74 @@ pub fn run_release_example(name: &str) -> String {
     let out = Command::new(&example).output().unwrap();
     assert!(out.status.success(), "{example:?}: {out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A release profile as users build with: the default one (no debug info), or with
+/// `debug = "line-tables-only"` or `"limited"` (this workspace's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseProfile {
+    /// `cargo build --release` with no `[profile.release]` settings: no debug info.
+    Default,
+    /// `debug = "line-tables-only"`: line tables, no types, inlined functions by name.
+    LineTablesOnly,
+    /// `debug = "limited"`, this workspace's release profile.
+    Limited,
+}
+
+impl ReleaseProfile {
+    /// All three.
+    pub const ALL: [ReleaseProfile; 3] = [
+        ReleaseProfile::Default,
+        ReleaseProfile::LineTablesOnly,
+        ReleaseProfile::Limited,
+    ];
+
+    /// Cargo's name of its debug setting.
+    pub fn debug(self) -> &'static str {
+        match self {
+            ReleaseProfile::Default => "false",
+            ReleaseProfile::LineTablesOnly => "line-tables-only",
+            ReleaseProfile::Limited => "limited",
+        }
+    }
+}
+
+/// The path of the fixture program `name` (a binary of `tests/fixtures`) built in release with
+/// `profile`; all fixtures are built once per test process and profile, each profile into its
+/// own directory under the test's target directory (so the dependencies keep their builds).
+pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
+    use std::sync::OnceLock;
+    static BUILT: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = ReleaseProfile::ALL
+        .iter()
+        .position(|p| *p == profile)
+        .expect("a listed profile");
+    let dir = BUILT[slot].get_or_init(|| {
+        let target = target_dir().join(format!("fixtures-{}", profile.debug()));
+        let status = cargo()
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "-p",
+                "prof-fixtures",
+                "--bins",
+            ])
+            .arg("--target-dir")
+            .arg(&target)
+            // What the profile says, whatever the workspace's own [profile.release] says.
+            .env("CARGO_PROFILE_RELEASE_DEBUG", profile.debug())
+            .env_remove("CARGO_PROFILE_RELEASE_STRIP")
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build --release -p prof-fixtures ({profile:?})"
+        );
+        target.join("release")
+    });
+    dir.join(name)
 }

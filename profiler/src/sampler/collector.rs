@@ -370,14 +370,14 @@ impl Collector {
             let Some(slot) = shared.threads.find(tid) else {
                 continue;
             };
-            let (stack, captured) = match wall.look(tid, &shared, &self.out.objects, self.max_depth)
-            {
-                Found::Unchanged(stack) => (stack, None),
-                Found::Blocked(addrs, cpu) => {
-                    (self.index.intern(&mut self.out.stacks, &addrs), Some(cpu))
-                }
-                Found::Signalled | Found::Nothing => continue,
-            };
+            let (stack, captured) =
+                match wall.look(tid, slot, &shared, &self.out.objects, self.max_depth) {
+                    Found::Unchanged(stack) => (stack, None),
+                    Found::Blocked(addrs, cpu) => {
+                        (self.index.intern(&mut self.out.stacks, &addrs), Some(cpu))
+                    }
+                    Found::Signalled | Found::Nothing => continue,
+                };
             if let Some(cpu) = captured {
                 wall.captured(tid, stack, cpu);
             }

@@ -108,17 +108,51 @@ impl Modules {
     }
 }
 
+/// The file an object was loaded from (`/proc/self/exe` for the main program).
+fn path_of(object: &LoadedObject) -> &str {
+    if object.name.is_empty() {
+        "/proc/self/exe"
+    } else {
+        object.name.as_str()
+    }
+}
+
+/// The entry addresses (in memory) of the functions of one loaded object that have unwind
+/// information, sorted: the initial locations of the search table of its `.eh_frame_hdr`.
+/// Empty when the object has no such table or its file cannot be read.
+pub fn function_entries(object: &LoadedObject) -> Vec<u64> {
+    use addr2line::gimli::{BaseAddresses, EhFrameHdr, LittleEndian, Pointer};
+    let entries = || -> Option<Vec<u64>> {
+        let file = std::fs::File::open(path_of(object)).ok()?;
+        let cache = object::ReadCache::new(file);
+        let elf = object::File::parse(&cache).ok()?;
+        let hdr = elf.section_by_name(".eh_frame_hdr")?;
+        let data = hdr.data().ok()?;
+        let mut bases = BaseAddresses::default().set_eh_frame_hdr(hdr.address());
+        if let Some(eh_frame) = elf.section_by_name(".eh_frame") {
+            bases = bases.set_eh_frame(eh_frame.address());
+        }
+        let parsed = EhFrameHdr::new(data, LittleEndian).parse(&bases, 8).ok()?;
+        let table = parsed.table()?;
+        let mut out: Vec<u64> = table
+            .iter(&bases)
+            .filter_map(|row| match row {
+                Ok((Pointer::Direct(at), _)) => Some(at.wrapping_add(object.bias)),
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        Some(out)
+    };
+    entries().unwrap_or_default()
+}
+
 /// Reads the unwind sections of one loaded object. `None` for objects without a file (the vDSO)
 /// or without executable segments.
 fn read_module(object: &LoadedObject) -> Option<Module<Vec<u8>>> {
     let start = object.exec.iter().map(|r| r.start).min()?;
     let end = object.exec.iter().map(|r| r.end).max()?;
-    let path = if object.name.is_empty() {
-        "/proc/self/exe"
-    } else {
-        object.name.as_str()
-    };
-    let file = std::fs::File::open(path).ok()?;
+    let file = std::fs::File::open(path_of(object)).ok()?;
     let cache = object::ReadCache::new(file);
     let elf = object::File::parse(&cache).ok()?;
     let section = |name: &str| {

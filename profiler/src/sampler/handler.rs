@@ -212,9 +212,19 @@ impl Shared {
     /// The weight of the sample of the thread in `slot` (see [`Shared::clock`]).
     fn weight(&self, slot: usize, clock: Clock) -> u64 {
         match clock {
-            Clock::Read(now) => self
-                .threads
-                .take_delta_of_at_least(slot, now, self.min_weight_ns),
+            Clock::Read(now) => {
+                // A wall-mode signal counts from when the collector sent it: the thread was
+                // where it is now all along unless it ran meanwhile, and a thread that waited
+                // for a CPU (a busy machine) did not; the delay is not its next state's time.
+                let sent = if self.wall {
+                    self.threads.take_sent(slot)
+                } else {
+                    0
+                };
+                let now = if sent != 0 { sent.min(now) } else { now };
+                self.threads
+                    .take_delta_of_at_least(slot, now, self.min_weight_ns)
+            }
             Clock::Periodic(wall) => self.threads.take_period(slot, wall, self.interval_ns, || {
                 CLOCK_READS.fetch_add(1, Ordering::Relaxed);
                 sys::thread_cpu_ns()

@@ -14,7 +14,8 @@ pub struct ThreadTable {
     keys: Box<[AtomicU32]>,
     last_cpu: Box<[AtomicU64]>,
     /// The monotonic clock at the thread's last sample with [`ThreadTable::take_period`]; 0
-    /// before one.
+    /// before one. In wall mode, instead, when the collector last signalled the thread for a
+    /// sample its handler has not taken yet (see [`ThreadTable::set_sent`]); 0 for none.
     last_wall: Box<[AtomicU64]>,
     /// The thread's name (`comm`, NUL-padded) when its handler registered it, read by the
     /// collector for threads gone before a sweep saw them.
@@ -285,6 +286,19 @@ impl ThreadTable {
             return period_ns;
         }
         self.take_delta(slot, read_cpu())
+    }
+
+    /// Wall mode: the collector signals the thread in `slot` at `now_ns` (the monotonic
+    /// clock) for a sample.
+    pub fn set_sent(&self, slot: usize, now_ns: u64) {
+        self.last_wall[slot].store(now_ns, Ordering::Release);
+    }
+
+    /// Wall mode: when the collector signalled the thread in `slot` for the sample its handler
+    /// is taking, and forgets it; 0 when it did not. Only the owning thread's handler calls
+    /// this.
+    pub fn take_sent(&self, slot: usize) -> u64 {
+        self.last_wall[slot].swap(0, Ordering::AcqRel)
     }
 
     /// Marks a thread as exited.

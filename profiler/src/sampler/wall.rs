@@ -173,6 +173,9 @@ pub struct Wall {
     watched: HashMap<u32, Watched>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     rules: super::dwarf::Cache,
+    /// Function entries of each loaded object (by name and bias), read when a frame record
+    /// is first looked for in it (see [`CallCheck`]).
+    entries: HashMap<(String, u64), Vec<u64>>,
     buffer: Vec<u8>,
     text: [u8; 256],
     /// What it did so far.
@@ -203,6 +206,7 @@ impl Wall {
             watched: HashMap::new(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             rules: super::dwarf::Cache::default(),
+            entries: HashMap::new(),
             buffer: Vec::new(),
             text: [0; 256],
             stats: WallStats::default(),
@@ -224,6 +228,7 @@ impl Wall {
     pub fn look(
         &mut self,
         tid: u32,
+        slot: usize,
         shared: &Shared,
         objects: &[LoadedObject],
         max_depth: usize,
@@ -245,6 +250,7 @@ impl Wall {
         };
         let (sp, pc) = match before {
             TaskState::Running => {
+                shared.threads.set_sent(slot, sys::monotonic_ns());
                 if sys::send_wall_sample(tid) {
                     self.stats.signals += 1;
                 }
@@ -289,10 +295,10 @@ impl Wall {
         {
             let guard = sys::read_begin();
             if let Some(dwarf) = shared.dwarf.get(&guard) {
-                let is_code = |a: u64| {
-                    objects
-                        .iter()
-                        .any(|o| o.exec.iter().any(|r| r.contains(&a)))
+                let mut calls = CallCheck {
+                    mem: &self.mem,
+                    objects,
+                    entries: &mut self.entries,
                 };
                 let guessed = unwind_copied(
                     &dwarf.unwinder,
@@ -304,7 +310,7 @@ impl Wall {
                         fp: 0,
                         lr: 0,
                     },
-                    &is_code,
+                    &mut calls,
                     max_depth,
                     &mut out,
                 );
@@ -320,6 +326,185 @@ impl Wall {
     }
 }
 
+/// Tells whether a word of a blocked thread's stack is the return address of a call into a
+/// given function: the instruction before it must be a call (read from the process's memory),
+/// and a direct call must target that function's entry, or a stub (a PLT entry, which is not a
+/// function entry, or code of another object). A stale return address left on the stack by
+/// an earlier call fails: its call targets another function.
+struct CallCheck<'a> {
+    mem: &'a File,
+    objects: &'a [LoadedObject],
+    entries: &'a mut HashMap<(String, u64), Vec<u64>>,
+}
+
+impl<'a> CallCheck<'a> {
+    /// The loaded object whose code holds `a`.
+    fn object_of(&self, a: u64) -> Option<&'a LoadedObject> {
+        self.objects
+            .iter()
+            .find(|o| o.exec.iter().any(|r| r.contains(&a)))
+    }
+
+    /// The entry of the function holding `a` (the last function entry not above it).
+    fn entry_of(&mut self, a: u64) -> Option<u64> {
+        let object = self.object_of(a)?;
+        let entries = self
+            .entries
+            .entry((object.name.clone(), object.bias))
+            .or_insert_with(|| super::dwarf::function_entries(object));
+        let i = entries.partition_point(|&e| e <= a);
+        i.checked_sub(1).map(|i| entries[i])
+    }
+
+    /// Whether `ret` returns from a call into the function holding `callee`: `None` when it
+    /// cannot, else how sure that is.
+    fn returns_into(&mut self, ret: u64, callee: u64) -> Option<Callee> {
+        self.object_of(ret)?;
+        match call_before(self.mem, ret)? {
+            Call::Indirect | Call::Slot(_) => Some(Callee::Possible),
+            Call::Direct(target) => {
+                let same_object = match (self.object_of(target), self.object_of(callee)) {
+                    (Some(t), Some(c)) => std::ptr::eq(t, c),
+                    _ => false,
+                };
+                if !same_object || self.entry_of(target) != Some(target) {
+                    return Some(Callee::Possible);
+                }
+                (self.entry_of(callee) == Some(target)).then_some(Callee::Known)
+            }
+        }
+    }
+}
+
+impl CallCheck<'_> {
+    /// Where the frame record of the function holding `pc` lies above its stack pointer at a
+    /// call, in bytes, as its prologue says: `push %rbp; mov %rsp,%rbp`, then pushes of other
+    /// registers and a `sub $N,%rsp`. `None` for any other prologue.
+    fn record_offset(&mut self, pc: u64) -> Option<u64> {
+        if cfg!(not(target_arch = "x86_64")) {
+            return None;
+        }
+        let entry = self.entry_of(pc)?;
+        let mut code = [0u8; 32];
+        self.mem.read_exact_at(&mut code, entry).ok()?;
+        prologue_frame_size(&code)
+    }
+}
+
+/// The bytes between the stack pointer and the saved frame pointer after an x86-64 prologue
+/// that sets up a frame pointer (see [`CallCheck::record_offset`]); `None` for another one.
+fn prologue_frame_size(code: &[u8; 32]) -> Option<u64> {
+    if code[..4] != [0x55, 0x48, 0x89, 0xE5] {
+        return None;
+    }
+    let (mut at, mut size) = (4, 0u64);
+    loop {
+        match code.get(at..)? {
+            [0x50..=0x57, ..] => (at, size) = (at + 1, size + 8),
+            [0x41, 0x50..=0x57, ..] => (at, size) = (at + 2, size + 8),
+            [0x48, 0x83, 0xEC, n, ..] => return Some(size + u64::from(*n)),
+            [0x48, 0x81, 0xEC, a, b, c, d, ..] => {
+                return Some(size + u64::from(u32::from_le_bytes([*a, *b, *c, *d])))
+            }
+            _ => return Some(size),
+        }
+    }
+}
+
+/// How sure [`CallCheck::returns_into`] is that a call reached the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Callee {
+    /// The call targets the function's entry.
+    Known,
+    /// The call's target is not known (indirect) or is a stub that may lead to it.
+    Possible,
+}
+
+/// The call instruction that ends just before `ret`.
+#[derive(Debug, PartialEq, Eq)]
+enum Call {
+    /// A call to a fixed address.
+    Direct(u64),
+    /// A call through a register or memory.
+    Indirect,
+    /// A call to the address held at this address (x86-64's RIP-relative `call *slot(%rip)`).
+    Slot(u64),
+}
+
+/// Decodes the call instruction ending just before `ret`, if there is one: x86-64's `call
+/// rel32` (`E8`) and `call r/m64` (`FF /2`, every addressing form).
+#[cfg(target_arch = "x86_64")]
+fn call_before(mem: &File, ret: u64) -> Option<Call> {
+    let mut b = [0u8; 7];
+    mem.read_exact_at(&mut b, ret.checked_sub(7)?).ok()?;
+    match decode_call_x86_64(&b, ret)? {
+        // `call *slot(%rip)`, how code built without PLT calls another object's or (in a
+        // position-independent executable) its own functions: the slot holds the target.
+        Call::Slot(slot) => {
+            let mut target = [0u8; 8];
+            mem.read_exact_at(&mut target, slot).ok()?;
+            Some(Call::Direct(u64::from_ne_bytes(target)))
+        }
+        call => Some(call),
+    }
+}
+
+/// `call_before` on the seven bytes before `ret`.
+#[cfg(any(target_arch = "x86_64", test))]
+fn decode_call_x86_64(b: &[u8; 7], ret: u64) -> Option<Call> {
+    if b[2] == 0xE8 {
+        let rel = i32::from_le_bytes([b[3], b[4], b[5], b[6]]);
+        return Some(Call::Direct(ret.wrapping_add_signed(i64::from(rel))));
+    }
+    // `FF /2`: the ModRM byte's reg field is 2; its mod and r/m fields (and a SIB's base)
+    // give the instruction's length, which must end exactly at `ret`.
+    (2..=7).find_map(|len| {
+        let at = 7 - len;
+        let modrm = *b.get(at + 1)?;
+        if b[at] != 0xFF || (modrm >> 3) & 7 != 2 {
+            return None;
+        }
+        let (md, rm) = (modrm >> 6, modrm & 7);
+        let sib_base = b.get(at + 2).map(|s| s & 7);
+        if (md, rm) == (0, 5) && len == 6 {
+            let disp = i32::from_le_bytes([b[at + 2], b[at + 3], b[at + 4], b[at + 5]]);
+            return Some(Call::Slot(ret.wrapping_add_signed(i64::from(disp))));
+        }
+        let expected = match (md, rm) {
+            (3, _) => 2,
+            (0, 4) if sib_base == Some(5) => 7,
+            (0, 4) => 3,
+            (0, 5) => 6,
+            (0, _) => 2,
+            (1, 4) => 4,
+            (1, _) => 3,
+            (2, 4) => 7,
+            _ => 6,
+        };
+        (expected == len).then_some(Call::Indirect)
+    })
+}
+
+/// Decodes the call instruction ending just before `ret`, if there is one: AArch64's `bl` and
+/// `blr`.
+#[cfg(target_arch = "aarch64")]
+fn call_before(mem: &File, ret: u64) -> Option<Call> {
+    let mut b = [0u8; 4];
+    mem.read_exact_at(&mut b, ret.checked_sub(4)?).ok()?;
+    let insn = u32::from_le_bytes(b);
+    if insn & 0xFC00_0000 == 0x9400_0000 {
+        let imm = i64::from(((insn & 0x03FF_FFFF) << 6) as i32 >> 6) * 4;
+        return Some(Call::Direct((ret - 4).wrapping_add_signed(imm)));
+    }
+    (insn & 0xFFFF_FC1F == 0xD63F_0000).then_some(Call::Indirect)
+}
+
+/// Elsewhere nothing is known of calls, so no record is accepted.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn call_before(_: &File, _: u64) -> Option<Call> {
+    None
+}
+
 /// How far above a frame's stack pointer to look for its frame record when its frame pointer
 /// is unknown (see [`unwind_copied`]).
 const FP_SCAN_WORDS: u64 = 512;
@@ -328,17 +513,19 @@ const FP_SCAN_WORDS: u64 = 512;
 /// return addresses to `out` after the leaf already there. A frame whose CFA rule needs the
 /// frame pointer, reached before any frame restored it from the stack, cannot be unwound as
 /// it is: its frame record (saved frame pointer, return address) is then looked for in the
-/// words above its stack pointer, as the nearest pair of a pointer further up the stack (or zero, the end of the chain) and
-/// an address in loaded code, and the step is retried with that record as frame pointer; the
-/// step must move up the stack. This happens only while the frame pointer is unknown (zero).
-/// Returns whether a frame pointer was found that way.
+/// words above its stack pointer: the nearest word that `returns_into(word, function)` knows
+/// to return from a call of the function being unwound, else the nearest that may, and the
+/// step is retried with the record as frame pointer; the step must move up the stack. The saved frame
+/// pointer itself proves nothing: in a release build the caller keeps no frame pointer, and
+/// the register held whatever data it held. This happens only while the frame pointer is
+/// unknown (zero). Returns whether a frame pointer was found that way.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn unwind_copied(
     unwinder: &super::dwarf::Dwarf,
     rules: &mut super::dwarf::Cache,
     stack: &CopiedStack<'_>,
     regs: Regs,
-    is_code: &dyn Fn(u64) -> bool,
+    calls: &mut CallCheck<'_>,
     max_depth: usize,
     out: &mut Vec<u64>,
 ) -> bool {
@@ -357,20 +544,41 @@ fn unwind_copied(
             Err(_) if super::dwarf::fp_of(&before) != 0 => break,
             Ok(None) | Err(_) => {
                 let sp = super::dwarf::sp_of(&before);
-                let found = (0..FP_SCAN_WORDS).find_map(|i| {
-                    let at = sp + 8 * i;
-                    let (saved, ret) = (stack.read(at)?, stack.read(at + 8)?);
-                    if (saved != 0 && saved <= at) || !is_code(ret) {
-                        return None;
-                    }
+                let function = address.address_for_lookup();
+                // Where the function's prologue puts its record, if that record is one; else
+                // the nearest record whose call is known to target this function; failing
+                // that, the nearest whose call could (an indirect call, a stub).
+                let mut try_record = |at: u64| {
                     let mut tried = before;
                     super::dwarf::set_fp(&mut tried, at);
                     match unwinder.unwind_frame(address, &mut tried, rules, &mut read) {
                         Ok(Some(r)) if super::dwarf::sp_of(&tried) > sp => Some((r, tried)),
                         _ => None,
                     }
+                };
+                let predicted = calls.record_offset(function).and_then(|offset| {
+                    let at = sp + offset;
+                    calls.returns_into(stack.read(at + 8)?, function)?;
+                    try_record(at)
                 });
-                let Some((r, tried)) = found else { break };
+                let mut plausible = None;
+                let found = predicted.or_else(|| {
+                    (0..FP_SCAN_WORDS).find_map(|i| {
+                        let at = sp + 8 * i;
+                        let kind = calls.returns_into(stack.read(at + 8)?, function)?;
+                        if kind == Callee::Known || plausible.is_none() {
+                            let record = try_record(at)?;
+                            if kind == Callee::Known {
+                                return Some(record);
+                            }
+                            plausible = Some(record);
+                        }
+                        None
+                    })
+                });
+                let Some((r, tried)) = found.or(plausible) else {
+                    break;
+                };
                 guessed = true;
                 uregs = tried;
                 r
@@ -444,6 +652,71 @@ mod tests {
             nr >= 0,
             "asleep in a system call (nanosleep or clock_nanosleep)"
         );
+    }
+
+    /// The seven bytes before a return address: `code` at their end, padded with `nop`s.
+    fn before(code: &[u8]) -> [u8; 7] {
+        let mut b = [0x90; 7];
+        b[7 - code.len()..].copy_from_slice(code);
+        b
+    }
+
+    #[test]
+    fn calls_are_decoded_from_the_bytes_before_a_return_address() {
+        let ret = 0x1000;
+        // call rel32 (+0x20, -0x10)
+        let direct = before(&[0xE8, 0x20, 0, 0, 0]);
+        assert_eq!(decode_call_x86_64(&direct, ret), Some(Call::Direct(0x1020)));
+        let back = before(&[0xE8, 0xF0, 0xFF, 0xFF, 0xFF]);
+        assert_eq!(decode_call_x86_64(&back, ret), Some(Call::Direct(0xFF0)));
+        // call *0x100(%rip): the target is in the slot
+        let slot = before(&[0xFF, 0x15, 0x00, 0x01, 0, 0]);
+        assert_eq!(decode_call_x86_64(&slot, ret), Some(Call::Slot(0x1100)));
+        for indirect in [
+            &[0xFF, 0xD0][..],                           // call *%rax
+            &[0x41, 0xFF, 0xD4],                         // call *%r12
+            &[0xFF, 0x10],                               // call *(%rax)
+            &[0xFF, 0x50, 0x08],                         // call *0x8(%rax)
+            &[0xFF, 0x54, 0x24, 0x08],                   // call *0x8(%rsp)
+            &[0xFF, 0x90, 0x00, 0x01, 0x00, 0x00],       // call *0x100(%rax)
+            &[0xFF, 0x94, 0xC8, 0x00, 0x01, 0x00, 0x00], // call *0x100(%rax,%rcx,8)
+        ] {
+            let b = before(indirect);
+            assert_eq!(
+                decode_call_x86_64(&b, ret),
+                Some(Call::Indirect),
+                "{indirect:x?}"
+            );
+        }
+        for other in [
+            &[0x48, 0x89, 0xE5][..], // mov %rsp,%rbp
+            &[0xFF, 0xE0],           // jmp *%rax
+            &[0xFF, 0x50],           // call *disp8(%rax) cut short
+            &[0xC3],                 // ret
+        ] {
+            let b = before(other);
+            assert_eq!(decode_call_x86_64(&b, ret), None, "{other:x?}");
+        }
+    }
+
+    #[test]
+    fn a_frame_pointer_prologue_gives_the_records_place() {
+        let mut code = [0x90u8; 32];
+        // push %rbp; mov %rsp,%rbp; push %r15; push %r14; push %r12; push %rbx; sub $0x20,%rsp
+        let prologue = [
+            0x55, 0x48, 0x89, 0xE5, 0x41, 0x57, 0x41, 0x56, 0x41, 0x54, 0x53, 0x48, 0x83, 0xEC,
+            0x20,
+        ];
+        code[..prologue.len()].copy_from_slice(&prologue);
+        assert_eq!(prologue_frame_size(&code), Some(4 * 8 + 0x20));
+        // sub $0x1000,%rsp, no pushes
+        let mut big = [0x90u8; 32];
+        big[..11].copy_from_slice(&[0x55, 0x48, 0x89, 0xE5, 0x48, 0x81, 0xEC, 0, 0x10, 0, 0]);
+        assert_eq!(prologue_frame_size(&big), Some(0x1000));
+        // No frame pointer set up: nothing to say.
+        let mut none = [0x90u8; 32];
+        none[..2].copy_from_slice(&[0x41, 0x57]);
+        assert_eq!(prologue_frame_size(&none), None);
     }
 
     #[test]

@@ -167,6 +167,7 @@ fn draw(mean: u64) -> i64 {
     distance.min((1u64 << 62) as f64) as i64
 }
 
+/// SplitMix64's output function: a well-mixed word from any seed.
 fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
