@@ -86,6 +86,8 @@ struct Running {
     start_ns: u64,
     /// [`handler::SHORT_STACK_SKIPPED`] at start: those since are this session's.
     skipped_at_start: u64,
+    /// `setitimer`: the program's own `ITIMER_PROF` before start, put back at stop.
+    itimer: Option<sys::ItimerProf>,
 }
 
 /// Profiles `work` and returns the report. The value `work` returns is dropped.
@@ -163,6 +165,10 @@ impl Profiler {
                 return Err(Error::InvalidOption(
                     "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
                 ));
+            }
+            // Wall mode's collector signals the running threads with SIGPROF.
+            if sys::program_handles(sys::SIGNAL) {
+                return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
             }
             timer::Mechanism::WallTicker
         } else {
@@ -259,6 +265,8 @@ impl Profiler {
                     source,
                 })
         };
+        // The program's own ITIMER_PROF, which setitimer replaces until stop.
+        let mut itimer = None;
         let armed = spawned.and_then(|handle| {
             collector.set_own_tid(tid_rx.recv().unwrap_or(0));
             let armed = if mechanism.per_thread() {
@@ -267,7 +275,7 @@ impl Profiler {
             } else {
                 collector.register_existing();
                 collector.sweep(true);
-                sys::setitimer_prof(interval_ns)
+                sys::setitimer_prof(interval_ns).map(|old| itimer = Some(old))
             };
             match armed {
                 Ok(()) => {
@@ -293,11 +301,17 @@ impl Profiler {
                 collector: handle,
                 shared,
                 start_ns,
+                itimer,
             }),
             Err(e) => {
-                let _ = sys::setitimer_prof(0);
+                if mechanism == timer::Mechanism::Setitimer {
+                    let _ = sys::setitimer_prof(0);
+                }
                 SHARED.clear_and_wait();
                 let _ = sys::restore_handler(&saved);
+                if let Some(old) = &itimer {
+                    let _ = sys::restore_itimer_prof(old);
+                }
                 Err(e)
             }
         }
@@ -360,6 +374,11 @@ impl Running {
             raw
         };
         let restored = sys::restore_handler(&self.saved);
+        // The program's timer goes back once its signals reach its own disposition again.
+        let restored = match (&self.itimer, in_forked_child) {
+            (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),
+            _ => restored,
+        };
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
         if let Some(stats) = raw.wall {
