@@ -139,7 +139,8 @@ impl Mechanism {
 pub fn signal_in_use(signal: libc::c_int, user: String) -> crate::Error {
     let instead = if signal == sys::TRAP {
         if sys::program_handles(sys::SIGNAL) {
-            "so is SIGPROF, which the other timers use; alloc mode uses no signal".to_string()
+            "the program handles SIGPROF too, which the other timers use; alloc mode uses no signal"
+                .to_string()
         } else {
             "use timer auto or perf_event, which signal with SIGPROF".to_string()
         }
