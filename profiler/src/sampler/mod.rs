@@ -239,9 +239,7 @@ impl Profiler {
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
         let saved = sys::install_handler(mechanism.signal())?;
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
-        if shared.inherit {
-            sys::clear_tid_cache_in_forked_children();
-        }
+        sys::no_session_in_forked_children();
         // The collector thread starts before any thread is armed, so that it inherits no perf
         // event from the thread that creates it; it waits for the collector state, which this
         // thread hands over once every thread is armed.

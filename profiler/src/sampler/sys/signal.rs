@@ -114,9 +114,12 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
+    let session = SESSION.load(Ordering::Relaxed);
     match source(sig, info) {
         Source::Foreign => foreign_trap(),
-        Source::Sent if !SESSION.load(Ordering::Relaxed) => pass_on_default(sig),
+        Source::Sent if !session => pass_on_default(sig),
+        // After a session (a straggler), or in a child forked during one: nothing to record.
+        _ if !session => {}
         source => {
             crate::sampler::handler::on_sample(registers(ctx), alt, here, source, stack_access(ctx))
         }
@@ -161,8 +164,35 @@ fn pass_on_default(sig: libc::c_int) {
     }
 }
 
-/// True from [`install_handler`] to [`restore_handler`]: a session's timers may be armed.
+/// True from [`install_handler`] to [`restore_handler`]: a session's timers may be armed. False
+/// in a child forked during a session (see [`no_session_in_forked_children`]).
 static SESSION: AtomicBool = AtomicBool::new(false);
+
+/// Makes a child `fork`ed during a session run as without prof (registered once per process,
+/// with `pthread_atfork`; a session calls it at start). Timers and perf events are not
+/// inherited by `fork` (perf events follow new threads only, `inherit_thread`), so no sample
+/// reaches the child, but the child has a copy of the session's state: in alloc mode its
+/// sampled allocations filled a ring that no collector drains, and once it was full each one
+/// waited 50 ms (the collector lives in the parent). In the child: the allocation wrapper
+/// samples nothing and frees look up nothing; the signal handler records nothing and a SIGPROF
+/// sent by a process gets the default action; the thread id cache is cleared (the child's one
+/// thread has a new id). Stopping the parent's session in the child returns
+/// [`Error::ForkedChild`](crate::Error::ForkedChild); a new session cannot start there while
+/// the parent's copy is not stopped.
+pub fn no_session_in_forked_children() {
+    extern "C" fn in_child() {
+        super::clock::clear_cached_tid();
+        SESSION.store(false, Ordering::Relaxed);
+        crate::sampler::alloc::forked_child();
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `in_child` is an `extern "C" fn()` that only writes a thread local of the
+        // calling thread and atomics (no allocation, no lock, async-signal-safe), which is
+        // allowed in an atfork child handler; null prepare and parent handlers are allowed.
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    });
+}
 
 /// Whether SIGTRAP was ignored before we took it over (otherwise it was the default).
 static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
