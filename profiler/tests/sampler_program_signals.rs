@@ -51,10 +51,8 @@ fn arm_itimer_prof(period: Duration) {
         it_value: tv,
     };
     // SAFETY: `spec` is a valid itimerval; a null old value is allowed.
-    assert_eq!(
-        unsafe { libc::setitimer(libc::ITIMER_PROF, &spec, std::ptr::null_mut()) },
-        0
-    );
+    let rc = unsafe { libc::setitimer(libc::ITIMER_PROF, &spec, std::ptr::null_mut()) };
+    assert_eq!(rc, 0);
 }
 
 /// The process's `ITIMER_PROF`: its period and what is left of the current one.

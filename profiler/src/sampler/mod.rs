@@ -101,7 +101,10 @@ impl Profiler {
     /// Starts sampling every thread of the process. Fails with [`Error::AlreadyRunning`] when a
     /// session is already running, [`Error::InvalidOption`] when an option cannot be used (a
     /// [`Timer`](crate::Timer) or [`Unwind`](crate::Unwind) this system lacks, a timer named
-    /// outside cpu mode), or [`Error::Os`] when the handler or timers cannot be set up.
+    /// outside cpu mode), [`Error::SignalInUse`] when the timer (or wall mode) needs a signal
+    /// the program handles itself, or [`Error::Os`] when the handler or timers cannot be set
+    /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
+    /// session's signal in their mask until stop: see the README's Sampler section.
     pub fn start(options: Options) -> Result<Profiler> {
         if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto {
             return Err(Error::InvalidOption(format!(
@@ -317,8 +320,10 @@ impl Profiler {
 
     /// Stops sampling and builds the report: disarms every timer, restores the previous
     /// disposition of the signal used (for a default one, prof's handler stays: it swallows
-    /// prof's signals still in flight and gives any other the default action), then symbolizes. In a child forked while profiling (whose timers and collector stayed in
-    /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
+    /// prof's signals still in flight and gives any other the default action) and the
+    /// program's own `ITIMER_PROF` (`setitimer`), then symbolizes. In a child forked while
+    /// profiling (whose timers and collector stayed in the parent, and where the session was
+    /// turned off at fork) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
         if let Some(alloc) = self.alloc.take() {
             let report = alloc.stop();
