@@ -51,8 +51,8 @@ impl Mechanism {
 
     /// The mechanism for `timer`: the one it names, when it works here (probed on this
     /// thread), or for [`Timer::Auto`] the best one that does. A mechanism whose signal the
-    /// program handles itself is never taken: named, it is an [`Error::SignalInUse`]
-    /// (crate::Error::SignalInUse); [`Timer::Auto`] passes over it.
+    /// program handles itself is never taken: named, it is an
+    /// [`Error::SignalInUse`](crate::Error::SignalInUse); [`Timer::Auto`] passes over it.
     pub fn choose(timer: Timer, interval_ns: u64) -> crate::Result<Mechanism> {
         let _ = interval_ns;
         match timer {
