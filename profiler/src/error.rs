@@ -46,6 +46,18 @@ pub enum Error {
         /// The names the profile has, comma-separated, primary first.
         known: String,
     },
+    /// The program handles a signal that the session would need (it installed its own handler
+    /// before start): prof does not take it over. Says which signal, what needs it and what to
+    /// use instead.
+    #[error("{user} needs {signal}, which the program handles itself; {instead}")]
+    SignalInUse {
+        /// The signal: `SIGPROF` or `SIGTRAP`.
+        signal: &'static str,
+        /// What needs it: `timer NAME`, `wall mode`, or every timer that works here.
+        user: String,
+        /// What to use instead, or why nothing can.
+        instead: String,
+    },
     /// An option has a value that cannot be used.
     #[error("invalid option: {0}")]
     InvalidOption(String),

@@ -112,7 +112,9 @@ impl Options {
 ///
 /// A mechanism named explicitly is probed when a session starts (`Profiler::start`): if
 /// this system cannot provide it, start fails with [`Error::InvalidOption`](crate::Error)
-/// saying why, rather than falling back to another.
+/// saying why, rather than falling back to another. A signal the program handles itself is
+/// never taken over: a timer that needs it fails with
+/// [`Error::SignalInUse`](crate::Error::SignalInUse), and [`Timer::Auto`] passes over it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Timer {
@@ -121,13 +123,14 @@ pub enum Timer {
     /// nothing in the process handles SIGTRAP and no debugger or tracer is attached (a debugger
     /// would stop at every sample); then [`PerfEvent`](Timer::PerfEvent),
     /// [`TimerCreate`](Timer::TimerCreate), and [`Setitimer`](Timer::Setitimer), which is
-    /// the only one outside Linux.
+    /// the only one outside Linux. These three signal with SIGPROF: none is taken when the
+    /// program handles SIGPROF itself (then no timer at all when it handles SIGTRAP too).
     #[default]
     Auto,
     /// `perf_event_sigtrap` (Linux 5.13+): a per-thread `perf_event_open` task clock that
     /// signals its own thread with SIGTRAP. The cheapest per sample, and threads created
     /// during the session inherit their event from the kernel, so short-lived threads are
-    /// sampled from their first nanosecond. Refused when another handler owns SIGTRAP.
+    /// sampled from their first nanosecond. Refused when the program handles SIGTRAP itself.
     PerfEventSigtrap,
     /// `perf_event` (Linux): the same task clock, its SIGPROF routed to the thread through the
     /// descriptor; a few microseconds more per sample than SIGTRAP.
@@ -137,7 +140,7 @@ pub enum Timer {
     /// signals is parked on a timer of its own CPU clock until it runs again.
     TimerCreate,
     /// `setitimer`: `setitimer(ITIMER_PROF)` for the whole process, capped by the kernel at its
-    /// tick (often 250 Hz).
+    /// tick (often 250 Hz). A timer the program had armed is put back at stop.
     Setitimer,
 }
 

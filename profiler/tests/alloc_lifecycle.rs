@@ -161,3 +161,63 @@ fn stopping_while_other_threads_allocate_is_clean_and_a_new_session_works() {
         w.join().unwrap();
     }
 }
+
+/// Waits for child `pid` at most `limit`, killing it then; returns its wait status.
+fn wait_child(pid: libc::pid_t, limit: Duration) -> libc::c_int {
+    let deadline = Instant::now() + limit;
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for our own child without blocking; `status` is a valid int.
+        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if done == pid {
+            return status;
+        }
+        assert_eq!(done, 0, "waitpid: {}", std::io::Error::last_os_error());
+        if Instant::now() > deadline {
+            // SAFETY: kills and reaps our own child, which is still running.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            panic!("the child took more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn r20_a_child_forked_during_an_alloc_session_allocates_as_without_prof() {
+    let _serial = serial();
+    let p = prof::Profiler::start(alloc_options()).unwrap();
+    churns(1 << 20);
+    // SAFETY: the child allocates, stops its copy of the profiler and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // Every 4 MiB block would be sampled at a 4 KiB interval: before, the child's ring
+        // (drained by no collector: it lives in the parent) was full after about 5,500 and each
+        // sampled allocation then waited 50 ms, 125 s in all for these 8,000.
+        let start = Instant::now();
+        for _ in 0..8_000 {
+            black_box(Vec::<u8>::with_capacity(4 << 20));
+        }
+        let took = start.elapsed();
+        let code = match p.stop() {
+            Err(prof::Error::ForkedChild) if took < Duration::from_secs(20) => 0,
+            Err(prof::Error::ForkedChild) => 4,
+            _ => 3,
+        };
+        // SAFETY: _exit ends the child without running the parent's atexit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    assert!(pid > 0, "fork failed");
+    churns(1 << 20);
+    let status = wait_child(pid, Duration::from_secs(60));
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    // The parent's session goes on.
+    churns(1 << 20);
+    let report = p.stop().unwrap();
+    assert!(report.total_samples() > 0);
+}

@@ -36,13 +36,20 @@ fn start_on(timer: Option<&str>) -> prof::Profiler {
 #[test]
 fn stop_restores_the_previous_handler_and_late_signals_do_no_harm() {
     let _serial = serial();
+    // A handler of the program's own is never taken over (see `sampler_program_signals.rs`).
     let custom = custom_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
     // SAFETY: installs a handler that does nothing, which is async-signal-safe.
     unsafe { libc::signal(libc::SIGPROF, custom) };
+    let refused = prof::Profiler::start(prof::Options::default().timer(prof::Timer::PerfEvent));
+    assert!(matches!(refused, Err(prof::Error::SignalInUse { .. })));
+    assert_eq!(current_sigprof_handler(), custom);
+    // "Ignore" is taken for the session and put back.
+    // SAFETY: ignoring a signal involves no handler code.
+    unsafe { libc::signal(libc::SIGPROF, libc::SIG_IGN) };
     let p = start_on(Some("perf_event"));
     assert!(our_handler_installed());
     p.stop().unwrap();
-    assert_eq!(current_sigprof_handler(), custom);
+    assert_eq!(current_sigprof_handler(), libc::SIG_IGN);
 
     for (timer, signal) in [
         ("perf_event", libc::SIGPROF),
@@ -267,6 +274,40 @@ fn fork_while_profiling_breaks_neither_process() {
     );
     let report = p.stop().unwrap();
     assert!(samples_on(&report, tid).len() >= 100);
+}
+
+#[test]
+fn r20_a_child_forked_during_a_cpu_session_runs_as_without_prof() {
+    let _serial = serial();
+    // perf_event delivers SIGPROF, whose disposition was the default: prof's handler.
+    let options = prof::Options::default().timer(prof::Timer::PerfEvent);
+    let p = prof::Profiler::start(options).unwrap();
+    spin(Duration::from_millis(20));
+    // SAFETY: the child computes, then raises SIGPROF with its copy of the session still
+    // running, which must end it as the default action would without prof; it leaves with
+    // _exit otherwise.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let mut x = 0u64;
+        for i in 0..10_000_000u64 {
+            x = std::hint::black_box(x ^ i);
+        }
+        // SAFETY: raise and _exit are async-signal-safe and need nothing of the parent.
+        unsafe {
+            libc::raise(libc::SIGPROF);
+            libc::_exit(if x == 1 { 3 } else { 0 });
+        }
+    }
+    assert!(pid > 0, "fork failed");
+    spin(Duration::from_millis(50));
+    let mut status = 0;
+    // SAFETY: waits for our own child; `status` is a valid int.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGPROF,
+        "the child's SIGPROF was swallowed: status {status}"
+    );
+    assert!(p.stop().unwrap().total_samples() > 0);
 }
 
 #[test]

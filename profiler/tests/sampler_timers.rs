@@ -239,7 +239,7 @@ extern "C" fn foreign_trap_handler(_: libc::c_int) {}
 #[test]
 fn r13_a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
     let _serial = serial();
-    // Another handler owns SIGTRAP: `perf_event_sigtrap` would take it over, so naming it is
+    // The program handles SIGTRAP: `perf_event_sigtrap` would take it over, so naming it is
     // refused (Auto would pick `perf_event` instead, see sampler_lifecycle.rs).
     let custom = foreign_trap_handler as extern "C" fn(libc::c_int) as libc::sighandler_t;
     // SAFETY: installs a handler that does nothing, which is async-signal-safe.
@@ -248,10 +248,19 @@ fn r13_a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
     // SAFETY: puts back what was there; no handler code is involved.
     unsafe { libc::signal(libc::SIGTRAP, before) };
     let err = r.err().expect("refused");
-    assert!(matches!(err, prof::Error::InvalidOption(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            prof::Error::SignalInUse {
+                signal: "SIGTRAP",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = err.to_string();
     assert!(
-        err.contains("timer perf_event_sigtrap is not available") && err.contains("SIGTRAP"),
+        err.starts_with("timer perf_event_sigtrap needs SIGTRAP") && err.contains("perf_event"),
         "{err}"
     );
     // The refusal left nothing running.

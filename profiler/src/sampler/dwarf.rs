@@ -23,6 +23,20 @@ pub struct DwarfSet {
     pub unwinder: Dwarf,
     /// Counts refreshes within a session.
     pub generation: u64,
+    /// The executable ranges of every loaded object (with unwind tables or not), sorted by
+    /// start: a pc outside all of them is in no known object.
+    code: Box<[(u64, u64)]>,
+}
+
+impl DwarfSet {
+    /// True when `pc` is in the code of an object loaded at the last refresh. A library opened
+    /// since (until the collector's next look, up to 20 ms) or code outside any object (JIT
+    /// code) is not: its frame-pointer register may hold anything, so the stack ends there.
+    /// Allocation-free (a binary search): the handler calls it.
+    pub fn knows(&self, pc: u64) -> bool {
+        let i = self.code.partition_point(|&(start, _)| start <= pc);
+        i > 0 && pc < self.code[i - 1].1
+    }
 }
 /// Its per-handler scratch space.
 pub type Cache = CacheFor<framehop::MustNotAllocateDuringUnwind>;
@@ -101,9 +115,15 @@ impl Modules {
             }
         }
         self.generation += 1;
+        let mut code: Vec<(u64, u64)> = objects
+            .iter()
+            .flat_map(|o| o.exec.iter().map(|r| (r.start, r.end)))
+            .collect();
+        code.sort_unstable();
         DwarfSet {
             unwinder,
             generation: self.generation,
+            code: code.into(),
         }
     }
 }

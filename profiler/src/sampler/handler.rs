@@ -382,7 +382,13 @@ impl Shared {
         }
         let _ = guard;
         if !done {
-            unwind::frame_pointers(regs, stack.as_ref(), &mut claim);
+            // The loaded objects' code as of the last refresh: a pc outside it ends the stack.
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            let dwarf = self.dwarf.get(guard);
+            #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+            let dwarf: Option<&unwind::NoDwarf> = None;
+            let known = |pc| dwarf.is_none_or(|d| d.knows(pc));
+            unwind::frame_pointers(regs, stack.as_ref(), &known, &mut claim);
         }
         let time_ns = sys::monotonic_ns().saturating_sub(self.start_ns);
         self.ring.publish(

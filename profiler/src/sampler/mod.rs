@@ -86,6 +86,8 @@ struct Running {
     start_ns: u64,
     /// [`handler::SHORT_STACK_SKIPPED`] at start: those since are this session's.
     skipped_at_start: u64,
+    /// `setitimer`: the program's own `ITIMER_PROF` before start, put back at stop.
+    itimer: Option<sys::ItimerProf>,
 }
 
 /// Profiles `work` and returns the report. The value `work` returns is dropped.
@@ -99,7 +101,10 @@ impl Profiler {
     /// Starts sampling every thread of the process. Fails with [`Error::AlreadyRunning`] when a
     /// session is already running, [`Error::InvalidOption`] when an option cannot be used (a
     /// [`Timer`](crate::Timer) or [`Unwind`](crate::Unwind) this system lacks, a timer named
-    /// outside cpu mode), or [`Error::Os`] when the handler or timers cannot be set up.
+    /// outside cpu mode), [`Error::SignalInUse`] when the timer (or wall mode) needs a signal
+    /// the program handles itself, or [`Error::Os`] when the handler or timers cannot be set
+    /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
+    /// session's signal in their mask until stop: see the README's Sampler section.
     pub fn start(options: Options) -> Result<Profiler> {
         if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto {
             return Err(Error::InvalidOption(format!(
@@ -163,6 +168,10 @@ impl Profiler {
                 return Err(Error::InvalidOption(
                     "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
                 ));
+            }
+            // Wall mode's collector signals the running threads with SIGPROF.
+            if sys::program_handles(sys::SIGNAL) {
+                return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
             }
             timer::Mechanism::WallTicker
         } else {
@@ -233,9 +242,7 @@ impl Profiler {
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
         let saved = sys::install_handler(mechanism.signal())?;
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
-        if shared.inherit {
-            sys::clear_tid_cache_in_forked_children();
-        }
+        sys::no_session_in_forked_children();
         // The collector thread starts before any thread is armed, so that it inherits no perf
         // event from the thread that creates it; it waits for the collector state, which this
         // thread hands over once every thread is armed.
@@ -259,6 +266,8 @@ impl Profiler {
                     source,
                 })
         };
+        // The program's own ITIMER_PROF, which setitimer replaces until stop.
+        let mut itimer = None;
         let armed = spawned.and_then(|handle| {
             collector.set_own_tid(tid_rx.recv().unwrap_or(0));
             let armed = if mechanism.per_thread() {
@@ -267,7 +276,7 @@ impl Profiler {
             } else {
                 collector.register_existing();
                 collector.sweep(true);
-                sys::setitimer_prof(interval_ns)
+                sys::setitimer_prof(interval_ns).map(|old| itimer = Some(old))
             };
             match armed {
                 Ok(()) => {
@@ -293,11 +302,17 @@ impl Profiler {
                 collector: handle,
                 shared,
                 start_ns,
+                itimer,
             }),
             Err(e) => {
-                let _ = sys::setitimer_prof(0);
+                if mechanism == timer::Mechanism::Setitimer {
+                    let _ = sys::setitimer_prof(0);
+                }
                 SHARED.clear_and_wait();
                 let _ = sys::restore_handler(&saved);
+                if let Some(old) = &itimer {
+                    let _ = sys::restore_itimer_prof(old);
+                }
                 Err(e)
             }
         }
@@ -305,8 +320,10 @@ impl Profiler {
 
     /// Stops sampling and builds the report: disarms every timer, restores the previous
     /// disposition of the signal used (for a default one, prof's handler stays: it swallows
-    /// prof's signals still in flight and gives any other the default action), then symbolizes. In a child forked while profiling (whose timers and collector stayed in
-    /// the parent) it only restores the disposition and returns [`Error::ForkedChild`].
+    /// prof's signals still in flight and gives any other the default action) and the
+    /// program's own `ITIMER_PROF` (`setitimer`), then symbolizes. In a child forked while
+    /// profiling (whose timers and collector stayed in the parent, and where the session was
+    /// turned off at fork) it only restores the disposition and returns [`Error::ForkedChild`].
     pub fn stop(mut self) -> Result<Report> {
         if let Some(alloc) = self.alloc.take() {
             let report = alloc.stop();
@@ -360,6 +377,11 @@ impl Running {
             raw
         };
         let restored = sys::restore_handler(&self.saved);
+        // The program's timer goes back once its signals reach its own disposition again.
+        let restored = match (&self.itimer, in_forked_child) {
+            (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),
+            _ => restored,
+        };
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
         if let Some(stats) = raw.wall {

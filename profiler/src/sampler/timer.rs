@@ -50,16 +50,29 @@ impl Mechanism {
     }
 
     /// The mechanism for `timer`: the one it names, when it works here (probed on this
-    /// thread), or for [`Timer::Auto`] the best one that does.
+    /// thread), or for [`Timer::Auto`] the best one that does. A mechanism whose signal the
+    /// program handles itself is never taken: named, it is an
+    /// [`Error::SignalInUse`](crate::Error::SignalInUse); [`Timer::Auto`] passes over it.
     pub fn choose(timer: Timer, interval_ns: u64) -> crate::Result<Mechanism> {
         let _ = interval_ns;
         match timer {
-            Timer::Auto => Ok(Self::best()),
+            Timer::Auto => Self::best(),
+            Timer::PerfEventSigtrap if sys::program_handles(sys::TRAP) => {
+                Err(signal_in_use(sys::TRAP, format!("timer {timer}")))
+            }
+            Timer::PerfEventSigtrap => Self::probe_named(timer),
+            _ if sys::program_handles(sys::SIGNAL) => {
+                Err(signal_in_use(sys::SIGNAL, format!("timer {timer}")))
+            }
             Timer::Setitimer => Ok(Mechanism::Setitimer),
-            forced => Self::probe(forced).map_err(|why| {
-                crate::Error::InvalidOption(format!("timer {forced} is not available: {why}"))
-            }),
+            forced => Self::probe_named(forced),
         }
+    }
+
+    fn probe_named(timer: Timer) -> crate::Result<Mechanism> {
+        Self::probe(timer).map_err(|why| {
+            crate::Error::InvalidOption(format!("timer {timer} is not available: {why}"))
+        })
     }
 
     /// Checks that the Linux mechanism `timer` names works here, and says why not otherwise.
@@ -76,7 +89,7 @@ impl Mechanism {
         match timer {
             Timer::PerfEventSigtrap => {
                 if !sys::trap_is_unclaimed() {
-                    return Err("another handler owns SIGTRAP in this process".into());
+                    return Err("the program handles SIGTRAP itself".into());
                 }
                 let fd = sys::perf_event_thread(tid, 3_600_000_000_000, PerfDelivery::Sigtrap)
                     .map_err(os)?;
@@ -93,24 +106,73 @@ impl Mechanism {
                 sys::timer_delete(sys::timer_thread(tid, 3_600_000_000_000).map_err(os)?);
                 Ok(Mechanism::TimerCreate)
             }
-            Timer::Auto | Timer::Setitimer => Ok(Self::best()),
+            Timer::Auto | Timer::Setitimer => Self::best().map_err(|e| e.to_string()),
         }
     }
 
-    /// The best mechanism that works here, probed on this thread (see [`Timer::Auto`]).
-    fn best() -> Mechanism {
-        if !cfg!(target_os = "linux") {
-            return Mechanism::Setitimer;
-        }
+    /// The best mechanism that works here, probed on this thread (see [`Timer::Auto`]); none
+    /// that signals with SIGPROF when the program handles SIGPROF itself.
+    fn best() -> crate::Result<Mechanism> {
         if !traced() {
             if let Ok(m) = Self::probe(Timer::PerfEventSigtrap) {
-                return m;
+                return Ok(m);
             }
         }
-        [Timer::PerfEvent, Timer::TimerCreate]
+        if sys::program_handles(sys::SIGNAL) {
+            return Err(signal_in_use(
+                sys::SIGNAL,
+                "timer auto (every timer that works here)".into(),
+            ));
+        }
+        if !cfg!(target_os = "linux") {
+            return Ok(Mechanism::Setitimer);
+        }
+        Ok([Timer::PerfEvent, Timer::TimerCreate]
             .into_iter()
             .find_map(|t| Self::probe(t).ok())
-            .unwrap_or(Mechanism::Setitimer)
+            .unwrap_or(Mechanism::Setitimer))
+    }
+}
+
+/// The error for a session that would need `signal` (SIGPROF or SIGTRAP), which the program
+/// handles itself, for `user` (`timer NAME`, `wall mode`): says what to use instead.
+pub fn signal_in_use(signal: libc::c_int, user: String) -> crate::Error {
+    let instead = if signal == sys::TRAP {
+        if sys::program_handles(sys::SIGNAL) {
+            "the program handles SIGPROF too, which the other timers use; alloc mode uses no signal"
+                .to_string()
+        } else {
+            "use timer auto or perf_event, which signal with SIGPROF".to_string()
+        }
+    } else {
+        let sigtrap = if sys::program_handles(sys::TRAP) {
+            Err("the program handles SIGTRAP too".to_string())
+        } else if traced() {
+            Err("a debugger or tracer is attached".to_string())
+        } else {
+            Mechanism::probe(Timer::PerfEventSigtrap).map(|_| ())
+        };
+        match (sigtrap, user.starts_with("wall")) {
+            (Ok(()), false) => {
+                "use timer perf_event_sigtrap (or auto), which signals with SIGTRAP".into()
+            }
+            (Ok(()), true) => {
+                "cpu mode with timer perf_event_sigtrap (or auto) signals with SIGTRAP".into()
+            }
+            (Err(why), _) => format!(
+                "perf_event_sigtrap, the one timer that signals with SIGTRAP instead, is not \
+                 available: {why}; alloc mode uses no signal"
+            ),
+        }
+    };
+    crate::Error::SignalInUse {
+        signal: if signal == sys::TRAP {
+            "SIGTRAP"
+        } else {
+            "SIGPROF"
+        },
+        user,
+        instead,
     }
 }
 

@@ -33,22 +33,50 @@ impl UnwindMode {
     }
 }
 
+/// Where there is no DWARF unwinder (other processors), no list of the loaded objects' code
+/// either: every pc counts as known.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub struct NoDwarf;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+impl NoDwarf {
+    /// Always true.
+    pub fn knows(&self, _pc: u64) -> bool {
+        true
+    }
+}
+
 /// Follows the frame-pointer chain: each frame record holds the caller's frame pointer and the
-/// return address. Stops at a null or non-increasing frame pointer or outside the stack.
-pub fn frame_pointers(regs: &Regs, stack: Option<&StackReader>, out: &mut Claim<'_>) {
-    if !out.push(regs.pc) {
+/// return address. Stops at a null or non-increasing frame pointer, outside the stack, or at
+/// an address in no known object (`known` false, see `DwarfSet::knows`): the frame pointer
+/// there may hold any value, so what it points to is no frame record. An interrupted pc there
+/// is kept (it is where the thread was), a return address is not (it was read through a
+/// frame pointer that may have held data).
+pub fn frame_pointers(
+    regs: &Regs,
+    stack: Option<&StackReader>,
+    known: &dyn Fn(u64) -> bool,
+    out: &mut Claim<'_>,
+) {
+    if !out.push(regs.pc) || !known(regs.pc) {
         return;
     }
     if let Some(stack) = stack {
-        frame_chain(stack, regs.fp, &mut |a| out.push(a));
+        frame_chain(stack, regs.fp, known, &mut |a| out.push(a));
     }
 }
 
 /// Passes the return addresses of the frame-record chain starting at `fp` to `out`, until
-/// `out` returns false, a record is outside the stack, or the chain stops going up the stack.
-fn frame_chain(stack: &StackReader, mut fp: u64, out: &mut dyn FnMut(u64) -> bool) {
+/// `out` returns false, a record is outside the stack, the chain stops going up the stack, or
+/// a return address is in no known object (not passed on).
+fn frame_chain(
+    stack: &StackReader,
+    mut fp: u64,
+    known: &dyn Fn(u64) -> bool,
+    out: &mut dyn FnMut(u64) -> bool,
+) {
     while let (Some(caller), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
-        if ret == 0 || !out(ret) || caller <= fp {
+        if ret == 0 || !known(ret.wrapping_sub(1)) || !out(ret) || caller <= fp {
             return;
         }
         fp = caller;
@@ -85,12 +113,23 @@ pub fn dwarf(
             FrameAddress::InstructionPointer(pc) => pc,
             FrameAddress::ReturnAddress(ret) => ret.get(),
         };
+        // framehop unwinds an address in no module with frame pointers, whose register there
+        // may hold anything: a library loaded since the last refresh gave garbage callers. So
+        // the stack ends at such an address: an interrupted pc is kept (the thread was there),
+        // a return address is not (no known code called from there).
+        let known = dwarf.knows(if pushed == 0 { at } else { at.wrapping_sub(1) });
+        if pushed > 0 && !known {
+            break;
+        }
         if !out(at) {
             next.cut();
             break;
         }
         pushed += 1;
         next.push_frame(at, uregs);
+        if !known {
+            break;
+        }
         if reuse && pushed > 1 {
             let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, |a| {
                 stack.read(a)
@@ -127,11 +166,12 @@ pub fn dwarf(
             Ok(None) | Err(_) => break,
         }
     }
-    if pushed <= 1 && regs.fp > regs.sp && stack.read(regs.fp).is_some() {
-        // DWARF knew nothing past the leaf (e.g. code outside any module): try the frame chain
-        // from the caller's record instead, without repeating the leaf.
+    let known = |pc| dwarf.knows(pc);
+    if pushed <= 1 && known(regs.pc) && regs.fp > regs.sp && stack.read(regs.fp).is_some() {
+        // DWARF knew nothing past the leaf (a module without unwind tables for it): try the
+        // frame chain from the caller's record instead, without repeating the leaf.
         next.cut();
-        frame_chain(stack, regs.fp, out);
+        frame_chain(stack, regs.fp, &known, out);
     }
     if !in_place {
         std::mem::swap(last, next);

@@ -304,7 +304,13 @@ impl Shared {
         }
         let _ = (guard, room);
         if !done {
-            unwind::frame_pointers(regs, stack.as_ref(), claim);
+            // The loaded objects' code as of the last refresh: a pc outside it ends the stack.
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            let dwarf = self.dwarf.get(guard);
+            #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+            let dwarf: Option<&unwind::NoDwarf> = None;
+            let known = |pc| dwarf.is_none_or(|d| d.knows(pc));
+            unwind::frame_pointers(regs, stack.as_ref(), &known, claim);
         }
     }
 }
@@ -381,7 +387,7 @@ pub fn start(options: Options) -> Result<Running> {
     let _ = shared.collector.set(handle.thread().clone());
     // Nothing is listed now (the previous session's readers are gone): the filter starts empty.
     FILTER.clear();
-    sys::clear_tid_cache_in_forked_children();
+    sys::no_session_in_forked_children();
     SHARED.replace(Some(Box::new(Arc::clone(&shared))));
     MEAN.store(mean, Ordering::Relaxed);
     TRACKING.store(true, Ordering::SeqCst);
@@ -394,6 +400,14 @@ pub fn start(options: Options) -> Result<Running> {
         meta,
         start_ns,
     })
+}
+
+/// In a child forked during a session (from the atfork handler, see
+/// [`sys::no_session_in_forked_children`]): no session here, the wrapper samples nothing and
+/// frees look up nothing. Only atomic stores: async-signal-safe.
+pub fn forked_child() {
+    SESSION_ID.store(0, Ordering::Release);
+    TRACKING.store(false, Ordering::SeqCst);
 }
 
 /// Whether this program's global allocator is [`Sampling`](super::sys::Sampling): an allocation

@@ -46,7 +46,7 @@ std::thread_local! {
 
 /// The calling thread's id, from a thread-local cache after the first call (which asks the
 /// kernel). Async-signal-safe in the main program. A forked child's thread gets a fresh id: the
-/// cache is cleared in the child (see [`clear_tid_cache_in_forked_children`]).
+/// cache is cleared in the child (see [`no_session_in_forked_children`](super::no_session_in_forked_children)).
 pub fn cached_tid() -> u32 {
     TID.with(|t| match t.get() {
         0 => {
@@ -59,21 +59,6 @@ pub fn cached_tid() -> u32 {
 }
 
 /// Clears the calling thread's cached id.
-fn clear_cached_tid() {
+pub(super) fn clear_cached_tid() {
     TID.with(|t| t.set(0));
-}
-
-/// Makes `fork` clear [`cached_tid`]'s cache in the child (whose one thread has a new id but a
-/// copy of the forking thread's thread-local storage). Registered once per process.
-pub fn clear_tid_cache_in_forked_children() {
-    extern "C" fn in_child() {
-        clear_cached_tid();
-    }
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `in_child` is an `extern "C" fn()` that only writes a thread local of the
-        // calling thread (no allocation, no lock), which is allowed in an atfork child handler;
-        // null prepare and parent handlers are allowed.
-        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
-    });
 }

@@ -11,10 +11,83 @@ pub const SIGNAL: libc::c_int = libc::SIGPROF;
 /// The signal a perf event with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap) delivers.
 pub const TRAP: libc::c_int = libc::SIGTRAP;
 
-/// A signal's disposition that was in place before ours, to put back at stop.
+/// A signal's disposition that was in place before ours, to put back at stop, and the
+/// program's handlers on an alternate stack whose mask got our signal (see
+/// [`mask_in_onstack_handlers`]).
 pub struct SavedAction {
     signal: libc::c_int,
     action: libc::sigaction,
+    /// Bit `n` set: we added `signal` to the mask of signal `n`'s handler.
+    masked: u128,
+}
+
+/// The highest signal number looked at for handlers on an alternate stack.
+const LAST_SIGNAL: libc::c_int = if cfg!(target_os = "linux") { 64 } else { 31 };
+
+/// Adds `signal` to the mask of every handler installed with `SA_ONSTACK` (other than for
+/// `signal` itself), re-installing each with the same handler and flags, so that `signal` is
+/// never delivered while a thread runs such a handler: the kernel keeps it pending until the
+/// handler returns. Without this, prof's signal landing in a program's handler on a small
+/// alternate stack needs the kernel to fit a second signal frame (`AT_MINSIGSTKSZ`, 3.5 KiB with
+/// AVX-512) below that handler on the same stack, and when it cannot the process dies of
+/// SIGSEGV (`tests/sampler_altstack.rs`). Handlers installed after this runs are not covered.
+/// Returns the signals changed, as bits.
+fn mask_in_onstack_handlers(signal: libc::c_int) -> u128 {
+    let mut masked = 0u128;
+    for n in 1..=LAST_SIGNAL {
+        if n == signal || n == libc::SIGKILL || n == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: an all-zero sigaction is a valid value of this plain C struct.
+        let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new action only queries; `now` is a valid, writable sigaction. A
+        // signal number the system does not have fails with EINVAL and is skipped.
+        if unsafe { libc::sigaction(n, std::ptr::null(), &mut now) } != 0 {
+            continue;
+        }
+        let handled = !matches!(now.sa_sigaction, libc::SIG_DFL | libc::SIG_IGN);
+        // SAFETY: `now.sa_mask` is a valid sigset_t filled in by the kernel.
+        let has = unsafe { libc::sigismember(&now.sa_mask, signal) } == 1;
+        if !handled || now.sa_flags & libc::SA_ONSTACK == 0 || has {
+            continue;
+        }
+        // SAFETY: as above; sigaddset only writes the set it is given.
+        unsafe { libc::sigaddset(&mut now.sa_mask, signal) };
+        // SAFETY: `now` is the disposition the kernel just gave us, with one more signal in its
+        // mask: the same handler with the same flags (a handler of another program's code keeps
+        // the signature it was installed with); a null old-action pointer is allowed.
+        if unsafe { libc::sigaction(n, &now, std::ptr::null_mut()) } == 0 {
+            masked |= 1 << n;
+        }
+    }
+    masked
+}
+
+/// Takes `signal` out of the masks [`mask_in_onstack_handlers`] added it to (`masked`), for the
+/// handlers still installed with `SA_ONSTACK` and `signal` in their mask (one the program
+/// replaced since is left as it is).
+fn unmask_onstack_handlers(signal: libc::c_int, masked: u128) {
+    for n in 1..=LAST_SIGNAL {
+        if masked & (1 << n) == 0 {
+            continue;
+        }
+        // SAFETY: an all-zero sigaction is a valid value of this plain C struct.
+        let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new action only queries; `now` is a valid, writable sigaction.
+        if unsafe { libc::sigaction(n, std::ptr::null(), &mut now) } != 0 {
+            continue;
+        }
+        // SAFETY: `now.sa_mask` is a valid sigset_t filled in by the kernel.
+        let has = unsafe { libc::sigismember(&now.sa_mask, signal) } == 1;
+        if now.sa_flags & libc::SA_ONSTACK == 0 || !has {
+            continue;
+        }
+        // SAFETY: as above; sigdelset only writes the set it is given.
+        unsafe { libc::sigdelset(&mut now.sa_mask, signal) };
+        // SAFETY: the disposition the kernel just gave us, less one signal in its mask; a null
+        // old-action pointer is allowed.
+        unsafe { libc::sigaction(n, &now, std::ptr::null_mut()) };
+    }
 }
 
 impl SavedAction {
@@ -41,9 +114,12 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // SAFETY: errno_location returns the calling thread's errno slot, valid for the thread's
     // life; saving it here and restoring it below keeps the interrupted code's errno intact.
     let errno = unsafe { *errno_location() };
+    let session = SESSION.load(Ordering::Relaxed);
     match source(sig, info) {
         Source::Foreign => foreign_trap(),
-        Source::Sent if !SESSION.load(Ordering::Relaxed) => pass_on_default(sig),
+        Source::Sent if !session => pass_on_default(sig),
+        // After a session (a straggler), or in a child forked during one: nothing to record.
+        _ if !session => {}
         source => {
             crate::sampler::handler::on_sample(registers(ctx), alt, here, source, stack_access(ctx))
         }
@@ -88,8 +164,35 @@ fn pass_on_default(sig: libc::c_int) {
     }
 }
 
-/// True from [`install_handler`] to [`restore_handler`]: a session's timers may be armed.
+/// True from [`install_handler`] to [`restore_handler`]: a session's timers may be armed. False
+/// in a child forked during a session (see [`no_session_in_forked_children`]).
 static SESSION: AtomicBool = AtomicBool::new(false);
+
+/// Makes a child `fork`ed during a session run as without prof (registered once per process,
+/// with `pthread_atfork`; a session calls it at start). Timers and perf events are not
+/// inherited by `fork` (perf events follow new threads only, `inherit_thread`), so no sample
+/// reaches the child, but the child has a copy of the session's state: in alloc mode its
+/// sampled allocations filled a ring that no collector drains, and once it was full each one
+/// waited 50 ms (the collector lives in the parent). In the child: the allocation wrapper
+/// samples nothing and frees look up nothing; the signal handler records nothing and a SIGPROF
+/// sent by a process gets the default action; the thread id cache is cleared (the child's one
+/// thread has a new id). Stopping the parent's session in the child returns
+/// [`Error::ForkedChild`](crate::Error::ForkedChild); a new session cannot start there while
+/// the parent's copy is not stopped.
+pub fn no_session_in_forked_children() {
+    extern "C" fn in_child() {
+        super::clock::clear_cached_tid();
+        SESSION.store(false, Ordering::Relaxed);
+        crate::sampler::alloc::forked_child();
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `in_child` is an `extern "C" fn()` that only writes a thread local of the
+        // calling thread and atomics (no allocation, no lock, async-signal-safe), which is
+        // allowed in an atfork child handler; null prepare and parent handlers are allowed.
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    });
+}
 
 /// Whether SIGTRAP was ignored before we took it over (otherwise it was the default).
 static TRAP_IGNORED_BEFORE: AtomicBool = AtomicBool::new(false);
@@ -160,7 +263,9 @@ fn alt_stack(ctx: *mut libc::c_void, here: u64) -> Option<(u64, u64)> {
 
 /// Installs the sampling handler for `signal`, and the handler that catches faulting stack reads
 /// (see `catch_read_faults`), (SIGPROF, or SIGTRAP for perf events with
-/// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition.
+/// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition;
+/// adds `signal` to the mask of every handler installed with `SA_ONSTACK` (see
+/// [`mask_in_onstack_handlers`]).
 /// Our own handler, left in place by an earlier session, stands for the default disposition it
 /// replaced (see [`restore_handler`]).
 pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
@@ -194,10 +299,12 @@ pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
     Ok(SavedAction {
         signal,
         action: old,
+        masked: mask_in_onstack_handlers(signal),
     })
 }
 
-/// Puts back a disposition saved by [`install_handler`], except a default one: then our handler
+/// Puts back a disposition saved by [`install_handler`] (and the masks of the handlers on an
+/// alternate stack), except a default disposition: then our handler
 /// stays, and as no session runs any more it swallows our own signals still in flight (which the
 /// default action would kill the process for) and gives any other one the default action (a
 /// SIGTRAP that is not a sample, a SIGPROF sent by a process). Leaving "ignore" instead would
@@ -205,6 +312,7 @@ pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
 /// later, where a handler is reset to the default.
 pub fn restore_handler(saved: &SavedAction) -> crate::Result<()> {
     SESSION.store(false, Ordering::Relaxed);
+    unmask_onstack_handlers(saved.signal, saved.masked);
     if saved.is_default() {
         return Ok(());
     }
@@ -230,8 +338,14 @@ pub fn current_handler(signal: libc::c_int) -> usize {
 /// earlier session in place of the default: nobody in the process handles it, so perf events
 /// may deliver through it and our handler can pass other traps on.
 pub fn trap_is_unclaimed() -> bool {
-    let now = current_handler(TRAP);
-    matches!(now, libc::SIG_DFL | libc::SIG_IGN) || now == our_handler()
+    !program_handles(TRAP)
+}
+
+/// True when the program has its own handler for `signal` (neither the default disposition, nor
+/// "ignore", nor prof's handler left by an earlier session): a session must not take it over.
+pub fn program_handles(signal: libc::c_int) -> bool {
+    let now = current_handler(signal);
+    !matches!(now, libc::SIG_DFL | libc::SIG_IGN) && now != our_handler()
 }
 
 /// The address of our own handler, to compare with [`current_handler`].

@@ -19,8 +19,20 @@ pub enum PerfDelivery {
     Sigio,
 }
 
-/// Arms (or with 0, disarms) the process-wide `ITIMER_PROF` timer.
-pub fn setitimer_prof(interval_ns: u64) -> crate::Result<()> {
+/// The process's `ITIMER_PROF` as it was before [`setitimer_prof`] changed it: a program's own
+/// profiling timer, put back by [`restore_itimer_prof`].
+#[derive(Clone, Copy)]
+pub struct ItimerProf(libc::itimerval);
+
+impl ItimerProf {
+    /// True when the timer was armed (a value left to run).
+    pub fn is_armed(&self) -> bool {
+        self.0.it_value.tv_sec != 0 || self.0.it_value.tv_usec != 0
+    }
+}
+
+/// Arms (or with 0, disarms) the process-wide `ITIMER_PROF` timer; returns what it was.
+pub fn setitimer_prof(interval_ns: u64) -> crate::Result<ItimerProf> {
     let tv = libc::timeval {
         tv_sec: (interval_ns / 1_000_000_000) as _,
         tv_usec: ((interval_ns % 1_000_000_000) / 1_000) as _,
@@ -29,9 +41,28 @@ pub fn setitimer_prof(interval_ns: u64) -> crate::Result<()> {
         it_interval: tv,
         it_value: tv,
     };
-    // SAFETY: `spec` is a valid itimerval owned by this frame; a null old value is allowed.
-    if unsafe { libc::setitimer(libc::ITIMER_PROF, &spec, std::ptr::null_mut()) } != 0 {
+    set(&spec)
+}
+
+/// Puts back an `ITIMER_PROF` saved by [`setitimer_prof`]: its period, and what was left of
+/// the current one when it was taken (the time between does not count).
+pub fn restore_itimer_prof(saved: &ItimerProf) -> crate::Result<()> {
+    set(&saved.0).map(|_| ())
+}
+
+fn set(spec: &libc::itimerval) -> crate::Result<ItimerProf> {
+    let zero = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut old = libc::itimerval {
+        it_interval: zero,
+        it_value: zero,
+    };
+    // SAFETY: `spec` is a valid itimerval and `old` a valid, writable one, both outliving the
+    // call.
+    if unsafe { libc::setitimer(libc::ITIMER_PROF, spec, &mut old) } != 0 {
         return Err(last_error("setitimer"));
     }
-    Ok(())
+    Ok(ItimerProf(old))
 }

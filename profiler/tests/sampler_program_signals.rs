@@ -1,0 +1,214 @@
+//! A program that handles SIGPROF (or SIGTRAP) itself keeps its handler and its `ITIMER_PROF`
+//! timer: prof never takes over a signal the program handles (issue 20: with the SIGPROF timers
+//! and wall mode, the session started and the program's handler got 0 calls; a `setitimer`
+//! session left the program's timer disarmed). Its own test binary: signal dispositions and
+//! `ITIMER_PROF` are process-wide.
+
+mod common;
+
+use common::{serial, spin};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Calls of the program's own SIGPROF handler so far.
+static PROGRAM_SIGPROFS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn program_on_sigprof(_: libc::c_int) {
+    PROGRAM_SIGPROFS.fetch_add(1, Ordering::Relaxed);
+}
+
+extern "C" fn program_on_sigtrap(_: libc::c_int) {}
+
+/// Sets the disposition of `signal` to `handler` (an address, `SIG_DFL` or `SIG_IGN`).
+fn set_disposition(signal: libc::c_int, handler: usize) {
+    // SAFETY: an all-zero sigaction is valid; the handlers used here only touch an atomic.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        assert_eq!(libc::sigaction(signal, &action, std::ptr::null_mut()), 0);
+    }
+}
+
+fn disposition(signal: libc::c_int) -> usize {
+    // SAFETY: an all-zero sigaction is valid storage; a null new action only queries.
+    unsafe {
+        let mut now: libc::sigaction = std::mem::zeroed();
+        assert_eq!(libc::sigaction(signal, std::ptr::null(), &mut now), 0);
+        now.sa_sigaction
+    }
+}
+
+/// Arms the process's `ITIMER_PROF` with period and first expiry `period` (zero disarms).
+fn arm_itimer_prof(period: Duration) {
+    let tv = libc::timeval {
+        tv_sec: period.as_secs() as _,
+        tv_usec: period.subsec_micros() as _,
+    };
+    let spec = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: `spec` is a valid itimerval; a null old value is allowed.
+    let rc = unsafe { libc::setitimer(libc::ITIMER_PROF, &spec, std::ptr::null_mut()) };
+    assert_eq!(rc, 0);
+}
+
+/// The process's `ITIMER_PROF`: its period and what is left of the current one.
+fn itimer_prof() -> (Duration, Duration) {
+    let zero = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut now = libc::itimerval {
+        it_interval: zero,
+        it_value: zero,
+    };
+    // SAFETY: `now` is a valid, writable itimerval.
+    assert_eq!(unsafe { libc::getitimer(libc::ITIMER_PROF, &mut now) }, 0);
+    let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (d(now.it_interval), d(now.it_value))
+}
+
+/// The program's state for one test, undone when dropped: its SIGPROF handler (and SIGTRAP's,
+/// with `trap`), and its `ITIMER_PROF` at `period`.
+struct Program {
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Program {
+    fn new(sigprof: usize, trap: bool, period: Duration) -> Program {
+        let serial = serial();
+        set_disposition(libc::SIGPROF, sigprof);
+        if trap {
+            set_disposition(
+                libc::SIGTRAP,
+                program_on_sigtrap as extern "C" fn(_) as usize,
+            );
+        }
+        arm_itimer_prof(period);
+        Program { _serial: serial }
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        arm_itimer_prof(Duration::ZERO);
+        set_disposition(libc::SIGPROF, libc::SIG_DFL);
+        set_disposition(libc::SIGTRAP, libc::SIG_DFL);
+    }
+}
+
+fn handler() -> usize {
+    program_on_sigprof as extern "C" fn(_) as usize
+}
+
+#[test]
+fn r20_auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
+    let _program = Program::new(handler(), false, Duration::from_millis(1));
+    let profiler = prof::Profiler::start(prof::Options::default()).unwrap();
+    let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
+    spin(Duration::from_millis(300));
+    let during = PROGRAM_SIGPROFS.load(Ordering::Relaxed) - before;
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_event_sigtrap");
+    assert!(report.total_samples() > 0);
+    // 300 ms of CPU time at 1 ms, the kernel's tick (4 ms at 250 Hz) at worst: 75 signals.
+    assert!(during >= 20, "the program's handler got {during} signals");
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(itimer_prof().0, Duration::from_millis(1));
+}
+
+#[test]
+fn r20_a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
+    let _program = Program::new(handler(), false, Duration::from_millis(1));
+    let timers = [
+        prof::Timer::PerfEvent,
+        prof::Timer::TimerCreate,
+        prof::Timer::Setitimer,
+    ];
+    let mut options: Vec<(String, prof::Options)> = timers
+        .iter()
+        .map(|&t| (format!("timer {t}"), prof::Options::default().timer(t)))
+        .collect();
+    options.push((
+        "wall mode".into(),
+        prof::Options::default().mode(prof::Mode::Wall),
+    ));
+    for (what, options) in options {
+        let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
+        match prof::Profiler::start(options) {
+            Err(e @ prof::Error::SignalInUse { signal, .. }) => {
+                assert_eq!(signal, "SIGPROF");
+                let message = e.to_string();
+                eprintln!("{message}");
+                assert!(message.starts_with(&what), "{message}");
+                assert!(message.contains("perf_event_sigtrap"), "{message}");
+            }
+            Err(e) => panic!("{what}: {e}"),
+            Ok(p) => {
+                drop(p);
+                panic!("{what} started, taking over the program's SIGPROF")
+            }
+        }
+        assert_eq!(disposition(libc::SIGPROF), handler(), "{what}");
+        assert_eq!(itimer_prof().0, Duration::from_millis(1), "{what}");
+        spin(Duration::from_millis(50));
+        assert!(PROGRAM_SIGPROFS.load(Ordering::Relaxed) > before, "{what}");
+    }
+}
+
+#[test]
+fn r20_auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
+    let _program = Program::new(handler(), true, Duration::from_millis(1));
+    match prof::Profiler::start(prof::Options::default()) {
+        Err(
+            e @ prof::Error::SignalInUse {
+                signal: "SIGPROF", ..
+            },
+        ) => eprintln!("{e}"),
+        Err(e) => panic!("{e}"),
+        Ok(p) => {
+            let timer = p.stop().map(|r| r.session().meta.timer.clone());
+            panic!("auto took a signal the program handles: {timer:?}")
+        }
+    }
+    let sigtrap = prof::Options::default().timer(prof::Timer::PerfEventSigtrap);
+    match prof::Profiler::start(sigtrap) {
+        Err(
+            e @ prof::Error::SignalInUse {
+                signal: "SIGTRAP", ..
+            },
+        ) => eprintln!("{e}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("perf_event_sigtrap took the program's SIGTRAP"),
+    }
+    assert_eq!(disposition(libc::SIGPROF), handler());
+}
+
+#[test]
+fn r20_setitimer_puts_the_programs_itimer_prof_back_at_stop() {
+    // The program's timer, with SIGPROF ignored (a disposition prof may take for the session):
+    // an hour, so it never fires here.
+    let hour = Duration::from_secs(3600);
+    let _program = Program::new(libc::SIG_IGN, false, hour);
+    let options = prof::Options::default()
+        .timer(prof::Timer::Setitimer)
+        .interval(Duration::from_millis(4));
+    let profiler = prof::Profiler::start(options).unwrap();
+    spin(Duration::from_millis(100));
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "setitimer");
+    assert!(report.total_samples() > 0);
+    let (period, left) = itimer_prof();
+    assert_eq!(period, hour);
+    // The kernel adds a tick (4 ms at 250 Hz) to the value each time the timer is set: when
+    // the program armed it, and when prof put it back.
+    let ticks = Duration::from_millis(50);
+    assert!(
+        left > Duration::ZERO && left <= hour + ticks,
+        "{left:?} left"
+    );
+    assert_eq!(disposition(libc::SIGPROF), libc::SIG_IGN);
+}
