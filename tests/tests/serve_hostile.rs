@@ -454,3 +454,32 @@ fn r10_serve_shows_every_format_report_reads_as_a_session() {
     }
     still_serves(&served);
 }
+
+/// Issue 20: a head of 100,000 bytes sent in one piece was answered 200, though a head must fit
+/// in 64 KiB (`MAX_HEAD_BYTES`): the cap held only for heads that arrived in several reads.
+#[test]
+fn r20_a_head_over_64_kib_sent_at_once_is_answered_431() {
+    let dir = TempDir::new("hostile-head-whole");
+    let served = serve(&dir);
+    let path = &served.url[served.origin().len()..];
+    let max = prof::serve::MAX_HEAD_BYTES;
+    let head = |header_bytes: usize| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+            "a".repeat(header_bytes)
+        )
+    };
+    for size in [100_000, max + 1, 4 * max] {
+        let (response, closed) = exchange(served.addr(), head(size).as_bytes());
+        assert!(
+            response.starts_with("HTTP/1.1 431 "),
+            "a {size}-byte header: {}",
+            response.lines().next().unwrap_or("no answer")
+        );
+        assert!(closed, "a {size}-byte header left the connection open");
+    }
+    // A head that fits is served.
+    let (response, _) = exchange(served.addr(), head(max - 1024).as_bytes());
+    assert!(response.starts_with("HTTP/1.1 200 "), "{response:.80}");
+    still_serves(&served);
+}

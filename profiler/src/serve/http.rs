@@ -61,6 +61,9 @@ pub(super) async fn accept_loop(
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT)
+        // The read buffer's cap alone does not bound a head that arrives in one read (the
+        // buffer may hold more than it asks for): a 100,000-byte head was answered 200.
+        .max_header_size(MAX_HEAD_BYTES)
         .max_buf_size(MAX_HEAD_BYTES);
     loop {
         let slot = tokio::select! {
