@@ -125,8 +125,8 @@ async fn serve_connection(
 ) {
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let response = respond(&site, &request);
-        async move { Ok::<_, Infallible>(response) }
+        let site = Arc::clone(&site);
+        async move { Ok::<_, Infallible>(respond(&site, request).await) }
     });
     // A connection that fails (a reset, a malformed request, a timeout) concerns only its client.
     let io = StallGuard::new(TokioIo::new(stream));
@@ -135,7 +135,7 @@ async fn serve_connection(
 
 /// The response to `request`. Its body is never read: when it dropped, hyper discards what
 /// arrived of it, or closes the connection.
-fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
+async fn respond(site: &Site, request: Request<Incoming>) -> Response<Body> {
     let headers = request.headers();
     if declares_body(headers) {
         let mut response = response(Reply::text(413, "this server takes no request bodies"));
@@ -151,7 +151,7 @@ fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
             .map(HeaderValue::as_bytes),
     );
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-    response(site.route(request.method().as_str(), path, gzip))
+    response(site.answer(request.method().as_str(), path, gzip).await)
 }
 
 /// True when the request says a body follows: any `Transfer-Encoding`, or a `Content-Length`
