@@ -11,7 +11,12 @@
 //! - a version other than HTTP/1.0 or 1.1 (`HTTP/2.0`, the HTTP/2 preface) is answered 400, or
 //!   the connection is closed, and nothing stays behind;
 //! - a response the client stops reading is cut off once no byte of it has been taken for
-//!   [`super::stall::WRITE_STALL_TIMEOUT`];
+//!   [`super::stall::WRITE_STALL_TIMEOUT`], and holds a chunk of what it sends, never a copy
+//!   of its own: profiles and their single-file viewers are shared buffers, source files are
+//!   read 64 KiB at a time;
+//! - no file operation runs on the serving thread: source files are found, opened (without
+//!   blocking: a FIFO is refused, not waited on), checked and read on tokio's blocking pool,
+//!   within [`super::source::SOURCE_OPEN_TIMEOUT`] and a limit per read;
 //! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
 //!   kernel's listen queue until one ends;
 //! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]
