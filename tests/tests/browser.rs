@@ -698,6 +698,20 @@ fn r20_go_profiles_show_their_program_and_date_and_no_timeline() {
     assert!(none, "no line says why there is no timeline");
     assert!(line.contains("No timeline"), "{line}");
     browser.screenshot("20-go-cpu-no-timeline");
+    // Nor a stack chart: the samples have no order in time.
+    browser.eval("location.hash = '#view=stack-chart';", json!([]));
+    eventually("the stack chart's line", || {
+        browser
+            .eval(
+                "const n = document.querySelector('[data-view=stack-chart] .timeline-none');
+                 const s = document.querySelector('.stack-chart-scroller');
+                 return !n.hidden && n.offsetHeight > 0 && s.offsetHeight === 0;",
+                json!([]),
+            )
+            .as_bool()
+            .unwrap()
+    });
+    browser.eval("location.hash = '';", json!([]));
 
     choose_file(&browser, 1, "go-heap.pb.gz");
     assert_eq!(text(&browser, "#error"), "");
@@ -709,12 +723,18 @@ fn r20_go_profiles_show_their_program_and_date_and_no_timeline() {
     assert_eq!(meta_item(&browser, "duration"), "unknown");
     assert!(!timeline_shown(&browser).0);
 
-    // A profile with times gets its timeline back.
+    // A profile with times gets its timeline and stack chart back.
     choose_file(&browser, 2, "timed.json");
     eventually("the timeline of a timed profile", || {
         let (tracks, none, _) = timeline_shown(&browser);
         tracks && !none
     });
+    browser.eval("location.hash = '#file=2&view=stack-chart';", json!([]));
+    browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout",
+        LOAD,
+        "the stack chart of a timed profile",
+    );
     let threads = browser.eval(
         "return window.profViewer.timeline.data?.threads.length ?? 0;",
         json!([]),

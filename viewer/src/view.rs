@@ -27,7 +27,8 @@ pub struct Meta<'a> {
     /// False when the samples carry no times (pprof, folded stacks): the page then draws no
     /// timeline, and shows `untimed_text` in its place.
     pub timed: bool,
-    /// What the page shows instead of a timeline for a session without sample times.
+    /// What the page shows instead of a timeline and a stack chart for a session without
+    /// sample times.
     pub untimed_text: &'static str,
     /// `1,234`.
     pub samples_text: String,
@@ -39,9 +40,10 @@ pub struct Meta<'a> {
     pub type_text: String,
 }
 
-/// What the page says instead of a timeline when the samples carry no times.
+/// What the page says instead of a timeline (and a stack chart) when the samples carry no
+/// times.
 pub const UNTIMED_TEXT: &str =
-    "No timeline: this profile does not record when each sample was taken.";
+    "No timeline and no stack chart: this profile does not record when each sample was taken.";
 
 impl<'a> Meta<'a> {
     pub fn of(session: &'a Session) -> Self {
