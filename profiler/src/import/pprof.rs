@@ -625,6 +625,26 @@ mod tests {
         assert_eq!(s.meta.program, "/tmp/go-build169460002/b001/exe/heapdemo");
         assert_eq!(s.meta.start_time, "2026-11-23T10:22:13.463Z");
         assert_eq!(s.meta.duration_ns, 0);
+        // prof's own pprof puts the program's mapping first, so it reads back the same.
+        let mut session = crate::export::fixture::session();
+        session.meta.program = "/usr/bin/demo".into();
+        session.meta.start_time = "2026-11-22T10:00:00.250Z".into();
+        for path in ["/lib/libc.so.6", "/usr/bin/demo"] {
+            session.strings.push(path.into());
+            let start = 0x1000 * session.strings.len() as u64;
+            session.mappings.push(crate::session::Mapping {
+                start,
+                limit: start + 0x800,
+                offset: 0,
+                path: crate::session::StrId(session.strings.len() as u32 - 1),
+                build_id: None,
+            });
+        }
+        let mut gz = Vec::new();
+        write_pprof(&session, &mut gz).unwrap();
+        let s = read_pprof(&gz, Path::new("p.pb.gz")).unwrap();
+        assert_eq!(s.meta.program, "/usr/bin/demo");
+        assert_eq!(s.meta.start_time, session.meta.start_time);
         // Without mappings or a time, nothing is made up.
         let s = import(&profile(&[("cpu", "nanoseconds")], &[5], None), None).unwrap();
         assert_eq!((&*s.meta.program, &*s.meta.start_time), ("", ""));
