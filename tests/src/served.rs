@@ -99,6 +99,44 @@ impl Served {
         self.child.id()
     }
 
+    /// The server's resident memory now (`VmRSS` in `/proc/PID/status`), in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("the server's /proc/PID/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
+    /// Opens `clients` connections that each send `GET target` and never read the response,
+    /// waits `settle` for the server to write what the sockets take, and returns the growth of
+    /// its resident memory (KiB) with them all open, measured from just before they connected.
+    pub fn rss_growth_with_stalled_clients(
+        &self,
+        target: &str,
+        clients: usize,
+        settle: Duration,
+    ) -> u64 {
+        use std::io::Write;
+        let before = self.rss_kib();
+        let request = format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n");
+        let stalled: Vec<std::net::TcpStream> = (0..clients)
+            .map(|_| {
+                let mut stream =
+                    std::net::TcpStream::connect_timeout(&self.addr(), Duration::from_secs(10))
+                        .expect("connects");
+                stream.write_all(request.as_bytes()).expect("sends");
+                stream
+            })
+            .collect();
+        std::thread::sleep(settle);
+        let grown = self.rss_kib().saturating_sub(before);
+        drop(stalled);
+        grown
+    }
+
     /// True while the server's process has not exited.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -125,6 +125,44 @@ pub fn large(samples: usize) -> Session {
     b.finish()
 }
 
+/// A profile of `noisy-app` with `samples` samples of pseudo-random stacks, times and weights,
+/// which compresses poorly: its file, and its single-file viewer, are about as large as the
+/// number of samples times 8 bytes.
+pub fn noisy(samples: usize) -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "noisy-app".into(),
+        timer: "perf_event".into(),
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        // xorshift64
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let frames: Vec<_> = (0..2_000)
+        .map(|i| b.intern_frame(&FrameSpec::named(&format!("noisy::f{i}_{:x}", next()))))
+        .collect();
+    let stacks: Vec<_> = (0..20_000)
+        .map(|_| {
+            let path: Vec<_> = (0..6)
+                .map(|_| frames[(next() % frames.len() as u64) as usize])
+                .collect();
+            b.intern_stack_path(&path).expect("not empty")
+        })
+        .collect();
+    let mut time = 0;
+    for _ in 0..samples {
+        time += next() % (2 * MS);
+        let stack = stacks[(next() % stacks.len() as u64) as usize];
+        b.push_sample(stack, t, time, 1 + next() % (4 * MS));
+    }
+    b.finish()
+}
+
 /// A profile of `transform-app` for the transform tests, every sample 10 ms, 120 ms in all:
 ///
 /// - `main` (at 0, 100, 200, 300, 400 ms): `main;parse;lex` 30 ms, `main;parse` 10 ms,

@@ -627,3 +627,148 @@ fn a_range_in_the_url_selects_the_samples() {
     assert_eq!(rows[0].total_pct, "100.0%", "{rows:?}");
     assert!(rows.iter().all(|r| r.name != "tokenize"), "{rows:?}");
 }
+
+/// Selects file `index` in the page's file selector and waits until the page has shown it
+/// (or its error).
+fn choose_file(browser: &Browser, index: usize, name: &str) {
+    browser.eval(
+        "const s = document.getElementById('file'); s.value = String(arguments[0]); s.dispatchEvent(new Event('change'));",
+        json!([index]),
+    );
+    browser.wait_for(
+        &format!(
+            "document.title.startsWith({}) && ['ready', 'error'].includes(document.body.dataset.state)",
+            json!(format!("prof: {name}"))
+        ),
+        LOAD,
+        "the chosen file",
+    );
+}
+
+/// The header's value for `key` (`program`, `date`, `duration`, ...).
+fn meta_item(browser: &Browser, key: &str) -> String {
+    text(browser, &format!("#meta [data-key={key}] dd"))
+}
+
+/// Whether the timeline's tracks and its "no timeline" line are shown, and the line's text.
+fn timeline_shown(browser: &Browser) -> (bool, bool, String) {
+    let v = browser.eval(
+        "const t = document.querySelector('.timeline-tracks'), n = document.querySelector('.timeline-none');
+         return [t.offsetHeight > 0, !!n && n.offsetHeight > 0, n ? n.textContent : ''];",
+        json!([]),
+    );
+    (
+        v[0].as_bool().unwrap(),
+        v[1].as_bool().unwrap(),
+        v[2].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Issue 20: a Go CPU profile (no per-sample times) was drawn as one spike at 0 ms on a 3.1 s
+/// axis, a Go heap profile said `Duration 0 ns`, and both said "unknown" for Program and Date,
+/// which the files hold (`go tool pprof` shows them).
+#[test]
+fn r20_go_profiles_show_their_program_and_date_and_no_timeline() {
+    let dir = TempDir::new("browser-go-pprof");
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/import");
+    let timed = dir.join("timed.json");
+    sessions::save(&sessions::two_threads(), &timed);
+    let files = [
+        data.join("go-cpu-burn.pprof"),
+        data.join("go-heap.pb.gz"),
+        timed,
+    ];
+    let refs: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    let served = Served::start(&refs, &["--port", "0"]);
+    let browser = Browser::start("go-pprof", 1280, 800, 1.0);
+    open(&browser, &served.url);
+    assert_eq!(text(&browser, "#error"), "");
+    assert_eq!(
+        meta_item(&browser, "program"),
+        "/tmp/ceo/conformance/t2/burn/burn"
+    );
+    assert_eq!(meta_item(&browser, "date"), "2026-11-23 07:04:18");
+    let duration = meta_item(&browser, "duration");
+    assert!(
+        duration.starts_with("3.1") && duration.ends_with(" s"),
+        "{duration}"
+    );
+    let (tracks, none, line) = timeline_shown(&browser);
+    assert!(!tracks, "a timeline is drawn for samples without times");
+    assert!(none, "no line says why there is no timeline");
+    assert!(line.contains("No timeline"), "{line}");
+    browser.screenshot("20-go-cpu-no-timeline");
+    // Nor a stack chart: the samples have no order in time.
+    browser.eval("location.hash = '#view=stack-chart';", json!([]));
+    eventually("the stack chart's line", || {
+        browser
+            .eval(
+                "const n = document.querySelector('[data-view=stack-chart] .timeline-none');
+                 const s = document.querySelector('.stack-chart-scroller');
+                 return !n.hidden && n.offsetHeight > 0 && s.offsetHeight === 0;",
+                json!([]),
+            )
+            .as_bool()
+            .unwrap()
+    });
+    browser.eval("location.hash = '';", json!([]));
+
+    choose_file(&browser, 1, "go-heap.pb.gz");
+    assert_eq!(text(&browser, "#error"), "");
+    assert_eq!(
+        meta_item(&browser, "program"),
+        "/tmp/go-build169460002/b001/exe/heapdemo"
+    );
+    assert_eq!(meta_item(&browser, "date"), "2026-11-23 10:22:13");
+    assert_eq!(meta_item(&browser, "duration"), "unknown");
+    assert!(!timeline_shown(&browser).0);
+
+    // A profile with times gets its timeline and stack chart back.
+    choose_file(&browser, 2, "timed.json");
+    eventually("the timeline of a timed profile", || {
+        let (tracks, none, _) = timeline_shown(&browser);
+        tracks && !none
+    });
+    browser.eval("location.hash = '#file=2&view=stack-chart';", json!([]));
+    browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout",
+        LOAD,
+        "the stack chart of a timed profile",
+    );
+    let threads = browser.eval(
+        "return window.profViewer.timeline.data?.threads.length ?? 0;",
+        json!([]),
+    );
+    assert_eq!(threads, json!(2));
+}
+
+/// Issue 20: a directory among the files stopped `prof serve` ("Is a directory"), while
+/// corrupt and oversized files were listed with their one-line error.
+#[test]
+fn r20_a_directory_among_the_files_is_listed_with_its_error() {
+    let dir = TempDir::new("browser-directory");
+    let good = dir.join("good.json");
+    sessions::save(&sessions::two_threads(), &good);
+    let folder = dir.join("profiles.d");
+    std::fs::create_dir_all(&folder).unwrap();
+    let served = Served::start(&[&good, &folder], &["--port", "0"]);
+    assert!(
+        served.stderr_contains("profiles.d: a directory, not a profile file"),
+        "{}",
+        served.stderr()
+    );
+    let browser = Browser::start("directory", 1000, 600, 1.0);
+    open(&browser, &served.url);
+    assert!(text(&browser, "#meta").contains("demo-app"));
+    choose_file(&browser, 1, "profiles.d");
+    assert_eq!(
+        browser.eval("return document.body.dataset.state;", json!([])),
+        json!("error")
+    );
+    let error = text(&browser, "#error");
+    assert!(
+        error.contains("profiles.d: a directory, not a profile file"),
+        "{error}"
+    );
+    browser.screenshot("20-directory-listed");
+}

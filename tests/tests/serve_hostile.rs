@@ -454,3 +454,64 @@ fn r10_serve_shows_every_format_report_reads_as_a_session() {
     }
     still_serves(&served);
 }
+
+/// Issue 20: a head of 100,000 bytes sent in one piece was answered 200, though a head must fit
+/// in 64 KiB (`MAX_HEAD_BYTES`): the cap held only for heads that arrived in several reads.
+#[test]
+fn r20_a_head_over_64_kib_sent_at_once_is_answered_431() {
+    let dir = TempDir::new("hostile-head-whole");
+    let served = serve(&dir);
+    let path = &served.url[served.origin().len()..];
+    let max = prof::serve::MAX_HEAD_BYTES;
+    let head = |header_bytes: usize| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+            "a".repeat(header_bytes)
+        )
+    };
+    for size in [100_000, max + 1, 4 * max] {
+        let (response, closed) = exchange(served.addr(), head(size).as_bytes());
+        assert!(
+            response.starts_with("HTTP/1.1 431 "),
+            "a {size}-byte header: {}",
+            response.lines().next().unwrap_or("no answer")
+        );
+        assert!(closed, "a {size}-byte header left the connection open");
+    }
+    // A head that fits is served.
+    let (response, _) = exchange(served.addr(), head(max - 1024).as_bytes());
+    assert!(response.starts_with("HTTP/1.1 200 "), "{response:.80}");
+    still_serves(&served);
+}
+
+/// Issue 20: every download built its own copy of the single-file viewer (11 MB for a 14.6 MB
+/// session), so 50 clients that asked and never read took the server from 36 to 586 MB. It is
+/// built once and shared: what a connection holds does not depend on the file's size.
+#[test]
+fn r20_clients_that_do_not_read_a_download_hold_no_copy_each() {
+    let dir = TempDir::new("hostile-download");
+    let file = dir.join("big.json");
+    sessions::save(&sessions::noisy(1_000_000), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let download = minreq::get(format!("{}download/0", served.url))
+        .with_timeout(60)
+        .send()
+        .unwrap();
+    assert_eq!(download.status_code, 200);
+    let size_kib = download.as_bytes().len() as u64 >> 10;
+    assert!(size_kib > 4 << 10, "the download is {size_kib} KiB");
+    let path = &served.url[served.origin().len()..];
+    let clients = 50;
+    let grown = served.rss_growth_with_stalled_clients(
+        &format!("{path}download/0"),
+        clients,
+        Duration::from_secs(5),
+    );
+    eprintln!("{clients} stalled downloads of {size_kib} KiB: the server grew by {grown} KiB");
+    // A copy per connection would be `clients * size_kib`; a few copies' worth is allowed.
+    assert!(
+        grown < 5 * size_kib,
+        "{clients} stalled downloads of {size_kib} KiB grew the server by {grown} KiB"
+    );
+    still_serves(&served);
+}

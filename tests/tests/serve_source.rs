@@ -195,3 +195,72 @@ fn a_source_root_that_is_not_a_directory_is_refused_in_one_line() {
     );
     assert!(Path::new(&file).exists());
 }
+
+/// Issue 20: a FIFO under the source root hung the whole server: `open` waited on the server's
+/// one thread for a writer, and every request, the page's included, timed out.
+#[test]
+fn r20_fifo_under_source_root_does_not_block_the_server() {
+    let dir = TempDir::new("source-fifo");
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("root/fifo.rs"))
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let served = serve(&dir, &["src/hot.rs", "fifo.rs"]);
+    let base = base(&served);
+    let (status, body) = get(&served, &format!("{base}source?file=fifo.rs"));
+    assert_eq!(
+        (status, body.as_str()),
+        (404, "fifo.rs: not a regular file")
+    );
+    let page = minreq::get(&served.url)
+        .with_timeout(30)
+        .send()
+        .expect("the page is served");
+    assert_eq!(page.status_code, 200);
+    still_serves(&served);
+}
+
+/// A source file is sent whole, as it is, however many chunks it takes.
+#[test]
+fn a_source_file_of_several_chunks_is_sent_whole() {
+    let dir = TempDir::new("source-long");
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    let text: String = (0..60_000).map(|i| format!("// line {i}: é\n")).collect();
+    assert!(text.len() > 512 << 10);
+    std::fs::write(dir.join("root/long.rs"), &text).unwrap();
+    let served = serve(&dir, &["src/hot.rs", "long.rs"]);
+    let response = minreq::get(format!("{}source?file=long.rs", served.url))
+        .with_timeout(30)
+        .send()
+        .unwrap();
+    assert_eq!(response.status_code, 200);
+    assert!(response.as_str().unwrap() == text, "the text differs");
+    still_serves(&served);
+}
+
+/// Issue 20: a source file was read whole into memory for each request. It is sent a chunk at a
+/// time as the client reads, so clients that never read hold a chunk each, not the file.
+#[test]
+fn r20_clients_that_do_not_read_a_source_file_hold_no_copy_each() {
+    let dir = TempDir::new("source-stalled");
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    let line = "// a line of source text, to fill the file up to its cap\n";
+    let text = line.repeat((4 << 20) / line.len());
+    std::fs::write(dir.join("root/big.rs"), &text).unwrap();
+    let served = serve(&dir, &["src/hot.rs", "big.rs"]);
+    let size_kib = text.len() as u64 >> 10;
+    let clients = 50;
+    let grown = served.rss_growth_with_stalled_clients(
+        &format!("{}source?file=big.rs", base(&served)),
+        clients,
+        Duration::from_secs(5),
+    );
+    eprintln!("{clients} stalled reads of a {size_kib} KiB source: the server grew by {grown} KiB");
+    assert!(
+        grown < 5 * size_kib,
+        "{clients} stalled reads of a {size_kib} KiB source grew the server by {grown} KiB"
+    );
+    still_serves(&served);
+}

@@ -22,8 +22,14 @@ pub struct Meta<'a> {
     pub total_weight: u64,
     /// `2026-11-22 10:00:00`, or `unknown`.
     pub date_text: String,
-    /// `1.30 s`.
+    /// `1.30 s`, or `unknown` when the file records none (a Go heap profile, folded stacks).
     pub duration_text: String,
+    /// False when the samples carry no times (pprof, folded stacks): the page then draws no
+    /// timeline, and shows `untimed_text` in its place.
+    pub timed: bool,
+    /// What the page shows instead of a timeline and a stack chart for a session without
+    /// sample times.
+    pub untimed_text: &'static str,
     /// `1,234`.
     pub samples_text: String,
     /// `0`.
@@ -33,6 +39,11 @@ pub struct Meta<'a> {
     /// What the weights measure: `cpu (nanoseconds)`.
     pub type_text: String,
 }
+
+/// What the page says instead of a timeline (and a stack chart) when the samples carry no
+/// times.
+pub const UNTIMED_TEXT: &str =
+    "No timeline and no stack chart: this profile does not record when each sample was taken.";
 
 impl<'a> Meta<'a> {
     pub fn of(session: &'a Session) -> Self {
@@ -58,7 +69,12 @@ impl<'a> Meta<'a> {
             unit: meta.sample_type.unit.name(),
             total_weight: session.total_weight(),
             date_text,
-            duration_text: format_weight(&time, meta.duration_ns),
+            duration_text: match meta.duration_ns {
+                0 => "unknown".to_owned(),
+                ns => format_weight(&time, ns),
+            },
+            timed: session.has_sample_times(),
+            untimed_text: UNTIMED_TEXT,
             samples_text: thousands(session.sample_count()),
             dropped_text: thousands(meta.dropped_samples),
             rate_text: match meta.achieved_interval_ns {
@@ -278,5 +294,38 @@ fn root_or_name<'a>(session: &'a Session, tree: &CallTree, node: NodeId) -> &'a 
         "all"
     } else {
         tree.name(session, node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::session::{FrameSpec, Metadata, SessionBuilder};
+
+    fn session(duration_ns: u64, time: u64) -> Session {
+        let mut b = SessionBuilder::new(Metadata {
+            duration_ns,
+            ..Metadata::default()
+        });
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample(s, t, time, 10);
+        b.finish()
+    }
+
+    /// Issue 20: a Go heap profile (no duration, no sample times) read `Duration 0 ns` and was
+    /// drawn as one spike at 0.
+    #[test]
+    fn r20_no_duration_reads_unknown_and_no_times_mean_no_timeline() {
+        let untimed = session(0, 0);
+        let meta = Meta::of(&untimed);
+        assert_eq!(meta.duration_text, "unknown");
+        assert!(!meta.timed);
+        assert_eq!(meta.untimed_text, UNTIMED_TEXT);
+        let timed = session(2_000_000, 1_000_000);
+        let meta = Meta::of(&timed);
+        assert_eq!(meta.duration_text, "2.00 ms");
+        assert!(meta.timed);
     }
 }

@@ -30,6 +30,7 @@ export class StackChartView {
     this.ctx = ctx;
     this.scroller = element.querySelector(".stack-chart-scroller");
     this.canvas = element.querySelector("canvas");
+    this.none = element.querySelector(".timeline-none");
     this.layout = null;
     this.tops = []; // each track's top, CSS pixels
     this.byRow = new Map(); // "track:depth" -> box indices in increasing x
@@ -48,7 +49,7 @@ export class StackChartView {
     new ResizeObserver(() => {
       cancelAnimationFrame(pending);
       pending = requestAnimationFrame(() => {
-        if (this.element.hidden || !ctx.page.meta) return;
+        if (this.element.hidden || !ctx.page.meta || this.scroller.hidden) return;
         if (this.layout && this.scroller.clientWidth !== this.layoutWidth) this.#fetch();
         else this.draw();
       });
@@ -64,6 +65,18 @@ export class StackChartView {
 
   /** Brings the view up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
+    // Samples without times (pprof, folded stacks) have no order in time to chart: a line says
+    // so instead.
+    const meta = this.ctx.page.meta;
+    const timed = !meta || meta.timed;
+    this.scroller.hidden = !timed;
+    this.none.hidden = timed;
+    if (!timed) {
+      this.none.textContent = meta.untimedText;
+      this.layout = null;
+      this.drawn = Promise.resolve();
+      return;
+    }
     const keys = ["samples", "view", "window", "range", "threads", "transforms", "search", "selected"];
     if (keys.some((k) => changed.has(k))) await this.#fetch();
   }

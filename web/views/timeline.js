@@ -36,6 +36,7 @@ export class Timeline {
     this.resetButton = $("#zoom-reset");
     this.windowText = $("#window-text");
     this.bar = $(".timeline-bar");
+    this.none = $(".timeline-none");
     this.data = null;
     this.drag = null; // {x0, x1} in CSS pixels while selecting
     this.renders = 0;
@@ -60,6 +61,7 @@ export class Timeline {
     new ResizeObserver(() => {
       cancelAnimationFrame(pending);
       pending = requestAnimationFrame(() => {
+        if (this.scroller.hidden) return;
         if (this.data && this.#graphWidth() !== this.fetchedWidth) this.#fetch();
         else this.draw();
       });
@@ -70,6 +72,8 @@ export class Timeline {
   clear() {
     this.data = null;
     this.bar.hidden = true;
+    this.none.hidden = true;
+    this.scroller.hidden = false;
     this.drag = null;
     this.chip.hidden = true;
     this.windowText.textContent = "";
@@ -78,6 +82,19 @@ export class Timeline {
 
   /** Brings the timeline up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
+    // A profile whose samples carry no times (pprof, folded stacks) has no timeline: a line
+    // says so where it would be.
+    const meta = this.ctx.page.meta;
+    const timed = !meta || meta.timed;
+    this.scroller.hidden = !timed;
+    this.none.hidden = timed;
+    if (!timed) {
+      this.none.textContent = meta.untimedText;
+      this.data = null;
+      this.bar.hidden = true;
+      this.drawn = Promise.resolve();
+      return;
+    }
     const tasks = [];
     if (changed.has("range") || changed.has("samples")) tasks.push(this.#renderChip());
     // The buckets cover every thread and the whole window, whatever threads and range are

@@ -171,6 +171,11 @@ impl<'p> Importer<'p> {
         };
         let name = sample_type.name.clone();
         *self.b.meta_mut() = Metadata {
+            program: self.program()?.to_owned(),
+            start_time: match self.profile.time_nanos {
+                0 => String::new(),
+                nanos => crate::session::rfc3339_utc(nanos),
+            },
             mode,
             duration_ns: u64::try_from(self.profile.duration_nanos).unwrap_or(0),
             requested_interval_ns: match period_unit {
@@ -257,6 +262,15 @@ impl<'p> Importer<'p> {
             session: self.b.finish(),
             warnings,
         })
+    }
+
+    /// The profiled program, as `go tool pprof` names it: the file of the first mapping, which
+    /// is the main executable's in the profiles Go and prof write; empty when there is none.
+    fn program(&self) -> Result<&'p str, String> {
+        match self.profile.mapping.first() {
+            Some(main) => self.string(main.filename),
+            None => Ok(""),
+        }
     }
 
     /// Keeps the profile's mappings that span addresses (ranges pprof leaves empty say nothing).
@@ -587,5 +601,52 @@ mod tests {
             err.to_string(),
             "x.pb: sample 2: the weights add up to more than 2^64 - 1, more than prof can total"
         );
+    }
+
+    /// Issue 20: Go profiles read "unknown" for Program and Date though they hold both, as
+    /// `go tool pprof` shows (`File: burn`, `Time: 2026-11-23 07:04:18.693463541 UTC`,
+    /// `Duration: 3.10`); a heap profile has no duration (`go tool pprof` shows none).
+    #[test]
+    fn r20_go_profiles_keep_their_program_date_and_duration() {
+        let burn = include_bytes!("../../../tests/data/import/go-cpu-burn.pprof");
+        let s = read_pprof(burn, Path::new("burn.pprof")).unwrap();
+        assert_eq!(s.meta.program, "/tmp/ceo/conformance/t2/burn/burn");
+        assert_eq!(s.meta.start_time, "2026-11-23T07:04:18.693Z");
+        assert_eq!(
+            s.meta.duration_ns / 10_000_000,
+            310,
+            "{}",
+            s.meta.duration_ns
+        );
+        // Go's CPU profiles carry no per-sample times.
+        assert!(!s.has_sample_times());
+        let heap = include_bytes!("../../../tests/data/import/go-heap.pb.gz");
+        let s = read_pprof(heap, Path::new("heap.pb.gz")).unwrap();
+        assert_eq!(s.meta.program, "/tmp/go-build169460002/b001/exe/heapdemo");
+        assert_eq!(s.meta.start_time, "2026-11-23T10:22:13.463Z");
+        assert_eq!(s.meta.duration_ns, 0);
+        // prof's own pprof puts the program's mapping first, so it reads back the same.
+        let mut session = crate::export::fixture::session();
+        session.meta.program = "/usr/bin/demo".into();
+        session.meta.start_time = "2026-11-22T10:00:00.250Z".into();
+        for path in ["/lib/libc.so.6", "/usr/bin/demo"] {
+            session.strings.push(path.into());
+            let start = 0x1000 * session.strings.len() as u64;
+            session.mappings.push(crate::session::Mapping {
+                start,
+                limit: start + 0x800,
+                offset: 0,
+                path: crate::session::StrId(session.strings.len() as u32 - 1),
+                build_id: None,
+            });
+        }
+        let mut gz = Vec::new();
+        write_pprof(&session, &mut gz).unwrap();
+        let s = read_pprof(&gz, Path::new("p.pb.gz")).unwrap();
+        assert_eq!(s.meta.program, "/usr/bin/demo");
+        assert_eq!(s.meta.start_time, session.meta.start_time);
+        // Without mappings or a time, nothing is made up.
+        let s = import(&profile(&[("cpu", "nanoseconds")], &[5], None), None).unwrap();
+        assert_eq!((&*s.meta.program, &*s.meta.start_time), ("", ""));
     }
 }

@@ -11,7 +11,12 @@
 //! - a version other than HTTP/1.0 or 1.1 (`HTTP/2.0`, the HTTP/2 preface) is answered 400, or
 //!   the connection is closed, and nothing stays behind;
 //! - a response the client stops reading is cut off once no byte of it has been taken for
-//!   [`super::stall::WRITE_STALL_TIMEOUT`];
+//!   [`super::stall::WRITE_STALL_TIMEOUT`], and holds a chunk of what it sends, never a copy
+//!   of its own: profiles and their single-file viewers are shared buffers, source files are
+//!   read 64 KiB at a time;
+//! - no file operation runs on the serving thread: source files are found, opened (without
+//!   blocking: a FIFO is refused, not waited on), checked and read on tokio's blocking pool,
+//!   within [`super::source::SOURCE_OPEN_TIMEOUT`] and a limit per read;
 //! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
 //!   kernel's listen queue until one ends;
 //! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]
@@ -61,6 +66,9 @@ pub(super) async fn accept_loop(
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT)
+        // The read buffer's cap alone does not bound a head that arrives in one read (the
+        // buffer may hold more than it asks for): a 100,000-byte head was answered 200.
+        .max_header_size(MAX_HEAD_BYTES)
         .max_buf_size(MAX_HEAD_BYTES);
     loop {
         let slot = tokio::select! {
@@ -122,8 +130,8 @@ async fn serve_connection(
 ) {
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let response = respond(&site, &request);
-        async move { Ok::<_, Infallible>(response) }
+        let site = Arc::clone(&site);
+        async move { Ok::<_, Infallible>(respond(&site, request).await) }
     });
     // A connection that fails (a reset, a malformed request, a timeout) concerns only its client.
     let io = StallGuard::new(TokioIo::new(stream));
@@ -132,7 +140,7 @@ async fn serve_connection(
 
 /// The response to `request`. Its body is never read: when it dropped, hyper discards what
 /// arrived of it, or closes the connection.
-fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
+async fn respond(site: &Site, request: Request<Incoming>) -> Response<Body> {
     let headers = request.headers();
     if declares_body(headers) {
         let mut response = response(Reply::text(413, "this server takes no request bodies"));
@@ -148,7 +156,7 @@ fn respond(site: &Site, request: &Request<Incoming>) -> Response<Body> {
             .map(HeaderValue::as_bytes),
     );
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-    response(site.route(request.method().as_str(), path, gzip))
+    response(site.answer(request.method().as_str(), path, gzip).await)
 }
 
 /// True when the request says a body follows: any `Transfer-Encoding`, or a `Content-Length`

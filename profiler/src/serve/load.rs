@@ -10,14 +10,23 @@ use std::path::Path;
 /// content, input over 256 MiB once decompressed is refused, and an imported profile (folded
 /// stacks, `perf script`, pprof) becomes session JSON, which is what the page reads.
 ///
-/// A file that cannot be read (missing, unreadable) is an error. A file whose content is bad is
-/// still listed, with that error for the page to show, and the error is returned beside it.
+/// A file that cannot be read (missing, unreadable) is an error. A file whose content is bad,
+/// or a directory, is still listed, with that error for the page to show, and the error is
+/// returned beside it.
 pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    match crate::import::load_any(path) {
+    let loaded = if path.is_dir() {
+        Err(Error::BadInput {
+            path: path.to_owned(),
+            message: "a directory, not a profile file".to_owned(),
+        })
+    } else {
+        crate::import::load_any(path)
+    };
+    match loaded {
         Ok(session) => Ok((SessionFile::from_session(name, &session)?, None)),
         Err(Error::BadInput { path, message }) => Ok((
             // The page names the file by its name alone, not the path it was given as.
@@ -89,6 +98,26 @@ mod tests {
         assert!(
             shown.starts_with("bomb.json.gz: ") && shown.contains("256 MiB"),
             "{shown}"
+        );
+    }
+
+    /// Issue 20: a directory among the files stopped `prof serve` (reading it failed with
+    /// EISDIR, an I/O error), while corrupt and oversized files were listed with their error.
+    #[test]
+    fn r20_a_directory_is_listed_with_its_one_line_error() {
+        let dir = temp("x.folded", b"main 1\n").with_file_name("profiles.d");
+        std::fs::create_dir_all(&dir).unwrap();
+        let (file, problem) = load_for_serving(&dir).unwrap();
+        assert_eq!(file.name, "profiles.d");
+        assert!(file.json.is_empty());
+        assert_eq!(
+            file.problem.as_deref(),
+            Some("profiles.d: a directory, not a profile file")
+        );
+        let problem = problem.expect("the problem is returned").to_string();
+        assert!(
+            problem.ends_with("profiles.d: a directory, not a profile file"),
+            "{problem}"
         );
     }
 

@@ -69,7 +69,7 @@ enum Stored {
 }
 
 /// What to send back.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Reply {
     /// HTTP status.
     pub status: u16,
@@ -113,11 +113,26 @@ impl Reply {
     }
 }
 
+/// Where a request leads: a reply known at once, or one that needs files or heavy work, done
+/// off the server's thread by [`Site::answer`].
+#[derive(Debug)]
+pub(crate) enum Routed {
+    /// This reply.
+    Now(Reply),
+    /// The source file a frame names this.
+    Source(String),
+    /// The single-file viewer of session `index` (a readable one).
+    Download(usize),
+}
+
 /// The site: the secret, the sessions and their source files.
 #[derive(Debug)]
 pub(crate) struct Site {
     secret: String,
     sessions: Vec<Stored>,
+    /// Each session's single-file viewer, built by the first request for it and then shared by
+    /// every download, as the gzipped session is.
+    downloads: Vec<tokio::sync::OnceCell<Bytes>>,
     sources: Sources,
     /// The sessions' names, for downloads.
     names: Vec<String>,
@@ -172,6 +187,7 @@ impl Site {
             .collect::<std::io::Result<Vec<_>>>()?;
         Ok(Site {
             secret,
+            downloads: sessions.iter().map(|_| Default::default()).collect(),
             sessions,
             sources,
             names,
@@ -185,32 +201,46 @@ impl Site {
     }
 
     /// The reply to `method path` (the query after the path is read only by the source route);
-    /// `accepts_gzip` says whether the client takes gzip.
-    pub fn route(&self, method: &str, path: &str, accepts_gzip: bool) -> Reply {
+    /// `accepts_gzip` says whether the client takes gzip. What needs a file or heavy work is done
+    /// on tokio's blocking pool, so the server's thread never waits for it.
+    pub async fn answer(&self, method: &str, path: &str, accepts_gzip: bool) -> Reply {
+        match self.route(method, path, accepts_gzip) {
+            Routed::Now(reply) => reply,
+            Routed::Source(name) => self.sources.reply(name).await,
+            Routed::Download(index) => self.download(index).await,
+        }
+    }
+
+    /// Where `method path` leads, as [`Site::answer`] takes it.
+    fn route(&self, method: &str, path: &str, accepts_gzip: bool) -> Routed {
+        let now = Routed::Now;
         if method != "GET" && method != "HEAD" {
-            return Reply::text(405, "method not allowed");
+            return now(Reply::text(405, "method not allowed"));
         }
         let path = path.split('#').next().unwrap_or("");
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let Some(path) = path.strip_prefix('/') else {
-            return Reply::not_found();
+            return now(Reply::not_found());
         };
         let (first, rest) = match path.split_once('/') {
             Some((first, rest)) => (first, Some(rest)),
             None => (path, None),
         };
         if !self.is_secret(first) {
-            return Reply::not_found();
+            return now(Reply::not_found());
         }
         let Some(rest) = rest else {
             let mut reply = Reply::text(301, "moved");
             reply.location = Some(self.root());
-            return reply;
+            return now(reply);
         };
         match rest {
-            "" => self.asset("index.html"),
-            "source" => self.sources.reply(query),
-            "sessions.json" => Reply {
+            "" => now(self.asset("index.html")),
+            "source" => match self.sources.requested(query) {
+                Ok(name) => Routed::Source(name),
+                Err(why) => now(super::source::not_found(why)),
+            },
+            "sessions.json" => now(Reply {
                 status: 200,
                 mime: "application/json",
                 body: Payload::Bytes(self.list.clone()),
@@ -219,14 +249,20 @@ impl Site {
                 cache: Some(CACHE_NONE),
                 location: None,
                 attachment: None,
-            },
+            }),
             _ => match (
                 rest.strip_prefix("session/"),
                 rest.strip_prefix("download/"),
             ) {
-                (Some(index), _) => self.session(index, accepts_gzip),
-                (_, Some(index)) => self.download(index),
-                _ => self.asset(rest),
+                (Some(index), _) => now(self.session(index, accepts_gzip)),
+                (_, Some(index)) => match self.stored(index) {
+                    Some((i, Stored::Session { .. })) => Routed::Download(i),
+                    Some((_, Stored::Unreadable(problem))) => {
+                        now(Reply::shared_text(422, problem.clone()))
+                    }
+                    None => now(Reply::not_found()),
+                },
+                _ => now(self.asset(rest)),
             },
         }
     }
@@ -265,25 +301,35 @@ impl Site {
         }
     }
 
-    /// Session `index` as the single-file viewer (`prof convert --to html`), to save.
-    fn download(&self, index: &str) -> Reply {
-        let (name, gzip, len) = match self.stored(index) {
-            Some((i, Stored::Session { gzip, len })) => (&self.names[i], gzip, *len),
-            Some((_, Stored::Unreadable(problem))) => {
-                return Reply::shared_text(422, problem.clone())
-            }
-            None => return Reply::not_found(),
+    /// Session `index` (a readable one) as the single-file viewer (`prof convert --to html`),
+    /// to save: built on the blocking pool by the first request, shared by every later one.
+    async fn download(&self, index: usize) -> Reply {
+        let Stored::Session { gzip, len } = &self.sessions[index] else {
+            return Reply::not_found();
         };
-        let mut html = Vec::new();
-        if let Err(e) = super::standalone::write_gzipped(gzip, len, name, &mut html) {
-            return Reply::shared_text(500, Bytes::from(e.to_string()));
-        }
+        let name = &self.names[index];
+        let built = self.downloads[index]
+            .get_or_try_init(|| {
+                let (gzip, len, name) = (gzip.clone(), *len, name.clone());
+                let build = tokio::task::spawn_blocking(move || {
+                    let mut html = Vec::new();
+                    super::standalone::write_gzipped(&gzip, len, &name, &mut html)
+                        .map(|()| Bytes::from(html))
+                        .map_err(|e| e.to_string())
+                });
+                async { build.await.map_err(|e| e.to_string())? }
+            })
+            .await;
+        let html = match built {
+            Ok(html) => html.clone(),
+            Err(why) => return Reply::shared_text(500, Bytes::from(why)),
+        };
         let stem = name.strip_suffix(".gz").unwrap_or(name);
         let stem = stem.rsplit_once('.').map_or(stem, |(stem, _)| stem);
         Reply {
             status: 200,
             mime: "text/html; charset=utf-8",
-            body: Payload::Bytes(Bytes::from(html)),
+            body: Payload::Bytes(html),
             gzip: false,
             vary_encoding: false,
             cache: Some(CACHE_NONE),
@@ -328,6 +374,15 @@ mod tests {
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
 
+    /// The reply to `method path`, as the server answers it.
+    fn ask(site: &Site, method: &str, path: &str, accepts_gzip: bool) -> Reply {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(site.answer(method, path, accepts_gzip))
+    }
+
     fn site() -> Site {
         Site::new(
             SECRET.into(),
@@ -343,7 +398,7 @@ mod tests {
     #[test]
     fn the_page_lives_under_the_secret_only() {
         let site = site();
-        let page = site.route("GET", &format!("/{SECRET}/"), true);
+        let page = ask(&site, "GET", &format!("/{SECRET}/"), true);
         assert_eq!(page.status, 200);
         assert_eq!(page.mime, "text/html; charset=utf-8");
         assert_eq!(page.cache, Some(CACHE_IMMUTABLE));
@@ -355,13 +410,13 @@ mod tests {
             &format!("/{SECRET}x/"),
             &format!("/x{SECRET}/"),
         ] {
-            assert_eq!(site.route("GET", path, true).status, 404, "{path}");
+            assert_eq!(ask(&site, "GET", path, true).status, 404, "{path}");
         }
     }
 
     #[test]
     fn the_bare_secret_redirects_to_the_page() {
-        let reply = site().route("GET", &format!("/{SECRET}"), true);
+        let reply = ask(&site(), "GET", &format!("/{SECRET}"), true);
         assert_eq!(reply.status, 301);
         assert_eq!(reply.location.as_deref(), Some(&*format!("/{SECRET}/")));
     }
@@ -380,7 +435,7 @@ mod tests {
             "session/-1",
             "session/",
         ] {
-            let reply = site.route("GET", &format!("/{SECRET}/{path}"), true);
+            let reply = ask(&site, "GET", &format!("/{SECRET}/{path}"), true);
             assert_eq!(reply.status, 404, "{path}");
         }
     }
@@ -394,7 +449,7 @@ mod tests {
         let mut file = SessionFile::new("a.json", b"{}".to_vec());
         file.source_files = vec!["a.rs".into()];
         let site = Site::new(SECRET.into(), vec![file], Some(&root)).unwrap();
-        let get = |query: &str| site.route("GET", &format!("/{SECRET}/source?{query}"), true);
+        let get = |query: &str| ask(&site, "GET", &format!("/{SECRET}/source?{query}"), true);
         let named = get("file=a.rs");
         assert_eq!(
             (named.status, named.body.to_vec()),
@@ -402,7 +457,8 @@ mod tests {
         );
         assert_eq!(named.mime, "text/plain; charset=utf-8");
         assert_eq!(get("file=b.rs").status, 404, "not named by a frame");
-        let wrong_secret = site.route(
+        let wrong_secret = ask(
+            &site,
             "GET",
             "/0123456789abcdef0123456789abcdee/source?file=a.rs",
             true,
@@ -413,7 +469,7 @@ mod tests {
     #[test]
     fn only_reads_are_allowed() {
         assert_eq!(
-            site().route("POST", &format!("/{SECRET}/"), true).status,
+            ask(&site(), "POST", &format!("/{SECRET}/"), true).status,
             405
         );
     }
@@ -421,7 +477,7 @@ mod tests {
     #[test]
     fn a_session_downloads_as_the_single_file_viewer() {
         let site = site();
-        let html = site.route("GET", &format!("/{SECRET}/download/0"), true);
+        let html = ask(&site, "GET", &format!("/{SECRET}/download/0"), true);
         assert_eq!(html.status, 200);
         assert_eq!(html.mime, "text/html; charset=utf-8");
         assert_eq!(html.attachment.as_deref(), Some("a.html"));
@@ -431,25 +487,41 @@ mod tests {
         let text = String::from_utf8_lossy(body);
         assert!(text.starts_with("<!doctype html>"));
         assert!(text.contains(r#"id="prof-session-0" data-prof-session data-name="a.json""#));
-        let broken = site.route("GET", &format!("/{SECRET}/download/1"), true);
+        let broken = ask(&site, "GET", &format!("/{SECRET}/download/1"), true);
         assert_eq!(broken.status, 422);
         for missing in ["download/2", "download/01", "download/x"] {
-            let reply = site.route("GET", &format!("/{SECRET}/{missing}"), true);
+            let reply = ask(&site, "GET", &format!("/{SECRET}/{missing}"), true);
             assert_eq!(reply.status, 404, "{missing}");
         }
+    }
+
+    /// Issue 20: every download built its own copy of the single-file viewer (11 MB for a
+    /// 14.6 MB session): 50 clients that did not read took the server from 36 to 586 MB.
+    #[test]
+    fn r20_every_download_of_a_session_shares_one_buffer() {
+        let site = site();
+        let url = format!("/{SECRET}/download/0");
+        let buffer = |reply: Reply| match reply.body {
+            Payload::Bytes(b) => (b.as_ptr(), b.len()),
+            other => panic!("a download is one shared buffer: {other:?}"),
+        };
+        let first = buffer(ask(&site, "GET", &url, true));
+        assert!(first.1 > 1000);
+        assert_eq!(buffer(ask(&site, "GET", &url, false)), first);
+        assert_eq!(buffer(ask(&site, "HEAD", &url, true)), first);
     }
 
     #[test]
     fn sessions_are_listed_and_sent_gzipped_when_accepted() {
         let site = site();
-        let list = site.route("GET", &format!("/{SECRET}/sessions.json?x=1"), true);
+        let list = ask(&site, "GET", &format!("/{SECRET}/sessions.json?x=1"), true);
         assert_eq!(list.status, 200);
         assert_eq!(
             list.body.to_vec(),
             br#"[{"name":"a.json","url":"session/0","size":11},{"name":"b.folded","url":"session/1","size":0}]"#
         );
 
-        let gz = site.route("GET", &format!("/{SECRET}/session/0"), true);
+        let gz = ask(&site, "GET", &format!("/{SECRET}/session/0"), true);
         assert!(gz.gzip && gz.vary_encoding);
         assert_eq!(gz.cache, Some(CACHE_NONE));
         let mut json = Vec::new();
@@ -458,7 +530,7 @@ mod tests {
             .unwrap();
         assert_eq!(json, br#"{"hello":1}"#);
 
-        let plain = site.route("GET", &format!("/{SECRET}/session/0"), false);
+        let plain = ask(&site, "GET", &format!("/{SECRET}/session/0"), false);
         assert!(!plain.gzip && plain.vary_encoding);
         assert_eq!(plain.body.len(), json.len() as u64);
         assert_eq!(plain.body.to_vec(), br#"{"hello":1}"#);
@@ -472,15 +544,16 @@ mod tests {
         let url = format!("/{SECRET}/session/0");
         let buffer = |reply: Reply| match reply.body {
             Payload::Bytes(b) | Payload::Gunzip { gzip: b, .. } => b.as_ptr(),
+            Payload::File { .. } => panic!("a session is not sent from a file"),
         };
-        let first = buffer(site.route("GET", &url, true));
-        assert_eq!(buffer(site.route("GET", &url, true)), first);
-        assert_eq!(buffer(site.route("GET", &url, false)), first);
+        let first = buffer(ask(&site, "GET", &url, true));
+        assert_eq!(buffer(ask(&site, "GET", &url, true)), first);
+        assert_eq!(buffer(ask(&site, "GET", &url, false)), first);
     }
 
     #[test]
     fn an_unreadable_file_answers_with_its_problem() {
-        let reply = site().route("GET", &format!("/{SECRET}/session/1"), true);
+        let reply = ask(&site(), "GET", &format!("/{SECRET}/session/1"), true);
         assert_eq!(reply.status, 422);
         assert_eq!(reply.mime, "text/plain; charset=utf-8");
         assert_eq!(reply.body.to_vec(), b"b.folded: line 3: not a whole number");
@@ -493,7 +566,7 @@ mod tests {
         for i in [0, 15, 31] {
             wrong[i] = b'x';
             let path = format!("/{}/", std::str::from_utf8(&wrong).unwrap());
-            assert_eq!(site.route("GET", &path, true).status, 404, "{path}");
+            assert_eq!(ask(&site, "GET", &path, true).status, 404, "{path}");
         }
         for path in [
             format!("/{}/", &SECRET[..31]),
@@ -502,16 +575,21 @@ mod tests {
             "".to_owned(),
             "*".to_owned(),
         ] {
-            assert_eq!(site.route("GET", &path, true).status, 404, "{path}");
+            assert_eq!(ask(&site, "GET", &path, true).status, 404, "{path}");
         }
     }
 
     #[test]
     fn assets_have_their_mime_types() {
         let site = site();
-        let wasm = site.route("GET", &format!("/{SECRET}/pkg/prof_viewer_bg.wasm"), true);
+        let wasm = ask(
+            &site,
+            "GET",
+            &format!("/{SECRET}/pkg/prof_viewer_bg.wasm"),
+            true,
+        );
         assert_eq!((wasm.status, wasm.mime), (200, "application/wasm"));
-        let js = site.route("GET", &format!("/{SECRET}/app.js"), true);
+        let js = ask(&site, "GET", &format!("/{SECRET}/app.js"), true);
         assert_eq!(
             (js.status, js.mime),
             (200, "text/javascript; charset=utf-8")

@@ -23,6 +23,9 @@ use tokio::sync::oneshot;
 pub const DEFAULT_PORT: u16 = 7420;
 /// How many ports from [`DEFAULT_PORT`] on are tried before giving up.
 pub const PORT_ATTEMPTS: u16 = 64;
+/// The most threads the server starts for file reads and other blocking work, beside its one
+/// serving thread.
+const BLOCKING_THREADS: usize = 4;
 
 /// Which port to listen on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +119,10 @@ impl Server {
             .map_err(os_err("making the listening socket non-blocking"))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            // File reads and the single-file downloads' builds run on this pool, never on the
+            // serving thread; a few threads do, and bound what reads stuck in a hung file
+            // system can hold.
+            .max_blocking_threads(BLOCKING_THREADS)
             .build()
             .map_err(os_err("starting the HTTP server"))?;
         let listener = {

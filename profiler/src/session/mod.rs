@@ -5,6 +5,7 @@
 //! `docs/session-format.md`): [`read()`] and [`write()`] work on any reader or writer, and with the
 //! `sampler` feature [`load()`] and [`save()`] work on files, gzipped when the name ends in `.gz`.
 
+mod date;
 mod decode;
 #[cfg(feature = "sampler")]
 mod file;
@@ -18,6 +19,7 @@ mod packed;
 #[cfg(test)]
 pub(crate) mod read_tests;
 
+pub use date::rfc3339_utc;
 #[cfg(feature = "sampler")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use format::{FORMAT_NAME, FORMAT_VERSION};

@@ -445,6 +445,13 @@ impl Session {
         self.samples.weight.iter().sum()
     }
 
+    /// True when the samples carry their times. Formats that record none (folded stacks, pprof)
+    /// are imported with every time 0, and so are read back: such a session has no timeline.
+    /// A session that records times has a sample after its start (times count from it).
+    pub fn has_sample_times(&self) -> bool {
+        self.samples.time_ns.iter().any(|&t| t != 0)
+    }
+
     /// The number of samples taken (rows weighted by how many samples each stands for).
     pub fn sample_count(&self) -> u64 {
         self.samples.count()
@@ -761,6 +768,23 @@ mod tests {
         assert_eq!(s.sample_count(), 2);
         let names: Vec<&str> = s.stack_frames(s1).map(|f| s.frame_name(f)).collect();
         assert_eq!(names, ["work", "main"]);
+    }
+
+    /// Issue 20: a pprof profile without per-sample times was drawn as one spike at 0 ms.
+    #[test]
+    fn r20_a_session_whose_times_are_all_zero_has_no_sample_times() {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_samples(s, t, 0, 70, 7);
+        b.push_sample(s, t, 0, 10);
+        let untimed = b.finish();
+        assert!(!untimed.has_sample_times());
+        let mut timed = untimed.clone();
+        timed.samples.time_ns[1] = 5;
+        assert!(timed.has_sample_times());
+        assert!(!Session::default().has_sample_times());
     }
 
     #[test]

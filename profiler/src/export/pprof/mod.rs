@@ -175,7 +175,12 @@ impl<'s> Encoder<'s> {
             stacks: HashMap::new(),
         };
         enc.string("");
-        for m in &session.mappings {
+        // The program's own mapping first: pprof has no field for the program, and `go tool
+        // pprof` (and prof's reader) name it after the first mapping's file.
+        let program = session.meta.program.as_str();
+        let mut mappings: Vec<_> = session.mappings.iter().collect();
+        mappings.sort_by_key(|m| session.str(m.path) != program);
+        for m in mappings {
             let id = enc.profile.mapping.len() as u64 + 1;
             let filename = enc.string(session.str(m.path));
             let build_id = m.build_id.as_deref().map_or(0, |b| enc.string(b));
