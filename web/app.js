@@ -122,9 +122,14 @@ for (const View of VIEWS) {
   $("tabs").append(tab);
 }
 
-/** The view the state names (the first one when it names none). */
+/** Views the page cannot offer: the Diff view in a single-file page of one profile, which has
+ * nothing to compare it with. */
+const unavailable = new Set();
+
+/** The view the state names (the first one when it names none, or one not offered). */
 function activeView() {
-  return views.get(state.current.view) ?? views.get(VIEWS[0].id);
+  const named = unavailable.has(state.current.view) ? null : views.get(state.current.view);
+  return named ?? views.get(VIEWS[0].id);
 }
 
 function showActiveView() {
@@ -174,6 +179,10 @@ async function start() {
       page.files = await response.json();
     }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
+    if (window.profStandalone && page.files.length < 2) {
+      unavailable.add(DiffView.id);
+      $("tabs").querySelector(`[data-view="${DiffView.id}"]`).hidden = true;
+    }
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
       state.update({
@@ -322,6 +331,8 @@ async function onStateChange(current, changed) {
   // Another sample type or thread state changes every number: every view redraws whole.
   if (changed.has("sampleType") || changed.has("threadState")) {
     changed = new Set([...Object.keys(current), SAMPLES]);
+    // A tooltip shown now holds the old figures: the view under the pointer shows it again.
+    tooltip.hide();
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
   }
@@ -380,9 +391,29 @@ $("search").addEventListener("keydown", (e) => {
   e.target.value = "";
   state.update({ search: "" });
 });
+/** Input types whose keys are text (or move a caret): the shortcuts stay out of them. */
+const TEXT_INPUTS = new Set(["text", "search", "email", "number", "password", "tel", "url"]);
+/** The keys a focused drop-down acts on itself (picking an option); its other keys are the
+ * page's shortcuts. */
+const SELECT_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown", "Enter", " "]);
+
+/** Whether key event `e` belongs to the element it is typed into (a text field, or a
+ * drop-down's own keys) rather than to the page's shortcuts. A checkbox or button keeps
+ * focus after a click, yet takes no keys the shortcuts use. */
+function isTyping(e) {
+  const target = e.target;
+  if (!(target instanceof Element)) return false;
+  if (target.closest("textarea, [contenteditable]:not([contenteditable='false'])")) return true;
+  if (target instanceof HTMLInputElement) return TEXT_INPUTS.has(target.type);
+  if (target instanceof HTMLSelectElement) {
+    return SELECT_KEYS.has(e.key) || (e.key.length === 1 && e.key !== "/" && e.key !== "?");
+  }
+  return false;
+}
+
 document.addEventListener("keydown", (e) => {
   if (!page.meta || e.ctrlKey || e.metaKey || e.altKey) return;
-  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  const typing = isTyping(e);
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
     // Escape clears the innermost state: the selection (and the call tree's selected node),

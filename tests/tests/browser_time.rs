@@ -544,3 +544,38 @@ fn timeline_and_stack_chart_on_a_million_samples() {
     );
     assert!(chart[1].as_u64().unwrap() > 0 && zoomed[1].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn r20_the_thread_summary_counts_the_samples_in_the_range() {
+    let dir = TempDir::new("browser-time-summary");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("time-summary", 1100, 700, 1.0);
+    open_ok(&browser, &served.url);
+    let summary = |b: &Browser| text(b, "#threads summary");
+    assert_eq!(summary(&browser), "All threads (2): 130 samples");
+    // 65..93 ms: 28 samples of main, none of the worker.
+    browser.eval(
+        "window.profViewer.state.update({range: [arguments[0], arguments[1]]});",
+        json!([65 * MS, 93 * MS]),
+    );
+    eventually("the summary of the range", || {
+        summary(&browser) == "All threads (2): 28 of 130 samples"
+    });
+    browser.eval(
+        "window.profViewer.state.update({threads: [1]});",
+        json!([]),
+    );
+    eventually("the summary of the worker in the range", || {
+        summary(&browser) == "1 of 2 threads: 0 of 37 samples"
+    });
+    browser.eval(
+        "window.profViewer.state.update({range: null});",
+        json!([]),
+    );
+    eventually("the summary without the range", || {
+        summary(&browser) == "1 of 2 threads: 37 samples"
+    });
+    browser.screenshot("r20-time-summary");
+}
