@@ -174,9 +174,11 @@ pub fn transforms() -> Session {
     b.finish()
 }
 
-/// A CPU profile of `deep-app` whose one thread recurses `depth` frames deep
-/// (`main;descend_1;...;descend_N`, 40 ms), beside a shallow `main;shallow` (10 ms): its flame
-/// graph is taller than the page's flame pane at any common window size.
+/// A CPU profile of `deep-app` whose main thread recurses `depth` frames deep
+/// (`main;descend_1;...;descend_N`, 40 ms), beside a shallow `main;shallow` (10 ms), and whose
+/// 17 other threads each sampled `idle` once (a perf profile's many threads): its flame graph
+/// is taller than the page's flame pane at any common window size, and its timeline fills the
+/// most it may of the window.
 pub fn deep(depth: usize) -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "deep-app".into(),
@@ -197,6 +199,12 @@ pub fn deep(depth: usize) -> Session {
     for i in 0..50 {
         let stack = if i % 5 == 4 { shallow } else { deep };
         b.push_sample(stack, t, i * MS, MS);
+    }
+    let idle_frame = b.intern_frame(&FrameSpec::named("idle"));
+    let idle = b.intern_stack_path(&[idle_frame]).expect("not empty");
+    for k in 0..17 {
+        let thread = b.thread(100 + k, &format!("pool-{k}"));
+        b.push_sample(idle, thread, k * MS, MS);
     }
     b.finish()
 }
