@@ -195,7 +195,9 @@ pub fn deep(depth: usize) -> Session {
     }
     let deep = b.intern_stack_path(&path).expect("not empty");
     let shallow_frame = b.intern_frame(&FrameSpec::named("shallow"));
-    let shallow = b.intern_stack_path(&[main, shallow_frame]).expect("not empty");
+    let shallow = b
+        .intern_stack_path(&[main, shallow_frame])
+        .expect("not empty");
     for i in 0..50 {
         let stack = if i % 5 == 4 { shallow } else { deep };
         b.push_sample(stack, t, i * MS, MS);

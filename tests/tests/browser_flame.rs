@@ -287,7 +287,10 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
         let [top, bottom, pane] = root_in_pane(&browser)[..] else {
             panic!("no root")
         };
-        assert!(canvas > pane, "the graph ({canvas} px) fits its pane ({pane} px)");
+        assert!(
+            canvas > pane,
+            "the graph ({canvas} px) fits its pane ({pane} px)"
+        );
         assert!(
             top >= 0.0 && bottom <= pane + 0.5,
             "at {width}x{height} the root is drawn at {top}..{bottom}, outside the pane's 0..{pane}"
@@ -295,7 +298,11 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
         browser.screenshot(&format!("r20-deep-root-{width}x{height}"));
         // Icicle puts the root at the top, in view; back to a flame graph, at the bottom again.
         browser.click(&browser.find("#icicle"));
-        browser.wait_for("location.hash.includes('icicle')", LOAD, "icicle in the URL");
+        browser.wait_for(
+            "location.hash.includes('icicle')",
+            LOAD,
+            "icicle in the URL",
+        );
         let [top, _, _] = root_in_pane(&browser)[..] else {
             panic!("no root")
         };
@@ -305,7 +312,10 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
         let [top, bottom, pane] = root_in_pane(&browser)[..] else {
             panic!("no root")
         };
-        assert!(top >= 0.0 && bottom <= pane + 0.5, "{top}..{bottom} of {pane}");
+        assert!(
+            top >= 0.0 && bottom <= pane + 0.5,
+            "{top}..{bottom} of {pane}"
+        );
     }
 }
 
@@ -437,7 +447,8 @@ fn r20_a_long_source_path_wraps_inside_the_tooltip() {
             "{overflow}"
         );
         assert!(
-            overflow["past"].as_f64().unwrap() <= 0.5 && overflow["scroll"].as_f64().unwrap() <= 0.0,
+            overflow["past"].as_f64().unwrap() <= 0.5
+                && overflow["scroll"].as_f64().unwrap() <= 0.0,
             "the path runs past the tooltip: {overflow}"
         );
         assert!(
@@ -543,8 +554,13 @@ fn r20_the_shortcut_list_names_the_call_tree_and_table_keys() {
             .to_owned()
     };
     let tree = text("#shortcuts [data-keys=calltree]");
-    for key in ["*", "Enter", "Home", "End", "PgUp", "PgDn", "expand", "collapse"] {
-        assert!(tree.contains(key), "the call tree's keys lack {key}: {tree}");
+    for key in [
+        "*", "Enter", "Home", "End", "PgUp", "PgDn", "expand", "collapse",
+    ] {
+        assert!(
+            tree.contains(key),
+            "the call tree's keys lack {key}: {tree}"
+        );
     }
     let table = text("#shortcuts [data-keys=table]");
     for key in ["Ctrl", "C", "Enter", "Home", "PgDn", "copy"] {

@@ -182,7 +182,10 @@ fn r20_the_single_file_page_of_one_profile_offers_no_diff() {
         json!([]),
     );
     let tabs: Vec<String> = serde_json::from_value(tabs).unwrap();
-    assert!(!tabs.is_empty() && !tabs.contains(&"diff".to_owned()), "{tabs:?}");
+    assert!(
+        !tabs.is_empty() && !tabs.contains(&"diff".to_owned()),
+        "{tabs:?}"
+    );
     let shown = browser.eval(
         "return [...document.querySelectorAll('section.view')].filter(s => !s.hidden).map(s => s.dataset.view);",
         json!([]),
