@@ -39,6 +39,15 @@ export class FlameGraph {
     this.layoutWidth = 0;
     this.pendingFrame = 0;
     this.drag = null;
+    // Where the view is within the zoomed frame when a wheel zoom shows only part of it: a
+    // thin bar over the graph's top edge, the shown part marked (hidden at full width).
+    this.marker = document.createElement("div");
+    this.marker.className = "flame-viewport";
+    this.marker.hidden = true;
+    this.markerPart = document.createElement("div");
+    this.markerPart.className = "flame-viewport-part";
+    this.marker.append(this.markerPart);
+    scroller.prepend(this.marker);
     // How far the view is scrolled from the root's end of the canvas (the bottom, or the top
     // when icicle), in CSS pixels: kept when the canvas or its box changes height, so the root
     // stays where it was (in view, on a new layout) however the panes around it settle.
@@ -106,6 +115,7 @@ export class FlameGraph {
     // A new root keeps keyboard focus (on the new root) only if the keyboard was in use.
     if (!sameRoot) this.focused = this.focused >= 0 && layout && layout.count > 0 ? 0 : -1;
     else if (this.focused >= (layout?.count ?? 0)) this.focused = -1;
+    if (!layout) this.showWindow(null);
     // A new root opens in view.
     if (!sameRoot) this.fromRoot = 0;
     this.draw();
@@ -116,6 +126,15 @@ export class FlameGraph {
       this.hovered = -1;
       this.#setHovered(this.hitTest(p.clientX - box.left, p.clientY - box.top).frame, p);
     }
+  }
+
+  /** Marks the part `[from, to)` of the zoomed frame's width the view shows (null: all). */
+  showWindow(window) {
+    this.marker.hidden = !window;
+    if (!window) return;
+    const [from, to] = window;
+    this.markerPart.style.left = `${from * 100}%`;
+    this.markerPart.style.width = `${(to - from) * 100}%`;
   }
 
   /** Root at the top (icicle) instead of the bottom. */

@@ -574,3 +574,59 @@ fn r20_the_shortcut_list_names_the_call_tree_and_table_keys() {
     assert_eq!(fits, json!(true));
     browser.screenshot("r20-shortcuts");
 }
+
+/// The viewport marker: `[shown, left, width]` of its marked part as fractions of the flame
+/// pane's width.
+fn viewport_marker(browser: &Browser) -> Value {
+    browser.eval(
+        "const marker = document.querySelector('#flame .flame-viewport');
+         if (!marker || marker.hidden) return [false, 0, 0];
+         const pane = document.getElementById('flame').getBoundingClientRect();
+         const part = marker.querySelector('.flame-viewport-part').getBoundingClientRect();
+         return [part.height > 0 && part.top >= pane.top && part.bottom <= pane.bottom,
+                 (part.left - pane.left) / pane.width, part.width / pane.width];",
+        json!([]),
+    )
+}
+
+#[test]
+fn r20_a_wheel_zoomed_flame_graph_marks_the_part_it_shows() {
+    let (_served, browser, _dir) = open_demo("viewport-marker", 1000, 600);
+    assert_eq!(
+        viewport_marker(&browser)[0],
+        json!(false),
+        "no marker at full width"
+    );
+    let canvas = browser.find("#flame-canvas");
+    let hot = frames_of(&browser, "hot_loop")[0].clone();
+    let (hx, hy) = (
+        hot["x"].as_f64().unwrap() + hot["width"].as_f64().unwrap() / 2.0,
+        hot["y"].as_f64().unwrap() + 5.0,
+    );
+    browser.wheel_at(&canvas, hx, hy, -600);
+    browser.wait_for(
+        "location.hash.includes('fwin=')",
+        LOAD,
+        "the wheel zoom in the URL",
+    );
+    let mut marker = json!(null);
+    prof_e2e::page::eventually("the marker of the window", || {
+        marker = viewport_marker(&browser);
+        let window = browser.eval(
+            "return window.profViewer.state.current.flameWindow;",
+            json!([]),
+        );
+        let (Some(from), Some(to)) = (window[0].as_f64(), window[1].as_f64()) else {
+            return false;
+        };
+        marker[0] == json!(true)
+            && (marker[1].as_f64().unwrap() - from).abs() < 0.01
+            && (marker[2].as_f64().unwrap() - (to - from)).abs() < 0.01
+    });
+    assert!(marker[2].as_f64().unwrap() < 0.8, "{marker}");
+    browser.screenshot("r20-viewport-marker");
+    browser.press_key("\u{E00C}");
+    prof_e2e::page::eventually("the marker to go with the zoom", || {
+        viewport_marker(&browser)[0] == json!(false)
+    });
+}

@@ -614,11 +614,9 @@ fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
     eventually("the timeline", || {
         !js(&browser, "window.profViewer.timeline.data").is_null()
     });
-    let labels: Vec<String> = serde_json::from_value(js(
-        &browser,
-        "[...window.profViewer.timeline.data.labels]",
-    ))
-    .unwrap();
+    let labels: Vec<String> =
+        serde_json::from_value(js(&browser, "[...window.profViewer.timeline.data.labels]"))
+            .unwrap();
     assert_eq!(labels.len(), 18);
     assert_eq!(
         labels[..3],

@@ -831,10 +831,7 @@ fn r20_the_call_tree_opens_along_its_heaviest_path() {
     // Nothing is selected by it.
     assert_eq!(state(&browser, "selected"), Value::Null);
     // Another thread set is a new tree, opened along its own heaviest path: the worker's.
-    browser.eval(
-        "window.profViewer.state.update({threads: [1]});",
-        json!([]),
-    );
+    browser.eval("window.profViewer.state.update({threads: [1]});", json!([]));
     wait_tree_names(&browser, &["worker_main", "hash_block", "compute"]);
     browser.screenshot("r20-calltree-heaviest");
 }

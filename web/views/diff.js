@@ -189,6 +189,7 @@ export class DiffView {
     layout.names = page.names;
     this.layout = layout;
     this.flame.setLayout(layout, width, page.highlighting, layout.path.slice(0, -1));
+    this.flame.showWindow(diffWindow);
   }
 
   async #renderTable() {
