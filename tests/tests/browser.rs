@@ -6,7 +6,8 @@
 use prof::aggregate::{CallTree, Filter, SortBy};
 use prof_e2e::page::keys::ESCAPE;
 use prof_e2e::page::{
-    breadcrumbs, console_problems, eventually, open, report_rows, text, top_table_rows, LOAD,
+    breadcrumbs, console_problems, eventually, open, open_ok, report_rows, text, top_table_rows,
+    LOAD,
 };
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
@@ -626,4 +627,78 @@ fn a_range_in_the_url_selects_the_samples() {
     assert_eq!(rows[0].name, "hot_loop");
     assert_eq!(rows[0].total_pct, "100.0%", "{rows:?}");
     assert!(rows.iter().all(|r| r.name != "tokenize"), "{rows:?}");
+}
+
+/// A profile opened from this computer, with the picker or by a drop on the page, is read in the
+/// page's worker (any format prof reads) and added to the file list; nothing is sent.
+#[test]
+fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
+    let dir = TempDir::new("browser-open-file");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let folded = dir.join("local.folded");
+    std::fs::write(&folded, "main;local_work 5\nmain;local_idle 2\n").unwrap();
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("open-file", 1100, 700, 1.0);
+    open_ok(&browser, &served.url);
+    browser.type_into(&browser.find("#open-input"), folded.to_str().unwrap());
+    browser.wait_for(
+        "document.body.dataset.state === 'ready' && window.profViewer.framesNamed('local_work').length === 1",
+        LOAD,
+        "the opened file",
+    );
+    assert_eq!(
+        browser.eval(
+            "return [...document.querySelectorAll('#file option')].map(o => o.textContent);",
+            json!([])
+        ),
+        json!(["demo.json", "local.folded"])
+    );
+    assert_eq!(text(&browser, "#error"), "");
+    // The server's own file is one choice away, and back.
+    browser.eval("window.profViewer.state.update({file: 0});", json!([]));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready' && window.profViewer.framesNamed('hot_loop').length === 2",
+        LOAD,
+        "the served file again",
+    );
+    // A drop on the page opens a file too; a file it cannot read says why.
+    browser.eval(
+        "const drop = (name, text) => { const dt = new DataTransfer();
+           dt.items.add(new File([text], name));
+           document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true })); };
+         drop('dropped.folded', 'main;dropped_fn 3\\n');",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'ready' && window.profViewer.framesNamed('dropped_fn').length === 1",
+        LOAD,
+        "the dropped file",
+    );
+    assert!(text(&browser, "#file").contains("dropped.folded"));
+    // Nothing went to the server but the page, its module and the served profile.
+    let sent = browser.eval(
+        "return performance.getEntriesByType('resource').map(e => e.name)
+           .filter(n => n.includes('folded'));",
+        json!([]),
+    );
+    assert_eq!(sent, json!([]));
+    assert!(!served.stderr().contains("folded"), "{}", served.stderr());
+    browser.screenshot("r20-open-file");
+    browser.eval(
+        "const dt = new DataTransfer(); dt.items.add(new File(['{not a session'], 'broken.json'));
+         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'error'",
+        LOAD,
+        "the broken file's error",
+    );
+    let error = text(&browser, "#error");
+    assert!(
+        error.starts_with("Cannot show broken.json")
+            && error.contains("not a readable prof session"),
+        "{error}"
+    );
 }

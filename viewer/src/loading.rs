@@ -50,6 +50,23 @@ impl Profile {
     }
 }
 
+#[wasm_bindgen]
+impl Profile {
+    /// Reads a file the user opened in the page, of any format `prof` reads (a session, folded
+    /// stacks, `perf script` output or pprof, each possibly gzipped), told from its content;
+    /// `name` (the file's) names it in errors.
+    #[wasm_bindgen(js_name = loadAny)]
+    pub fn load_any(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
+        let loaded = prof::import::read_any_bytes(
+            bytes,
+            std::path::Path::new(name),
+            &prof::import::LoadOptions::default(),
+        )
+        .map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(Profile::of(loaded.session))
+    }
+}
+
 impl Profile {
     /// A loaded session showing all its samples. Each thread's stack weights are kept when
     /// they cost at most 2 bytes per sample (threads x stacks x 16 bytes), so that thread

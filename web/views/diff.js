@@ -154,7 +154,8 @@ export class DiffView {
       newName: page.files[page.loadedFile].name,
       type: state.current.sampleType,
     };
-    if (!same && standalone) args.bytes = await standalone.session(base);
+    if (!same && file.local) args.file = file.local;
+    else if (!same && standalone) args.bytes = await standalone.session(base);
     else if (!same) Object.assign(args, { url: new URL(file.url, location.href).href, size: file.size });
     this.message.textContent = `Loading ${file.name}…`;
     let answer;
