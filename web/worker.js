@@ -169,7 +169,7 @@ const methods = {
     dropTrees();
     dropComparison();
     viewType = undefined;
-    profile = file ? Profile.loadAny(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
+    profile = file ? Profile.loadOpened(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
     return {
       times,
@@ -336,7 +336,7 @@ const methods = {
         dropComparison();
         base = profile;
         if (same) base = profile;
-        else if (file) base = Profile.loadAny(await readFile(file), file.name);
+        else if (file) base = Profile.loadOpened(await readFile(file), file.name);
         else base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
       }
       if (base !== profile) base.followSampleType(profile);

@@ -226,6 +226,7 @@ fn every_control_fits_at_800_by_600() {
          return out;",
         json!([]),
     );
+    browser.screenshot("24-800x600");
     assert_eq!(clipped, json!([]), "controls outside the window");
     let flame = browser.eval(
         "const r = document.getElementById('flame').getBoundingClientRect(); return [r.width, r.height];",

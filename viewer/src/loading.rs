@@ -52,18 +52,17 @@ impl Profile {
 
 #[wasm_bindgen]
 impl Profile {
-    /// Reads a file the user opened in the page, of any format `prof` reads (a session, folded
-    /// stacks, `perf script` output or pprof, each possibly gzipped), told from its content;
-    /// `name` (the file's) names it in errors.
-    #[wasm_bindgen(js_name = loadAny)]
-    pub fn load_any(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
-        let loaded = prof::import::read_any_bytes(
-            bytes,
-            std::path::Path::new(name),
-            &prof::import::LoadOptions::default(),
-        )
-        .map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(Profile::of(loaded.session))
+    /// Reads a session file the user opened in the page (JSON, or gzip-compressed JSON);
+    /// `name` (the file's) starts the error, which says how to open the formats the page does
+    /// not read (their readers would more than double the module's size).
+    #[wasm_bindgen(js_name = loadOpened)]
+    pub fn load_opened(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
+        let session = prof::session::read_bytes(bytes).map_err(|e| {
+            JsError::new(&format!(
+                "{name}: not a readable prof session: {e}. The page opens prof session files (.json, .json.gz); give folded stacks, perf script output or pprof to `prof serve`, or turn them into one with `prof convert FILE -o FILE.json`"
+            ))
+        })?;
+        Ok(Profile::of(session))
     }
 }
 

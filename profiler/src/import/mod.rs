@@ -154,49 +154,6 @@ pub(crate) fn read_import(
     }
 }
 
-/// Reads a profile of any format `prof` reads (a session, folded stacks, `perf script` output or
-/// pprof, each possibly gzipped) from its bytes, telling the format from the content as
-/// [`sniff`] does; `name` names the input in errors. Does no I/O: the browser viewer reads a
-/// file the user opens in the page with it.
-pub fn read_any_bytes(bytes: &[u8], name: &Path, options: &LoadOptions) -> Result<Loaded> {
-    let bad = |message: String| Error::BadInput {
-        path: name.to_owned(),
-        message,
-    };
-    if bytes.is_empty() {
-        return Err(bad("empty file".into()));
-    }
-    let plain;
-    let text = if is_gzip(bytes) {
-        plain = gunzip(bytes, name)?;
-        &plain[..]
-    } else {
-        bytes
-    };
-    let format = sniff(&text[..text.len().min(64 << 10)]);
-    if format != Format::Session && text.len() as u64 > MAX_DECOMPRESSED {
-        return Err(bad(format!(
-            "larger than {} MiB, the limit for an imported profile",
-            MAX_DECOMPRESSED >> 20
-        )));
-    }
-    match format {
-        Format::Session => {
-            let mut session = crate::session::read_bytes(text)
-                .map_err(|e| bad(format!("not a readable prof session: {e}")))?;
-            if let Some(wanted) = options.sample_type.as_deref() {
-                session
-                    .select_sample_type(wanted)
-                    .map_err(|e| bad(e.to_string()))?;
-            }
-            Ok(Loaded::new(session))
-        }
-        Format::Folded => read_folded_with(text, name, options),
-        Format::PerfScript => read_perf_script_with(text, name, options),
-        Format::Pprof => read_pprof_with(bytes, name, options),
-    }
-}
-
 /// True when `head` holds a NUL byte or more control characters (other than tab, line feed,
 /// vertical tab, form feed, carriage return and escape) than one byte in 32: protobuf, not text.
 fn looks_binary(head: &[u8]) -> bool {
@@ -303,32 +260,5 @@ mod tests {
         let bomb = gz.finish().unwrap();
         let err = gunzip(&bomb, Path::new("bomb.gz")).unwrap_err().to_string();
         assert_eq!(err, "bomb.gz: decompresses to more than 256 MiB");
-    }
-
-    #[test]
-    fn read_any_bytes_tells_the_format_from_the_content_gzipped_or_not() {
-        use flate2::{write::GzEncoder, Compression};
-        use std::io::Write;
-        let options = LoadOptions::default();
-        let name = Path::new("opened");
-        let folded = b"main;work 5\nmain;idle 2\n";
-        let read = |bytes: &[u8]| read_any_bytes(bytes, name, &options).unwrap().session;
-        assert_eq!(read(folded).sample_count(), 7);
-        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
-        gz.write_all(folded).unwrap();
-        assert_eq!(read(&gz.finish().unwrap()).sample_count(), 7);
-        let session = read(folded);
-        let mut json = Vec::new();
-        crate::session::write(&session, &mut json).unwrap();
-        assert_eq!(read(&json).sample_count(), 7);
-        let err = read_any_bytes(b"{not json", name, &options)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("opened: not a readable prof session"),
-            "{err}"
-        );
-        let err = read_any_bytes(b"", name, &options).unwrap_err().to_string();
-        assert_eq!(err, "opened: empty file");
     }
 }
