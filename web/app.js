@@ -122,9 +122,23 @@ for (const View of VIEWS) {
   $("tabs").append(tab);
 }
 
-/** The view the state names (the first one when it names none). */
+/** Views the page cannot offer: the Diff view in a single-file page of one profile, which has
+ * nothing to compare it with. */
+const unavailable = new Set();
+
+/** Offers the Diff view unless the page is a single file of one profile (nothing to compare
+ * it with, until the user opens another). */
+function offerDiff() {
+  const none = Boolean(window.profStandalone) && page.files.length < 2;
+  if (none) unavailable.add(DiffView.id);
+  else unavailable.delete(DiffView.id);
+  $("tabs").querySelector(`[data-view="${DiffView.id}"]`).hidden = none;
+}
+
+/** The view the state names (the first one when it names none, or one not offered). */
 function activeView() {
-  return views.get(state.current.view) ?? views.get(VIEWS[0].id);
+  const named = unavailable.has(state.current.view) ? null : views.get(state.current.view);
+  return named ?? views.get(VIEWS[0].id);
 }
 
 function showActiveView() {
@@ -174,6 +188,7 @@ async function start() {
       page.files = await response.json();
     }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
+    offerDiff();
     renderFiles($("file"), page.files);
     $("file").addEventListener("change", (e) =>
       state.update({
@@ -232,16 +247,20 @@ async function loadFile() {
   $("error").hidden = true;
   $("file").value = String(index);
   document.title = `prof: ${file.name}`;
-  // The served page offers the single-file viewer of this profile (the file itself is one).
-  $("download").hidden = Boolean(window.profStandalone);
+  // The served page offers the single-file viewer of this profile (the file itself is one; a
+  // file opened from this computer is not the server's to build).
+  $("download").hidden = Boolean(window.profStandalone) || Boolean(file.local);
   $("download").href = `download/${index}`;
   $("progress").textContent = "";
   let loaded;
   try {
     const standalone = window.profStandalone;
-    const args = standalone
-      ? { bytes: await standalone.session(index), wasm: await standalone.wasm() }
-      : { url: new URL(file.url, location.href).href, size: file.size };
+    const wasm = standalone ? await standalone.wasm() : undefined;
+    const args = file.local
+      ? { file: file.local, wasm }
+      : standalone
+        ? { bytes: await standalone.session(index), wasm }
+        : { url: new URL(file.url, location.href).href, size: file.size };
     loaded = await backend.call("load", args);
   } catch (e) {
     if (page.backend !== backend) return;
@@ -322,6 +341,8 @@ async function onStateChange(current, changed) {
   // Another sample type or thread state changes every number: every view redraws whole.
   if (changed.has("sampleType") || changed.has("threadState")) {
     changed = new Set([...Object.keys(current), SAMPLES]);
+    // A tooltip shown now holds the old figures: the view under the pointer shows it again.
+    tooltip.hide();
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
   }
@@ -380,9 +401,29 @@ $("search").addEventListener("keydown", (e) => {
   e.target.value = "";
   state.update({ search: "" });
 });
+/** Input types whose keys are text (or move a caret): the shortcuts stay out of them. */
+const TEXT_INPUTS = new Set(["text", "search", "email", "number", "password", "tel", "url"]);
+/** The keys a focused drop-down acts on itself (picking an option); its other keys are the
+ * page's shortcuts. */
+const SELECT_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown", "Enter", " "]);
+
+/** Whether key event `e` belongs to the element it is typed into (a text field, or a
+ * drop-down's own keys) rather than to the page's shortcuts. A checkbox or button keeps
+ * focus after a click, yet takes no keys the shortcuts use. */
+function isTyping(e) {
+  const target = e.target;
+  if (!(target instanceof Element)) return false;
+  if (target.closest("textarea, [contenteditable]:not([contenteditable='false'])")) return true;
+  if (target instanceof HTMLInputElement) return TEXT_INPUTS.has(target.type);
+  if (target instanceof HTMLSelectElement) {
+    return SELECT_KEYS.has(e.key) || (e.key.length === 1 && e.key !== "/" && e.key !== "?");
+  }
+  return false;
+}
+
 document.addEventListener("keydown", (e) => {
   if (!page.meta || e.ctrlKey || e.metaKey || e.altKey) return;
-  const typing = e.target.closest?.("input, textarea, select, [contenteditable]");
+  const typing = isTyping(e);
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
     // Escape clears the innermost state: the selection (and the call tree's selected node),
@@ -444,5 +485,58 @@ window.profViewer = {
 };
 
 $("help").addEventListener("click", () => $("shortcuts").showModal());
+
+/**
+ * Opens `file` (a File from the picker or a drop) as a new entry of the file list and shows it.
+ * The worker reads it: it never leaves the page.
+ */
+function openLocalFile(file) {
+  if (!file) return;
+  page.files.push({ name: file.name, size: file.size, local: file });
+  renderFiles($("file"), page.files);
+  offerDiff();
+  state.update({
+    file: page.files.length - 1,
+    zoom: [],
+    flameWindow: null,
+    selected: null,
+    node: [],
+    threads: null,
+    range: null,
+    window: null,
+    diffZoom: [],
+    diffWindow: null,
+  });
+}
+
+$("open-input").addEventListener("change", (e) => {
+  openLocalFile(e.target.files[0]);
+  e.target.value = "";
+});
+// Drag and drop of a file anywhere on the page.
+let dragDepth = 0;
+const carriesFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
+document.addEventListener("dragenter", (e) => {
+  if (!carriesFiles(e)) return;
+  dragDepth++;
+  $("drop-hint").hidden = false;
+});
+document.addEventListener("dragleave", (e) => {
+  if (!carriesFiles(e)) return;
+  dragDepth = Math.max(0, dragDepth - 1);
+  if (dragDepth === 0) $("drop-hint").hidden = true;
+});
+document.addEventListener("dragover", (e) => {
+  if (!carriesFiles(e)) return;
+  e.preventDefault();
+  e.dataTransfer.dropEffect = "copy";
+});
+document.addEventListener("drop", (e) => {
+  if (!carriesFiles(e)) return;
+  e.preventDefault();
+  dragDepth = 0;
+  $("drop-hint").hidden = true;
+  openLocalFile(e.dataTransfer.files[0]);
+});
 
 start();

@@ -17,6 +17,12 @@ function charWidth(font) {
   return width;
 }
 
+/** The width in CSS pixels of `text` in `font` (a CSS font shorthand). */
+export function textWidth(text, font) {
+  measurer.font = font;
+  return measurer.measureText(text).width;
+}
+
 /** The font of `element` for a canvas. (The computed `font` shorthand is empty when a part of
  * it, such as `font-variant-numeric`, has no place in the shorthand.) */
 export function fontOf(element) {

@@ -39,6 +39,20 @@ export class FlameGraph {
     this.layoutWidth = 0;
     this.pendingFrame = 0;
     this.drag = null;
+    // Where the view is within the zoomed frame when a wheel zoom shows only part of it: a
+    // thin bar over the graph's top edge, the shown part marked (hidden at full width).
+    this.marker = document.createElement("div");
+    this.marker.className = "flame-viewport";
+    this.marker.hidden = true;
+    this.markerPart = document.createElement("div");
+    this.markerPart.className = "flame-viewport-part";
+    this.marker.append(this.markerPart);
+    scroller.prepend(this.marker);
+    // How far the view is scrolled from the root's end of the canvas (the bottom, or the top
+    // when icicle), in CSS pixels: kept when the canvas or its box changes height, so the root
+    // stays where it was (in view, on a new layout) however the panes around it settle.
+    this.fromRoot = 0;
+    scroller.addEventListener("scroll", () => (this.fromRoot = this.#scrolledFromRoot()));
     // Redraw on the next frame, not inside the observer: resizing the canvas can show or hide
     // the scrollbar, which would resize the box again within the same observation.
     this.resizeObserver = new ResizeObserver(() => {
@@ -51,8 +65,14 @@ export class FlameGraph {
       });
     });
     this.resizeObserver.observe(scroller);
+    // The pointer over the canvas (null: elsewhere), so that a new layout drawn under a still
+    // pointer (another sample type, thread state or range) shows the new frame's figures.
+    this.pointer = null;
     this.canvas.addEventListener("mousemove", (e) => this.#move(e));
-    this.canvas.addEventListener("mouseleave", () => this.#setHovered(-1, null));
+    this.canvas.addEventListener("mouseleave", () => {
+      this.pointer = null;
+      this.#setHovered(-1, null);
+    });
     this.canvas.addEventListener("mousedown", (e) => {
       if (e.button === 0) this.drag = { x: e.clientX, last: e.clientX, moved: false };
     });
@@ -95,15 +115,53 @@ export class FlameGraph {
     // A new root keeps keyboard focus (on the new root) only if the keyboard was in use.
     if (!sameRoot) this.focused = this.focused >= 0 && layout && layout.count > 0 ? 0 : -1;
     else if (this.focused >= (layout?.count ?? 0)) this.focused = -1;
+    if (!layout) this.showWindow(null);
+    // A new root opens in view.
+    if (!sameRoot) this.fromRoot = 0;
     this.draw();
-    if (!this.icicle && !sameRoot) this.scroller.scrollTop = this.scroller.scrollHeight;
+    // What is under a still pointer now: its tooltip tells the new layout's figures.
+    const p = this.pointer;
+    if (p && layout && !this.drag) {
+      const box = this.canvas.getBoundingClientRect();
+      this.hovered = -1;
+      this.#setHovered(this.hitTest(p.clientX - box.left, p.clientY - box.top).frame, p);
+    }
+  }
+
+  /** Marks the part `[from, to)` of the zoomed frame's width the view shows (null: all). */
+  showWindow(window) {
+    this.marker.hidden = !window;
+    if (!window) return;
+    const [from, to] = window;
+    this.markerPart.style.left = `${from * 100}%`;
+    this.markerPart.style.width = `${(to - from) * 100}%`;
   }
 
   /** Root at the top (icicle) instead of the bottom. */
   setIcicle(icicle) {
     this.icicle = icicle;
+    this.fromRoot = 0;
     this.draw();
-    this.scroller.scrollTop = icicle ? 0 : this.scroller.scrollHeight;
+  }
+
+  /** How far the box is scrolled from the root's end of the canvas. */
+  #scrolledFromRoot() {
+    const box = this.scroller;
+    return this.icicle ? box.scrollTop : box.scrollHeight - box.clientHeight - box.scrollTop;
+  }
+
+  /** Scrolls the box to `top` and remembers it as the offset to keep. */
+  #scrollTo(top) {
+    const box = this.scroller;
+    box.scrollTop = top;
+    this.fromRoot = this.#scrolledFromRoot();
+  }
+
+  /** Scrolls the box back to the remembered offset from the root's end. */
+  #keepRootOffset() {
+    const box = this.scroller;
+    const top = this.icicle ? this.fromRoot : box.scrollHeight - box.clientHeight - this.fromRoot;
+    if (Math.abs(box.scrollTop - top) >= 1) box.scrollTop = Math.max(0, top);
   }
 
   /** The canvas size in CSS pixels for the current layout and box. */
@@ -132,6 +190,7 @@ export class FlameGraph {
       this.canvas.style.width = `${width}px`;
       this.canvas.style.height = `${height}px`;
     }
+    this.#keepRootOffset();
     const ctx = this.ctx;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, height);
@@ -270,8 +329,8 @@ export class FlameGraph {
   #scrollIntoView(i) {
     const r = this.frameRect(i);
     const box = this.scroller;
-    if (r.y < box.scrollTop) box.scrollTop = r.y;
-    else if (r.y + ROW > box.scrollTop + box.clientHeight) box.scrollTop = r.y + ROW - box.clientHeight;
+    if (r.y < box.scrollTop) this.#scrollTo(r.y);
+    else if (r.y + ROW > box.scrollTop + box.clientHeight) this.#scrollTo(r.y + ROW - box.clientHeight);
   }
 
   #move(event) {
@@ -285,6 +344,7 @@ export class FlameGraph {
         return;
       }
     }
+    this.pointer = { clientX: event.clientX, clientY: event.clientY };
     this.#setHovered(this.hitTest(event.offsetX, event.offsetY).frame, event);
   }
 

@@ -2,7 +2,7 @@
 // header asks for the rows sorted by that column; clicking a row selects that function.
 
 import { escapeHtml } from "./format.js";
-import { fitName, fontOf } from "./elide.js";
+import { fitName, fontOf, textWidth } from "./elide.js";
 
 export class TopTable {
   /**
@@ -31,6 +31,25 @@ export class TopTable {
     // Names are cut in the middle to fit their column, so a new width needs them cut again.
     this.names = [];
     new ResizeObserver(() => this.#fitNames()).observe(table);
+  }
+
+  /** Makes each number column as wide as its widest text (the layout is fixed, so a text wider
+   * than its column would run into the next one); the name column takes the rest. */
+  #fitColumns() {
+    const first = this.table.querySelector("tbody tr");
+    if (!first) return;
+    const cols = this.table.querySelectorAll("col");
+    [...first.children].forEach((cell, k) => {
+      if (k === 0) return;
+      const style = getComputedStyle(cell);
+      const font = fontOf(cell);
+      let widest = 0;
+      for (const other of this.table.querySelectorAll(`tbody td:nth-child(${k + 1})`)) {
+        widest = Math.max(widest, textWidth(other.textContent, font));
+      }
+      const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+      cols[k].style.width = `${Math.ceil(widest + padding + 2)}px`;
+    });
   }
 
   /** Shows each name whole if it fits, else cut in the middle, with the full name on hover. */
@@ -65,6 +84,7 @@ export class TopTable {
       )
       .join("");
     this.names = rows.map((r) => r.name);
+    this.#fitColumns();
     this.#fitNames();
     this.select(this.selected);
   }

@@ -44,6 +44,11 @@ function initOnce(wasm) {
   });
   return ready;
 }
+/** The bytes of `file` (a File the user opened in the page). */
+async function readFile(file) {
+  return new Uint8Array(await file.arrayBuffer());
+}
+
 /** Answers built from the current call tree, kept while it stays (see `dropTrees`). */
 const trees = { table: new Map(), sandwich: null };
 
@@ -153,16 +158,18 @@ const methods = {
   },
   /** Loads the session at `url` (its `download`, started when the message arrived), or given
    * as `bytes` (the single-file page, which also hands over the `wasm` module's bytes). */
-  async load({ url, size, bytes: given, wasm, download }) {
+  async load({ url, size, bytes: given, file, wasm, download }) {
     await initOnce(wasm);
     const times = { compiled: now() };
+    // A file opened in the page (a File) is read here, never sent anywhere.
+    if (file) given = await readFile(file);
     const bytes = given ?? (await (download ?? fetchBytes(fetch(url), size)));
     times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
     dropComparison();
     viewType = undefined;
-    profile = given ? Profile.load(given) : Profile.fromBytes(bytes);
+    profile = file ? Profile.loadOpened(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
     return {
       times,
@@ -318,7 +325,7 @@ const methods = {
    * `index` (named `baseName`, fetched from `url`, or given as `bytes`; `same`: the loaded file
    * itself) in the same sample type when it has it, once per base and type.
    * Answers the title, or `refused`: the one line saying why the two cannot be compared. */
-  async setBase({ index, url, size, bytes: given, same, baseName, newName, type }) {
+  async setBase({ index, url, size, bytes: given, file, same, baseName, newName, type }) {
     if (comparison?.index !== index || comparison.type !== type) {
       // The base stays loaded when only the shown sample type changed.
       let base = comparison?.index === index ? comparison.base : null;
@@ -328,7 +335,9 @@ const methods = {
       } else {
         dropComparison();
         base = profile;
-        if (!same) base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
+        if (same) base = profile;
+        else if (file) base = Profile.loadOpened(await readFile(file), file.name);
+        else base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
       }
       if (base !== profile) base.followSampleType(profile);
       comparison = { index, type, base, diff: null, refused: null };

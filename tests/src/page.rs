@@ -163,12 +163,13 @@ pub fn report_rows(file: &std::path::Path, args: &[&str]) -> Vec<TopRow> {
     rows
 }
 
-/// The flame graph view's top table, its first `n` rows.
+/// The flame graph view's top table, its first `n` rows (each name whole, as its title has it:
+/// the cell may show it cut in the middle).
 pub fn top_table_rows(browser: &Browser, n: usize) -> Vec<TopRow> {
     let v = browser.eval(
         "return [...document.querySelectorAll('#top-table tbody tr')].slice(0, arguments[0]).map(tr =>
            ['.name', '.total-time', '.total-pct', '.self-time', '.self-pct']
-             .map(s => tr.querySelector(s).textContent.trim()));",
+             .map(s => tr.querySelector(s)).map((td, i) => (i === 0 ? td.title : td.textContent).trim()));",
         json!([n]),
     );
     let rows: Vec<[String; 5]> = serde_json::from_value(v).unwrap();

@@ -211,3 +211,40 @@ pub fn transforms() -> Session {
     }
     b.finish()
 }
+
+/// A CPU profile of `deep-app` whose main thread recurses `depth` frames deep
+/// (`main;descend_1;...;descend_N`, 40 ms), beside a shallow `main;shallow` (10 ms), and whose
+/// 17 other threads each sampled `idle` once (a perf profile's many threads): its flame graph
+/// is taller than the page's flame pane at any common window size, and its timeline fills the
+/// most it may of the window.
+pub fn deep(depth: usize) -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "deep-app".into(),
+        duration_ns: 50 * MS,
+        mode: Mode::Cpu,
+        timer: "perf_event".into(),
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let mut path = vec![main];
+    for i in 1..=depth {
+        path.push(b.intern_frame(&FrameSpec::named(&format!("descend_{i}"))));
+    }
+    let deep = b.intern_stack_path(&path).expect("not empty");
+    let shallow_frame = b.intern_frame(&FrameSpec::named("shallow"));
+    let shallow = b
+        .intern_stack_path(&[main, shallow_frame])
+        .expect("not empty");
+    for i in 0..50 {
+        let stack = if i % 5 == 4 { shallow } else { deep };
+        b.push_sample(stack, t, i * MS, MS);
+    }
+    let idle_frame = b.intern_frame(&FrameSpec::named("idle"));
+    let idle = b.intern_stack_path(&[idle_frame]).expect("not empty");
+    for k in 0..17 {
+        let thread = b.thread(100 + k, &format!("pool-{k}"));
+        b.push_sample(idle, thread, k * MS, MS);
+    }
+    b.finish()
+}

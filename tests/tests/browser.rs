@@ -6,7 +6,8 @@
 use prof::aggregate::{CallTree, Filter, SortBy};
 use prof_e2e::page::keys::ESCAPE;
 use prof_e2e::page::{
-    breadcrumbs, console_problems, eventually, open, report_rows, text, top_table_rows, LOAD,
+    breadcrumbs, console_problems, eventually, open, open_ok, report_rows, text, top_table_rows,
+    LOAD,
 };
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
@@ -771,4 +772,69 @@ fn r20_a_directory_among_the_files_is_listed_with_its_error() {
         "{error}"
     );
     browser.screenshot("20-directory-listed");
+}
+
+/// A session opened from this computer, with the picker or by a drop on the page, is read in the
+/// page's worker and added to the file list; nothing is sent. A file the page does not read says
+/// why and what to do instead.
+#[test]
+fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
+    let dir = TempDir::new("browser-open-file");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let local = dir.join("local.json.gz");
+    sessions::save(&sessions::transforms(), &local);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("open-file", 1100, 700, 1.0);
+    open_ok(&browser, &served.url);
+    browser.type_into(&browser.find("#open-input"), local.to_str().unwrap());
+    browser.wait_for(
+        "document.body.dataset.state === 'ready' && window.profViewer.framesNamed('_int_malloc').length === 1",
+        LOAD,
+        "the opened file",
+    );
+    assert_eq!(
+        browser.eval(
+            "return [...document.querySelectorAll('#file option')].map(o => o.textContent);",
+            json!([])
+        ),
+        json!(["demo.json", "local.json.gz"])
+    );
+    assert_eq!(text(&browser, "#error"), "");
+    assert!(text(&browser, "#meta").contains("transform-app"));
+    browser.screenshot("r20-open-file");
+    // The server's own file is one choice away.
+    browser.eval("window.profViewer.state.update({file: 0});", json!([]));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready' && window.profViewer.framesNamed('hot_loop').length === 2",
+        LOAD,
+        "the served file again",
+    );
+    // A drop on the page opens a file too: one the page does not read says what to do.
+    browser.eval(
+        "const dt = new DataTransfer(); dt.items.add(new File(['main;dropped_fn 3\\n'], 'dropped.folded'));
+         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'error'",
+        LOAD,
+        "the dropped file's error",
+    );
+    let error = text(&browser, "#error");
+    assert!(
+        error.starts_with("Cannot show dropped.folded")
+            && error.contains("not a readable prof session")
+            && error.contains("prof convert"),
+        "{error}"
+    );
+    assert!(text(&browser, "#file").contains("dropped.folded"));
+    // Nothing went to the server but the page, its module and the served profile.
+    let sent = browser.eval(
+        "return performance.getEntriesByType('resource').map(e => e.name)
+           .filter(n => n.includes('local') || n.includes('dropped'));",
+        json!([]),
+    );
+    assert_eq!(sent, json!([]));
+    browser.screenshot("r20-open-file-error");
 }

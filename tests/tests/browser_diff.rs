@@ -629,3 +629,56 @@ fn the_diff_flame_graph_zooms_with_the_wheel_pans_with_a_drag_and_orders_left_he
     });
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
+
+/// A profile of two functions whose names differ only at the end, as `prof`'s own
+/// `collatz_len` and `collatz_for` do; `scale` multiplies the first one's weight.
+fn collatz(scale: u64) -> Session {
+    let mut b = SessionBuilder::default();
+    let t = b.thread(1, "main");
+    let long = "prof::cli::workload::deeply::nested::module::path::collatz";
+    b.push_named(&["main", &format!("{long}_len")], t, 0, 10 * scale * MS);
+    b.push_named(&["main", &format!("{long}_for")], t, 1, 10 * MS);
+    b.finish()
+}
+
+#[test]
+fn r20_the_diff_table_cuts_long_names_in_the_middle_and_shows_them_whole_on_hover() {
+    let dir = TempDir::new("browser-diff-names");
+    let (base, new) = (dir.join("base.json"), dir.join("new.json"));
+    sessions::save(&collatz(1), &base);
+    sessions::save(&collatz(3), &new);
+    let served = Served::start(&[&new, &base], &["--port", "0"]);
+    for (width, height) in [(800, 600), (1280, 800)] {
+        let browser = Browser::start(&format!("diff-names-{width}"), width, height, 1.0);
+        browser.goto(&format!("{}#view=diff&base=1", served.url));
+        table_rows(&browser);
+        let cells = browser.eval(
+            "return [...document.querySelectorAll('.diff-table td.name')].map(td =>
+               ({ shown: td.textContent, title: td.title, fits: td.scrollWidth <= td.clientWidth }));",
+            json!([]),
+        );
+        let cells = cells.as_array().unwrap();
+        let find = |suffix: &str| {
+            cells
+                .iter()
+                .find(|c| c["title"].as_str().unwrap().ends_with(suffix))
+                .unwrap_or_else(|| panic!("no row for {suffix}: {cells:?}"))
+                .clone()
+        };
+        let (len, r#for) = (find("collatz_len"), find("collatz_for"));
+        for cell in [&len, &r#for] {
+            let shown = cell["shown"].as_str().unwrap();
+            let title = cell["title"].as_str().unwrap();
+            assert!(title.starts_with("prof::cli::workload::"), "{cell}");
+            assert_eq!(cell["fits"], json!(true), "{cell}");
+            // Cut in the middle at this width: the start and the function both stay.
+            assert!(
+                shown.contains('…') && shown.starts_with("prof::"),
+                "at {width}x{height}: {cell}"
+            );
+            assert!(shown.ends_with(&title[title.len() - 4..]), "{cell}");
+        }
+        assert_ne!(len["shown"], r#for["shown"], "the two names read the same");
+        browser.screenshot(&format!("r20-diff-names-{width}x{height}"));
+    }
+}

@@ -226,6 +226,7 @@ fn every_control_fits_at_800_by_600() {
          return out;",
         json!([]),
     );
+    browser.screenshot("24-800x600");
     assert_eq!(clipped, json!([]), "controls outside the window");
     let flame = browser.eval(
         "const r = document.getElementById('flame').getBoundingClientRect(); return [r.width, r.height];",
@@ -234,4 +235,399 @@ fn every_control_fits_at_800_by_600() {
     assert!(flame[0].as_f64().unwrap() > 300.0, "{flame}");
     assert!(flame[1].as_f64().unwrap() > 200.0, "{flame}");
     browser.screenshot("24-800x600");
+}
+
+/// Serves `session` and opens it in a browser of `width`x`height`, waiting until it is ready.
+fn open_session(
+    name: &str,
+    session: &prof::session::Session,
+    width: u32,
+    height: u32,
+) -> (Served, Browser, TempDir) {
+    let dir = TempDir::new(&format!("browser-flame-{name}"));
+    let file = dir.join("profile.json");
+    sessions::save(session, &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start(name, width, height, 1.0);
+    browser.goto(&served.url);
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    (served, browser, dir)
+}
+
+/// Where the root frame is drawn in the flame pane's visible part: `[top, bottom, pane
+/// height]` in CSS pixels from the pane's top, read after the panes around it had time to
+/// settle (the timeline and the table fill in after the first paint).
+fn root_in_pane(browser: &Browser) -> Vec<f64> {
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let v = browser.eval(
+        "const pane = document.getElementById('flame');
+         const root = window.profViewer.flame.frameRect(0);
+         return [root.y - pane.scrollTop, root.y + root.height - pane.scrollTop, pane.clientHeight];",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
+    for (width, height) in [(800, 600), (1280, 800)] {
+        let name = format!("deep-{width}x{height}");
+        let (_served, browser, _dir) = open_session(&name, &sessions::deep(120), width, height);
+        // Taller than the pane: 120 levels of 18 pixels.
+        let canvas = browser
+            .eval(
+                "return document.getElementById('flame-canvas').clientHeight;",
+                json!([]),
+            )
+            .as_f64()
+            .unwrap();
+        let [top, bottom, pane] = root_in_pane(&browser)[..] else {
+            panic!("no root")
+        };
+        assert!(
+            canvas > pane,
+            "the graph ({canvas} px) fits its pane ({pane} px)"
+        );
+        assert!(
+            top >= 0.0 && bottom <= pane + 0.5,
+            "at {width}x{height} the root is drawn at {top}..{bottom}, outside the pane's 0..{pane}"
+        );
+        browser.screenshot(&format!("r20-deep-root-{width}x{height}"));
+        // Icicle puts the root at the top, in view; back to a flame graph, at the bottom again.
+        browser.click(&browser.find("#icicle"));
+        browser.wait_for(
+            "location.hash.includes('icicle')",
+            LOAD,
+            "icicle in the URL",
+        );
+        let [top, _, _] = root_in_pane(&browser)[..] else {
+            panic!("no root")
+        };
+        assert!(top.abs() < 0.5, "the icicle's root is at {top}");
+        browser.click(&browser.find("#icicle"));
+        browser.wait_for("!location.hash.includes('icicle')", LOAD, "icicle off");
+        let [top, bottom, pane] = root_in_pane(&browser)[..] else {
+            panic!("no root")
+        };
+        assert!(
+            top >= 0.0 && bottom <= pane + 0.5,
+            "{top}..{bottom} of {pane}"
+        );
+    }
+}
+
+/// An allocation profile whose weights are bytes (`3.00 MiB`, `1023 KiB`) and whose second
+/// type is a large count (`1,234,567`): the widest texts the side table shows. `alloc_site`
+/// lives in a file whose path is longer than any tooltip is wide.
+fn bytes_session() -> prof::session::Session {
+    use prof::session::{FrameSpec, Metadata, Mode, SampleType, SessionBuilder, Unit};
+    let mut b = SessionBuilder::new(Metadata {
+        program: "bytes-app".into(),
+        mode: Mode::Alloc,
+        ..Metadata::default()
+    });
+    b.set_sample_types(
+        SampleType::new("alloc_space", Unit::Bytes),
+        vec![SampleType::new("alloc_objects", Unit::Count)],
+    );
+    let t = b.thread(1, "main");
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let mut spec = FrameSpec::named("alloc_site");
+    let long_dir = "very_long_directory_name_of_a_vendored_crate_".repeat(6);
+    let file = format!("/home/user/.cargo/registry/src/{long_dir}/src/allocation_heavy_module.rs");
+    spec.file = Some(&file);
+    spec.line = Some(1234);
+    let site = b.intern_frame(&spec);
+    let small = b.intern_frame(&FrameSpec::named("small_site"));
+    let s_site = b.intern_stack_path(&[main, site]).unwrap();
+    let s_small = b.intern_stack_path(&[main, small]).unwrap();
+    let s_main = b.intern_stack_path(&[main]).unwrap();
+    b.push_sample_full(s_site, t, 0, &[3 << 20, 1_234_567], 1, None);
+    b.push_sample_full(s_small, t, 1, &[1023 << 10, 99_999], 1, None);
+    b.push_sample_full(s_main, t, 2, &[3 << 20, 7], 1, None);
+    let worker = b.thread(2, "worker");
+    b.push_sample_full(s_small, worker, 3, &[1 << 10, 1], 1, None);
+    b.finish()
+}
+
+/// For each row of the side table, the gaps in CSS pixels between neighbouring texts (a
+/// weight's end and its share's start, a share's end and the next weight's start), and
+/// whether each text fits its cell.
+fn side_table_gaps(browser: &Browser) -> Value {
+    browser.eval(
+        "const box = (td) => { const r = document.createRange(); r.selectNodeContents(td);
+                              return r.getBoundingClientRect(); };
+         return [...document.querySelectorAll('#top-table tbody tr')].map(tr => {
+           const cells = [...tr.querySelectorAll('td.num')];
+           const gaps = [];
+           for (let i = 1; i < cells.length; i++) gaps.push(box(cells[i]).left - box(cells[i - 1]).right);
+           const fits = cells.every(td => td.scrollWidth <= td.clientWidth);
+           return { texts: cells.map(td => td.textContent), gaps, fits };
+         });",
+        json!([]),
+    )
+}
+
+#[test]
+fn r20_the_side_table_keeps_its_weights_and_shares_apart() {
+    let dir = TempDir::new("browser-flame-side-table");
+    let file = dir.join("bytes.json");
+    sessions::save(&bytes_session(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    for (width, height) in [(1280, 800), (800, 600)] {
+        let browser = Browser::start(&format!("side-table-{width}"), width, height, 1.0);
+        for ty in ["", "&type=alloc_objects"] {
+            browser.goto(&format!("{}#view=flame{ty}", served.url));
+            browser.wait_for(
+                "document.body.dataset.state === 'ready' && document.querySelector('#top-table tbody tr')",
+                LOAD,
+                "the side table",
+            );
+            let rows = side_table_gaps(&browser);
+            let texts = rows.to_string();
+            assert!(
+                texts.contains("3.00 MiB") || texts.contains("1,234,567"),
+                "{texts}"
+            );
+            for row in rows.as_array().unwrap() {
+                assert_eq!(row["fits"], json!(true), "a text overflows its cell: {row}");
+                for gap in row["gaps"].as_array().unwrap() {
+                    assert!(
+                        gap.as_f64().unwrap() >= 4.0,
+                        "at {width}x{height} texts run together: {row}"
+                    );
+                }
+            }
+        }
+        browser.screenshot(&format!("r20-side-table-{width}x{height}"));
+    }
+}
+
+#[test]
+fn r20_a_long_source_path_wraps_inside_the_tooltip() {
+    let dir = TempDir::new("browser-flame-tooltip-path");
+    let file = dir.join("bytes.json");
+    sessions::save(&bytes_session(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    for (width, height) in [(1280, 800), (800, 600)] {
+        let browser = Browser::start(&format!("tooltip-path-{width}"), width, height, 1.0);
+        browser.goto(&served.url);
+        browser.wait_for(
+            "document.body.dataset.state === 'ready'",
+            LOAD,
+            "the page to load",
+        );
+        let site = frames_of(&browser, "alloc_site")[0].clone();
+        browser.pointer_at(
+            &browser.find("#flame-canvas"),
+            site["x"].as_f64().unwrap() + 5.0,
+            site["y"].as_f64().unwrap() + 5.0,
+            false,
+        );
+        let overflow = browser.wait_for(
+            "(() => { const tip = document.getElementById('tooltip');
+                      const loc = tip.querySelector('.loc');
+                      if (tip.hidden || !loc) return null;
+                      const t = tip.getBoundingClientRect();
+                      const r = document.createRange(); r.selectNodeContents(loc);
+                      const l = r.getBoundingClientRect();
+                      return { text: loc.textContent, past: l.right - t.right, scroll: tip.scrollWidth - tip.clientWidth,
+                               right: t.right, window: window.innerWidth }; })()",
+            LOAD,
+            "the tooltip with the source path",
+        );
+        assert!(
+            overflow["text"]
+                .as_str()
+                .unwrap()
+                .contains("allocation_heavy_module.rs"),
+            "{overflow}"
+        );
+        assert!(
+            overflow["past"].as_f64().unwrap() <= 0.5
+                && overflow["scroll"].as_f64().unwrap() <= 0.0,
+            "the path runs past the tooltip: {overflow}"
+        );
+        assert!(
+            overflow["right"].as_f64().unwrap() <= overflow["window"].as_f64().unwrap(),
+            "the tooltip runs past the window: {overflow}"
+        );
+        browser.screenshot(&format!("r20-tooltip-path-{width}x{height}"));
+    }
+}
+
+#[test]
+fn r20_shortcuts_work_after_clicking_a_checkbox_or_choosing_from_a_list() {
+    let dir = TempDir::new("browser-flame-focus");
+    let file = dir.join("bytes.json");
+    sessions::save(&bytes_session(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("focus", 1100, 700, 1.0);
+    browser.goto(&served.url);
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the page to load",
+    );
+    let focused = |b: &Browser| {
+        b.eval(
+            "const f = window.profViewer.flame; const l = window.profViewer.layout;
+             return f.focused < 0 ? null : (l.names[l.func[f.focused]] || 'all');",
+            json!([]),
+        )
+    };
+    // Left heavy and Icicle: clicked, they keep the focus; the arrows still move in the graph.
+    for checkbox in ["#left-heavy", "#icicle"] {
+        browser.eval("window.profViewer.flame.focused = -1;", json!([]));
+        browser.click(&browser.find(checkbox));
+        assert_eq!(
+            browser.eval("return document.activeElement.type;", json!([])),
+            json!("checkbox")
+        );
+        browser.press_key("\u{E013}"); // up
+        assert!(
+            !focused(&browser).is_null(),
+            "an arrow after clicking {checkbox} did not reach the flame graph"
+        );
+        browser.press_key("?");
+        assert_eq!(
+            browser.eval(
+                "const d = document.getElementById('shortcuts'); const open = d.open; d.close(); return open;",
+                json!([])
+            ),
+            json!(true),
+            "? after clicking {checkbox}"
+        );
+    }
+    // A thread's box.
+    browser.click(&browser.find("#threads summary"));
+    browser.click(&browser.find("#threads input[type=checkbox]"));
+    browser.wait_for(
+        "location.hash.includes('threads=')",
+        LOAD,
+        "the thread choice",
+    );
+    browser.press_key("/");
+    assert_eq!(
+        browser.eval("return document.activeElement.id;", json!([])),
+        json!("search"),
+        "/ after clicking a thread's box"
+    );
+    // The Type list, chosen from with the keyboard: its own keys pick, `/` and `?` are the
+    // page's.
+    browser.eval("document.getElementById('sample-type').focus();", json!([]));
+    browser.press_key("\u{E015}"); // down: the next type
+    browser.wait_for(
+        "location.hash.includes('type=alloc_objects')",
+        LOAD,
+        "the type picked with the arrow",
+    );
+    browser.press_key("?");
+    assert_eq!(
+        browser.eval(
+            "return document.getElementById('shortcuts').open;",
+            json!([])
+        ),
+        json!(true),
+        "? in the Type list"
+    );
+}
+
+#[test]
+fn r20_the_shortcut_list_names_the_call_tree_and_table_keys() {
+    let (_served, browser, _dir) = open_demo("shortcut-list", 1000, 700);
+    browser.eval(
+        "document.getElementById('shortcuts').showModal();",
+        json!([]),
+    );
+    let text = |selector: &str| {
+        browser
+            .eval(
+                "return document.querySelector(arguments[0])?.textContent ?? '';",
+                json!([selector]),
+            )
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let tree = text("#shortcuts [data-keys=calltree]");
+    for key in [
+        "*", "Enter", "Home", "End", "PgUp", "PgDn", "expand", "collapse",
+    ] {
+        assert!(
+            tree.contains(key),
+            "the call tree's keys lack {key}: {tree}"
+        );
+    }
+    let table = text("#shortcuts [data-keys=table]");
+    for key in ["Ctrl", "C", "Enter", "Home", "PgDn", "copy"] {
+        assert!(table.contains(key), "the table's keys lack {key}: {table}");
+    }
+    // Every key the dialog lists fits in a 700 pixel high window (it scrolls if not).
+    let fits = browser.eval(
+        "const d = document.getElementById('shortcuts'); return d.getBoundingClientRect().bottom <= window.innerHeight;",
+        json!([]),
+    );
+    assert_eq!(fits, json!(true));
+    browser.screenshot("r20-shortcuts");
+}
+
+/// The viewport marker: `[shown, left, width]` of its marked part as fractions of the flame
+/// pane's width.
+fn viewport_marker(browser: &Browser) -> Value {
+    browser.eval(
+        "const marker = document.querySelector('#flame .flame-viewport');
+         if (!marker || marker.hidden) return [false, 0, 0];
+         const pane = document.getElementById('flame').getBoundingClientRect();
+         const part = marker.querySelector('.flame-viewport-part').getBoundingClientRect();
+         return [part.height > 0 && part.top >= pane.top && part.bottom <= pane.bottom,
+                 (part.left - pane.left) / pane.width, part.width / pane.width];",
+        json!([]),
+    )
+}
+
+#[test]
+fn r20_a_wheel_zoomed_flame_graph_marks_the_part_it_shows() {
+    let (_served, browser, _dir) = open_demo("viewport-marker", 1000, 600);
+    assert_eq!(
+        viewport_marker(&browser)[0],
+        json!(false),
+        "no marker at full width"
+    );
+    let canvas = browser.find("#flame-canvas");
+    let hot = frames_of(&browser, "hot_loop")[0].clone();
+    let (hx, hy) = (
+        hot["x"].as_f64().unwrap() + hot["width"].as_f64().unwrap() / 2.0,
+        hot["y"].as_f64().unwrap() + 5.0,
+    );
+    browser.wheel_at(&canvas, hx, hy, -600);
+    browser.wait_for(
+        "location.hash.includes('fwin=')",
+        LOAD,
+        "the wheel zoom in the URL",
+    );
+    let mut marker = json!(null);
+    prof_e2e::page::eventually("the marker of the window", || {
+        marker = viewport_marker(&browser);
+        let window = browser.eval(
+            "return window.profViewer.state.current.flameWindow;",
+            json!([]),
+        );
+        let (Some(from), Some(to)) = (window[0].as_f64(), window[1].as_f64()) else {
+            return false;
+        };
+        marker[0] == json!(true)
+            && (marker[1].as_f64().unwrap() - from).abs() < 0.01
+            && (marker[2].as_f64().unwrap() - (to - from)).abs() < 0.01
+    });
+    assert!(marker[2].as_f64().unwrap() < 0.8, "{marker}");
+    browser.screenshot("r20-viewport-marker");
+    browser.press_key("\u{E00C}");
+    prof_e2e::page::eventually("the marker to go with the zoom", || {
+        viewport_marker(&browser)[0] == json!(false)
+    });
 }

@@ -150,3 +150,53 @@ fn the_served_page_offers_the_single_file_viewer_as_a_download() {
         "the file is the download: it offers none"
     );
 }
+
+/// The single-file page holds one profile: the Diff view, which compares two, is not offered,
+/// and a link naming it opens the flame graph.
+#[test]
+fn r20_the_single_file_page_of_one_profile_offers_no_diff() {
+    let dir = TempDir::new("standalone-no-diff");
+    let session = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &session);
+    let html = dir.join("demo.html");
+    let out = prof(&[
+        "convert",
+        session.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let browser = Browser::start("standalone-no-diff", 1000, 600, 1.0);
+    browser.goto(&format!("file://{}#view=diff", html.display()));
+    browser.wait_for(
+        "document.body.dataset.state === 'ready'",
+        LOAD,
+        "the single-file page to load",
+    );
+    let tabs = browser.eval(
+        "return [...document.querySelectorAll('#tabs button')].filter(b => !b.hidden).map(b => b.dataset.view);",
+        json!([]),
+    );
+    let tabs: Vec<String> = serde_json::from_value(tabs).unwrap();
+    assert!(
+        !tabs.is_empty() && !tabs.contains(&"diff".to_owned()),
+        "{tabs:?}"
+    );
+    let shown = browser.eval(
+        "return [...document.querySelectorAll('section.view')].filter(s => !s.hidden).map(s => s.dataset.view);",
+        json!([]),
+    );
+    assert_eq!(shown, json!(["flame"]));
+    assert_eq!(
+        browser.eval(
+            "return window.profViewer.framesNamed('hot_loop').length;",
+            json!([])
+        ),
+        json!(2)
+    );
+    browser.screenshot("r20-standalone-no-diff");
+}

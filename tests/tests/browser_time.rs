@@ -544,3 +544,105 @@ fn timeline_and_stack_chart_on_a_million_samples() {
     );
     assert!(chart[1].as_u64().unwrap() > 0 && zoomed[1].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn r20_the_thread_summary_counts_the_samples_in_the_range() {
+    let dir = TempDir::new("browser-time-summary");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("time-summary", 1100, 700, 1.0);
+    open_ok(&browser, &served.url);
+    let summary = |b: &Browser| text(b, "#threads summary");
+    assert_eq!(summary(&browser), "All threads (2): 130 samples");
+    // 65..93 ms: 28 samples of main, none of the worker.
+    browser.eval(
+        "window.profViewer.state.update({range: [arguments[0], arguments[1]]});",
+        json!([65 * MS, 93 * MS]),
+    );
+    eventually("the summary of the range", || {
+        summary(&browser) == "All threads (2): 28 of 130 samples"
+    });
+    browser.eval("window.profViewer.state.update({threads: [1]});", json!([]));
+    eventually("the summary of the worker in the range", || {
+        summary(&browser) == "1 of 2 threads: 0 of 37 samples"
+    });
+    browser.eval("window.profViewer.state.update({range: null});", json!([]));
+    eventually("the summary without the range", || {
+        summary(&browser) == "1 of 2 threads: 37 samples"
+    });
+    browser.screenshot("r20-time-summary");
+}
+
+/// 18 threads as a perf profile of a thread pool has them: 15 idle ones (one sample each) listed
+/// before the 3 that did the work.
+fn mostly_idle_threads() -> prof::session::Session {
+    use prof::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+    let mut b = SessionBuilder::new(Metadata {
+        program: "pool-app".into(),
+        duration_ns: 100 * MS,
+        mode: Mode::Cpu,
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        ..Metadata::default()
+    });
+    let park = b.intern_frame(&FrameSpec::named("park"));
+    let work = b.intern_frame(&FrameSpec::named("work"));
+    let parked = b.intern_stack_path(&[park]).unwrap();
+    let working = b.intern_stack_path(&[work]).unwrap();
+    for k in 0..15 {
+        let t = b.thread(200 + k, &format!("idle-{k}"));
+        b.push_sample(parked, t, k * MS, MS);
+    }
+    for (k, samples) in [(0u64, 60u64), (1, 90), (2, 30)] {
+        let t = b.thread(300 + k, &format!("busy-{k}"));
+        for i in 0..samples {
+            b.push_sample(working, t, i * MS, MS);
+        }
+    }
+    b.finish()
+}
+
+#[test]
+fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
+    let dir = TempDir::new("browser-time-busy-first");
+    let file = dir.join("pool.json");
+    sessions::save(&mostly_idle_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("time-busy-first", 1280, 800, 1.0);
+    open_ok(&browser, &served.url);
+    eventually("the timeline", || {
+        !js(&browser, "window.profViewer.timeline.data").is_null()
+    });
+    let labels: Vec<String> =
+        serde_json::from_value(js(&browser, "[...window.profViewer.timeline.data.labels]"))
+            .unwrap();
+    assert_eq!(labels.len(), 18);
+    assert_eq!(
+        labels[..3],
+        ["busy-1 [301]", "busy-0 [300]", "busy-2 [302]"],
+        "{labels:?}"
+    );
+    assert_eq!(labels[3], "idle-0 [200]");
+    // The busy tracks are the ones in view, and clicking the first track's label hides busy-1.
+    let visible = js(
+        &browser,
+        "document.querySelector('.timeline-tracks').clientHeight",
+    )
+    .as_f64()
+    .unwrap();
+    assert!(AXIS + 3.0 * TRACK <= visible, "{visible}");
+    // The canvas is taller than its scrolling box: aim from the box's corner.
+    browser.pointer_at(
+        &browser.find(".timeline-tracks"),
+        20.0,
+        AXIS + TRACK / 2.0,
+        true,
+    );
+    eventually("busy-1 hidden", || {
+        js(&browser, "window.profViewer.state.current.threads")
+            .as_array()
+            .is_some_and(|t| t.len() == 17 && !t.contains(&json!(16)))
+    });
+    browser.screenshot("r20-time-busy-first");
+}

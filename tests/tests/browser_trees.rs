@@ -116,20 +116,34 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
     let browser = Browser::start("trees-calltree", 1100, 700, 1.0);
     // Thread 0 is `main`.
     open_ok(&browser, &format!("{}#view=calltree&threads=0", served.url));
-    let rows = wait_tree_names(&browser, &["main"]);
+    // The tree opens along its heaviest path (main, compute, hot_loop).
+    let rows = wait_tree_names(
+        &browser,
+        &["main", "compute", "hot_loop", "cold_path", "parse"],
+    );
     let main_only = Filter::all().thread_named(&session, "main");
     let tree = CallTree::new(&session, &main_only);
     let main = tree.children(tree.root())[0];
     assert_eq!(rows[0].2, core_texts(&session, &tree, main));
-    assert_eq!(rows[0].3, json!("false"));
+    assert_eq!(rows[0].3, json!("true"));
     assert!(text(&browser, ".node-path").starts_with("Select a row"));
 
-    // Down selects the first row; Right expands it; the children come heaviest first.
+    // Down selects the first row; Left collapses a row (compute, then main), Right expands
+    // main again; the children come heaviest first.
     focus(&browser, ".tree-rows");
     browser.press_key(ARROW_DOWN);
     eventually("main to be selected", || {
         state(&browser, "selected") == json!("main")
     });
+    browser.press_key(ARROW_DOWN);
+    eventually("compute to be selected", || {
+        state(&browser, "selected") == json!("compute")
+    });
+    browser.press_key(ARROW_LEFT);
+    wait_tree_names(&browser, &["main", "compute", "parse"]);
+    browser.press_key(ARROW_UP);
+    browser.press_key(ARROW_LEFT);
+    wait_tree_names(&browser, &["main"]);
     browser.press_key(ARROW_RIGHT);
     let rows = wait_tree_names(&browser, &["main", "compute", "parse"]);
     let children = tree.children_by_weight(&session, main);
@@ -779,4 +793,45 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
     assert!(height[1].as_f64().unwrap() < 30.0, "one line: {height}");
     browser.screenshot("trees-11-flame-side-table");
     assert_eq!(console_problems(&browser), Vec::<String>::new());
+}
+
+#[test]
+fn r20_the_call_tree_opens_along_its_heaviest_path() {
+    let dir = TempDir::new("browser-calltree-heaviest");
+    let file = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("trees-heaviest", 1100, 700, 1.0);
+    open_ok(&browser, &format!("{}#view=calltree", served.url));
+    // main (93 ms) > worker_main (37 ms); under main, compute (65 ms) > parse (28 ms); under
+    // compute, hot_loop (50 ms) > cold_path (10 ms). Only that path is open.
+    let rows = wait_tree_names(
+        &browser,
+        &[
+            "main",
+            "compute",
+            "hot_loop",
+            "cold_path",
+            "parse",
+            "worker_main",
+        ],
+    );
+    let expanded: Vec<Value> = rows.iter().map(|r| r.3.clone()).collect();
+    assert_eq!(
+        expanded,
+        [
+            json!("true"),
+            json!("true"),
+            Value::Null,
+            Value::Null,
+            json!("false"),
+            json!("false")
+        ]
+    );
+    // Nothing is selected by it.
+    assert_eq!(state(&browser, "selected"), Value::Null);
+    // Another thread set is a new tree, opened along its own heaviest path: the worker's.
+    browser.eval("window.profViewer.state.update({threads: [1]});", json!([]));
+    wait_tree_names(&browser, &["worker_main", "hash_block", "compute"]);
+    browser.screenshot("r20-calltree-heaviest");
 }

@@ -235,3 +235,65 @@ fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() 
     });
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
+
+/// The flame graph's frames of function `name`: x, y, width, height in CSS pixels.
+fn flame_frame(browser: &Browser, name: &str) -> serde_json::Value {
+    browser.eval(
+        "return window.profViewer.framesNamed(arguments[0])[0] ?? null;",
+        json!([name]),
+    )
+}
+
+/// The tooltip's text, empty while it is hidden.
+fn tooltip(browser: &Browser) -> String {
+    browser
+        .eval(
+            "const t = document.getElementById('tooltip'); return t.hidden ? '' : t.textContent;",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
+    let dir = TempDir::new("browser-types-tooltip");
+    let file = dir.join("wall.json");
+    sessions::save(&wall_session(), &file);
+    let served = Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start("types-tooltip", 1100, 700, 1.0);
+    open_ok(&browser, &served.url);
+    let main = flame_frame(&browser, "main");
+    browser.pointer_at(
+        &browser.find("#flame-canvas"),
+        main["x"].as_f64().unwrap() + 5.0,
+        main["y"].as_f64().unwrap() + 5.0,
+        false,
+    );
+    eventually("the tooltip of main", || {
+        tooltip(&browser).contains("80.0 ms")
+    });
+    // Another type, the pointer still: main's figures are now sample counts (4 samples).
+    browser.eval(
+        "window.profViewer.state.update({sampleType: 'samples'});",
+        json!([]),
+    );
+    eventually("the tooltip to show the samples", || {
+        let t = tooltip(&browser);
+        t.contains("main") && !t.contains("ms") && t.contains('4')
+    });
+    // Back to wall time, running only: main ran 30 of the 80 ms.
+    browser.eval(
+        "window.profViewer.state.update({sampleType: null, threadState: 'running'});",
+        json!([]),
+    );
+    eventually("the tooltip to show the running time", || {
+        tooltip(&browser).contains("30.0 ms")
+    });
+    // The thread summary counts the samples the state keeps: 3 of the 4.
+    eventually("the thread summary of the running samples", || {
+        text(&browser, "#threads summary") == "All threads (1): 3 of 4 samples"
+    });
+    browser.screenshot("r20-types-tooltip");
+}

@@ -50,6 +50,22 @@ impl Profile {
     }
 }
 
+#[wasm_bindgen]
+impl Profile {
+    /// Reads a session file the user opened in the page (JSON, or gzip-compressed JSON);
+    /// `name` (the file's) starts the error, which says how to open the formats the page does
+    /// not read (their readers would more than double the module's size).
+    #[wasm_bindgen(js_name = loadOpened)]
+    pub fn load_opened(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
+        let session = prof::session::read_bytes(bytes).map_err(|e| {
+            JsError::new(&format!(
+                "{name}: not a readable prof session: {e}. The page opens prof session files (.json, .json.gz); give folded stacks, perf script output or pprof to `prof serve`, or turn them into one with `prof convert FILE -o FILE.json`"
+            ))
+        })?;
+        Ok(Profile::of(session))
+    }
+}
+
 impl Profile {
     /// A loaded session showing all its samples. Each thread's stack weights are kept when
     /// they cost at most 2 bytes per sample (threads x stacks x 16 bytes), so that thread

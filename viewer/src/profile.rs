@@ -138,13 +138,22 @@ impl Profile {
         all_threads_label(&self.session)
     }
 
-    /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`.
+    /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`;
+    /// with a time range or a thread state, how many of those samples they keep (`203 of 1,234
+    /// samples`).
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
+        let narrowed = (self.view.range.is_some() || self.view.state.is_some()).then(|| {
+            self.weights
+                .count
+                .iter()
+                .fold(0u64, |sum, &n| sum.saturating_add(n))
+        });
         threads_label(
             &self.session,
             &self.thread_totals,
             self.view.threads.as_deref(),
+            narrowed,
         )
     }
 

@@ -5,8 +5,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline_charged,
-    Filter, StackBox, TransformedStacks,
+    box_function, busiest_first, format_time_at, format_weight, stack_chart, time_extent,
+    timeline_charged, Filter, StackBox, TransformedStacks,
 };
 use prof::session::{SampleType, Session, ThreadIdx, Unit};
 use serde::Serialize;
@@ -115,6 +115,9 @@ impl TimelineData {
     /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
     /// over the heaviest bucket's. `transformed` stacks apply as in every other view: the samples
     /// a transform drops are left out, and a bucket's hottest function is the one they charge.
+    /// The tracks come in the order of `order` (thread indices; threads it leaves out follow in
+    /// the session's order).
+    #[allow(clippy::too_many_arguments)]
     pub fn compute(
         session: &Session,
         from: u64,
@@ -123,11 +126,12 @@ impl TimelineData {
         interval: u64,
         highlight: Option<&[u8]>,
         transformed: Option<&TransformedStacks>,
+        order: &[ThreadIdx],
     ) -> Self {
         let charged = transformed
             .filter(|t| t.is_transformed())
             .map(|t| t.charged_functions(session));
-        let tracks = timeline_charged(
+        let mut tracks = timeline_charged(
             session,
             &Filter::all(),
             from,
@@ -136,6 +140,13 @@ impl TimelineData {
             highlight,
             charged.as_deref(),
         );
+        let mut rank = vec![usize::MAX; session.threads.len()];
+        for (k, t) in order.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(t.index()) {
+                *slot = k;
+            }
+        }
+        tracks.sort_by_key(|t| rank.get(t.thread.index()).copied().unwrap_or(usize::MAX));
         let heaviest = tracks
             .iter()
             .flat_map(|t| t.weight.iter().copied())
@@ -464,6 +475,8 @@ impl Profile {
             interval,
             highlight(self),
             Some(&self.transformed),
+            // Busy threads first: of a perf profile's many threads, most are idle.
+            &busiest_first(&self.thread_totals),
         )
     }
 
@@ -549,13 +562,13 @@ mod tests {
         // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
         b.push_sample(s, t, 10, 25);
         let session = b.finish();
-        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, None);
+        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, None, &[]);
         assert_eq!(data.height, [0.5, 0.0]);
         // Buckets shorter than a sample: with a known interval, a bar is full at most; without
         // one, bars are shares of the heaviest.
-        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, None);
+        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, None, &[]);
         assert_eq!(data.height[1], 1.0);
-        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, None);
+        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, None, &[]);
         assert_eq!(data.height[2], 1.0);
         assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
         assert_eq!(data.hottest[1], NONE);

@@ -97,30 +97,39 @@ fn samples_text(n: u64) -> String {
 
 /// The thread selector's first entry: `All threads (4): 1,234 samples`.
 pub fn all_threads_label(session: &Session) -> String {
-    format!(
-        "All threads ({}): {}",
-        session.threads.len(),
-        samples_text(session.sample_count())
-    )
+    threads_label(session, &[], None, None)
 }
 
 /// What the thread selector says is shown: every thread (`None`), or `2 of 4 threads: 1,234
-/// samples`; `totals` are the session's [`thread_totals`].
-pub fn threads_label(session: &Session, totals: &[ThreadTotal], shown: Option<&[u32]>) -> String {
-    let Some(shown) = shown else {
-        return all_threads_label(session);
+/// samples`; `totals` are the session's [`thread_totals`]. When a time range or a thread state
+/// narrows the samples further, `narrowed` is how many are left, and the label says how many of
+/// the threads' samples that is: `All threads (4): 203 of 1,234 samples`.
+pub fn threads_label(
+    session: &Session,
+    totals: &[ThreadTotal],
+    shown: Option<&[u32]>,
+    narrowed: Option<u64>,
+) -> String {
+    let samples: u64 = match shown {
+        None => session.sample_count(),
+        Some(shown) => totals
+            .iter()
+            .filter(|t| shown.contains(&t.thread.0))
+            .map(|t| t.samples)
+            .sum(),
     };
-    let samples: u64 = totals
-        .iter()
-        .filter(|t| shown.contains(&t.thread.0))
-        .map(|t| t.samples)
-        .sum();
-    format!(
-        "{} of {} threads: {}",
-        shown.len(),
-        session.threads.len(),
-        samples_text(samples)
-    )
+    let count = match narrowed {
+        Some(n) => format!("{} of {}", thousands(n), samples_text(samples)),
+        None => samples_text(samples),
+    };
+    match shown {
+        None => format!("All threads ({}): {count}", session.threads.len()),
+        Some(shown) => format!(
+            "{} of {} threads: {count}",
+            shown.len(),
+            session.threads.len()
+        ),
+    }
 }
 
 /// One entry of the thread selector, with the thread's share of the samples.

@@ -4,6 +4,9 @@
 // every text come from the wasm module; this view keeps only what is expanded, and draws only
 // the rows on screen.
 //
+// A new tree (not inverted) opens along its heaviest path: the heaviest root, its heaviest
+// child, and so on.
+//
 // Keyboard (on the table): Up and Down move, Right expands (or steps into the first child),
 // Left collapses (or steps out to the parent), Enter expands or collapses, `*` expands every
 // row below the selected one (everything when none is), Home, End, Page Up and Page Down.
@@ -87,13 +90,14 @@ export class CallTreeView {
       this.expanded.clear();
       this.cursor = -1;
     }
-    if (rebuild || changed.has("node")) await this.#adoptPath(current.node);
+    if (rebuild || changed.has("node")) await this.#adoptPath(current.node, rebuild);
     else if (changed.has("selected")) this.rows.refresh();
     this.#renderPath();
   }
 
-  /** Selects the node the state's path names, expanding the rows above it. */
-  async #adoptPath(path) {
+  /** Selects the node the state's path names, expanding the rows above it; on a `fresh` tree
+   * with none named, opens the heaviest path. */
+  async #adoptPath(path, fresh) {
     const table = this.table;
     let node = -1;
     if (path.length) {
@@ -104,6 +108,14 @@ export class CallTreeView {
       node = found === 0 ? -1 : found;
     }
     this.cursor = node;
+    // Nothing selected: a new tree opens along its heaviest path (each row's first child is its
+    // heaviest, as the wasm module orders them), as the Firefox Profiler's does. The inverted
+    // tree's roots are the list of who spends the time: it opens as that list.
+    if (node < 0 && fresh && !table.inverted) {
+      for (let row = 0; row < table.order.length && table.size[row] > 1; row++) {
+        this.expanded.add(table.order[row]);
+      }
+    }
     if (node >= 0) {
       // Expand the ancestors: the rows before it with smaller depths, nearest first.
       let row = this.rowOf.get(node);

@@ -7,6 +7,7 @@
 import { FlameGraph } from "../flame.js";
 import { leftHeavyToggle, windowHandlers } from "../flame-window.js";
 import { escapeHtml } from "../format.js";
+import { fitName, fontOf } from "../elide.js";
 import { SortHeaders } from "../sort.js";
 
 /** The most table rows drawn (the summary says how many there are). */
@@ -66,6 +67,19 @@ export class DiffView {
         this.#renderTable();
       },
     );
+    // Names are cut in the middle to fit their column, so a new width needs them cut again.
+    new ResizeObserver(() => this.#fitNames()).observe(this.rows.closest("table"));
+  }
+
+  /** Shows each name whole if it fits, else cut in the middle (keeping the crate and the
+   * function apart), with the full name on hover. */
+  #fitNames() {
+    const cells = this.rows.querySelectorAll("td.name");
+    if (!cells.length || cells[0].clientWidth === 0) return;
+    const style = getComputedStyle(cells[0]);
+    const width = cells[0].clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const font = fontOf(cells[0]);
+    cells.forEach((cell, i) => fitName(cell, this.tableRows[i].name, width, font));
   }
 
   /** Empties the view (no profile). */
@@ -140,7 +154,8 @@ export class DiffView {
       newName: page.files[page.loadedFile].name,
       type: state.current.sampleType,
     };
-    if (!same && standalone) args.bytes = await standalone.session(base);
+    if (!same && file.local) args.file = file.local;
+    else if (!same && standalone) args.bytes = await standalone.session(base);
     else if (!same) Object.assign(args, { url: new URL(file.url, location.href).href, size: file.size });
     this.message.textContent = `Loading ${file.name}…`;
     let answer;
@@ -175,6 +190,7 @@ export class DiffView {
     layout.names = page.names;
     this.layout = layout;
     this.flame.setLayout(layout, width, page.highlighting, layout.path.slice(0, -1));
+    this.flame.showWindow(diffWindow);
   }
 
   async #renderTable() {
@@ -197,6 +213,7 @@ export class DiffView {
         return tr;
       }),
     );
+    this.#fitNames();
   }
 
   async #zoomInto(i) {
@@ -247,11 +264,12 @@ export class DiffView {
     return out;
   }
 
-  /** The table's rows as shown: [base, new, delta, name] texts (for tests). */
+  /** The table's rows: [base, new, delta, name] texts, the name whole (its cell may show it
+   * cut in the middle; for tests). */
   shownRows() {
     return [...this.rows.children].map((tr) => {
       const cells = [...tr.children].map((td) => td.textContent);
-      return [cells[1], cells[2], cells[3], cells[0]];
+      return [cells[1], cells[2], cells[3], tr.children[0].title];
     });
   }
 }

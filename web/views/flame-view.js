@@ -152,6 +152,7 @@ export class FlameView {
     // The zoomed frame's ancestors stay in view, dimmed, below it.
     const ancestors = layout.path.slice(0, -1).map((c) => c.name);
     this.flame.setLayout(layout, width, page.highlighting, ancestors);
+    this.flame.showWindow(flameWindow);
     renderBreadcrumbs(this.breadcrumbs, layout.path, (i) =>
       state.update({ zoom: layout.path.slice(1, i + 1).map((c) => c.name), flameWindow: null }),
     );

@@ -323,6 +323,7 @@ export class Timeline {
     const all = this.ctx.page.threads.map((u) => u.index);
     const current = this.ctx.state.current.threads ?? all;
     const thread = d.threads[t];
+    this.ctx.tooltip.hide(); // it says what a click would do: no longer true
     const next = current.includes(thread)
       ? current.filter((i) => i !== thread)
       : all.filter((i) => i === thread || current.includes(i));

@@ -36,9 +36,38 @@ pub fn thread_totals(session: &Session) -> Vec<ThreadTotal> {
     totals
 }
 
+/// The threads of `totals` (as [`thread_totals`] gives them) heaviest first, threads of equal
+/// weight in their order: a timeline of many threads, most of them idle, shows the busy ones
+/// first.
+pub fn busiest_first(totals: &[ThreadTotal]) -> Vec<ThreadIdx> {
+    let mut order: Vec<&ThreadTotal> = totals.iter().collect();
+    order.sort_by_key(|t| std::cmp::Reverse(t.weight));
+    order.into_iter().map(|t| t.thread).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busiest_first_puts_idle_threads_last_and_keeps_the_order_of_equals() {
+        let total = |i, weight| ThreadTotal {
+            thread: ThreadIdx(i),
+            samples: 1,
+            weight,
+        };
+        let totals = [
+            total(0, 1),
+            total(1, 0),
+            total(2, 9),
+            total(3, 1),
+            total(4, 5),
+        ];
+        assert_eq!(
+            busiest_first(&totals),
+            [2, 4, 0, 3, 1].map(ThreadIdx).to_vec()
+        );
+    }
     use crate::session::{FrameSpec, SessionBuilder};
 
     #[test]
