@@ -208,8 +208,9 @@ impl ReleaseProfile {
 }
 
 /// The path of the fixture program `name` (a binary of `tests/fixtures`) built in release with
-/// `profile`; all fixtures are built once per test process and profile, each profile into its
-/// own directory under the test's target directory (so the dependencies keep their builds).
+/// `profile`; all fixtures are built once per test process and profile, each profile into a
+/// target directory of its own (so the dependencies keep their builds): `limited` into the
+/// test's own, the others into `fixtures-<debug setting>` under it.
 pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
     use std::sync::OnceLock;
     static BUILT: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
@@ -218,7 +219,12 @@ pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
         .position(|p| *p == profile)
         .expect("a listed profile");
     let dir = BUILT[slot].get_or_init(|| {
-        let target = target_dir().join(format!("fixtures-{}", profile.debug()));
+        // `limited` is this workspace's own release profile: its builds share the target
+        // directory (and the dependencies' builds) with the release examples'.
+        let target = match profile {
+            ReleaseProfile::Limited => target_dir(),
+            _ => target_dir().join(format!("fixtures-{}", profile.debug())),
+        };
         let status = cargo()
             .args([
                 "build",
