@@ -28,6 +28,10 @@ pub struct ConvertArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Start each stack of a `perf script` file with its process name (spaces as `_`), as
+    /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
+    #[arg(long)]
+    process_root: bool,
     /// Draw FILE against this profile: a differential flame graph (`--to svg`, red where FILE
     /// grew, blue where it shrank) or differential folded stacks (`--to folded`).
     #[arg(long, value_name = "BASE")]
@@ -101,11 +105,18 @@ pub fn run(args: ConvertArgs) -> ExitCode {
             base,
             &args.file,
             args.sample_type,
+            args.process_root,
             target,
             args.absolute,
             &args.output,
         ),
-        None => convert(&args.file, args.sample_type, target, &args.output),
+        None => convert(
+            &args.file,
+            args.sample_type,
+            args.process_root,
+            target,
+            &args.output,
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -116,10 +127,11 @@ pub fn run(args: ConvertArgs) -> ExitCode {
 fn convert(
     input: &Path,
     sample_type: Option<String>,
+    process_root: bool,
     target: Target,
     output: &Path,
 ) -> prof::Result<()> {
-    let session = super::load(input, sample_type)?;
+    let session = super::load(input, sample_type, process_root)?;
     if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }
@@ -135,12 +147,13 @@ fn convert_diff(
     base: &Path,
     new: &Path,
     sample_type: Option<String>,
+    process_root: bool,
     target: Target,
     absolute: bool,
     output: &Path,
 ) -> prof::Result<()> {
-    let base_session = super::load(base, sample_type.clone())?;
-    let new_session = super::load(new, sample_type)?;
+    let base_session = super::load(base, sample_type.clone(), process_root)?;
+    let new_session = super::load(new, sample_type, process_root)?;
     let (base_label, new_label) = (base.display().to_string(), new.display().to_string());
     let base = DiffSide {
         label: &base_label,
