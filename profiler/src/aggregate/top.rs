@@ -39,8 +39,17 @@ pub struct TopRow {
 impl CallTree {
     /// Self and total weight and count of every function in the tree, in no particular order.
     pub fn functions(&self, session: &Session) -> Vec<TopRow> {
+        self.function_weights(session)
+            .into_iter()
+            .map(|w| w.row(session))
+            .collect()
+    }
+
+    /// The figures of [`CallTree::functions`] without the names, which a top-N table needs only
+    /// for its N rows (a million functions' names would be a million copies).
+    fn function_weights(&self, session: &Session) -> Vec<Weights> {
         let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
-        let mut rows: Vec<TopRow> = Vec::new();
+        let mut rows: Vec<Weights> = Vec::new();
         let mut on_path: Vec<u32> = vec![0; session.strings.len()];
         // Depth-first walk; a node is visited on entry (Some) and left on exit (None).
         let mut todo: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, true)];
@@ -60,9 +69,8 @@ impl CallTree {
             }
             if slot[func.index()] == u32::MAX {
                 slot[func.index()] = rows.len() as u32;
-                rows.push(TopRow {
+                rows.push(Weights {
                     func,
-                    name: session.str(func).to_owned(),
                     self_weight: 0,
                     total_weight: 0,
                     self_count: 0,
@@ -85,13 +93,45 @@ impl CallTree {
 
     /// The `n` heaviest functions by `sort`, heaviest first; ties by the other weight, then name.
     pub fn top(&self, session: &Session, n: usize, sort: SortBy) -> Vec<TopRow> {
-        let mut rows = self.functions(session);
-        let key = |r: &TopRow| match sort {
+        let mut rows = self.function_weights(session);
+        let key = |r: &Weights| match sort {
             SortBy::SelfWeight => (r.self_weight, r.total_weight),
             SortBy::Total => (r.total_weight, r.self_weight),
         };
-        rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
-        rows.truncate(n);
-        rows
+        // Functions have distinct names, so the order is total and needs no stable sort (whose
+        // buffer is half the rows); only the `n` first are sorted.
+        let order = |a: &Weights, b: &Weights| {
+            key(b)
+                .cmp(&key(a))
+                .then_with(|| session.str(a.func).cmp(session.str(b.func)))
+        };
+        if n < rows.len() {
+            rows.select_nth_unstable_by(n, order);
+            rows.truncate(n);
+        }
+        rows.sort_unstable_by(order);
+        rows.into_iter().map(|w| w.row(session)).collect()
+    }
+}
+
+/// A [`TopRow`] without its name.
+struct Weights {
+    func: StrId,
+    self_weight: u64,
+    total_weight: u64,
+    self_count: u64,
+    total_count: u64,
+}
+
+impl Weights {
+    fn row(self, session: &Session) -> TopRow {
+        TopRow {
+            func: self.func,
+            name: session.str(self.func).to_owned(),
+            self_weight: self.self_weight,
+            total_weight: self.total_weight,
+            self_count: self.self_count,
+            total_count: self.total_count,
+        }
     }
 }
