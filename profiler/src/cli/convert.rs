@@ -169,33 +169,50 @@ fn convert_diff(
     })
 }
 
-/// Renders into memory with `render`, then writes the bytes to `output` atomically (or to
-/// standard output for `-`), so a failure never leaves a partial file.
+/// Writes what `render` makes to `output` atomically, through a temporary file beside it (so a
+/// failure never leaves a partial file and the output is never held in memory whole), or into
+/// memory and then to standard output for `-`.
 fn write_output(
     output: &Path,
-    render: impl FnOnce(&mut Vec<u8>) -> prof::Result<()>,
+    render: impl FnOnce(&mut dyn Write) -> prof::Result<()>,
 ) -> prof::Result<()> {
-    let to_stdout = output == Path::new("-");
-    let mut bytes = Vec::new();
-    render(&mut bytes).map_err(|e| match e {
+    let to_output = |e| match e {
         Error::Write(source) => Error::Io {
             path: output.to_owned(),
             source,
         },
         other => other,
-    })?;
-    if to_stdout {
+    };
+    if output == Path::new("-") {
+        let mut bytes = Vec::new();
+        render(&mut bytes).map_err(to_output)?;
         let mut stdout = std::io::stdout().lock();
         return stdout
             .write_all(&bytes)
             .and_then(|()| stdout.flush())
             .map_err(Error::Write);
     }
-    prof::session::write_atomically(output, |file| file.write_all(&bytes))
+    // An error of the renderer's own (not of writing) is kept to be returned as it is.
+    let mut failed = None;
+    let written = prof::session::write_atomically(output, |file| {
+        let mut out = std::io::BufWriter::new(file);
+        match render(&mut out) {
+            Ok(()) => out.flush(),
+            Err(Error::Write(source)) => Err(source),
+            Err(other) => {
+                failed = Some(other);
+                Err(std::io::Error::other("the export failed"))
+            }
+        }
+    });
+    match failed {
+        Some(err) => Err(err),
+        None => written,
+    }
 }
 
 /// Writes `session` as `target`; `name` is what the single-file viewer calls the profile.
-fn render(session: &Session, target: Target, name: &str, out: &mut Vec<u8>) -> prof::Result<()> {
+fn render(session: &Session, target: Target, name: &str, out: &mut dyn Write) -> prof::Result<()> {
     match target {
         Target::Folded => write_folded(session, out),
         Target::Svg => svg::write_svg(session, out),
