@@ -145,16 +145,30 @@ type Groups = (Vec<(StackId, ThreadIdx)>, Vec<u64>, usize);
 fn group_samples(session: &Session) -> Groups {
     let samples = &session.samples;
     let stride = session.meta.extra_sample_types.len() + 2;
-    let mut index: foldhash::HashMap<(StackId, ThreadIdx), usize> = Default::default();
+    // The group of each stack's first thread, by stack (most stacks are sampled on one
+    // thread), and of the others in a map.
+    let mut first: Vec<u32> = vec![u32::MAX; session.stacks.len()];
+    let mut others: foldhash::HashMap<(StackId, ThreadIdx), usize> = Default::default();
     let mut groups: Vec<(StackId, ThreadIdx)> = Vec::new();
     let mut all_sums: Vec<u64> = Vec::new();
     for i in 0..samples.len() {
         let key = (samples.stack[i], samples.thread[i]);
-        let slot = *index.entry(key).or_insert_with(|| {
+        let new_group = |groups: &mut Vec<(StackId, ThreadIdx)>, all_sums: &mut Vec<u64>| {
             groups.push(key);
             all_sums.resize(all_sums.len() + stride, 0);
             groups.len() - 1
-        });
+        };
+        let slot = match first[key.0.index()] {
+            u32::MAX => {
+                let slot = new_group(&mut groups, &mut all_sums);
+                first[key.0.index()] = slot as u32;
+                slot
+            }
+            g if groups[g as usize].1 == key.1 => g as usize,
+            _ => *others
+                .entry(key)
+                .or_insert_with(|| new_group(&mut groups, &mut all_sums)),
+        };
         let sums = &mut all_sums[slot * stride..(slot + 1) * stride];
         sums[0] += samples.multiplicity(i);
         sums[1] += samples.weight[i];
@@ -181,7 +195,10 @@ struct Encoder<'s> {
     n_functions: u64,
     /// String index per text; the session's own texts are borrowed, not copied.
     strings: foldhash::HashMap<Cow<'s, str>, i64>,
+    /// Function id per (name, file) of the functions with a file.
     functions: foldhash::HashMap<(StrId, Option<StrId>), u64>,
+    /// Function id of the functions without a file (0: none yet), by name: imports name most.
+    fileless: Vec<u64>,
     /// Location id of each frame that makes a location alone (0: none yet), by frame index.
     single: Vec<u64>,
     /// Location id per run of several frames (inlined frames, then the frame they were inlined
@@ -208,6 +225,7 @@ impl<'s> Encoder<'s> {
             n_functions: 0,
             strings: Default::default(),
             functions: Default::default(),
+            fileless: vec![0; session.strings.len()],
             single: vec![0; session.frames.len()],
             locations: HashMap::new(),
             mappings: HashMap::new(),
@@ -350,8 +368,12 @@ impl<'s> Encoder<'s> {
     }
 
     fn function(&mut self, name: StrId, file: Option<StrId>) -> u64 {
-        if let Some(&id) = self.functions.get(&(name, file)) {
-            return id;
+        let found = match file {
+            None => self.fileless[name.index()],
+            Some(_) => self.functions.get(&(name, file)).copied().unwrap_or(0),
+        };
+        if found != 0 {
+            return found;
         }
         self.n_functions += 1;
         let id = self.n_functions;
@@ -365,7 +387,12 @@ impl<'s> Encoder<'s> {
             start_line: 0,
         };
         prost::encoding::message::encode(5, &function, &mut self.functions_out);
-        self.functions.insert((name, file), id);
+        match file {
+            None => self.fileless[name.index()] = id,
+            Some(_) => {
+                self.functions.insert((name, file), id);
+            }
+        }
         id
     }
 
