@@ -288,6 +288,34 @@ fn perf_script_converts_to_the_expected_folded_stacks() {
     );
 }
 
+/// `tests/data/import/perf-reference-rules.perf` holds one sample per rule by which
+/// stackcollapse-perf.pl and inferno's collapse-perf name frames (unknown frames, JVM classes,
+/// argument lists, Go methods, `(inlined)`, `->` inlining, half-demangled Rust, process names in
+/// the chain, blank symbols, `;` in names, a sample without frames, names that sort differently
+/// by bytes than depth first); the expected file is their output, sorted as they sort it.
+#[test]
+fn r20_perf_script_folds_as_the_reference_collapsers_fold_it() {
+    let input = data("perf-reference-rules.perf");
+    let expected = std::fs::read_to_string(data("perf-reference-rules.folded")).unwrap();
+    let out = convert(&[
+        input.to_str().unwrap(),
+        "--to",
+        "folded",
+        "--process-root",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+    // Without the option: the same stacks without their process root (and the sample that had
+    // no frame but its root is left out).
+    let mut without: Vec<String> = expected
+        .lines()
+        .filter_map(|l| l.split_once(';').map(|(_, rest)| rest.to_owned()))
+        .collect();
+    without.sort();
+    assert_eq!(sorted_lines(&to_folded(&input)), without);
+}
+
 #[test]
 fn imports_convert_to_session_files_that_load() {
     let dir = TempDir::new("to-session");

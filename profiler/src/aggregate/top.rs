@@ -39,8 +39,22 @@ pub struct TopRow {
 impl CallTree {
     /// Self and total weight and count of every function in the tree, in no particular order.
     pub fn functions(&self, session: &Session) -> Vec<TopRow> {
+        self.tally(session, |func| TopRow {
+            func,
+            name: session.str(func).to_owned(),
+            self_weight: 0,
+            total_weight: 0,
+            self_count: 0,
+            total_count: 0,
+        })
+    }
+
+    /// The figures of every function, each in a row that `new` makes: a top-N table makes
+    /// rows without names, as it needs names only for its N rows (a million functions' names
+    /// would be a million copies).
+    fn tally<R: Figures>(&self, session: &Session, new: impl Fn(StrId) -> R) -> Vec<R> {
         let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
-        let mut rows: Vec<TopRow> = Vec::new();
+        let mut rows: Vec<R> = Vec::new();
         let mut on_path: Vec<u32> = vec![0; session.strings.len()];
         // Depth-first walk; a node is visited on entry (Some) and left on exit (None).
         let mut todo: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, true)];
@@ -60,21 +74,15 @@ impl CallTree {
             }
             if slot[func.index()] == u32::MAX {
                 slot[func.index()] = rows.len() as u32;
-                rows.push(TopRow {
-                    func,
-                    name: session.str(func).to_owned(),
-                    self_weight: 0,
-                    total_weight: 0,
-                    self_count: 0,
-                    total_count: 0,
-                });
+                rows.push(new(func));
             }
-            let row = &mut rows[slot[func.index()] as usize];
-            row.self_weight += self.self_weight(node);
-            row.self_count += self.self_count(node);
+            let (self_weight, total_weight, self_count, total_count) =
+                rows[slot[func.index()] as usize].figures();
+            *self_weight += self.self_weight(node);
+            *self_count += self.self_count(node);
             if on_path[func.index()] == 0 {
-                row.total_weight += self.total_weight(node);
-                row.total_count += self.total_count(node);
+                *total_weight += self.total_weight(node);
+                *total_count += self.total_count(node);
             }
             on_path[func.index()] += 1;
             todo.push((node, false));
@@ -85,13 +93,79 @@ impl CallTree {
 
     /// The `n` heaviest functions by `sort`, heaviest first; ties by the other weight, then name.
     pub fn top(&self, session: &Session, n: usize, sort: SortBy) -> Vec<TopRow> {
-        let mut rows = self.functions(session);
-        let key = |r: &TopRow| match sort {
+        let mut rows = self.tally(session, |func| Weights {
+            func,
+            self_weight: 0,
+            total_weight: 0,
+            self_count: 0,
+            total_count: 0,
+        });
+        let key = |r: &Weights| match sort {
             SortBy::SelfWeight => (r.self_weight, r.total_weight),
             SortBy::Total => (r.total_weight, r.self_weight),
         };
-        rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
-        rows.truncate(n);
-        rows
+        // Functions have distinct names, so the order is total and needs no stable sort (whose
+        // buffer is half the rows); only the `n` first are sorted.
+        let order = |a: &Weights, b: &Weights| {
+            key(b)
+                .cmp(&key(a))
+                .then_with(|| session.str(a.func).cmp(session.str(b.func)))
+        };
+        if n < rows.len() {
+            rows.select_nth_unstable_by(n, order);
+            rows.truncate(n);
+        }
+        rows.sort_unstable_by(order);
+        rows.into_iter().map(|w| w.row(session)).collect()
+    }
+}
+
+/// A [`TopRow`] without its name.
+struct Weights {
+    func: StrId,
+    self_weight: u64,
+    total_weight: u64,
+    self_count: u64,
+    total_count: u64,
+}
+
+/// A row of figures [`CallTree::tally`] adds to.
+trait Figures {
+    /// Self weight, total weight, self count, total count.
+    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64);
+}
+
+impl Figures for TopRow {
+    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64) {
+        (
+            &mut self.self_weight,
+            &mut self.total_weight,
+            &mut self.self_count,
+            &mut self.total_count,
+        )
+    }
+}
+
+impl Figures for Weights {
+    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64) {
+        (
+            &mut self.self_weight,
+            &mut self.total_weight,
+            &mut self.self_count,
+            &mut self.total_count,
+        )
+    }
+}
+
+impl Weights {
+    fn row(self, session: &Session) -> TopRow {
+        TopRow {
+            func: self.func,
+            name: session.str(self.func).to_owned(),
+            self_weight: self.self_weight,
+            total_weight: self.total_weight,
+            self_count: self.self_count,
+            total_count: self.total_count,
+        }
     }
 }

@@ -28,6 +28,10 @@ pub struct ConvertArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Start each stack of a `perf script` file with its process name (spaces as `_`), as
+    /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
+    #[arg(long)]
+    process_root: bool,
     /// Draw FILE against this profile: a differential flame graph (`--to svg`, red where FILE
     /// grew, blue where it shrank) or differential folded stacks (`--to folded`).
     #[arg(long, value_name = "BASE")]
@@ -101,11 +105,18 @@ pub fn run(args: ConvertArgs) -> ExitCode {
             base,
             &args.file,
             args.sample_type,
+            args.process_root,
             target,
             args.absolute,
             &args.output,
         ),
-        None => convert(&args.file, args.sample_type, target, &args.output),
+        None => convert(
+            &args.file,
+            args.sample_type,
+            args.process_root,
+            target,
+            &args.output,
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -116,10 +127,11 @@ pub fn run(args: ConvertArgs) -> ExitCode {
 fn convert(
     input: &Path,
     sample_type: Option<String>,
+    process_root: bool,
     target: Target,
     output: &Path,
 ) -> prof::Result<()> {
-    let session = super::load(input, sample_type)?;
+    let session = super::load(input, sample_type, process_root)?;
     if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }
@@ -135,12 +147,13 @@ fn convert_diff(
     base: &Path,
     new: &Path,
     sample_type: Option<String>,
+    process_root: bool,
     target: Target,
     absolute: bool,
     output: &Path,
 ) -> prof::Result<()> {
-    let base_session = super::load(base, sample_type.clone())?;
-    let new_session = super::load(new, sample_type)?;
+    let base_session = super::load(base, sample_type.clone(), process_root)?;
+    let new_session = super::load(new, sample_type, process_root)?;
     let (base_label, new_label) = (base.display().to_string(), new.display().to_string());
     let base = DiffSide {
         label: &base_label,
@@ -156,33 +169,50 @@ fn convert_diff(
     })
 }
 
-/// Renders into memory with `render`, then writes the bytes to `output` atomically (or to
-/// standard output for `-`), so a failure never leaves a partial file.
+/// Writes what `render` makes to `output` atomically, through a temporary file beside it (so a
+/// failure never leaves a partial file and the output is never held in memory whole), or into
+/// memory and then to standard output for `-`.
 fn write_output(
     output: &Path,
-    render: impl FnOnce(&mut Vec<u8>) -> prof::Result<()>,
+    render: impl FnOnce(&mut dyn Write) -> prof::Result<()>,
 ) -> prof::Result<()> {
-    let to_stdout = output == Path::new("-");
-    let mut bytes = Vec::new();
-    render(&mut bytes).map_err(|e| match e {
+    let to_output = |e| match e {
         Error::Write(source) => Error::Io {
             path: output.to_owned(),
             source,
         },
         other => other,
-    })?;
-    if to_stdout {
+    };
+    if output == Path::new("-") {
+        let mut bytes = Vec::new();
+        render(&mut bytes).map_err(to_output)?;
         let mut stdout = std::io::stdout().lock();
         return stdout
             .write_all(&bytes)
             .and_then(|()| stdout.flush())
             .map_err(Error::Write);
     }
-    prof::session::write_atomically(output, |file| file.write_all(&bytes))
+    // An error of the renderer's own (not of writing) is kept to be returned as it is.
+    let mut failed = None;
+    let written = prof::session::write_atomically(output, |file| {
+        let mut out = std::io::BufWriter::new(file);
+        match render(&mut out) {
+            Ok(()) => out.flush(),
+            Err(Error::Write(source)) => Err(source),
+            Err(other) => {
+                failed = Some(other);
+                Err(std::io::Error::other("the export failed"))
+            }
+        }
+    });
+    match failed {
+        Some(err) => Err(err),
+        None => written,
+    }
 }
 
 /// Writes `session` as `target`; `name` is what the single-file viewer calls the profile.
-fn render(session: &Session, target: Target, name: &str, out: &mut Vec<u8>) -> prof::Result<()> {
+fn render(session: &Session, target: Target, name: &str, out: &mut dyn Write) -> prof::Result<()> {
     match target {
         Target::Folded => write_folded(session, out),
         Target::Svg => svg::write_svg(session, out),

@@ -31,6 +31,10 @@ pub struct ReportArgs {
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
     sample_type: Option<String>,
+    /// Start each stack of a `perf script` file with its process name (spaces as `_`), as
+    /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
+    #[arg(long)]
+    process_root: bool,
     /// Only samples whose thread was running (on CPU) or waiting (off CPU), as wall mode
     /// records; a profile without states has only running samples.
     #[arg(long, value_enum, value_name = "STATE")]
@@ -133,7 +137,7 @@ enum Sort {
 
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
-    let session = match super::load(&args.file, args.sample_type) {
+    let session = match super::load(&args.file, args.sample_type, args.process_root) {
         Ok(session) => session,
         Err(err) => return fail(&err),
     };

@@ -13,24 +13,52 @@ pub fn write_folded(session: &Session, out: impl Write) -> Result<()> {
 }
 
 /// Writes a (possibly filtered or transformed) call tree as folded stacks: one line per node
-/// with self weight, in depth-first name order. A `;` inside a function name becomes `:` and
-/// line breaks become spaces, so every line parses back to the same frames.
+/// with self weight, sorted by the bytes of the stack as `stackcollapse-perf.pl` and inferno sort
+/// theirs. A `;` inside a function name becomes `:` and line breaks become spaces, so every line
+/// parses back to the same frames; stacks that read the same after that are one line.
 pub fn write_folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> Result<()> {
     folded_tree(tree, session, out).map_err(Error::Write)
 }
 
 fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(out);
-    let mut path: Vec<String> = Vec::new();
+    // Every stack's text in one buffer, then its lines sorted by text: one allocation per
+    // buffer rather than one per line, so a million distinct stacks stay small.
+    let mut text = String::new();
+    let mut lines: Vec<(usize, usize, u64)> = Vec::new();
+    // Where each name on the current path ends in `path`.
+    let mut path = String::new();
+    let mut ends: Vec<usize> = Vec::new();
     // Depth-first, keeping the names from the root to the current node in `path`.
     let mut todo: Vec<NodeId> = tree.children(tree.root()).iter().rev().copied().collect();
     while let Some(node) = todo.pop() {
-        path.truncate(tree.depth(node) as usize - 1);
-        path.push(clean(tree.name(session, node)));
+        let depth = tree.depth(node) as usize - 1;
+        ends.truncate(depth);
+        path.truncate(ends.last().copied().unwrap_or(0));
+        if depth > 0 {
+            path.push(';');
+        }
+        push_clean(&mut path, tree.name(session, node));
+        ends.push(path.len());
         if tree.self_weight(node) > 0 {
-            writeln!(out, "{} {}", path.join(";"), tree.self_weight(node))?;
+            lines.push((text.len(), path.len(), tree.self_weight(node)));
+            text.push_str(&path);
         }
         todo.extend(tree.children(node).iter().rev());
+    }
+    let stack = |&(start, len, _): &(usize, usize, u64)| &text.as_bytes()[start..start + len];
+    lines.sort_unstable_by(|a, b| stack(a).cmp(stack(b)));
+    let mut out = std::io::BufWriter::new(out);
+    let mut i = 0;
+    while i < lines.len() {
+        let mut weight = lines[i].2;
+        let mut j = i + 1;
+        while j < lines.len() && stack(&lines[j]) == stack(&lines[i]) {
+            weight = weight.saturating_add(lines[j].2);
+            j += 1;
+        }
+        out.write_all(stack(&lines[i]))?;
+        writeln!(out, " {weight}")?;
+        i = j;
     }
     out.flush()?;
     Ok(())
@@ -53,7 +81,18 @@ fn folded_diff(diff: &DiffTree, out: impl Write) -> std::io::Result<()> {
 }
 
 fn clean(name: &str) -> String {
-    name.replace(';', ":").replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(name.len());
+    push_clean(&mut out, name);
+    out
+}
+
+/// Appends `name` with `;` as `:` and line breaks as spaces.
+fn push_clean(out: &mut String, name: &str) {
+    out.extend(name.chars().map(|c| match c {
+        ';' => ':',
+        '\n' | '\r' => ' ',
+        c => c,
+    }));
 }
 
 #[cfg(test)]
@@ -93,6 +132,25 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "main 5\nmain;a:b;leaf 10\nmain;z 1\n"
+        );
+    }
+
+    #[test]
+    fn r20_lines_are_sorted_by_their_bytes_as_the_reference_collapsers_sort_them() {
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        b.push_named(&["fn_1", "x"], t, 0, 1);
+        b.push_named(&["fn_10"], t, 0, 2);
+        b.push_named(&["fn_1"], t, 0, 3);
+        // Two names that read the same once `;` is `:` are one line.
+        b.push_named(&["a;b"], t, 0, 4);
+        b.push_named(&["a:b"], t, 0, 5);
+        let mut out = Vec::new();
+        write_folded(&b.finish(), &mut out).unwrap();
+        // Depth-first order would put `fn_1;x` before `fn_10` (`0` sorts before `;`).
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "a:b 9\nfn_1 3\nfn_10 2\nfn_1;x 1\n"
         );
     }
 }

@@ -9,6 +9,7 @@ use crate::session::{Session, StackId, StrId, ThreadIdx, Unit};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io::Write;
 
 /// The `$schema` every speedscope file names.
@@ -133,7 +134,9 @@ struct StackTable<'s> {
     frames: Vec<Frame<'s>>,
     frame_index: HashMap<(StrId, Option<StrId>), u32>,
     paths: Vec<Vec<u32>>,
-    path_index: HashMap<Vec<u32>, usize>,
+    /// Indices into `paths`, hashed by the path: each path is stored once, not again as a key.
+    path_index: hashbrown::HashTable<usize>,
+    hasher: foldhash::fast::RandomState,
     by_stack: HashMap<StackId, usize>,
 }
 
@@ -144,7 +147,8 @@ impl<'s> StackTable<'s> {
             frames: Vec::new(),
             frame_index: HashMap::new(),
             paths: Vec::new(),
-            path_index: HashMap::new(),
+            path_index: hashbrown::HashTable::new(),
+            hasher: Default::default(),
             by_stack: HashMap::new(),
         }
     }
@@ -171,12 +175,17 @@ impl<'s> StackTable<'s> {
             })
             .collect();
         path.reverse();
-        let p = match self.path_index.get(&path) {
-            Some(&p) => p,
-            None => {
-                self.paths.push(path.clone());
-                self.path_index.insert(path, self.paths.len() - 1);
-                self.paths.len() - 1
+        let (hasher, paths) = (&self.hasher, &mut self.paths);
+        let p = match self.path_index.entry(
+            hasher.hash_one(&path),
+            |&p| paths[p] == path,
+            |&p| hasher.hash_one(&paths[p]),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(found) => *found.get(),
+            hashbrown::hash_table::Entry::Vacant(new) => {
+                paths.push(path);
+                new.insert(paths.len() - 1);
+                paths.len() - 1
             }
         };
         self.by_stack.insert(stack, p);

@@ -135,6 +135,7 @@ mod tests {
         let path = temp("typed.json", &json);
         let mut options = LoadOptions {
             sample_type: Some("cpu".into()),
+            ..LoadOptions::default()
         };
         assert!(load_any_with(&path, &options).is_ok());
         options.sample_type = Some("alloc_space".into());

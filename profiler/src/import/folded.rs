@@ -285,6 +285,7 @@ mod tests {
     fn a_sample_type_other_than_samples_is_refused_listing_samples() {
         let options = LoadOptions {
             sample_type: Some("cpu".into()),
+            ..LoadOptions::default()
         };
         let err = read_folded_with(&b"main 1\n"[..], Path::new("in.folded"), &options).unwrap_err();
         assert_eq!(

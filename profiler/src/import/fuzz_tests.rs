@@ -110,7 +110,10 @@ proptest! {
     ) {
         let text = lines.join(&b'\n');
         check_everywhere(&text)?;
-        let options = LoadOptions { sample_type: wanted };
+        let options = LoadOptions {
+            sample_type: wanted,
+            ..LoadOptions::default()
+        };
         check(read_perf_script_with(&text[..], Path::new("fuzz.perf"), &options).map(|l| l.session))?;
     }
 

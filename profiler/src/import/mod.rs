@@ -12,6 +12,7 @@ pub mod folded;
 #[cfg(test)]
 mod fuzz_tests;
 pub mod perf;
+mod perf_names;
 pub mod pprof;
 
 use crate::{Error, Result};
@@ -42,6 +43,11 @@ pub struct LoadOptions {
     /// profile's value column or a `perf script` file's event. `None` takes the format's
     /// default (pprof's `default_sample_type`, else its last type; perf's first event).
     pub sample_type: Option<String>,
+    /// Start each stack of a `perf script` file with the name of its process (perf's `comm`,
+    /// spaces as `_`), as `stackcollapse-perf.pl` and inferno's `collapse-perf` do by default.
+    /// Other formats name no process and ignore it. Off by default: the thread is a column of
+    /// its own in a session.
+    pub process_root: bool,
 }
 
 /// An imported session and what the reader noticed while reading it.

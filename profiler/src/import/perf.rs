@@ -9,13 +9,18 @@
 //! counts of that event; samples without a period count 1 each. A file of several events shows
 //! one (the first, or the one asked for), and says so.
 //!
+//! Frames are named as the reference collapsers name them (see `perf_names.rs`), so the folded
+//! stacks of a perf file are theirs; with [`LoadOptions::process_root`] each stack starts with
+//! the process name (spaces as `_`), as theirs do by default. An `(inlined)` frame is marked
+//! inlined and takes the object of the frame at the same address it was inlined into.
+//!
 //! Bytes that are not UTF-8 become U+FFFD (�) in names, so they show.
 
+use super::perf_names::{frame_names, Named};
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
 use crate::session::{FrameId, FrameSpec, Metadata, SampleType, Session, SessionBuilder, Unit};
 use crate::{Error, Result};
 use regex::Regex;
-use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -39,7 +44,7 @@ pub fn read_perf_script_with(
         path: path.to_owned(),
         message,
     };
-    let mut reader = Reader::new(options.sample_type.as_deref());
+    let mut reader = Reader::new(options.sample_type.as_deref(), options.process_root);
     let mut line = Vec::new();
     let mut n = 0usize;
     loop {
@@ -79,11 +84,17 @@ struct Pending {
     time_ns: Option<u64>,
     weight: u64,
     frames: Vec<FrameId>,
+    /// `(inlined)` frames read but not yet added: their names and address, waiting for the frame
+    /// they were inlined into (the next one at the same address) to give them its object.
+    held: Vec<(Named, u64)>,
     cut: bool,
 }
 
 struct Reader<'o> {
     wanted: Option<&'o str>,
+    process_root: bool,
+    /// The names of the line being read, reused.
+    names: Vec<Named>,
     b: SessionBuilder,
     /// The event shown, once known, and whether its samples carry a period.
     shown: Option<(String, bool)>,
@@ -101,9 +112,11 @@ struct Reader<'o> {
 }
 
 impl<'o> Reader<'o> {
-    fn new(wanted: Option<&'o str>) -> Self {
+    fn new(wanted: Option<&'o str>, process_root: bool) -> Self {
         Reader {
             wanted,
+            process_root,
+            names: Vec::new(),
             b: SessionBuilder::new(Metadata {
                 timer: PERF_TIMER.to_owned(),
                 prof_version: crate::VERSION.to_owned(),
@@ -186,6 +199,7 @@ impl<'o> Reader<'o> {
             time_ns: e.time_ns,
             weight,
             frames: Vec::new(),
+            held: Vec::new(),
             cut: false,
         });
     }
@@ -194,29 +208,76 @@ impl<'o> Reader<'o> {
         let Some(pending) = self.current.as_mut().filter(|p| p.keep) else {
             return;
         };
+        if frame.dso == Some("inlined") {
+            let mut names = std::mem::take(&mut self.names);
+            frame_names(frame.symbol, None, &pending.comm, &mut names);
+            // Leaf first, as the frames are kept.
+            for mut named in names.drain(..).rev() {
+                named.inlined = true;
+                pending.held.push((named, frame.address));
+            }
+            self.names = names;
+            return;
+        }
+        self.release_held(Some(frame));
+        let Some(pending) = self.current.as_mut() else {
+            return;
+        };
+        let mut names = std::mem::take(&mut self.names);
+        frame_names(frame.symbol, frame.dso, &pending.comm, &mut names);
+        for named in names.drain(..).rev() {
+            self.push_named(&named, frame.dso, frame.address);
+        }
+        self.names = names;
+    }
+
+    /// Adds the held `(inlined)` frames, each with the object of `into` when it is at their
+    /// address (the frame they were inlined into), else with none.
+    fn release_held(&mut self, into: Option<&FrameLine<'_>>) {
+        let Some(pending) = self.current.as_mut() else {
+            return;
+        };
+        let held = std::mem::take(&mut pending.held);
+        for (named, address) in &held {
+            let dso = into.filter(|f| f.address == *address).and_then(|f| f.dso);
+            self.push_named(named, dso, *address);
+        }
+    }
+
+    /// Adds one frame at the root end of the sample being read (frames come leaf first).
+    fn push_named(&mut self, named: &Named, dso: Option<&str>, address: u64) {
+        let Some(pending) = self.current.as_mut() else {
+            return;
+        };
         if pending.frames.len() >= MAX_STACK_DEPTH {
             pending.cut = true;
             return;
         }
-        let name: Cow<'_, str> = match frame.symbol {
-            Some(symbol) => symbol.into(),
-            None => match frame.dso {
-                Some(dso) => format!("[{}]", dso.rsplit('/').next().unwrap_or(dso)).into(),
-                None => "[unknown]".into(),
-            },
-        };
         let id = self.b.intern_frame(&FrameSpec {
-            module: frame.dso,
-            address: Some(frame.address),
-            ..FrameSpec::named(&name)
+            module: dso,
+            address: Some(address),
+            inlined: named.inlined,
+            ..FrameSpec::named(&named.name)
         });
         pending.frames.push(id);
     }
 
     fn end_sample(&mut self) -> Result<(), String> {
-        let Some(mut pending) = self.current.take().filter(|p| p.keep) else {
+        if !self.current.as_ref().is_some_and(|p| p.keep) {
+            self.current = None;
+            return Ok(());
+        }
+        self.release_held(None);
+        let Some(mut pending) = self.current.take() else {
             return Ok(());
         };
+        if self.process_root {
+            // The root alone stands for a sample without frames, as in the reference output.
+            let root = self
+                .b
+                .intern_frame(&FrameSpec::named(&pending.comm.replace(' ', "_")));
+            pending.frames.push(root);
+        }
         pending.frames.reverse();
         let Some(leaf) = self.b.intern_stack_path(&pending.frames) else {
             self.frameless += 1;
@@ -369,7 +430,8 @@ fn event_name(event: &str) -> &str {
 /// A frame line, parsed.
 struct FrameLine<'a> {
     address: u64,
-    /// The function, without `+0x...` offset; `None` when perf did not know it.
+    /// The function, without `+0x...` offset; `None` when perf did not know it, blank when perf
+    /// printed none before the object.
     symbol: Option<&'a str>,
     dso: Option<&'a str>,
 }
@@ -421,8 +483,9 @@ fn parse_frame(line: &str) -> Option<FrameLine<'_>> {
     };
     Some(FrameLine {
         address,
-        symbol: Some(symbol).filter(|s| !s.is_empty() && *s != "[unknown]"),
-        dso: dso.filter(|d| !d.is_empty() && *d != "unknown"),
+        // A blank symbol before an object is kept blank (the reference collapsers name it " ").
+        symbol: Some(symbol).filter(|s| *s != "[unknown]" && !(s.is_empty() && dso.is_none())),
+        dso: dso.filter(|d| !d.is_empty() && *d != "unknown" && *d != "[unknown]"),
     })
 }
 
@@ -587,12 +650,14 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
         );
         let options = LoadOptions {
             sample_type: Some("cycles".into()),
+            ..LoadOptions::default()
         };
         let loaded = read_perf_script_with(text.as_bytes(), Path::new("p"), &options).unwrap();
         assert_eq!(loaded.session.total_weight(), 7);
         assert_eq!(loaded.session.meta.sample_type.name, "cycles");
         let options = LoadOptions {
             sample_type: Some("instructions".into()),
+            ..LoadOptions::default()
         };
         let err = read_perf_script_with(text.as_bytes(), Path::new("p"), &options).unwrap_err();
         assert_eq!(
@@ -610,10 +675,57 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
         assert_eq!(frame.symbol, Some("operator()(int)"));
         let frame = parse_frame("115b hot").unwrap();
         assert_eq!((frame.symbol, frame.dso), (Some("hot"), None));
-        let s = read(b"a 1 1.0: 1 cpu-clock:\n\t 7f00 [unknown] (/lib/libc.so.6)\n")
+        let s = read(b"a 1 1.0: 1 cpu-clock:\n\t 7f00 [unknown] (/lib/libc.so.6)\n\t 7f01 [unknown] ([unknown])\n")
             .unwrap()
             .session;
-        assert_eq!(names(&s, 0), ["[libc.so.6]"]);
+        assert_eq!(names(&s, 0), ["[libc.so.6]", "[unknown]"]);
+        let unknown = s.frame(
+            s.stack(s.samples.stack[0])
+                .parent
+                .map(|p| s.stack(p).frame)
+                .unwrap(),
+        );
+        assert_eq!(unknown.module, None, "`[unknown]` is no object");
+    }
+
+    #[test]
+    fn r20_inlined_is_no_module_and_inlined_frames_take_the_object_they_were_inlined_into() {
+        let text = "a 1/1 1.0: 1 cycles:\n\t 10 inner (inlined)\n\t 20 lost (inlined)\n\t 10 outer+0x4 (/lib/ld.so)\n\t 30 main (/bin/a)\n\n";
+        let s = read(text.as_bytes()).unwrap().session;
+        assert_eq!(names(&s, 0), ["inner", "lost", "outer", "main"]);
+        let frames: Vec<(bool, Option<&str>)> = s
+            .stack_frames(s.samples.stack[0])
+            .map(|f| (s.frame(f).inlined, s.frame(f).module.map(|m| s.str(m))))
+            .collect();
+        // `lost` is at another address than the frame after it: perf lost what it was
+        // inlined into, so its object is unknown rather than guessed.
+        assert_eq!(
+            frames,
+            [
+                (true, Some("/lib/ld.so")),
+                (true, None),
+                (false, Some("/lib/ld.so")),
+                (false, Some("/bin/a"))
+            ]
+        );
+        assert!(!s.strings.iter().any(|t| t == "inlined"));
+    }
+
+    #[test]
+    fn r20_the_process_root_is_the_command_with_spaces_as_underscores() {
+        let text = "web server 1/2 1.0: 1 cycles:\n\t 10 work (/bin/a)\n\nweb server 1/2 1.1: 1 cycles:\n\n";
+        let options = LoadOptions {
+            process_root: true,
+            ..LoadOptions::default()
+        };
+        let loaded = read_perf_script_with(text.as_bytes(), Path::new("p"), &options).unwrap();
+        let s = &loaded.session;
+        assert_eq!(names(s, 0), ["work", "web_server"]);
+        // A sample without frames is its root alone, as the reference collapsers count it.
+        assert_eq!(names(s, 1), ["web_server"]);
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let s = read(text.as_bytes()).unwrap().session;
+        assert_eq!(names(&s, 0), ["work"]);
     }
 
     #[test]

@@ -468,6 +468,7 @@ mod tests {
         assert_eq!(names, ["cpu", "unnamed_0"]);
         let options = LoadOptions {
             sample_type: Some("unnamed_0".into()),
+            ..LoadOptions::default()
         };
         let chosen = read_pprof_with(&bytes, Path::new("x.pb"), &options).unwrap();
         assert_eq!(chosen.session.total_weight(), 3);
@@ -522,6 +523,7 @@ mod tests {
     fn import(profile: &proto::Profile, wanted: Option<&str>) -> Result<Session> {
         let options = LoadOptions {
             sample_type: wanted.map(str::to_owned),
+            ..LoadOptions::default()
         };
         read_pprof_with(&profile.encode_to_vec(), Path::new("x.pb"), &options).map(|l| l.session)
     }

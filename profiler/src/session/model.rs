@@ -5,8 +5,9 @@
 //! addressed by typed indices ([`StrId`], [`FrameId`], [`StackId`], [`ThreadIdx`]) so an index into
 //! one table can never be used for another.
 
+use hashbrown::hash_table::{Entry, HashTable};
 use serde::{Deserialize, Serialize};
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 
 macro_rules! index_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -512,13 +513,16 @@ impl Session {
 /// Its maps hash with foldhash rather than the standard library's SipHash: a sampler's stop
 /// interns every frame of every distinct stack (over 100,000 lookups for 10,000 stacks), and
 /// SipHash was most of that time. foldhash seeds each map at random, so a hostile file still
-/// cannot choose keys that collide.
+/// cannot choose keys that collide. The tables hold indices into the session's own vectors, so
+/// each string, frame and stack is stored once, not a second time as a key: a million distinct
+/// names take half the memory.
 #[derive(Debug)]
 pub struct SessionBuilder {
     session: Session,
-    strings: foldhash::HashMap<String, StrId>,
-    frames: foldhash::HashMap<Frame, FrameId>,
-    stacks: foldhash::HashMap<StackNode, StackId>,
+    hasher: foldhash::fast::RandomState,
+    strings: HashTable<StrId>,
+    frames: HashTable<FrameId>,
+    stacks: HashTable<StackId>,
     threads: foldhash::HashMap<u64, ThreadIdx>,
 }
 
@@ -550,9 +554,10 @@ impl SessionBuilder {
                 },
                 ..Session::default()
             },
-            strings: foldhash::HashMap::default(),
-            frames: foldhash::HashMap::default(),
-            stacks: foldhash::HashMap::default(),
+            hasher: foldhash::fast::RandomState::default(),
+            strings: HashTable::new(),
+            frames: HashTable::new(),
+            stacks: HashTable::new(),
             threads: foldhash::HashMap::default(),
         };
         builder.intern_str("");
@@ -566,13 +571,22 @@ impl SessionBuilder {
 
     /// The id of `text`, adding it on first sight.
     pub fn intern_str(&mut self, text: &str) -> StrId {
-        if let Some(&id) = self.strings.get(text) {
-            return id;
+        let hasher = &self.hasher;
+        let strings = &mut self.session.strings;
+        let hash = hasher.hash_one(text);
+        match self.strings.entry(
+            hash,
+            |id| strings[id.index()] == text,
+            |id| hasher.hash_one(strings[id.index()].as_str()),
+        ) {
+            Entry::Occupied(found) => *found.get(),
+            Entry::Vacant(new) => {
+                let id = StrId(strings.len() as u32);
+                strings.push(text.to_owned());
+                new.insert(id);
+                id
+            }
         }
-        let id = StrId(self.session.strings.len() as u32);
-        self.session.strings.push(text.to_owned());
-        self.strings.insert(text.to_owned(), id);
-        id
     }
 
     /// The id of a frame, adding it on first sight.
@@ -601,12 +615,19 @@ impl SessionBuilder {
             "a text id of another builder"
         );
         // One hash and probe, found or not.
-        match self.frames.entry(frame) {
+        let hasher = &self.hasher;
+        let frames = &mut self.session.frames;
+        match self.frames.entry(
+            hasher.hash_one(&frame),
+            |id| frames[id.index()] == frame,
+            |id| hasher.hash_one(&frames[id.index()]),
+        ) {
             Entry::Occupied(found) => *found.get(),
             Entry::Vacant(new) => {
-                let id = FrameId(self.session.frames.len() as u32);
-                self.session.frames.push(new.key().clone());
-                *new.insert(id)
+                let id = FrameId(frames.len() as u32);
+                frames.push(frame);
+                new.insert(id);
+                id
             }
         }
     }
@@ -628,12 +649,19 @@ impl SessionBuilder {
     /// The id of the stack `frame` called from `parent`, adding it on first sight.
     pub fn intern_stack(&mut self, parent: Option<StackId>, frame: FrameId) -> StackId {
         let node = StackNode { parent, frame };
-        match self.stacks.entry(node) {
+        let hasher = &self.hasher;
+        let stacks = &mut self.session.stacks;
+        match self.stacks.entry(
+            hasher.hash_one(node),
+            |id| stacks[id.index()] == node,
+            |id| hasher.hash_one(stacks[id.index()]),
+        ) {
             Entry::Occupied(found) => *found.get(),
             Entry::Vacant(new) => {
-                let id = StackId(self.session.stacks.len() as u32);
-                self.session.stacks.push(node);
-                *new.insert(id)
+                let id = StackId(stacks.len() as u32);
+                stacks.push(node);
+                new.insert(id);
+                id
             }
         }
     }

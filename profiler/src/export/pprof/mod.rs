@@ -16,6 +16,7 @@ use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -30,17 +31,30 @@ pub fn weight_type(session: &Session) -> (&str, &'static str) {
 
 /// Writes `session` as a gzipped pprof profile.
 pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
-    let bytes = to_profile(session).encode_to_vec();
     let mut gz = GzEncoder::new(out, Compression::default());
-    gz.write_all(&bytes).map_err(Error::Write)?;
+    for part in encode(session) {
+        gz.write_all(&part).map_err(Error::Write)?;
+    }
     gz.finish().map_err(Error::Write)?;
     Ok(())
 }
 
-/// The uncompressed profile message for `session`: `samples/count` first, then every sample type
-/// of the session (a `samples` count among them is not written twice), with the session's
-/// primary type as `default_sample_type`, so `go tool pprof -sample_index=NAME` picks any.
+/// The uncompressed profile message for `session`, decoded (for tests).
+#[cfg(test)]
 pub(crate) fn to_profile(session: &Session) -> proto::Profile {
+    proto::Profile::decode(&encode(session).concat()[..]).expect("prof's own encoding decodes")
+}
+
+/// The uncompressed profile message for `session`, in parts to write one after the other:
+/// `samples/count` first, then every sample type of the session (a `samples` count among them is
+/// not written twice), with the session's primary type as `default_sample_type`, so `go tool
+/// pprof -sample_index=NAME` picks any.
+///
+/// Samples, locations, functions and strings are encoded as they are made, each table into its
+/// own buffer, rather than kept as messages until the end: a message is several times its
+/// encoded size, and a million distinct functions made a gigabyte. The parts hold the fields in
+/// field-number order, as prost encodes a whole `Profile`, so the bytes are the same.
+fn encode(session: &Session) -> Vec<Vec<u8>> {
     let mut enc = Encoder::new(session);
     // Which value of a grouped sample ([count, primary, extra 0, extra 1, ...]) each pprof
     // sample type takes.
@@ -76,7 +90,9 @@ pub(crate) fn to_profile(session: &Session) -> proto::Profile {
     let title = super::title(session);
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
-    for (stack, thread, sums) in group_samples(session) {
+    let (groups, sums, stride) = group_samples(session);
+    for (g, &(stack, thread)) in groups.iter().enumerate() {
+        let sums = &sums[g * stride..(g + 1) * stride];
         let values = columns.iter().map(|&c| sums[c]).collect();
         enc.sample(stack, thread, values);
     }
@@ -121,45 +137,78 @@ fn unix_nanos(text: &str) -> Option<i64> {
     secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
-/// The samples summed per (stack, thread), in order of first appearance: `(stack, thread,
-/// sums)` where `sums` holds the number of samples, the primary weight and then each extra
-/// type's weight.
-fn group_samples(session: &Session) -> Vec<(StackId, ThreadIdx, Vec<u64>)> {
+/// The samples summed per (stack, thread), in order of first appearance: the `(stack, thread)`
+/// groups, and their sums, `stride` per group (the number of samples, the primary weight and
+/// then each extra type's weight), in one vector.
+type Groups = (Vec<(StackId, ThreadIdx)>, Vec<u64>, usize);
+
+fn group_samples(session: &Session) -> Groups {
     let samples = &session.samples;
-    let extras = session.meta.extra_sample_types.len();
-    let mut index: HashMap<(StackId, ThreadIdx), usize> = HashMap::new();
-    let mut groups: Vec<(StackId, ThreadIdx, Vec<u64>)> = Vec::new();
+    let stride = session.meta.extra_sample_types.len() + 2;
+    // The group of each stack's first thread, by stack (most stacks are sampled on one
+    // thread), and of the others in a map.
+    let mut first: Vec<u32> = vec![u32::MAX; session.stacks.len()];
+    let mut others: foldhash::HashMap<(StackId, ThreadIdx), usize> = Default::default();
+    let mut groups: Vec<(StackId, ThreadIdx)> = Vec::new();
+    let mut all_sums: Vec<u64> = Vec::new();
     for i in 0..samples.len() {
         let key = (samples.stack[i], samples.thread[i]);
-        let slot = *index.entry(key).or_insert_with(|| {
-            groups.push((key.0, key.1, vec![0; extras + 2]));
+        let new_group = |groups: &mut Vec<(StackId, ThreadIdx)>, all_sums: &mut Vec<u64>| {
+            groups.push(key);
+            all_sums.resize(all_sums.len() + stride, 0);
             groups.len() - 1
-        });
-        let sums = &mut groups[slot].2;
+        };
+        let slot = match first[key.0.index()] {
+            u32::MAX => {
+                let slot = new_group(&mut groups, &mut all_sums);
+                first[key.0.index()] = slot as u32;
+                slot
+            }
+            g if groups[g as usize].1 == key.1 => g as usize,
+            _ => *others
+                .entry(key)
+                .or_insert_with(|| new_group(&mut groups, &mut all_sums)),
+        };
+        let sums = &mut all_sums[slot * stride..(slot + 1) * stride];
         sums[0] += samples.multiplicity(i);
         sums[1] += samples.weight[i];
         for (k, sum) in sums[2..].iter_mut().enumerate() {
             *sum += samples.extra_weight(k, i);
         }
     }
-    groups
+    (groups, all_sums, stride)
 }
 
 /// Builds the profile's tables, interning each string, function, location and mapping once.
 struct Encoder<'s> {
     session: &'s Session,
+    /// The profile's fields other than the four tables below.
     profile: proto::Profile,
-    strings: HashMap<String, i64>,
-    functions: HashMap<(StrId, Option<StrId>), u64>,
-    /// Location id per run of frames (inlined frames, then the frame they were inlined into).
+    /// Encoded `sample`, `location`, `function` and `string_table` fields.
+    samples: Vec<u8>,
+    locations_out: Vec<u8>,
+    functions_out: Vec<u8>,
+    strings_out: Vec<u8>,
+    /// The number of strings, locations and functions written.
+    n_strings: i64,
+    n_locations: u64,
+    n_functions: u64,
+    /// String index per text; the session's own texts are borrowed, not copied.
+    strings: foldhash::HashMap<Cow<'s, str>, i64>,
+    /// Function id per (name, file) of the functions with a file.
+    functions: foldhash::HashMap<(StrId, Option<StrId>), u64>,
+    /// Function id of the functions without a file (0: none yet), by name: imports name most.
+    fileless: Vec<u64>,
+    /// Location id of each frame that makes a location alone (0: none yet), by frame index.
+    single: Vec<u64>,
+    /// Location id per run of several frames (inlined frames, then the frame they were inlined
+    /// into).
     locations: HashMap<Vec<FrameId>, u64>,
     /// Mapping index in `profile.mapping` per module (None: frames with no module), for
     /// addresses outside the session's mappings.
     mappings: HashMap<Option<StrId>, usize>,
     /// The session's own mappings as `(start, limit, id)`, sorted by start.
     real: Vec<(u64, u64, u64)>,
-    /// Location ids of each stack already walked, leaf first.
-    stacks: HashMap<StackId, Vec<u64>>,
 }
 
 impl<'s> Encoder<'s> {
@@ -167,12 +216,20 @@ impl<'s> Encoder<'s> {
         let mut enc = Encoder {
             session,
             profile: proto::Profile::default(),
-            strings: HashMap::new(),
-            functions: HashMap::new(),
+            samples: Vec::new(),
+            locations_out: Vec::new(),
+            functions_out: Vec::new(),
+            strings_out: Vec::new(),
+            n_strings: 0,
+            n_locations: 0,
+            n_functions: 0,
+            strings: Default::default(),
+            functions: Default::default(),
+            fileless: vec![0; session.strings.len()],
+            single: vec![0; session.frames.len()],
             locations: HashMap::new(),
             mappings: HashMap::new(),
             real: Vec::new(),
-            stacks: HashMap::new(),
         };
         enc.string("");
         // The program's own mapping first: pprof has no field for the program, and `go tool
@@ -182,7 +239,7 @@ impl<'s> Encoder<'s> {
         mappings.sort_by_key(|m| session.str(m.path) != program);
         for m in mappings {
             let id = enc.profile.mapping.len() as u64 + 1;
-            let filename = enc.string(session.str(m.path));
+            let filename = enc.session_string(m.path);
             let build_id = m.build_id.as_deref().map_or(0, |b| enc.string(b));
             enc.profile.mapping.push(proto::Mapping {
                 id,
@@ -206,9 +263,23 @@ impl<'s> Encoder<'s> {
         if let Some(&id) = self.strings.get(text) {
             return id;
         }
-        let id = self.profile.string_table.len() as i64;
-        self.profile.string_table.push(text.to_owned());
-        self.strings.insert(text.to_owned(), id);
+        self.new_string(Cow::Owned(text.to_owned()))
+    }
+
+    /// The index of one of the session's strings, borrowed rather than copied.
+    fn session_string(&mut self, id: StrId) -> i64 {
+        let text = self.session.str(id);
+        if let Some(&id) = self.strings.get(text) {
+            return id;
+        }
+        self.new_string(Cow::Borrowed(text))
+    }
+
+    fn new_string(&mut self, text: Cow<'s, str>) -> i64 {
+        let id = self.n_strings;
+        self.n_strings += 1;
+        prost::encoding::string::encode(6, &text.to_string(), &mut self.strings_out);
+        self.strings.insert(text, id);
         id
     }
 
@@ -220,14 +291,7 @@ impl<'s> Encoder<'s> {
     }
 
     fn sample(&mut self, stack: StackId, thread: ThreadIdx, values: Vec<u64>) {
-        let location_id = match self.stacks.get(&stack) {
-            Some(ids) => ids.clone(),
-            None => {
-                let ids = self.stack_locations(stack);
-                self.stacks.insert(stack, ids.clone());
-                ids
-            }
-        };
+        let location_id = self.stack_locations(stack);
         let thread = &self.session.threads[thread.index()];
         let name = match self.session.str(thread.name) {
             "" => format!("{}", thread.tid),
@@ -246,11 +310,12 @@ impl<'s> Encoder<'s> {
             },
         ];
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        self.profile.sample.push(proto::Sample {
+        let sample = proto::Sample {
             location_id,
             value: values.into_iter().map(clamp).collect(),
             label,
-        });
+        };
+        prost::encoding::message::encode(2, &sample, &mut self.samples);
     }
 
     /// The location ids of a stack, leaf first: each run of inlined frames ends at (and
@@ -269,8 +334,12 @@ impl<'s> Encoder<'s> {
     }
 
     fn location(&mut self, run: Vec<FrameId>) -> u64 {
-        if let Some(&id) = self.locations.get(&run) {
-            return id;
+        let found = match run[..] {
+            [frame] => self.single[frame.index()],
+            _ => self.locations.get(&run).copied().unwrap_or(0),
+        };
+        if found != 0 {
+            return found;
         }
         let caller = self.session.frame(*run.last().expect("a run has a frame"));
         let address = caller.address.unwrap_or(0);
@@ -285,32 +354,50 @@ impl<'s> Encoder<'s> {
                 }
             })
             .collect();
-        let id = self.profile.location.len() as u64 + 1;
-        self.profile.location.push(proto::Location {
+        self.n_locations += 1;
+        let id = self.n_locations;
+        let location = proto::Location {
             id,
             mapping_id,
             address,
             line,
-        });
-        self.locations.insert(run, id);
+        };
+        prost::encoding::message::encode(4, &location, &mut self.locations_out);
+        match run[..] {
+            [frame] => self.single[frame.index()] = id,
+            _ => {
+                self.locations.insert(run, id);
+            }
+        }
         id
     }
 
     fn function(&mut self, name: StrId, file: Option<StrId>) -> u64 {
-        if let Some(&id) = self.functions.get(&(name, file)) {
-            return id;
+        let found = match file {
+            None => self.fileless[name.index()],
+            Some(_) => self.functions.get(&(name, file)).copied().unwrap_or(0),
+        };
+        if found != 0 {
+            return found;
         }
-        let id = self.profile.function.len() as u64 + 1;
-        let name_idx = self.string(self.session.str(name));
-        let filename = file.map_or(0, |f| self.string(self.session.str(f)));
-        self.profile.function.push(proto::Function {
+        self.n_functions += 1;
+        let id = self.n_functions;
+        let name_idx = self.session_string(name);
+        let filename = file.map_or(0, |f| self.session_string(f));
+        let function = proto::Function {
             id,
             name: name_idx,
             system_name: name_idx,
             filename,
             start_line: 0,
-        });
-        self.functions.insert((name, file), id);
+        };
+        prost::encoding::message::encode(5, &function, &mut self.functions_out);
+        match file {
+            None => self.fileless[name.index()] = id,
+            Some(_) => {
+                self.functions.insert((name, file), id);
+            }
+        }
         id
     }
 
@@ -359,13 +446,31 @@ impl<'s> Encoder<'s> {
         mapping.id
     }
 
-    fn finish(mut self) -> proto::Profile {
+    /// The parts of the message in field-number order: sample types, samples, mappings,
+    /// locations, functions, strings, then the remaining fields.
+    fn finish(mut self) -> Vec<Vec<u8>> {
         for mapping in &mut self.profile.mapping {
             if mapping.memory_start == u64::MAX {
                 mapping.memory_start = 0;
             }
         }
-        self.profile
+        let types = proto::Profile {
+            sample_type: std::mem::take(&mut self.profile.sample_type),
+            ..proto::Profile::default()
+        };
+        let mappings = proto::Profile {
+            mapping: std::mem::take(&mut self.profile.mapping),
+            ..proto::Profile::default()
+        };
+        vec![
+            types.encode_to_vec(),
+            self.samples,
+            mappings.encode_to_vec(),
+            self.locations_out,
+            self.functions_out,
+            self.strings_out,
+            self.profile.encode_to_vec(),
+        ]
     }
 }
 
