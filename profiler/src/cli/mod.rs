@@ -3,6 +3,7 @@
 mod convert;
 mod demo;
 mod diff;
+mod record;
 mod serve;
 mod workload;
 
@@ -29,6 +30,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Show profiles in the browser viewer.
     Serve(serve::ServeArgs),
+    /// Run a command and profile it (every thread and child process), then save the session.
+    Record(record::RecordArgs),
     /// Print the top functions of a profile.
     Report(report::ReportArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
@@ -54,6 +57,7 @@ pub fn run() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Record(args) => record::run(args),
         Command::Report(args) => report::run(args),
     }
 }

@@ -73,6 +73,17 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     inner_first
 }
 
+/// Whose addresses a [`Resolver`] resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressSpace {
+    /// This process's: an address in no known object (or in one whose file cannot be read) is
+    /// resolved in memory with the `backtrace` crate.
+    Own,
+    /// Another process's (`prof record`): only the objects' files name its addresses; the rest
+    /// stay hex addresses, as this process's memory says nothing of them.
+    Other,
+}
+
 /// Resolves addresses, naming outermost frames with the full path from their module's symbol
 /// table where the debug info gave only a short name (see [`symtab`]), and inlined frames as
 /// [`names::qualify`] says. Objects' debug info comes from the process's [`cache`], opened only
@@ -83,18 +94,20 @@ pub struct Resolver<'a> {
     /// Each object's path and cache key, by index in `objects`.
     files: HashMap<usize, Option<(String, FileKey)>>,
     cache: MutexGuard<'static, cache::Cache>,
+    space: AddressSpace,
 }
 
 impl<'a> Resolver<'a> {
-    /// A resolver for addresses in `objects` (every module loaded while sampling). Holds the
-    /// process's debug info cache until dropped.
-    pub fn new(objects: &'a [LoadedObject]) -> Self {
+    /// A resolver for addresses in `objects` (every module loaded while sampling) of this
+    /// process or another, as `space` says. Holds the process's debug info cache until dropped.
+    pub fn new(objects: &'a [LoadedObject], space: AddressSpace) -> Self {
         let mut cache = cache::lock();
         cache.begin();
         Resolver {
             objects,
             files: HashMap::new(),
             cache,
+            space,
         }
     }
 
@@ -111,7 +124,15 @@ impl<'a> Resolver<'a> {
         object_index(self.objects, lookup)
             .and_then(|i| self.resolve_in_object(i, address, lookup))
             .unwrap_or_else(|| {
-                let mut symbols = resolve(address, is_return_address);
+                let mut symbols = match self.space {
+                    AddressSpace::Own => resolve(address, is_return_address),
+                    AddressSpace::Other => vec![Symbol {
+                        name: format!("{address:#x}").into(),
+                        file: None,
+                        line: None,
+                        inlined: false,
+                    }],
+                };
                 names::qualify(&mut symbols);
                 symbols.into()
             })

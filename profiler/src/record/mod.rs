@@ -1,0 +1,406 @@
+//! `prof record -- CMD`: profiling another program without changing it and without sending it
+//! a signal. The command is started held before its `exec`; per-CPU task-clock perf events on
+//! it (inherited by every thread and child process it starts, enabled at its `exec`) have the
+//! kernel copy each sample's registers and the top of its user stack into one mmap'd ring per
+//! CPU, with the MMAP2, COMM, FORK and EXIT records that say which objects each process has
+//! loaded. prof's thread drains the rings every [`DRAIN_EVERY`], unwinds each copied stack with
+//! the sampler's unwinder (framehop over the objects' unwind tables, read from their files;
+//! frame pointers where that fails), and after the command's end symbolizes each distinct
+//! address once from the files (`symbolize`) and builds a [`Session`] as the sampler does.
+//!
+//! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
+//! per-task event (`cpu = -1`), as `perf record` works around the same way.
+
+mod process;
+mod records;
+
+use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
+use crate::session::{Metadata, Mode, Session, SessionBuilder};
+use crate::{Error, Report, Result};
+use process::{CopiedStack, Process};
+use records::Record;
+use std::collections::{HashMap, HashSet};
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Bytes of user stack the kernel copies with each sample by default. Measured on the
+/// `-O2 -fomit-frame-pointer` C program of `tests/tests/record.rs` (see the docs): the same as
+/// samply's, four times perf's 8,192 default, so deep stacks still reach `main`.
+pub const DEFAULT_STACK_BYTES: u32 = 32_000;
+
+/// How often prof's thread drains the rings.
+pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
+
+/// Data pages of each CPU's ring (4 MiB with 4 KiB pages: over a hundred samples of 32 KB).
+const RING_PAGES: usize = 1024;
+
+/// The functions a complete stack ends in: its thread's start.
+pub const THREAD_ROOTS: &[&str] = &[
+    "_start",
+    "main",
+    "start_thread",
+    "clone3",
+    "__clone3",
+    "clone",
+    "__libc_start_main",
+    "__libc_start_call_main",
+];
+
+/// How to record.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RecordOptions {
+    /// CPU time between samples of each thread.
+    pub interval: Duration,
+    /// Bytes of user stack copied with each sample (a multiple of 8, at most 65,528).
+    pub stack_bytes: u32,
+    /// Frames kept per stack, from the leaf.
+    pub max_depth: usize,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            interval: crate::DEFAULT_INTERVAL,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            max_depth: crate::DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// What a recording gave.
+#[derive(Debug)]
+pub struct Recording {
+    /// The profile.
+    pub report: Report,
+    /// How the command ended.
+    pub status: ExitStatus,
+    /// Samples whose stack reaches one of [`THREAD_ROOTS`].
+    pub reached_root: u64,
+}
+
+/// Runs `command` to its end (and that of every process it started), sampling every thread.
+/// Fails before the command runs when the kernel refuses the events
+/// ([`Error::PerfRefused`]).
+pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
+    let stack_bytes = options.stack_bytes.min(65_528) & !7;
+    if options.interval.is_zero() {
+        return Err(Error::InvalidOption("the interval must be above 0".into()));
+    }
+    let program = command.get_program().to_string_lossy().into_owned();
+    let args = command
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let spawn_error = |source| Error::Spawn {
+        program: program.clone(),
+        source,
+    };
+    let held = sys::spawn_held(command).map_err(spawn_error)?;
+    let pid = held.pid;
+    let event = RingEvent {
+        period_ns: u64::try_from(options.interval.as_nanos()).unwrap_or(u64::MAX),
+        regs_mask: REGS_MASK,
+        stack_bytes,
+        watermark: (RING_PAGES * 4096 / 4) as u32,
+    };
+    let mut rings = Vec::new();
+    for cpu in sys::online_cpus() {
+        let ring =
+            sys::perf_event_ring(pid, cpu, &event).and_then(|fd| PerfRing::new(fd, RING_PAGES));
+        match ring {
+            Ok(ring) => rings.push(ring),
+            Err(e) => {
+                held.abandon();
+                return Err(refused(e));
+            }
+        }
+    }
+    let start_time = SystemTime::now();
+    let started = Instant::now();
+    let mut child = held.release().map_err(spawn_error)?;
+    let mut rec = Recorder::new(pid, options.max_depth);
+    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
+    let mut status = None;
+    loop {
+        let ended = match status {
+            Some(_) => true,
+            None => {
+                status = child.try_wait().map_err(|source| Error::Os {
+                    call: "waitpid",
+                    source,
+                })?;
+                status.is_some()
+            }
+        };
+        let quiet = ended && rec.others_gone();
+        rec.drain(&mut rings, &mut buffers);
+        if quiet {
+            break;
+        }
+        std::thread::sleep(DRAIN_EVERY);
+    }
+    let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
+    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    meta.program = program;
+    meta.args = args;
+    meta.pid = pid;
+    meta.start_time = crate::sampler::meta::rfc3339(start_time);
+    meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let session = rec.finish(meta);
+    let reached_root = reached_root(&session);
+    Ok(Recording {
+        report: Report::new(session),
+        status,
+        reached_root,
+    })
+}
+
+/// The error for a refused `perf_event_open`: a permission error names the sysctl.
+fn refused(e: Error) -> Error {
+    match e {
+        Error::Os { source, .. }
+            if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) =>
+        {
+            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_else(|_| "unknown".into());
+            Error::PerfRefused { paranoid, source }
+        }
+        e => e,
+    }
+}
+
+/// The user registers each sample carries, in the kernel's numbering: x86_64's bp, sp, ip.
+#[cfg(target_arch = "x86_64")]
+const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+/// The user registers each sample carries, in the kernel's numbering: aarch64's x29, lr, sp, pc.
+#[cfg(target_arch = "aarch64")]
+const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
+
+/// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
+#[cfg(target_arch = "x86_64")]
+fn regs_of(r: &[u64]) -> Option<Regs> {
+    let [fp, sp, pc] = r.try_into().ok()?;
+    Some(Regs { pc, sp, fp, lr: 0 })
+}
+
+/// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
+#[cfg(target_arch = "aarch64")]
+fn regs_of(r: &[u64]) -> Option<Regs> {
+    let [fp, lr, sp, pc] = r.try_into().ok()?;
+    Some(Regs { pc, sp, fp, lr })
+}
+
+/// One sample, its stack in its process's table.
+struct Sample {
+    pid: u32,
+    tid: u32,
+    time: u64,
+    period: u64,
+    stack: u32,
+}
+
+/// The state of a recording: the processes, threads and samples seen so far.
+struct Recorder {
+    child: u32,
+    max_depth: usize,
+    processes: HashMap<u32, Process>,
+    /// Processes started (FORK with a new pid) and not yet ended (EXIT of their main thread).
+    live: HashSet<u32>,
+    /// Each thread's name (from COMM), and each process's (its main thread's) by pid.
+    names: HashMap<u32, String>,
+    segments: HashMap<String, Option<process::Segments>>,
+    samples: Vec<Sample>,
+    lost: u64,
+    first_time: Option<u64>,
+}
+
+impl Recorder {
+    fn new(child: u32, max_depth: usize) -> Recorder {
+        Recorder {
+            child,
+            max_depth,
+            processes: HashMap::new(),
+            live: HashSet::new(),
+            names: HashMap::new(),
+            segments: HashMap::new(),
+            samples: Vec::new(),
+            lost: 0,
+            first_time: None,
+        }
+    }
+
+    /// True when no process the command started is still running.
+    fn others_gone(&mut self) -> bool {
+        self.live.retain(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, rest)| rest.trim_start().to_owned())
+                })
+                .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+        });
+        self.live.iter().all(|&p| p == self.child)
+    }
+
+    /// Reads what every ring holds and handles it in time order.
+    fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>]) {
+        let regs = REGS_MASK.count_ones() as usize;
+        let mut all = Vec::new();
+        for (ring, buf) in rings.iter_mut().zip(buffers.iter_mut()) {
+            buf.clear();
+            ring.drain(buf);
+        }
+        for buf in buffers.iter() {
+            records::parse_all(buf, regs, |r| all.push(r));
+        }
+        all.sort_by_key(Record::time);
+        for r in all {
+            self.handle(r);
+        }
+    }
+
+    fn handle(&mut self, r: Record<'_>) {
+        match r {
+            Record::Sample {
+                pid,
+                tid,
+                time,
+                period,
+                regs,
+                stack,
+            } => {
+                let Some(regs) = regs_of(&regs) else {
+                    self.lost += 1;
+                    return;
+                };
+                self.first_time.get_or_insert(time);
+                let copied = CopiedStack {
+                    sp: regs.sp,
+                    bytes: stack,
+                };
+                let process = self.processes.entry(pid).or_default();
+                let stack = process.unwind(regs, &copied, self.max_depth);
+                self.samples.push(Sample {
+                    pid,
+                    tid,
+                    time,
+                    period,
+                    stack,
+                });
+            }
+            Record::Mmap {
+                pid,
+                addr,
+                len,
+                pgoff,
+                prot,
+                filename,
+                ..
+            } => {
+                if prot & libc::PROT_EXEC as u32 != 0 {
+                    let process = self.processes.entry(pid).or_default();
+                    process.map(&filename, addr, len, pgoff, &mut self.segments);
+                }
+            }
+            Record::Comm {
+                pid,
+                tid,
+                exec,
+                name,
+                ..
+            } => {
+                if exec {
+                    self.processes.entry(pid).or_default().exec();
+                }
+                self.names.insert(tid, name);
+            }
+            Record::Fork { pid, ppid, tid, .. } => {
+                if pid != ppid {
+                    self.live.insert(pid);
+                    // A child process starts with its parent's mappings.
+                    if let Some(parent) = self.processes.get(&ppid) {
+                        let objects = parent.objects.clone();
+                        let child = self.processes.entry(pid).or_default();
+                        if child.objects.is_empty() {
+                            child.inherit(objects);
+                        }
+                    }
+                }
+                if let Some(name) = self.names.get(&ppid).cloned() {
+                    self.names.entry(tid).or_insert(name);
+                }
+            }
+            Record::Exit { pid, tid, .. } => {
+                if pid == tid {
+                    self.live.remove(&pid);
+                }
+            }
+            Record::Lost { lost } => self.lost += lost,
+            Record::Other => {}
+        }
+    }
+
+    /// The session: each process's stacks symbolized against its own objects.
+    fn finish(self, mut meta: Metadata) -> Session {
+        meta.dropped_samples = self.lost;
+        let total: u64 = self.samples.iter().map(|s| s.period).sum();
+        meta.achieved_interval_ns = total.checked_div(self.samples.len() as u64).unwrap_or(0);
+        let mut builder = SessionBuilder::new(meta);
+        let mut ids = HashMap::new();
+        let mut pids: Vec<&u32> = self.processes.keys().collect();
+        pids.sort_unstable();
+        for &pid in pids {
+            let process = &self.processes[&pid];
+            crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            let stack_ids = crate::sampler::assemble::intern_stacks(
+                &mut builder,
+                &process.stacks,
+                &process.objects,
+                crate::symbolize::AddressSpace::Other,
+                self.max_depth,
+                |_| false,
+            );
+            ids.insert(pid, stack_ids);
+        }
+        let first = self.first_time.unwrap_or(0);
+        let mut threads = HashMap::new();
+        for s in &self.samples {
+            let Some(stack) = ids[&s.pid][s.stack as usize] else {
+                continue;
+            };
+            let thread = *threads.entry(s.tid).or_insert_with(|| {
+                let name = self.names.get(&s.tid).map(String::as_str).unwrap_or("");
+                builder.thread(u64::from(s.tid), name)
+            });
+            builder.push_sample_full(
+                stack,
+                thread,
+                s.time.saturating_sub(first),
+                &[s.period, 1],
+                1,
+                None,
+            );
+        }
+        builder.finish()
+    }
+}
+
+/// How many samples of `session` have a stack that reaches one of [`THREAD_ROOTS`].
+fn reached_root(session: &Session) -> u64 {
+    let mut known: HashMap<usize, bool> = HashMap::new();
+    let mut n = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        let reaches = *known.entry(stack.index()).or_insert_with(|| {
+            session
+                .stack_frames(stack)
+                .any(|f| THREAD_ROOTS.contains(&session.frame_name(f)))
+        });
+        if reaches {
+            n += session.samples.multiplicity(i);
+        }
+    }
+    n
+}
