@@ -68,6 +68,12 @@ impl Process {
             })
         };
         let Some(bias) = bias else { return };
+        // The vDSO under the name the dynamic loader gives it, which symbolization knows.
+        let path = if path == "[vdso]" {
+            "linux-vdso.so.1"
+        } else {
+            path
+        };
         let range = addr..addr + len;
         // Objects mapped at an address range another object had (after an unmap) replace it:
         // symbolization takes the later one.

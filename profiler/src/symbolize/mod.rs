@@ -166,7 +166,9 @@ impl<'a> Resolver<'a> {
         let vdso = *key == FileKey::vdso();
         let entry = self.cache.get_or_load(key, || {
             if vdso {
-                cache::Entry::from_symbols(vdso_symbols(&object.exec).unwrap_or_default())
+                cache::Entry::from_symbols(
+                    vdso_symbols(&object.exec, self.space).unwrap_or_default(),
+                )
             } else {
                 cache::Entry::load(path)
             }
@@ -273,10 +275,14 @@ fn from_loader(
 
 /// The vDSO's function symbols, from its image in this process's memory (read through
 /// `/proc/self/mem`, so a bad range is an error, not a fault): the mapping named `[vdso]` that
-/// holds the object's executable segment.
-fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
+/// holds the object's executable segment. Another process's vDSO (`space` is
+/// [`AddressSpace::Other`]) is the same image, which the kernel maps into every process: its
+/// symbols are read from this process's.
+fn vdso_symbols(exec: &[std::ops::Range<u64>], space: AddressSpace) -> Option<SymbolTable> {
     use std::os::unix::fs::FileExt;
     let code = exec.first()?.start;
+    let holds =
+        |range: &std::ops::Range<u64>| space == AddressSpace::Other || range.contains(&code);
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let (start, end) = maps.lines().find_map(|line| {
         if !line.ends_with("[vdso]") {
@@ -287,7 +293,7 @@ fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
             u64::from_str_radix(start, 16).ok()?,
             u64::from_str_radix(end, 16).ok()?,
         );
-        (range.0..range.1).contains(&code).then_some(range)
+        holds(&(range.0..range.1)).then_some(range)
     })?;
     let mut image = vec![0; usize::try_from(end - start).ok()?];
     let mem = std::fs::File::open("/proc/self/mem").ok()?;
