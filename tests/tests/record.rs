@@ -201,3 +201,23 @@ fn record_of_a_command_too_short_to_sample_saves_an_empty_valid_session() {
     let report = prof(&["report", dir.join("out.json.gz").to_str().unwrap()]);
     assert!(report.status.success(), "{report:?}");
 }
+
+#[test]
+fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
+    // Samples of a pid were once symbolized against the objects of its last program only, so
+    // what it ran before `exec` came out as hex addresses (or another program's names).
+    let dir = TempDir::new("record_exec");
+    let first = build_c(&dir, "exec_after");
+    let then = build_c(&dir, "split");
+    let args = ["--", first.to_str().unwrap(), then.to_str().unwrap(), "0.3"];
+    let (output, session) = record(&dir, &args);
+    assert!(output.status.success(), "{output:?}");
+    let before = share(&session, "spin_before_exec");
+    let after = share(&session, "spin_alpha") + share(&session, "spin_beta");
+    assert!(
+        before >= 0.3 && after >= 0.3,
+        "before exec {before:.3}, after {after:.3}"
+    );
+    let main = reaching(&session, &["main"]);
+    assert!(main >= 0.95, "{:.1}% of stacks reach main", main * 100.0);
+}

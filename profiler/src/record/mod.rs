@@ -31,10 +31,15 @@ pub const DEFAULT_STACK_BYTES: u32 = 32_000;
 /// How often prof's thread drains the rings.
 pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
 
+/// How long after its time a record may still be being written to its ring: records newer
+/// than a drain's start less this wait for the next drain.
+const WRITE_MARGIN_NS: u64 = 1_000_000;
+
 /// Data pages of each CPU's ring (4 MiB with 4 KiB pages: over a hundred samples of 32 KB).
 const RING_PAGES: usize = 1024;
 
-/// The functions a complete stack ends in: its thread's start.
+/// The functions a complete stack ends in: its thread's start (the dynamic loader's, while it
+/// loads a program).
 pub const THREAD_ROOTS: &[&str] = &[
     "_start",
     "main",
@@ -44,6 +49,8 @@ pub const THREAD_ROOTS: &[&str] = &[
     "clone",
     "__libc_start_main",
     "__libc_start_call_main",
+    "_dl_start",
+    "_dl_start_user",
 ];
 
 /// How to record.
@@ -134,7 +141,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             }
         };
         let quiet = ended && rec.others_gone();
-        rec.drain(&mut rings, &mut buffers);
+        rec.drain(&mut rings, &mut buffers, quiet);
         if quiet {
             break;
         }
@@ -194,7 +201,8 @@ fn regs_of(r: &[u64]) -> Option<Regs> {
 
 /// One sample, its stack in its process's table.
 struct Sample {
-    pid: u32,
+    /// The index of its process (an address space: a pid's each `exec` starts another).
+    process: usize,
     tid: u32,
     time: u64,
     period: u64,
@@ -205,13 +213,18 @@ struct Sample {
 struct Recorder {
     child: u32,
     max_depth: usize,
-    processes: HashMap<u32, Process>,
+    /// Every address space seen: a process from its start or `exec` to its next `exec` or end.
+    processes: Vec<Process>,
+    /// Each pid's current address space, an index in `processes`.
+    current: HashMap<u32, usize>,
     /// Processes started (FORK with a new pid) and not yet ended (EXIT of their main thread).
     live: HashSet<u32>,
     /// Each thread's name (from COMM), and each process's (its main thread's) by pid.
     names: HashMap<u32, String>,
     segments: HashMap<String, Option<process::Segments>>,
     samples: Vec<Sample>,
+    /// Records read but not yet handled (see [`Recorder::drain`]).
+    pending: Vec<Record>,
     lost: u64,
     first_time: Option<u64>,
 }
@@ -221,11 +234,13 @@ impl Recorder {
         Recorder {
             child,
             max_depth,
-            processes: HashMap::new(),
+            processes: Vec::new(),
+            current: HashMap::new(),
             live: HashSet::new(),
             names: HashMap::new(),
             segments: HashMap::new(),
             samples: Vec::new(),
+            pending: Vec::new(),
             lost: 0,
             first_time: None,
         }
@@ -245,24 +260,52 @@ impl Recorder {
         self.live.iter().all(|&p| p == self.child)
     }
 
-    /// Reads what every ring holds and handles it in time order.
-    fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>]) {
+    /// The index of `pid`'s current address space (a new one for a pid not seen before).
+    fn process(&mut self, pid: u32) -> usize {
+        match self.current.get(&pid) {
+            Some(&i) => i,
+            None => self.start_process(pid, Vec::new()),
+        }
+    }
+
+    /// Starts a new address space for `pid` with `objects` mapped (at `fork` or `exec`).
+    fn start_process(&mut self, pid: u32, objects: Vec<crate::symbolize::LoadedObject>) -> usize {
+        let mut process = Process::default();
+        process.inherit(objects);
+        self.processes.push(process);
+        let i = self.processes.len() - 1;
+        self.current.insert(pid, i);
+        i
+    }
+
+    /// Reads what every ring holds and handles, in time order, the records older than the
+    /// start of this drain (all of them when `last`). The rings are per CPU: a sample read from
+    /// one can be newer than a mapping not yet read from another, so a record waits until every
+    /// ring has been read past its time.
+    fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>], last: bool) {
+        let began = sys::monotonic_ns();
         let regs = REGS_MASK.count_ones() as usize;
-        let mut all = Vec::new();
         for (ring, buf) in rings.iter_mut().zip(buffers.iter_mut()) {
             buf.clear();
             ring.drain(buf);
         }
         for buf in buffers.iter() {
-            records::parse_all(buf, regs, |r| all.push(r));
+            records::parse_all(buf, regs, |r| self.pending.push(r));
         }
-        all.sort_by_key(Record::time);
-        for r in all {
+        self.pending.sort_by_key(Record::time);
+        let upto = if last {
+            u64::MAX
+        } else {
+            began.saturating_sub(WRITE_MARGIN_NS)
+        };
+        let ready = self.pending.partition_point(|r| r.time() < upto);
+        let ready: Vec<Record> = self.pending.drain(..ready).collect();
+        for r in ready {
             self.handle(r);
         }
     }
 
-    fn handle(&mut self, r: Record<'_>) {
+    fn handle(&mut self, r: Record) {
         match r {
             Record::Sample {
                 pid,
@@ -279,12 +322,12 @@ impl Recorder {
                 self.first_time.get_or_insert(time);
                 let copied = CopiedStack {
                     sp: regs.sp,
-                    bytes: stack,
+                    bytes: &stack,
                 };
-                let process = self.processes.entry(pid).or_default();
-                let stack = process.unwind(regs, &copied, self.max_depth);
+                let process = self.process(pid);
+                let stack = self.processes[process].unwind(regs, &copied, self.max_depth);
                 self.samples.push(Sample {
-                    pid,
+                    process,
                     tid,
                     time,
                     period,
@@ -301,8 +344,8 @@ impl Recorder {
                 ..
             } => {
                 if prot & libc::PROT_EXEC as u32 != 0 {
-                    let process = self.processes.entry(pid).or_default();
-                    process.map(&filename, addr, len, pgoff, &mut self.segments);
+                    let process = self.process(pid);
+                    self.processes[process].map(&filename, addr, len, pgoff, &mut self.segments);
                 }
             }
             Record::Comm {
@@ -313,7 +356,7 @@ impl Recorder {
                 ..
             } => {
                 if exec {
-                    self.processes.entry(pid).or_default().exec();
+                    self.start_process(pid, Vec::new());
                 }
                 self.names.insert(tid, name);
             }
@@ -321,13 +364,11 @@ impl Recorder {
                 if pid != ppid {
                     self.live.insert(pid);
                     // A child process starts with its parent's mappings.
-                    if let Some(parent) = self.processes.get(&ppid) {
-                        let objects = parent.objects.clone();
-                        let child = self.processes.entry(pid).or_default();
-                        if child.objects.is_empty() {
-                            child.inherit(objects);
-                        }
-                    }
+                    let objects = match self.current.get(&ppid) {
+                        Some(&parent) => self.processes[parent].objects.clone(),
+                        None => Vec::new(),
+                    };
+                    self.start_process(pid, objects);
                 }
                 if let Some(name) = self.names.get(&ppid).cloned() {
                     self.names.entry(tid).or_insert(name);
@@ -349,11 +390,8 @@ impl Recorder {
         let total: u64 = self.samples.iter().map(|s| s.period).sum();
         meta.achieved_interval_ns = total.checked_div(self.samples.len() as u64).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
-        let mut ids = HashMap::new();
-        let mut pids: Vec<&u32> = self.processes.keys().collect();
-        pids.sort_unstable();
-        for &pid in pids {
-            let process = &self.processes[&pid];
+        let mut ids = Vec::new();
+        for process in &self.processes {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,
@@ -363,12 +401,12 @@ impl Recorder {
                 self.max_depth,
                 |_| false,
             );
-            ids.insert(pid, stack_ids);
+            ids.push(stack_ids);
         }
         let first = self.first_time.unwrap_or(0);
         let mut threads = HashMap::new();
         for s in &self.samples {
-            let Some(stack) = ids[&s.pid][s.stack as usize] else {
+            let Some(stack) = ids[s.process][s.stack as usize] else {
                 continue;
             };
             let thread = *threads.entry(s.tid).or_insert_with(|| {

@@ -29,7 +29,7 @@ impl StackWords for CopiedStack<'_> {
 /// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
 pub type Segments = Vec<(u64, u64, u64)>;
 
-/// One process.
+/// One process's address space, from its start or `exec` to its next `exec` or end.
 #[derive(Default)]
 pub struct Process {
     /// Its objects, in the order first mapped.
@@ -95,12 +95,6 @@ impl Process {
     /// Starts from the mappings of the parent this process was forked from.
     pub fn inherit(&mut self, objects: Vec<LoadedObject>) {
         self.objects = objects;
-        self.unwinder = None;
-    }
-
-    /// Forgets the mappings (the process called `exec`).
-    pub fn exec(&mut self) {
-        self.objects.clear();
         self.unwinder = None;
     }
 

@@ -5,7 +5,7 @@
 
 /// One record of the ring.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Record<'a> {
+pub enum Record {
     /// A sample: the task, when, its weight, the user registers and the copied stack.
     Sample {
         pid: u32,
@@ -15,8 +15,9 @@ pub enum Record<'a> {
         /// The registers of `sample_regs_user`, lowest register number first; empty when the
         /// sample interrupted no user code.
         regs: Vec<u64>,
-        /// The stack bytes the kernel copied, from the stack pointer up.
-        stack: &'a [u8],
+        /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
+        /// went: usually much less than asked for).
+        stack: Vec<u8>,
     },
     /// A mapping of a file (or the vDSO): `prot` has `PROT_EXEC` for code.
     Mmap {
@@ -51,7 +52,7 @@ pub enum Record<'a> {
     Other,
 }
 
-impl Record<'_> {
+impl Record {
     /// When it happened (0 for records without a time).
     pub fn time(&self) -> u64 {
         match self {
@@ -104,7 +105,7 @@ const ID_TRAILER: usize = 16;
 
 /// Splits `bytes` (whole records, as a ring's drain gives them) into records, passing each to
 /// `each` with the number of registers each sample carries; a malformed record ends the walk.
-pub fn parse_all<'a>(bytes: &'a [u8], regs: usize, mut each: impl FnMut(Record<'a>)) {
+pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
     let mut rest = bytes;
     while rest.len() >= 8 {
         let kind = u32::from_ne_bytes(rest[0..4].try_into().unwrap_or_default());
@@ -122,7 +123,7 @@ pub fn parse_all<'a>(bytes: &'a [u8], regs: usize, mut each: impl FnMut(Record<'
 }
 
 /// One record's body (after its 8-byte header).
-fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record<'_>> {
+fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
     let mut c = Cursor { bytes: body };
     Some(match kind {
         SAMPLE => {
@@ -137,11 +138,11 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record<'_>> {
                 (0..regs).map(|_| c.u64()).collect::<Option<Vec<u64>>>()?
             };
             let size = usize::try_from(c.u64()?).ok()?;
-            let mut stack: &[u8] = &[];
+            let mut stack = Vec::new();
             if size > 0 {
                 let data = c.take(size)?;
                 let dyn_size = usize::try_from(c.u64()?).ok()?;
-                stack = &data[..dyn_size.min(size)];
+                stack = data[..dyn_size.min(size)].to_vec();
             }
             Record::Sample {
                 pid,
@@ -245,7 +246,7 @@ mod tests {
             time: 99,
             period: 1_000_000,
             regs: vec![0xb, 0x5, 0x1000],
-            stack: &[1, 2, 3, 4, 5, 6, 7, 8],
+            stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
         };
         assert_eq!(got, vec![format!("{want:?}")]);
     }

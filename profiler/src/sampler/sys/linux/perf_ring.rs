@@ -31,10 +31,11 @@ pub struct RingEvent {
 
 /// Opens a task-clock event on process `pid` (and, inherited, every thread and child process it
 /// starts) on `cpu`, disabled until `pid` calls `exec`, user space only, writing samples and the
-/// MMAP2, COMM, FORK and EXIT records (each with the task and time) to its ring.
+/// MMAP2, COMM, FORK and EXIT records (each with the task and its `CLOCK_MONOTONIC` time, as
+/// `monotonic_ns` reads it) to its ring.
 pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<OwnedFd> {
     // disabled | inherit | exclude_kernel | exclude_hv | mmap | comm | enable_on_exec | task |
-    // watermark | sample_id_all | mmap2 | comm_exec
+    // watermark | sample_id_all | mmap2 | comm_exec | use_clockid
     let flags = 1
         | (1 << 1)
         | (1 << 5)
@@ -46,7 +47,8 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         | (1 << 14)
         | (1 << 18)
         | (1 << 23)
-        | (1 << 24);
+        | (1 << 24)
+        | (1 << 25);
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         config: PERF_COUNT_SW_TASK_CLOCK,
@@ -57,6 +59,7 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         wakeup_events: event.watermark,
         sample_regs_user: event.regs_mask,
         sample_stack_user: event.stack_bytes,
+        clockid: libc::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
     };
     // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
