@@ -221,3 +221,55 @@ fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
     let main = reaching(&session, &["main"]);
     assert!(main >= 0.95, "{:.1}% of stacks reach main", main * 100.0);
 }
+
+#[test]
+fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
+    use std::os::unix::process::CommandExt;
+    let dir = TempDir::new("record_interrupt");
+    let exe = build_c(&dir, "split");
+    let out = dir.join("out.json.gz");
+    // prof and the command in a process group of their own, as a terminal's foreground job.
+    let mut prof = Command::new(prof_e2e::prof_bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--"])
+        .arg(&exe)
+        .arg("600")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Until the command has run a while (so it has samples), then Ctrl-C to the whole group.
+    let started = std::time::Instant::now();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", prof.id()))
+            .unwrap_or_default();
+        let busy = children.split_whitespace().any(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |x| x.1)
+                .split_whitespace()
+                .collect();
+            fields
+                .get(11)
+                .and_then(|t| t.parse::<u64>().ok())
+                .unwrap_or(0)
+                >= 30
+        });
+        if busy || started.elapsed().as_secs() > 120 {
+            break;
+        }
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", prof.id())])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = prof.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(128 + 2), "{status:?} {stderr}");
+    let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert!(share(&session, "spin_beta") > 0.3, "{stderr}");
+}

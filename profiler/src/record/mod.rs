@@ -126,6 +126,8 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let start_time = SystemTime::now();
     let started = Instant::now();
     let mut child = held.release().map_err(spawn_error)?;
+    // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
+    sys::ignore_terminal_interrupts();
     let mut rec = Recorder::new(pid, options.max_depth);
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     let mut status = None;
