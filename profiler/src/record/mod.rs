@@ -444,3 +444,51 @@ fn reached_root(session: &Session) -> u64 {
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_perf_event_names_the_paranoid_sysctl_in_one_line() {
+        let denied = Error::Os {
+            call: "perf_event_open",
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let e = refused(denied);
+        assert!(matches!(e, Error::PerfRefused { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("/proc/sys/kernel/perf_event_paranoid is "),
+            "{text}"
+        );
+        assert!(
+            text.contains("sysctl kernel.perf_event_paranoid=2"),
+            "{text}"
+        );
+        assert!(!text.contains('\n'));
+        // Other failures stay what they are.
+        let other = Error::Os {
+            call: "perf_event_open",
+            source: std::io::Error::from_raw_os_error(libc::EMFILE),
+        };
+        assert!(matches!(refused(other), Error::Os { .. }));
+    }
+
+    #[test]
+    fn copied_stack_words_are_read_from_the_copy_and_nowhere_else() {
+        let bytes: Vec<u8> = (0u8..24).collect();
+        let stack = CopiedStack {
+            sp: 0x1000,
+            bytes: &bytes,
+        };
+        use crate::sampler::unwind::StackWords;
+        assert_eq!(
+            stack.word(0x1008),
+            Some(u64::from_ne_bytes([8, 9, 10, 11, 12, 13, 14, 15]))
+        );
+        assert_eq!(stack.word(0x0ff8), None);
+        assert_eq!(stack.word(0x1011), None);
+        assert_eq!(stack.word(u64::MAX), None);
+    }
+}
