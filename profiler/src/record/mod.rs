@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// samply's, four times perf's 8,192 default, so deep stacks still reach `main`.
 pub const DEFAULT_STACK_BYTES: u32 = 32_000;
 
-/// How often prof's thread drains the rings.
+/// How often prof's thread drains the rings (rings of [`RING_PAGES`]; smaller ones more often).
 pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
 
 /// How long after its time a record may still be being written to its ring: records newer
@@ -113,8 +113,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     };
     let mut rings = Vec::new();
     for cpu in sys::online_cpus() {
-        let ring =
-            sys::perf_event_ring(pid, cpu, &event).and_then(|fd| PerfRing::new(fd, RING_PAGES));
+        let ring = sys::perf_event_ring(pid, cpu, &event).and_then(map_ring);
         match ring {
             Ok(ring) => rings.push(ring),
             Err(e) => {
@@ -128,6 +127,11 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
     sys::ignore_terminal_interrupts();
+    // Rings smaller than asked for (see `map_ring`) are read more often, down to every 0.5 ms.
+    let smallest = rings.iter().map(PerfRing::data_bytes).min().unwrap_or(0);
+    let full_size = RING_PAGES * 4096;
+    let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
+        .max(Duration::from_micros(500));
     let mut rec = Recorder::new(pid, options.max_depth);
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     let mut status = None;
@@ -143,11 +147,15 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             }
         };
         let quiet = ended && rec.others_gone();
-        rec.drain(&mut rings, &mut buffers, quiet);
+        let fullest = rec.drain(&mut rings, &mut buffers, quiet);
         if quiet {
             break;
         }
-        std::thread::sleep(DRAIN_EVERY);
+        // A ring an eighth full in one interval is filling fast (many threads, a high rate):
+        // read again at once rather than let it overflow.
+        if fullest < smallest / 8 {
+            std::thread::sleep(pause);
+        }
     }
     let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
     let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
@@ -165,12 +173,34 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     })
 }
 
+/// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
+/// (users without `CAP_IPC_LOCK` get `/proc/sys/kernel/perf_event_mlock_kb` per CPU, 516 KiB
+/// by default, plus `RLIMIT_MEMLOCK`), down to 16.
+fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
+    let mut pages = RING_PAGES;
+    loop {
+        let copy = fd.try_clone().map_err(|source| Error::Os {
+            call: "dup(perf event)",
+            source,
+        })?;
+        match PerfRing::new(copy, pages) {
+            Err(Error::Os { source, .. })
+                if pages > 16 && source.raw_os_error() == Some(libc::EPERM) =>
+            {
+                pages /= 2;
+            }
+            ring => return ring,
+        }
+    }
+}
+
 /// The error for a refused `perf_event_open`: a permission error names the sysctl.
 fn refused(e: Error) -> Error {
     match e {
-        Error::Os { source, .. }
-            if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) =>
-        {
+        Error::Os {
+            call: "perf_event_open",
+            source,
+        } if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
             let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
                 .map(|s| s.trim().to_owned())
                 .unwrap_or_else(|_| "unknown".into());
@@ -284,13 +314,15 @@ impl Recorder {
     /// start of this drain (all of them when `last`). The rings are per CPU: a sample read from
     /// one can be newer than a mapping not yet read from another, so a record waits until every
     /// ring has been read past its time.
-    fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>], last: bool) {
+    /// Returns the most bytes one ring held.
+    fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>], last: bool) -> usize {
         let began = sys::monotonic_ns();
         let regs = REGS_MASK.count_ones() as usize;
         for (ring, buf) in rings.iter_mut().zip(buffers.iter_mut()) {
             buf.clear();
             ring.drain(buf);
         }
+        let fullest = buffers.iter().map(Vec::len).max().unwrap_or(0);
         for buf in buffers.iter() {
             records::parse_all(buf, regs, |r| self.pending.push(r));
         }
@@ -305,6 +337,7 @@ impl Recorder {
         for r in ready {
             self.handle(r);
         }
+        fullest
     }
 
     fn handle(&mut self, r: Record) {

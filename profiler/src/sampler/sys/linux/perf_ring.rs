@@ -140,6 +140,11 @@ impl PerfRing {
         })
     }
 
+    /// The size of its data area, in bytes.
+    pub fn data_bytes(&self) -> usize {
+        self.len - self.page
+    }
+
     /// Appends the bytes of the records written since the last call to `out` and hands their
     /// space back to the kernel. Records come whole (the kernel publishes `data_head` only past
     /// complete records).
