@@ -3,6 +3,7 @@
 mod convert;
 mod demo;
 mod diff;
+#[cfg(target_os = "linux")]
 mod record;
 mod serve;
 mod workload;
@@ -31,6 +32,7 @@ enum Command {
     /// Show profiles in the browser viewer.
     Serve(serve::ServeArgs),
     /// Run a command and profile it (every thread and child process), then save the session.
+    #[cfg(target_os = "linux")]
     Record(record::RecordArgs),
     /// Print the top functions of a profile.
     Report(report::ReportArgs),
@@ -57,6 +59,7 @@ pub fn run() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Serve(args) => serve::run(args),
+        #[cfg(target_os = "linux")]
         Command::Record(args) => record::run(args),
         Command::Report(args) => report::run(args),
     }
