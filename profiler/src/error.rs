@@ -38,6 +38,24 @@ pub enum Error {
         /// What is wrong, with a position where there is one.
         message: String,
     },
+    /// A command to profile could not be started.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The command's program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel refused the perf events `prof record` samples with.
+    #[error("perf_event_open refused ({source}): /proc/sys/kernel/perf_event_paranoid is {paranoid}; recording one's own programs needs 2 or lower (sudo sysctl kernel.perf_event_paranoid=2)")]
+    PerfRefused {
+        /// The value of `/proc/sys/kernel/perf_event_paranoid` (or `unknown`).
+        paranoid: String,
+        /// The kernel's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A sample type was asked for that the profile does not carry.
     #[error("no sample type `{name}` (available: {known})")]
     UnknownSampleType {

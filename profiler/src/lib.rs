@@ -58,6 +58,8 @@ mod options;
 mod report;
 pub mod session;
 
+#[cfg(all(feature = "sampler", target_os = "linux"))]
+pub mod record;
 #[cfg(feature = "sampler")]
 pub mod sampler;
 #[cfg(feature = "serve")]

@@ -3,6 +3,8 @@
 mod convert;
 mod demo;
 mod diff;
+#[cfg(target_os = "linux")]
+mod record;
 mod serve;
 mod workload;
 
@@ -29,6 +31,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Show profiles in the browser viewer.
     Serve(serve::ServeArgs),
+    /// Run a command and profile it (every thread and child process), then save the session.
+    #[cfg(target_os = "linux")]
+    Record(record::RecordArgs),
     /// Print the top functions of a profile.
     Report(report::ReportArgs),
     /// Convert a profile to another format (folded, svg, speedscope, pprof, dot, session).
@@ -54,6 +59,8 @@ pub fn run() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Serve(args) => serve::run(args),
+        #[cfg(target_os = "linux")]
+        Command::Record(args) => record::run(args),
         Command::Report(args) => report::run(args),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::collector::RawProfile;
 use crate::session::{Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId};
-use crate::symbolize::{module_name, object_index, LoadedObject, Resolver, Symbol};
+use crate::symbolize::{module_name, object_index, AddressSpace, LoadedObject, Resolver, Symbol};
 use crate::{Options, Report};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,6 +29,7 @@ pub fn build(
         &mut builder,
         &raw.stacks,
         &raw.objects,
+        AddressSpace::Own,
         options.max_depth,
         |_| false,
     );
@@ -58,7 +59,8 @@ pub fn build(
 /// return addresses) and interns them root first, cut at the root end past `max_depth`; each
 /// distinct address is resolved once. The outermost frame whose function `trim` matches is left
 /// out with every frame it called (keeping at least the outermost frame of the stack): how the
-/// allocator's own frames are cut from allocation samples. `None` for an empty stack.
+/// allocator's own frames are cut from allocation samples. `None` for an empty stack. `space`
+/// says whose addresses they are (this process's, or another's for `prof record`).
 ///
 /// With [`THREAD_FROM`] stacks or more, a second thread resolves the addresses in the order
 /// the walk first needs them while this one interns what is resolved: on two cores a stop
@@ -67,11 +69,12 @@ pub fn intern_stacks(
     builder: &mut SessionBuilder,
     stacks: &[Box<[u64]>],
     objects: &[LoadedObject],
+    space: AddressSpace,
     max_depth: usize,
     trim: impl Fn(&str) -> bool,
 ) -> Vec<Option<StackId>> {
     let threaded = stacks.len() >= THREAD_FROM;
-    intern_with(builder, stacks, objects, max_depth, trim, threaded)
+    intern_with(builder, stacks, objects, space, max_depth, trim, threaded)
 }
 
 /// How many stacks make a second thread for symbolization worth starting (tens of
@@ -83,19 +86,20 @@ fn intern_with(
     builder: &mut SessionBuilder,
     stacks: &[Box<[u64]>],
     objects: &[LoadedObject],
+    space: AddressSpace,
     max_depth: usize,
     trim: impl Fn(&str) -> bool,
     threaded: bool,
 ) -> Vec<Option<StackId>> {
     std::thread::scope(|scope| {
-        let mut source = Symbols::Inline(None);
+        let mut source = Symbols::Inline(None, space);
         let mut resolving = None;
         if threaded {
             let (tx, rx) = std::sync::mpsc::channel();
             let thread = std::thread::Builder::new()
                 .name("prof-symbolize".into())
                 .spawn_scoped(scope, move || {
-                    resolve_in_walk_order(stacks, objects, max_depth, &tx)
+                    resolve_in_walk_order(stacks, objects, space, max_depth, &tx)
                 });
             // A thread that cannot start leaves the work to this one.
             if let Ok(thread) = thread {
@@ -103,6 +107,7 @@ fn intern_with(
                 source = Symbols::Sent {
                     rx,
                     early: foldhash::HashMap::default(),
+                    space,
                 };
             }
         }
@@ -120,19 +125,20 @@ type Key = (u64, bool);
 
 /// Where the walk gets each distinct address's symbols.
 enum Symbols<'a> {
-    /// Resolved when first needed (the resolver made on first use).
-    Inline(Option<Resolver<'a>>),
+    /// Resolved when first needed (the resolver made on first use, for the address space).
+    Inline(Option<Resolver<'a>>, AddressSpace),
     /// Sent by [`resolve_in_walk_order`], with those that came before they were needed.
     Sent {
         rx: std::sync::mpsc::Receiver<(Key, Arc<[Symbol]>)>,
         early: foldhash::HashMap<Key, Arc<[Symbol]>>,
+        space: AddressSpace,
     },
 }
 
 impl<'a> Symbols<'a> {
     /// The symbols of `key`, which is asked for once.
     fn get(&mut self, key: Key, objects: &'a [LoadedObject]) -> Arc<[Symbol]> {
-        if let Symbols::Sent { rx, early } = self {
+        if let Symbols::Sent { rx, early, space } = self {
             if let Some(symbols) = early.remove(&key) {
                 return symbols;
             }
@@ -144,12 +150,13 @@ impl<'a> Symbols<'a> {
             }
             // The thread ended without it (it panicked, which its join reports): resolve the
             // rest here. The cache's lock was released as the thread unwound.
-            *self = Symbols::Inline(None);
+            let space = *space;
+            *self = Symbols::Inline(None, space);
         }
-        let Symbols::Inline(resolver) = self else {
+        let Symbols::Inline(resolver, space) = self else {
             unreachable!("replaced by Inline above")
         };
-        let resolver = resolver.get_or_insert_with(|| Resolver::new(objects));
+        let resolver = resolver.get_or_insert_with(|| Resolver::new(objects, *space));
         resolver.symbols(key.0, key.1)
     }
 }
@@ -159,10 +166,11 @@ impl<'a> Symbols<'a> {
 fn resolve_in_walk_order(
     stacks: &[Box<[u64]>],
     objects: &[LoadedObject],
+    space: AddressSpace,
     max_depth: usize,
     tx: &std::sync::mpsc::Sender<(Key, Arc<[Symbol]>)>,
 ) {
-    let mut resolver = Resolver::new(objects);
+    let mut resolver = Resolver::new(objects, space);
     let mut seen: foldhash::HashSet<Key> = foldhash::HashSet::default();
     let mut previous: &[u64] = &[];
     for stack in stacks {
@@ -338,7 +346,14 @@ mod tests {
         let trim = |name: &str| name == "0x50" || name == "0x60";
         let max_depth = 5;
         let mut builder = SessionBuilder::default();
-        let ids = intern_stacks(&mut builder, &stacks, &[], max_depth, trim);
+        let ids = intern_stacks(
+            &mut builder,
+            &stacks,
+            &[],
+            AddressSpace::Own,
+            max_depth,
+            trim,
+        );
         let session = builder.finish();
         for (stack, id) in stacks.iter().zip(&ids) {
             let want = expected(stack, max_depth, &trim);
@@ -393,13 +408,21 @@ mod tests {
         let trim = |name: &str| name == "0x1050";
         let session = |threaded: bool| {
             let mut builder = SessionBuilder::default();
-            let ids = intern_with(&mut builder, stacks, &[], 9, trim, threaded);
+            let ids = intern_with(
+                &mut builder,
+                stacks,
+                &[],
+                AddressSpace::Own,
+                9,
+                trim,
+                threaded,
+            );
             (ids, builder.finish())
         };
         assert_eq!(session(true), session(false));
         // The thread sent each address the walk needs, once: none was left to resolve here.
         let (tx, rx) = std::sync::mpsc::channel();
-        resolve_in_walk_order(stacks, &[], 9, &tx);
+        resolve_in_walk_order(stacks, &[], AddressSpace::Own, 9, &tx);
         drop(tx);
         let sent: Vec<Key> = rx.iter().map(|(key, _)| key).collect();
         let mut all: Vec<Key> = stacks

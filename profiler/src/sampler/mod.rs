@@ -13,16 +13,16 @@
 //! ([`thread_cpu_time`], [`process_cpu_time`], [`current_tid`]).
 
 pub(crate) mod alloc;
-mod assemble;
+pub(crate) mod assemble;
 mod collector;
 pub(crate) mod diagnostics;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod dwarf;
+pub(crate) mod dwarf;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-mod frame_reuse;
+pub(crate) mod frame_reuse;
 mod handler;
-mod mappings;
-mod meta;
+pub(crate) mod mappings;
+pub(crate) mod meta;
 mod ring;
 mod samples;
 mod stack_index;
@@ -31,7 +31,7 @@ mod stackmap;
 pub(crate) mod sys;
 mod threads;
 mod timer;
-mod unwind;
+pub(crate) mod unwind;
 mod wall;
 
 use crate::{Error, Options, Report, Result};

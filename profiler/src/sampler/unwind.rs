@@ -1,6 +1,7 @@
 //! Walking the interrupted stack, from the registers in the signal's `ucontext` (so the
-//! handler's own frames and the signal trampoline never appear). DWARF CFI first where the code
-//! has unwind tables, frame pointers otherwise; every stack read is bounds-checked.
+//! handler's own frames and the signal trampoline never appear), or from those a perf ring
+//! recorded with its copy of another process's stack (`crate::record`). DWARF CFI first where
+//! the code has unwind tables, frame pointers otherwise; every stack read is bounds-checked.
 
 use super::ring::Claim;
 use super::sys::{Regs, StackReader};
@@ -46,6 +47,18 @@ impl NoDwarf {
     }
 }
 
+/// The words of a stack being walked: the interrupted thread's own ([`StackReader`]) or a copy.
+pub trait StackWords {
+    /// The word at `addr`, or `None` where the stack cannot be read.
+    fn word(&self, addr: u64) -> Option<u64>;
+}
+
+impl StackWords for StackReader {
+    fn word(&self, addr: u64) -> Option<u64> {
+        self.read(addr)
+    }
+}
+
 /// Follows the frame-pointer chain: each frame record holds the caller's frame pointer and the
 /// return address. Stops at a null or non-increasing frame pointer, outside the stack, or at
 /// an address in no known object (`known` false, see `DwarfSet::knows`): the frame pointer
@@ -69,13 +82,13 @@ pub fn frame_pointers(
 /// Passes the return addresses of the frame-record chain starting at `fp` to `out`, until
 /// `out` returns false, a record is outside the stack, the chain stops going up the stack, or
 /// a return address is in no known object (not passed on).
-fn frame_chain(
-    stack: &StackReader,
+pub fn frame_chain<S: StackWords + ?Sized>(
+    stack: &S,
     mut fp: u64,
     known: &dyn Fn(u64) -> bool,
     out: &mut dyn FnMut(u64) -> bool,
 ) {
-    while let (Some(caller), Some(ret)) = (stack.read(fp), stack.read(fp.wrapping_add(8))) {
+    while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
         if ret == 0 || !known(ret.wrapping_sub(1)) || !out(ret) || caller <= fp {
             return;
         }
@@ -89,9 +102,9 @@ fn frame_chain(
 /// frame-pointer chain instead. Says whether anything was pushed (if not, the caller falls back
 /// to frame pointers) and whether frames were reused.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn dwarf(
+pub fn dwarf<S: StackWords + ?Sized>(
     regs: &Regs,
-    stack: &StackReader,
+    stack: &S,
     dwarf: &super::dwarf::DwarfSet,
     state: &mut super::frame_reuse::State,
     tid: u32,
@@ -132,7 +145,7 @@ pub fn dwarf(
         }
         if reuse && pushed > 1 {
             let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, |a| {
-                stack.read(a)
+                stack.word(a)
             });
             if let Some(j) = joined {
                 reused = true;
@@ -151,7 +164,7 @@ pub fn dwarf(
             }
         }
         let mut read = |a: u64| {
-            let value = stack.read(a);
+            let value = stack.word(a);
             next.record(a, value);
             value.ok_or(())
         };
@@ -167,7 +180,7 @@ pub fn dwarf(
         }
     }
     let known = |pc| dwarf.knows(pc);
-    if pushed <= 1 && known(regs.pc) && regs.fp > regs.sp && stack.read(regs.fp).is_some() {
+    if pushed <= 1 && known(regs.pc) && regs.fp > regs.sp && stack.word(regs.fp).is_some() {
         // DWARF knew nothing past the leaf (a module without unwind tables for it): try the
         // frame chain from the caller's record instead, without repeating the leaf.
         next.cut();

@@ -73,6 +73,17 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     inner_first
 }
 
+/// Whose addresses a [`Resolver`] resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressSpace {
+    /// This process's: an address in no known object (or in one whose file cannot be read) is
+    /// resolved in memory with the `backtrace` crate.
+    Own,
+    /// Another process's (`prof record`): only the objects' files name its addresses; the rest
+    /// stay hex addresses, as this process's memory says nothing of them.
+    Other,
+}
+
 /// Resolves addresses, naming outermost frames with the full path from their module's symbol
 /// table where the debug info gave only a short name (see [`symtab`]), and inlined frames as
 /// [`names::qualify`] says. Objects' debug info comes from the process's [`cache`], opened only
@@ -83,18 +94,20 @@ pub struct Resolver<'a> {
     /// Each object's path and cache key, by index in `objects`.
     files: HashMap<usize, Option<(String, FileKey)>>,
     cache: MutexGuard<'static, cache::Cache>,
+    space: AddressSpace,
 }
 
 impl<'a> Resolver<'a> {
-    /// A resolver for addresses in `objects` (every module loaded while sampling). Holds the
-    /// process's debug info cache until dropped.
-    pub fn new(objects: &'a [LoadedObject]) -> Self {
+    /// A resolver for addresses in `objects` (every module loaded while sampling) of this
+    /// process or another, as `space` says. Holds the process's debug info cache until dropped.
+    pub fn new(objects: &'a [LoadedObject], space: AddressSpace) -> Self {
         let mut cache = cache::lock();
         cache.begin();
         Resolver {
             objects,
             files: HashMap::new(),
             cache,
+            space,
         }
     }
 
@@ -111,7 +124,15 @@ impl<'a> Resolver<'a> {
         object_index(self.objects, lookup)
             .and_then(|i| self.resolve_in_object(i, address, lookup))
             .unwrap_or_else(|| {
-                let mut symbols = resolve(address, is_return_address);
+                let mut symbols = match self.space {
+                    AddressSpace::Own => resolve(address, is_return_address),
+                    AddressSpace::Other => vec![Symbol {
+                        name: format!("{address:#x}").into(),
+                        file: None,
+                        line: None,
+                        inlined: false,
+                    }],
+                };
                 names::qualify(&mut symbols);
                 symbols.into()
             })
@@ -145,7 +166,9 @@ impl<'a> Resolver<'a> {
         let vdso = *key == FileKey::vdso();
         let entry = self.cache.get_or_load(key, || {
             if vdso {
-                cache::Entry::from_symbols(vdso_symbols(&object.exec).unwrap_or_default())
+                cache::Entry::from_symbols(
+                    vdso_symbols(&object.exec, self.space).unwrap_or_default(),
+                )
             } else {
                 cache::Entry::load(path)
             }
@@ -252,10 +275,14 @@ fn from_loader(
 
 /// The vDSO's function symbols, from its image in this process's memory (read through
 /// `/proc/self/mem`, so a bad range is an error, not a fault): the mapping named `[vdso]` that
-/// holds the object's executable segment.
-fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
+/// holds the object's executable segment. Another process's vDSO (`space` is
+/// [`AddressSpace::Other`]) is the same image, which the kernel maps into every process: its
+/// symbols are read from this process's.
+fn vdso_symbols(exec: &[std::ops::Range<u64>], space: AddressSpace) -> Option<SymbolTable> {
     use std::os::unix::fs::FileExt;
     let code = exec.first()?.start;
+    let holds =
+        |range: &std::ops::Range<u64>| space == AddressSpace::Other || range.contains(&code);
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let (start, end) = maps.lines().find_map(|line| {
         if !line.ends_with("[vdso]") {
@@ -266,7 +293,7 @@ fn vdso_symbols(exec: &[std::ops::Range<u64>]) -> Option<SymbolTable> {
             u64::from_str_radix(start, 16).ok()?,
             u64::from_str_radix(end, 16).ok()?,
         );
-        (range.0..range.1).contains(&code).then_some(range)
+        holds(&(range.0..range.1)).then_some(range)
     })?;
     let mut image = vec![0; usize::try_from(end - start).ok()?];
     let mem = std::fs::File::open("/proc/self/mem").ok()?;

@@ -70,6 +70,7 @@ pub fn build(
         &mut builder,
         &collected.stacks,
         &collected.objects,
+        crate::symbolize::AddressSpace::Own,
         options.max_depth,
         is_allocator_frame,
     );

@@ -4,6 +4,7 @@
 
 mod loader;
 mod perf;
+mod perf_ring;
 mod signal;
 mod stack;
 mod thread;
@@ -11,6 +12,7 @@ mod timer;
 
 pub use loader::*;
 pub use perf::*;
+pub use perf_ring::*;
 pub use signal::*;
 pub use stack::*;
 pub use thread::*;

@@ -19,37 +19,39 @@ struct FOwnerEx {
 /// `struct perf_event_attr` up to `PERF_ATTR_SIZE_VER7` (128 bytes), the fields we set named.
 #[repr(C)]
 #[derive(Default)]
-struct PerfEventAttr {
-    kind: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
+pub(super) struct PerfEventAttr {
+    pub(super) kind: u32,
+    pub(super) size: u32,
+    pub(super) config: u64,
+    pub(super) sample_period: u64,
+    pub(super) sample_type: u64,
+    pub(super) read_format: u64,
     /// Bit field: disabled (bit 0), inherit (bit 1), exclude_kernel (bit 5), exclude_hv (bit 6),
-    /// inherit_thread (bit 35), remove_on_exec (bit 36), sigtrap (bit 37).
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved: u16,
-    aux_sample_size: u32,
-    reserved3: u32,
+    /// inherit_thread (bit 35), remove_on_exec (bit 36), sigtrap (bit 37), and the others of
+    /// `perf_event_open(2)`.
+    pub(super) flags: u64,
+    /// `wakeup_events`, or `wakeup_watermark` with the `watermark` flag.
+    pub(super) wakeup_events: u32,
+    pub(super) bp_type: u32,
+    pub(super) config1: u64,
+    pub(super) config2: u64,
+    pub(super) branch_sample_type: u64,
+    pub(super) sample_regs_user: u64,
+    pub(super) sample_stack_user: u32,
+    pub(super) clockid: i32,
+    pub(super) sample_regs_intr: u64,
+    pub(super) aux_watermark: u32,
+    pub(super) sample_max_stack: u16,
+    pub(super) reserved: u16,
+    pub(super) aux_sample_size: u32,
+    pub(super) reserved3: u32,
     /// Copied into `si_perf_data` of the SIGTRAP a `sigtrap` event sends.
-    sig_data: u64,
+    pub(super) sig_data: u64,
 }
 
-const PERF_TYPE_SOFTWARE: u32 = 1;
-const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+pub(super) const PERF_TYPE_SOFTWARE: u32 = 1;
+pub(super) const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+pub(super) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 

@@ -1,0 +1,155 @@
+//! `prof record [-o FILE] [-F HZ | --interval DURATION] -- CMD [ARGS...]`: runs CMD, samples
+//! every thread of it and of the processes it starts (see `prof::record`), saves the session,
+//! prints its name and the top functions on standard error, and exits as CMD did.
+
+use super::exit::{fail, BAD_INPUT};
+use clap::Args;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `prof record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Where to save the session (`.json.gz` or `.json`).
+    #[arg(short, long, default_value = "prof.json.gz")]
+    output: PathBuf,
+    /// Samples per second of CPU time of each thread.
+    #[arg(
+        short = 'F',
+        long = "frequency",
+        value_name = "HZ",
+        conflicts_with = "interval"
+    )]
+    frequency: Option<u32>,
+    /// CPU time between samples of each thread, e.g. `1ms`, `250us`, `100000ns` (default 1ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    interval: Option<Duration>,
+    /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
+    #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
+    stack_bytes: u32,
+    /// The command to run, with its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    command: Vec<OsString>,
+}
+
+/// `--interval`'s value: a number with a unit (`ns`, `us`, `µs`, `ms`, `s`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 1ms or 250us"))?;
+    let scale = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return Err(format!("{text:?}: the unit must be ns, us, ms or s")),
+    };
+    let d = Duration::try_from_secs_f64(value * scale).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("the interval must be above 0".into());
+    }
+    Ok(d)
+}
+
+/// Runs `prof record`.
+pub fn run(args: RecordArgs) -> ExitCode {
+    let mut options = prof::record::RecordOptions::default();
+    match (args.frequency, args.interval) {
+        (Some(0), _) => {
+            eprintln!("prof: -F must be above 0");
+            return ExitCode::from(BAD_INPUT);
+        }
+        (Some(hz), _) => options.interval = Duration::from_nanos(1_000_000_000 / u64::from(hz)),
+        (None, Some(interval)) => options.interval = interval,
+        (None, None) => {}
+    }
+    if args.stack_bytes % 8 != 0 || args.stack_bytes > 65_528 {
+        eprintln!("prof: --stack-bytes must be a multiple of 8 up to 65528");
+        return ExitCode::from(BAD_INPUT);
+    }
+    options.stack_bytes = args.stack_bytes;
+    if let Err(e) = check_writable(&args.output) {
+        return fail(&e);
+    }
+    let mut command = std::process::Command::new(&args.command[0]);
+    command.args(&args.command[1..]);
+    let recording = match prof::record::record(command, &options) {
+        Ok(recording) => recording,
+        Err(e @ prof::Error::PerfRefused { .. }) => {
+            eprintln!("prof: {e}");
+            return ExitCode::from(BAD_INPUT);
+        }
+        Err(prof::Error::Spawn { program, source }) => {
+            // As a shell says it: 127 for a command not found, 126 for one it cannot run.
+            eprintln!("prof: cannot run {program}: {source}");
+            let not_found = source.kind() == std::io::ErrorKind::NotFound;
+            return ExitCode::from(if not_found { 127 } else { 126 });
+        }
+        Err(e) => return fail(&e),
+    };
+    let report = &recording.report;
+    if let Err(e) = report.save(&args.output) {
+        eprintln!("prof: {e}");
+        return ExitCode::FAILURE;
+    }
+    let samples = report.total_samples();
+    if samples == 0 {
+        eprintln!(
+            "prof: no samples: the command ran for less than one sampling interval of CPU time \
+             ({:?}); saved an empty session to {}",
+            options.interval,
+            args.output.display()
+        );
+    } else {
+        eprint!("{report}");
+        let dropped = report.session().meta.dropped_samples;
+        eprintln!(
+            "saved {} ({samples} samples, {} with a stack reaching the thread's start{})",
+            args.output.display(),
+            recording.reached_root,
+            if dropped > 0 {
+                format!(", {dropped} dropped")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let status = recording.status;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Fails (before the command runs) when `path` cannot be written: a missing directory, no
+/// permission, a read-only file system.
+fn check_writable(path: &Path) -> prof::Result<()> {
+    let existed = path.exists();
+    let io = |source| prof::Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    if !existed {
+        std::fs::remove_file(path).map_err(io)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! The records a perf ring holds, parsed from its bytes: the layouts of `perf_event_open(2)` for
+//! the sample type and flags `sys::perf_event_ring` asks for (samples with `IP | TID | TIME |
+//! PERIOD | REGS_USER | STACK_USER`; other records followed by the task and time,
+//! `sample_id_all`).
+
+/// One record of the ring.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A sample: the task, when, its weight, the user registers and the copied stack.
+    Sample {
+        pid: u32,
+        tid: u32,
+        time: u64,
+        period: u64,
+        /// The registers of `sample_regs_user`, lowest register number first; empty when the
+        /// sample interrupted no user code.
+        regs: Vec<u64>,
+        /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
+        /// went: usually much less than asked for).
+        stack: Vec<u8>,
+    },
+    /// A mapping of a file (or the vDSO): `prot` has `PROT_EXEC` for code.
+    Mmap {
+        pid: u32,
+        time: u64,
+        addr: u64,
+        len: u64,
+        pgoff: u64,
+        prot: u32,
+        filename: String,
+    },
+    /// A thread's name (`exec` set when the process called `exec`, replacing its mappings).
+    Comm {
+        pid: u32,
+        tid: u32,
+        time: u64,
+        exec: bool,
+        name: String,
+    },
+    /// A new thread or process (`pid != ppid`).
+    Fork {
+        pid: u32,
+        ppid: u32,
+        tid: u32,
+        time: u64,
+    },
+    /// A thread's end (the process's when `pid == tid`).
+    Exit { pid: u32, tid: u32, time: u64 },
+    /// The kernel dropped `lost` records (the ring was full).
+    Lost { lost: u64 },
+    /// A record of another kind.
+    Other,
+}
+
+impl Record {
+    /// When it happened (0 for records without a time).
+    pub fn time(&self) -> u64 {
+        match self {
+            Record::Sample { time, .. }
+            | Record::Mmap { time, .. }
+            | Record::Comm { time, .. }
+            | Record::Fork { time, .. }
+            | Record::Exit { time, .. } => *time,
+            Record::Lost { .. } | Record::Other => 0,
+        }
+    }
+}
+
+const MMAP2: u32 = 10;
+const LOST: u32 = 2;
+const COMM: u32 = 3;
+const EXIT: u32 = 4;
+const FORK: u32 = 7;
+const SAMPLE: u32 = 9;
+const MISC_COMM_EXEC: u16 = 1 << 13;
+
+/// Little cursor over a record's bytes; reads past the end give `None`.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.bytes.split_at_checked(n)?;
+        self.bytes = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_ne_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_ne_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// A NUL-terminated string padded to 8 bytes, up to the last `tail` bytes.
+    fn string(&mut self, tail: usize) -> Option<String> {
+        let n = self.bytes.len().checked_sub(tail)?;
+        let field = self.take(n)?;
+        let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+        Some(String::from_utf8_lossy(&field[..end]).into_owned())
+    }
+}
+
+/// Bytes of `sample_id_all`'s trailer for our sample type: pid, tid, time.
+const ID_TRAILER: usize = 16;
+
+/// Splits `bytes` (whole records, as a ring's drain gives them) into records, passing each to
+/// `each` with the number of registers each sample carries; a malformed record ends the walk.
+pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
+    let mut rest = bytes;
+    while rest.len() >= 8 {
+        let kind = u32::from_ne_bytes(rest[0..4].try_into().unwrap_or_default());
+        let misc = u16::from_ne_bytes(rest[4..6].try_into().unwrap_or_default());
+        let size = usize::from(u16::from_ne_bytes(
+            rest[6..8].try_into().unwrap_or_default(),
+        ));
+        if size < 8 || size > rest.len() {
+            return;
+        }
+        let body = &rest[8..size];
+        rest = &rest[size..];
+        each(parse(kind, misc, body, regs).unwrap_or(Record::Other));
+    }
+}
+
+/// One record's body (after its 8-byte header).
+fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
+    let mut c = Cursor { bytes: body };
+    Some(match kind {
+        SAMPLE => {
+            let _ip = c.u64()?;
+            let (pid, tid) = (c.u32()?, c.u32()?);
+            let time = c.u64()?;
+            let period = c.u64()?;
+            let abi = c.u64()?;
+            let regs = if abi == 0 {
+                Vec::new()
+            } else {
+                (0..regs).map(|_| c.u64()).collect::<Option<Vec<u64>>>()?
+            };
+            let size = usize::try_from(c.u64()?).ok()?;
+            let mut stack = Vec::new();
+            if size > 0 {
+                let data = c.take(size)?;
+                let dyn_size = usize::try_from(c.u64()?).ok()?;
+                stack = data[..dyn_size.min(size)].to_vec();
+            }
+            Record::Sample {
+                pid,
+                tid,
+                time,
+                period,
+                regs,
+                stack,
+            }
+        }
+        MMAP2 => {
+            let (pid, _tid) = (c.u32()?, c.u32()?);
+            let (addr, len, pgoff) = (c.u64()?, c.u64()?, c.u64()?);
+            c.take(24)?; // device and inode, or build ID
+            let prot = c.u32()?;
+            let _flags = c.u32()?;
+            let filename = c.string(ID_TRAILER)?;
+            let (_, _, time) = (c.u32()?, c.u32()?, c.u64()?);
+            Record::Mmap {
+                pid,
+                time,
+                addr,
+                len,
+                pgoff,
+                prot,
+                filename,
+            }
+        }
+        COMM => {
+            let (pid, tid) = (c.u32()?, c.u32()?);
+            let name = c.string(ID_TRAILER)?;
+            let (_, _, time) = (c.u32()?, c.u32()?, c.u64()?);
+            Record::Comm {
+                pid,
+                tid,
+                time,
+                exec: misc & MISC_COMM_EXEC != 0,
+                name,
+            }
+        }
+        FORK | EXIT => {
+            let (pid, ppid, tid, _ptid) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
+            let time = c.u64()?;
+            if kind == FORK {
+                Record::Fork {
+                    pid,
+                    ppid,
+                    tid,
+                    time,
+                }
+            } else {
+                Record::Exit { pid, tid, time }
+            }
+        }
+        LOST => {
+            let _id = c.u64()?;
+            Record::Lost { lost: c.u64()? }
+        }
+        _ => Record::Other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u32, misc: u16, body: &[u8]) -> Vec<u8> {
+        let mut r = Vec::new();
+        r.extend_from_slice(&kind.to_ne_bytes());
+        r.extend_from_slice(&misc.to_ne_bytes());
+        r.extend_from_slice(&((body.len() + 8) as u16).to_ne_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    fn words(ws: &[u64]) -> Vec<u8> {
+        ws.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn parses_a_sample_with_registers_and_a_partly_filled_stack() {
+        let mut body = words(&[
+            0x1000,
+            (7u64 << 32) | 5,
+            99,
+            1_000_000,
+            2,
+            0xb,
+            0x5,
+            0x1000,
+            16,
+        ]);
+        body.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+        body.extend(words(&[8]));
+        let bytes = record(SAMPLE, 0, &body);
+        let mut got = Vec::new();
+        parse_all(&bytes, 3, |r| got.push(format!("{r:?}")));
+        let want = Record::Sample {
+            pid: 5,
+            tid: 7,
+            time: 99,
+            period: 1_000_000,
+            regs: vec![0xb, 0x5, 0x1000],
+            stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
+        };
+        assert_eq!(got, vec![format!("{want:?}")]);
+    }
+
+    #[test]
+    fn parses_mmap2_comm_fork_exit_and_lost_and_stops_at_a_torn_record() {
+        let mut mmap = words(&[(3u64 << 32) | 3, 0x4000, 0x2000, 0x1000, 0, 0, 0]);
+        mmap.extend_from_slice(&5u32.to_ne_bytes());
+        mmap.extend_from_slice(&2u32.to_ne_bytes());
+        mmap.extend_from_slice(b"/bin/x\0\0");
+        mmap.extend(words(&[(3u64 << 32) | 3, 42]));
+        let mut comm = words(&[(4u64 << 32) | 3]);
+        comm.extend_from_slice(b"worker\0\0");
+        comm.extend(words(&[(4u64 << 32) | 3, 43]));
+        let mut bytes = record(MMAP2, 0, &mmap);
+        bytes.extend(record(COMM, MISC_COMM_EXEC, &comm));
+        bytes.extend(record(
+            FORK,
+            0,
+            &words(&[(1u64 << 32) | 3, (3u64 << 32) | 8, 44]),
+        ));
+        bytes.extend(record(
+            EXIT,
+            0,
+            &words(&[(3u64 << 32) | 3, (3u64 << 32) | 3, 45]),
+        ));
+        bytes.extend(record(LOST, 0, &words(&[1, 12])));
+        bytes.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // claims 200 bytes
+        let mut got = Vec::new();
+        parse_all(&bytes, 3, |r| got.push(r));
+        assert_eq!(
+            got,
+            vec![
+                Record::Mmap {
+                    pid: 3,
+                    time: 42,
+                    addr: 0x4000,
+                    len: 0x2000,
+                    pgoff: 0x1000,
+                    prot: 5,
+                    filename: "/bin/x".into()
+                },
+                Record::Comm {
+                    pid: 3,
+                    tid: 4,
+                    time: 43,
+                    exec: true,
+                    name: "worker".into()
+                },
+                Record::Fork {
+                    pid: 3,
+                    ppid: 1,
+                    tid: 8,
+                    time: 44
+                },
+                Record::Exit {
+                    pid: 3,
+                    tid: 3,
+                    time: 45
+                },
+                Record::Lost { lost: 12 },
+            ]
+        );
+    }
+}
