@@ -7,6 +7,7 @@
 mod common;
 
 use common::{serial, spin};
+use prof::sampler::thread_cpu_time;
 use std::time::{Duration, Instant};
 
 #[inline(never)]
@@ -81,17 +82,20 @@ fn reused_frames_are_exactly_what_a_full_unwind_gives() {
         .interval(Duration::from_micros(100))
         .diagnostics(prof::diagnostics::Settings::default().verify_reuse(true));
     let p = prof::Profiler::start(options).unwrap();
+    // Each thread runs for 600 ms of its own CPU time, not of the wall clock: the CPU timer
+    // samples CPU time, so on a loaded machine a wall-clock run got fewer samples (1,863 of
+    // the 2,000 needed at load 7) while the same CPU time always gets about 12,000.
     let other = std::thread::spawn(|| {
-        let end = Instant::now() + Duration::from_millis(600);
+        let end = thread_cpu_time() + Duration::from_millis(600);
         let mut acc = 0;
-        while Instant::now() < end {
+        while thread_cpu_time() < end {
             acc ^= churn(200) ^ spin(Duration::from_millis(1));
         }
         acc
     });
-    let end = Instant::now() + Duration::from_millis(600);
+    let end = thread_cpu_time() + Duration::from_millis(600);
     let mut acc = 0;
-    while Instant::now() < end {
+    while thread_cpu_time() < end {
         acc ^= churn(300);
     }
     std::hint::black_box(acc ^ other.join().unwrap());
