@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// samply's, four times perf's 8,192 default, so deep stacks still reach `main`.
 pub const DEFAULT_STACK_BYTES: u32 = 32_000;
 
-/// How often prof's thread drains the rings (rings of [`RING_PAGES`]; smaller ones more often).
+/// How often prof's thread drains the rings (rings of 1,024 data pages; smaller ones more often).
 pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
 
 /// How long after its time a record may still be being written to its ring: records newer

@@ -428,6 +428,7 @@ enum Call {
     /// A call through a register or memory.
     Indirect,
     /// A call to the address held at this address (x86-64's RIP-relative `call *slot(%rip)`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Slot(u64),
 }
 
