@@ -259,17 +259,29 @@ fn open_session(
 }
 
 /// Where the root frame is drawn in the flame pane's visible part: `[top, bottom, pane
-/// height]` in CSS pixels from the pane's top, read after the panes around it had time to
-/// settle (the timeline and the table fill in after the first paint).
-fn root_in_pane(browser: &Browser) -> Vec<f64> {
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let v = browser.eval(
-        "const pane = document.getElementById('flame');
-         const root = window.profViewer.flame.frameRect(0);
-         return [root.y - pane.scrollTop, root.y + root.height - pane.scrollTop, pane.clientHeight];",
-        json!([]),
-    );
-    serde_json::from_value(v).unwrap()
+/// height]` in CSS pixels from the pane's top, read once `settled` holds for it or, failing
+/// that, after [`LOAD`] (the timeline and the table fill in after the first paint, later on a
+/// busy machine, and the panes around the graph change size then).
+fn root_in_pane(browser: &Browser, settled: impl Fn(f64, f64, f64) -> bool) -> Vec<f64> {
+    let start = std::time::Instant::now();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let v = browser.eval(
+            "const pane = document.getElementById('flame');
+             const root = window.profViewer.flame.frameRect(0);
+             return [root.y - pane.scrollTop, root.y + root.height - pane.scrollTop, pane.clientHeight];",
+            json!([]),
+        );
+        let v: Vec<f64> = serde_json::from_value(v).unwrap();
+        if v.len() == 3 && settled(v[0], v[1], v[2]) || start.elapsed() > LOAD {
+            return v;
+        }
+    }
+}
+
+/// The root is drawn inside the pane.
+fn in_view(top: f64, bottom: f64, pane: f64) -> bool {
+    top >= 0.0 && bottom <= pane + 0.5
 }
 
 #[test]
@@ -285,7 +297,7 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
             )
             .as_f64()
             .unwrap();
-        let [top, bottom, pane] = root_in_pane(&browser)[..] else {
+        let [top, bottom, pane] = root_in_pane(&browser, in_view)[..] else {
             panic!("no root")
         };
         assert!(
@@ -293,7 +305,7 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
             "the graph ({canvas} px) fits its pane ({pane} px)"
         );
         assert!(
-            top >= 0.0 && bottom <= pane + 0.5,
+            in_view(top, bottom, pane),
             "at {width}x{height} the root is drawn at {top}..{bottom}, outside the pane's 0..{pane}"
         );
         browser.screenshot(&format!("r20-deep-root-{width}x{height}"));
@@ -304,19 +316,16 @@ fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
             LOAD,
             "icicle in the URL",
         );
-        let [top, _, _] = root_in_pane(&browser)[..] else {
+        let [top, _, _] = root_in_pane(&browser, |top, _, _| top.abs() < 0.5)[..] else {
             panic!("no root")
         };
         assert!(top.abs() < 0.5, "the icicle's root is at {top}");
         browser.click(&browser.find("#icicle"));
         browser.wait_for("!location.hash.includes('icicle')", LOAD, "icicle off");
-        let [top, bottom, pane] = root_in_pane(&browser)[..] else {
+        let [top, bottom, pane] = root_in_pane(&browser, in_view)[..] else {
             panic!("no root")
         };
-        assert!(
-            top >= 0.0 && bottom <= pane + 0.5,
-            "{top}..{bottom} of {pane}"
-        );
+        assert!(in_view(top, bottom, pane), "{top}..{bottom} of {pane}");
     }
 }
 
