@@ -135,6 +135,23 @@ function offerDiff() {
   $("tabs").querySelector(`[data-view="${DiffView.id}"]`).hidden = none;
 }
 
+/** The state change that shows file `index`: what was chosen in the last file (zoom, selection,
+ * threads, range, windows) does not carry over to another profile. */
+function switchTo(index) {
+  return {
+    file: index,
+    zoom: [],
+    flameWindow: null,
+    selected: null,
+    node: [],
+    threads: null,
+    range: null,
+    window: null,
+    diffZoom: [],
+    diffWindow: null,
+  };
+}
+
 /** The view the state names (the first one when it names none, or one not offered). */
 function activeView() {
   const named = unavailable.has(state.current.view) ? null : views.get(state.current.view);
@@ -190,20 +207,7 @@ async function start() {
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     offerDiff();
     renderFiles($("file"), page.files);
-    $("file").addEventListener("change", (e) =>
-      state.update({
-        file: Number(e.target.value),
-        zoom: [],
-        flameWindow: null,
-        selected: null,
-        node: [],
-        threads: null,
-        range: null,
-        window: null,
-        diffZoom: [],
-        diffWindow: null,
-      }),
-    );
+    $("file").addEventListener("change", (e) => state.update(switchTo(Number(e.target.value))));
     state.listen((current, changed) => (page.lastChange = onStateChange(current, changed)));
     showActiveView();
     await loadFile();
@@ -495,18 +499,7 @@ function openLocalFile(file) {
   page.files.push({ name: file.name, size: file.size, local: file });
   renderFiles($("file"), page.files);
   offerDiff();
-  state.update({
-    file: page.files.length - 1,
-    zoom: [],
-    flameWindow: null,
-    selected: null,
-    node: [],
-    threads: null,
-    range: null,
-    window: null,
-    diffZoom: [],
-    diffWindow: null,
-  });
+  state.update(switchTo(page.files.length - 1));
 }
 
 $("open-input").addEventListener("change", (e) => {

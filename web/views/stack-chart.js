@@ -5,6 +5,7 @@
 // shows a box's frame and span, clicking selects its function (state `selected`).
 
 import { escapeHtml, functionColor } from "../format.js";
+import { showIfTimed } from "./untimed.js";
 
 const AXIS = 18; // CSS pixels for the time axis at the top
 const HEADER = 18; // CSS pixels for each thread's label row
@@ -65,14 +66,7 @@ export class StackChartView {
 
   /** Brings the view up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
-    // Samples without times (pprof, folded stacks) have no order in time to chart: a line says
-    // so instead.
-    const meta = this.ctx.page.meta;
-    const timed = !meta || meta.timed;
-    this.scroller.hidden = !timed;
-    this.none.hidden = timed;
-    if (!timed) {
-      this.none.textContent = meta.untimedText;
+    if (!showIfTimed(this.ctx, this.scroller, this.none)) {
       this.layout = null;
       this.drawn = Promise.resolve();
       return;

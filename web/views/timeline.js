@@ -6,6 +6,7 @@
 // window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
 
 import { functionColor, escapeHtml } from "../format.js";
+import { showIfTimed } from "./untimed.js";
 
 const AXIS = 16; // CSS pixels for the time axis at the top
 const TRACK = 24; // CSS pixels per thread
@@ -82,14 +83,7 @@ export class Timeline {
 
   /** Brings the timeline up to date with the state; `changed` is the set of changed keys. */
   async render(changed) {
-    // A profile whose samples carry no times (pprof, folded stacks) has no timeline: a line
-    // says so where it would be.
-    const meta = this.ctx.page.meta;
-    const timed = !meta || meta.timed;
-    this.scroller.hidden = !timed;
-    this.none.hidden = timed;
-    if (!timed) {
-      this.none.textContent = meta.untimedText;
+    if (!showIfTimed(this.ctx, this.scroller, this.none)) {
       this.data = null;
       this.bar.hidden = true;
       this.drawn = Promise.resolve();
