@@ -41,3 +41,29 @@ export function leftHeavyToggle(checkbox, state) {
     },
   };
 }
+
+/** Shows the tooltip of frame `index` of `view`'s flame graph at the pointer (`event`), or hides
+ * it when the pointer left every frame: a merged sliver's weight from the question
+ * `weightQuestion`, a frame's from `nodeQuestion`, drawn by `nodeHtml(answer)`. Nothing is shown
+ * when the pointer moved on or the layout changed while the answer was on its way. */
+export async function showFrameTooltip(view, index, event, questions) {
+  const { weightQuestion, nodeQuestion, nodeHtml } = questions;
+  const { ask, tooltip } = view.ctx;
+  if (index < 0 || !event) {
+    tooltip.hide();
+    return;
+  }
+  const layout = view.layout;
+  let html;
+  if (layout.func[index] === layout.merged) {
+    const texts = await ask(weightQuestion, { weight: layout.weight[index] });
+    if (!texts) return;
+    html = tooltip.merged(layout.mergedCount[index], texts);
+  } else {
+    const info = await ask(nodeQuestion, { node: layout.node[index] });
+    if (!info) return;
+    html = nodeHtml(info);
+  }
+  if (view.layout !== layout || view.flame.hovered !== index) return;
+  tooltip.show(html, event);
+}

@@ -5,7 +5,7 @@
 // whole profiles; every colour, number and text comes from the wasm module (viewer/src/diff.rs).
 
 import { FlameGraph } from "../flame.js";
-import { leftHeavyToggle, windowHandlers } from "../flame-window.js";
+import { leftHeavyToggle, showFrameTooltip, windowHandlers } from "../flame-window.js";
 import { escapeHtml } from "../format.js";
 import { fitName, fontOf } from "../elide.js";
 import { SortHeaders } from "../sort.js";
@@ -223,31 +223,20 @@ export class DiffView {
     if (path) this.ctx.state.update({ diffZoom: path, diffWindow: null });
   }
 
-  async #hover(index, event) {
-    const { ask, tooltip } = this.ctx;
-    if (index < 0 || !event) {
-      tooltip.hide();
-      return;
-    }
-    const layout = this.layout;
-    let html;
-    if (layout.func[index] === layout.merged) {
-      const texts = await ask("diffWeight", { weight: layout.weight[index] });
-      if (!texts) return;
-      html = tooltip.merged(layout.mergedCount[index], texts);
-    } else {
-      const info = await ask("diffNode", { node: layout.node[index] });
-      if (!info) return;
-      const rows = info.sides
-        .map(
-          (s) => `<tr><td>${escapeHtml(s.label)}</td><td>total ${escapeHtml(s.totalText)}</td>
+  #hover(index, event) {
+    return showFrameTooltip(this, index, event, {
+      weightQuestion: "diffWeight",
+      nodeQuestion: "diffNode",
+      nodeHtml: (info) => {
+        const rows = info.sides
+          .map(
+            (s) => `<tr><td>${escapeHtml(s.label)}</td><td>total ${escapeHtml(s.totalText)}</td>
 <td>${escapeHtml(s.totalPct)}</td><td>self ${escapeHtml(s.selfText)}</td><td>${escapeHtml(s.selfPct)}</td></tr>`,
-        )
-        .join("");
-      html = `<div class="name">${escapeHtml(info.name)}</div><table>${rows}</table>`;
-    }
-    if (this.layout !== layout || this.flame.hovered !== index) return;
-    tooltip.show(html, event);
+          )
+          .join("");
+        return `<div class="name">${escapeHtml(info.name)}</div><table>${rows}</table>`;
+      },
+    });
   }
 
   /** Where the frames of function `name` are drawn, relative to the canvas, with their fills

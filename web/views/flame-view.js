@@ -2,7 +2,7 @@
 // It reads the state (zoom, selection, icicle) and asks the worker for layouts and rows.
 
 import { FlameGraph } from "../flame.js";
-import { leftHeavyToggle, windowHandlers } from "../flame-window.js";
+import { leftHeavyToggle, showFrameTooltip, windowHandlers } from "../flame-window.js";
 import { TopTable } from "../table.js";
 import { renderBreadcrumbs } from "../header.js";
 
@@ -172,25 +172,12 @@ export class FlameView {
     this.table.select(func >= 0 ? func : null);
   }
 
-  async #hover(index, event) {
-    const { ask, tooltip } = this.ctx;
-    if (index < 0 || !event) {
-      tooltip.hide();
-      return;
-    }
-    const layout = this.layout;
-    let html;
-    if (layout.func[index] === layout.merged) {
-      const texts = await ask("weightTexts", { weight: layout.weight[index] });
-      if (!texts) return;
-      html = tooltip.merged(layout.mergedCount[index], texts);
-    } else {
-      const info = await ask("node", { node: layout.node[index] });
-      if (!info) return;
-      html = tooltip.node(info);
-    }
-    if (this.layout !== layout || this.flame.hovered !== index) return;
-    tooltip.show(html, event);
+  #hover(index, event) {
+    return showFrameTooltip(this, index, event, {
+      weightQuestion: "weightTexts",
+      nodeQuestion: "node",
+      nodeHtml: (info) => this.ctx.tooltip.node(info),
+    });
   }
 
   /** Opens the transform menu for call tree node `node` at client pixels (`x`, `y`). */
