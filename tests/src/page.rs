@@ -204,6 +204,45 @@ pub fn report_total(file: &std::path::Path, args: &[&str]) -> String {
         .to_owned()
 }
 
+/// One session served by `prof serve` and shown in a browser window: where most browser tests
+/// start. Dropping it closes the browser, stops the server and removes the directory, in that
+/// order.
+pub struct Shown {
+    /// The browser showing the page.
+    pub browser: Browser,
+    /// The server.
+    pub served: crate::served::Served,
+    /// The session's file.
+    pub file: std::path::PathBuf,
+    /// The directory that holds the file.
+    pub dir: crate::TempDir,
+}
+
+/// Saves `session` as `file_name` in a directory of test `test`'s own, serves it with `prof
+/// serve --port 0`, and opens the page at `fragment` (say `#view=calltree`, or empty) in a
+/// browser window of `width` x `height` named `test`; the page has loaded its profile when this
+/// returns.
+pub fn show(
+    test: &str,
+    session: &prof::session::Session,
+    file_name: &str,
+    (width, height): (u32, u32),
+    fragment: &str,
+) -> Shown {
+    let dir = crate::TempDir::new(&format!("shown-{test}"));
+    let file = dir.join(file_name);
+    crate::sessions::save(session, &file);
+    let served = crate::served::Served::start(&[&file], &["--port", "0"]);
+    let browser = Browser::start(test, width, height, 1.0);
+    open_ok(&browser, &format!("{}{fragment}", served.url));
+    Shown {
+        browser,
+        served,
+        file,
+        dir,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

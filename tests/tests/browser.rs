@@ -6,8 +6,8 @@
 use prof::aggregate::{CallTree, Filter, SortBy};
 use prof_e2e::page::keys::ESCAPE;
 use prof_e2e::page::{
-    breadcrumbs, console_problems, eventually, open, open_ok, report_rows, text, top_table_rows,
-    LOAD,
+    breadcrumbs, console_problems, eventually, open, open_ok, report_rows, show, text,
+    top_table_rows, LOAD,
 };
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
@@ -454,12 +454,14 @@ fn r10_switching_files_mid_load_shows_the_file_chosen_last() {
 /// reported a share and highlighted nothing, and clicking the block did nothing.
 #[test]
 fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
-    let dir = TempDir::new("browser-slivers");
-    let file = dir.join("slivers.json");
-    sessions::save(&sessions::needle_in_slivers(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("slivers", 1000, 600, 1.0);
-    open(&browser, &served.url);
+    let shown = show(
+        "slivers",
+        &sessions::needle_in_slivers(),
+        "slivers.json",
+        (1000, 600),
+        "",
+    );
+    let browser = &shown.browser;
     assert_eq!(
         browser.eval(
             "return window.profViewer.framesNamed('needle').length;",
@@ -475,7 +477,7 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
         "the search result",
     );
     eventually("the merged block holding needle to be highlighted", || {
-        highlighted(&browser) > 0
+        highlighted(browser) > 0
     });
     browser.screenshot("13-match-in-slivers");
     // Click the merged block: it zooms into the heaviest frame it stands for.
@@ -500,20 +502,22 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
         LOAD,
         "the zoom into the merged block",
     );
-    let crumbs = breadcrumbs(&browser);
+    let crumbs = breadcrumbs(browser);
     assert!(crumbs[2].starts_with("tiny_"), "{crumbs:?}");
 }
 
 /// The regression of issue 10: Escape in the search box also reset the zoom.
 #[test]
 fn r10_escape_in_the_search_box_clears_only_the_search() {
-    let dir = TempDir::new("browser-escape");
-    let file = dir.join("demo.json");
-    sessions::save(&sessions::two_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("escape", 1000, 600, 1.0);
-    open(&browser, &served.url);
-    let compute = frame_of(&browser, "compute");
+    let shown = show(
+        "escape",
+        &sessions::two_threads(),
+        "demo.json",
+        (1000, 600),
+        "",
+    );
+    let browser = &shown.browser;
+    let compute = frame_of(browser, "compute");
     browser.pointer_at(
         &browser.find("#flame-canvas"),
         compute["x"].as_f64().unwrap() + 5.0,
@@ -539,9 +543,9 @@ fn r10_escape_in_the_search_box_clears_only_the_search() {
         LOAD,
         "the search to clear",
     );
-    assert_eq!(text(&browser, "#search-result"), "");
+    assert_eq!(text(browser, "#search-result"), "");
     assert_eq!(
-        breadcrumbs(&browser),
+        breadcrumbs(browser),
         ["all", "main", "compute"],
         "the zoom stays"
     );

@@ -6,13 +6,9 @@
 
 use prof::aggregate::{format_time_at, format_weight, CallTree, Filter};
 use prof::session::{SampleType, Unit};
-use prof_e2e::page::{
-    console_problems, eventually, open_ok, report_rows, text, top_table_rows, LOAD,
-};
-use prof_e2e::served::Served;
+use prof_e2e::page::{console_problems, eventually, report_rows, show, text, top_table_rows, LOAD};
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
-use prof_e2e::TempDir;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -105,35 +101,32 @@ fn state_range(browser: &Browser) -> Option<(u64, u64)> {
 
 #[test]
 fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
-    let dir = TempDir::new("browser-time-range");
-    let file = dir.join("demo.json");
     let session = sessions::two_threads();
-    sessions::save(&session, &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("time-range", 1280, 800, 1.0);
-    open_ok(&browser, &served.url);
+    let shown = show("time-range", &session, "demo.json", (1280, 800), "");
+    let browser = &shown.browser;
+    let file = &shown.file;
     browser.wait_for(
         "window.profViewer.timeline.data && window.profViewer.timeline.data.threads.length",
         LOAD,
         "the timeline",
     );
     browser.screenshot("time-01-timeline");
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 
     // One track per thread, labelled, each painted where its thread ran: `main` from 0 to
     // 93 ms, `worker` from 93 to 130 ms (one sample per millisecond).
-    let data = js(&browser, "window.profViewer.timeline.data");
+    let data = js(browser, "window.profViewer.timeline.data");
     assert_eq!(data["labels"], json!(["main [100]", "worker [101]"]));
     assert_eq!(
         data["buckets"],
         json!(130),
         "one bucket per sampling interval"
     );
-    let graph = js(&browser, "window.profViewer.timeline.trackRect(0).width")
+    let graph = js(browser, "window.profViewer.timeline.trackRect(0).width")
         .as_f64()
         .unwrap();
     let col = |ms: f64| ms / 130.0 * graph;
-    let tracks = painted_columns(&browser, None);
+    let tracks = painted_columns(browser, None);
     assert_eq!(tracks.len(), 2);
     let (main, worker) = (tracks[0], tracks[1]);
     assert!(main.0 >= 0 && (main.0 as f64) < col(1.0), "{main:?}");
@@ -144,9 +137,9 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     // A search highlights its share of each bucket: hash_block runs on the worker only.
     browser.type_into(&browser.find("#search"), "hash_block");
     eventually("the highlighted timeline", || {
-        painted_columns(&browser, Some([0xd6, 0x33, 0xff]))[1].2 > 0
+        painted_columns(browser, Some([0xd6, 0x33, 0xff]))[1].2 > 0
     });
-    let matched = painted_columns(&browser, Some([0xd6, 0x33, 0xff]));
+    let matched = painted_columns(browser, Some([0xd6, 0x33, 0xff]));
     assert_eq!(matched[0].2, 0, "nothing matches on main");
     browser.screenshot("time-02-search-highlight");
     browser.eval(
@@ -158,25 +151,23 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     // Dragging across the main track from 10 to 60 ms selects a range.
     let y = AXIS + TRACK / 2.0;
     drag(
-        &browser,
+        browser,
         "timeline-canvas",
         GUTTER + col(10.0),
         GUTTER + col(60.0),
         y,
     );
-    eventually("the range from the drag", || {
-        state_range(&browser).is_some()
-    });
-    let (from, to) = state_range(&browser).unwrap();
+    eventually("the range from the drag", || state_range(browser).is_some());
+    let (from, to) = state_range(browser).unwrap();
     let near = |t: u64, ms: u64| {
         (t as i64 - (ms * MS) as i64).unsigned_abs() < 2 * 130 * MS / graph as u64
     };
     assert!(near(from, 10) && near(to, 60), "{from}..{to}");
     eventually("the chip", || {
-        js(&browser, "!document.getElementById('range-chip').hidden") == json!(true)
+        js(browser, "!document.getElementById('range-chip').hidden") == json!(true)
     });
-    assert_eq!(text(&browser, "#range-chip .text"), range_text(from, to));
-    let hash = js(&browser, "location.hash");
+    assert_eq!(text(browser, "#range-chip .text"), range_text(from, to));
+    let hash = js(browser, "location.hash");
     assert!(
         hash.as_str()
             .unwrap()
@@ -187,7 +178,7 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     // The table shows what `prof report --from --to` prints for that range, and the flame graph
     // weighs what the core counts in it.
     let expected = report_rows(
-        &file,
+        file,
         &[
             "--top",
             "10",
@@ -198,20 +189,20 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
         ],
     );
     eventually("the table of the range", || {
-        top_table_rows(&browser, expected.len()) == expected
+        top_table_rows(browser, expected.len()) == expected
     });
     assert_eq!(expected[0].name, "hot_loop", "{expected:?}");
     let tree = CallTree::new(&session, &Filter::all().time_range(from, to));
     eventually("the flame graph of the range", || {
         js(
-            &browser,
+            browser,
             "window.profViewer.layout && window.profViewer.layout.weight[0]",
         )
         .as_f64()
             == Some(tree.total_weight(tree.root()) as f64)
     });
     assert_eq!(
-        js(&browser, "window.profViewer.framesNamed('tokenize').length"),
+        js(browser, "window.profViewer.framesNamed('tokenize').length"),
         json!(0),
         "tokenize ran after 60 ms"
     );
@@ -220,14 +211,14 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
     // Zoom to the selection: the timeline shows only the range, and the URL says so.
     browser.click(&browser.find("#zoom-range"));
     eventually("the zoomed timeline", || {
-        let d = js(&browser, "window.profViewer.timeline.data");
+        let d = js(browser, "window.profViewer.timeline.data");
         d["from"].as_u64() == Some(from) && d["to"].as_u64() == Some(to)
     });
-    assert!(js(&browser, "location.hash")
+    assert!(js(browser, "location.hash")
         .as_str()
         .unwrap()
         .contains(&format!("window={from}-{to}")));
-    assert_eq!(text(&browser, "#window-text"), range_text(from, to));
+    assert_eq!(text(browser, "#window-text"), range_text(from, to));
     browser.screenshot("time-04-zoomed-to-range");
 
     // A reload restores range and window from the URL.
@@ -238,45 +229,45 @@ fn the_timeline_shows_each_thread_and_a_dragged_range_drives_every_view() {
         "the reloaded page",
     );
     eventually("the chip after the reload", || {
-        text(&browser, "#range-chip .text") == range_text(from, to)
+        text(browser, "#range-chip .text") == range_text(from, to)
     });
-    assert_eq!(state_range(&browser), Some((from, to)));
+    assert_eq!(state_range(browser), Some((from, to)));
     assert_eq!(
-        js(&browser, "window.profViewer.timeline.data.from").as_u64(),
+        js(browser, "window.profViewer.timeline.data.from").as_u64(),
         Some(from)
     );
 
     // The chip's × clears the range: every view shows everything again, as `prof report` does.
     browser.click(&browser.find("#range-chip button"));
-    eventually("the cleared range", || state_range(&browser).is_none());
+    eventually("the cleared range", || state_range(browser).is_none());
     eventually("the chip to go", || {
-        js(&browser, "document.getElementById('range-chip').hidden") == json!(true)
+        js(browser, "document.getElementById('range-chip').hidden") == json!(true)
     });
-    let all = report_rows(&file, &["--top", "10"]);
+    let all = report_rows(file, &["--top", "10"]);
     eventually("the whole table", || {
-        top_table_rows(&browser, all.len()) == all
+        top_table_rows(browser, all.len()) == all
     });
-    assert!(!js(&browser, "location.hash")
+    assert!(!js(browser, "location.hash")
         .as_str()
         .unwrap()
         .contains("range="));
     // With no range left, Escape undoes the timeline's zoom.
     browser.press_key("\u{E00C}");
     eventually("the whole timeline", || {
-        js(&browser, "window.profViewer.timeline.data.to").as_u64() == Some(130 * MS)
+        js(browser, "window.profViewer.timeline.data.to").as_u64() == Some(130 * MS)
     });
 
     // Clicking a thread's label hides it: its track is greyed, the views leave it out.
-    point(&browser, "timeline-canvas", 20.0, AXIS + TRACK * 1.5, true);
+    point(browser, "timeline-canvas", 20.0, AXIS + TRACK * 1.5, true);
     eventually("the worker hidden", || {
-        js(&browser, "window.profViewer.state.current.threads") == json!([0])
+        js(browser, "window.profViewer.state.current.threads") == json!([0])
     });
     eventually("the greyed track", || {
-        painted_columns(&browser, Some([0xc4, 0xc4, 0xc4]))[1].2 > 0
+        painted_columns(browser, Some([0xc4, 0xc4, 0xc4]))[1].2 > 0
     });
-    assert_eq!(painted_columns(&browser, Some([0xc4, 0xc4, 0xc4]))[0].2, 0);
+    assert_eq!(painted_columns(browser, Some([0xc4, 0xc4, 0xc4]))[0].2, 0);
     browser.screenshot("time-05-worker-hidden");
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
 /// The stack chart's boxes named `name`, in time order: track, x, y, width, height.
@@ -300,12 +291,14 @@ fn state_window(browser: &Browser) -> Option<(f64, f64)> {
 
 #[test]
 fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
-    let dir = TempDir::new("browser-stack-chart");
-    let file = dir.join("demo.json");
-    sessions::save(&sessions::two_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("stack-chart", 1280, 800, 1.0);
-    open_ok(&browser, &format!("{}#view=stack-chart", served.url));
+    let shown = show(
+        "stack-chart",
+        &sessions::two_threads(),
+        "demo.json",
+        (1280, 800),
+        "#view=stack-chart",
+    );
+    let browser = &shown.browser;
     browser.wait_for(
         "window.profViewer.views.get('stack-chart').layout",
         LOAD,
@@ -313,7 +306,7 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     );
     browser.screenshot("time-06-stack-chart");
     let width = js(
-        &browser,
+        browser,
         "window.profViewer.views.get('stack-chart').layoutWidth",
     )
     .as_f64()
@@ -322,9 +315,9 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
 
     // Boxes in time order: on main, compute (0-65 ms) then parse (65-93 ms); on the worker,
     // hash_block (93-123 ms) then compute (123-130 ms).
-    let compute = boxes(&browser, "compute");
+    let compute = boxes(browser, "compute");
     assert_eq!(compute.len(), 2, "{compute:?}");
-    let parse = boxes(&browser, "parse");
+    let parse = boxes(browser, "parse");
     assert_eq!(parse.len(), 1);
     let close = |a: f64, b: f64| (a - b).abs() <= 1.5;
     assert!(close(f(&compute[0], "x"), 0.0) && close(f(&compute[0], "width"), px(65.0)));
@@ -332,10 +325,10 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     assert_eq!(compute[0]["track"], json!(0));
     assert_eq!(compute[1]["track"], json!(1));
     assert!(close(f(&compute[1], "x"), px(123.0)));
-    let hash = boxes(&browser, "hash_block");
+    let hash = boxes(browser, "hash_block");
     assert!(close(f(&hash[0], "x"), px(93.0)) && f(&hash[0], "x") < f(&compute[1], "x"));
     // Callees sit below their callers.
-    let tokenize = boxes(&browser, "tokenize")[0].clone();
+    let tokenize = boxes(browser, "tokenize")[0].clone();
     assert!(f(&tokenize, "y") > f(&parse[0], "y"));
 
     // Hover shows the frame: its name, place and time span, as the core formats them.
@@ -343,24 +336,24 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
         f(&tokenize, "x") + f(&tokenize, "width") / 2.0,
         f(&tokenize, "y") + 5.0,
     );
-    point(&browser, "stack-chart-canvas", tx, ty, false);
+    point(browser, "stack-chart-canvas", tx, ty, false);
     eventually("the tooltip", || {
-        js(&browser, "!document.getElementById('tooltip').hidden") == json!(true)
-            && text(&browser, "#tooltip").contains("tokenize")
+        js(browser, "!document.getElementById('tooltip').hidden") == json!(true)
+            && text(browser, "#tooltip").contains("tokenize")
     });
-    let tip = text(&browser, "#tooltip");
+    let tip = text(browser, "#tooltip");
     assert!(tip.contains("src/main.rs:7"), "{tip}");
     assert!(tip.contains("65.0 ms – 85.0 ms (20.0 ms)"), "{tip}");
     browser.screenshot("time-07-stack-chart-hover");
 
     // Clicking selects the function, which is highlighted.
-    point(&browser, "stack-chart-canvas", tx, ty, true);
+    point(browser, "stack-chart-canvas", tx, ty, true);
     eventually("the selection", || {
-        js(&browser, "window.profViewer.state.current.selected") == json!("tokenize")
+        js(browser, "window.profViewer.state.current.selected") == json!("tokenize")
     });
     eventually("the highlight", || {
         js(
-            &browser,
+            browser,
             "(() => { const v = window.profViewer.views.get('stack-chart'); const b = v.boxesNamed('tokenize')[0];
                return b && v.layout.highlight[b.index] === 1 && v.layout.highlight[v.boxesNamed('hot_loop')[0].index] === 0; })()",
         ) == json!(true)
@@ -373,9 +366,9 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
 
     // The wheel zooms the time axis around the pointer.
     let y = f(&compute[0], "y") + 5.0;
-    wheel(&browser, "stack-chart-canvas", px(30.0), y, -600);
-    eventually("the zoomed window", || state_window(&browser).is_some());
-    let (from, to) = state_window(&browser).unwrap();
+    wheel(browser, "stack-chart-canvas", px(30.0), y, -600);
+    eventually("the zoomed window", || state_window(browser).is_some());
+    let (from, to) = state_window(browser).unwrap();
     assert!(to - from < 0.6 * 130.0 * MS as f64, "{from}..{to}");
     assert!(
         from < 30.0 * MS as f64 && to > 30.0 * MS as f64,
@@ -383,29 +376,29 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     );
     eventually("the zoomed layout", || {
         js(
-            &browser,
+            browser,
             "window.profViewer.views.get('stack-chart').layout.from",
         )
         .as_f64()
             == Some(from)
     });
-    let hot = boxes(&browser, "hot_loop");
+    let hot = boxes(browser, "hot_loop");
     assert!(
         f(&hot[0], "width") > px(50.0) * 1.5,
         "hot_loop is drawn wider: {hot:?}"
     );
     // The timeline follows the window.
     eventually("the timeline's window", || {
-        js(&browser, "window.profViewer.timeline.data.from").as_f64() == Some(from)
+        js(browser, "window.profViewer.timeline.data.from").as_f64() == Some(from)
     });
     browser.screenshot("time-09-stack-chart-zoomed");
 
     // Dragging pans: dragging left shows later times.
-    drag(&browser, "stack-chart-canvas", 600.0, 400.0, y);
+    drag(browser, "stack-chart-canvas", 600.0, 400.0, y);
     eventually("the panned window", || {
-        state_window(&browser).is_some_and(|(f, _)| f > from)
+        state_window(browser).is_some_and(|(f, _)| f > from)
     });
-    let (from2, to2) = state_window(&browser).unwrap();
+    let (from2, to2) = state_window(browser).unwrap();
     assert!(
         ((to2 - from2) - (to - from)).abs() < 2.0,
         "panning keeps the span"
@@ -416,10 +409,10 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
 
     // "Whole profile" undoes the zoom.
     browser.click(&browser.find("#zoom-reset"));
-    eventually("the whole window", || state_window(&browser).is_none());
+    eventually("the whole window", || state_window(browser).is_none());
     eventually("the whole stack chart", || {
         js(
-            &browser,
+            browser,
             "window.profViewer.views.get('stack-chart').layout.to",
         )
         .as_u64()
@@ -433,13 +426,13 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     );
     eventually("the stack chart of the range", || {
         let l = js(
-            &browser,
+            browser,
             "(l => [l.from, l.to, Array.from(l.threads)])(window.profViewer.views.get('stack-chart').layout)",
         );
         l == json!([65 * MS, 93 * MS, [0]])
     });
-    assert!(boxes(&browser, "hot_loop").is_empty());
-    let parse = boxes(&browser, "parse");
+    assert!(boxes(browser, "hot_loop").is_empty());
+    let parse = boxes(browser, "parse");
     assert!(close(f(&parse[0], "x"), 0.0) && close(f(&parse[0], "width"), width));
     browser.screenshot("time-11-stack-chart-range");
     // The stack chart follows the transforms, as every view does: dropping the samples through
@@ -450,10 +443,10 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
         json!([]),
     );
     eventually("the stack chart without parse", || {
-        boxes(&browser, "parse").is_empty()
+        boxes(browser, "parse").is_empty()
     });
     assert!(
-        boxes(&browser, "main").is_empty(),
+        boxes(browser, "main").is_empty(),
         "nothing left in the range"
     );
     browser.eval(
@@ -461,9 +454,9 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
         json!([]),
     );
     eventually("parse merged into main", || {
-        boxes(&browser, "parse").is_empty() && !boxes(&browser, "main").is_empty()
+        boxes(browser, "parse").is_empty() && !boxes(browser, "main").is_empty()
     });
-    let main = boxes(&browser, "main");
+    let main = boxes(browser, "main");
     assert!(
         main.len() == 1 && close(f(&main[0], "x"), 0.0) && close(f(&main[0], "width"), width),
         "{main:?}"
@@ -473,25 +466,27 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
         "window.profViewer.state.update({transforms: []});",
         json!([]),
     );
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
 /// Performance, measured and printed (not a pass/fail bound: the machine is shared): the
 /// worker's bucket and box passes and the canvases' redraws on one million samples.
 #[test]
 fn timeline_and_stack_chart_on_a_million_samples() {
-    let dir = TempDir::new("browser-time-1m");
-    let file = dir.join("big.json.gz");
-    sessions::save(&sessions::large(1_000_000), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("time-1m", 1280, 800, 1.0);
-    open_ok(&browser, &served.url);
+    let shown = show(
+        "time-1m",
+        &sessions::large(1_000_000),
+        "big.json.gz",
+        (1280, 800),
+        "",
+    );
+    let browser = &shown.browser;
     browser.wait_for(
         "window.profViewer.timeline.data",
         Duration::from_secs(60),
         "the timeline",
     );
-    let timeline_ms = js(&browser, "window.profViewer.timeline.data.computeMs");
+    let timeline_ms = js(browser, "window.profViewer.timeline.data.computeMs");
     let draws = |expr: &str| {
         browser
             .eval(
@@ -516,7 +511,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
         "the stack chart",
     );
     let chart = js(
-        &browser,
+        browser,
         "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
     );
     let chart_draw = draws("window.profViewer.views.get('stack-chart')");
@@ -531,7 +526,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
         "the zoomed stack chart",
     );
     let zoomed = js(
-        &browser,
+        browser,
         "(() => { const l = window.profViewer.views.get('stack-chart').layout; return [l.computeMs, l.count]; })()",
     );
     let zoomed_draw = draws("window.profViewer.views.get('stack-chart')");
@@ -547,29 +542,31 @@ fn timeline_and_stack_chart_on_a_million_samples() {
 
 #[test]
 fn r20_the_thread_summary_counts_the_samples_in_the_range() {
-    let dir = TempDir::new("browser-time-summary");
-    let file = dir.join("demo.json");
-    sessions::save(&sessions::two_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("time-summary", 1100, 700, 1.0);
-    open_ok(&browser, &served.url);
+    let shown = show(
+        "time-summary",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "",
+    );
+    let browser = &shown.browser;
     let summary = |b: &Browser| text(b, "#threads summary");
-    assert_eq!(summary(&browser), "All threads (2): 130 samples");
+    assert_eq!(summary(browser), "All threads (2): 130 samples");
     // 65..93 ms: 28 samples of main, none of the worker.
     browser.eval(
         "window.profViewer.state.update({range: [arguments[0], arguments[1]]});",
         json!([65 * MS, 93 * MS]),
     );
     eventually("the summary of the range", || {
-        summary(&browser) == "All threads (2): 28 of 130 samples"
+        summary(browser) == "All threads (2): 28 of 130 samples"
     });
     browser.eval("window.profViewer.state.update({threads: [1]});", json!([]));
     eventually("the summary of the worker in the range", || {
-        summary(&browser) == "1 of 2 threads: 0 of 37 samples"
+        summary(browser) == "1 of 2 threads: 0 of 37 samples"
     });
     browser.eval("window.profViewer.state.update({range: null});", json!([]));
     eventually("the summary without the range", || {
-        summary(&browser) == "1 of 2 threads: 37 samples"
+        summary(browser) == "1 of 2 threads: 37 samples"
     });
     browser.screenshot("r20-time-summary");
 }
@@ -605,18 +602,19 @@ fn mostly_idle_threads() -> prof::session::Session {
 
 #[test]
 fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
-    let dir = TempDir::new("browser-time-busy-first");
-    let file = dir.join("pool.json");
-    sessions::save(&mostly_idle_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("time-busy-first", 1280, 800, 1.0);
-    open_ok(&browser, &served.url);
+    let shown = show(
+        "time-busy-first",
+        &mostly_idle_threads(),
+        "pool.json",
+        (1280, 800),
+        "",
+    );
+    let browser = &shown.browser;
     eventually("the timeline", || {
-        !js(&browser, "window.profViewer.timeline.data").is_null()
+        !js(browser, "window.profViewer.timeline.data").is_null()
     });
     let labels: Vec<String> =
-        serde_json::from_value(js(&browser, "[...window.profViewer.timeline.data.labels]"))
-            .unwrap();
+        serde_json::from_value(js(browser, "[...window.profViewer.timeline.data.labels]")).unwrap();
     assert_eq!(labels.len(), 18);
     assert_eq!(
         labels[..3],
@@ -626,7 +624,7 @@ fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
     assert_eq!(labels[3], "idle-0 [200]");
     // The busy tracks are the ones in view, and clicking the first track's label hides busy-1.
     let visible = js(
-        &browser,
+        browser,
         "document.querySelector('.timeline-tracks').clientHeight",
     )
     .as_f64()
@@ -640,7 +638,7 @@ fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
         true,
     );
     eventually("busy-1 hidden", || {
-        js(&browser, "window.profViewer.state.current.threads")
+        js(browser, "window.profViewer.state.current.threads")
             .as_array()
             .is_some_and(|t| t.len() == 17 && !t.contains(&json!(16)))
     });

@@ -3,7 +3,7 @@
 //! same options; chips remove them; the URL round-trips them. Screenshots under
 //! `tests/artifacts/`.
 
-use prof_e2e::page::{eventually, open, report_rows, report_total, top_table_rows, LOAD};
+use prof_e2e::page::{eventually, open, report_rows, report_total, show, top_table_rows, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
@@ -126,26 +126,29 @@ fn clear_transforms(browser: &Browser) {
 
 #[test]
 fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
-    let dir = TempDir::new("browser-transforms");
-    let file = dir.join("t.json");
-    sessions::save(&sessions::transforms(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("transforms", 1280, 800, 1.0);
-    open(&browser, &served.url);
-    table_matches_report(&browser, &file, &[]);
-    assert!(chips(&browser).is_empty());
+    let shown = show(
+        "transforms",
+        &sessions::transforms(),
+        "t.json",
+        (1280, 800),
+        "",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
+    table_matches_report(browser, file, &[]);
+    assert!(chips(browser).is_empty());
 
     // Drop, from the flame graph's context menu.
-    menu_on(&browser, "eval", "Drop samples");
-    table_matches_report(&browser, &file, &["--drop", "eval"]);
-    assert_eq!(chips(&browser), [("Drop: eval".to_owned(), false)]);
+    menu_on(browser, "eval", "Drop samples");
+    table_matches_report(browser, file, &["--drop", "eval"]);
+    assert_eq!(chips(browser), [("Drop: eval".to_owned(), false)]);
     browser.screenshot("transforms-01-drop");
 
     // Hide, from the regex form: the stack applies in order, like the command line's options.
-    assert_eq!(add_regex(&browser, "hide", "^parse$"), "");
-    table_matches_report(&browser, &file, &["--drop", "eval", "--hide", "^parse$"]);
+    assert_eq!(add_regex(browser, "hide", "^parse$"), "");
+    table_matches_report(browser, file, &["--drop", "eval", "--hide", "^parse$"]);
     assert_eq!(
-        chips(&browser),
+        chips(browser),
         [
             ("Drop: eval".to_owned(), false),
             ("Hide /^parse$/".to_owned(), false)
@@ -153,65 +156,61 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
     );
 
     // A bad regex is refused with the core's message; the stack is unchanged.
-    let error = add_regex(&browser, "focus", "(");
+    let error = add_regex(browser, "focus", "(");
     assert!(error.contains("invalid regex"), "{error}");
-    assert_eq!(chips(&browser).len(), 2);
+    assert_eq!(chips(browser).len(), 2);
     browser.screenshot("transforms-02-bad-regex");
 
     // The URL holds the stack: a fresh load of it shows the same chips and numbers.
     let url: String =
         serde_json::from_value(browser.eval("return location.href;", json!([]))).unwrap();
     assert!(url.contains("transforms="), "{url}");
-    let before = transforms_state(&browser);
+    let before = transforms_state(browser);
     browser.goto("about:blank");
-    open(&browser, &url);
-    assert_eq!(transforms_state(&browser), before);
-    table_matches_report(&browser, &file, &["--drop", "eval", "--hide", "^parse$"]);
-    eventually("the chips after reload", || chips(&browser).len() == 2);
+    open(browser, &url);
+    assert_eq!(transforms_state(browser), before);
+    table_matches_report(browser, file, &["--drop", "eval", "--hide", "^parse$"]);
+    eventually("the chips after reload", || chips(browser).len() == 2);
 
     // The × removes just its chip.
-    remove_chip(&browser, 0);
-    table_matches_report(&browser, &file, &["--hide", "^parse$"]);
-    assert_eq!(chips(&browser), [("Hide /^parse$/".to_owned(), false)]);
+    remove_chip(browser, 0);
+    table_matches_report(browser, file, &["--hide", "^parse$"]);
+    assert_eq!(chips(browser), [("Hide /^parse$/".to_owned(), false)]);
 
     // Collapse a library into one frame, from the menu of one of its frames.
-    menu_on(&browser, "malloc", "Collapse module");
+    menu_on(browser, "malloc", "Collapse module");
     table_matches_report(
-        &browser,
-        &file,
+        browser,
+        file,
         &["--hide", "^parse$", "--collapse-module", "/lib/libc.so.6"],
     );
     browser.screenshot("transforms-03-collapse-module");
 
     // Collapse recursion, then focus on a function.
-    clear_transforms(&browser);
-    menu_on(&browser, "eval", "Collapse recursion");
-    table_matches_report(&browser, &file, &["--collapse-recursion"]);
-    menu_on(&browser, "eval", "Focus on function");
+    clear_transforms(browser);
+    menu_on(browser, "eval", "Collapse recursion");
+    table_matches_report(browser, file, &["--collapse-recursion"]);
+    menu_on(browser, "eval", "Focus on function");
     table_matches_report(
-        &browser,
-        &file,
+        browser,
+        file,
         &["--collapse-recursion", "--focus-function", "eval"],
     );
 
     // Merge, and pprof's regex focus and ignore.
-    clear_transforms(&browser);
-    menu_on(&browser, "parse", "Merge");
-    table_matches_report(&browser, &file, &["--merge", "parse"]);
-    clear_transforms(&browser);
-    assert_eq!(add_regex(&browser, "focus", "^lex$"), "");
-    table_matches_report(&browser, &file, &["--focus", "^lex$"]);
-    assert_eq!(add_regex(&browser, "ignore", "^malloc$"), "");
-    table_matches_report(
-        &browser,
-        &file,
-        &["--focus", "^lex$", "--ignore", "^malloc$"],
-    );
+    clear_transforms(browser);
+    menu_on(browser, "parse", "Merge");
+    table_matches_report(browser, file, &["--merge", "parse"]);
+    clear_transforms(browser);
+    assert_eq!(add_regex(browser, "focus", "^lex$"), "");
+    table_matches_report(browser, file, &["--focus", "^lex$"]);
+    assert_eq!(add_regex(browser, "ignore", "^malloc$"), "");
+    table_matches_report(browser, file, &["--focus", "^lex$", "--ignore", "^malloc$"]);
     browser.screenshot("transforms-04-focus-ignore");
 
     // Focus on a subtree: only that call path's samples, rooted at its last function. This
     // time through the flame bar's button, for the zoomed frame (no pointer needed).
-    clear_transforms(&browser);
+    clear_transforms(browser);
     let button = "document.getElementById('transform-frame')";
     assert_eq!(
         browser.eval(&format!("return {button}.disabled;"), json!([])),
@@ -266,14 +265,14 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
     assert_eq!(focused, json!("Focus on subtree"));
     browser.press_key("\u{E007}");
     eventually("the subtree's rows", || {
-        let names: Vec<String> = top_table_rows(&browser, 50)
+        let names: Vec<String> = top_table_rows(browser, 50)
             .into_iter()
             .map(|r| r.name)
             .collect();
         names == ["lex", "parse"]
     });
     assert_eq!(
-        transforms_state(&browser),
+        transforms_state(browser),
         json!([{"kind": "focus-subtree", "path": ["main", "parse"]}])
     );
 }

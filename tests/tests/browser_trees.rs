@@ -7,7 +7,7 @@
 use prof::aggregate::{format_percent, format_weight, CallTree, Filter};
 use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
 use prof_e2e::page::keys::{ARROW_DOWN, ARROW_LEFT, ARROW_RIGHT, ARROW_UP, END, ENTER, HOME};
-use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, text, LOAD};
+use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, show, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
@@ -263,16 +263,19 @@ fn the_call_tree_shows_the_cores_numbers_and_answers_the_keyboard() {
 /// functions table (and of `prof report`) as their totals; below them, their callers.
 #[test]
 fn inverted_roots_equal_the_top_tables_self_column() {
-    let dir = TempDir::new("browser-inverted");
-    let file = dir.join("demo.json");
     let session = sessions::two_threads();
-    sessions::save(&session, &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("trees-inverted", 1100, 700, 1.0);
-    open_ok(&browser, &format!("{}#view=table", served.url));
+    let shown = show(
+        "trees-inverted",
+        &session,
+        "demo.json",
+        (1100, 700),
+        "#view=table",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
     let mut table = Vec::new();
     eventually("the top functions", || {
-        table = table_view_rows(&browser);
+        table = table_view_rows(browser);
         table.len() == 9
     });
     let self_of: HashMap<String, Vec<String>> = table
@@ -283,7 +286,7 @@ fn inverted_roots_equal_the_top_tables_self_column() {
     browser.click(&browser.find("#tabs button[data-view=calltree]"));
     browser.click(&browser.find(".tree-inverted"));
     eventually("the inverted tree", || {
-        state(&browser, "inverted") == json!(true)
+        state(browser, "inverted") == json!(true)
     });
     // Roots: functions with self time, heaviest first.
     let expected_roots = [
@@ -294,8 +297,8 @@ fn inverted_roots_equal_the_top_tables_self_column() {
         "alloc::vec::Vec<T>::push",
         "compute",
     ];
-    let rows = wait_tree_names(&browser, &expected_roots);
-    let printed = report(&file, &[]);
+    let rows = wait_tree_names(browser, &expected_roots);
+    let printed = report(file, &[]);
     for row in &rows {
         // Total and self of a root are the function's self.
         assert_eq!(row.2[..2], self_of[&row.1][..], "{}", row.1);
@@ -317,11 +320,11 @@ fn inverted_roots_equal_the_top_tables_self_column() {
     assert_eq!(sum, 130 * MS);
 
     // Below hot_loop: its callers, compute (57 ms), then main (50) and worker_main (7).
-    focus(&browser, ".tree-rows");
+    focus(browser, ".tree-rows");
     browser.press_key(ARROW_DOWN);
     browser.press_key("*");
     let rows = wait_tree_names(
-        &browser,
+        browser,
         &[
             "hot_loop",
             "compute",
@@ -341,11 +344,11 @@ fn inverted_roots_equal_the_top_tables_self_column() {
     // slower to render than WebDriver is to type).
     browser.press_key(ARROW_DOWN);
     eventually("compute selected in the inverted tree", || {
-        text(&browser, ".node-path") == "hot_loop ← compute"
+        text(browser, ".node-path") == "hot_loop ← compute"
     });
     browser.press_key(ARROW_DOWN);
     eventually("the path in the inverted tree", || {
-        text(&browser, ".node-path") == "hot_loop ← compute ← main"
+        text(browser, ".node-path") == "hot_loop ← compute ← main"
     });
     browser.screenshot("trees-03-inverted");
 
@@ -363,7 +366,7 @@ fn inverted_roots_equal_the_top_tables_self_column() {
         "the reloaded page",
     );
     wait_tree_names(
-        &browser,
+        browser,
         &[
             "hot_loop",
             "compute",
@@ -376,7 +379,7 @@ fn inverted_roots_equal_the_top_tables_self_column() {
             "compute",
         ],
     );
-    assert_eq!(text(&browser, ".tree-rows .row.cursor .label"), "main");
+    assert_eq!(text(browser, ".tree-rows .row.cursor .label"), "main");
 }
 
 /// A profile whose call tree is `n` functions, each calling `n`, each calling `n`: one sample
@@ -464,16 +467,19 @@ fn a_call_tree_of_100k_nodes_expands_and_scrolls_fast() {
 /// total is the one `prof report` prints; clicking a callee re-centres the sandwich on it.
 #[test]
 fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
-    let dir = TempDir::new("browser-sandwich");
-    let file = dir.join("demo.json");
-    sessions::save(&sessions::two_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("trees-sandwich", 1100, 700, 1.0);
-    open_ok(&browser, &format!("{}#view=sandwich", served.url));
+    let shown = show(
+        "trees-sandwich",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "#view=sandwich",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
     assert!(
-        text(&browser, ".sandwich-empty").contains("No function is selected"),
+        text(browser, ".sandwich-empty").contains("No function is selected"),
         "{}",
-        text(&browser, ".sandwich-empty")
+        text(browser, ".sandwich-empty")
     );
     browser.screenshot("trees-04-sandwich-empty");
 
@@ -481,30 +487,30 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
     browser.click(&browser.find("#tabs button[data-view=table]"));
     let mut rows = Vec::new();
     eventually("the top functions", || {
-        rows = table_view_rows(&browser);
+        rows = table_view_rows(browser);
         rows.len() == 9
     });
     let at = rows.iter().position(|r| r.2 == "compute").unwrap();
-    focus(&browser, ".table-rows");
+    focus(browser, ".table-rows");
     browser.press_key(HOME);
     for _ in 0..at {
         browser.press_key(ARROW_DOWN);
     }
     browser.press_key(ENTER);
     eventually("compute to be selected", || {
-        state(&browser, "selected") == json!("compute")
+        state(browser, "selected") == json!("compute")
     });
 
     browser.click(&browser.find("#tabs button[data-view=sandwich]"));
     eventually("the sandwich of compute", || {
-        text(&browser, ".sandwich-function .name") == "compute"
+        text(browser, ".sandwich-function .name") == "compute"
     });
-    let printed = report(&file, &[]);
+    let printed = report(file, &[]);
     let compute = &printed["compute"];
-    assert_eq!(text(&browser, ".sandwich-function .total-time"), compute[0]);
-    assert_eq!(text(&browser, ".sandwich-function .total-pct"), compute[1]);
-    assert_eq!(text(&browser, ".sandwich-function .self-time"), compute[2]);
-    assert_eq!(text(&browser, ".sandwich-function .self-pct"), compute[3]);
+    assert_eq!(text(browser, ".sandwich-function .total-time"), compute[0]);
+    assert_eq!(text(browser, ".sandwich-function .total-pct"), compute[1]);
+    assert_eq!(text(browser, ".sandwich-function .self-time"), compute[2]);
+    assert_eq!(text(browser, ".sandwich-function .self-pct"), compute[3]);
     let frames = |side: &str, name: &str| {
         browser.eval(
             "return window.profViewer.views.get('sandwich').framesNamed(arguments[0], arguments[1]);",
@@ -552,11 +558,11 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
         true,
     );
     eventually("the sandwich of hot_loop", || {
-        text(&browser, ".sandwich-function .name") == "hot_loop"
+        text(browser, ".sandwich-function .name") == "hot_loop"
     });
-    assert_eq!(state(&browser, "selected"), json!("hot_loop"));
+    assert_eq!(state(browser, "selected"), json!("hot_loop"));
     assert_eq!(
-        text(&browser, ".sandwich-function .total-time"),
+        text(browser, ".sandwich-function .total-time"),
         printed["hot_loop"][0]
     );
     eventually("hot_loop's callers", || {
@@ -566,7 +572,7 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
     });
     assert!(frames("callees", "compute").as_array().unwrap().is_empty());
     browser.screenshot("trees-06-sandwich-hot-loop");
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
 /// A profile of `many-app` whose `main` calls 500 functions, `app::module_NNN::function_NNN`
@@ -802,16 +808,18 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
 
 #[test]
 fn r20_the_call_tree_opens_along_its_heaviest_path() {
-    let dir = TempDir::new("browser-calltree-heaviest");
-    let file = dir.join("demo.json");
-    sessions::save(&sessions::two_threads(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("trees-heaviest", 1100, 700, 1.0);
-    open_ok(&browser, &format!("{}#view=calltree", served.url));
+    let shown = show(
+        "trees-heaviest",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "#view=calltree",
+    );
+    let browser = &shown.browser;
     // main (93 ms) > worker_main (37 ms); under main, compute (65 ms) > parse (28 ms); under
     // compute, hot_loop (50 ms) > cold_path (10 ms). Only that path is open.
     let rows = wait_tree_names(
-        &browser,
+        browser,
         &[
             "main",
             "compute",
@@ -834,9 +842,9 @@ fn r20_the_call_tree_opens_along_its_heaviest_path() {
         ]
     );
     // Nothing is selected by it.
-    assert_eq!(state(&browser, "selected"), Value::Null);
+    assert_eq!(state(browser, "selected"), Value::Null);
     // Another thread set is a new tree, opened along its own heaviest path: the worker's.
     browser.eval("window.profViewer.state.update({threads: [1]});", json!([]));
-    wait_tree_names(&browser, &["worker_main", "hash_block", "compute"]);
+    wait_tree_names(browser, &["worker_main", "hash_block", "compute"]);
     browser.screenshot("r20-calltree-heaviest");
 }

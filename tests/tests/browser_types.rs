@@ -6,11 +6,9 @@
 //! A missing browser fails these tests: they never skip.
 
 use prof::session::{FrameSpec, Metadata, Mode, SampleState, SampleType, Session, SessionBuilder};
-use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, text};
-use prof_e2e::served::Served;
+use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, show, text};
 use prof_e2e::sessions::{self, MS};
 use prof_e2e::webdriver::Browser;
-use prof_e2e::TempDir;
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -102,16 +100,20 @@ fn wait_table(browser: &Browser, expected: &HashMap<String, Vec<String>>, what: 
 
 #[test]
 fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report_does() {
-    let dir = TempDir::new("browser-types");
-    let file = dir.join("wall.json");
-    sessions::save(&wall_session(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("types", 1100, 700, 1.0);
-    open_ok(&browser, &format!("{}#view=table", served.url));
+    let shown = show(
+        "types",
+        &wall_session(),
+        "wall.json",
+        (1100, 700),
+        "#view=table",
+    );
+    let browser = &shown.browser;
+    let served = &shown.served;
+    let file = &shown.file;
 
     // The default type: wall time, as `prof report` prints it.
-    wait_table(&browser, &report(&file, &[]), "wall time rows");
-    assert!(text(&browser, "#meta").contains("wall (nanoseconds)"));
+    wait_table(browser, &report(file, &[]), "wall time rows");
+    assert!(text(browser, "#meta").contains("wall (nanoseconds)"));
     let options = browser.eval(
         "return [...document.querySelectorAll('#sample-type option')].map(o => o.textContent);",
         json!([]),
@@ -148,11 +150,11 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
     };
     choose("#sample-type", "syscalls");
     wait_table(
-        &browser,
-        &report(&file, &["--type", "syscalls"]),
+        browser,
+        &report(file, &["--type", "syscalls"]),
         "syscall rows",
     );
-    assert!(text(&browser, "#meta").contains("syscalls (count)"));
+    assert!(text(browser, "#meta").contains("syscalls (count)"));
     let url = browser.eval("return location.hash;", json!([]));
     assert!(url.as_str().unwrap().contains("type=syscalls"), "{url}");
     browser.screenshot("types-02-syscalls");
@@ -161,8 +163,8 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
     choose("#sample-type", "wall");
     choose("#thread-state", "waiting");
     wait_table(
-        &browser,
-        &report(&file, &["--state", "waiting"]),
+        browser,
+        &report(file, &["--state", "waiting"]),
         "waiting rows",
     );
     let hash = browser.eval("return location.hash;", json!([])).to_string();
@@ -174,12 +176,12 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
 
     // A copied URL restores both choices.
     open_ok(
-        &browser,
+        browser,
         &format!("{}#view=table&type=samples&state=running", served.url),
     );
     wait_table(
-        &browser,
-        &report(&file, &["--type", "samples", "--state", "running"]),
+        browser,
+        &report(file, &["--type", "samples", "--state", "running"]),
         "running sample counts",
     );
     assert_eq!(
@@ -190,27 +192,30 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
         ),
         json!(["samples", "running"])
     );
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
 /// A transform added or removed while the top functions or sandwich tab is shown changes its
 /// numbers at once (they redrew only on another tab's visit before).
 #[test]
 fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() {
-    let dir = TempDir::new("browser-types-transforms");
-    let file = dir.join("transforms.json");
-    sessions::save(&sessions::transforms(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("types-transforms", 1100, 700, 1.0);
-    open_ok(&browser, &format!("{}#view=table", served.url));
-    wait_table(&browser, &report(&file, &[]), "all rows");
+    let shown = show(
+        "types-transforms",
+        &sessions::transforms(),
+        "transforms.json",
+        (1100, 700),
+        "#view=table",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
+    wait_table(browser, &report(file, &[]), "all rows");
     browser.eval(
         "window.profViewer.state.update({transforms: [{kind: 'drop', function: 'eval'}]});",
         json!([]),
     );
     wait_table(
-        &browser,
-        &report(&file, &["--drop", "eval"]),
+        browser,
+        &report(file, &["--drop", "eval"]),
         "rows without eval",
     );
 
@@ -222,7 +227,7 @@ fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() 
         |browser: &Browser| text(browser, "section[data-view=sandwich] .sandwich-function");
     let mut before = String::new();
     eventually("the sandwich of lex", || {
-        before = summary(&browser);
+        before = summary(browser);
         !before.is_empty()
     });
     browser.eval(
@@ -230,10 +235,10 @@ fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() 
         json!([]),
     );
     eventually("the sandwich to follow the transform", || {
-        let now = summary(&browser);
+        let now = summary(browser);
         !now.is_empty() && now != before
     });
-    assert_eq!(console_problems(&browser), Vec::<String>::new());
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
 /// The flame graph's frames of function `name`: x, y, width, height in CSS pixels.
@@ -258,13 +263,15 @@ fn tooltip(browser: &Browser) -> String {
 
 #[test]
 fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
-    let dir = TempDir::new("browser-types-tooltip");
-    let file = dir.join("wall.json");
-    sessions::save(&wall_session(), &file);
-    let served = Served::start(&[&file], &["--port", "0"]);
-    let browser = Browser::start("types-tooltip", 1100, 700, 1.0);
-    open_ok(&browser, &served.url);
-    let main = flame_frame(&browser, "main");
+    let shown = show(
+        "types-tooltip",
+        &wall_session(),
+        "wall.json",
+        (1100, 700),
+        "",
+    );
+    let browser = &shown.browser;
+    let main = flame_frame(browser, "main");
     browser.pointer_at(
         &browser.find("#flame-canvas"),
         main["x"].as_f64().unwrap() + 5.0,
@@ -272,7 +279,7 @@ fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
         false,
     );
     eventually("the tooltip of main", || {
-        tooltip(&browser).contains("80.0 ms")
+        tooltip(browser).contains("80.0 ms")
     });
     // Another type, the pointer still: main's figures are now sample counts (4 samples).
     browser.eval(
@@ -280,7 +287,7 @@ fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
         json!([]),
     );
     eventually("the tooltip to show the samples", || {
-        let t = tooltip(&browser);
+        let t = tooltip(browser);
         t.contains("main") && !t.contains("ms") && t.contains('4')
     });
     // Back to wall time, running only: main ran 30 of the 80 ms.
@@ -289,11 +296,11 @@ fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
         json!([]),
     );
     eventually("the tooltip to show the running time", || {
-        tooltip(&browser).contains("30.0 ms")
+        tooltip(browser).contains("30.0 ms")
     });
     // The thread summary counts the samples the state keeps: 3 of the 4.
     eventually("the thread summary of the running samples", || {
-        text(&browser, "#threads summary") == "All threads (1): 3 of 4 samples"
+        text(browser, "#threads summary") == "All threads (1): 3 of 4 samples"
     });
     browser.screenshot("r20-types-tooltip");
 }
