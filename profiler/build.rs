@@ -7,6 +7,11 @@
 //! that is what keeps the nested build from recursing, and what spares library users the wasm
 //! tool chain.
 //!
+//! With the `cli` feature it also builds the allocation interposer (`preload/`, a `cdylib` that
+//! `prof record --mode alloc` loads into the recorded program) into `$OUT_DIR`, which the binary
+//! embeds; for another target than the host's (a cross build, or clippy for another platform)
+//! it writes an empty file instead, and that binary's alloc mode says it lacks the interposer.
+//!
 //! A missing `wasm32-unknown-unknown` target is an error naming the command that installs it. Only
 //! inside prof's own workspace, whose `.cargo/config.toml` sets `PROF_INSTALL_WASM_TARGET=1`, is it
 //! installed with rustup: a crate that depends on prof never has its tool chain changed.
@@ -55,6 +60,69 @@ fn main() {
     ensure_wasm_target();
     let wasm = build_viewer(root, &out_dir);
     bindgen(&wasm, &out_dir.join("pkg"));
+    #[cfg(feature = "cli")]
+    build_preload(root, &out_dir);
+}
+
+/// `cargo build --release --locked` of the workspace member whose manifest is `manifest`, in
+/// `target_dir` (the outer build holds a lock on its own), without the outer build's flags
+/// (coverage, sanitizers, target-cpu=native) or target.
+#[cfg(feature = "serve")]
+fn nested_build(root: &Path, manifest: &str, target_dir: &Path) -> Command {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(["build", "--release", "--locked"])
+        .arg("--manifest-path")
+        .arg(root.join(manifest))
+        .arg("--target-dir")
+        .arg(target_dir)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET");
+    cmd
+}
+
+/// A directory named `name` beside the outer build's profiles (`target/NAME`), so `cargo check`,
+/// `cargo build`, `cargo test` and `cargo doc` share one nested build instead of making one each.
+#[cfg(feature = "serve")]
+fn beside_profiles(out_dir: &Path, name: &str) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(|target| target.join(name))
+        .unwrap_or_else(|| out_dir.join(name))
+}
+
+/// Builds `preload/` (a `cdylib` depending on libc alone) and copies it to
+/// `$OUT_DIR/libprof_preload.so`; an empty file there for another target than the host.
+#[cfg(feature = "cli")]
+fn build_preload(root: &Path, out_dir: &Path) {
+    println!("cargo:rerun-if-changed={}", root.join("preload").display());
+    let out = out_dir.join("libprof_preload.so");
+    if env::var("TARGET").ok() != env::var("HOST").ok() {
+        std::fs::write(&out, b"")
+            .unwrap_or_else(|e| fail(&format!("writing {}: {e}", out.display())));
+        return;
+    }
+    let target_dir = beside_profiles(out_dir, "preload");
+    let mut cmd = nested_build(root, "preload/Cargo.toml", &target_dir);
+    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+        // Its own symbols are not needed (prof cuts its frames by address); its unwind tables
+        // (`.eh_frame`, which stripping keeps) are, to unwind through it.
+        .env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not run cargo to build preload/: {e}")));
+    if !status.success() {
+        fail("building the allocation interposer (preload/) failed; the errors are above");
+    }
+    let built = target_dir.join("release").join("libprof_preload.so");
+    std::fs::copy(&built, &out)
+        .unwrap_or_else(|e| fail(&format!("copying {}: {e}", built.display())));
 }
 
 /// Checks that the tool chain has the wasm32 target; when it lacks it, installs it with rustup
@@ -101,25 +169,9 @@ fn ensure_wasm_target() {
 /// `cargo build`, `cargo test` and `cargo doc` share one wasm build instead of making one each.
 #[cfg(feature = "serve")]
 fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target_dir = out_dir
-        .ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-        .map(|target| target.join("wasm-viewer"))
-        .unwrap_or_else(|| out_dir.join("viewer-target"));
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root)
-        .args(["build", "--release", "--locked", "--target", WASM_TARGET])
-        .arg("--manifest-path")
-        .arg(root.join("viewer/Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        // The outer build's flags (coverage, sanitizers, target-cpu=native) mean nothing for wasm.
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_BUILD_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET")
+    let target_dir = beside_profiles(out_dir, "wasm-viewer");
+    let mut cmd = nested_build(root, "viewer/Cargo.toml", &target_dir);
+    cmd.args(["--target", WASM_TARGET])
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_LTO", "true")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The allocation interposer (`preload/`), built by the build script: empty in a cross build.
+static ALLOC_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libprof_preload.so"));
+
 /// Arguments of `prof record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -30,6 +33,14 @@ pub struct RecordArgs {
     /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
     #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
     stack_bytes: u32,
+    /// What to sample: `cpu` (CPU time) or `alloc` (allocations of a dynamically linked
+    /// program, through an interposed `malloc`; weights are bytes and objects, allocated and
+    /// still in use at the end).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "alloc"])]
+    mode: String,
+    /// Alloc mode: mean bytes allocated between samples of each thread.
+    #[arg(long, value_name = "BYTES", default_value_t = prof::DEFAULT_ALLOC_INTERVAL_BYTES)]
+    alloc_interval: u64,
     /// The command to run, with its arguments.
     #[arg(
         required = true,
@@ -80,6 +91,19 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return ExitCode::from(BAD_INPUT);
     }
     options.stack_bytes = args.stack_bytes;
+    if args.mode == "alloc" {
+        if args.alloc_interval == 0 {
+            eprintln!("prof: --alloc-interval must be above 0");
+            return ExitCode::from(BAD_INPUT);
+        }
+        options.mode = prof::Mode::Alloc;
+        options.alloc_interval_bytes = args.alloc_interval;
+        options.alloc_library = Some(ALLOC_LIBRARY).filter(|image| !image.is_empty());
+        if options.alloc_library.is_none() {
+            eprintln!("prof: this prof was built for another platform than its build machine's, without its allocation interposer: alloc mode is not available");
+            return ExitCode::from(BAD_INPUT);
+        }
+    }
     if let Err(e) = check_writable(&args.output) {
         return fail(&e);
     }
@@ -106,10 +130,19 @@ pub fn run(args: RecordArgs) -> ExitCode {
     }
     let samples = report.total_samples();
     if samples == 0 {
+        let what = if options.mode == prof::Mode::Alloc {
+            format!(
+                "allocated less than the sampling interval ({} bytes on average)",
+                options.alloc_interval_bytes
+            )
+        } else {
+            format!(
+                "ran for less than one sampling interval of CPU time ({:?})",
+                options.interval
+            )
+        };
         eprintln!(
-            "prof: no samples: the command ran for less than one sampling interval of CPU time \
-             ({:?}); saved an empty session to {}",
-            options.interval,
+            "prof: no samples: the command {what}; saved an empty session to {}",
             args.output.display()
         );
     } else {

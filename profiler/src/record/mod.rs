@@ -11,6 +11,7 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod alloc;
 mod process;
 mod records;
 
@@ -63,6 +64,15 @@ pub struct RecordOptions {
     pub stack_bytes: u32,
     /// Frames kept per stack, from the leaf.
     pub max_depth: usize,
+    /// What is sampled: [`Mode::Cpu`] (CPU time, from perf rings) or [`Mode::Alloc`]
+    /// (allocations, from an interposer library loaded with `LD_PRELOAD`: see
+    /// [`RecordOptions::alloc_library`]).
+    pub mode: Mode,
+    /// Alloc mode: the mean number of bytes allocated between samples of each thread.
+    pub alloc_interval_bytes: u64,
+    /// Alloc mode: the image of prof's allocation interposer (the `prof-preload` crate's
+    /// `cdylib`), which the `prof` binary embeds.
+    pub alloc_library: Option<&'static [u8]>,
 }
 
 impl Default for RecordOptions {
@@ -71,6 +81,9 @@ impl Default for RecordOptions {
             interval: crate::DEFAULT_INTERVAL,
             stack_bytes: DEFAULT_STACK_BYTES,
             max_depth: crate::DEFAULT_MAX_DEPTH,
+            mode: Mode::Cpu,
+            alloc_interval_bytes: crate::DEFAULT_ALLOC_INTERVAL_BYTES,
+            alloc_library: None,
         }
     }
 }
@@ -93,6 +106,28 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let stack_bytes = options.stack_bytes.min(65_528) & !7;
     if options.interval.is_zero() {
         return Err(Error::InvalidOption("the interval must be above 0".into()));
+    }
+    match options.mode {
+        Mode::Cpu => {}
+        Mode::Alloc => {
+            let Some(image) = options.alloc_library else {
+                return Err(Error::InvalidOption(
+                    "alloc mode needs the allocation interposer's image (RecordOptions::alloc_library)"
+                        .into(),
+                ));
+            };
+            let options = RecordOptions {
+                stack_bytes,
+                ..options.clone()
+            };
+            return alloc::record(command, &options, image);
+        }
+        mode => {
+            return Err(Error::InvalidOption(format!(
+                "prof record samples cpu or alloc, not {}",
+                mode.name()
+            )))
+        }
     }
     let program = command.get_program().to_string_lossy().into_owned();
     let args = command

@@ -26,8 +26,9 @@ impl StackWords for CopiedStack<'_> {
     }
 }
 
-/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
-pub type Segments = Vec<(u64, u64, u64)>;
+/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address,
+/// executable).
+pub type Segments = Vec<(u64, u64, u64, bool)>;
 
 /// One process's address space, from its start or `exec` to its next `exec` or end.
 #[derive(Default)]
@@ -61,10 +62,20 @@ impl Process {
                 .entry(path.to_owned())
                 .or_insert_with(|| read_segments(path));
             segs.as_ref().and_then(|segs| {
-                let &(offset, _, vaddr) = segs
+                // The executable segment the mapping starts in. Its file offset need not be
+                // page-aligned (the kernel maps from the page below it, so `pgoff` can be
+                // below the segment's offset): it is found among the executable segments by
+                // the page-aligned start, or else as any segment holding `pgoff`.
+                let &(offset, _, vaddr, _) = segs
                     .iter()
-                    .find(|&&(off, size, _)| off <= pgoff && pgoff < off + size.max(1))?;
-                Some(addr.wrapping_sub(vaddr + (pgoff - offset)))
+                    .find(|&&(off, size, _, exec)| {
+                        exec && off & !0xffff <= pgoff && pgoff < off + size.max(1)
+                    })
+                    .or_else(|| {
+                        segs.iter()
+                            .find(|&&(off, size, _, _)| off <= pgoff && pgoff < off + size.max(1))
+                    })?;
+                Some(addr.wrapping_sub(vaddr.wrapping_add(pgoff).wrapping_sub(offset)))
             })
         };
         let Some(bias) = bias else { return };
@@ -141,7 +152,11 @@ fn read_segments(path: &str) -> Option<Segments> {
         elf.segments()
             .map(|s| {
                 let (offset, size) = s.file_range();
-                (offset, size, s.address())
+                let exec = matches!(
+                    s.flags(),
+                    object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)
+                );
+                (offset, size, s.address(), exec)
             })
             .collect(),
     )

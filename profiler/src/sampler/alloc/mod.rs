@@ -17,7 +17,7 @@
 //! sampling. Frees check a small filter first and the table only when their bucket holds a
 //! listed block.
 
-mod assemble;
+pub(crate) mod assemble;
 mod collector;
 mod table;
 
@@ -168,7 +168,7 @@ fn draw(mean: u64) -> i64 {
 }
 
 /// SplitMix64's output function: a well-mixed word from any seed.
-fn splitmix(mut z: u64) -> u64 {
+pub(crate) fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -5,6 +5,7 @@
 mod loader;
 mod perf;
 mod perf_ring;
+mod preload;
 mod signal;
 mod stack;
 mod thread;
@@ -13,6 +14,7 @@ mod timer;
 pub use loader::*;
 pub use perf::*;
 pub use perf_ring::*;
+pub use preload::*;
 pub use signal::*;
 pub use stack::*;
 pub use thread::*;

@@ -1,0 +1,573 @@
+//! `prof record --mode alloc -- CMD`: allocations of another program, sampled by bytes.
+//!
+//! The command starts with prof's interposer (`preload/`, a library the dynamic loader binds
+//! before the C library) in `LD_PRELOAD`, loaded from an in-memory file of prof's. It samples
+//! `malloc`, `calloc`, `realloc`, `posix_memalign` and the rest with a Poisson process over
+//! bytes and sends each sample's registers and a copy of its stack over a socket; prof unwinds
+//! the copies with the unwinder of the perf rings (`process::Process`), against the objects the
+//! process's `/proc/self/maps` listed when the library loaded (and `/proc/PID/maps` read again
+//! when a stack reaches an address in none of them, after a `dlopen`). Each sample weighs the
+//! unbiased estimate the in-process alloc mode uses (`sampler::alloc::assemble::estimate`), and
+//! counts as in use when its block was not freed by the end. No perf event is opened, so this
+//! mode works at any `perf_event_paranoid`.
+//!
+//! A statically linked program loads no library: it is refused before it starts.
+
+use super::process::{CopiedStack, Process, Segments};
+use super::{reached_root, RecordOptions, Recording};
+use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
+use crate::sampler::sys::{self, Regs};
+use crate::session::{Metadata, Mode, SessionBuilder};
+use crate::{Error, Report, Result};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+// The wire format of `preload/src/lib.rs` (see its documentation).
+const KIND_START: u32 = 1;
+const KIND_FORK: u32 = 3;
+const KIND_ALLOC: u32 = 4;
+const KIND_FREE: u32 = 5;
+const HEADER: usize = 24;
+const ALLOC_FIXED: usize = HEADER + 6 * 8 + 16;
+
+/// How the interposer's memory file is named in a maps file.
+const MEMFD_PREFIX: &str = "/memfd:prof-preload";
+
+/// How often one process's maps may be read again for a stack that left its known objects.
+const REREAD_EVERY: Duration = Duration::from_millis(100);
+
+/// Runs `command` with the interposer `image` preloaded and samples its allocations (and those
+/// of every process it starts that keeps the environment).
+pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result<Recording> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let args = command
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(path) = static_program(command.get_program()) {
+        return Err(Error::InvalidOption(format!(
+            "alloc mode needs a dynamically linked program (it loads its sampler with \
+             LD_PRELOAD), and {} is statically linked",
+            path.display()
+        )));
+    }
+    let os = |call: &'static str| move |source| Error::Os { call, source };
+    let library = sys::memory_file(c"prof-preload", image).map_err(os("memfd_create"))?;
+    let library_path = format!("/proc/{}/fd/{}", std::process::id(), library.as_raw_fd());
+    let (ours, theirs) = sys::preload_socket().map_err(os("socketpair"))?;
+    let mut command = command;
+    let preload = match std::env::var_os("LD_PRELOAD") {
+        Some(old) if !old.is_empty() => {
+            let mut v = std::ffi::OsString::from(&library_path);
+            v.push(":");
+            v.push(old);
+            v
+        }
+        _ => library_path.clone().into(),
+    };
+    command
+        .env("LD_PRELOAD", preload)
+        .env("PROF_ALLOC_FD", theirs.as_raw_fd().to_string())
+        .env(
+            "PROF_ALLOC_MEAN",
+            options.alloc_interval_bytes.max(1).to_string(),
+        )
+        .env("PROF_ALLOC_STACK", options.stack_bytes.to_string())
+        .env("PROF_ALLOC_PID", std::process::id().to_string());
+    let start_time = SystemTime::now();
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|source| Error::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // Only the command's processes hold the other end now: the stream ends when the last ends.
+    drop(theirs);
+    sys::ignore_terminal_interrupts();
+    let mut rec = Recorder::new(options.max_depth, library_path);
+    let mut stream = std::fs::File::from(ours);
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(Error::Os {
+                    call: "read",
+                    source,
+                })
+            }
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let used = rec.take(&buf)?;
+        buf.drain(..used);
+    }
+    let status = child.wait().map_err(os("waitpid"))?;
+    let mut meta = crate::sampler::meta::at_start(Mode::Alloc, 0, "LD_PRELOAD");
+    meta.program = program;
+    meta.args = args;
+    meta.pid = child.id();
+    meta.start_time = crate::sampler::meta::rfc3339(start_time);
+    meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let session = rec
+        .finish(meta, options.alloc_interval_bytes.max(1))
+        .finish();
+    // Symbolized (from the interposer's file too): the memory file may go.
+    drop(library);
+    let reached_root = reached_root(&session);
+    Ok(Recording {
+        report: Report::new(session),
+        status,
+        reached_root,
+    })
+}
+
+/// The path of `program` (searched in `PATH` as `exec` does) when it is an ELF file without
+/// an interpreter: statically linked. `None` for anything else, including what cannot be read
+/// (`spawn` then says why).
+fn static_program(program: &OsStr) -> Option<PathBuf> {
+    let path = Path::new(program);
+    let path = if path.components().count() > 1 {
+        path.to_owned()
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())?
+    };
+    let file = std::fs::File::open(&path).ok()?;
+    let cache = object::ReadCache::new(file);
+    use object::read::elf::{ElfFile64, ProgramHeader};
+    let elf = ElfFile64::<object::Endianness, _>::parse(&cache).ok()?;
+    let endian = elf.endian();
+    let interpreted = elf
+        .elf_program_headers()
+        .iter()
+        .any(|ph| ph.p_type(endian) == object::elf::PT_INTERP);
+    (!interpreted).then_some(path)
+}
+
+/// One record of the stream.
+enum Wire<'a> {
+    Start { pid: u32, maps: &'a [u8] },
+    Fork { pid: u32, parent: u32 },
+    Alloc(Alloc<'a>),
+    Free { pid: u32, addr: u64 },
+    Other,
+}
+
+/// A sampled allocation as the interposer sent it.
+struct Alloc<'a> {
+    pid: u32,
+    tid: u32,
+    time: u64,
+    addr: u64,
+    size: u64,
+    regs: Regs,
+    name: &'a [u8],
+    stack: &'a [u8],
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The first record of `bytes` and its length; `Ok(None)` when it is not all there yet.
+fn parse(bytes: &[u8]) -> Result<Option<(Wire<'_>, usize)>> {
+    if bytes.len() < HEADER {
+        return Ok(None);
+    }
+    let kind = u32_at(bytes, 0);
+    let len = u32_at(bytes, 4) as usize;
+    let short = |need: usize| len < need;
+    if short(HEADER) {
+        return Err(corrupt(format!("a record of {len} bytes")));
+    }
+    if bytes.len() < len {
+        return Ok(None);
+    }
+    let r = &bytes[..len];
+    let pid = u32_at(r, 8);
+    let wire = match kind {
+        KIND_START => Wire::Start {
+            pid,
+            maps: &r[HEADER..],
+        },
+        KIND_FORK if !short(HEADER + 8) => Wire::Fork {
+            pid,
+            parent: u32_at(r, HEADER),
+        },
+        KIND_ALLOC if !short(ALLOC_FIXED) => {
+            let w = |i: usize| u64_at(r, HEADER + 8 * i);
+            Wire::Alloc(Alloc {
+                pid,
+                tid: u32_at(r, 12),
+                time: u64_at(r, 16),
+                addr: w(0),
+                size: w(1),
+                regs: Regs {
+                    pc: w(2),
+                    sp: w(3),
+                    fp: w(4),
+                    lr: w(5),
+                },
+                name: &r[HEADER + 48..ALLOC_FIXED],
+                stack: &r[ALLOC_FIXED..],
+            })
+        }
+        KIND_FREE if !short(HEADER + 8) => Wire::Free {
+            pid,
+            addr: u64_at(r, HEADER),
+        },
+        KIND_FORK | KIND_ALLOC | KIND_FREE => {
+            return Err(corrupt(format!("a record of kind {kind} of {len} bytes")))
+        }
+        _ => Wire::Other,
+    };
+    Ok(Some((wire, len)))
+}
+
+fn corrupt(what: String) -> Error {
+    Error::Os {
+        call: "reading the allocation sampler's stream",
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, what),
+    }
+}
+
+/// A sampled allocation, its stack in its process's table.
+struct Sample {
+    process: usize,
+    tid: u32,
+    time: u64,
+    size: u64,
+    stack: u32,
+    live: bool,
+}
+
+/// The ranges (start, length) mapped into a process so far, and when its maps were last read
+/// again.
+type Mapped = (HashSet<(u64, u64)>, Option<Instant>);
+
+/// The state of an allocation recording.
+struct Recorder {
+    max_depth: usize,
+    /// The interposer's path as processes map it: its frames are cut from every stack.
+    library: String,
+    processes: Vec<Process>,
+    /// What is known of each process's maps.
+    mapped: Vec<Mapped>,
+    /// Each pid's current address space, an index in `processes`.
+    current: HashMap<u32, usize>,
+    segments: HashMap<String, Option<Segments>>,
+    samples: Vec<Sample>,
+    /// The sample of each block still live, by pid and address.
+    blocks: HashMap<(u32, u64), usize>,
+    names: HashMap<u32, String>,
+    first_time: Option<u64>,
+}
+
+impl Recorder {
+    fn new(max_depth: usize, library: String) -> Recorder {
+        Recorder {
+            max_depth,
+            library,
+            processes: Vec::new(),
+            mapped: Vec::new(),
+            current: HashMap::new(),
+            segments: HashMap::new(),
+            samples: Vec::new(),
+            blocks: HashMap::new(),
+            names: HashMap::new(),
+            first_time: None,
+        }
+    }
+
+    /// Handles the whole records at the start of `bytes`; returns how many bytes they took.
+    fn take(&mut self, bytes: &[u8]) -> Result<usize> {
+        let mut used = 0;
+        while let Some((wire, len)) = parse(&bytes[used..])? {
+            self.handle(wire);
+            used += len;
+        }
+        Ok(used)
+    }
+
+    fn new_process(&mut self, pid: u32, process: Process) -> usize {
+        self.processes.push(process);
+        self.mapped.push((HashSet::new(), None));
+        let i = self.processes.len() - 1;
+        self.current.insert(pid, i);
+        i
+    }
+
+    /// Maps the executable mappings `maps` (the text of a maps file) lists into process `i`.
+    fn map(&mut self, i: usize, maps: &[u8]) {
+        let text = String::from_utf8_lossy(maps);
+        for line in text.lines() {
+            let Some((start, len, offset, path)) = executable_mapping(line) else {
+                continue;
+            };
+            // The interposer's memory file reads `/memfd:prof-preload (deleted)` in the maps;
+            // prof reads it through its own descriptor.
+            let path = if path.starts_with(MEMFD_PREFIX) {
+                self.library.as_str()
+            } else {
+                path
+            };
+            if self.mapped[i].0.insert((start, len)) {
+                let segments = &mut self.segments;
+                self.processes[i].map(path, start, len, offset, segments);
+            }
+        }
+    }
+
+    fn handle(&mut self, wire: Wire<'_>) {
+        match wire {
+            Wire::Start { pid, maps } => {
+                let i = self.new_process(pid, Process::default());
+                self.map(i, maps);
+            }
+            Wire::Fork { pid, parent } => {
+                let mut process = Process::default();
+                if let Some(&p) = self.current.get(&parent) {
+                    process.inherit(self.processes[p].objects.clone());
+                }
+                let i = self.new_process(pid, process);
+                if let Some(&p) = self.current.get(&parent) {
+                    self.mapped[i].0 = self.mapped[p].0.clone();
+                }
+                self.blocks.retain(|&(owner, _), _| owner != pid);
+            }
+            Wire::Alloc(a) => self.sampled(a),
+            Wire::Free { pid, addr } => {
+                if let Some(s) = self.blocks.remove(&(pid, addr)) {
+                    self.samples[s].live = false;
+                }
+            }
+            Wire::Other => {}
+        }
+    }
+
+    fn sampled(&mut self, a: Alloc<'_>) {
+        let i = match self.current.get(&a.pid) {
+            Some(&i) => i,
+            None => self.new_process(a.pid, Process::default()),
+        };
+        self.first_time.get_or_insert(a.time);
+        let copied = CopiedStack {
+            sp: a.regs.sp,
+            bytes: a.stack,
+        };
+        let mut stack = self.processes[i].unwind(a.regs, &copied, self.max_depth);
+        if !self.covered(i, stack) && self.may_reread(i) {
+            // A `dlopen` since the maps were read: read them again while the process lives.
+            if let Ok(maps) = std::fs::read(format!("/proc/{}/maps", a.pid)) {
+                self.map(i, &maps);
+                stack = self.processes[i].unwind(a.regs, &copied, self.max_depth);
+            }
+        }
+        let end = a.name.iter().position(|&b| b == 0).unwrap_or(a.name.len());
+        let name = String::from_utf8_lossy(&a.name[..end]);
+        if self.names.get(&a.tid).is_none_or(|n| *n != name) {
+            self.names.insert(a.tid, name.into_owned());
+        }
+        if let Some(old) = self.blocks.insert((a.pid, a.addr), self.samples.len()) {
+            // The block's free went unreported (its table slot was full): it is not in use.
+            self.samples[old].live = false;
+        }
+        self.samples.push(Sample {
+            process: i,
+            tid: a.tid,
+            time: a.time,
+            size: a.size,
+            stack,
+            live: true,
+        });
+    }
+
+    /// True when every address of stack `stack` of process `i` lies in an object it maps.
+    fn covered(&self, i: usize, stack: u32) -> bool {
+        let process = &self.processes[i];
+        process.stacks[stack as usize].iter().all(|&a| {
+            process
+                .objects
+                .iter()
+                .any(|o| o.exec.iter().any(|r| r.contains(&a)))
+        })
+    }
+
+    /// True (and the time noted) when process `i`'s maps were not read in the last
+    /// [`REREAD_EVERY`].
+    fn may_reread(&mut self, i: usize) -> bool {
+        let last = &mut self.mapped[i].1;
+        if last.is_some_and(|t| t.elapsed() < REREAD_EVERY) {
+            return false;
+        }
+        *last = Some(Instant::now());
+        true
+    }
+
+    /// The session: each process's stacks (without the interposer's frames, nor the
+    /// allocation layers of a Rust program) symbolized against its own objects.
+    fn finish(self, meta: Metadata, mean: u64) -> SessionBuilder {
+        let mut builder = SessionBuilder::new(meta);
+        let mut ids = Vec::new();
+        for process in &self.processes {
+            crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            let ours: Vec<_> = process
+                .objects
+                .iter()
+                .filter(|o| o.name == self.library)
+                .flat_map(|o| o.exec.iter().cloned())
+                .collect();
+            let stacks: Vec<Box<[u64]>> = process
+                .stacks
+                .iter()
+                .map(|s| {
+                    let skip = s
+                        .iter()
+                        .take_while(|&&a| ours.iter().any(|r| r.contains(&a)))
+                        .count();
+                    s[skip..].into()
+                })
+                .collect();
+            ids.push(crate::sampler::assemble::intern_stacks(
+                &mut builder,
+                &stacks,
+                &process.objects,
+                crate::symbolize::AddressSpace::Other,
+                self.max_depth,
+                is_allocator_frame,
+            ));
+        }
+        let first = self.first_time.unwrap_or(0);
+        let mut threads = HashMap::new();
+        for (n, s) in self.samples.iter().enumerate() {
+            let Some(stack) = ids[s.process][s.stack as usize] else {
+                continue;
+            };
+            let thread = *threads.entry(s.tid).or_insert_with(|| {
+                let name = self.names.get(&s.tid).map_or("", String::as_str);
+                builder.thread(u64::from(s.tid), name)
+            });
+            let (bytes, objects) =
+                estimate(s.size, mean, crate::sampler::alloc::splitmix(n as u64));
+            let (inuse_bytes, inuse_objects) = if s.live { (bytes, objects) } else { (0, 0) };
+            builder.push_sample_full(
+                stack,
+                thread,
+                s.time.saturating_sub(first),
+                &[bytes, objects, inuse_bytes, inuse_objects],
+                1,
+                None,
+            );
+        }
+        builder
+    }
+}
+
+/// An executable mapping of a file from a maps line: (start, length, file offset, path).
+fn executable_mapping(line: &str) -> Option<(u64, u64, u64, &str)> {
+    let mut fields = line.splitn(6, ' ');
+    let range = fields.next()?;
+    let perms = fields.next()?;
+    let offset = fields.next()?;
+    let _device = fields.next()?;
+    let _inode = fields.next()?;
+    let path = fields.next()?.trim_start();
+    if !perms.contains('x') || path.is_empty() {
+        return None;
+    }
+    let (start, end) = range.split_once('-')?;
+    let start = u64::from_str_radix(start, 16).ok()?;
+    let end = u64::from_str_radix(end, 16).ok()?;
+    let offset = u64::from_str_radix(offset, 16).ok()?;
+    Some((start, end.checked_sub(start)?, offset, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_lines_give_executable_file_mappings_only() {
+        let line = "7f1c2a400000-7f1c2a595000 r-xp 00028000 08:01 1050 /usr/lib/x86_64-linux-gnu/libc.so.6";
+        assert_eq!(
+            executable_mapping(line),
+            Some((
+                0x7f1c2a400000,
+                0x195000,
+                0x28000,
+                "/usr/lib/x86_64-linux-gnu/libc.so.6"
+            ))
+        );
+        let spaced = "55d0c9a00000-55d0c9a01000 r-xp 00001000 08:01 7 /tmp/my dir/a.out (deleted)";
+        assert_eq!(
+            executable_mapping(spaced).unwrap().3,
+            "/tmp/my dir/a.out (deleted)"
+        );
+        assert_eq!(
+            executable_mapping("7ffd1-7ffd2 r-xp 00000000 00:00 0                  [vdso]")
+                .unwrap()
+                .3,
+            "[vdso]"
+        );
+        for other in [
+            "7f1c2a400000-7f1c2a595000 r--p 00000000 08:01 1050 /usr/lib/libc.so.6",
+            "7f1c2a400000-7f1c2a595000 rwxp 00000000 00:00 0 ",
+            "garbage",
+            "",
+        ] {
+            assert_eq!(executable_mapping(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn records_are_parsed_whole_and_bad_lengths_are_errors() {
+        let mut free = Vec::new();
+        for word in [KIND_FREE, 32, 7, 8] {
+            free.extend_from_slice(&word.to_ne_bytes());
+        }
+        free.extend_from_slice(&5u64.to_ne_bytes());
+        free.extend_from_slice(&0xabcu64.to_ne_bytes());
+        // Cut anywhere, it waits for the rest.
+        for cut in 0..free.len() {
+            assert!(parse(&free[..cut]).unwrap().is_none(), "{cut}");
+        }
+        match parse(&free).unwrap() {
+            Some((
+                Wire::Free {
+                    pid: 7,
+                    addr: 0xabc,
+                },
+                32,
+            )) => {}
+            _ => panic!("a free record"),
+        }
+        let mut bad = free.clone();
+        bad[4..8].copy_from_slice(&8u32.to_ne_bytes());
+        assert!(parse(&bad).is_err());
+        let mut short_alloc = free;
+        short_alloc[0..4].copy_from_slice(&KIND_ALLOC.to_ne_bytes());
+        assert!(parse(&short_alloc).is_err());
+    }
+
+    #[test]
+    fn static_programs_are_told_apart_from_dynamic_ones() {
+        // prof's own test binary is dynamically linked.
+        assert_eq!(
+            static_program(std::env::current_exe().unwrap().as_os_str()),
+            None
+        );
+        assert_eq!(static_program(OsStr::new("/nonexistent/program")), None);
+    }
+}

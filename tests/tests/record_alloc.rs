@@ -1,0 +1,151 @@
+//! `prof record --mode alloc -- CMD` against the real binary: a C program built as users build
+//! it (`cc -O2 -fomit-frame-pointer`, no debug info) whose functions allocate known amounts,
+//! recorded from outside through prof's interposed `malloc`: bytes and objects attributed to the
+//! functions that allocated them, in-use bytes to the blocks never freed, a forked child's
+//! allocations, the program's output and exit status untouched, a static program refused.
+
+use prof::session::Session;
+use prof_e2e::{prof, TempDir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Compiles `tests/data/record/allocs.c` with `flags` into `dir`.
+fn build(dir: &TempDir, flags: &[&str]) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/record/allocs.c");
+    let exe = dir.join("allocs");
+    let status = Command::new("cc")
+        .args(["-O2", "-fomit-frame-pointer"])
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&source)
+        .status()
+        .expect("cc runs (the tests need a C compiler)");
+    assert!(status.success(), "cc {}", source.display());
+    exe
+}
+
+/// Runs `prof record --mode alloc -o OUT ARGS...`: the output, and the session when it saved one.
+fn record(dir: &TempDir, args: &[&str]) -> (std::process::Output, Option<Session>) {
+    let out = dir.join("out.json.gz");
+    let mut all = vec!["record", "--mode", "alloc", "-o", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = prof(&all);
+    (output, prof::session::load(&out).ok())
+}
+
+/// The share of `session`'s weight of sample type `ty` whose stack holds a frame `name`.
+fn share(session: &Session, ty: &str, name: &str) -> f64 {
+    let mut session = session.clone();
+    session.select_sample_type(ty).unwrap();
+    prof_e2e::sessions::share(&session, name)
+}
+
+#[test]
+fn alloc_mode_charges_bytes_to_the_functions_that_allocated_them() {
+    let dir = TempDir::new("record_alloc_split");
+    let exe = build(&dir, &[]);
+    let (output, session) = record(
+        &dir,
+        &[
+            "--alloc-interval",
+            "32768",
+            "--",
+            exe.to_str().unwrap(),
+            "2000",
+            "",
+            "3",
+        ],
+    );
+    // The program's output and exit status are its own.
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with("parent kept 131072000 churn 131072000"),
+        "{stdout}"
+    );
+    let session = session.expect("a session");
+    assert_eq!(session.meta.mode, prof::Mode::Alloc);
+    // Both allocated 125 MiB: the estimates (4,000-odd samples at a 32 KiB mean) split them
+    // evenly, and add up to what was allocated.
+    let kept = share(&session, "alloc_bytes", "kept");
+    let churn = share(&session, "alloc_bytes", "churn");
+    assert!((kept - 0.5).abs() < 0.05, "kept {kept}, churn {churn}");
+    assert!((churn - 0.5).abs() < 0.05, "kept {kept}, churn {churn}");
+    let mut bytes = session.clone();
+    bytes.select_sample_type("alloc_bytes").unwrap();
+    let total = bytes.total_weight() as f64;
+    // `kept_blocks`' own array (512 KiB) and stdio's buffer come on top of the 250 MiB.
+    let allocated = 2.0 * 131_072_000.0;
+    assert!(
+        (total / allocated - 1.0).abs() < 0.05,
+        "{total} bytes estimated for {allocated}"
+    );
+    // 32 blocks of 2 KiB for each of 64 KiB: objects 32 to 1.
+    let kept_objects = share(&session, "alloc_objects", "kept");
+    assert!(kept_objects > 0.95, "{kept_objects}");
+    // What is still in use at the end is what `kept` kept; every `churn` block was freed.
+    let kept_in_use = share(&session, "inuse_bytes", "kept");
+    let churn_in_use = share(&session, "inuse_bytes", "churn");
+    assert!(kept_in_use > 0.97, "kept {kept_in_use} of the bytes in use");
+    assert_eq!(churn_in_use, 0.0, "churn's blocks were all freed");
+    // The interposer's own frames are not shown: stacks end in the program's calls.
+    for &stack in &session.samples.stack {
+        let leaf = session.stack_frames(stack).next().unwrap();
+        let name = session.frame_name(leaf);
+        assert!(
+            !name.starts_with("0x") && !name.contains("prof_preload"),
+            "a stack ends in {name}"
+        );
+    }
+}
+
+#[test]
+fn alloc_mode_follows_a_forked_child() {
+    let dir = TempDir::new("record_alloc_fork");
+    let exe = build(&dir, &[]);
+    let (output, session) = record(&dir, &["--", exe.to_str().unwrap(), "1000", "fork"]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("child kept") && stdout.contains("parent kept"),
+        "{stdout}"
+    );
+    let session = session.expect("a session");
+    // Parent and child each allocated the same: samples of both, each thread's stacks named.
+    let mut per_thread = std::collections::HashMap::new();
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session
+            .stack_frames(stack)
+            .any(|f| session.frame_name(f) == "kept")
+        {
+            *per_thread.entry(session.samples.thread[i]).or_insert(0u64) +=
+                session.samples.weight[i];
+        }
+    }
+    assert_eq!(per_thread.len(), 2, "{per_thread:?}");
+}
+
+#[test]
+fn alloc_mode_refuses_a_statically_linked_program_in_one_line() {
+    let dir = TempDir::new("record_alloc_static");
+    let exe = build(&dir, &["-static"]);
+    let (output, _) = record(&dir, &["--", exe.to_str().unwrap(), "10"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("statically linked"), "{stderr}");
+    // The program did not run.
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn alloc_mode_on_a_program_that_allocates_too_little_saves_an_empty_session() {
+    let dir = TempDir::new("record_alloc_true");
+    let (output, session) = record(&dir, &["--", "true"]);
+    assert!(output.status.success(), "{output:?}");
+    let session = session.expect("an empty but valid session");
+    assert_eq!(session.samples.len(), 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no samples"), "{stderr}");
+}
