@@ -149,3 +149,28 @@ fn alloc_mode_on_a_program_that_allocates_too_little_saves_an_empty_session() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no samples"), "{stderr}");
 }
+
+#[test]
+fn alloc_mode_names_cpp_frames_demangled() {
+    let dir = TempDir::new("record_alloc_cpp");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/record/templates.cpp");
+    let exe = dir.join("templates");
+    let status = Command::new("g++")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .status()
+        .expect("g++ runs (the tests need a C++ compiler)");
+    assert!(status.success());
+    let (output, session) = record(&dir, &["--", exe.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let session = session.expect("a session");
+    let new = share(&session, "alloc_bytes", "operator new(unsigned long)");
+    assert!(new > 0.99, "operator new holds {new} of the bytes");
+    let doubles = share(
+        &session,
+        "alloc_bytes",
+        "std::vector<double, std::allocator<double> > make<double>(unsigned long)",
+    );
+    assert!(doubles > 0.5 && doubles < 0.8, "make<double>: {doubles}");
+}
