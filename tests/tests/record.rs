@@ -273,3 +273,57 @@ fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
     let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert!(share(&session, "spin_beta") > 0.3, "{stderr}");
 }
+
+/// The weight of `session`'s samples in `state` whose stack holds a frame named `name`.
+fn weight_in_state(session: &Session, name: &str, state: prof::session::SampleState) -> u64 {
+    let mut with = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session.samples.state(i) == Some(state)
+            && session
+                .stack_frames(stack)
+                .any(|f| session.frame_name(f) == name)
+        {
+            with += session.samples.weight[i];
+        }
+    }
+    with
+}
+
+#[test]
+fn record_wall_mode_charges_sleep_to_the_stack_that_slept_as_the_programs_clock_does() {
+    use prof::session::SampleState;
+    let dir = TempDir::new("record_wall");
+    let exe = build_c(&dir, "sleepy");
+    let (output, session) = record(&dir, &["--mode", "wall", "--", exe.to_str().unwrap(), "2"]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let words: Vec<&str> = stdout.split_whitespace().collect();
+    assert_eq!(words.first(), Some(&"sleepy"), "{stdout}");
+    let sleepy: f64 = words[1].parse().unwrap();
+    let compute: f64 = words[3].parse().unwrap();
+    assert_eq!(session.meta.mode, prof::Mode::Wall);
+    assert_eq!(session.meta.sample_type.name, "wall");
+    let (got_sleepy, got_compute) = (share(&session, "sleepy"), share(&session, "compute"));
+    // 2 points on a quiet machine (docs/record.md); 5 with two CPU hogs beside the test.
+    assert!(
+        (got_sleepy - sleepy).abs() <= 0.05 && (got_compute - compute).abs() <= 0.05,
+        "prof: sleepy {got_sleepy:.4} compute {got_compute:.4}; the program: sleepy {sleepy} \
+         compute {compute}"
+    );
+    // The sleep is waiting time, the computing running time.
+    let total = session.total_weight() as f64;
+    let waiting = weight_in_state(&session, "sleepy", SampleState::Waiting) as f64 / total;
+    assert!(waiting >= got_sleepy * 0.9, "waiting {waiting:.4}");
+    assert_eq!(
+        weight_in_state(&session, "compute", SampleState::Waiting),
+        0,
+        "compute never blocks"
+    );
+    // The wall time recorded is the program's: its main thread's whole life, to a few percent.
+    let wall_ns = session.total_weight() as f64;
+    assert!(
+        (1.9e9..3.0e9).contains(&wall_ns),
+        "{:.3} s recorded for a 2 s program",
+        wall_ns / 1e9
+    );
+}

@@ -1,4 +1,5 @@
-//! `prof record [-o FILE] [-F HZ | --interval DURATION] -- CMD [ARGS...]`: runs CMD, samples
+//! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall] [--user-only] -- CMD
+//! [ARGS...]`: runs CMD, samples
 //! every thread of it and of the processes it starts (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
 
@@ -27,6 +28,14 @@ pub struct RecordArgs {
     /// CPU time between samples of each thread, e.g. `1ms`, `250us`, `100000ns` (default 1ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     interval: Option<Duration>,
+    /// What to record: `cpu` (time on CPU) or `wall` (also time switched out: sleeping,
+    /// waiting, blocked, charged to the stack that blocked).
+    #[arg(long, value_name = "MODE", default_value = "cpu", value_parser = parse_mode)]
+    mode: prof::Mode,
+    /// Record user-space frames only (no kernel frames, no time in the kernel): allowed at
+    /// `perf_event_paranoid` 2, where kernel frames need 1.
+    #[arg(long)]
+    user_only: bool,
     /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
     #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
     stack_bytes: u32,
@@ -38,6 +47,16 @@ pub struct RecordArgs {
         value_name = "CMD"
     )]
     command: Vec<OsString>,
+}
+
+/// `--mode`'s value.
+fn parse_mode(text: &str) -> Result<prof::Mode, String> {
+    match text {
+        "cpu" => Ok(prof::Mode::Cpu),
+        "wall" => Ok(prof::Mode::Wall),
+        "alloc" => Err("prof record has no alloc mode yet (the library's has one)".into()),
+        _ => Err(format!("{text:?}: the mode is cpu or wall")),
+    }
 }
 
 /// `--interval`'s value: a number with a unit (`ns`, `us`, `µs`, `ms`, `s`).
@@ -80,6 +99,8 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return ExitCode::from(BAD_INPUT);
     }
     options.stack_bytes = args.stack_bytes;
+    options.mode = args.mode;
+    options.kernel = !args.user_only;
     if let Err(e) = check_writable(&args.output) {
         return fail(&e);
     }

@@ -11,11 +11,13 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod kernel;
 mod process;
 mod records;
+mod switch;
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
-use crate::session::{Metadata, Mode, Session, SessionBuilder};
+use crate::session::{Metadata, Mode, SampleState, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
 use records::Record;
@@ -63,6 +65,12 @@ pub struct RecordOptions {
     pub stack_bytes: u32,
     /// Frames kept per stack, from the leaf.
     pub max_depth: usize,
+    /// [`Mode::Cpu`] (time on CPU) or [`Mode::Wall`] (also each thread's time switched out,
+    /// charged to the stack it blocked in).
+    pub mode: Mode,
+    /// Whether to record kernel frames (and time in the kernel) too: needs
+    /// `perf_event_paranoid` 1 or lower (or `CAP_PERFMON`).
+    pub kernel: bool,
 }
 
 impl Default for RecordOptions {
@@ -71,6 +79,8 @@ impl Default for RecordOptions {
             interval: crate::DEFAULT_INTERVAL,
             stack_bytes: DEFAULT_STACK_BYTES,
             max_depth: crate::DEFAULT_MAX_DEPTH,
+            mode: Mode::Cpu,
+            kernel: true,
         }
     }
 }
@@ -94,6 +104,16 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     if options.interval.is_zero() {
         return Err(Error::InvalidOption("the interval must be above 0".into()));
     }
+    let wall = match options.mode {
+        Mode::Cpu => false,
+        Mode::Wall => true,
+        mode => {
+            return Err(Error::InvalidOption(format!(
+                "prof record has cpu and wall modes, not {}",
+                mode.name()
+            )))
+        }
+    };
     let program = command.get_program().to_string_lossy().into_owned();
     let args = command
         .get_args()
@@ -110,15 +130,27 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         regs_mask: REGS_MASK,
         stack_bytes,
         watermark: (RING_PAGES * 4096 / 4) as u32,
+        kernel: options.kernel,
     };
     let mut rings = Vec::new();
+    // The context-switch events of wall mode, writing to the rings (kept open while recording).
+    let mut switch_events = Vec::new();
     for cpu in sys::online_cpus() {
-        let ring = sys::perf_event_ring(pid, cpu, &event).and_then(map_ring);
+        let ring = sys::perf_event_ring(pid, cpu, &event)
+            .and_then(map_ring)
+            .map_err(|e| refused(e, event.kernel, false))
+            .and_then(|ring| {
+                if wall {
+                    let fd = sys::perf_switch_event(pid, cpu, &event, &ring);
+                    switch_events.push(fd.map_err(|e| refused(e, event.kernel, true))?);
+                }
+                Ok(ring)
+            });
         match ring {
             Ok(ring) => rings.push(ring),
             Err(e) => {
                 held.abandon();
-                return Err(refused(e));
+                return Err(e);
             }
         }
     }
@@ -133,6 +165,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
         .max(Duration::from_micros(500));
     let mut rec = Recorder::new(pid, options.max_depth);
+    rec.wall = wall.then(switch::Switches::default);
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     let mut status = None;
     loop {
@@ -158,7 +191,13 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         }
     }
     let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
-    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    drop(switch_events);
+    let timer = if wall {
+        "perf_event_ring+context_switches"
+    } else {
+        "perf_event_ring"
+    };
+    let mut meta = crate::sampler::meta::at_start(options.mode, event.period_ns, timer);
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
@@ -194,8 +233,10 @@ fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
     }
 }
 
-/// The error for a refused `perf_event_open`: a permission error names the sysctl.
-fn refused(e: Error) -> Error {
+/// The error for a refused `perf_event_open` (of an event with the `kernel`'s frames, or of
+/// wall mode's context `switches`): a permission error names the sysctl and the value it needs
+/// (1 for the kernel's frames or its context switches, 2 for user space only).
+fn refused(e: Error, kernel: bool, switches: bool) -> Error {
     match e {
         Error::Os {
             call: "perf_event_open",
@@ -204,11 +245,29 @@ fn refused(e: Error) -> Error {
             let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
                 .map(|s| s.trim().to_owned())
                 .unwrap_or_else(|_| "unknown".into());
-            Error::PerfRefused { paranoid, source }
+            let (what, needed) = if switches {
+                ("wall mode (it samples the scheduler's context switches)", 1)
+            } else if kernel {
+                (
+                    "recording kernel frames (--user-only records without them)",
+                    1,
+                )
+            } else {
+                ("recording one's own programs", 2)
+            };
+            Error::PerfRefused {
+                paranoid,
+                what,
+                needed,
+                source,
+            }
         }
         e => e,
     }
 }
+
+/// The period of a context switch's sample (see `sys::perf_switch_event`).
+const SWITCH_PERIOD: u64 = 1;
 
 /// The user registers each sample carries, in the kernel's numbering: x86_64's bp, sp, ip.
 #[cfg(target_arch = "x86_64")]
@@ -239,6 +298,8 @@ struct Sample {
     time: u64,
     period: u64,
     stack: u32,
+    /// Wall mode's running/waiting column.
+    state: Option<SampleState>,
 }
 
 /// The state of a recording: the processes, threads and samples seen so far.
@@ -259,6 +320,10 @@ struct Recorder {
     pending: Vec<Record>,
     lost: u64,
     first_time: Option<u64>,
+    /// Wall mode's threads switched out (`None` in CPU mode).
+    wall: Option<switch::Switches>,
+    /// The task clock's samples and their periods' sum.
+    clock: (u64, u64),
 }
 
 impl Recorder {
@@ -275,6 +340,8 @@ impl Recorder {
             pending: Vec::new(),
             lost: 0,
             first_time: None,
+            wall: None,
+            clock: (0, 0),
         }
     }
 
@@ -347,11 +414,15 @@ impl Recorder {
                 tid,
                 time,
                 period,
+                kernel,
                 regs,
                 stack,
             } => {
+                // A context switch's sample (task-clock periods are at least 10 µs).
+                let switch = self.wall.is_some() && period == SWITCH_PERIOD;
                 let Some(regs) = regs_of(&regs) else {
-                    self.lost += 1;
+                    // An exiting thread's last switch has no user registers left to copy.
+                    self.lost += u64::from(!switch);
                     return;
                 };
                 self.first_time.get_or_insert(time);
@@ -360,13 +431,19 @@ impl Recorder {
                     bytes: &stack,
                 };
                 let process = self.process(pid);
-                let stack = self.processes[process].unwind(regs, &copied, self.max_depth);
+                let stack = self.processes[process].unwind(&kernel, regs, &copied, self.max_depth);
+                if let (true, Some(wall)) = (switch, &mut self.wall) {
+                    wall.sampled(tid, time, process, stack);
+                    return;
+                }
+                self.clock = (self.clock.0 + 1, self.clock.1 + period);
                 self.samples.push(Sample {
                     process,
                     tid,
                     time,
                     period,
                     stack,
+                    state: self.wall.is_some().then_some(SampleState::Running),
                 });
             }
             Record::Mmap {
@@ -414,6 +491,28 @@ impl Recorder {
                     self.live.remove(&pid);
                 }
             }
+            Record::Switch {
+                tid,
+                time,
+                out,
+                preempt,
+                ..
+            } => {
+                let off = self
+                    .wall
+                    .as_mut()
+                    .and_then(|w| w.switched(tid, time, out, preempt));
+                if let Some(off) = off {
+                    self.samples.push(Sample {
+                        process: off.process,
+                        tid,
+                        time: off.time,
+                        period: off.weight,
+                        stack: off.stack,
+                        state: Some(off.state),
+                    });
+                }
+            }
             Record::Lost { lost } => self.lost += lost,
             Record::Other => {}
         }
@@ -422,16 +521,16 @@ impl Recorder {
     /// The session: each process's stacks symbolized against its own objects.
     fn finish(self, mut meta: Metadata) -> Session {
         meta.dropped_samples = self.lost;
-        let total: u64 = self.samples.iter().map(|s| s.period).sum();
-        meta.achieved_interval_ns = total.checked_div(self.samples.len() as u64).unwrap_or(0);
+        meta.achieved_interval_ns = self.clock.1.checked_div(self.clock.0).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
         let mut ids = Vec::new();
         for process in &self.processes {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            let objects = kernel::with_kernel(&process.objects, &process.stacks);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,
                 &process.stacks,
-                &process.objects,
+                &objects,
                 crate::symbolize::AddressSpace::Other,
                 self.max_depth,
                 |_| false,
@@ -454,7 +553,7 @@ impl Recorder {
                 s.time.saturating_sub(first),
                 &[s.period, 1],
                 1,
-                None,
+                s.state,
             );
         }
         builder.finish()
@@ -488,7 +587,7 @@ mod tests {
             call: "perf_event_open",
             source: std::io::Error::from_raw_os_error(libc::EACCES),
         };
-        let e = refused(denied);
+        let e = refused(denied, false, false);
         assert!(matches!(e, Error::PerfRefused { .. }), "{e:?}");
         let text = e.to_string();
         assert!(
@@ -500,12 +599,30 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('\n'));
+        // Kernel frames (and wall mode's context switches, which count in the kernel) need 1.
+        let denied = || Error::Os {
+            call: "perf_event_open",
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let text = refused(denied(), true, false).to_string();
+        assert!(
+            text.contains("kernel frames (--user-only records without them) needs 1 or lower")
+                && text.contains("sudo sysctl kernel.perf_event_paranoid=1")
+                && !text.contains('\n'),
+            "{text}"
+        );
+        let text = refused(denied(), false, true).to_string();
+        assert!(
+            text.contains("wall mode (it samples the scheduler's context switches) needs 1")
+                && !text.contains('\n'),
+            "{text}"
+        );
         // Other failures stay what they are.
         let other = Error::Os {
             call: "perf_event_open",
             source: std::io::Error::from_raw_os_error(libc::EMFILE),
         };
-        assert!(matches!(refused(other), Error::Os { .. }));
+        assert!(matches!(refused(other, false, false), Error::Os { .. }));
     }
 
     #[test]

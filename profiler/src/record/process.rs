@@ -99,10 +99,19 @@ impl Process {
     }
 
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
-    /// DWARF CFI, falling back to frame pointers, and keeps its stack; returns its index.
-    /// Frames past `max_depth` (from the leaf) are cut.
-    pub fn unwind(&mut self, regs: Regs, stack: &CopiedStack<'_>, max_depth: usize) -> u32 {
-        let mut addresses = Vec::with_capacity(32);
+    /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
+    /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
+    pub fn unwind(
+        &mut self,
+        kernel: &[u64],
+        regs: Regs,
+        stack: &CopiedStack<'_>,
+        max_depth: usize,
+    ) -> u32 {
+        let mut addresses = Vec::with_capacity(32 + kernel.len());
+        addresses.extend(kernel.iter().take(max_depth));
+        let max_depth = max_depth.saturating_sub(addresses.len()).max(1);
+        let user = addresses.len();
         let objects = &self.objects;
         let modules = &mut self.modules;
         let set = self
@@ -111,14 +120,14 @@ impl Process {
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
         let unwound = unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
             addresses.push(a);
-            addresses.len() < max_depth
+            addresses.len() - user < max_depth
         });
         if !unwound.started {
-            addresses.clear();
+            addresses.truncate(user);
             addresses.push(regs.pc);
             unwind::frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
                 addresses.push(a);
-                addresses.len() < max_depth
+                addresses.len() - user < max_depth
             });
         }
         let stack: Box<[u64]> = addresses.into();
