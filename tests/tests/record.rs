@@ -327,3 +327,128 @@ fn record_wall_mode_charges_sleep_to_the_stack_that_slept_as_the_programs_clock_
         wall_ns / 1e9
     );
 }
+
+/// The names of the `[kernel]` frames of `session`, and the share of samples with one.
+fn kernel_frames(session: &Session) -> (Vec<String>, f64) {
+    let mut names = Vec::new();
+    let mut with = 0;
+    for &stack in &session.samples.stack {
+        let mut any = false;
+        // Root first: once a stack is in the kernel it stays there to its leaf.
+        let mut in_kernel = false;
+        for f in session
+            .stack_frames(stack)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let module = session.frames[f.index()].module.map(|m| session.str(m));
+            let kernel = module == Some("[kernel]");
+            assert!(kernel || !in_kernel, "a user frame called from the kernel");
+            in_kernel |= kernel;
+            if kernel {
+                any = true;
+                let name = session.frame_name(f).to_owned();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        with += usize::from(any);
+    }
+    (
+        names,
+        with as f64 / session.samples.stack.len().max(1) as f64,
+    )
+}
+
+#[test]
+fn record_names_kernel_frames_from_kallsyms_and_user_only_leaves_them_out() {
+    let dir = TempDir::new("record_kernel");
+    let dd = [
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=1M",
+        "count=2000",
+    ];
+    let (output, session) = record(&dir, &dd);
+    assert!(output.status.success(), "{output:?}");
+    let (names, share) = kernel_frames(&session);
+    // dd spends its time copying zeros in the kernel's read and write.
+    assert!(
+        share >= 0.5,
+        "{:.1}% of samples in the kernel",
+        share * 100.0
+    );
+    assert!(
+        names.iter().any(|n| n.contains("sys_read")) && names.iter().all(|n| !n.starts_with("0x")),
+        "kernel frames: {names:?}"
+    );
+    let mut user_only = vec!["--user-only"];
+    user_only.extend_from_slice(&dd);
+    let (output, session) = record(&dir, &user_only);
+    assert!(output.status.success(), "{output:?}");
+    let (names, _) = kernel_frames(&session);
+    assert!(
+        names.is_empty(),
+        "kernel frames with --user-only: {names:?}"
+    );
+}
+
+#[test]
+fn record_refused_by_perf_event_paranoid_says_which_value_it_needs_and_exits_2() {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(-1);
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if paranoid < 2 || !root {
+        eprintln!(
+            "skipped: an unprivileged user is refused kernel frames only at perf_event_paranoid \
+             2 or above (it is {paranoid}), and only root can become one here (setpriv)"
+        );
+        return;
+    }
+    let dir = TempDir::new("record_paranoid");
+    let mut open = std::fs::metadata(dir.path()).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut open, 0o777);
+    std::fs::set_permissions(dir.path(), open).unwrap();
+    let out = dir.join("out.json.gz");
+    let as_nobody = |args: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(prof_e2e::prof_bin())
+            .args(["record", "-o", out.to_str().unwrap()])
+            .args(args)
+            .output()
+            .expect("setpriv runs")
+    };
+    for (args, needed) in [
+        (&["--", "true"][..], 1),
+        (&["--mode", "wall", "--user-only", "--", "true"][..], 1),
+        (&["--user-only", "--", "true"][..], 2),
+    ] {
+        let output = as_nobody(args);
+        if paranoid <= needed {
+            assert!(output.status.success(), "{args:?}: {output:?}");
+            continue;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("perf_event_paranoid is {paranoid}"))
+                && stderr.contains(&format!("sudo sysctl kernel.perf_event_paranoid={needed}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !out.exists(),
+            "no session is written when nothing could be recorded"
+        );
+    }
+}
