@@ -452,3 +452,44 @@ fn record_refused_by_perf_event_paranoid_says_which_value_it_needs_and_exits_2()
         );
     }
 }
+
+#[test]
+fn record_names_jit_code_from_the_perf_map_node_writes() {
+    if Command::new("node").arg("--version").output().is_err() {
+        eprintln!("skipped: no node (.ci/install-tools installs nodejs)");
+        return;
+    }
+    let dir = TempDir::new("record_jit");
+    let script = dir.join("hot.js");
+    std::fs::write(
+        &script,
+        "function hotLoop(n) {\n\
+         \x20 let x = 0;\n\
+         \x20 for (let i = 0; i < n; i++) x = (x * 31 + i) % 1000003;\n\
+         \x20 return x;\n\
+         }\n\
+         let s = 0;\n\
+         const end = Date.now() + 1500;\n\
+         while (Date.now() < end) s += hotLoop(100000);\n\
+         console.log(s);\n",
+    )
+    .unwrap();
+    let args = ["--", "node", "--perf-basic-prof", script.to_str().unwrap()];
+    let (output, session) = record(&dir, &args);
+    // node leaves its map file behind, as perf expects it to.
+    let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", session.meta.pid));
+    assert!(output.status.success(), "{output:?}");
+    let mut hot = 0;
+    let mut module = None;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        let leaf = session.stack_frames(stack).next();
+        if let Some(f) = leaf.filter(|&f| session.frame_name(f).contains("hotLoop")) {
+            hot += session.samples.weight[i];
+            module = session.frames[f.index()].module.map(|m| session.str(m));
+        }
+    }
+    let share = hot as f64 / session.total_weight() as f64;
+    assert!(share >= 0.3, "{:.1}% in hotLoop", share * 100.0);
+    let map = format!("perf-{}.map", session.meta.pid);
+    assert_eq!(module, Some(map.as_str()));
+}

@@ -11,6 +11,7 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod jit;
 mod kernel;
 mod process;
 mod records;
@@ -324,6 +325,7 @@ struct Recorder {
     wall: Option<switch::Switches>,
     /// The task clock's samples and their periods' sum.
     clock: (u64, u64),
+    jit: jit::JitCode,
 }
 
 impl Recorder {
@@ -342,6 +344,7 @@ impl Recorder {
             first_time: None,
             wall: None,
             clock: (0, 0),
+            jit: jit::JitCode::default(),
         }
     }
 
@@ -457,6 +460,9 @@ impl Recorder {
             } => {
                 if prot & libc::PROT_EXEC as u32 != 0 {
                     let process = self.process(pid);
+                    if jit::is_anonymous(&filename) {
+                        self.jit.mapped(process, pid, addr..addr + len);
+                    }
                     self.processes[process].map(&filename, addr, len, pgoff, &mut self.segments);
                 }
             }
@@ -524,9 +530,10 @@ impl Recorder {
         meta.achieved_interval_ns = self.clock.1.checked_div(self.clock.0).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
         let mut ids = Vec::new();
-        for process in &self.processes {
+        for (i, process) in self.processes.iter().enumerate() {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
-            let objects = kernel::with_kernel(&process.objects, &process.stacks);
+            let jit = self.jit.object(i);
+            let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,
                 &process.stacks,
