@@ -30,6 +30,11 @@ impl JitCode {
         }
     }
 
+    /// Process `process`'s anonymous executable mappings.
+    pub fn ranges(&self, process: usize) -> &[Range<u64>] {
+        self.by_process.get(&process).map_or(&[], |(_, r)| r)
+    }
+
     /// The object naming process `process`'s JIT code: its map file over its anonymous
     /// executable mappings, when it has both.
     pub fn object(&self, process: usize) -> Option<LoadedObject> {

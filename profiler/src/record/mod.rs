@@ -434,7 +434,9 @@ impl Recorder {
                     bytes: &stack,
                 };
                 let process = self.process(pid);
-                let stack = self.processes[process].unwind(&kernel, regs, &copied, self.max_depth);
+                let jit = self.jit.ranges(process);
+                let stack =
+                    self.processes[process].unwind(&kernel, regs, &copied, self.max_depth, jit);
                 if let (true, Some(wall)) = (switch, &mut self.wall) {
                     wall.sampled(tid, time, process, stack);
                     return;

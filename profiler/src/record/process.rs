@@ -101,12 +101,15 @@ impl Process {
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
     /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
     /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
+    /// A leaf in `jit` code (which has no unwind tables) is unwound with frame pointers, which
+    /// JITs keep, through JIT frames and back into the objects' code with DWARF.
     pub fn unwind(
         &mut self,
         kernel: &[u64],
         regs: Regs,
         stack: &CopiedStack<'_>,
         max_depth: usize,
+        jit: &[std::ops::Range<u64>],
     ) -> u32 {
         let mut addresses = Vec::with_capacity(32 + kernel.len());
         addresses.extend(kernel.iter().take(max_depth));
@@ -129,6 +132,36 @@ impl Process {
                 addresses.push(a);
                 addresses.len() - user < max_depth
             });
+        }
+        let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
+        if addresses.len() == user + 1 && in_jit(regs.pc) {
+            let mut fp = regs.fp;
+            while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
+                if ret == 0 || caller <= fp || addresses.len() - user >= max_depth {
+                    break;
+                }
+                if in_jit(ret.wrapping_sub(1)) {
+                    addresses.push(ret);
+                    fp = caller;
+                    continue;
+                }
+                if set.knows(ret.wrapping_sub(1)) {
+                    // Back in an object's code: its caller's registers as the return left
+                    // them, the frame record (saved frame pointer and return address, pushed
+                    // on x86_64, stored with `stp fp, lr, [sp, #-16]!` on aarch64) popped.
+                    let regs = Regs {
+                        pc: ret,
+                        sp: fp + 16,
+                        fp: caller,
+                        lr: 0,
+                    };
+                    unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
+                        addresses.push(a);
+                        addresses.len() - user < max_depth
+                    });
+                }
+                break;
+            }
         }
         let stack: Box<[u64]> = addresses.into();
         if let Some(&i) = self.index.get(&stack) {
