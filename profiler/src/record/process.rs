@@ -60,12 +60,8 @@ impl Process {
             let segs = segments
                 .entry(path.to_owned())
                 .or_insert_with(|| read_segments(path));
-            segs.as_ref().and_then(|segs| {
-                let &(offset, _, vaddr) = segs
-                    .iter()
-                    .find(|&&(off, size, _)| off <= pgoff && pgoff < off + size.max(1))?;
-                Some(addr.wrapping_sub(vaddr + (pgoff - offset)))
-            })
+            segs.as_ref()
+                .and_then(|segs| bias_of(segs, addr, len, pgoff))
         };
         let Some(bias) = bias else { return };
         // The vDSO under the name the dynamic loader gives it, which symbolization knows.
@@ -174,6 +170,29 @@ impl Process {
     }
 }
 
+/// The load bias of the object whose file bytes from `pgoff` are mapped at `addr` (`len`
+/// bytes): from the segment that most of the mapping holds. The mapping starts at the page
+/// below the segment's offset, so with lld's layout (segments packed in the file, not page
+/// aligned) the previous segment's tail shares that page: the segment that merely holds
+/// `pgoff` is the wrong one, off by a page.
+fn bias_of(segments: &[(u64, u64, u64)], addr: u64, len: u64, pgoff: u64) -> Option<u64> {
+    let end = pgoff.saturating_add(len);
+    let overlap = |&&(off, size, _): &&(u64, u64, u64)| {
+        end.min(off.saturating_add(size.max(1)))
+            .saturating_sub(pgoff.max(off))
+    };
+    let segment = segments
+        .iter()
+        .filter(|s| overlap(s) > 0)
+        .max_by_key(overlap)?;
+    let &(offset, _, vaddr) = segment;
+    // `addr` holds file offset `pgoff`; the segment's `offset` is at `vaddr + bias`.
+    Some(
+        addr.wrapping_add(offset.wrapping_sub(pgoff))
+            .wrapping_sub(vaddr),
+    )
+}
+
 /// The `PT_LOAD` segments of the ELF file at `path`; `None` when it cannot be read.
 fn read_segments(path: &str) -> Option<Segments> {
     let file = std::fs::File::open(path).ok()?;
@@ -187,4 +206,33 @@ fn read_segments(path: &str) -> Option<Segments> {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r21_the_code_segment_of_an_lld_linked_binary_gets_its_own_bias() {
+        // Rust's release builds (linked by lld): the code segment starts mid-page in the file,
+        // right after the read-only one, and at another page offset in memory. Its mapping
+        // (from the page below) once took the read-only segment's bias, a page off: every
+        // function was named after its neighbour.
+        let segments = [
+            (0x0, 0x6e538, 0x0),
+            (0x6e540, 0x173800, 0x6f540),
+            (0x1e1d40, 0x8d38, 0x1e3d40),
+        ];
+        let base = 0x5555_0000_0000;
+        let bias = bias_of(&segments, base + 0x6f000, 0x174000, 0x6e000);
+        assert_eq!(bias, Some(base));
+        // GNU ld's page-aligned layout.
+        let segments = [(0x0, 0x628, 0x0), (0x1000, 0x1b1, 0x1000)];
+        assert_eq!(
+            bias_of(&segments, base + 0x1000, 0x1000, 0x1000),
+            Some(base)
+        );
+        // A mapping of no segment's bytes.
+        assert_eq!(bias_of(&segments, base, 0x1000, 0x9000), None);
+    }
 }
