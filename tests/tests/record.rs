@@ -474,7 +474,16 @@ fn record_names_jit_code_from_the_perf_map_node_writes() {
          console.log(s);\n",
     )
     .unwrap();
-    let args = ["--", "node", "--perf-basic-prof", script.to_str().unwrap()];
+    // The log V8 writes with the map (else `isolate-*-v8.log` in the working directory).
+    let log = format!("--logfile={}", dir.join("v8.log").display());
+    let args = [
+        "--",
+        "node",
+        "--perf-basic-prof",
+        "--no-logfile-per-isolate",
+        &log,
+        script.to_str().unwrap(),
+    ];
     let (output, session) = record(&dir, &args);
     // node leaves its map file behind, as perf expects it to.
     let _ = std::fs::remove_file(format!("/tmp/perf-{}.map", session.meta.pid));
@@ -496,4 +505,37 @@ fn record_names_jit_code_from_the_perf_map_node_writes() {
     // reached 7% of samples with DWARF alone, which stops at the first JIT frame).
     let start = reaching(&session, &["main", "__libc_start_call_main", "_start"]);
     assert!(start >= 0.8, "{:.1}% of stacks reach main", start * 100.0);
+}
+
+#[test]
+fn r21_wall_mode_user_only_still_counts_the_time_in_system_calls() {
+    // With --user-only the task clock once excluded the kernel in wall mode too, so dd's time
+    // copying in read and write (most of its life) was in no sample.
+    let dir = TempDir::new("record_wall_user_only");
+    let args = [
+        "--mode",
+        "wall",
+        "--user-only",
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=1M",
+        "count=2000",
+    ];
+    let (output, session) = record(&dir, &args);
+    assert!(output.status.success(), "{output:?}");
+    let (names, _) = kernel_frames(&session);
+    assert!(
+        names.is_empty(),
+        "kernel frames with --user-only: {names:?}"
+    );
+    let recorded = session.total_weight() as f64;
+    let lasted = session.meta.duration_ns as f64;
+    assert!(
+        recorded >= 0.8 * lasted,
+        "{:.3} s of wall time recorded for a {:.3} s run",
+        recorded / 1e9,
+        lasted / 1e9
+    );
 }

@@ -132,6 +132,9 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         stack_bytes,
         watermark: (RING_PAGES * 4096 / 4) as u32,
         kernel: options.kernel,
+        // Wall mode needs the kernel's permission anyway: a thread's time in system calls is
+        // running time, on the user stack that made the call when frames are user only.
+        kernel_time: options.kernel || wall,
     };
     let mut rings = Vec::new();
     // The context-switch events of wall mode, writing to the rings (kept open while recording).
@@ -139,7 +142,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     for cpu in sys::online_cpus() {
         let ring = sys::perf_event_ring(pid, cpu, &event)
             .and_then(map_ring)
-            .map_err(|e| refused(e, event.kernel, false))
+            .map_err(|e| refused(e, event.kernel, wall))
             .and_then(|ring| {
                 if wall {
                     let fd = sys::perf_switch_event(pid, cpu, &event, &ring);
@@ -234,9 +237,10 @@ fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
     }
 }
 
-/// The error for a refused `perf_event_open` (of an event with the `kernel`'s frames, or of
-/// wall mode's context `switches`): a permission error names the sysctl and the value it needs
-/// (1 for the kernel's frames or its context switches, 2 for user space only).
+/// The error for a refused `perf_event_open` (of an event with the `kernel`'s frames, or in
+/// wall mode, whose context `switches` and time count in the kernel): a permission error names
+/// the sysctl and the value it needs (1 for the kernel's frames or wall mode, 2 for user space
+/// only).
 fn refused(e: Error, kernel: bool, switches: bool) -> Error {
     match e {
         Error::Os {

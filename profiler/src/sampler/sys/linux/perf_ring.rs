@@ -37,9 +37,12 @@ pub struct RingEvent {
     pub stack_bytes: u32,
     /// Bytes of ring data past which the reader is woken.
     pub watermark: u32,
-    /// Whether samples include time in the kernel, with the kernel's call chain (needs
-    /// `perf_event_paranoid` 1 or lower, or `CAP_PERFMON`); else user space only.
+    /// Whether samples carry the kernel's call chain (needs `perf_event_paranoid` 1 or lower,
+    /// or `CAP_PERFMON`).
     pub kernel: bool,
+    /// Whether the task clock counts time in the kernel (implied by `kernel`; the same
+    /// permission): without it, user space only.
+    pub kernel_time: bool,
 }
 
 /// The attribute flags of ring events, as `perf_event_attr`'s bit field numbers them.
@@ -64,7 +67,8 @@ mod bit {
 
 /// Opens a task-clock event on process `pid` (and, inherited, every thread and child process it
 /// starts) on `cpu`, disabled until `pid` calls `exec`, user space only unless `event.kernel`
-/// (then with the kernel's call chain of each sample), writing samples and the
+/// (then with the kernel's call chain of each sample) or `event.kernel_time`, writing samples
+/// and the
 /// MMAP2, COMM, FORK and EXIT records (each with the task and its `CLOCK_MONOTONIC` time, as
 /// `monotonic_ns` reads it) to its ring.
 pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<OwnedFd> {
@@ -82,7 +86,7 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         | COMM_EXEC
         | USE_CLOCKID
         | EXCLUDE_CALLCHAIN_USER
-        | kernel_flags(event.kernel);
+        | kernel_flags(event);
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         config: PERF_COUNT_SW_TASK_CLOCK,
@@ -101,13 +105,17 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
     open(&attr, pid, cpu)
 }
 
-/// `exclude_kernel` and `exclude_callchain_kernel` unless the kernel is asked for.
-fn kernel_flags(kernel: bool) -> u64 {
-    if kernel {
-        0
-    } else {
-        bit::EXCLUDE_KERNEL | bit::EXCLUDE_CALLCHAIN_KERNEL
+/// `exclude_kernel` unless the kernel's time or frames are asked for, `exclude_callchain_kernel`
+/// unless its frames are.
+fn kernel_flags(event: &RingEvent) -> u64 {
+    let mut flags = 0;
+    if !event.kernel {
+        flags |= bit::EXCLUDE_CALLCHAIN_KERNEL;
+        if !event.kernel_time {
+            flags |= bit::EXCLUDE_KERNEL;
+        }
     }
+    flags
 }
 
 /// Opens a context-switch event on `pid` (inherited as [`perf_event_ring`]'s) on `cpu`, one
