@@ -362,17 +362,13 @@ fn kernel_frames(session: &Session) -> (Vec<String>, f64) {
     )
 }
 
+/// A command that spends its time in the kernel's read and write, copying zeros.
+const DD: [&str; 5] = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=2000"];
+
 #[test]
 fn record_names_kernel_frames_from_kallsyms_and_user_only_leaves_them_out() {
     let dir = TempDir::new("record_kernel");
-    let dd = [
-        "--",
-        "dd",
-        "if=/dev/zero",
-        "of=/dev/null",
-        "bs=1M",
-        "count=2000",
-    ];
+    let dd = [&["--"][..], &DD].concat();
     let (output, session) = record(&dir, &dd);
     assert!(output.status.success(), "{output:?}");
     let (names, share) = kernel_frames(&session);
@@ -386,9 +382,7 @@ fn record_names_kernel_frames_from_kallsyms_and_user_only_leaves_them_out() {
         names.iter().any(|n| n.contains("sys_read")) && names.iter().all(|n| !n.starts_with("0x")),
         "kernel frames: {names:?}"
     );
-    let mut user_only = vec!["--user-only"];
-    user_only.extend_from_slice(&dd);
-    let (output, session) = record(&dir, &user_only);
+    let (output, session) = record(&dir, &[&["--user-only", "--"][..], &DD].concat());
     assert!(output.status.success(), "{output:?}");
     let (names, _) = kernel_frames(&session);
     assert!(
@@ -512,17 +506,7 @@ fn r21_wall_mode_user_only_still_counts_the_time_in_system_calls() {
     // With --user-only the task clock once excluded the kernel in wall mode too, so dd's time
     // copying in read and write (most of its life) was in no sample.
     let dir = TempDir::new("record_wall_user_only");
-    let args = [
-        "--mode",
-        "wall",
-        "--user-only",
-        "--",
-        "dd",
-        "if=/dev/zero",
-        "of=/dev/null",
-        "bs=1M",
-        "count=2000",
-    ];
+    let args = [&["--mode", "wall", "--user-only", "--"][..], &DD].concat();
     let (output, session) = record(&dir, &args);
     assert!(output.status.success(), "{output:?}");
     let (names, _) = kernel_frames(&session);
