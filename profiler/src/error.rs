@@ -48,10 +48,14 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The kernel refused the perf events `prof record` samples with.
-    #[error("perf_event_open refused ({source}): /proc/sys/kernel/perf_event_paranoid is {paranoid}; recording one's own programs needs 2 or lower (sudo sysctl kernel.perf_event_paranoid=2)")]
+    #[error("perf_event_open refused ({source}): /proc/sys/kernel/perf_event_paranoid is {paranoid}; {what} needs {needed} or lower (sudo sysctl kernel.perf_event_paranoid={needed})")]
     PerfRefused {
         /// The value of `/proc/sys/kernel/perf_event_paranoid` (or `unknown`).
         paranoid: String,
+        /// What was asked that needs it, e.g. `recording one's own programs`.
+        what: &'static str,
+        /// The highest value that allows it.
+        needed: u8,
         /// The kernel's error.
         #[source]
         source: std::io::Error,

@@ -89,64 +89,107 @@ fn wall_split_in(profile: ReleaseProfile) {
     let mut failures = Vec::new();
     for kind in WALL_KINDS {
         let (s, truths) = run_fixture(profile, "wall_split", &[kind], &dir);
-        let (mut waiting, mut reached, mut bare) = (0u64, 0u64, 0u64);
-        let (mut all_blocked, mut all_computing, mut all_sleepy, mut all_compute) =
-            (0.0, 0.0, 0u64, 0u64);
-        for truth in &truths {
-            let tid: u64 = truth[0].parse().unwrap();
-            let blocked: f64 = truth[1].parse().unwrap();
-            let computing: f64 = truth[2].parse().unwrap();
-            let (mut in_sleepy, mut in_compute) = (0u64, 0u64);
-            for i in
-                (0..s.samples.len()).filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
-            {
-                let frames = names(&s, i);
-                let w = s.samples.weight[i];
-                if frames.iter().any(|n| n.contains("sleepy")) {
-                    in_sleepy += w;
-                } else if frames.iter().any(|n| n.contains("compute_for")) {
-                    in_compute += w;
-                }
-                if s.samples.state[i] == SampleState::Waiting {
-                    waiting += w;
-                    reached += w * u64::from(frames.last().is_some_and(|n| is_thread_start(n)));
-                    bare += w * u64::from(frames.iter().any(|n| is_bare_address(n)));
-                }
+        check_wall_split(&format!("{profile:?} {kind}"), &s, &truths, &mut failures);
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Compares a wall_split session with the program's `truths`: each thread's sampled split
+/// (and both threads') against its measured one, and the share of waiting time whose stack
+/// reaches the thread's start (at least 99%) or holds a bare address (at most 1%). Each
+/// figure is printed; those out of bounds go to `failures`.
+fn check_wall_split(label: &str, s: &Session, truths: &[Vec<String>], failures: &mut Vec<String>) {
+    let (mut waiting, mut reached, mut bare) = (0u64, 0u64, 0u64);
+    let (mut all_blocked, mut all_computing, mut all_sleepy, mut all_compute) =
+        (0.0, 0.0, 0u64, 0u64);
+    for truth in truths {
+        let tid: u64 = truth[0].parse().unwrap();
+        let blocked: f64 = truth[1].parse().unwrap();
+        let computing: f64 = truth[2].parse().unwrap();
+        let (mut in_sleepy, mut in_compute) = (0u64, 0u64);
+        for i in (0..s.samples.len()).filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
+        {
+            let frames = names(s, i);
+            let w = s.samples.weight[i];
+            if frames.iter().any(|n| n.contains("sleepy")) {
+                in_sleepy += w;
+            } else if frames.iter().any(|n| n.contains("compute_for")) {
+                in_compute += w;
             }
-            let (measured, sampled) = split(blocked, computing, in_sleepy, in_compute);
-            let line = format!(
-                "{profile:?} {kind} thread {tid}: measured {:.1}% blocked, sampled {:.1}%",
-                100.0 * measured,
-                100.0 * sampled
-            );
-            eprintln!("{line}");
-            if (measured - sampled).abs() > PER_THREAD_BOUND {
-                failures.push(line);
+            if s.samples.state[i] == SampleState::Waiting {
+                waiting += w;
+                reached += w * u64::from(frames.last().is_some_and(|n| is_thread_start(n)));
+                bare += w * u64::from(frames.iter().any(|n| is_bare_address(n)));
             }
-            all_blocked += blocked;
-            all_computing += computing;
-            all_sleepy += in_sleepy;
-            all_compute += in_compute;
         }
-        let (measured, sampled) = split(all_blocked, all_computing, all_sleepy, all_compute);
+        let (measured, sampled) = split(blocked, computing, in_sleepy, in_compute);
         let line = format!(
-            "{profile:?} {kind}, both threads: measured {:.1}% blocked, sampled {:.1}%",
+            "{label} thread {tid}: measured {:.1}% blocked, sampled {:.1}%",
             100.0 * measured,
             100.0 * sampled
         );
         eprintln!("{line}");
-        if (measured - sampled).abs() > BOUND {
+        if (measured - sampled).abs() > PER_THREAD_BOUND {
             failures.push(line);
         }
-        let line = format!(
-            "{profile:?} {kind}: {:.2}% of waiting samples reach the thread's start, {:.2}% have a bare address",
-            100.0 * reached as f64 / waiting.max(1) as f64,
-            100.0 * bare as f64 / waiting.max(1) as f64,
+        all_blocked += blocked;
+        all_computing += computing;
+        all_sleepy += in_sleepy;
+        all_compute += in_compute;
+    }
+    let (measured, sampled) = split(all_blocked, all_computing, all_sleepy, all_compute);
+    let line = format!(
+        "{label}, both threads: measured {:.1}% blocked, sampled {:.1}%",
+        100.0 * measured,
+        100.0 * sampled
+    );
+    eprintln!("{line}");
+    if (measured - sampled).abs() > BOUND {
+        failures.push(line);
+    }
+    let line = format!(
+        "{label}: {:.2}% of waiting samples reach the thread's start, {:.2}% have a bare address",
+        100.0 * reached as f64 / waiting.max(1) as f64,
+        100.0 * bare as f64 / waiting.max(1) as f64,
+    );
+    eprintln!("{line}");
+    if (reached as f64) < 0.99 * waiting as f64 || bare as f64 > 0.01 * waiting as f64 {
+        failures.push(line);
+    }
+}
+
+/// `prof record --mode wall` on the same program, profiled from outside: blocked time comes
+/// from context switches (no signal), charged to the stack each thread blocked in, whatever
+/// blocked it.
+#[test]
+fn record_wall_split_of_a_default_release_build() {
+    let exe = release_fixture(ReleaseProfile::Default, "wall_split");
+    let dir = TempDir::new("record-wall-split");
+    let mut failures = Vec::new();
+    for kind in WALL_KINDS {
+        let out_file = dir.join(&format!("{kind}.json.gz"));
+        let out = Command::new(prof_e2e::prof_bin())
+            .args(["record", "--mode", "wall", "-o"])
+            .arg(&out_file)
+            .arg("--")
+            .arg(&exe)
+            .args([kind, "-"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{kind}: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        eprintln!("{line}");
-        if (reached as f64) < 0.99 * waiting as f64 || bare as f64 > 0.01 * waiting as f64 {
-            failures.push(line);
-        }
+        let s = prof::session::load(&out_file).unwrap();
+        let truths: Vec<Vec<String>> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("truth "))
+            .map(|l| l.split_whitespace().map(str::to_owned).collect())
+            .collect();
+        assert_eq!(truths.len(), 2, "{stdout}");
+        check_wall_split(&format!("prof record {kind}"), &s, &truths, &mut failures);
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }

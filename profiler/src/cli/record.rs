@@ -1,4 +1,5 @@
-//! `prof record [-o FILE] [-F HZ | --interval DURATION] -- CMD [ARGS...]`: runs CMD, samples
+//! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall|alloc] [--user-only] -- CMD
+//! [ARGS...]`: runs CMD, samples
 //! every thread of it and of the processes it starts (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
 
@@ -30,14 +31,19 @@ pub struct RecordArgs {
     /// CPU time between samples of each thread, e.g. `1ms`, `250us`, `100000ns` (default 1ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     interval: Option<Duration>,
+    /// What to record: `cpu` (time on CPU), `wall` (also time switched out: sleeping,
+    /// waiting, blocked, charged to the stack that blocked) or `alloc` (allocations of a
+    /// dynamically linked program, through an interposed `malloc`; weights are bytes and
+    /// objects, allocated and still in use at the end).
+    #[arg(long, value_name = "MODE", default_value = "cpu", value_parser = parse_mode)]
+    mode: prof::Mode,
+    /// Record user-space frames only (no kernel frames, no time in the kernel): allowed at
+    /// `perf_event_paranoid` 2, where kernel frames need 1.
+    #[arg(long)]
+    user_only: bool,
     /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
     #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
     stack_bytes: u32,
-    /// What to sample: `cpu` (CPU time) or `alloc` (allocations of a dynamically linked
-    /// program, through an interposed `malloc`; weights are bytes and objects, allocated and
-    /// still in use at the end).
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "alloc"])]
-    mode: String,
     /// Alloc mode: mean bytes allocated between samples of each thread.
     #[arg(long, value_name = "BYTES", default_value_t = prof::DEFAULT_ALLOC_INTERVAL_BYTES)]
     alloc_interval: u64,
@@ -49,6 +55,16 @@ pub struct RecordArgs {
         value_name = "CMD"
     )]
     command: Vec<OsString>,
+}
+
+/// `--mode`'s value.
+fn parse_mode(text: &str) -> Result<prof::Mode, String> {
+    match text {
+        "cpu" => Ok(prof::Mode::Cpu),
+        "wall" => Ok(prof::Mode::Wall),
+        "alloc" => Ok(prof::Mode::Alloc),
+        _ => Err(format!("{text:?}: the mode is cpu, wall or alloc")),
+    }
 }
 
 /// `--interval`'s value: a number with a unit (`ns`, `us`, `µs`, `ms`, `s`).
@@ -91,12 +107,13 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return ExitCode::from(BAD_INPUT);
     }
     options.stack_bytes = args.stack_bytes;
-    if args.mode == "alloc" {
+    options.mode = args.mode;
+    options.kernel = !args.user_only;
+    if args.mode == prof::Mode::Alloc {
         if args.alloc_interval == 0 {
             eprintln!("prof: --alloc-interval must be above 0");
             return ExitCode::from(BAD_INPUT);
         }
-        options.mode = prof::Mode::Alloc;
         options.alloc_interval_bytes = args.alloc_interval;
         options.alloc_library = Some(ALLOC_LIBRARY).filter(|image| !image.is_empty());
         if options.alloc_library.is_none() {

@@ -367,12 +367,12 @@ impl Recorder {
             sp: a.regs.sp,
             bytes: a.stack,
         };
-        let mut stack = self.processes[i].unwind(a.regs, &copied, self.max_depth);
+        let mut stack = self.processes[i].unwind(&[], a.regs, &copied, self.max_depth, &[]);
         if !self.covered(i, stack) && self.may_reread(i) {
             // A `dlopen` since the maps were read: read them again while the process lives.
             if let Ok(maps) = std::fs::read(format!("/proc/{}/maps", a.pid)) {
                 self.map(i, &maps);
-                stack = self.processes[i].unwind(a.regs, &copied, self.max_depth);
+                stack = self.processes[i].unwind(&[], a.regs, &copied, self.max_depth, &[]);
             }
         }
         let end = a.name.iter().position(|&b| b == 0).unwrap_or(a.name.len());

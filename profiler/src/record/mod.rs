@@ -12,11 +12,14 @@
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
 mod alloc;
+mod jit;
+mod kernel;
 mod process;
 mod records;
+mod switch;
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
-use crate::session::{Metadata, Mode, Session, SessionBuilder};
+use crate::session::{Metadata, Mode, SampleState, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
 use records::Record;
@@ -64,10 +67,14 @@ pub struct RecordOptions {
     pub stack_bytes: u32,
     /// Frames kept per stack, from the leaf.
     pub max_depth: usize,
-    /// What is sampled: [`Mode::Cpu`] (CPU time, from perf rings) or [`Mode::Alloc`]
+    /// What is sampled: [`Mode::Cpu`] (time on CPU, from perf rings), [`Mode::Wall`] (also
+    /// each thread's time switched out, charged to the stack it blocked in) or [`Mode::Alloc`]
     /// (allocations, from an interposer library loaded with `LD_PRELOAD`: see
     /// [`RecordOptions::alloc_library`]).
     pub mode: Mode,
+    /// Whether to record kernel frames (and time in the kernel) too: needs
+    /// `perf_event_paranoid` 1 or lower (or `CAP_PERFMON`). Alloc mode has none.
+    pub kernel: bool,
     /// Alloc mode: the mean number of bytes allocated between samples of each thread.
     pub alloc_interval_bytes: u64,
     /// Alloc mode: the image of prof's allocation interposer (the `prof-preload` crate's
@@ -82,6 +89,7 @@ impl Default for RecordOptions {
             stack_bytes: DEFAULT_STACK_BYTES,
             max_depth: crate::DEFAULT_MAX_DEPTH,
             mode: Mode::Cpu,
+            kernel: true,
             alloc_interval_bytes: crate::DEFAULT_ALLOC_INTERVAL_BYTES,
             alloc_library: None,
         }
@@ -107,8 +115,9 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     if options.interval.is_zero() {
         return Err(Error::InvalidOption("the interval must be above 0".into()));
     }
-    match options.mode {
-        Mode::Cpu => {}
+    let wall = match options.mode {
+        Mode::Cpu => false,
+        Mode::Wall => true,
         Mode::Alloc => {
             let Some(image) = options.alloc_library else {
                 return Err(Error::InvalidOption(
@@ -122,13 +131,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             };
             return alloc::record(command, &options, image);
         }
-        mode => {
-            return Err(Error::InvalidOption(format!(
-                "prof record samples cpu or alloc, not {}",
-                mode.name()
-            )))
-        }
-    }
+    };
     let program = command.get_program().to_string_lossy().into_owned();
     let args = command
         .get_args()
@@ -145,15 +148,30 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         regs_mask: REGS_MASK,
         stack_bytes,
         watermark: (RING_PAGES * 4096 / 4) as u32,
+        kernel: options.kernel,
+        // Wall mode needs the kernel's permission anyway: a thread's time in system calls is
+        // running time, on the user stack that made the call when frames are user only.
+        kernel_time: options.kernel || wall,
     };
     let mut rings = Vec::new();
+    // The context-switch events of wall mode, writing to the rings (kept open while recording).
+    let mut switch_events = Vec::new();
     for cpu in sys::online_cpus() {
-        let ring = sys::perf_event_ring(pid, cpu, &event).and_then(map_ring);
+        let ring = sys::perf_event_ring(pid, cpu, &event)
+            .and_then(map_ring)
+            .map_err(|e| refused(e, event.kernel, wall))
+            .and_then(|ring| {
+                if wall {
+                    let fd = sys::perf_switch_event(pid, cpu, &event, &ring);
+                    switch_events.push(fd.map_err(|e| refused(e, event.kernel, true))?);
+                }
+                Ok(ring)
+            });
         match ring {
             Ok(ring) => rings.push(ring),
             Err(e) => {
                 held.abandon();
-                return Err(refused(e));
+                return Err(e);
             }
         }
     }
@@ -168,6 +186,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
         .max(Duration::from_micros(500));
     let mut rec = Recorder::new(pid, options.max_depth);
+    rec.wall = wall.then(switch::Switches::default);
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     let mut status = None;
     loop {
@@ -193,7 +212,13 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         }
     }
     let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
-    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    drop(switch_events);
+    let timer = if wall {
+        "perf_event_ring+context_switches"
+    } else {
+        "perf_event_ring"
+    };
+    let mut meta = crate::sampler::meta::at_start(options.mode, event.period_ns, timer);
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
@@ -229,8 +254,11 @@ fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
     }
 }
 
-/// The error for a refused `perf_event_open`: a permission error names the sysctl.
-fn refused(e: Error) -> Error {
+/// The error for a refused `perf_event_open` (of an event with the `kernel`'s frames, or in
+/// wall mode, whose context `switches` and time count in the kernel): a permission error names
+/// the sysctl and the value it needs (1 for the kernel's frames or wall mode, 2 for user space
+/// only).
+fn refused(e: Error, kernel: bool, switches: bool) -> Error {
     match e {
         Error::Os {
             call: "perf_event_open",
@@ -239,11 +267,29 @@ fn refused(e: Error) -> Error {
             let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
                 .map(|s| s.trim().to_owned())
                 .unwrap_or_else(|_| "unknown".into());
-            Error::PerfRefused { paranoid, source }
+            let (what, needed) = if switches {
+                ("wall mode (it samples the scheduler's context switches)", 1)
+            } else if kernel {
+                (
+                    "recording kernel frames (--user-only records without them)",
+                    1,
+                )
+            } else {
+                ("recording one's own programs", 2)
+            };
+            Error::PerfRefused {
+                paranoid,
+                what,
+                needed,
+                source,
+            }
         }
         e => e,
     }
 }
+
+/// The period of a context switch's sample (see `sys::perf_switch_event`).
+const SWITCH_PERIOD: u64 = 1;
 
 /// The user registers each sample carries, in the kernel's numbering: x86_64's bp, sp, ip.
 #[cfg(target_arch = "x86_64")]
@@ -274,6 +320,8 @@ struct Sample {
     time: u64,
     period: u64,
     stack: u32,
+    /// Wall mode's running/waiting column.
+    state: Option<SampleState>,
 }
 
 /// The state of a recording: the processes, threads and samples seen so far.
@@ -294,6 +342,11 @@ struct Recorder {
     pending: Vec<Record>,
     lost: u64,
     first_time: Option<u64>,
+    /// Wall mode's threads switched out (`None` in CPU mode).
+    wall: Option<switch::Switches>,
+    /// The task clock's samples and their periods' sum.
+    clock: (u64, u64),
+    jit: jit::JitCode,
 }
 
 impl Recorder {
@@ -310,6 +363,9 @@ impl Recorder {
             pending: Vec::new(),
             lost: 0,
             first_time: None,
+            wall: None,
+            clock: (0, 0),
+            jit: jit::JitCode::default(),
         }
     }
 
@@ -382,11 +438,15 @@ impl Recorder {
                 tid,
                 time,
                 period,
+                kernel,
                 regs,
                 stack,
             } => {
+                // A context switch's sample (task-clock periods are at least 10 µs).
+                let switch = self.wall.is_some() && period == SWITCH_PERIOD;
                 let Some(regs) = regs_of(&regs) else {
-                    self.lost += 1;
+                    // An exiting thread's last switch has no user registers left to copy.
+                    self.lost += u64::from(!switch);
                     return;
                 };
                 self.first_time.get_or_insert(time);
@@ -395,13 +455,21 @@ impl Recorder {
                     bytes: &stack,
                 };
                 let process = self.process(pid);
-                let stack = self.processes[process].unwind(regs, &copied, self.max_depth);
+                let jit = self.jit.ranges(process);
+                let stack =
+                    self.processes[process].unwind(&kernel, regs, &copied, self.max_depth, jit);
+                if let (true, Some(wall)) = (switch, &mut self.wall) {
+                    wall.sampled(tid, time, process, stack);
+                    return;
+                }
+                self.clock = (self.clock.0 + 1, self.clock.1 + period);
                 self.samples.push(Sample {
                     process,
                     tid,
                     time,
                     period,
                     stack,
+                    state: self.wall.is_some().then_some(SampleState::Running),
                 });
             }
             Record::Mmap {
@@ -415,6 +483,9 @@ impl Recorder {
             } => {
                 if prot & libc::PROT_EXEC as u32 != 0 {
                     let process = self.process(pid);
+                    if jit::is_anonymous(&filename) {
+                        self.jit.mapped(process, pid, addr..addr + len);
+                    }
                     self.processes[process].map(&filename, addr, len, pgoff, &mut self.segments);
                 }
             }
@@ -449,6 +520,28 @@ impl Recorder {
                     self.live.remove(&pid);
                 }
             }
+            Record::Switch {
+                tid,
+                time,
+                out,
+                preempt,
+                ..
+            } => {
+                let off = self
+                    .wall
+                    .as_mut()
+                    .and_then(|w| w.switched(tid, time, out, preempt));
+                if let Some(off) = off {
+                    self.samples.push(Sample {
+                        process: off.process,
+                        tid,
+                        time: off.time,
+                        period: off.weight,
+                        stack: off.stack,
+                        state: Some(off.state),
+                    });
+                }
+            }
             Record::Lost { lost } => self.lost += lost,
             Record::Other => {}
         }
@@ -457,16 +550,17 @@ impl Recorder {
     /// The session: each process's stacks symbolized against its own objects.
     fn finish(self, mut meta: Metadata) -> Session {
         meta.dropped_samples = self.lost;
-        let total: u64 = self.samples.iter().map(|s| s.period).sum();
-        meta.achieved_interval_ns = total.checked_div(self.samples.len() as u64).unwrap_or(0);
+        meta.achieved_interval_ns = self.clock.1.checked_div(self.clock.0).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
         let mut ids = Vec::new();
-        for process in &self.processes {
+        for (i, process) in self.processes.iter().enumerate() {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            let jit = self.jit.object(i);
+            let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,
                 &process.stacks,
-                &process.objects,
+                &objects,
                 crate::symbolize::AddressSpace::Other,
                 self.max_depth,
                 |_| false,
@@ -489,7 +583,7 @@ impl Recorder {
                 s.time.saturating_sub(first),
                 &[s.period, 1],
                 1,
-                None,
+                s.state,
             );
         }
         builder.finish()
@@ -523,7 +617,7 @@ mod tests {
             call: "perf_event_open",
             source: std::io::Error::from_raw_os_error(libc::EACCES),
         };
-        let e = refused(denied);
+        let e = refused(denied, false, false);
         assert!(matches!(e, Error::PerfRefused { .. }), "{e:?}");
         let text = e.to_string();
         assert!(
@@ -535,12 +629,30 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('\n'));
+        // Kernel frames (and wall mode's context switches, which count in the kernel) need 1.
+        let denied = || Error::Os {
+            call: "perf_event_open",
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let text = refused(denied(), true, false).to_string();
+        assert!(
+            text.contains("kernel frames (--user-only records without them) needs 1 or lower")
+                && text.contains("sudo sysctl kernel.perf_event_paranoid=1")
+                && !text.contains('\n'),
+            "{text}"
+        );
+        let text = refused(denied(), false, true).to_string();
+        assert!(
+            text.contains("wall mode (it samples the scheduler's context switches) needs 1")
+                && !text.contains('\n'),
+            "{text}"
+        );
         // Other failures stay what they are.
         let other = Error::Os {
             call: "perf_event_open",
             source: std::io::Error::from_raw_os_error(libc::EMFILE),
         };
-        assert!(matches!(refused(other), Error::Os { .. }));
+        assert!(matches!(refused(other, false, false), Error::Os { .. }));
     }
 
     #[test]

@@ -26,9 +26,8 @@ impl StackWords for CopiedStack<'_> {
     }
 }
 
-/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address,
-/// executable).
-pub type Segments = Vec<(u64, u64, u64, bool)>;
+/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
+pub type Segments = Vec<(u64, u64, u64)>;
 
 /// One process's address space, from its start or `exec` to its next `exec` or end.
 #[derive(Default)]
@@ -61,22 +60,8 @@ impl Process {
             let segs = segments
                 .entry(path.to_owned())
                 .or_insert_with(|| read_segments(path));
-            segs.as_ref().and_then(|segs| {
-                // The executable segment the mapping starts in. Its file offset need not be
-                // page-aligned (the kernel maps from the page below it, so `pgoff` can be
-                // below the segment's offset): it is found among the executable segments by
-                // the page-aligned start, or else as any segment holding `pgoff`.
-                let &(offset, _, vaddr, _) = segs
-                    .iter()
-                    .find(|&&(off, size, _, exec)| {
-                        exec && off & !0xffff <= pgoff && pgoff < off + size.max(1)
-                    })
-                    .or_else(|| {
-                        segs.iter()
-                            .find(|&&(off, size, _, _)| off <= pgoff && pgoff < off + size.max(1))
-                    })?;
-                Some(addr.wrapping_sub(vaddr.wrapping_add(pgoff).wrapping_sub(offset)))
-            })
+            segs.as_ref()
+                .and_then(|segs| bias_of(segs, addr, len, pgoff))
         };
         let Some(bias) = bias else { return };
         // The vDSO under the name the dynamic loader gives it, which symbolization knows.
@@ -110,10 +95,22 @@ impl Process {
     }
 
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
-    /// DWARF CFI, falling back to frame pointers, and keeps its stack; returns its index.
-    /// Frames past `max_depth` (from the leaf) are cut.
-    pub fn unwind(&mut self, regs: Regs, stack: &CopiedStack<'_>, max_depth: usize) -> u32 {
-        let mut addresses = Vec::with_capacity(32);
+    /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
+    /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
+    /// A leaf in `jit` code (which has no unwind tables) is unwound with frame pointers, which
+    /// JITs keep, through JIT frames and back into the objects' code with DWARF.
+    pub fn unwind(
+        &mut self,
+        kernel: &[u64],
+        regs: Regs,
+        stack: &CopiedStack<'_>,
+        max_depth: usize,
+        jit: &[std::ops::Range<u64>],
+    ) -> u32 {
+        let mut addresses = Vec::with_capacity(32 + kernel.len());
+        addresses.extend(kernel.iter().take(max_depth));
+        let max_depth = max_depth.saturating_sub(addresses.len()).max(1);
+        let user = addresses.len();
         let objects = &self.objects;
         let modules = &mut self.modules;
         let set = self
@@ -122,15 +119,45 @@ impl Process {
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
         let unwound = unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
             addresses.push(a);
-            addresses.len() < max_depth
+            addresses.len() - user < max_depth
         });
         if !unwound.started {
-            addresses.clear();
+            addresses.truncate(user);
             addresses.push(regs.pc);
             unwind::frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
                 addresses.push(a);
-                addresses.len() < max_depth
+                addresses.len() - user < max_depth
             });
+        }
+        let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
+        if addresses.len() == user + 1 && in_jit(regs.pc) {
+            let mut fp = regs.fp;
+            while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
+                if ret == 0 || caller <= fp || addresses.len() - user >= max_depth {
+                    break;
+                }
+                if in_jit(ret.wrapping_sub(1)) {
+                    addresses.push(ret);
+                    fp = caller;
+                    continue;
+                }
+                if set.knows(ret.wrapping_sub(1)) {
+                    // Back in an object's code: its caller's registers as the return left
+                    // them, the frame record (saved frame pointer and return address, pushed
+                    // on x86_64, stored with `stp fp, lr, [sp, #-16]!` on aarch64) popped.
+                    let regs = Regs {
+                        pc: ret,
+                        sp: fp + 16,
+                        fp: caller,
+                        lr: 0,
+                    };
+                    unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
+                        addresses.push(a);
+                        addresses.len() - user < max_depth
+                    });
+                }
+                break;
+            }
         }
         let stack: Box<[u64]> = addresses.into();
         if let Some(&i) = self.index.get(&stack) {
@@ -143,6 +170,29 @@ impl Process {
     }
 }
 
+/// The load bias of the object whose file bytes from `pgoff` are mapped at `addr` (`len`
+/// bytes): from the segment that most of the mapping holds. The mapping starts at the page
+/// below the segment's offset, so with lld's layout (segments packed in the file, not page
+/// aligned) the previous segment's tail shares that page: the segment that merely holds
+/// `pgoff` is the wrong one, off by a page.
+fn bias_of(segments: &[(u64, u64, u64)], addr: u64, len: u64, pgoff: u64) -> Option<u64> {
+    let end = pgoff.saturating_add(len);
+    let overlap = |&&(off, size, _): &&(u64, u64, u64)| {
+        end.min(off.saturating_add(size.max(1)))
+            .saturating_sub(pgoff.max(off))
+    };
+    let segment = segments
+        .iter()
+        .filter(|s| overlap(s) > 0)
+        .max_by_key(overlap)?;
+    let &(offset, _, vaddr) = segment;
+    // `addr` holds file offset `pgoff`; the segment's `offset` is at `vaddr + bias`.
+    Some(
+        addr.wrapping_add(offset.wrapping_sub(pgoff))
+            .wrapping_sub(vaddr),
+    )
+}
+
 /// The `PT_LOAD` segments of the ELF file at `path`; `None` when it cannot be read.
 fn read_segments(path: &str) -> Option<Segments> {
     let file = std::fs::File::open(path).ok()?;
@@ -152,12 +202,37 @@ fn read_segments(path: &str) -> Option<Segments> {
         elf.segments()
             .map(|s| {
                 let (offset, size) = s.file_range();
-                let exec = matches!(
-                    s.flags(),
-                    object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)
-                );
-                (offset, size, s.address(), exec)
+                (offset, size, s.address())
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r21_the_code_segment_of_an_lld_linked_binary_gets_its_own_bias() {
+        // Rust's release builds (linked by lld): the code segment starts mid-page in the file,
+        // right after the read-only one, and at another page offset in memory. Its mapping
+        // (from the page below) once took the read-only segment's bias, a page off: every
+        // function was named after its neighbour.
+        let segments = [
+            (0x0, 0x6e538, 0x0),
+            (0x6e540, 0x173800, 0x6f540),
+            (0x1e1d40, 0x8d38, 0x1e3d40),
+        ];
+        let base = 0x5555_0000_0000;
+        let bias = bias_of(&segments, base + 0x6f000, 0x174000, 0x6e000);
+        assert_eq!(bias, Some(base));
+        // GNU ld's page-aligned layout.
+        let segments = [(0x0, 0x628, 0x0), (0x1000, 0x1b1, 0x1000)];
+        assert_eq!(
+            bias_of(&segments, base + 0x1000, 0x1000, 0x1000),
+            Some(base)
+        );
+        // A mapping of no segment's bytes.
+        assert_eq!(bias_of(&segments, base, 0x1000, 0x9000), None);
+    }
 }

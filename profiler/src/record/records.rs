@@ -1,6 +1,6 @@
 //! The records a perf ring holds, parsed from its bytes: the layouts of `perf_event_open(2)` for
 //! the sample type and flags `sys::perf_event_ring` asks for (samples with `IP | TID | TIME |
-//! PERIOD | REGS_USER | STACK_USER`; other records followed by the task and time,
+//! PERIOD | CALLCHAIN | REGS_USER | STACK_USER`; other records followed by the task and time,
 //! `sample_id_all`).
 
 /// One record of the ring.
@@ -12,6 +12,9 @@ pub enum Record {
         tid: u32,
         time: u64,
         period: u64,
+        /// The kernel's part of the call chain, innermost first (empty for a sample taken in
+        /// user space, or of an event that excludes the kernel).
+        kernel: Vec<u64>,
         /// The registers of `sample_regs_user`, lowest register number first; empty when the
         /// sample interrupted no user code.
         regs: Vec<u64>,
@@ -46,6 +49,14 @@ pub enum Record {
     },
     /// A thread's end (the process's when `pid == tid`).
     Exit { pid: u32, tid: u32, time: u64 },
+    /// A thread switched out (`out`; `preempt` when it was still runnable) or in.
+    Switch {
+        pid: u32,
+        tid: u32,
+        time: u64,
+        out: bool,
+        preempt: bool,
+    },
     /// The kernel dropped `lost` records (the ring was full).
     Lost { lost: u64 },
     /// A record of another kind.
@@ -60,7 +71,8 @@ impl Record {
             | Record::Mmap { time, .. }
             | Record::Comm { time, .. }
             | Record::Fork { time, .. }
-            | Record::Exit { time, .. } => *time,
+            | Record::Exit { time, .. }
+            | Record::Switch { time, .. } => *time,
             Record::Lost { .. } | Record::Other => 0,
         }
     }
@@ -72,7 +84,13 @@ const COMM: u32 = 3;
 const EXIT: u32 = 4;
 const FORK: u32 = 7;
 const SAMPLE: u32 = 9;
+const SWITCH: u32 = 14;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_SWITCH_OUT: u16 = 1 << 13;
+const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+/// Call chain entries from here up mark a context (`PERF_CONTEXT_KERNEL`, `_USER`...), not an
+/// address.
+const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
 
 /// Little cursor over a record's bytes; reads past the end give `None`.
 struct Cursor<'a> {
@@ -131,6 +149,11 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
             let (pid, tid) = (c.u32()?, c.u32()?);
             let time = c.u64()?;
             let period = c.u64()?;
+            let chain = usize::try_from(c.u64()?).ok()?;
+            let kernel = (0..chain)
+                .map(|_| c.u64())
+                .filter(|a| a.is_none_or(|a| a < PERF_CONTEXT_MAX))
+                .collect::<Option<Vec<u64>>>()?;
             let abi = c.u64()?;
             let regs = if abi == 0 {
                 Vec::new()
@@ -149,8 +172,19 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 tid,
                 time,
                 period,
+                kernel,
                 regs,
                 stack,
+            }
+        }
+        SWITCH => {
+            let (pid, tid, time) = (c.u32()?, c.u32()?, c.u64()?);
+            Record::Switch {
+                pid,
+                tid,
+                time,
+                out: misc & MISC_SWITCH_OUT != 0,
+                preempt: misc & MISC_SWITCH_OUT_PREEMPT != 0,
             }
         }
         MMAP2 => {
@@ -229,6 +263,10 @@ mod tests {
             (7u64 << 32) | 5,
             99,
             1_000_000,
+            3,
+            -128i64 as u64, // PERF_CONTEXT_KERNEL
+            0xffff_ffff_8100_0010,
+            0xffff_ffff_8100_0200,
             2,
             0xb,
             0x5,
@@ -245,6 +283,7 @@ mod tests {
             tid: 7,
             time: 99,
             period: 1_000_000,
+            kernel: vec![0xffff_ffff_8100_0010, 0xffff_ffff_8100_0200],
             regs: vec![0xb, 0x5, 0x1000],
             stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
         };
@@ -274,6 +313,12 @@ mod tests {
             &words(&[(3u64 << 32) | 3, (3u64 << 32) | 3, 45]),
         ));
         bytes.extend(record(LOST, 0, &words(&[1, 12])));
+        bytes.extend(record(
+            SWITCH,
+            MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT,
+            &words(&[(3u64 << 32) | 3, 46]),
+        ));
+        bytes.extend(record(SWITCH, 0, &words(&[(3u64 << 32) | 3, 47])));
         bytes.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // claims 200 bytes
         let mut got = Vec::new();
         parse_all(&bytes, 3, |r| got.push(r));
@@ -308,6 +353,20 @@ mod tests {
                     time: 45
                 },
                 Record::Lost { lost: 12 },
+                Record::Switch {
+                    pid: 3,
+                    tid: 3,
+                    time: 46,
+                    out: true,
+                    preempt: true
+                },
+                Record::Switch {
+                    pid: 3,
+                    tid: 3,
+                    time: 47,
+                    out: false,
+                    preempt: false
+                },
             ]
         );
     }

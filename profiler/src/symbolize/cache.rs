@@ -87,8 +87,19 @@ impl FileKey {
 
     /// The key of the kernel's vDSO, which has no file and is the same for the process's life.
     pub(super) fn vdso() -> FileKey {
+        FileKey::named("[vdso]")
+    }
+
+    /// The key of the kernel's own symbols (`/proc/kallsyms`), read once per process (a module
+    /// loaded later is not named).
+    pub(super) fn kernel() -> FileKey {
+        FileKey::named("[kernel]")
+    }
+
+    /// A key for what has no file.
+    fn named(path: &str) -> FileKey {
         FileKey {
-            path: "[vdso]".to_owned(),
+            path: path.to_owned(),
             dev: 0,
             ino: 0,
             size: 0,

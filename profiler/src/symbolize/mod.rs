@@ -13,8 +13,10 @@
 //! Names are made distinct where the debug info does not qualify them (see [`names`]).
 
 pub mod cache;
+pub mod kallsyms;
 pub mod names;
 mod object;
+pub mod perf_map;
 pub mod symtab;
 
 pub use cache::{cache_stats, clear_cache, CacheStats, MAX_CACHED_OBJECTS};
@@ -154,21 +156,26 @@ impl<'a> Resolver<'a> {
             .files
             .entry(index)
             .or_insert_with(|| {
-                if object.name.is_empty() || !object.name.starts_with("linux-vdso") {
+                if object.name.starts_with("linux-vdso") {
+                    Some(("[vdso]".to_owned(), FileKey::vdso()))
+                } else if object.name == kallsyms::KERNEL_OBJECT {
+                    Some((object.name.clone(), FileKey::kernel()))
+                } else {
                     let path = object_path(object)?;
                     let key = FileKey::of(&path)?;
                     Some((path, key))
-                } else {
-                    Some(("[vdso]".to_owned(), FileKey::vdso()))
                 }
             })
             .as_ref()?;
-        let vdso = *key == FileKey::vdso();
         let entry = self.cache.get_or_load(key, || {
-            if vdso {
+            if *key == FileKey::vdso() {
                 cache::Entry::from_symbols(
                     vdso_symbols(&object.exec, self.space).unwrap_or_default(),
                 )
+            } else if *key == FileKey::kernel() {
+                cache::Entry::from_symbols(kallsyms::load())
+            } else if perf_map::is_perf_map(path) {
+                cache::Entry::from_symbols(perf_map::load(path))
             } else {
                 cache::Entry::load(path)
             }

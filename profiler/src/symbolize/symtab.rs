@@ -41,6 +41,15 @@ impl SymbolTable {
         SymbolTable { functions }
     }
 
+    /// A table of `(start, end, raw name)` functions from elsewhere than an ELF file (the
+    /// kernel's `/proc/kallsyms`, a JIT's `perf-PID.map`); where two start at one address, the
+    /// first listed is kept.
+    pub fn from_functions(mut functions: Vec<(u64, u64, String)>) -> SymbolTable {
+        functions.sort_by_key(|f| f.0);
+        functions.dedup_by_key(|f| f.0);
+        SymbolTable { functions }
+    }
+
     /// The start (file address) of each function, in order.
     #[cfg(test)]
     pub(crate) fn starts(&self) -> impl Iterator<Item = u64> + '_ {

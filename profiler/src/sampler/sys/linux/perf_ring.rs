@@ -12,9 +12,19 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::atomic::{fence, Ordering};
 
-/// `PERF_SAMPLE_IP | TID | TIME | PERIOD | REGS_USER | STACK_USER`: the layout of the sample
-/// records `crate::record::records` parses.
-pub const RING_SAMPLE_TYPE: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 8) | (1 << 12) | (1 << 13);
+/// `PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN | REGS_USER | STACK_USER`: the layout of
+/// the sample records `crate::record::records` parses. The call chain is the kernel's part only
+/// (`exclude_callchain_user`: user stacks are unwound from the copy), empty for events that
+/// exclude the kernel: 8 bytes a sample for one layout in every mode.
+pub const RING_SAMPLE_TYPE: u64 =
+    1 | (1 << 1) | (1 << 2) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 13);
+
+/// `PERF_COUNT_SW_CONTEXT_SWITCHES`: fires as a thread is switched out (on the scheduler's
+/// kernel stack, so only for events that include the kernel).
+const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
+
+/// `PERF_EVENT_IOC_SET_OUTPUT`: write an event's records to another event's ring.
+const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
 
 /// What a ring event samples.
 #[derive(Clone, Copy, Debug)]
@@ -27,33 +37,63 @@ pub struct RingEvent {
     pub stack_bytes: u32,
     /// Bytes of ring data past which the reader is woken.
     pub watermark: u32,
+    /// Whether samples carry the kernel's call chain (needs `perf_event_paranoid` 1 or lower,
+    /// or `CAP_PERFMON`).
+    pub kernel: bool,
+    /// Whether the task clock counts time in the kernel (implied by `kernel`; the same
+    /// permission): without it, user space only.
+    pub kernel_time: bool,
+}
+
+/// The attribute flags of ring events, as `perf_event_attr`'s bit field numbers them.
+mod bit {
+    pub const DISABLED: u64 = 1;
+    pub const INHERIT: u64 = 1 << 1;
+    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
+    pub const EXCLUDE_HV: u64 = 1 << 6;
+    pub const MMAP: u64 = 1 << 8;
+    pub const COMM: u64 = 1 << 9;
+    pub const ENABLE_ON_EXEC: u64 = 1 << 12;
+    pub const TASK: u64 = 1 << 13;
+    pub const WATERMARK: u64 = 1 << 14;
+    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
+    pub const EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
+    pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    pub const MMAP2: u64 = 1 << 23;
+    pub const COMM_EXEC: u64 = 1 << 24;
+    pub const USE_CLOCKID: u64 = 1 << 25;
+    pub const CONTEXT_SWITCH: u64 = 1 << 26;
 }
 
 /// Opens a task-clock event on process `pid` (and, inherited, every thread and child process it
-/// starts) on `cpu`, disabled until `pid` calls `exec`, user space only, writing samples and the
+/// starts) on `cpu`, disabled until `pid` calls `exec`, user space only unless `event.kernel`
+/// (then with the kernel's call chain of each sample) or `event.kernel_time`, writing samples
+/// and the
 /// MMAP2, COMM, FORK and EXIT records (each with the task and its `CLOCK_MONOTONIC` time, as
 /// `monotonic_ns` reads it) to its ring.
 pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<OwnedFd> {
-    // disabled | inherit | exclude_kernel | exclude_hv | mmap | comm | enable_on_exec | task |
-    // watermark | sample_id_all | mmap2 | comm_exec | use_clockid
-    let flags = 1
-        | (1 << 1)
-        | (1 << 5)
-        | (1 << 6)
-        | (1 << 8)
-        | (1 << 9)
-        | (1 << 12)
-        | (1 << 13)
-        | (1 << 14)
-        | (1 << 18)
-        | (1 << 23)
-        | (1 << 24)
-        | (1 << 25);
+    use bit::*;
+    let flags = DISABLED
+        | INHERIT
+        | EXCLUDE_HV
+        | MMAP
+        | COMM
+        | ENABLE_ON_EXEC
+        | TASK
+        | WATERMARK
+        | SAMPLE_ID_ALL
+        | MMAP2
+        | COMM_EXEC
+        | USE_CLOCKID
+        | EXCLUDE_CALLCHAIN_USER
+        | kernel_flags(event);
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         config: PERF_COUNT_SW_TASK_CLOCK,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
-        sample_period: event.period_ns.max(1),
+        // The kernel takes at least 10 µs between task-clock samples; saying so here keeps a
+        // task-clock sample's period apart from a context switch's (1).
+        sample_period: event.period_ns.max(10_000),
         sample_type: RING_SAMPLE_TYPE,
         flags,
         wakeup_events: event.watermark,
@@ -62,12 +102,85 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         clockid: libc::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
     };
+    open(&attr, pid, cpu)
+}
+
+/// `exclude_kernel` unless the kernel's time or frames are asked for, `exclude_callchain_kernel`
+/// unless its frames are.
+fn kernel_flags(event: &RingEvent) -> u64 {
+    let mut flags = 0;
+    if !event.kernel {
+        flags |= bit::EXCLUDE_CALLCHAIN_KERNEL;
+        if !event.kernel_time {
+            flags |= bit::EXCLUDE_KERNEL;
+        }
+    }
+    flags
+}
+
+/// Opens a context-switch event on `pid` (inherited as [`perf_event_ring`]'s) on `cpu`, one
+/// sample per switch-out with the same registers, stack copy and layout (its period is 1), plus
+/// the `PERF_RECORD_SWITCH` records of every switch in and out, written to `ring`'s ring (the
+/// event [`perf_event_ring`] opened on the same CPU, already mapped). The event counts in the
+/// scheduler, in the kernel, so the kernel refuses it at `perf_event_paranoid` 2 and above
+/// unless the caller has `CAP_PERFMON`; `event.kernel` only says whether its samples carry the
+/// kernel's call chain.
+pub fn perf_switch_event(
+    pid: u32,
+    cpu: u32,
+    event: &RingEvent,
+    ring: &PerfRing,
+) -> crate::Result<OwnedFd> {
+    use bit::*;
+    let callchain = if event.kernel {
+        0
+    } else {
+        EXCLUDE_CALLCHAIN_KERNEL
+    };
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        config: PERF_COUNT_SW_CONTEXT_SWITCHES,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        sample_period: 1,
+        sample_type: RING_SAMPLE_TYPE,
+        flags: DISABLED
+            | INHERIT
+            | EXCLUDE_HV
+            | ENABLE_ON_EXEC
+            | SAMPLE_ID_ALL
+            | USE_CLOCKID
+            | EXCLUDE_CALLCHAIN_USER
+            | CONTEXT_SWITCH
+            | callchain,
+        sample_regs_user: event.regs_mask,
+        sample_stack_user: event.stack_bytes,
+        clockid: libc::CLOCK_MONOTONIC,
+        ..PerfEventAttr::default()
+    };
+    let fd = open(&attr, pid, cpu)?;
+    // SAFETY: SET_OUTPUT takes a descriptor number as its argument; both descriptors are
+    // perf events we own and keep open (the kernel holds a reference to the ring it writes).
+    let r = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            PERF_EVENT_IOC_SET_OUTPUT as _,
+            ring._fd.as_raw_fd(),
+        )
+    };
+    if r != 0 {
+        return Err(last_error("ioctl(PERF_EVENT_IOC_SET_OUTPUT)"));
+    }
+    Ok(fd)
+}
+
+/// `perf_event_open(attr, pid, cpu, no group, close-on-exec)`.
+fn open(attr: &PerfEventAttr, pid: u32, cpu: u32) -> crate::Result<OwnedFd> {
     // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
     // much the kernel may read); the other arguments are plain integers.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
+            attr as *const PerfEventAttr,
             pid as libc::pid_t,
             cpu as libc::c_int,
             -1 as libc::c_int,

@@ -1,0 +1,125 @@
+//! Wall mode's off-CPU time: each thread's time switched out, charged to the stack it was
+//! switched out with.
+//!
+//! The context-switch event (`sys::perf_switch_event`) samples each switch-out with the
+//! thread's user registers and stack (and the kernel's call chain), and its `PERF_RECORD_SWITCH`
+//! records say when each thread went out and came back in. An interval from a switch-out to the
+//! thread's next switch-in becomes one sample of that stack weighing the interval's wall
+//! nanoseconds: `waiting` when the thread blocked (slept, waited on a lock, a read...),
+//! `running` when it was preempted while still runnable (its time waiting for a CPU, which the
+//! in-process wall mode counts as running too). The task clock's samples carry the time on CPU.
+
+use crate::session::SampleState;
+use std::collections::HashMap;
+
+/// A thread switched out and not yet back.
+struct Out {
+    time: u64,
+    /// Its stack at the switch-out (process and stack index), when its sample was seen.
+    stack: Option<(usize, u32)>,
+    preempted: bool,
+}
+
+/// Time off CPU, to be charged to a stack.
+#[derive(Debug, PartialEq, Eq)]
+pub struct OffCpu {
+    /// The index of the thread's process in the recorder's table.
+    pub process: usize,
+    /// The stack it was switched out with, an index in the process's stacks.
+    pub stack: u32,
+    /// When it went out.
+    pub time: u64,
+    /// Wall nanoseconds until it came back in.
+    pub weight: u64,
+    /// Whether it was preempted (`Running`) or blocked (`Waiting`).
+    pub state: SampleState,
+}
+
+/// The threads switched out, by thread id.
+#[derive(Default)]
+pub struct Switches {
+    out: HashMap<u32, Out>,
+    /// Intervals without their switch-out's sample (a lost record): not charged to any stack.
+    pub unattributed_ns: u64,
+}
+
+impl Switches {
+    /// A context-switch sample: thread `tid` goes out at `time` with this stack.
+    pub fn sampled(&mut self, tid: u32, time: u64, process: usize, stack: u32) {
+        self.out.insert(
+            tid,
+            Out {
+                time,
+                stack: Some((process, stack)),
+                preempted: false,
+            },
+        );
+    }
+
+    /// A `PERF_RECORD_SWITCH` of `tid`: out (after its sample) or back in, which ends its
+    /// interval off CPU.
+    pub fn switched(&mut self, tid: u32, time: u64, out: bool, preempted: bool) -> Option<OffCpu> {
+        if out {
+            let entry = self.out.entry(tid).or_insert(Out {
+                time,
+                stack: None,
+                preempted,
+            });
+            entry.preempted = preempted;
+            return None;
+        }
+        let was = self.out.remove(&tid)?;
+        let weight = time.saturating_sub(was.time);
+        let Some((process, stack)) = was.stack else {
+            self.unattributed_ns += weight;
+            return None;
+        };
+        Some(OffCpu {
+            process,
+            stack,
+            time: was.time,
+            weight,
+            state: if was.preempted {
+                SampleState::Running
+            } else {
+                SampleState::Waiting
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_interval_off_cpu_goes_to_the_stack_that_went_out() {
+        let mut s = Switches::default();
+        s.sampled(7, 100, 0, 3);
+        assert_eq!(s.switched(7, 101, true, false), None);
+        // Another thread's switch-in ends nothing of this one's.
+        assert_eq!(s.switched(8, 150, false, false), None);
+        assert_eq!(
+            s.switched(7, 1_100, false, false),
+            Some(OffCpu {
+                process: 0,
+                stack: 3,
+                time: 100,
+                weight: 1_000,
+                state: SampleState::Waiting
+            })
+        );
+        // Preempted: still runnable, so running.
+        s.sampled(7, 2_000, 0, 4);
+        s.switched(7, 2_000, true, true);
+        let off = s.switched(7, 2_500, false, false).unwrap();
+        assert_eq!((off.stack, off.weight), (4, 500));
+        assert_eq!(off.state, SampleState::Running);
+        // A switch-out whose sample was lost: counted, not charged.
+        s.switched(7, 3_000, true, false);
+        assert_eq!(s.switched(7, 3_400, false, false), None);
+        assert_eq!(s.unattributed_ns, 400);
+        // A switch-in with no switch-out before it (the first one after exec): nothing.
+        assert_eq!(s.switched(9, 10, false, false), None);
+    }
+}
