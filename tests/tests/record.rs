@@ -273,3 +273,42 @@ fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
     let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert!(share(&session, "spin_beta") > 0.3, "{stderr}");
 }
+
+#[test]
+fn record_lists_each_process_with_its_parent_command_line_and_executable() {
+    let dir = TempDir::new("record_processes");
+    let exe = build_c(&dir, "split");
+    let script = format!(
+        "{0} 0.3 >/dev/null & {0} 0.3 >/dev/null; wait",
+        exe.display()
+    );
+    let (output, session) = record(&dir, &["--", "sh", "-c", &script]);
+    assert!(output.status.success(), "{output:?}");
+    let table = session.process_table();
+    let shell = table
+        .iter()
+        .find(|p| p.command_line.first().map(String::as_str) == Some("sh"))
+        .unwrap_or_else(|| panic!("no shell in {table:#?}"));
+    assert_eq!(shell.command_line[1..], ["-c", script.as_str()]);
+    let runs: Vec<_> = table
+        .iter()
+        .filter(|p| p.parent_pid == Some(shell.pid) && p.name == "split")
+        .collect();
+    assert_eq!(runs.len(), 2, "{table:#?}");
+    for run in &runs {
+        assert_eq!(run.executable.as_deref(), exe.to_str(), "{run:?}");
+        // Read from `/proc` while it ran (it runs for 0.3 s of CPU; prof reads every 5 ms).
+        assert_eq!(run.command_line, [exe.to_str().unwrap(), "0.3"], "{run:?}");
+    }
+    // Every sample in the program's code is on a thread of one of its two processes.
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session
+            .stack_frames(stack)
+            .any(|f| session.frame_name(f) == "spin_beta")
+        {
+            let thread = &session.threads[session.samples.thread[i].index()];
+            let pid = table[thread.process.index()].pid;
+            assert!(runs.iter().any(|r| r.pid == pid), "{thread:?} in {pid}");
+        }
+    }
+}

@@ -13,9 +13,10 @@
 
 mod process;
 mod records;
+mod table;
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
-use crate::session::{Metadata, Mode, Session, SessionBuilder};
+use crate::session::{Metadata, Mode, ProcessIdx, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
 use records::Record;
@@ -257,6 +258,8 @@ struct Recorder {
     samples: Vec<Sample>,
     /// Records read but not yet handled (see [`Recorder::drain`]).
     pending: Vec<Record>,
+    /// The processes for the session's table.
+    table: table::ProcessTable,
     lost: u64,
     first_time: Option<u64>,
 }
@@ -273,6 +276,7 @@ impl Recorder {
             segments: HashMap::new(),
             samples: Vec::new(),
             pending: Vec::new(),
+            table: table::ProcessTable::default(),
             lost: 0,
             first_time: None,
         }
@@ -324,7 +328,10 @@ impl Recorder {
         }
         let fullest = buffers.iter().map(Vec::len).max().unwrap_or(0);
         for buf in buffers.iter() {
-            records::parse_all(buf, regs, |r| self.pending.push(r));
+            records::parse_all(buf, regs, |r| {
+                self.table.read(&r);
+                self.pending.push(r);
+            });
         }
         self.pending.sort_by_key(Record::time);
         let upto = if last {
@@ -341,6 +348,7 @@ impl Recorder {
     }
 
     fn handle(&mut self, r: Record) {
+        self.table.handle(&r);
         match r {
             Record::Sample {
                 pid,
@@ -420,11 +428,12 @@ impl Recorder {
     }
 
     /// The session: each process's stacks symbolized against its own objects.
-    fn finish(self, mut meta: Metadata) -> Session {
+    fn finish(mut self, mut meta: Metadata) -> Session {
         meta.dropped_samples = self.lost;
         let total: u64 = self.samples.iter().map(|s| s.period).sum();
         meta.achieved_interval_ns = total.checked_div(self.samples.len() as u64).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
+        let owners = std::mem::take(&mut self.table).build(&mut builder);
         let mut ids = Vec::new();
         for process in &self.processes {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
@@ -446,7 +455,8 @@ impl Recorder {
             };
             let thread = *threads.entry(s.tid).or_insert_with(|| {
                 let name = self.names.get(&s.tid).map(String::as_str).unwrap_or("");
-                builder.thread(u64::from(s.tid), name)
+                let process = owners.get(&s.tid).copied().unwrap_or(ProcessIdx(0));
+                builder.thread_in(process, u64::from(s.tid), name)
             });
             builder.push_sample_full(
                 stack,
