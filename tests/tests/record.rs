@@ -311,4 +311,35 @@ fn record_lists_each_process_with_its_parent_command_line_and_executable() {
             assert!(runs.iter().any(|r| r.pid == pid), "{thread:?} in {pid}");
         }
     }
+    // `prof report --pid` and `--process` keep those processes' samples only.
+    let file = dir.join("out.json.gz");
+    let report = |args: &[&str]| {
+        let mut all = vec!["report", file.to_str().unwrap(), "--top", "3"];
+        all.extend_from_slice(args);
+        prof(&all)
+    };
+    let shell_only = report(&["--pid", &shell.pid.to_string()]);
+    let text = String::from_utf8_lossy(&shell_only.stdout);
+    assert!(
+        shell_only.status.success() && !text.contains("spin_beta"),
+        "{text}"
+    );
+    for args in [
+        vec!["--process", "split"],
+        vec!["--pid", &runs[0].pid.to_string()],
+    ] {
+        let out = report(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("spin_beta"),
+            "{args:?}: {text}"
+        );
+    }
+    let missing = report(&["--process", "nosuch"]);
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no process named \"nosuch\"") && stderr.contains(" split"),
+        "{stderr}"
+    );
 }
