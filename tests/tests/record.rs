@@ -343,3 +343,133 @@ fn record_lists_each_process_with_its_parent_command_line_and_executable() {
         "{stderr}"
     );
 }
+
+/// Starts `threads SECONDS` and waits until both its workers have their names.
+fn start_threads(exe: &Path, seconds: &str) -> std::process::Child {
+    let child = Command::new(exe).arg(seconds).spawn().unwrap();
+    prof_e2e::page::eventually("the workers' names", || {
+        let names: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+            .map(|d| {
+                d.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.iter().any(|n| n.trim() == "right-worker")
+    });
+    child
+}
+
+/// The state letter of process `pid` (`R`, `S`, `T` for stopped...), `None` once it is gone.
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// Panics unless `session` holds samples of both workers of `threads` in their own functions,
+/// all of process `pid`.
+fn assert_both_workers(session: &Session, pid: u32) {
+    for (thread, function) in [
+        ("left-worker", "crunch_left"),
+        ("right-worker", "crunch_right"),
+    ] {
+        let t = session
+            .threads
+            .iter()
+            .position(|t| session.str(t.name) == thread)
+            .unwrap_or_else(|| panic!("no thread {thread}"));
+        let own = session
+            .samples
+            .stack
+            .iter()
+            .zip(&session.samples.thread)
+            .filter(|(&s, th)| {
+                th.index() == t
+                    && session
+                        .stack_frames(s)
+                        .any(|f| session.frame_name(f) == function)
+            })
+            .count();
+        assert!(own > 0, "no sample of {thread} in {function}");
+    }
+    let table = session.process_table();
+    assert!(session
+        .threads
+        .iter()
+        .all(|t| table[t.process.index()].pid == pid));
+    assert_eq!(session.meta.pid, pid);
+}
+
+#[test]
+fn record_pid_attaches_to_a_running_program_until_the_duration_without_stopping_it() {
+    let dir = TempDir::new("record_pid_duration");
+    let exe = build_c(&dir, "threads");
+    // Sixty CPU seconds per worker: it runs long after a one-second recording.
+    let mut target = start_threads(&exe, "60");
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--pid", &pid, "--duration", "1s"]);
+    // The recording ended at the duration: the program still runs, and is not stopped.
+    let running = target.try_wait().unwrap().is_none();
+    let now = state(target.id());
+    target.kill().unwrap();
+    target.wait().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(running && matches!(now, Some('R' | 'S')), "{now:?}");
+    assert!(
+        session.meta.duration_ns >= 1_000_000_000,
+        "{}",
+        session.meta.duration_ns
+    );
+    assert_both_workers(&session, target.id());
+    assert_eq!(session.meta.program, exe.to_str().unwrap());
+    assert_eq!(session.meta.args, ["60"]);
+}
+
+#[test]
+fn record_pid_ends_with_the_process_which_ends_unharmed_and_ctrl_c_saves() {
+    let dir = TempDir::new("record_pid_end");
+    let exe = build_c(&dir, "threads");
+    // Five CPU seconds per worker: prof (started after its workers are named) attaches well
+    // before its end, even on a busy machine.
+    let mut target = start_threads(&exe, "5");
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--pid", &pid]);
+    assert!(output.status.success(), "{output:?}");
+    // prof ended because the program did, which ran to its normal end.
+    assert!(target.wait().unwrap().success());
+    assert_both_workers(&session, target.id());
+
+    // Ctrl-C (SIGINT to prof alone: the program is not its child) ends the recording and saves.
+    let mut target = start_threads(&exe, "60");
+    let out = dir.join("int.json.gz");
+    let mut prof = Command::new(prof_e2e::prof_bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--pid"])
+        .arg(target.id().to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once prof catches SIGINT (bit 2 of its caught-signal mask), and has run a second.
+    prof_e2e::page::eventually("prof catching SIGINT", || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", prof.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & 2 != 0)
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let kill = Command::new("kill")
+        .args(["-INT", &prof.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = prof.wait().unwrap();
+    let still = target.try_wait().unwrap().is_none();
+    target.kill().unwrap();
+    target.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status:?} {stderr}");
+    assert!(still, "the program ended with the recording");
+    let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_both_workers(&session, target.id());
+}

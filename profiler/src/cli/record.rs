@@ -1,6 +1,8 @@
 //! `prof record [-o FILE] [-F HZ | --interval DURATION] -- CMD [ARGS...]`: runs CMD, samples
 //! every thread of it and of the processes it starts (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
+//! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
+//! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
 
 use super::exit::{fail, BAD_INPUT};
 use clap::Args;
@@ -30,9 +32,19 @@ pub struct RecordArgs {
     /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
     #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
     stack_bytes: u32,
+    /// Attach to this running process (all its threads, and those it starts) instead of
+    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pid: Option<u32>,
+    /// With `--pid`: record for this long at most, e.g. `30s`, `500ms`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "pid")]
+    duration: Option<Duration>,
+    /// With `--pid`: also the processes it has started and starts.
+    #[arg(long, requires = "pid")]
+    children: bool,
     /// The command to run, with its arguments.
     #[arg(
-        required = true,
+        required_unless_present = "pid",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "CMD"
@@ -58,7 +70,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     let d = Duration::try_from_secs_f64(value * scale).map_err(|e| e.to_string())?;
     if d.is_zero() {
-        return Err("the interval must be above 0".into());
+        return Err("it must be above 0".into());
     }
     Ok(d)
 }
@@ -83,9 +95,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
     if let Err(e) = check_writable(&args.output) {
         return fail(&e);
     }
-    let mut command = std::process::Command::new(&args.command[0]);
-    command.args(&args.command[1..]);
-    let recording = match prof::record::record(command, &options) {
+    options.duration = args.duration;
+    options.children = args.children;
+    let recorded = match args.pid {
+        Some(pid) => prof::record::attach(pid, &options),
+        None => {
+            let mut command = std::process::Command::new(&args.command[0]);
+            command.args(&args.command[1..]);
+            prof::record::record(command, &options)
+        }
+    };
+    let recording = match recorded {
         Ok(recording) => recording,
         Err(e @ prof::Error::PerfRefused { .. }) => {
             eprintln!("prof: {e}");
@@ -107,8 +127,13 @@ pub fn run(args: RecordArgs) -> ExitCode {
     let samples = report.total_samples();
     if samples == 0 {
         eprintln!(
-            "prof: no samples: the command ran for less than one sampling interval of CPU time \
+            "prof: no samples: the {} ran for less than one sampling interval of CPU time \
              ({:?}); saved an empty session to {}",
+            if args.pid.is_some() {
+                "process"
+            } else {
+                "command"
+            },
             options.interval,
             args.output.display()
         );

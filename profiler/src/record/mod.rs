@@ -11,9 +11,12 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod attach;
 mod process;
 mod records;
 mod table;
+
+pub use attach::attach;
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
 use crate::session::{Metadata, Mode, ProcessIdx, Session, SessionBuilder};
@@ -64,6 +67,10 @@ pub struct RecordOptions {
     pub stack_bytes: u32,
     /// Frames kept per stack, from the leaf.
     pub max_depth: usize,
+    /// [`attach`] only: how long to record (until Ctrl-C or the process's end when `None`).
+    pub duration: Option<Duration>,
+    /// [`attach`] only: also the processes it has started and starts (else only its threads).
+    pub children: bool,
 }
 
 impl Default for RecordOptions {
@@ -72,6 +79,8 @@ impl Default for RecordOptions {
             interval: crate::DEFAULT_INTERVAL,
             stack_bytes: DEFAULT_STACK_BYTES,
             max_depth: crate::DEFAULT_MAX_DEPTH,
+            duration: None,
+            children: false,
         }
     }
 }
@@ -111,6 +120,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         regs_mask: REGS_MASK,
         stack_bytes,
         watermark: (RING_PAGES * 4096 / 4) as u32,
+        attach: false,
     };
     let mut rings = Vec::new();
     for cpu in sys::online_cpus() {
@@ -128,27 +138,51 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
     sys::ignore_terminal_interrupts();
+    let mut rec = Recorder::new(pid, options.max_depth);
+    let mut status = None;
+    let mut wait_error = None;
+    drain_until(&mut rings, &mut rec, |rec| {
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(s) => status = s,
+                Err(source) => {
+                    wait_error = Some(Error::Os {
+                        call: "waitpid",
+                        source,
+                    });
+                    return true;
+                }
+            }
+        }
+        status.is_some() && rec.others_gone()
+    });
+    if let Some(e) = wait_error {
+        return Err(e);
+    }
+    let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
+    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    meta.program = program;
+    meta.args = args;
+    meta.pid = pid;
+    Ok(finish(rec, meta, start_time, started, status))
+}
+
+/// Reads the rings into `rec` until `done` (asked before each drain) says the recording is
+/// over; the last drain handles every record read.
+fn drain_until(
+    rings: &mut [PerfRing],
+    rec: &mut Recorder,
+    mut done: impl FnMut(&mut Recorder) -> bool,
+) {
     // Rings smaller than asked for (see `map_ring`) are read more often, down to every 0.5 ms.
     let smallest = rings.iter().map(PerfRing::data_bytes).min().unwrap_or(0);
     let full_size = RING_PAGES * 4096;
     let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
         .max(Duration::from_micros(500));
-    let mut rec = Recorder::new(pid, options.max_depth);
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
-    let mut status = None;
     loop {
-        let ended = match status {
-            Some(_) => true,
-            None => {
-                status = child.try_wait().map_err(|source| Error::Os {
-                    call: "waitpid",
-                    source,
-                })?;
-                status.is_some()
-            }
-        };
-        let quiet = ended && rec.others_gone();
-        let fullest = rec.drain(&mut rings, &mut buffers, quiet);
+        let quiet = done(rec);
+        let fullest = rec.drain(rings, &mut buffers, quiet);
         if quiet {
             break;
         }
@@ -158,20 +192,25 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             std::thread::sleep(pause);
         }
     }
-    let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
-    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
-    meta.program = program;
-    meta.args = args;
-    meta.pid = pid;
+}
+
+/// The recording: `meta` (program, arguments, pid) completed with the times and the samples.
+fn finish(
+    rec: Recorder,
+    mut meta: Metadata,
+    start_time: SystemTime,
+    started: Instant,
+    status: ExitStatus,
+) -> Recording {
     meta.start_time = crate::sampler::meta::rfc3339(start_time);
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let session = rec.finish(meta);
     let reached_root = reached_root(&session);
-    Ok(Recording {
+    Recording {
         report: Report::new(session),
         status,
         reached_root,
-    })
+    }
 }
 
 /// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
@@ -260,6 +299,10 @@ struct Recorder {
     pending: Vec<Record>,
     /// The processes for the session's table.
     table: table::ProcessTable,
+    /// [`attach`]: the processes recorded (records of others are dropped), and whether the
+    /// processes they start join them; `None` records everything (`record`).
+    keep: Option<HashSet<u32>>,
+    follow_children: bool,
     lost: u64,
     first_time: Option<u64>,
 }
@@ -277,6 +320,8 @@ impl Recorder {
             samples: Vec::new(),
             pending: Vec::new(),
             table: table::ProcessTable::default(),
+            keep: None,
+            follow_children: false,
             lost: 0,
             first_time: None,
         }
@@ -347,7 +392,33 @@ impl Recorder {
         fullest
     }
 
+    /// False for a record of a process not recorded ([`attach`] without `children`, a
+    /// process the attached one started); a process started by a recorded one joins them
+    /// when `follow_children`.
+    fn wanted(&mut self, r: &Record) -> bool {
+        let Some(keep) = &mut self.keep else {
+            return true;
+        };
+        match *r {
+            Record::Fork { pid, ppid, .. } if pid != ppid => {
+                if self.follow_children && keep.contains(&ppid) {
+                    keep.insert(pid);
+                }
+                keep.contains(&pid)
+            }
+            Record::Sample { pid, .. }
+            | Record::Mmap { pid, .. }
+            | Record::Comm { pid, .. }
+            | Record::Fork { pid, .. }
+            | Record::Exit { pid, .. } => keep.contains(&pid),
+            Record::Lost { .. } | Record::Other => true,
+        }
+    }
+
     fn handle(&mut self, r: Record) {
+        if !self.wanted(&r) {
+            return;
+        }
         self.table.handle(&r);
         match r {
             Record::Sample {

@@ -21,6 +21,8 @@ struct Entry {
     mapped_program: Option<String>,
     /// What `/proc` said, and when it was read (`CLOCK_MONOTONIC`, as record times).
     seen: Option<(Process, u64)>,
+    /// Whether a record of it was handled (records of processes not recorded never are).
+    handled: bool,
 }
 
 /// The processes of a recording, in the order first seen.
@@ -48,6 +50,11 @@ impl ProcessTable {
         }
     }
 
+    /// Marks `pid` as recorded (an attached process, which may have no record of its own).
+    pub fn handled(&mut self, pid: u32) {
+        self.entry(pid).handled = true;
+    }
+
     /// Called for each record as it is read from a ring, before records are put in time
     /// order: a process seen for the first time, or that has just called `exec`, is looked up
     /// in `/proc` at once.
@@ -64,6 +71,13 @@ impl ProcessTable {
 
     /// Takes in a record in time order.
     pub fn handle(&mut self, r: &Record) {
+        if let Record::Sample { pid, .. }
+        | Record::Fork { pid, .. }
+        | Record::Comm { pid, .. }
+        | Record::Mmap { pid, .. } = *r
+        {
+            self.entry(pid).handled = true;
+        }
         match r {
             &Record::Sample { pid, tid, .. } => {
                 self.entry(pid);
@@ -118,6 +132,9 @@ impl ProcessTable {
         let mut index = HashMap::new();
         for pid in &self.order {
             let entry = &self.entries[pid];
+            if !entry.handled {
+                continue;
+            }
             // What `/proc` said before the last `exec` describes the program before it.
             let seen = entry
                 .seen

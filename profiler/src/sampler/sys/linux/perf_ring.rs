@@ -27,6 +27,8 @@ pub struct RingEvent {
     pub stack_bytes: u32,
     /// Bytes of ring data past which the reader is woken.
     pub watermark: u32,
+    /// The task already runs (`prof record --pid`): count from now, not from its next `exec`.
+    pub attach: bool,
 }
 
 /// Opens a task-clock event on process `pid` (and, inherited, every thread and child process it
@@ -49,6 +51,12 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         | (1 << 23)
         | (1 << 24)
         | (1 << 25);
+    // Attached to a running task: enabled at once (neither `disabled` nor `enable_on_exec`).
+    let flags = if event.attach {
+        flags & !(1 | (1 << 12))
+    } else {
+        flags
+    };
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         config: PERF_COUNT_SW_TASK_CLOCK,
