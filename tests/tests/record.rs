@@ -473,3 +473,38 @@ fn record_pid_ends_with_the_process_which_ends_unharmed_and_ctrl_c_saves() {
     let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_both_workers(&session, target.id());
 }
+
+#[test]
+fn record_serve_prints_the_url_and_serves_the_recorded_session() {
+    let dir = TempDir::new("record_serve");
+    let exe = build_c(&dir, "split");
+    let file = dir.join("out.json.gz");
+    let served = prof_e2e::served::Served::run(&[
+        "record".as_ref(),
+        "--serve".as_ref(),
+        "--no-open".as_ref(),
+        "--port".as_ref(),
+        "0".as_ref(),
+        "-o".as_ref(),
+        file.as_os_str(),
+        "--".as_ref(),
+        exe.as_os_str(),
+        "0.3".as_ref(),
+    ]);
+    // The command's own output went before the URL, on the same standard output.
+    let page = minreq::get(&served.url).with_timeout(30).send().unwrap();
+    assert_eq!(page.status_code, 200);
+    let shown = minreq::get(format!("{}session/0", served.url))
+        .with_timeout(30)
+        .send()
+        .unwrap();
+    assert_eq!(shown.status_code, 200);
+    let shown = prof::session::read(shown.as_bytes()).unwrap();
+    let saved = prof::session::load(&file).unwrap();
+    assert_eq!(
+        shown, saved,
+        "the page gets exactly the session record saved"
+    );
+    assert!(share(&saved, "spin_beta") > 0.3);
+    assert!(served.stderr_contains("saved"), "{}", served.stderr());
+}

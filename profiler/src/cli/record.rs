@@ -42,6 +42,12 @@ pub struct RecordArgs {
     /// With `--pid`: also the processes it has started and starts.
     #[arg(long, requires = "pid")]
     children: bool,
+    /// Then serve the session in the viewer (as `prof serve FILE`) until Ctrl-C.
+    #[arg(long)]
+    serve: bool,
+    /// With `--serve`: how to serve.
+    #[command(flatten)]
+    serve_flags: super::serve::ServeFlags,
     /// The command to run, with its arguments.
     #[arg(
         required_unless_present = "pid",
@@ -150,6 +156,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 String::new()
             }
         );
+    }
+    if args.serve {
+        prof::record::interrupts_end_prof();
+        return super::serve::serve_files(std::slice::from_ref(&args.output), &args.serve_flags);
     }
     let status = recording.status;
     let code = match (status.code(), status.signal()) {

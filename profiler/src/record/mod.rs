@@ -213,6 +213,12 @@ fn finish(
     }
 }
 
+/// Makes Ctrl-C end prof again once a recording is saved (a recording leaves it to the
+/// command, or catches it to save): before serving the session, for example.
+pub fn interrupts_end_prof() {
+    sys::default_interrupts();
+}
+
 /// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
 /// (users without `CAP_IPC_LOCK` get `/proc/sys/kernel/perf_event_mlock_kb` per CPU, 516 KiB
 /// by default, plus `RLIMIT_MEMLOCK`), down to 16.

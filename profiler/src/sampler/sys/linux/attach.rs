@@ -47,3 +47,13 @@ pub fn catch_interrupts() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
+
+/// Gives SIGINT, SIGQUIT and SIGTERM their default action again (ending prof), after a
+/// recording ignored or caught them.
+pub fn default_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+        // SAFETY: setting a standard signal's disposition to SIG_DFL installs no handler and
+        // touches no memory of this process.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+}
