@@ -22,7 +22,7 @@ use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
 use crate::session::{Metadata, Mode, ProcessIdx, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
-use records::Record;
+use records::{Record, SampleRecord};
 use std::collections::{HashMap, HashSet};
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
@@ -412,13 +412,35 @@ impl Recorder {
                 }
                 keep.contains(&pid)
             }
-            Record::Sample { pid, .. }
-            | Record::Mmap { pid, .. }
+            Record::Sample(ref s) => keep.contains(&s.pid),
+            Record::Mmap { pid, .. }
             | Record::Comm { pid, .. }
             | Record::Fork { pid, .. }
             | Record::Exit { pid, .. } => keep.contains(&pid),
             Record::Lost { .. } | Record::Other => true,
         }
+    }
+
+    /// Unwinds a sample's copied stack in its process's address space and keeps it.
+    fn sample(&mut self, s: &SampleRecord) {
+        let Some(regs) = regs_of(&s.regs) else {
+            self.lost += 1;
+            return;
+        };
+        self.first_time.get_or_insert(s.time);
+        let copied = CopiedStack {
+            sp: regs.sp,
+            bytes: &s.stack,
+        };
+        let process = self.process(s.pid);
+        let stack = self.processes[process].unwind(regs, &copied, self.max_depth);
+        self.samples.push(Sample {
+            process,
+            tid: s.tid,
+            time: s.time,
+            period: s.period,
+            stack,
+        });
     }
 
     fn handle(&mut self, r: Record) {
@@ -427,33 +449,7 @@ impl Recorder {
         }
         self.table.handle(&r);
         match r {
-            Record::Sample {
-                pid,
-                tid,
-                time,
-                period,
-                regs,
-                stack,
-            } => {
-                let Some(regs) = regs_of(&regs) else {
-                    self.lost += 1;
-                    return;
-                };
-                self.first_time.get_or_insert(time);
-                let copied = CopiedStack {
-                    sp: regs.sp,
-                    bytes: &stack,
-                };
-                let process = self.process(pid);
-                let stack = self.processes[process].unwind(regs, &copied, self.max_depth);
-                self.samples.push(Sample {
-                    process,
-                    tid,
-                    time,
-                    period,
-                    stack,
-                });
-            }
+            Record::Sample(s) => self.sample(&s),
             Record::Mmap {
                 pid,
                 addr,

@@ -5,7 +5,7 @@
 //! ended before prof looked keeps what the records said: its name, and as executable the first
 //! file it mapped executable after its last `exec`.
 
-use super::records::Record;
+use super::records::{Record, SampleRecord};
 use crate::session::{Process, ProcessIdx, SessionBuilder};
 use std::collections::HashMap;
 
@@ -64,14 +64,14 @@ impl ProcessTable {
             Record::Comm {
                 pid, exec: true, ..
             } => self.look(pid),
-            Record::Sample { pid, .. } if !self.entries.contains_key(&pid) => self.look(pid),
+            Record::Sample(ref s) if !self.entries.contains_key(&s.pid) => self.look(s.pid),
             _ => {}
         }
     }
 
     /// Takes in a record in time order.
     pub fn handle(&mut self, r: &Record) {
-        if let Record::Sample { pid, .. }
+        if let Record::Sample(SampleRecord { pid, .. })
         | Record::Fork { pid, .. }
         | Record::Comm { pid, .. }
         | Record::Mmap { pid, .. } = *r
@@ -79,9 +79,9 @@ impl ProcessTable {
             self.entry(pid).handled = true;
         }
         match r {
-            &Record::Sample { pid, tid, .. } => {
-                self.entry(pid);
-                self.owner.insert(tid, pid);
+            Record::Sample(s) => {
+                self.entry(s.pid);
+                self.owner.insert(s.tid, s.pid);
             }
             &Record::Fork { pid, ppid, tid, .. } => {
                 if pid != ppid {
