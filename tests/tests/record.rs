@@ -97,35 +97,45 @@ fn record_attributes_a_c_program_without_frame_pointers_as_its_own_cpu_clock_doe
     );
 }
 
+/// The threads of `tests/data/record/threads.c` and the function each spins in.
+const WORKERS: [(&str, &str); 2] = [
+    ("left-worker", "crunch_left"),
+    ("right-worker", "crunch_right"),
+];
+
+/// How many samples of the thread named `thread` have `function` on their stack, and how many
+/// it has in all.
+fn worker_samples(session: &Session, thread: &str, function: &str) -> (usize, usize) {
+    let t = session
+        .threads
+        .iter()
+        .position(|t| session.str(t.name) == thread)
+        .unwrap_or_else(|| panic!("no thread {thread}"));
+    let mut own = 0;
+    let mut total = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session.samples.thread[i].index() != t {
+            continue;
+        }
+        total += 1;
+        if session
+            .stack_frames(stack)
+            .any(|f| session.frame_name(f) == function)
+        {
+            own += 1;
+        }
+    }
+    (own, total)
+}
+
 #[test]
 fn record_names_each_thread_and_unwinds_it_to_its_start() {
     let dir = TempDir::new("record_threads");
     let exe = build_c(&dir, "threads");
     let (output, session) = record(&dir, &["--", exe.to_str().unwrap(), "0.5"]);
     assert!(output.status.success(), "{output:?}");
-    for (thread, function) in [
-        ("left-worker", "crunch_left"),
-        ("right-worker", "crunch_right"),
-    ] {
-        let t = session
-            .threads
-            .iter()
-            .position(|t| session.str(t.name) == thread)
-            .unwrap_or_else(|| panic!("no thread {thread}"));
-        let mut own = 0;
-        let mut total = 0;
-        for (i, &stack) in session.samples.stack.iter().enumerate() {
-            if session.samples.thread[i].index() != t {
-                continue;
-            }
-            total += 1;
-            if session
-                .stack_frames(stack)
-                .any(|f| session.frame_name(f) == function)
-            {
-                own += 1;
-            }
-        }
+    for (thread, function) in WORKERS {
+        let (own, total) = worker_samples(&session, thread, function);
         assert!(total >= 200, "{thread}: {total} samples");
         assert!(
             own * 100 >= total * 95,
@@ -368,27 +378,8 @@ fn state(pid: u32) -> Option<char> {
 /// Panics unless `session` holds samples of both workers of `threads` in their own functions,
 /// all of process `pid`.
 fn assert_both_workers(session: &Session, pid: u32) {
-    for (thread, function) in [
-        ("left-worker", "crunch_left"),
-        ("right-worker", "crunch_right"),
-    ] {
-        let t = session
-            .threads
-            .iter()
-            .position(|t| session.str(t.name) == thread)
-            .unwrap_or_else(|| panic!("no thread {thread}"));
-        let own = session
-            .samples
-            .stack
-            .iter()
-            .zip(&session.samples.thread)
-            .filter(|(&s, th)| {
-                th.index() == t
-                    && session
-                        .stack_frames(s)
-                        .any(|f| session.frame_name(f) == function)
-            })
-            .count();
+    for (thread, function) in WORKERS {
+        let (own, _) = worker_samples(session, thread, function);
         assert!(own > 0, "no sample of {thread} in {function}");
     }
     let table = session.process_table();
@@ -507,4 +498,47 @@ fn record_serve_prints_the_url_and_serves_the_recorded_session() {
     );
     assert!(share(&saved, "spin_beta") > 0.3);
     assert!(served.stderr_contains("saved"), "{}", served.stderr());
+}
+
+#[test]
+fn record_pid_follows_the_processes_it_starts_only_with_children() {
+    let dir = TempDir::new("record_pid_children");
+    let exe = build_c(&dir, "threads");
+    for children in [true, false] {
+        // A shell that starts the program a while after prof attaches (or, on a slow machine,
+        // before: `--children` attaches to the children already running too).
+        let script = format!("sleep 2; {} 1; true", exe.display());
+        let mut shell = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+        let pid = shell.id().to_string();
+        let mut args = vec!["--pid", pid.as_str()];
+        if children {
+            args.push("--children");
+        }
+        let (output, session) = record(&dir, &args);
+        assert!(shell.wait().unwrap().success());
+        assert!(output.status.success(), "{output:?}");
+        let table = session.process_table();
+        let spinning =
+            share_or_zero(&session, "crunch_left") + share_or_zero(&session, "crunch_right");
+        if children {
+            let child = table
+                .iter()
+                .find(|p| p.executable.as_deref() == exe.to_str())
+                .unwrap_or_else(|| panic!("no child process in {table:#?}"));
+            assert_eq!(child.parent_pid, Some(shell.id()), "{child:?}");
+            assert!(spinning > 0.5, "{spinning}");
+        } else {
+            assert!(table.iter().all(|p| p.pid == shell.id()), "{table:#?}");
+            assert_eq!(spinning, 0.0);
+        }
+    }
+}
+
+/// [`share`], 0 for a session without samples.
+fn share_or_zero(session: &Session, name: &str) -> f64 {
+    if session.total_weight() == 0 {
+        0.0
+    } else {
+        share(session, name)
+    }
 }
