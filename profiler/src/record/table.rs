@@ -42,11 +42,13 @@ impl ProcessTable {
         self.entries.entry(pid).or_default()
     }
 
-    /// Reads `/proc/PID` now for `pid`.
+    /// Reads `/proc/PID` now for `pid` (once known, even when it has ended: its further
+    /// samples do not look again).
     pub fn look(&mut self, pid: u32) {
+        let entry = self.entry(pid);
         if let Some(process) = crate::sampler::meta::process_from_proc(pid) {
             let now = crate::sampler::sys::monotonic_ns();
-            self.entry(pid).seen = Some((process, now));
+            entry.seen = Some((process, now));
         }
     }
 
