@@ -42,6 +42,7 @@ const page = {
   meta: null,
   names: [],
   threads: [],
+  processes: [],
   searchMask: null,
   highlighting: false, // whether a search or selection highlights functions
 };
@@ -281,6 +282,7 @@ async function loadFile() {
   page.meta = loaded.meta;
   page.names = loaded.names;
   page.threads = loaded.threads;
+  page.processes = loaded.processes;
   renderSampleTypes($("sample-type"), loaded.sampleTypes, state.current.sampleType, (name) =>
     state.update({ sampleType: name === loaded.sampleTypes[0]?.name ? null : name }),
   );
@@ -328,7 +330,7 @@ async function applyView() {
     renderMeta($("meta"), page.meta);
   }
   transformBar.render(answer.chips);
-  renderThreads($("threads"), page.threads, valid, answer.label, (threads) =>
+  renderThreads($("threads"), page.threads, page.processes, valid, answer.label, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
   );
 }

@@ -22,10 +22,12 @@ export function renderMeta(dl, meta) {
 /**
  * Fills the thread selector, a set: its summary says what is shown (`label`, from the wasm
  * module), and it lists every thread with a checkbox, its sample count and share, as counted and
- * labelled by the wasm module. `chosen` is the shown thread indices, null for all;
- * `onChange(threads)` gets the new choice (null: all).
+ * labelled by the wasm module. With `processes` (`{label, threads}` from the wasm module, empty
+ * for a single process) the threads are listed under their process, whose own checkbox shows or
+ * hides all of them. `chosen` is the shown thread indices, null for all; `onChange(threads)` gets
+ * the new choice (null: all).
  */
-export function renderThreads(details, threads, chosen, label, onChange) {
+export function renderThreads(details, threads, processes, chosen, label, onChange) {
   const shown = new Set(chosen ?? threads.map((t) => t.index));
   const summary = document.createElement("summary");
   summary.textContent = label;
@@ -37,20 +39,41 @@ export function renderThreads(details, threads, chosen, label, onChange) {
   all.disabled = chosen === null;
   all.addEventListener("click", () => onChange(null));
   list.append(all);
-  for (const t of threads) {
-    const item = document.createElement("label");
+  /** Shows the threads `which` (indices) when `on`, hides them otherwise. */
+  const toggle = (which, on) => {
+    const next = threads
+      .map((u) => u.index)
+      .filter((i) => (which.includes(i) ? on : shown.has(i)));
+    onChange(next.length === threads.length ? null : next);
+  };
+  const item = (t) => {
+    const row = document.createElement("label");
     const box = document.createElement("input");
     box.type = "checkbox";
     box.value = String(t.index);
     box.checked = shown.has(t.index);
-    box.addEventListener("change", () => {
-      const next = threads
-        .map((u) => u.index)
-        .filter((i) => (i === t.index ? box.checked : shown.has(i)));
-      onChange(next.length === threads.length ? null : next);
-    });
-    item.append(box, document.createTextNode(` ${t.label}`));
-    list.append(item);
+    box.addEventListener("change", () => toggle([t.index], box.checked));
+    row.append(box, document.createTextNode(` ${t.label}`));
+    return row;
+  };
+  const byIndex = new Map(threads.map((t) => [t.index, t]));
+  if (processes.length > 0) {
+    for (const p of processes) {
+      const group = document.createElement("div");
+      group.className = "process-group";
+      const head = document.createElement("label");
+      head.className = "process";
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = p.threads.every((i) => shown.has(i));
+      box.indeterminate = !box.checked && p.threads.some((i) => shown.has(i));
+      box.addEventListener("change", () => toggle(p.threads, box.checked));
+      head.append(box, document.createTextNode(` ${p.label}`));
+      group.append(head, ...p.threads.filter((i) => byIndex.has(i)).map((i) => item(byIndex.get(i))));
+      list.append(group);
+    }
+  } else {
+    list.append(...threads.map(item));
   }
   details.replaceChildren(summary, list);
 }

@@ -176,6 +176,7 @@ const methods = {
       meta: JSON.parse(profile.metaJson()),
       names: JSON.parse(profile.functionNamesJson()),
       threads: JSON.parse(profile.threadsJson()),
+      processes: JSON.parse(profile.processesJson()),
       sampleTypes: JSON.parse(profile.sampleTypesJson()),
       hasStates: profile.hasStates(),
       version: profVersion(),

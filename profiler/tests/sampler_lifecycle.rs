@@ -19,10 +19,20 @@ fn a_second_start_is_already_running() {
         Err(prof::Error::AlreadyRunning)
     ));
     first.stop().unwrap();
-    prof::Profiler::start(prof::Options::default())
+    let report = prof::Profiler::start(prof::Options::default())
         .unwrap()
         .stop()
         .unwrap();
+    // The session's process table holds this process, as the only entry (issue 21).
+    let processes = &report.session().processes;
+    assert_eq!(processes.len(), 1, "{processes:?}");
+    assert_eq!(processes[0].pid, std::process::id());
+    assert_eq!(
+        processes[0].parent_pid,
+        Some(std::os::unix::process::parent_id())
+    );
+    let args: Vec<String> = std::env::args().collect();
+    assert_eq!(processes[0].command_line, args);
 }
 
 extern "C" fn custom_handler(_: libc::c_int) {}

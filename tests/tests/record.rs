@@ -97,35 +97,45 @@ fn record_attributes_a_c_program_without_frame_pointers_as_its_own_cpu_clock_doe
     );
 }
 
+/// The threads of `tests/data/record/threads.c` and the function each spins in.
+const WORKERS: [(&str, &str); 2] = [
+    ("left-worker", "crunch_left"),
+    ("right-worker", "crunch_right"),
+];
+
+/// How many samples of the thread named `thread` have `function` on their stack, and how many
+/// it has in all.
+fn worker_samples(session: &Session, thread: &str, function: &str) -> (usize, usize) {
+    let t = session
+        .threads
+        .iter()
+        .position(|t| session.str(t.name) == thread)
+        .unwrap_or_else(|| panic!("no thread {thread}"));
+    let mut own = 0;
+    let mut total = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session.samples.thread[i].index() != t {
+            continue;
+        }
+        total += 1;
+        if session
+            .stack_frames(stack)
+            .any(|f| session.frame_name(f) == function)
+        {
+            own += 1;
+        }
+    }
+    (own, total)
+}
+
 #[test]
 fn record_names_each_thread_and_unwinds_it_to_its_start() {
     let dir = TempDir::new("record_threads");
     let exe = build_c(&dir, "threads");
     let (output, session) = record(&dir, &["--", exe.to_str().unwrap(), "0.5"]);
     assert!(output.status.success(), "{output:?}");
-    for (thread, function) in [
-        ("left-worker", "crunch_left"),
-        ("right-worker", "crunch_right"),
-    ] {
-        let t = session
-            .threads
-            .iter()
-            .position(|t| session.str(t.name) == thread)
-            .unwrap_or_else(|| panic!("no thread {thread}"));
-        let mut own = 0;
-        let mut total = 0;
-        for (i, &stack) in session.samples.stack.iter().enumerate() {
-            if session.samples.thread[i].index() != t {
-                continue;
-            }
-            total += 1;
-            if session
-                .stack_frames(stack)
-                .any(|f| session.frame_name(f) == function)
-            {
-                own += 1;
-            }
-        }
+    for (thread, function) in WORKERS {
+        let (own, total) = worker_samples(&session, thread, function);
         assert!(total >= 200, "{thread}: {total} samples");
         assert!(
             own * 100 >= total * 95,
@@ -522,4 +532,263 @@ fn r21_wall_mode_user_only_still_counts_the_time_in_system_calls() {
         recorded / 1e9,
         lasted / 1e9
     );
+}
+
+#[test]
+fn record_lists_each_process_with_its_parent_command_line_and_executable() {
+    let dir = TempDir::new("record_processes");
+    let exe = build_c(&dir, "split");
+    let script = format!(
+        "{0} 0.3 >/dev/null & {0} 0.3 >/dev/null; wait",
+        exe.display()
+    );
+    let (output, session) = record(&dir, &["--", "sh", "-c", &script]);
+    assert!(output.status.success(), "{output:?}");
+    let table = session.process_table();
+    let shell = table
+        .iter()
+        .find(|p| p.command_line.first().map(String::as_str) == Some("sh"))
+        .unwrap_or_else(|| panic!("no shell in {table:#?}"));
+    assert_eq!(shell.command_line[1..], ["-c", script.as_str()]);
+    let runs: Vec<_> = table
+        .iter()
+        .filter(|p| p.parent_pid == Some(shell.pid) && p.name == "split")
+        .collect();
+    assert_eq!(runs.len(), 2, "{table:#?}");
+    for run in &runs {
+        assert_eq!(run.executable.as_deref(), exe.to_str(), "{run:?}");
+        // Read from `/proc` while it ran (it runs for 0.3 s of CPU; prof reads every 5 ms).
+        assert_eq!(run.command_line, [exe.to_str().unwrap(), "0.3"], "{run:?}");
+    }
+    // Every sample in the program's code is on a thread of one of its two processes.
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session
+            .stack_frames(stack)
+            .any(|f| session.frame_name(f) == "spin_beta")
+        {
+            let thread = &session.threads[session.samples.thread[i].index()];
+            let pid = table[thread.process.index()].pid;
+            assert!(runs.iter().any(|r| r.pid == pid), "{thread:?} in {pid}");
+        }
+    }
+    // `prof report --pid` and `--process` keep those processes' samples only.
+    let file = dir.join("out.json.gz");
+    let report = |args: &[&str]| {
+        let mut all = vec!["report", file.to_str().unwrap(), "--top", "3"];
+        all.extend_from_slice(args);
+        prof(&all)
+    };
+    let shell_only = report(&["--pid", &shell.pid.to_string()]);
+    let text = String::from_utf8_lossy(&shell_only.stdout);
+    assert!(
+        shell_only.status.success() && !text.contains("spin_beta"),
+        "{text}"
+    );
+    for args in [
+        vec!["--process", "split"],
+        vec!["--pid", &runs[0].pid.to_string()],
+    ] {
+        let out = report(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("spin_beta"),
+            "{args:?}: {text}"
+        );
+    }
+    let missing = report(&["--process", "nosuch"]);
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no process named \"nosuch\"") && stderr.contains(" split"),
+        "{stderr}"
+    );
+}
+
+/// Starts `threads SECONDS` and waits until both its workers have their names.
+fn start_threads(exe: &Path, seconds: &str) -> std::process::Child {
+    let child = Command::new(exe).arg(seconds).spawn().unwrap();
+    prof_e2e::page::eventually("the workers' names", || {
+        let names: Vec<String> = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+            .map(|d| {
+                d.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.iter().any(|n| n.trim() == "right-worker")
+    });
+    child
+}
+
+/// The state letter of process `pid` (`R`, `S`, `T` for stopped...), `None` once it is gone.
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// Panics unless `session` holds samples of both workers of `threads` in their own functions,
+/// all of process `pid`.
+fn assert_both_workers(session: &Session, pid: u32) {
+    for (thread, function) in WORKERS {
+        let (own, _) = worker_samples(session, thread, function);
+        assert!(own > 0, "no sample of {thread} in {function}");
+    }
+    let table = session.process_table();
+    assert!(session
+        .threads
+        .iter()
+        .all(|t| table[t.process.index()].pid == pid));
+    assert_eq!(session.meta.pid, pid);
+}
+
+#[test]
+fn record_pid_attaches_to_a_running_program_until_the_duration_without_stopping_it() {
+    let dir = TempDir::new("record_pid_duration");
+    let exe = build_c(&dir, "threads");
+    // Sixty CPU seconds per worker: it runs long after a one-second recording.
+    let mut target = start_threads(&exe, "60");
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--pid", &pid, "--duration", "1s"]);
+    // The recording ended at the duration: the program still runs, and is not stopped.
+    let running = target.try_wait().unwrap().is_none();
+    let now = state(target.id());
+    target.kill().unwrap();
+    target.wait().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(running && matches!(now, Some('R' | 'S')), "{now:?}");
+    assert!(
+        session.meta.duration_ns >= 1_000_000_000,
+        "{}",
+        session.meta.duration_ns
+    );
+    assert_both_workers(&session, target.id());
+    assert_eq!(session.meta.program, exe.to_str().unwrap());
+    assert_eq!(session.meta.args, ["60"]);
+}
+
+#[test]
+fn record_pid_ends_with_the_process_which_ends_unharmed_and_ctrl_c_saves() {
+    let dir = TempDir::new("record_pid_end");
+    let exe = build_c(&dir, "threads");
+    // Five CPU seconds per worker: prof (started after its workers are named) attaches well
+    // before its end, even on a busy machine.
+    let mut target = start_threads(&exe, "5");
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--pid", &pid]);
+    assert!(output.status.success(), "{output:?}");
+    // prof ended because the program did, which ran to its normal end.
+    assert!(target.wait().unwrap().success());
+    assert_both_workers(&session, target.id());
+
+    // Ctrl-C (SIGINT to prof alone: the program is not its child) ends the recording and saves.
+    let mut target = start_threads(&exe, "60");
+    let out = dir.join("int.json.gz");
+    let mut prof = Command::new(prof_e2e::prof_bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--pid"])
+        .arg(target.id().to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once prof catches SIGINT (bit 2 of its caught-signal mask), and has run a second.
+    prof_e2e::page::eventually("prof catching SIGINT", || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", prof.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & 2 != 0)
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let kill = Command::new("kill")
+        .args(["-INT", &prof.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = prof.wait().unwrap();
+    let still = target.try_wait().unwrap().is_none();
+    target.kill().unwrap();
+    target.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status:?} {stderr}");
+    assert!(still, "the program ended with the recording");
+    let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_both_workers(&session, target.id());
+}
+
+#[test]
+fn record_serve_prints_the_url_and_serves_the_recorded_session() {
+    let dir = TempDir::new("record_serve");
+    let exe = build_c(&dir, "split");
+    let file = dir.join("out.json.gz");
+    let served = prof_e2e::served::Served::run(&[
+        "record".as_ref(),
+        "--serve".as_ref(),
+        "--no-open".as_ref(),
+        "--port".as_ref(),
+        "0".as_ref(),
+        "-o".as_ref(),
+        file.as_os_str(),
+        "--".as_ref(),
+        exe.as_os_str(),
+        "0.3".as_ref(),
+    ]);
+    // The command's own output went before the URL, on the same standard output.
+    let page = minreq::get(&served.url).with_timeout(30).send().unwrap();
+    assert_eq!(page.status_code, 200);
+    let shown = minreq::get(format!("{}session/0", served.url))
+        .with_timeout(30)
+        .send()
+        .unwrap();
+    assert_eq!(shown.status_code, 200);
+    let shown = prof::session::read(shown.as_bytes()).unwrap();
+    let saved = prof::session::load(&file).unwrap();
+    assert_eq!(
+        shown, saved,
+        "the page gets exactly the session record saved"
+    );
+    assert!(share(&saved, "spin_beta") > 0.3);
+    assert!(served.stderr_contains("saved"), "{}", served.stderr());
+}
+
+#[test]
+fn record_pid_follows_the_processes_it_starts_only_with_children() {
+    let dir = TempDir::new("record_pid_children");
+    let exe = build_c(&dir, "threads");
+    for children in [true, false] {
+        // A shell that starts the program a while after prof attaches (or, on a slow machine,
+        // before: `--children` attaches to the children already running too).
+        let script = format!("sleep 2; {} 1; true", exe.display());
+        let mut shell = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+        let pid = shell.id().to_string();
+        let mut args = vec!["--pid", pid.as_str()];
+        if children {
+            args.push("--children");
+        }
+        let (output, session) = record(&dir, &args);
+        assert!(shell.wait().unwrap().success());
+        assert!(output.status.success(), "{output:?}");
+        let table = session.process_table();
+        let spinning =
+            share_or_zero(&session, "crunch_left") + share_or_zero(&session, "crunch_right");
+        if children {
+            let child = table
+                .iter()
+                .find(|p| p.executable.as_deref() == exe.to_str())
+                .unwrap_or_else(|| panic!("no child process in {table:#?}"));
+            assert_eq!(child.parent_pid, Some(shell.id()), "{child:?}");
+            assert!(spinning > 0.5, "{spinning}");
+        } else {
+            assert!(table.iter().all(|p| p.pid == shell.id()), "{table:#?}");
+            assert_eq!(spinning, 0.0);
+        }
+    }
+}
+
+/// [`share`], 0 for a session without samples.
+fn share_or_zero(session: &Session, name: &str) -> f64 {
+    if session.total_weight() == 0 {
+        0.0
+    } else {
+        share(session, name)
+    }
 }

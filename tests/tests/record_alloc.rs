@@ -124,6 +124,15 @@ fn alloc_mode_follows_a_forked_child() {
         }
     }
     assert_eq!(per_thread.len(), 2, "{per_thread:?}");
+    // Both processes are listed, the child under its parent.
+    let processes = &session.processes;
+    assert_eq!(processes.len(), 2, "{processes:?}");
+    let parent = &processes[0];
+    assert_eq!(processes[1].parent_pid, Some(parent.pid), "{processes:?}");
+    assert!(
+        parent.command_line.iter().any(|w| w == "fork"),
+        "{processes:?}"
+    );
 }
 
 #[test]

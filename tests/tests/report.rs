@@ -163,10 +163,10 @@ fn broken_files_get_one_line_and_exit_code_2() {
         &write(
             &dir,
             "newer.json",
-            text.replacen("\"version\":3", "\"version\":4", 1)
+            text.replacen("\"version\":4", "\"version\":5", 1)
                 .as_bytes(),
         ),
-        "version 4 is newer than this prof reads (version 3)",
+        "version 5 is newer than this prof reads (version 4)",
     );
     refused(
         &write(

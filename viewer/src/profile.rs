@@ -225,6 +225,15 @@ impl Profile {
         to_json(&ThreadEntry::all(&self.session, &self.thread_totals))
     }
 
+    /// The processes the thread selector groups the threads under, as JSON `[{label, threads:
+    /// [indices]}]` in the threads' order; empty when every thread is of one process (nothing to
+    /// group).
+    #[wasm_bindgen(js_name = processesJson)]
+    pub fn processes_json(&self) -> String {
+        let order: Vec<_> = self.thread_totals.iter().map(|t| t.thread).collect();
+        to_json(&crate::view::process_groups(&self.session, &order))
+    }
+
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
     /// "range": [from_ns, to_ns] or null, "transforms": [TransformSpec...]}` (absent keys:
     /// everything, untransformed).

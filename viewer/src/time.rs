@@ -107,6 +107,8 @@ pub struct TimelineData {
     totals: Vec<String>,
     ticks: Vec<Tick>,
     extent: (u64, u64),
+    /// Where each process's tracks start, with its label, when there are several.
+    groups: Vec<(u32, String)>,
 }
 
 impl TimelineData {
@@ -147,6 +149,16 @@ impl TimelineData {
             }
         }
         tracks.sort_by_key(|t| rank.get(t.thread.index()).copied().unwrap_or(usize::MAX));
+        // Each process's tracks together, in the order of its first (busiest) one.
+        let sorted: Vec<ThreadIdx> = tracks.iter().map(|t| t.thread).collect();
+        let groups = crate::view::process_groups(session, &sorted);
+        let mut group_rank = vec![0usize; session.threads.len()];
+        for (g, group) in groups.iter().enumerate() {
+            for &t in &group.threads {
+                group_rank[t as usize] = g;
+            }
+        }
+        tracks.sort_by_key(|t| group_rank.get(t.thread.index()).copied().unwrap_or(0));
         let heaviest = tracks
             .iter()
             .flat_map(|t| t.weight.iter().copied())
@@ -167,6 +179,11 @@ impl TimelineData {
             extent: time_extent(session),
             ..TimelineData::default()
         };
+        let mut start = 0;
+        for group in groups {
+            data.groups.push((start, group.label));
+            start += group.threads.len() as u32;
+        }
         for track in &tracks {
             let thread = &session.threads[track.thread.index()];
             let name = session.str(thread.name);
@@ -240,8 +257,9 @@ impl TimelineData {
     }
 
     /// Each track's label and its weight in the window (after the transforms), the axis ticks,
-    /// the window as text and the session's extent, as JSON `{labels, totals, ticks: [{x,
-    /// text}], windowText, extent: [from, to]}`.
+    /// the window as text, the session's extent and where each process's tracks start (when
+    /// there are several), as JSON `{labels, totals, ticks: [{x, text}], windowText, extent:
+    /// [from, to], groups: [{track, label}]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
         serde_json::json!({
@@ -250,6 +268,11 @@ impl TimelineData {
             "ticks": self.ticks,
             "windowText": range_text(self.from, self.to),
             "extent": [self.extent.0, self.extent.1],
+            "groups": self
+                .groups
+                .iter()
+                .map(|(track, label)| serde_json::json!({"track": track, "label": label}))
+                .collect::<Vec<_>>(),
         })
         .to_string()
     }

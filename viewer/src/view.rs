@@ -132,6 +132,32 @@ pub fn threads_label(
     }
 }
 
+/// A process of the thread selector and the timeline, with its threads.
+#[derive(Serialize)]
+pub struct ProcessEntry {
+    /// `spin [4242]`.
+    pub label: String,
+    /// Its threads' indices, in the order given.
+    pub threads: Vec<u32>,
+}
+
+/// The threads of `order` grouped by process ([`group_by_process`]); empty when they are all
+/// of one process.
+pub fn process_groups(session: &Session, order: &[prof::session::ThreadIdx]) -> Vec<ProcessEntry> {
+    let groups = prof::aggregate::group_by_process(session, order);
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let table = session.process_table();
+    groups
+        .into_iter()
+        .map(|g| ProcessEntry {
+            label: prof::aggregate::process_label(&table[g.process.index()]),
+            threads: g.threads.iter().map(|t| t.0).collect(),
+        })
+        .collect()
+}
+
 /// One entry of the thread selector, with the thread's share of the samples.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -255,6 +255,18 @@ export class Timeline {
       ctx.fillStyle = MATCH_COLOR;
       ctx.fill(paths.get(MATCH_COLOR));
     }
+    // Each process's tracks, when there are several: a rule above them and its label.
+    for (const group of d.groups ?? []) {
+      const top = AXIS + group.track * TRACK;
+      ctx.fillStyle = "#455a64";
+      ctx.fillRect(0, top, width, 2);
+      const text = ellipsize(ctx, group.label, graph / 2);
+      const w = ctx.measureText(text).width + 8;
+      ctx.fillStyle = "rgba(255, 255, 255, 0.85)";
+      ctx.fillRect(GUTTER + graph - w, top + 2, w, TRACK / 2 + 2);
+      ctx.fillStyle = "#455a64";
+      ctx.fillText(text, GUTTER + graph - w + 4, top + 2 + TRACK / 4 + 1);
+    }
     // The selection: the range chosen, or the one being dragged.
     let sel = null;
     if (this.drag) sel = [Math.min(this.drag.x0, this.drag.x1), Math.max(this.drag.x0, this.drag.x1)];

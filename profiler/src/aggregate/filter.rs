@@ -1,7 +1,7 @@
 //! Choosing samples (by thread and time range) and summing them per stack: the one pass over the
 //! samples that every view starts from.
 
-use crate::session::{SampleState, Session, StackId, ThreadIdx};
+use crate::session::{Process, SampleState, Session, StackId, ThreadIdx};
 use serde::{Deserialize, Serialize};
 
 /// Which samples count. The default keeps every sample.
@@ -50,6 +50,23 @@ impl Filter {
             .enumerate()
             .filter(|(_, t)| session.str(t.name) == name)
             .map(|(i, _)| ThreadIdx(i as u32));
+        self.threads(matching)
+    }
+
+    /// Keeps only the threads of the processes `keep` accepts (of those already kept, when
+    /// threads were chosen before): `--pid`, `--process`, the viewer's process groups. A
+    /// session without a process table has one process ([`Session::process_table`]).
+    pub fn processes(mut self, session: &Session, keep: impl Fn(&Process) -> bool) -> Self {
+        let table = session.process_table();
+        let kept: Vec<bool> = table.iter().map(keep).collect();
+        let chosen = self.threads.take();
+        let matching = session
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| kept.get(t.process.index()).copied().unwrap_or(false))
+            .map(|(i, _)| ThreadIdx(i as u32))
+            .filter(|t| chosen.as_ref().is_none_or(|c| c.contains(t)));
         self.threads(matching)
     }
 
@@ -201,6 +218,41 @@ mod tests {
     use crate::session::{FrameSpec, SessionBuilder};
 
     #[test]
+    fn filters_by_process_pid_and_name_within_chosen_threads() {
+        use crate::session::Process;
+        let mut b = SessionBuilder::default();
+        let process = |pid, name: &str| Process {
+            pid,
+            name: name.into(),
+            ..Process::default()
+        };
+        let sh = b.push_process(process(10, "sh"));
+        let spin_a = b.push_process(process(11, "spin"));
+        let spin_b = b.push_process(process(12, "spin"));
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        for (process, tid, name, weight) in [
+            (sh, 10, "sh", 1),
+            (spin_a, 11, "spin", 2),
+            (spin_a, 13, "helper", 4),
+            (spin_b, 12, "spin", 8),
+        ] {
+            let t = b.thread_in(process, tid, name);
+            b.push_sample(stack, t, 1, weight);
+        }
+        let session = b.finish();
+        let total = |filter: Filter| StackWeights::compute(&session, &filter).total();
+        assert_eq!(total(Filter::all().processes(&session, |p| p.pid == 11)), 6);
+        assert_eq!(
+            total(Filter::all().processes(&session, |p| p.is_named("spin"))),
+            14
+        );
+        let spin_threads = Filter::all().thread_named(&session, "spin");
+        assert_eq!(total(spin_threads.processes(&session, |p| p.pid == 11)), 2);
+        assert_eq!(total(Filter::all().processes(&session, |p| p.pid == 99)), 0);
+    }
+
+    #[test]
     fn filters_by_thread_and_half_open_time_range() {
         let mut b = SessionBuilder::default();
         let f = b.intern_frame(&FrameSpec::named("f"));
@@ -217,6 +269,9 @@ mod tests {
         assert_eq!(total(Filter::all().threads([worker])), 12);
         assert_eq!(total(Filter::all().thread_named(&session, "main")), 3);
         assert_eq!(total(Filter::all().thread_named(&session, "nobody")), 0);
+        // A session without a process table is one process: the one its metadata names.
+        assert_eq!(total(Filter::all().processes(&session, |_| true)), 15);
+        assert_eq!(total(Filter::all().processes(&session, |_| false)), 0);
         assert_eq!(total(Filter::all().time_range(10, 20)), 6);
         assert_eq!(total(Filter::all().threads([main]).time_range(10, 20)), 2);
         let w = StackWeights::compute(&session, &Filter::all());

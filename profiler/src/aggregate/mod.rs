@@ -46,7 +46,9 @@ pub use listing::{Column, TableOrder};
 pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
-pub use threads::{busiest_first, thread_totals, ThreadTotal};
+pub use threads::{
+    busiest_first, group_by_process, process_label, thread_totals, ProcessGroup, ThreadTotal,
+};
 pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
 pub use top::{SortBy, TopRow};
 pub use transform::{NameMatcher, Transform};

@@ -1,7 +1,8 @@
 //! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall|alloc] [--user-only] -- CMD
-//! [ARGS...]`: runs CMD, samples
-//! every thread of it and of the processes it starts (see `prof::record`), saves the session,
+//! [ARGS...]`: runs CMD, samples every thread of it and of the processes it starts (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
+//! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
+//! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
 
 use super::exit::{fail, BAD_INPUT};
 use clap::Args;
@@ -47,9 +48,25 @@ pub struct RecordArgs {
     /// Alloc mode: mean bytes allocated between samples of each thread.
     #[arg(long, value_name = "BYTES", default_value_t = prof::DEFAULT_ALLOC_INTERVAL_BYTES)]
     alloc_interval: u64,
+    /// Attach to this running process (all its threads, and those it starts) instead of
+    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pid: Option<u32>,
+    /// With `--pid`: record for this long at most, e.g. `30s`, `500ms`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "pid")]
+    duration: Option<Duration>,
+    /// With `--pid`: also the processes it has started and starts.
+    #[arg(long, requires = "pid")]
+    children: bool,
+    /// Then serve the session in the viewer (as `prof serve FILE`) until Ctrl-C.
+    #[arg(long)]
+    serve: bool,
+    /// With `--serve`: how to serve.
+    #[command(flatten)]
+    serve_flags: super::serve::ServeFlags,
     /// The command to run, with its arguments.
     #[arg(
-        required = true,
+        required_unless_present = "pid",
         trailing_var_arg = true,
         allow_hyphen_values = true,
         value_name = "CMD"
@@ -85,7 +102,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     };
     let d = Duration::try_from_secs_f64(value * scale).map_err(|e| e.to_string())?;
     if d.is_zero() {
-        return Err("the interval must be above 0".into());
+        return Err("it must be above 0".into());
     }
     Ok(d)
 }
@@ -124,9 +141,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
     if let Err(e) = check_writable(&args.output) {
         return fail(&e);
     }
-    let mut command = std::process::Command::new(&args.command[0]);
-    command.args(&args.command[1..]);
-    let recording = match prof::record::record(command, &options) {
+    options.duration = args.duration;
+    options.children = args.children;
+    let recorded = match args.pid {
+        Some(pid) => prof::record::attach(pid, &options),
+        None => {
+            let mut command = std::process::Command::new(&args.command[0]);
+            command.args(&args.command[1..]);
+            prof::record::record(command, &options)
+        }
+    };
+    let recording = match recorded {
         Ok(recording) => recording,
         Err(e @ prof::Error::PerfRefused { .. }) => {
             eprintln!("prof: {e}");
@@ -159,7 +184,12 @@ pub fn run(args: RecordArgs) -> ExitCode {
             )
         };
         eprintln!(
-            "prof: no samples: the command {what}; saved an empty session to {}",
+            "prof: no samples: the {} {what}; saved an empty session to {}",
+            if args.pid.is_some() {
+                "process"
+            } else {
+                "command"
+            },
             args.output.display()
         );
     } else {
@@ -175,6 +205,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 String::new()
             }
         );
+    }
+    if args.serve {
+        prof::record::interrupts_end_prof();
+        return super::serve::serve_files(std::slice::from_ref(&args.output), &args.serve_flags);
     }
     let status = recording.status;
     let code = match (status.code(), status.signal()) {

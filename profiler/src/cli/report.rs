@@ -27,6 +27,13 @@ pub struct ReportArgs {
     /// Only samples of threads with this name (repeat for several threads).
     #[arg(long, value_name = "NAME")]
     thread: Vec<String>,
+    /// Only samples of the process with this id (repeat for several processes).
+    #[arg(long, value_name = "PID")]
+    pid: Vec<u32>,
+    /// Only samples of processes with this name: their `comm`, or their executable's or
+    /// command's file name (repeat for several).
+    #[arg(long, value_name = "NAME")]
+    process: Vec<String>,
     /// The sample type to show: a pprof value column (`inuse_space`, `alloc_objects`, ...) or a
     /// `perf script` event (`cycles`); by default pprof's default type or perf's first event.
     #[arg(long = "type", value_name = "NAME")]
@@ -135,9 +142,55 @@ enum Sort {
     Total,
 }
 
+/// Narrows `filter` to the processes `--pid` and `--process` name; one of them that names no
+/// process is an error listing those there are.
+fn process_filter(
+    session: &prof::session::Session,
+    args: &ReportArgs,
+    filter: &mut Filter,
+) -> Result<(), prof::Error> {
+    let table = session.process_table();
+    let known = || {
+        table
+            .iter()
+            .map(|p| format!("{} {}", p.pid, p.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missing = |what: String| {
+        prof::Error::InvalidOption(format!(
+            "{what} in {} (processes: {})",
+            args.file.display(),
+            known()
+        ))
+    };
+    if let Some(pid) = args
+        .pid
+        .iter()
+        .find(|&&pid| table.iter().all(|p| p.pid != pid))
+    {
+        return Err(missing(format!("--pid: no process {pid}")));
+    }
+    if let Some(name) = args
+        .process
+        .iter()
+        .find(|name| table.iter().all(|p| !p.is_named(name)))
+    {
+        return Err(missing(format!("--process: no process named {name:?}")));
+    }
+    if !args.pid.is_empty() {
+        *filter = std::mem::take(filter).processes(session, |p| args.pid.contains(&p.pid));
+    }
+    if !args.process.is_empty() {
+        *filter = std::mem::take(filter)
+            .processes(session, |p| args.process.iter().any(|n| p.is_named(n)));
+    }
+    Ok(())
+}
+
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
-    let session = match super::load(&args.file, args.sample_type, args.process_root) {
+    let session = match super::load(&args.file, args.sample_type.clone(), args.process_root) {
         Ok(session) => session,
         Err(err) => return fail(&err),
     };
@@ -167,6 +220,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     if !args.thread.is_empty() {
         filter = filter.threads(threads);
+    }
+    if let Err(e) = process_filter(&session, &args, &mut filter) {
+        return fail(&e);
     }
     if let Some(state) = args.state {
         filter = filter.state(match state {

@@ -246,6 +246,7 @@ fn corrupt(what: String) -> Error {
 /// A sampled allocation, its stack in its process's table.
 struct Sample {
     process: usize,
+    pid: u32,
     tid: u32,
     time: u64,
     size: u64,
@@ -272,6 +273,10 @@ struct Recorder {
     /// The sample of each block still live, by pid and address.
     blocks: HashMap<(u32, u64), usize>,
     names: HashMap<u32, String>,
+    /// The session's process table: each pid's entry, read from `/proc` when it started
+    /// (the interposer loaded, or it forked).
+    table: Vec<crate::session::Process>,
+    owner: HashMap<u32, usize>,
     first_time: Option<u64>,
 }
 
@@ -287,6 +292,8 @@ impl Recorder {
             samples: Vec::new(),
             blocks: HashMap::new(),
             names: HashMap::new(),
+            table: Vec::new(),
+            owner: HashMap::new(),
             first_time: None,
         }
     }
@@ -299,6 +306,28 @@ impl Recorder {
             used += len;
         }
         Ok(used)
+    }
+
+    /// Lists process `pid` in the session's table (again after an `exec`: its latest name,
+    /// command line and executable), as `/proc` describes it now; `parent` when known.
+    fn list(&mut self, pid: u32, parent: Option<u32>) {
+        let mut entry = crate::sampler::meta::process_from_proc(pid).unwrap_or_else(|| {
+            crate::session::Process {
+                pid,
+                parent_pid: None,
+                name: String::new(),
+                command_line: Vec::new(),
+                executable: None,
+            }
+        });
+        entry.parent_pid = entry.parent_pid.or(parent);
+        match self.owner.get(&pid) {
+            Some(&i) => self.table[i] = entry,
+            None => {
+                self.owner.insert(pid, self.table.len());
+                self.table.push(entry);
+            }
+        }
     }
 
     fn new_process(&mut self, pid: u32, process: Process) -> usize {
@@ -333,10 +362,12 @@ impl Recorder {
     fn handle(&mut self, wire: Wire<'_>) {
         match wire {
             Wire::Start { pid, maps } => {
+                self.list(pid, None);
                 let i = self.new_process(pid, Process::default());
                 self.map(i, maps);
             }
             Wire::Fork { pid, parent } => {
+                self.list(pid, Some(parent));
                 let mut process = Process::default();
                 if let Some(&p) = self.current.get(&parent) {
                     process.inherit(self.processes[p].objects.clone());
@@ -384,8 +415,12 @@ impl Recorder {
             // The block's free went unreported (its table slot was full): it is not in use.
             self.samples[old].live = false;
         }
+        if !self.owner.contains_key(&a.pid) {
+            self.list(a.pid, None);
+        }
         self.samples.push(Sample {
             process: i,
+            pid: a.pid,
             tid: a.tid,
             time: a.time,
             size: a.size,
@@ -449,6 +484,11 @@ impl Recorder {
                 is_allocator_frame,
             ));
         }
+        let listed: Vec<_> = self
+            .table
+            .iter()
+            .map(|p| builder.push_process(p.clone()))
+            .collect();
         let first = self.first_time.unwrap_or(0);
         let mut threads = HashMap::new();
         for (n, s) in self.samples.iter().enumerate() {
@@ -457,7 +497,8 @@ impl Recorder {
             };
             let thread = *threads.entry(s.tid).or_insert_with(|| {
                 let name = self.names.get(&s.tid).map_or("", String::as_str);
-                builder.thread(u64::from(s.tid), name)
+                let process = listed[self.owner[&s.pid]];
+                builder.thread_in(process, u64::from(s.tid), name)
             });
             let (bytes, objects) =
                 estimate(s.size, mean, crate::sampler::alloc::splitmix(n as u64));

@@ -12,17 +12,21 @@
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
 mod alloc;
+mod attach;
 mod jit;
 mod kernel;
 mod process;
 mod records;
 mod switch;
+mod table;
+
+pub use attach::attach;
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
-use crate::session::{Metadata, Mode, SampleState, Session, SessionBuilder};
+use crate::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
-use records::Record;
+use records::{Record, SampleRecord};
 use std::collections::{HashMap, HashSet};
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
@@ -70,7 +74,7 @@ pub struct RecordOptions {
     /// What is sampled: [`Mode::Cpu`] (time on CPU, from perf rings), [`Mode::Wall`] (also
     /// each thread's time switched out, charged to the stack it blocked in) or [`Mode::Alloc`]
     /// (allocations, from an interposer library loaded with `LD_PRELOAD`: see
-    /// [`RecordOptions::alloc_library`]).
+    /// [`RecordOptions::alloc_library`]). [`attach`] records CPU time only.
     pub mode: Mode,
     /// Whether to record kernel frames (and time in the kernel) too: needs
     /// `perf_event_paranoid` 1 or lower (or `CAP_PERFMON`). Alloc mode has none.
@@ -80,6 +84,10 @@ pub struct RecordOptions {
     /// Alloc mode: the image of prof's allocation interposer (the `prof-preload` crate's
     /// `cdylib`), which the `prof` binary embeds.
     pub alloc_library: Option<&'static [u8]>,
+    /// [`attach`] only: how long to record (until Ctrl-C or the process's end when `None`).
+    pub duration: Option<Duration>,
+    /// [`attach`] only: also the processes it has started and starts (else only its threads).
+    pub children: bool,
 }
 
 impl Default for RecordOptions {
@@ -92,6 +100,8 @@ impl Default for RecordOptions {
             kernel: true,
             alloc_interval_bytes: crate::DEFAULT_ALLOC_INTERVAL_BYTES,
             alloc_library: None,
+            duration: None,
+            children: false,
         }
     }
 }
@@ -152,6 +162,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         // Wall mode needs the kernel's permission anyway: a thread's time in system calls is
         // running time, on the user stack that made the call when frames are user only.
         kernel_time: options.kernel || wall,
+        attach: false,
     };
     let mut rings = Vec::new();
     // The context-switch events of wall mode, writing to the rings (kept open while recording).
@@ -180,36 +191,27 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
     sys::ignore_terminal_interrupts();
-    // Rings smaller than asked for (see `map_ring`) are read more often, down to every 0.5 ms.
-    let smallest = rings.iter().map(PerfRing::data_bytes).min().unwrap_or(0);
-    let full_size = RING_PAGES * 4096;
-    let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
-        .max(Duration::from_micros(500));
     let mut rec = Recorder::new(pid, options.max_depth);
     rec.wall = wall.then(switch::Switches::default);
-    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     let mut status = None;
-    loop {
-        let ended = match status {
-            Some(_) => true,
-            None => {
-                status = child.try_wait().map_err(|source| Error::Os {
-                    call: "waitpid",
-                    source,
-                })?;
-                status.is_some()
+    let mut wait_error = None;
+    drain_until(&mut rings, &mut rec, |rec| {
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(s) => status = s,
+                Err(source) => {
+                    wait_error = Some(Error::Os {
+                        call: "waitpid",
+                        source,
+                    });
+                    return true;
+                }
             }
-        };
-        let quiet = ended && rec.others_gone();
-        let fullest = rec.drain(&mut rings, &mut buffers, quiet);
-        if quiet {
-            break;
         }
-        // A ring an eighth full in one interval is filling fast (many threads, a high rate):
-        // read again at once rather than let it overflow.
-        if fullest < smallest / 8 {
-            std::thread::sleep(pause);
-        }
+        status.is_some() && rec.others_gone()
+    });
+    if let Some(e) = wait_error {
+        return Err(e);
     }
     let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
     drop(switch_events);
@@ -222,15 +224,59 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
+    Ok(finish(rec, meta, start_time, started, status))
+}
+
+/// Reads the rings into `rec` until `done` (asked before each drain) says the recording is
+/// over; the last drain handles every record read.
+fn drain_until(
+    rings: &mut [PerfRing],
+    rec: &mut Recorder,
+    mut done: impl FnMut(&mut Recorder) -> bool,
+) {
+    // Rings smaller than asked for (see `map_ring`) are read more often, down to every 0.5 ms.
+    let smallest = rings.iter().map(PerfRing::data_bytes).min().unwrap_or(0);
+    let full_size = RING_PAGES * 4096;
+    let pause = (DRAIN_EVERY * smallest.min(full_size) as u32 / full_size as u32)
+        .max(Duration::from_micros(500));
+    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
+    loop {
+        let quiet = done(rec);
+        let fullest = rec.drain(rings, &mut buffers, quiet);
+        if quiet {
+            break;
+        }
+        // A ring an eighth full in one interval is filling fast (many threads, a high rate):
+        // read again at once rather than let it overflow.
+        if fullest < smallest / 8 {
+            std::thread::sleep(pause);
+        }
+    }
+}
+
+/// The recording: `meta` (program, arguments, pid) completed with the times and the samples.
+fn finish(
+    rec: Recorder,
+    mut meta: Metadata,
+    start_time: SystemTime,
+    started: Instant,
+    status: ExitStatus,
+) -> Recording {
     meta.start_time = crate::sampler::meta::rfc3339(start_time);
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let session = rec.finish(meta);
     let reached_root = reached_root(&session);
-    Ok(Recording {
+    Recording {
         report: Report::new(session),
         status,
         reached_root,
-    })
+    }
+}
+
+/// Makes Ctrl-C end prof again once a recording is saved (a recording leaves it to the
+/// command, or catches it to save): before serving the session, for example.
+pub fn interrupts_end_prof() {
+    sys::default_interrupts();
 }
 
 /// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
@@ -340,6 +386,12 @@ struct Recorder {
     samples: Vec<Sample>,
     /// Records read but not yet handled (see [`Recorder::drain`]).
     pending: Vec<Record>,
+    /// The processes for the session's table.
+    table: table::ProcessTable,
+    /// [`attach`]: the processes recorded (records of others are dropped), and whether the
+    /// processes they start join them; `None` records everything (`record`).
+    keep: Option<HashSet<u32>>,
+    follow_children: bool,
     lost: u64,
     first_time: Option<u64>,
     /// Wall mode's threads switched out (`None` in CPU mode).
@@ -361,6 +413,9 @@ impl Recorder {
             segments: HashMap::new(),
             samples: Vec::new(),
             pending: Vec::new(),
+            table: table::ProcessTable::default(),
+            keep: None,
+            follow_children: false,
             lost: 0,
             first_time: None,
             wall: None,
@@ -415,7 +470,10 @@ impl Recorder {
         }
         let fullest = buffers.iter().map(Vec::len).max().unwrap_or(0);
         for buf in buffers.iter() {
-            records::parse_all(buf, regs, |r| self.pending.push(r));
+            records::parse_all(buf, regs, |r| {
+                self.table.read(&r);
+                self.pending.push(r);
+            });
         }
         self.pending.sort_by_key(Record::time);
         let upto = if last {
@@ -431,47 +489,71 @@ impl Recorder {
         fullest
     }
 
-    fn handle(&mut self, r: Record) {
-        match r {
-            Record::Sample {
-                pid,
-                tid,
-                time,
-                period,
-                kernel,
-                regs,
-                stack,
-            } => {
-                // A context switch's sample (task-clock periods are at least 10 µs).
-                let switch = self.wall.is_some() && period == SWITCH_PERIOD;
-                let Some(regs) = regs_of(&regs) else {
-                    // An exiting thread's last switch has no user registers left to copy.
-                    self.lost += u64::from(!switch);
-                    return;
-                };
-                self.first_time.get_or_insert(time);
-                let copied = CopiedStack {
-                    sp: regs.sp,
-                    bytes: &stack,
-                };
-                let process = self.process(pid);
-                let jit = self.jit.ranges(process);
-                let stack =
-                    self.processes[process].unwind(&kernel, regs, &copied, self.max_depth, jit);
-                if let (true, Some(wall)) = (switch, &mut self.wall) {
-                    wall.sampled(tid, time, process, stack);
-                    return;
+    /// False for a record of a process not recorded ([`attach`] without `children`, a
+    /// process the attached one started); a process started by a recorded one joins them
+    /// when `follow_children`.
+    fn wanted(&mut self, r: &Record) -> bool {
+        let Some(keep) = &mut self.keep else {
+            return true;
+        };
+        match *r {
+            Record::Fork { pid, ppid, .. } if pid != ppid => {
+                if self.follow_children && keep.contains(&ppid) {
+                    keep.insert(pid);
                 }
-                self.clock = (self.clock.0 + 1, self.clock.1 + period);
-                self.samples.push(Sample {
-                    process,
-                    tid,
-                    time,
-                    period,
-                    stack,
-                    state: self.wall.is_some().then_some(SampleState::Running),
-                });
+                keep.contains(&pid)
             }
+            Record::Sample(ref s) => keep.contains(&s.pid),
+            Record::Switch { pid, .. }
+            | Record::Mmap { pid, .. }
+            | Record::Comm { pid, .. }
+            | Record::Fork { pid, .. }
+            | Record::Exit { pid, .. } => keep.contains(&pid),
+            Record::Lost { .. } | Record::Other => true,
+        }
+    }
+
+    /// Unwinds a sample's copied stack in its process's address space and keeps it: a task
+    /// clock's sample, or in wall mode a context switch's (whose stack the thread's time
+    /// switched out is charged to).
+    fn sample(&mut self, s: &SampleRecord) {
+        // A context switch's sample (task-clock periods are at least 10 µs).
+        let switch = self.wall.is_some() && s.period == SWITCH_PERIOD;
+        let Some(regs) = regs_of(&s.regs) else {
+            // An exiting thread's last switch has no user registers left to copy.
+            self.lost += u64::from(!switch);
+            return;
+        };
+        self.first_time.get_or_insert(s.time);
+        let copied = CopiedStack {
+            sp: regs.sp,
+            bytes: &s.stack,
+        };
+        let process = self.process(s.pid);
+        let jit = self.jit.ranges(process);
+        let stack = self.processes[process].unwind(&s.kernel, regs, &copied, self.max_depth, jit);
+        if let (true, Some(wall)) = (switch, &mut self.wall) {
+            wall.sampled(s.tid, s.time, process, stack);
+            return;
+        }
+        self.clock = (self.clock.0 + 1, self.clock.1 + s.period);
+        self.samples.push(Sample {
+            process,
+            tid: s.tid,
+            time: s.time,
+            period: s.period,
+            stack,
+            state: self.wall.is_some().then_some(SampleState::Running),
+        });
+    }
+
+    fn handle(&mut self, r: Record) {
+        if !self.wanted(&r) {
+            return;
+        }
+        self.table.handle(&r);
+        match r {
+            Record::Sample(s) => self.sample(&s),
             Record::Mmap {
                 pid,
                 addr,
@@ -548,10 +630,11 @@ impl Recorder {
     }
 
     /// The session: each process's stacks symbolized against its own objects.
-    fn finish(self, mut meta: Metadata) -> Session {
+    fn finish(mut self, mut meta: Metadata) -> Session {
         meta.dropped_samples = self.lost;
         meta.achieved_interval_ns = self.clock.1.checked_div(self.clock.0).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);
+        let owners = std::mem::take(&mut self.table).build(&mut builder);
         let mut ids = Vec::new();
         for (i, process) in self.processes.iter().enumerate() {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
@@ -575,7 +658,8 @@ impl Recorder {
             };
             let thread = *threads.entry(s.tid).or_insert_with(|| {
                 let name = self.names.get(&s.tid).map(String::as_str).unwrap_or("");
-                builder.thread(u64::from(s.tid), name)
+                let process = owners.get(&s.tid).copied().unwrap_or(ProcessIdx(0));
+                builder.thread_in(process, u64::from(s.tid), name)
             });
             builder.push_sample_full(
                 stack,

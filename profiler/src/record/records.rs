@@ -3,25 +3,29 @@
 //! PERIOD | CALLCHAIN | REGS_USER | STACK_USER`; other records followed by the task and time,
 //! `sample_id_all`).
 
+/// A sample: the task, when, its weight, the user registers and the copied stack.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SampleRecord {
+    pub pid: u32,
+    pub tid: u32,
+    pub time: u64,
+    pub period: u64,
+    /// The kernel's part of the call chain, innermost first (empty for a sample taken in
+    /// user space, or of an event that excludes the kernel).
+    pub kernel: Vec<u64>,
+    /// The registers of `sample_regs_user`, lowest register number first; empty when the
+    /// sample interrupted no user code.
+    pub regs: Vec<u64>,
+    /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
+    /// went: usually much less than asked for).
+    pub stack: Vec<u8>,
+}
+
 /// One record of the ring.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Record {
-    /// A sample: the task, when, its weight, the user registers and the copied stack.
-    Sample {
-        pid: u32,
-        tid: u32,
-        time: u64,
-        period: u64,
-        /// The kernel's part of the call chain, innermost first (empty for a sample taken in
-        /// user space, or of an event that excludes the kernel).
-        kernel: Vec<u64>,
-        /// The registers of `sample_regs_user`, lowest register number first; empty when the
-        /// sample interrupted no user code.
-        regs: Vec<u64>,
-        /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
-        /// went: usually much less than asked for).
-        stack: Vec<u8>,
-    },
+    /// A sample (handled by `Recorder::sample`).
+    Sample(SampleRecord),
     /// A mapping of a file (or the vDSO): `prot` has `PROT_EXEC` for code.
     Mmap {
         pid: u32,
@@ -67,7 +71,7 @@ impl Record {
     /// When it happened (0 for records without a time).
     pub fn time(&self) -> u64 {
         match self {
-            Record::Sample { time, .. }
+            Record::Sample(SampleRecord { time, .. })
             | Record::Mmap { time, .. }
             | Record::Comm { time, .. }
             | Record::Fork { time, .. }
@@ -167,7 +171,7 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 let dyn_size = usize::try_from(c.u64()?).ok()?;
                 stack = data[..dyn_size.min(size)].to_vec();
             }
-            Record::Sample {
+            Record::Sample(SampleRecord {
                 pid,
                 tid,
                 time,
@@ -175,7 +179,7 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 kernel,
                 regs,
                 stack,
-            }
+            })
         }
         SWITCH => {
             let (pid, tid, time) = (c.u32()?, c.u32()?, c.u64()?);
@@ -278,7 +282,7 @@ mod tests {
         let bytes = record(SAMPLE, 0, &body);
         let mut got = Vec::new();
         parse_all(&bytes, 3, |r| got.push(format!("{r:?}")));
-        let want = Record::Sample {
+        let want = Record::Sample(SampleRecord {
             pid: 5,
             tid: 7,
             time: 99,
@@ -286,7 +290,7 @@ mod tests {
             kernel: vec![0xffff_ffff_8100_0010, 0xffff_ffff_8100_0200],
             regs: vec![0xb, 0x5, 0x1000],
             stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
-        };
+        });
         assert_eq!(got, vec![format!("{want:?}")]);
     }
 

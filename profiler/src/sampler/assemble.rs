@@ -23,7 +23,9 @@ pub fn build(
         total_weight / raw.samples.len() as u64
     };
     let wall = meta.mode == Mode::Wall;
+    let process = super::meta::own_process(&meta);
     let mut builder = SessionBuilder::new(meta);
+    builder.push_process(process);
     super::mappings::add_mappings(&mut builder, &raw.objects);
     let stack_ids = intern_stacks(
         &mut builder,

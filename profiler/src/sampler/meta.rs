@@ -1,6 +1,6 @@
 //! The session metadata the sampler fills in: who, where, when, how.
 
-use crate::session::{Metadata, Mode};
+use crate::session::{Metadata, Mode, Process};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Formats a time as RFC 3339 in UTC with millisecond precision, e.g.
@@ -41,9 +41,65 @@ pub fn at_start(mode: Mode, requested_interval_ns: u64, timer: &str) -> Metadata
     }
 }
 
+/// What `/proc` says of process `pid` now: its parent, name, command line and executable;
+/// `None` once it has ended (a zombie's command line is empty and its executable unreadable).
+pub fn process_from_proc(pid: u32) -> Option<Process> {
+    let dir = format!("/proc/{pid}");
+    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    // `pid (comm) state ppid ...`: the name may hold spaces and parentheses.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    let parent_pid = fields
+        .next()
+        .and_then(|p| p.parse().ok())
+        .filter(|&p| p != 0);
+    let name = std::fs::read_to_string(format!("{dir}/comm")).ok()?;
+    let command_line = std::fs::read(format!("{dir}/cmdline"))
+        .map(|bytes| {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let executable = std::fs::read_link(format!("{dir}/exe"))
+        .ok()
+        .map(|p| p.display().to_string());
+    Some(Process {
+        pid,
+        parent_pid,
+        name: name.trim_end_matches('\n').to_owned(),
+        command_line,
+        executable,
+    })
+}
+
+/// This process, as the single entry of the sampler's process table.
+pub fn own_process(meta: &Metadata) -> Process {
+    process_from_proc(std::process::id()).unwrap_or_else(|| Process::implicit(meta))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_is_read_from_proc() {
+        let me = process_from_proc(std::process::id()).expect("this process is alive");
+        assert_eq!(me.pid, std::process::id());
+        assert_eq!(me.parent_pid, Some(std::os::unix::process::parent_id()));
+        let exe = std::env::current_exe().unwrap().display().to_string();
+        assert_eq!(me.executable.as_deref(), Some(exe.as_str()));
+        let args: Vec<String> = std::env::args().collect();
+        assert_eq!(me.command_line, args);
+        assert!(!me.name.is_empty() && exe.contains(&me.name[..me.name.len().min(15)]));
+        assert!(process_from_proc(u32::MAX).is_none());
+    }
     use std::time::Duration;
 
     #[test]

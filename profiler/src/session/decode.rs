@@ -7,8 +7,8 @@
 use super::format::{FrameRow, MappingRow, Previous, SessionFile};
 use super::packed::{unzigzag, PackedError, Values};
 use super::{
-    Frame, FrameId, Mapping, Metadata, SampleState, SampleType, Samples, Session, StackId,
-    StackNode, StrId, Thread, ThreadIdx,
+    Frame, FrameId, Mapping, Metadata, ProcessIdx, SampleState, SampleType, Samples, Session,
+    StackId, StackNode, StrId, Thread, ThreadIdx,
 };
 
 /// What is wrong with a file's content, as one line.
@@ -323,7 +323,7 @@ fn version_1_sample_type(meta: &Metadata) -> SampleType {
 }
 
 /// The checked session a parsed file describes.
-pub(crate) fn decode(file: SessionFile<'_>) -> Result<Session, Invalid> {
+pub(crate) fn decode(mut file: SessionFile<'_>) -> Result<Session, Invalid> {
     if file.strings.first().map(String::as_str) != Some("") {
         return Err("strings[0]: must be the empty string".to_owned());
     }
@@ -335,14 +335,29 @@ pub(crate) fn decode(file: SessionFile<'_>) -> Result<Session, Invalid> {
         .map(|(i, row)| frame(i, row, n_strings))
         .collect::<Result<Vec<_>, _>>()?;
     let stacks = stacks(&file, frames.len())?;
+    // Files before version 4 have no process table: their threads belong to the one process
+    // `meta` describes, index 0 of `Session::process_table`.
+    let processes = if file.version < 4 {
+        Vec::new()
+    } else {
+        std::mem::take(&mut file.processes)
+    };
+    let n_processes = processes.len().max(1);
     let threads = file
         .threads
         .iter()
         .enumerate()
         .map(|(i, row)| {
+            let process = if file.version < 4 { 0 } else { row.process };
             Ok(Thread {
                 tid: row.tid,
                 name: string_id(|| format!("threads[{i}].name"), row.name, n_strings)?,
+                process: ProcessIdx(check_index(
+                    || format!("threads[{i}].process"),
+                    process.into(),
+                    n_processes,
+                    "processes",
+                )?),
             })
         })
         .collect::<Result<Vec<_>, Invalid>>()?;
@@ -377,6 +392,7 @@ pub(crate) fn decode(file: SessionFile<'_>) -> Result<Session, Invalid> {
         frames,
         stacks,
         threads,
+        processes,
         mappings,
         samples,
     })

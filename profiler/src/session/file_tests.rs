@@ -103,6 +103,48 @@ fn mapped_session() -> Session {
     b.finish()
 }
 
+/// A recording of a shell and two programs it started: the version 4 process table, threads
+/// in each process, one process whose command line prof could not read.
+pub(crate) fn multi_process_session() -> Session {
+    let mut b = SessionBuilder::default();
+    let sh = b.push_process(Process {
+        pid: 100,
+        parent_pid: Some(99),
+        name: "sh".into(),
+        command_line: vec!["sh".into(), "-c".into(), "spin & spin; wait".into()],
+        executable: Some("/usr/bin/dash".into()),
+    });
+    let first = b.push_process(Process {
+        pid: 101,
+        parent_pid: Some(100),
+        name: "spin".into(),
+        command_line: vec!["spin".into()],
+        executable: Some("/opt/spin".into()),
+    });
+    let second = b.push_process(Process {
+        pid: 102,
+        parent_pid: Some(100),
+        name: "spin".into(),
+        command_line: Vec::new(),
+        executable: None,
+    });
+    let f = b.intern_frame(&FrameSpec::named("f"));
+    let stack = b.intern_stack_path(&[f]).unwrap();
+    for (i, (process, tid, name)) in [
+        (sh, 100, "sh"),
+        (first, 101, "spin"),
+        (first, 103, "helper"),
+        (second, 102, "spin"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t = b.thread_in(process, tid, name);
+        b.push_sample(stack, t, 10 * i as u64 + 1, 1_000_000);
+    }
+    b.finish()
+}
+
 /// The seeds of the fuzz corpus: valid files of different shapes.
 fn corpus_sessions() -> Vec<(&'static str, Session)> {
     vec![
@@ -112,6 +154,7 @@ fn corpus_sessions() -> Vec<(&'static str, Session)> {
         ("counted.json", counted_session()),
         ("mapped.json", mapped_session()),
         ("typed.json", typed_session()),
+        ("processes.json", multi_process_session()),
     ]
 }
 
@@ -138,7 +181,7 @@ fn written_files_match_the_schema() {
 #[test]
 fn the_schema_is_not_vacuous() {
     let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
-    value["version"] = Value::from(4);
+    value["version"] = Value::from(5);
     value["samples"]["stack"] = Value::from("not base64!");
     assert_eq!(schema().iter_errors(&value).count(), 2);
 }
@@ -184,6 +227,58 @@ fn version_3_fixture_keeps_loading() {
     let bytes = std::fs::read(data_dir().join("v3.json")).unwrap();
     assert_matches_schema(&bytes);
     assert_eq!(read(&bytes[..]).unwrap(), typed_session());
+}
+
+#[test]
+fn version_4_fixture_keeps_loading() {
+    let bytes = std::fs::read(data_dir().join("v4.json")).unwrap();
+    assert_matches_schema(&bytes);
+    let session = read(&bytes[..]).unwrap();
+    assert_eq!(session, multi_process_session());
+    let table = session.process_table();
+    let of = |tid: u64| {
+        let t = session.threads.iter().find(|t| t.tid == tid).unwrap();
+        table[t.process.index()].pid
+    };
+    assert_eq!((of(100), of(101), of(103), of(102)), (100, 101, 101, 102));
+}
+
+/// Issue 21: files before version 4 have no process table; their threads all belong to the one
+/// process their metadata describes, even where a (foreign) writer put a `process` in a row.
+#[test]
+fn r21_threads_of_files_before_version_4_belong_to_the_process_meta_describes() {
+    for name in ["v1.json", "v2.json", "v3.json"] {
+        let bytes = std::fs::read(data_dir().join(name)).unwrap();
+        let session = read(&bytes[..]).unwrap();
+        assert!(session.processes.is_empty(), "{name}");
+        assert_eq!(session.process_table().len(), 1, "{name}");
+        assert!(session.threads.iter().all(|t| t.process == ProcessIdx(0)));
+    }
+    let v1 = read(&std::fs::read(data_dir().join("v1.json")).unwrap()[..]).unwrap();
+    assert_eq!(
+        v1.process_table()[0],
+        Process {
+            pid: 4242,
+            parent_pid: None,
+            name: "demo".into(),
+            command_line: vec!["/usr/bin/demo".into(), "--fast".into()],
+            executable: Some("/usr/bin/demo".into()),
+        }
+    );
+    let text = String::from_utf8(std::fs::read(data_dir().join("v3.json")).unwrap()).unwrap();
+    let foreign = text.replace(r#"{"tid":2,"name":4}"#, r#"{"tid":2,"name":4,"process":5}"#);
+    assert_ne!(foreign, text);
+    let session = read(foreign.as_bytes()).unwrap();
+    assert!(session.threads.iter().all(|t| t.process == ProcessIdx(0)));
+}
+
+#[test]
+fn a_thread_of_a_process_not_in_the_table_is_refused() {
+    let text = String::from_utf8(to_bytes(&multi_process_session())).unwrap();
+    let bad = text.replace(r#""process":2"#, r#""process":3"#);
+    assert_ne!(bad, text);
+    let err = read(bad.as_bytes()).unwrap_err().to_string();
+    assert_eq!(err, "threads[3].process: 3 is out of range (3 processes)");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The session file's JSON shape (version 3; versions 1 and 2 are read too), as serde types,
+//! The session file's JSON shape (version 4; versions 1 to 3 are read too), as serde types,
 //! and its writer.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
@@ -7,7 +7,7 @@
 //! lives in [`super::decode`].
 
 use super::packed::{self, zigzag};
-use super::{Frame, Metadata, SampleState, Session, StrId, Thread};
+use super::{Frame, Metadata, Process, SampleState, Session, StrId, Thread};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::borrow::Cow;
@@ -17,8 +17,9 @@ pub const FORMAT_NAME: &str = "prof-session";
 /// The version this `prof` writes, and the newest it reads. Version 2 added `meta.sample_type`,
 /// the optional `samples.multiplicity_delta` column and the optional `mappings` table; version 3
 /// added further sample types (`meta.extra_sample_types`, `samples.extra_weight_delta`) and the
-/// optional `samples.state` column. Versions 1 and 2 are still read.
-pub const FORMAT_VERSION: u32 = 3;
+/// optional `samples.state` column; version 4 the optional `processes` table and each thread's
+/// `process`. Versions 1 to 3 are still read.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// One frame as stored: absent optional fields are omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,6 +83,13 @@ pub(crate) struct SamplesColumns<'a> {
 pub(crate) struct ThreadRow {
     pub tid: u64,
     pub name: u32,
+    /// Its process, an index into `processes` (version 4; 0 when absent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub process: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A mapping as stored: `path` is an index into the strings.
@@ -105,6 +113,8 @@ pub(crate) struct SessionFile<'a> {
     pub frames: Vec<FrameRow>,
     pub stacks: StacksColumns<'a>,
     pub threads: Vec<ThreadRow>,
+    /// Absent (empty) before version 4 and for one implicit process described by `meta`.
+    pub processes: Vec<Process>,
     /// Absent (empty) in version 1 and whenever the mappings are unknown.
     pub mappings: Vec<MappingRow>,
     pub samples: SamplesColumns<'a>,
@@ -120,6 +130,8 @@ pub(crate) struct SessionFileOut<'a> {
     frames: Vec<FrameRow>,
     stacks: StacksColumns<'static>,
     threads: Vec<ThreadRow>,
+    #[serde(skip_serializing_if = "<[Process]>::is_empty")]
+    processes: &'a [Process],
     #[serde(skip_serializing_if = "Vec::is_empty")]
     mappings: Vec<MappingRow>,
     samples: SamplesColumns<'static>,
@@ -143,6 +155,7 @@ impl<'a> SessionFileOut<'a> {
             .map(|t: &Thread| ThreadRow {
                 tid: t.tid,
                 name: t.name.0,
+                process: t.process.0,
             })
             .collect();
         SessionFileOut {
@@ -153,6 +166,7 @@ impl<'a> SessionFileOut<'a> {
             frames,
             stacks,
             threads,
+            processes: &session.processes,
             mappings: session
                 .mappings
                 .iter()
@@ -254,7 +268,16 @@ fn samples_columns(session: &Session) -> SamplesColumns<'static> {
 }
 
 const FIELDS: &[&str] = &[
-    "format", "version", "meta", "strings", "frames", "stacks", "threads", "mappings", "samples",
+    "format",
+    "version",
+    "meta",
+    "strings",
+    "frames",
+    "stacks",
+    "threads",
+    "processes",
+    "mappings",
+    "samples",
 ];
 
 impl<'de: 'a, 'a> Deserialize<'de> for SessionFile<'a> {
@@ -287,6 +310,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
         let mut frames = None;
         let mut stacks = None;
         let mut threads = None;
+        let mut processes = None;
         let mut mappings = None;
         let mut samples = None;
         while let Some(key) = map.next_key::<String>()? {
@@ -318,6 +342,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
                 "frames" => frames = Some(map.next_value()?),
                 "stacks" => stacks = Some(map.next_value()?),
                 "threads" => threads = Some(map.next_value()?),
+                "processes" => processes = Some(map.next_value()?),
                 "mappings" => mappings = Some(map.next_value()?),
                 "samples" => samples = Some(map.next_value()?),
                 _ => {
@@ -337,6 +362,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
             frames: frames.ok_or_else(|| de::Error::missing_field("frames"))?,
             stacks: stacks.ok_or_else(|| de::Error::missing_field("stacks"))?,
             threads: threads.ok_or_else(|| de::Error::missing_field("threads"))?,
+            processes: processes.unwrap_or_default(),
             mappings: mappings.unwrap_or_default(),
             samples: samples.ok_or_else(|| de::Error::missing_field("samples"))?,
         })

@@ -27,6 +27,7 @@ pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };
 pub use model::{
-    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleState, SampleType,
-    Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
+    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
+    SampleState, SampleType, Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread,
+    ThreadIdx, Unit,
 };

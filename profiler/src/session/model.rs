@@ -41,6 +41,11 @@ index_type!(
     /// An index into [`Session::threads`].
     ThreadIdx
 );
+index_type!(
+    /// An index into [`Session::processes`] (0, the implicit process, when that table is
+    /// empty: see [`Session::process_table`]).
+    ProcessIdx
+);
 
 /// What the samples measure, and so what a sample's weight means.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -234,6 +239,61 @@ pub struct Thread {
     pub tid: u64,
     /// Its name (`/proc/self/task/<tid>/comm` on Linux), possibly empty.
     pub name: StrId,
+    /// The process it belongs to.
+    pub process: ProcessIdx,
+}
+
+/// A process whose threads were sampled: the profiled program itself for the in-process
+/// sampler, every process a command started for `prof record`. Its texts are plain strings
+/// (a session holds few processes).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    /// The operating system's process id.
+    pub pid: u32,
+    /// The process that started it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_pid: Option<u32>,
+    /// Its name: what its main thread was called after its last `exec` (`comm` on Linux), or
+    /// its executable's file name.
+    pub name: String,
+    /// Its command line, the program as started first; empty when it could not be read (a
+    /// process that ended before prof looked).
+    #[serde(default)]
+    pub command_line: Vec<String>,
+    /// The path of its executable, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+}
+
+impl Process {
+    /// The one process a session without a process table describes: its metadata's program,
+    /// arguments and pid (files before version 4, imports).
+    pub fn implicit(meta: &Metadata) -> Process {
+        let name = meta.program.rsplit(['/', '\\']).next().unwrap_or_default();
+        Process {
+            pid: meta.pid,
+            parent_pid: None,
+            name: name.to_owned(),
+            command_line: if meta.program.is_empty() {
+                Vec::new()
+            } else {
+                std::iter::once(meta.program.clone())
+                    .chain(meta.args.iter().cloned())
+                    .collect()
+            },
+            executable: (!meta.program.is_empty()).then(|| meta.program.clone()),
+        }
+    }
+
+    /// True when `name` names this process: its name, or its executable's or its command's
+    /// first word's file name.
+    pub fn is_named(&self, name: &str) -> bool {
+        let base = |path: &str| path.rsplit('/').next().unwrap_or_default().to_owned();
+        self.name == name
+            || self.executable.as_deref().map(base).as_deref() == Some(name)
+            || self.command_line.first().map(|c| base(c)).as_deref() == Some(name)
+    }
 }
 
 /// The samples, in columns of equal length: row `i` is `stack[i]` on `thread[i]` at `time_ns[i]`
@@ -354,6 +414,9 @@ pub struct Session {
     pub stacks: Vec<StackNode>,
     /// Sampled threads.
     pub threads: Vec<Thread>,
+    /// The processes the threads belong to; empty for one implicit process described by
+    /// [`Session::meta`] (files before version 4, imports): see [`Session::process_table`].
+    pub processes: Vec<Process>,
     /// The binaries and libraries the samples' addresses lie in, when known (recorded sessions,
     /// pprof imports); empty otherwise.
     pub mappings: Vec<Mapping>,
@@ -432,6 +495,16 @@ impl Session {
             next = node.parent;
             Some(node.frame)
         })
+    }
+
+    /// The processes, indexed by [`ProcessIdx`]: [`Session::processes`], or the one implicit
+    /// process of [`Process::implicit`] when that table is empty.
+    pub fn process_table(&self) -> std::borrow::Cow<'_, [Process]> {
+        if self.processes.is_empty() {
+            std::borrow::Cow::Owned(vec![Process::implicit(&self.meta)])
+        } else {
+            std::borrow::Cow::Borrowed(&self.processes)
+        }
     }
 
     /// The mapping holding `address`, if one does.
@@ -674,17 +747,33 @@ impl SessionBuilder {
         })
     }
 
-    /// The index of the thread with OS id `tid`, adding it (or renaming it) with `name`.
+    /// The index of the thread with OS id `tid`, adding it (or renaming it) with `name`, in
+    /// the first process (the implicit one when no process was added).
     pub fn thread(&mut self, tid: u64, name: &str) -> ThreadIdx {
+        self.thread_in(ProcessIdx(0), tid, name)
+    }
+
+    /// The index of the thread with OS id `tid` of `process`, adding it (or renaming and
+    /// moving it) with `name`.
+    pub fn thread_in(&mut self, process: ProcessIdx, tid: u64, name: &str) -> ThreadIdx {
         let name = self.intern_str(name);
         if let Some(&idx) = self.threads.get(&tid) {
-            self.session.threads[idx.index()].name = name;
+            let thread = &mut self.session.threads[idx.index()];
+            thread.name = name;
+            thread.process = process;
             return idx;
         }
         let idx = ThreadIdx(self.session.threads.len() as u32);
-        self.session.threads.push(Thread { tid, name });
+        self.session.threads.push(Thread { tid, name, process });
         self.threads.insert(tid, idx);
         idx
+    }
+
+    /// Adds a process to the table (see [`Process`]); threads join it with
+    /// [`SessionBuilder::thread_in`].
+    pub fn push_process(&mut self, process: Process) -> ProcessIdx {
+        self.session.processes.push(process);
+        ProcessIdx(self.session.processes.len() as u32 - 1)
     }
 
     /// Declares the sample types every sample carries: `primary` (what [`Samples::weight`]

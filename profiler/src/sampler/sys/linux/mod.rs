@@ -2,6 +2,7 @@
 //! kernel, the dynamic loader's objects, the kernel's `siginfo` and `ucontext` layouts, and
 //! stack reads that survive an unmapped page.
 
+mod attach;
 mod loader;
 mod perf;
 mod perf_ring;
@@ -11,6 +12,7 @@ mod stack;
 mod thread;
 mod timer;
 
+pub use attach::*;
 pub use loader::*;
 pub use perf::*;
 pub use perf_ring::*;

@@ -43,6 +43,8 @@ pub struct RingEvent {
     /// Whether the task clock counts time in the kernel (implied by `kernel`; the same
     /// permission): without it, user space only.
     pub kernel_time: bool,
+    /// The task already runs (`prof record --pid`): count from now, not from its next `exec`.
+    pub attach: bool,
 }
 
 /// The attribute flags of ring events, as `perf_event_attr`'s bit field numbers them.
@@ -87,6 +89,12 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         | USE_CLOCKID
         | EXCLUDE_CALLCHAIN_USER
         | kernel_flags(event);
+    // Attached to a running task: enabled at once (neither `disabled` nor `enable_on_exec`).
+    let flags = if event.attach {
+        flags & !(DISABLED | ENABLE_ON_EXEC)
+    } else {
+        flags
+    };
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         config: PERF_COUNT_SW_TASK_CLOCK,
@@ -143,7 +151,7 @@ pub fn perf_switch_event(
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         sample_period: 1,
         sample_type: RING_SAMPLE_TYPE,
-        flags: DISABLED
+        flags: (DISABLED
             | INHERIT
             | EXCLUDE_HV
             | ENABLE_ON_EXEC
@@ -151,7 +159,13 @@ pub fn perf_switch_event(
             | USE_CLOCKID
             | EXCLUDE_CALLCHAIN_USER
             | CONTEXT_SWITCH
-            | callchain,
+            | callchain)
+            & if event.attach {
+                // Attached to a running task: enabled at once.
+                !(DISABLED | ENABLE_ON_EXEC)
+            } else {
+                !0
+            },
         sample_regs_user: event.regs_mask,
         sample_stack_user: event.stack_bytes,
         clockid: libc::CLOCK_MONOTONIC,

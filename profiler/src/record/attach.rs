@@ -1,0 +1,224 @@
+//! `prof record --pid PID`: sampling a process that already runs, without stopping it. Each of
+//! its threads gets a task-clock event per CPU (inherited by the threads and, with
+//! `children`, the processes it starts later), all of a CPU's events writing to one ring; what
+//! the kernel would have said in MMAP2 and COMM records had prof been there from the start is
+//! read from `/proc/PID/maps` and `/proc/PID/task/*/comm`. The recording ends on Ctrl-C
+//! (SIGINT, or SIGTERM: prof saves what it has), after `duration`, or when the process (and,
+//! with `children`, every process it started) has ended.
+
+use super::records::Record;
+use super::{drain_until, finish, map_ring, refused, RecordOptions, Recorder, Recording};
+use crate::sampler::sys::{self, PerfRing, RingEvent};
+use crate::session::Mode;
+use crate::{Error, Result};
+use std::collections::HashSet;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::{Instant, SystemTime};
+
+/// The processes to attach to: `pid`, and with `children` every process it has started that
+/// still runs (from `/proc/*/task/*/children`), parents first.
+fn family(pid: u32, children: bool) -> Vec<u32> {
+    let mut all = vec![pid];
+    let mut at = 0;
+    while children && at < all.len() {
+        for tid in tasks(all[at]) {
+            let path = format!("/proc/{}/task/{tid}/children", all[at]);
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            for child in text.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if !all.contains(&child) {
+                    all.push(child);
+                }
+            }
+        }
+        at += 1;
+    }
+    all
+}
+
+/// The threads of process `pid` now.
+fn tasks(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The MMAP2 records of `pid`'s executable mappings, as `/proc/PID/maps` lists them now.
+fn mappings(pid: u32) -> Vec<Record> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            // `start-end perms offset dev inode   path`
+            let mut fields = line.splitn(6, ' ');
+            let (range, perms, offset) = (fields.next()?, fields.next()?, fields.next()?);
+            let path = fields.nth(2)?.trim_start();
+            if !perms.contains('x') || path.is_empty() {
+                return None;
+            }
+            let (start, end) = range.split_once('-')?;
+            let addr = u64::from_str_radix(start, 16).ok()?;
+            let end = u64::from_str_radix(end, 16).ok()?;
+            Some(Record::Mmap {
+                pid,
+                time: 0,
+                addr,
+                len: end.checked_sub(addr)?,
+                pgoff: u64::from_str_radix(offset, 16).ok()?,
+                prot: (libc::PROT_READ | libc::PROT_EXEC) as u32,
+                filename: path.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// The COMM records of `pid`'s threads, named as `/proc` names them now.
+fn names(pid: u32) -> Vec<Record> {
+    tasks(pid)
+        .into_iter()
+        .filter_map(|tid| {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+            Some(Record::Comm {
+                pid,
+                tid,
+                time: 0,
+                exec: false,
+                name: name.trim_end_matches('\n').to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// The events of one CPU: the first one's ring, which the others write to.
+struct CpuEvents {
+    cpu: u32,
+    ring: Option<(OwnedFd, PerfRing)>,
+    others: Vec<OwnedFd>,
+}
+
+impl CpuEvents {
+    /// Opens the event of thread `tid` on this CPU; `Ok(false)` when the thread has ended.
+    fn open(&mut self, tid: u32, event: &RingEvent) -> Result<bool> {
+        let fd = match sys::perf_event_ring(tid, self.cpu, event) {
+            Ok(fd) => fd,
+            Err(Error::Os { source, .. }) if source.raw_os_error() == Some(libc::ESRCH) => {
+                return Ok(false)
+            }
+            Err(e) => return Err(refused(e, event.kernel, false)),
+        };
+        match &self.ring {
+            None => {
+                let keep = fd.try_clone().map_err(|source| Error::Os {
+                    call: "dup(perf event)",
+                    source,
+                })?;
+                self.ring = Some((keep, map_ring(fd)?));
+            }
+            Some((ring, _)) => {
+                sys::perf_event_set_output(&fd, ring)?;
+                self.others.push(fd);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Samples process `pid` (with `options.children`, the processes it starts too) until Ctrl-C,
+/// `options.duration` or its end. Fails when no such process runs, or the kernel refuses the
+/// events ([`Error::PerfRefused`]: another user's process needs `CAP_PERFMON` or ptrace
+/// rights).
+pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
+    if options.interval.is_zero() {
+        return Err(Error::InvalidOption("the interval must be above 0".into()));
+    }
+    if options.mode != Mode::Cpu {
+        return Err(Error::InvalidOption(format!(
+            "--pid records CPU time only, not {} mode",
+            options.mode.name()
+        )));
+    }
+    let Some(target) = crate::sampler::meta::process_from_proc(pid) else {
+        return Err(Error::InvalidOption(format!(
+            "--pid: no process {pid} is running"
+        )));
+    };
+    // Before the events open: from then on Ctrl-C saves what was recorded.
+    sys::catch_interrupts();
+    let event = RingEvent {
+        period_ns: u64::try_from(options.interval.as_nanos()).unwrap_or(u64::MAX),
+        regs_mask: super::REGS_MASK,
+        stack_bytes: options.stack_bytes.min(65_528) & !7,
+        watermark: (super::RING_PAGES * 4096 / 4) as u32,
+        kernel: options.kernel,
+        kernel_time: options.kernel,
+        attach: true,
+    };
+    let mut cpus: Vec<CpuEvents> = sys::online_cpus()
+        .into_iter()
+        .map(|cpu| CpuEvents {
+            cpu,
+            ring: None,
+            others: Vec::new(),
+        })
+        .collect();
+    let start_time = SystemTime::now();
+    let started = Instant::now();
+    let processes = family(pid, options.children);
+    let mut rec = Recorder::new(0, options.max_depth);
+    rec.keep = Some(processes.iter().copied().collect());
+    rec.follow_children = options.children;
+    for &p in &processes {
+        // Threads started while the events open inherit them from the thread that started
+        // them only if that one had its event already: list the threads until none is new.
+        let mut opened = HashSet::new();
+        loop {
+            let new: Vec<u32> = tasks(p)
+                .into_iter()
+                .filter(|t| !opened.contains(t))
+                .collect();
+            if new.is_empty() {
+                break;
+            }
+            for tid in new {
+                opened.insert(tid);
+                for cpu in &mut cpus {
+                    if !cpu.open(tid, &event)? {
+                        break;
+                    }
+                }
+            }
+        }
+        rec.live.insert(p);
+        rec.table.look(p);
+        rec.table.handled(p);
+        for r in mappings(p).into_iter().chain(names(p)) {
+            rec.handle(r);
+        }
+    }
+    let mut rings: Vec<PerfRing> = cpus
+        .iter_mut()
+        .filter_map(|c| c.ring.take().map(|(_, ring)| ring))
+        .collect();
+    let until = options.duration.map(|d| started + d);
+    drain_until(&mut rings, &mut rec, |rec| {
+        sys::interrupted() || until.is_some_and(|t| Instant::now() >= t) || rec.others_gone()
+    });
+    drop(cpus);
+    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    meta.program = target
+        .executable
+        .or_else(|| target.command_line.first().cloned())
+        .unwrap_or(target.name);
+    meta.args = target.command_line.iter().skip(1).cloned().collect();
+    meta.pid = pid;
+    Ok(finish(
+        rec,
+        meta,
+        start_time,
+        started,
+        ExitStatus::from_raw(0),
+    ))
+}
