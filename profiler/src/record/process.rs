@@ -5,26 +5,12 @@
 use crate::sampler::dwarf::{DwarfSet, Modules};
 use crate::sampler::frame_reuse::State;
 use crate::sampler::sys::Regs;
-use crate::sampler::unwind::{self, StackWords};
+use crate::sampler::unwind;
 use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
 use std::collections::HashMap;
 
-/// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
-pub struct CopiedStack<'a> {
-    /// The stack pointer when the sample was taken.
-    pub sp: u64,
-    /// The bytes copied.
-    pub bytes: &'a [u8],
-}
-
-impl StackWords for CopiedStack<'_> {
-    fn word(&self, addr: u64) -> Option<u64> {
-        let at = usize::try_from(addr.checked_sub(self.sp)?).ok()?;
-        let word = self.bytes.get(at..at.checked_add(8)?)?;
-        Some(u64::from_ne_bytes(word.try_into().ok()?))
-    }
-}
+pub use crate::sampler::unwind::CopiedStack;
 
 /// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
 pub type Segments = Vec<(u64, u64, u64)>;
@@ -102,25 +88,14 @@ impl Process {
     /// DWARF CFI, falling back to frame pointers, and keeps its stack; returns its index.
     /// Frames past `max_depth` (from the leaf) are cut.
     pub fn unwind(&mut self, regs: Regs, stack: &CopiedStack<'_>, max_depth: usize) -> u32 {
-        let mut addresses = Vec::with_capacity(32);
         let objects = &self.objects;
         let modules = &mut self.modules;
         let set = self
             .unwinder
             .get_or_insert_with(|| modules.refresh(objects));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
-        let unwound = unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
-            addresses.push(a);
-            addresses.len() < max_depth
-        });
-        if !unwound.started {
-            addresses.clear();
-            addresses.push(regs.pc);
-            unwind::frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
-                addresses.push(a);
-                addresses.len() < max_depth
-            });
-        }
+        let mut addresses = Vec::with_capacity(32);
+        unwind::copied(regs, stack, set, state, max_depth, &mut addresses);
         let stack: Box<[u64]> = addresses.into();
         if let Some(&i) = self.index.get(&stack) {
             return i;

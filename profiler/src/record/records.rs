@@ -46,6 +46,14 @@ pub enum Record {
     },
     /// A thread's end (the process's when `pid == tid`).
     Exit { pid: u32, tid: u32, time: u64 },
+    /// A thread left its CPU (`out`; `preempted` when it was still runnable) or came back.
+    Switch {
+        pid: u32,
+        tid: u32,
+        time: u64,
+        out: bool,
+        preempted: bool,
+    },
     /// The kernel dropped `lost` records (the ring was full).
     Lost { lost: u64 },
     /// A record of another kind.
@@ -60,7 +68,8 @@ impl Record {
             | Record::Mmap { time, .. }
             | Record::Comm { time, .. }
             | Record::Fork { time, .. }
-            | Record::Exit { time, .. } => *time,
+            | Record::Exit { time, .. }
+            | Record::Switch { time, .. } => *time,
             Record::Lost { .. } | Record::Other => 0,
         }
     }
@@ -72,7 +81,10 @@ const COMM: u32 = 3;
 const EXIT: u32 = 4;
 const FORK: u32 = 7;
 const SAMPLE: u32 = 9;
+const SWITCH: u32 = 14;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_SWITCH_OUT: u16 = 1 << 13;
+const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 
 /// Little cursor over a record's bytes; reads past the end give `None`.
 struct Cursor<'a> {
@@ -197,6 +209,16 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 Record::Exit { pid, tid, time }
             }
         }
+        SWITCH => {
+            let (pid, tid, time) = (c.u32()?, c.u32()?, c.u64()?);
+            Record::Switch {
+                pid,
+                tid,
+                time,
+                out: misc & MISC_SWITCH_OUT != 0,
+                preempted: misc & MISC_SWITCH_OUT_PREEMPT != 0,
+            }
+        }
         LOST => {
             let _id = c.u64()?;
             Record::Lost { lost: c.u64()? }
@@ -252,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_mmap2_comm_fork_exit_and_lost_and_stops_at_a_torn_record() {
+    fn parses_mmap2_comm_fork_exit_lost_and_switch_and_stops_at_a_torn_record() {
         let mut mmap = words(&[(3u64 << 32) | 3, 0x4000, 0x2000, 0x1000, 0, 0, 0]);
         mmap.extend_from_slice(&5u32.to_ne_bytes());
         mmap.extend_from_slice(&2u32.to_ne_bytes());
@@ -274,6 +296,11 @@ mod tests {
             &words(&[(3u64 << 32) | 3, (3u64 << 32) | 3, 45]),
         ));
         bytes.extend(record(LOST, 0, &words(&[1, 12])));
+        bytes.extend(record(
+            SWITCH,
+            MISC_SWITCH_OUT | MISC_SWITCH_OUT_PREEMPT,
+            &words(&[(4u64 << 32) | 3, 46]),
+        ));
         bytes.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // claims 200 bytes
         let mut got = Vec::new();
         parse_all(&bytes, 3, |r| got.push(r));
@@ -308,6 +335,13 @@ mod tests {
                     time: 45
                 },
                 Record::Lost { lost: 12 },
+                Record::Switch {
+                    pid: 3,
+                    tid: 4,
+                    time: 46,
+                    out: true,
+                    preempted: true
+                },
             ]
         );
     }

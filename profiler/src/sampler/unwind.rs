@@ -53,6 +53,22 @@ pub trait StackWords {
     fn word(&self, addr: u64) -> Option<u64>;
 }
 
+/// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
+pub struct CopiedStack<'a> {
+    /// The stack pointer when the sample was taken.
+    pub sp: u64,
+    /// The bytes copied.
+    pub bytes: &'a [u8],
+}
+
+impl StackWords for CopiedStack<'_> {
+    fn word(&self, addr: u64) -> Option<u64> {
+        let at = usize::try_from(addr.checked_sub(self.sp)?).ok()?;
+        let word = self.bytes.get(at..at.checked_add(8)?)?;
+        Some(u64::from_ne_bytes(word.try_into().ok()?))
+    }
+}
+
 impl StackWords for StackReader {
     fn word(&self, addr: u64) -> Option<u64> {
         self.read(addr)
@@ -202,4 +218,31 @@ pub struct Unwound {
     pub started: bool,
     /// It copied outer frames from the thread's previous stack.
     pub reused: bool,
+}
+
+/// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
+/// from `regs` into `out`, leaf first: DWARF CFI, falling back to frame pointers when it gives
+/// nothing; at most `max_depth` frames.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn copied<S: StackWords + ?Sized>(
+    regs: Regs,
+    stack: &S,
+    set: &super::dwarf::DwarfSet,
+    state: &mut super::frame_reuse::State,
+    max_depth: usize,
+    out: &mut Vec<u64>,
+) {
+    out.clear();
+    let unwound = dwarf(&regs, stack, set, state, 0, false, &mut |a| {
+        out.push(a);
+        out.len() < max_depth
+    });
+    if !unwound.started {
+        out.clear();
+        out.push(regs.pc);
+        frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
+            out.push(a);
+            out.len() < max_depth
+        });
+    }
 }
