@@ -86,7 +86,8 @@ impl Options {
     }
 
     /// Sets what triggers samples in [`Mode::Cpu`]. Anything but [`Timer::Auto`] is refused at
-    /// start in the other modes, which have their own trigger.
+    /// start in the other modes, which have their own trigger, but for [`Timer::PerfRing`] in
+    /// [`Mode::Wall`].
     pub fn timer(mut self, timer: Timer) -> Self {
         self.timer = timer;
         self
@@ -142,20 +143,30 @@ pub enum Timer {
     /// `setitimer`: `setitimer(ITIMER_PROF)` for the whole process, capped by the kernel at its
     /// tick (often 250 Hz). A timer the program had armed is put back at stop.
     Setitimer,
+    /// `perf_ring` (Linux on x86_64 and aarch64): no signal at all. Per-thread task-clock perf
+    /// events (one per CPU, inherited by threads created during the session) have the kernel
+    /// copy each sample's registers and the top of its stack (32,000 bytes) into mmap'd
+    /// rings, which the collector thread drains and unwinds: the program never runs prof's
+    /// code, its own SIGPROF and SIGTRAP handlers are untouched, and no system call of its ends
+    /// with EINTR. Also accepted in [`Mode::Wall`], where it charges a blocked thread's time to
+    /// the stack it was switched out at (context-switch samples: needs
+    /// `perf_event_paranoid` at 1 or below).
+    PerfRing,
 }
 
 impl Timer {
     /// Every value, [`Timer::Auto`] first.
-    pub const ALL: [Timer; 5] = [
+    pub const ALL: [Timer; 6] = [
         Timer::Auto,
         Timer::PerfEventSigtrap,
         Timer::PerfEvent,
         Timer::TimerCreate,
         Timer::Setitimer,
+        Timer::PerfRing,
     ];
 
     /// The name used in reports and on the command line: `auto`, `perf_event_sigtrap`,
-    /// `perf_event`, `timer_create` or `setitimer`.
+    /// `perf_event`, `timer_create`, `setitimer` or `perf_ring`.
     pub fn name(self) -> &'static str {
         match self {
             Timer::Auto => "auto",
@@ -163,6 +174,7 @@ impl Timer {
             Timer::PerfEvent => "perf_event",
             Timer::TimerCreate => "timer_create",
             Timer::Setitimer => "setitimer",
+            Timer::PerfRing => "perf_ring",
         }
     }
 }
@@ -184,7 +196,7 @@ impl FromStr for Timer {
             .ok_or_else(|| {
                 crate::Error::InvalidOption(format!(
                     "unknown timer `{s}` (expected auto, perf_event_sigtrap, perf_event, \
-                     timer_create or setitimer)"
+                     timer_create, setitimer or perf_ring)"
                 ))
             })
     }

@@ -332,3 +332,8 @@ fn r13_the_library_reads_no_prof_variables_from_the_environment() {
     // An empty handler records nothing.
     assert!(samples > 100, "{line}");
 }
+
+#[test]
+fn perf_ring_keeps_the_rate_and_measures_weights_without_a_signal() {
+    keeps_the_rate_and_measures_weights("perf_ring");
+}

@@ -349,6 +349,7 @@ impl Recorder {
                 period,
                 regs,
                 stack,
+                ..
             } => {
                 let Some(regs) = regs_of(&regs) else {
                     self.lost += 1;

@@ -95,7 +95,7 @@ impl Process {
             .get_or_insert_with(|| modules.refresh(objects));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
         let mut addresses = Vec::with_capacity(32);
-        unwind::copied(regs, stack, set, state, max_depth, &mut addresses);
+        unwind::copied(regs, stack, set, state, 0, false, max_depth, &mut addresses);
         let stack: Box<[u64]> = addresses.into();
         if let Some(&i) = self.index.get(&stack) {
             return i;

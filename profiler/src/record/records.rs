@@ -18,6 +18,8 @@ pub enum Record {
         /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
         /// went: usually much less than asked for).
         stack: Vec<u8>,
+        /// The event's count at the sample (`PERF_SAMPLE_READ`, see [`parse_all_read`]).
+        read: Option<u64>,
     },
     /// A mapping of a file (or the vDSO): `prot` has `PROT_EXEC` for code.
     Mmap {
@@ -117,7 +119,13 @@ const ID_TRAILER: usize = 16;
 
 /// Splits `bytes` (whole records, as a ring's drain gives them) into records, passing each to
 /// `each` with the number of registers each sample carries; a malformed record ends the walk.
-pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
+pub fn parse_all(bytes: &[u8], regs: usize, each: impl FnMut(Record)) {
+    parse_all_read(bytes, regs, false, each);
+}
+
+/// [`parse_all`] for samples that also carry the event's count (`PERF_SAMPLE_READ` with
+/// `read_format` 0) when `read`.
+pub fn parse_all_read(bytes: &[u8], regs: usize, read: bool, mut each: impl FnMut(Record)) {
     let mut rest = bytes;
     while rest.len() >= 8 {
         let kind = u32::from_ne_bytes(rest[0..4].try_into().unwrap_or_default());
@@ -130,12 +138,12 @@ pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
         }
         let body = &rest[8..size];
         rest = &rest[size..];
-        each(parse(kind, misc, body, regs).unwrap_or(Record::Other));
+        each(parse(kind, misc, body, regs, read).unwrap_or(Record::Other));
     }
 }
 
 /// One record's body (after its 8-byte header).
-fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
+fn parse(kind: u32, misc: u16, body: &[u8], regs: usize, read: bool) -> Option<Record> {
     let mut c = Cursor { bytes: body };
     Some(match kind {
         SAMPLE => {
@@ -143,6 +151,7 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
             let (pid, tid) = (c.u32()?, c.u32()?);
             let time = c.u64()?;
             let period = c.u64()?;
+            let read = if read { Some(c.u64()?) } else { None };
             let abi = c.u64()?;
             let regs = if abi == 0 {
                 Vec::new()
@@ -163,6 +172,7 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 period,
                 regs,
                 stack,
+                read,
             }
         }
         MMAP2 => {
@@ -269,8 +279,29 @@ mod tests {
             period: 1_000_000,
             regs: vec![0xb, 0x5, 0x1000],
             stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
+            read: None,
         };
         assert_eq!(got, vec![format!("{want:?}")]);
+    }
+
+    #[test]
+    fn parses_a_samples_count_when_it_carries_one() {
+        let body = words(&[0x1000, (7u64 << 32) | 5, 99, 1_000_000, 1_234_567, 0, 0]);
+        let bytes = record(SAMPLE, 0, &body);
+        let mut got = Vec::new();
+        parse_all_read(&bytes, 3, true, |r| got.push(r));
+        assert_eq!(
+            got,
+            vec![Record::Sample {
+                pid: 5,
+                tid: 7,
+                time: 99,
+                period: 1_000_000,
+                regs: Vec::new(),
+                stack: Vec::new(),
+                read: Some(1_234_567),
+            }]
+        );
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub(crate) mod frame_reuse;
 mod handler;
 pub(crate) mod mappings;
 pub(crate) mod meta;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod own_ring;
 mod ring;
 mod samples;
 mod stack_index;
@@ -79,7 +84,8 @@ pub struct Profiler {
 struct Running {
     options: Options,
     meta: crate::session::Metadata,
-    saved: sys::SavedAction,
+    /// The signal's previous disposition (`None`: `perf_ring`, which installs no handler).
+    saved: Option<sys::SavedAction>,
     stop: Arc<AtomicBool>,
     collector: JoinHandle<collector::RawProfile>,
     shared: Arc<Shared>,
@@ -106,7 +112,9 @@ impl Profiler {
     /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
     /// session's signal in their mask until stop: see the README's Sampler section.
     pub fn start(options: Options) -> Result<Profiler> {
-        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto {
+        let ring_wall =
+            options.mode == crate::Mode::Wall && options.timer == crate::Timer::PerfRing;
+        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto && !ring_wall {
             return Err(Error::InvalidOption(format!(
                 "timer {} is for cpu mode; {} mode has its own trigger",
                 options.timer,
@@ -169,11 +177,15 @@ impl Profiler {
                     "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
                 ));
             }
-            // Wall mode's collector signals the running threads with SIGPROF.
-            if sys::program_handles(sys::SIGNAL) {
-                return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
+            if options.timer == crate::Timer::PerfRing {
+                timer::Mechanism::ring_wall()?
+            } else {
+                // Wall mode's collector signals the running threads with SIGPROF.
+                if sys::program_handles(sys::SIGNAL) {
+                    return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
+                }
+                timer::Mechanism::WallTicker
             }
-            timer::Mechanism::WallTicker
         } else {
             timer::Mechanism::choose(options.timer, interval_ns)?
         };
@@ -237,10 +249,19 @@ impl Profiler {
         if wall_mode {
             collector.set_wall(wall::Wall::new()?, options.max_depth.min(MAX_RING_DEPTH));
         }
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        collector.set_ring_depth(options.max_depth.min(MAX_RING_DEPTH), wall_mode);
         collector.refresh_modules();
         collector.refresh_maps();
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
-        let saved = sys::install_handler(mechanism.signal())?;
+        let saved = if mechanism.signals() {
+            Some(sys::install_handler(mechanism.signal())?)
+        } else {
+            None
+        };
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
         sys::no_session_in_forked_children();
         // The collector thread starts before any thread is armed, so that it inherits no perf
@@ -309,7 +330,9 @@ impl Profiler {
                     let _ = sys::setitimer_prof(0);
                 }
                 SHARED.clear_and_wait();
-                let _ = sys::restore_handler(&saved);
+                if let Some(saved) = &saved {
+                    let _ = sys::restore_handler(saved);
+                }
                 if let Some(old) = &itimer {
                     let _ = sys::restore_itimer_prof(old);
                 }
@@ -376,7 +399,10 @@ impl Running {
             SHARED.clear_and_wait();
             raw
         };
-        let restored = sys::restore_handler(&self.saved);
+        let restored = match &self.saved {
+            Some(saved) => sys::restore_handler(saved),
+            None => Ok(()),
+        };
         // The program's timer goes back once its signals reach its own disposition again.
         let restored = match (&self.itimer, in_forked_child) {
             (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),

@@ -222,18 +222,23 @@ pub struct Unwound {
 
 /// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
 /// from `regs` into `out`, leaf first: DWARF CFI, falling back to frame pointers when it gives
-/// nothing; at most `max_depth` frames.
+/// nothing; at most `max_depth` frames. With `reuse`, the outer frames of thread `tid`'s
+/// previous stack in `state` are reused where they provably have not changed (see
+/// `frame_reuse.rs`): the copy holds the same words there.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[allow(clippy::too_many_arguments)]
 pub fn copied<S: StackWords + ?Sized>(
     regs: Regs,
     stack: &S,
     set: &super::dwarf::DwarfSet,
     state: &mut super::frame_reuse::State,
+    tid: u32,
+    reuse: bool,
     max_depth: usize,
     out: &mut Vec<u64>,
 ) {
     out.clear();
-    let unwound = dwarf(&regs, stack, set, state, 0, false, &mut |a| {
+    let unwound = dwarf(&regs, stack, set, state, tid, reuse, &mut |a| {
         out.push(a);
         out.len() < max_depth
     });
