@@ -601,9 +601,19 @@ impl Collector {
     }
 
     fn finish(mut self) -> RawProfile {
-        let end_ns = sys::monotonic_ns();
+        let end_ns = match self.shared.stop_ns.load(Ordering::Acquire) {
+            0 => sys::monotonic_ns(),
+            asked => asked,
+        };
         if self.mechanism == Mechanism::Setitimer {
             let _ = sys::setitimer_prof(0);
+        }
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &mut self.rings {
+            rings.end_at(end_ns);
         }
         let retired = std::mem::take(&mut self.retired);
         let armed = std::mem::take(&mut self.armed).into_values().flatten();
@@ -629,11 +639,11 @@ impl Collector {
                 max_samples: self.max_samples,
             };
             if self.wall.is_some() {
-                rings.finish(end_ns, self.shared.start_ns, &mut sink);
+                rings.finish(self.shared.start_ns, &mut sink);
             }
             self.out.dropped += rings.lost;
         }
-        let _ = end_ns;
+
         self.live = threads::list_tids();
         self.refresh_names();
         if let Some(wall) = &self.wall {

@@ -220,6 +220,7 @@ impl Profiler {
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
             start_ns,
+            stop_ns: AtomicU64::new(0),
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind,
@@ -379,6 +380,7 @@ impl Running {
         // wait for signals in flight, thread names) is not time the program was profiled, and
         // counting it made a wall-mode thread's whole-session weight look short.
         let end_ns = sys::monotonic_ns();
+        self.shared.stop_ns.store(end_ns, Ordering::Release);
         self.stop.store(true, Ordering::Release);
         let in_forked_child = std::process::id() != self.meta.pid;
         let raw = if in_forked_child {

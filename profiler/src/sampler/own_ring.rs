@@ -39,6 +39,9 @@ pub const STACK_BYTES: u32 = crate::record::DEFAULT_STACK_BYTES;
 /// records newer than a drain's start less this wait for the next drain.
 const WRITE_MARGIN_NS: u64 = 1_000_000;
 
+/// Records unwound between two copies of the rings to their buffers (see [`OwnRings::drain`]).
+const FETCH_EVERY: usize = 32;
+
 /// Unwinding states kept (about 40 KiB each): a thread's outer frames are reused from its
 /// previous stack when no other thread's took its state since.
 const UNWIND_STATES: usize = 16;
@@ -91,6 +94,9 @@ pub struct OwnRings {
     max_depth: usize,
     /// Records the kernel dropped (rings full), or samples without registers.
     pub lost: u64,
+    /// The monotonic time stop was asked at (`u64::MAX` before): later records are not the
+    /// session's.
+    end_ns: u64,
 }
 
 impl OwnRings {
@@ -116,6 +122,7 @@ impl OwnRings {
             counts: HashMap::new(),
             max_depth,
             lost: 0,
+            end_ns: u64::MAX,
         }
     }
 
@@ -242,13 +249,11 @@ impl OwnRings {
     pub fn drain(&mut self, shared: &Shared, sink: &mut dyn Sink, last: bool) -> usize {
         let began = sys::monotonic_ns();
         let regs = crate::record::REGS_MASK.count_ones() as usize;
-        let mut fullest = 0;
+        let fullest = self.fetch();
         for (i, ring) in self.rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
-            ring.buffer.clear();
-            ring.ring.drain(&mut ring.buffer);
-            fullest = fullest.max(ring.buffer.len());
             records::parse_all_read(&ring.buffer, regs, self.read, |r| self.pending.push((i, r)));
+            ring.buffer.clear();
         }
         self.pending.sort_by_key(|(_, r)| r.time());
         let upto = if last {
@@ -260,8 +265,24 @@ impl OwnRings {
         let ready: Vec<(usize, Record)> = self.pending.drain(..ready).collect();
         let guard = sys::read_begin();
         let dwarf = shared.dwarf.get(&guard);
-        for (ring, record) in ready {
+        for (n, (ring, record)) in ready.into_iter().enumerate() {
             self.handle(ring, record, dwarf, shared.start_ns, sink);
+            if n % FETCH_EVERY == FETCH_EVERY - 1 {
+                // Unwinding takes longer than copying: keep the rings from filling meanwhile.
+                self.fetch();
+            }
+        }
+        fullest
+    }
+
+    /// Copies what the rings hold to their buffers (parsed at the next drain) and hands the
+    /// space back to the kernel; returns the most bytes one ring held.
+    fn fetch(&mut self) -> usize {
+        let mut fullest = 0;
+        for ring in self.rings.iter_mut().flatten() {
+            let before = ring.buffer.len();
+            ring.ring.drain(&mut ring.buffer);
+            fullest = fullest.max(ring.buffer.len() - before);
         }
         fullest
     }
@@ -274,6 +295,9 @@ impl OwnRings {
         start_ns: u64,
         sink: &mut dyn Sink,
     ) {
+        if record.time() > self.end_ns {
+            return;
+        }
         match record {
             Record::Sample {
                 pid,
@@ -387,10 +411,16 @@ impl OwnRings {
         }
     }
 
-    /// Wall mode, at stop: the threads still off their CPU are charged up to `end_ns`.
-    pub fn finish(&mut self, end_ns: u64, start_ns: u64, sink: &mut dyn Sink) {
+    /// Ends the session at `end_ns` (monotonic): records after it are dropped.
+    pub fn end_at(&mut self, end_ns: u64) {
+        self.end_ns = end_ns;
+    }
+
+    /// Wall mode, at stop: the threads still off their CPU are charged up to the end (see
+    /// [`OwnRings::end_at`]).
+    pub fn finish(&mut self, start_ns: u64, sink: &mut dyn Sink) {
         for (tid, place) in std::mem::take(&mut self.places) {
-            charge(tid, place, end_ns, start_ns, sink);
+            charge(tid, place, self.end_ns, start_ns, sink);
         }
     }
 }
