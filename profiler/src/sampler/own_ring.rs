@@ -402,7 +402,7 @@ impl OwnRings {
                     }
                     (false, place) => {
                         self.places.insert(tid, Place::In);
-                        charge(tid, place, time, start_ns, sink);
+                        charge(tid, place, time, self.event.period_ns, start_ns, sink);
                     }
                 }
             }
@@ -420,30 +420,42 @@ impl OwnRings {
     /// [`OwnRings::end_at`]).
     pub fn finish(&mut self, start_ns: u64, sink: &mut dyn Sink) {
         for (tid, place) in std::mem::take(&mut self.places) {
-            charge(tid, place, self.end_ns, start_ns, sink);
+            charge(
+                tid,
+                place,
+                self.end_ns,
+                self.event.period_ns,
+                start_ns,
+                sink,
+            );
         }
     }
 }
 
-/// Charges a thread's time off its CPU, from `place` until `until`, to the stack it left at.
-fn charge(tid: u32, place: Place, until: u64, start_ns: u64, sink: &mut dyn Sink) {
-    if let Place::Out {
+/// Charges a thread's time off its CPU, from `place` until `until`, to the stack it left at:
+/// one sample per `interval` of it (the last one shorter), at the end of each, as the signal
+/// wall mode's ticks would have taken them, so that the timeline shows the wait where it was.
+fn charge(tid: u32, place: Place, until: u64, interval: u64, start_ns: u64, sink: &mut dyn Sink) {
+    let Place::Out {
         since,
         stack: Some(stack),
         preempted,
     } = place
-    {
-        let weight = until.saturating_sub(since);
-        if weight > 0 {
-            sink.push(StoredSample {
-                stack,
-                raw: RawSample {
-                    tid,
-                    time_ns: until.saturating_sub(start_ns),
-                    weight,
-                },
-                waiting: !preempted,
-            });
-        }
+    else {
+        return;
+    };
+    let mut at = since;
+    while at < until {
+        let end = at.saturating_add(interval.max(1)).min(until);
+        sink.push(StoredSample {
+            stack,
+            raw: RawSample {
+                tid,
+                time_ns: end.saturating_sub(start_ns),
+                weight: end - at,
+            },
+            waiting: !preempted,
+        });
+        at = end;
     }
 }
