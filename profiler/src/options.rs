@@ -126,6 +126,14 @@ pub enum Timer {
     /// [`TimerCreate`](Timer::TimerCreate), and [`Setitimer`](Timer::Setitimer), which is
     /// the only one outside Linux. These three signal with SIGPROF: none is taken when the
     /// program handles SIGPROF itself (then no timer at all when it handles SIGTRAP too).
+    ///
+    /// [`PerfRing`](Timer::PerfRing) is not in that order: measured side by side with the
+    /// sampler bench (`benches/benches/sampler_cost.rs`, see `docs/benchmarks.md`), the
+    /// sampled thread pays about what `perf_event_sigtrap` costs it (21.4 against 26.2 µs a
+    /// sample at 1 kHz, 17.4 against 17.4 µs at 10 kHz, on a VM at load 11), but the process
+    /// pays more (51.3 against 38.9 µs, 26.3 against 18.9 µs: its collector copies and unwinds
+    /// every 32,000-byte stack copy), and a session starts in 3.8 ms instead of 1.1 (a 4 MiB
+    /// ring per CPU). Name it where a program's own signal handling, or EINTR, matters more.
     #[default]
     Auto,
     /// `perf_event_sigtrap` (Linux 5.13+): a per-thread `perf_event_open` task clock that
@@ -148,9 +156,11 @@ pub enum Timer {
     /// copy each sample's registers and the top of its stack (32,000 bytes) into mmap'd
     /// rings, which the collector thread drains and unwinds: the program never runs prof's
     /// code, its own SIGPROF and SIGTRAP handlers are untouched, and no system call of its ends
-    /// with EINTR. Also accepted in [`Mode::Wall`], where it charges a blocked thread's time to
-    /// the stack it was switched out at (context-switch samples: needs
-    /// `perf_event_paranoid` at 1 or below).
+    /// with EINTR. Each sample weighs the CPU time its event counted since the thread's
+    /// previous sample on that CPU. [`Mode::Wall`] uses it by default, charging a blocked
+    /// thread's time to the stack it was switched out at (context-switch samples, which need
+    /// `perf_event_paranoid` at 1 or below or `CAP_PERFMON`; wall mode takes its samples with
+    /// signals where they are refused); naming it there makes that refusal an error.
     PerfRing,
 }
 

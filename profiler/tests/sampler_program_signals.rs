@@ -136,9 +136,12 @@ fn r20_a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
         .iter()
         .map(|&t| (format!("timer {t}"), prof::Options::default().timer(t)))
         .collect();
+    // Wall mode on signals (where the kernel refuses `perf_ring`'s context-switch samples).
     options.push((
         "wall mode".into(),
-        prof::Options::default().mode(prof::Mode::Wall),
+        prof::Options::default()
+            .mode(prof::Mode::Wall)
+            .diagnostics(prof::diagnostics::Settings::default().wall_signals(true)),
     ));
     for (what, options) in options {
         let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
@@ -198,6 +201,23 @@ fn r20_auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
         Ok(_) => panic!("perf_event_sigtrap took the program's SIGTRAP"),
     }
     assert_eq!(disposition(libc::SIGPROF), handler());
+}
+
+#[test]
+fn r21_wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alone() {
+    let _program = Program::new(handler(), false, Duration::from_millis(1));
+    let wall = prof::Options::default().mode(prof::Mode::Wall);
+    let profiler = prof::Profiler::start(wall).unwrap();
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
+    spin(Duration::from_millis(300));
+    let during = PROGRAM_SIGPROFS.load(Ordering::Relaxed) - before;
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_ring");
+    assert!(report.total_samples() > 0);
+    assert!(during >= 20, "the program's handler got {during} signals");
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(itimer_prof().0, Duration::from_millis(1));
 }
 
 #[test]

@@ -179,6 +179,13 @@ impl Profiler {
             }
             if options.timer == crate::Timer::PerfRing {
                 timer::Mechanism::ring_wall()?
+            } else if let (false, Ok(ring)) = (
+                options.diagnostics.wall_signals,
+                timer::Mechanism::ring_wall(),
+            ) {
+                // No signal, so no EINTR and no signal frame: the ring is wall mode's first
+                // choice where the kernel allows its context-switch samples.
+                ring
             } else {
                 // Wall mode's collector signals the running threads with SIGPROF.
                 if sys::program_handles(sys::SIGNAL) {
