@@ -179,10 +179,10 @@ impl Profiler {
             }
             if options.timer == crate::Timer::PerfRing {
                 timer::Mechanism::ring_wall()?
-            } else if let (false, Ok(ring)) = (
-                options.diagnostics.wall_signals,
-                timer::Mechanism::ring_wall(),
-            ) {
+            } else if let Some(ring) = (!options.diagnostics.wall_signals)
+                .then(timer::Mechanism::ring_wall_by_default)
+                .flatten()
+            {
                 // No signal, so no EINTR and no signal frame: the ring is wall mode's first
                 // choice where the kernel allows its context-switch samples.
                 ring

@@ -95,6 +95,22 @@ impl Mechanism {
         Ok(Mechanism::PerfRing)
     }
 
+    /// `perf_ring` for wall mode when it is not named: when it works here and its events (two
+    /// per CPU for each thread there is now; threads created later inherit them without a
+    /// descriptor) would take at most a quarter of the descriptors the process may open.
+    pub fn ring_wall_by_default() -> Option<Mechanism> {
+        #[cfg(target_os = "linux")]
+        {
+            let threads = super::threads::list_tids().len() as u64;
+            let cpus = sys::online_cpus().len() as u64;
+            (threads * cpus * 2 <= sys::open_files_limit() / 4)
+                .then(Self::ring_wall)
+                .and_then(Result::ok)
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
     fn probe_named(timer: Timer) -> crate::Result<Mechanism> {
         Self::probe(timer).map_err(|why| {
             crate::Error::InvalidOption(format!("timer {timer} is not available: {why}"))

@@ -189,6 +189,17 @@ pub fn perf_event_enable(fd: &OwnedFd) -> crate::Result<()> {
     Ok(())
 }
 
+/// The most descriptors this process may have open (`RLIMIT_NOFILE`'s soft limit).
+pub fn open_files_limit() -> u64 {
+    // SAFETY: an all-zero rlimit is valid storage for getrlimit to fill.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit fills `limit`, which this frame owns.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    limit.rlim_cur
+}
+
 /// The CPUs a per-CPU event can be opened on (`/sys/devices/system/cpu/online`).
 pub fn online_cpus() -> Vec<u32> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
