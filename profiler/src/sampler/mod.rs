@@ -2,10 +2,12 @@
 //!
 //! [`Profiler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
 //! the best one that works here unless one is named, see [`crate::Timer`]), installs a handler
-//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
-//! collector thread and arms every thread (on `perf_event_sigtrap` with events that threads
-//! created later inherit); the handler walks each stack as [`Options::unwind`](crate::Options::unwind)
-//! says ([`crate::Unwind`]). [`Profiler::stop`] disarms, restores the previous disposition,
+//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise; none for
+//! `perf_ring`, whose stacks the kernel copies into rings the collector unwinds, see
+//! `own_ring.rs`), starts a collector thread and arms every thread (on `perf_event_sigtrap`
+//! and `perf_ring` with events that threads created later inherit); the handler walks each
+//! stack as [`Options::unwind`](crate::Options::unwind) says ([`crate::Unwind`]). Wall mode
+//! runs on `perf_ring` where the kernel allows it, else on signals (`wall.rs`). [`Profiler::stop`] disarms, restores the previous disposition,
 //! symbolizes each distinct address once and returns a [`Report`]. The library reads no
 //! environment variable: every choice is an [`Options`] value.
 //!
