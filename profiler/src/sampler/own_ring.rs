@@ -264,7 +264,11 @@ impl OwnRings {
         let ready = self.pending.partition_point(|(_, r)| r.time() < upto);
         let ready: Vec<(usize, Record)> = self.pending.drain(..ready).collect();
         let guard = sys::read_begin();
-        let dwarf = shared.dwarf.get(&guard);
+        // `Unwind::FramePointers` walks the copy's frame records only.
+        let dwarf = shared
+            .dwarf
+            .get(&guard)
+            .filter(|_| shared.unwind == super::unwind::UnwindMode::Dwarf);
         for (n, (ring, record)) in ready.into_iter().enumerate() {
             self.handle(ring, record, dwarf, shared.start_ns, sink);
             if n % FETCH_EVERY == FETCH_EVERY - 1 {
