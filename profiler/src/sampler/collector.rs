@@ -615,6 +615,11 @@ impl Collector {
         if let Some(rings) = &mut self.rings {
             rings.end_at(end_ns);
         }
+        #[cfg(not(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        let _ = end_ns;
         let retired = std::mem::take(&mut self.retired);
         let armed = std::mem::take(&mut self.armed).into_values().flatten();
         for armed in armed.chain(retired) {

@@ -283,6 +283,7 @@ pub enum Armed {
     /// A perf event descriptor.
     Perf(OwnedFd),
     /// Its ring events, one per CPU (two in wall mode), see `own_ring.rs`.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Ring(Vec<OwnedFd>),
     /// POSIX timers: one on the monotonic clock, armed, and one on the thread's CPU clock,
     /// disarmed, that the handler swaps in while the thread is idle (`None` when the kernel

@@ -54,6 +54,7 @@ pub trait StackWords {
 }
 
 /// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
+#[cfg(target_os = "linux")]
 pub struct CopiedStack<'a> {
     /// The stack pointer when the sample was taken.
     pub sp: u64,
@@ -61,6 +62,7 @@ pub struct CopiedStack<'a> {
     pub bytes: &'a [u8],
 }
 
+#[cfg(target_os = "linux")]
 impl StackWords for CopiedStack<'_> {
     fn word(&self, addr: u64) -> Option<u64> {
         let at = usize::try_from(addr.checked_sub(self.sp)?).ok()?;
@@ -225,7 +227,10 @@ pub struct Unwound {
 /// nothing; at most `max_depth` frames. With `reuse`, the outer frames of thread `tid`'s
 /// previous stack in `state` are reused where they provably have not changed (see
 /// `frame_reuse.rs`): the copy holds the same words there.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 #[allow(clippy::too_many_arguments)]
 pub fn copied<S: StackWords + ?Sized>(
     regs: Regs,

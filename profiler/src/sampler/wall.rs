@@ -269,6 +269,7 @@ impl Wall {
 
     /// The stack of thread `tid` if it is blocked now (and stayed so while it was read), read
     /// and unwound by the collector without signalling it; `None` when it is running or gone.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn blocked_stack(
         &mut self,
         tid: u32,
