@@ -130,10 +130,10 @@ pub enum Timer {
     /// [`PerfRing`](Timer::PerfRing) is not in that order: measured side by side with the
     /// sampler bench (`benches/benches/sampler_cost.rs`, see `docs/benchmarks.md`), the
     /// sampled thread pays about what `perf_event_sigtrap` costs it (21.4 against 26.2 µs a
-    /// sample at 1 kHz, 17.4 against 17.4 µs at 10 kHz, on a VM at load 11), but the process
-    /// pays more (51.3 against 38.9 µs, 26.3 against 18.9 µs: its collector copies and unwinds
-    /// every 32,000-byte stack copy), and a session starts in 3.8 ms instead of 1.1 (a 4 MiB
-    /// ring per CPU). Name it where a program's own signal handling, or EINTR, matters more.
+    /// sample at 1 kHz and 17.4 against 17.4 µs at 10 kHz in one run on a VM at load 11, 26.1
+    /// against 23.3 and 16.1 against 15.8 in another), but the process pays more (51.3 against
+    /// 38.9 µs and 26.3 against 18.9: its collector copies and unwinds every 32,000-byte stack
+    /// copy), and a session starts in 3.8 ms instead of 1.1 (a 4 MiB ring per CPU). Name it where a program's own signal handling, or EINTR, matters more.
     #[default]
     Auto,
     /// `perf_event_sigtrap` (Linux 5.13+): a per-thread `perf_event_open` task clock that
