@@ -24,7 +24,10 @@
 //! Run: `cargo bench -p prof-benches --bench sampler_cost -- [--rate HZ] [--rounds N]
 //! [--chunk-ms MS] [--timed] [--gaps] [--no-warm-up] [CONFIG...]`, CONFIG among `floor`,
 //! `prof`, `prof-fp` (frame pointers only), `prof-noreuse` (no frame reuse), `prof-timed` (the
-//! handler timed); default `floor prof`, 1 kHz, 10 rounds of 200 ms.
+//! handler timed), `ring` (`Timer::PerfRing`: no signal, stacks copied by the kernel and unwound
+//! by the collector); default `floor prof`, 1 kHz, 10 rounds of 200 ms. `process/sample` is
+//! the whole process's CPU per sample over the unprofiled chunks' (the collector's included,
+//! which is where `ring` unwinds; its drain at stop, at most 5 ms of samples, is not in it).
 
 use prof::diagnostics::{Measure, Settings};
 use prof_benches::{descend, print_clock_read_cost};
@@ -35,6 +38,8 @@ use std::time::Duration;
 #[derive(Clone, Copy, Default, Debug)]
 struct Usage {
     cpu_ns: f64,
+    /// The whole process's CPU (the collector's included).
+    process_ns: f64,
     minor: f64,
     major: f64,
     voluntary: f64,
@@ -50,6 +55,7 @@ impl Usage {
         assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD)");
         Usage {
             cpu_ns: prof::sampler::thread_cpu_time().as_nanos() as f64,
+            process_ns: prof::sampler::process_cpu_time().as_nanos() as f64,
             minor: ru.ru_minflt as f64,
             major: ru.ru_majflt as f64,
             voluntary: ru.ru_nvcsw as f64,
@@ -60,6 +66,7 @@ impl Usage {
     fn since(self, before: Usage) -> Usage {
         Usage {
             cpu_ns: self.cpu_ns - before.cpu_ns,
+            process_ns: self.process_ns - before.process_ns,
             minor: self.minor - before.minor,
             major: self.major - before.major,
             voluntary: self.voluntary - before.voluntary,
@@ -69,6 +76,7 @@ impl Usage {
 
     fn add(&mut self, other: Usage) {
         self.cpu_ns += other.cpu_ns;
+        self.process_ns += other.process_ns;
         self.minor += other.minor;
         self.major += other.major;
         self.voluntary += other.voluntary;
@@ -90,6 +98,7 @@ fn options(config: &str, interval: Duration, timed: bool) -> Option<prof::Option
         "prof-timed" => (settings.measure(Measure::Time), options),
         "prof-fp" => (settings, options.unwind(prof::Unwind::FramePointers)),
         "prof-noreuse" => (settings.reuse(false), options),
+        "ring" => (settings, options.timer(prof::Timer::PerfRing)),
         other => panic!("unknown configuration {other}"),
     };
     Some(options.diagnostics(settings))
@@ -309,12 +318,13 @@ fn main() {
         load.trim()
     );
     println!(
-        "{:<13} {:>9} {:>9} {:>13} {:>13} {:>11} {:>10} {:>10} {:>11} {:>13} {:>12}",
+        "{:<13} {:>9} {:>9} {:>13} {:>13} {:>15} {:>11} {:>10} {:>10} {:>11} {:>13} {:>12}",
         "config",
         "samples",
         "CPU +%",
         "cost/sample",
         "(median ± se)",
+        "process/sample",
         "in handler",
         "faults",
         "inv. csw",
@@ -361,13 +371,14 @@ fn main() {
         let start = median(chunks.iter().map(|x| x.start_ns).collect());
         let k = chunks.len() as f64;
         println!(
-            "{:<13} {:>9.0} {:>8.2}% {:>10.2} µs {:>7.2} ± {:<5.2} {:>8.2} µs {:>10.1} {:>10.1} {:>8.2} ms {:>13.0} {:>11.1}%",
+            "{:<13} {:>9.0} {:>8.2}% {:>10.2} µs {:>7.2} ± {:<5.2} {:>12.2} µs {:>8.2} µs {:>10.1} {:>10.1} {:>8.2} ms {:>13.0} {:>11.1}%",
             c,
             samples / k,
             (total.cpu_ns / base_total.cpu_ns - 1.0) * 100.0,
             (total.cpu_ns - base_total.cpu_ns) / samples.max(1.0) / 1e3,
             median(per_round.clone()) / 1e3,
             standard_error(&per_round) / 1e3,
+            (total.process_ns - base_total.process_ns) / samples.max(1.0) / 1e3,
             handler / samples.max(1.0) / 1e3,
             total.minor / k,
             total.involuntary / k,

@@ -1,6 +1,7 @@
 //! Wall-mode benchmark (issue 12): a process with one busy thread (a loop at stack depth 40)
 //! and 100 idle threads (blocked in `poll` on a pipe), unprofiled, in CPU mode and in wall mode
-//! at 100 Hz and 1 kHz. Each run is a fresh child process; the configurations run round-robin,
+//! at 100 Hz and 1 kHz, on signals (`wall`) and on `perf_ring` (`ring`, issue 21: no ticks, no
+//! signals; the idle threads' stacks are read once at start). Each run is a fresh child process; the configurations run round-robin,
 //! three rounds, and each figure is from the round with the least process CPU (the least
 //! disturbed by other load).
 //!
@@ -59,6 +60,9 @@ fn child(mode: &str, rate: u64) {
     let profiler = match mode {
         "cpu" => Some(prof::Profiler::start(options(prof::Mode::Cpu)).unwrap()),
         "wall" => Some(prof::Profiler::start(options(prof::Mode::Wall)).unwrap()),
+        "ring" => Some(
+            prof::Profiler::start(options(prof::Mode::Wall).timer(prof::Timer::PerfRing)).unwrap(),
+        ),
         _ => None,
     };
     let thread0 = prof::sampler::thread_cpu_time();
@@ -149,6 +153,8 @@ fn main() {
         ("wall", 100),
         ("cpu", 1_000),
         ("wall", 1_000),
+        ("ring", 100),
+        ("ring", 1_000),
     ];
     let mut best: Vec<Option<Run>> = vec![None; configs.len()];
     for _ in 0..ROUNDS {
@@ -182,6 +188,7 @@ fn main() {
     );
     for (&(mode, rate), r) in configs.iter().zip(&best).skip(1) {
         let wall_mode = mode == "wall";
+        let ring = mode == "ring";
         let dash = || "-".to_string();
         println!(
             "{:<6} {:>5}Hz {:>8.2}% {:>8.2}% {:>10.1} ms {:>8} {:>9} {:>8} {:>8} {:>10} {:>8}",
@@ -215,7 +222,7 @@ fn main() {
             } else {
                 dash()
             },
-            if wall_mode {
+            if wall_mode || ring {
                 format!("{:.1}%", r.reach * 100.0)
             } else {
                 dash()

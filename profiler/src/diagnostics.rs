@@ -31,6 +31,9 @@ pub struct Settings {
     /// (true where the kernel allows it); false finds new threads by sweeping
     /// `/proc/self/task` only, to compare.
     pub inherit: bool,
+    /// Wall mode on signals (the collector's ticks, see `sampler/wall.rs`) even where
+    /// `perf_ring`, its default, works: to compare, and to test the signal path (false).
+    pub wall_signals: bool,
 }
 
 impl Default for Settings {
@@ -40,6 +43,7 @@ impl Default for Settings {
             reuse: true,
             verify_reuse: false,
             inherit: true,
+            wall_signals: false,
         }
     }
 }
@@ -66,6 +70,12 @@ impl Settings {
     /// Turns inherited perf events on or off.
     pub fn inherit(mut self, inherit: bool) -> Self {
         self.inherit = inherit;
+        self
+    }
+
+    /// Makes wall mode take its samples with signals rather than `perf_ring`.
+    pub fn wall_signals(mut self, signals: bool) -> Self {
+        self.wall_signals = signals;
         self
     }
 }

@@ -86,7 +86,8 @@ impl Options {
     }
 
     /// Sets what triggers samples in [`Mode::Cpu`]. Anything but [`Timer::Auto`] is refused at
-    /// start in the other modes, which have their own trigger.
+    /// start in the other modes, which have their own trigger, but for [`Timer::PerfRing`] in
+    /// [`Mode::Wall`].
     pub fn timer(mut self, timer: Timer) -> Self {
         self.timer = timer;
         self
@@ -125,6 +126,14 @@ pub enum Timer {
     /// [`TimerCreate`](Timer::TimerCreate), and [`Setitimer`](Timer::Setitimer), which is
     /// the only one outside Linux. These three signal with SIGPROF: none is taken when the
     /// program handles SIGPROF itself (then no timer at all when it handles SIGTRAP too).
+    ///
+    /// [`PerfRing`](Timer::PerfRing) is not in that order: measured side by side with the
+    /// sampler bench (`benches/benches/sampler_cost.rs`, see `docs/benchmarks.md`), the
+    /// sampled thread pays about what `perf_event_sigtrap` costs it (21.4 against 26.2 µs a
+    /// sample at 1 kHz and 17.4 against 17.4 µs at 10 kHz in one run on a VM at load 11, 26.1
+    /// against 23.3 and 16.1 against 15.8 in another), but the process pays more (51.3 against
+    /// 38.9 µs and 26.3 against 18.9: its collector copies and unwinds every 32,000-byte stack
+    /// copy), and a session starts in 3.8 ms instead of 1.1 (a 4 MiB ring per CPU). Name it where a program's own signal handling, or EINTR, matters more.
     #[default]
     Auto,
     /// `perf_event_sigtrap` (Linux 5.13+): a per-thread `perf_event_open` task clock that
@@ -142,20 +151,32 @@ pub enum Timer {
     /// `setitimer`: `setitimer(ITIMER_PROF)` for the whole process, capped by the kernel at its
     /// tick (often 250 Hz). A timer the program had armed is put back at stop.
     Setitimer,
+    /// `perf_ring` (Linux on x86_64 and aarch64): no signal at all. Per-thread task-clock perf
+    /// events (one per CPU, inherited by threads created during the session) have the kernel
+    /// copy each sample's registers and the top of its stack (32,000 bytes) into mmap'd
+    /// rings, which the collector thread drains and unwinds: the program never runs prof's
+    /// code, its own SIGPROF and SIGTRAP handlers are untouched, and no system call of its ends
+    /// with EINTR. Each sample weighs the CPU time its event counted since the thread's
+    /// previous sample on that CPU. [`Mode::Wall`] uses it by default, charging a blocked
+    /// thread's time to the stack it was switched out at (context-switch samples, which need
+    /// `perf_event_paranoid` at 1 or below or `CAP_PERFMON`; wall mode takes its samples with
+    /// signals where they are refused); naming it there makes that refusal an error.
+    PerfRing,
 }
 
 impl Timer {
     /// Every value, [`Timer::Auto`] first.
-    pub const ALL: [Timer; 5] = [
+    pub const ALL: [Timer; 6] = [
         Timer::Auto,
         Timer::PerfEventSigtrap,
         Timer::PerfEvent,
         Timer::TimerCreate,
         Timer::Setitimer,
+        Timer::PerfRing,
     ];
 
     /// The name used in reports and on the command line: `auto`, `perf_event_sigtrap`,
-    /// `perf_event`, `timer_create` or `setitimer`.
+    /// `perf_event`, `timer_create`, `setitimer` or `perf_ring`.
     pub fn name(self) -> &'static str {
         match self {
             Timer::Auto => "auto",
@@ -163,6 +184,7 @@ impl Timer {
             Timer::PerfEvent => "perf_event",
             Timer::TimerCreate => "timer_create",
             Timer::Setitimer => "setitimer",
+            Timer::PerfRing => "perf_ring",
         }
     }
 }
@@ -184,7 +206,7 @@ impl FromStr for Timer {
             .ok_or_else(|| {
                 crate::Error::InvalidOption(format!(
                     "unknown timer `{s}` (expected auto, perf_event_sigtrap, perf_event, \
-                     timer_create or setitimer)"
+                     timer_create, setitimer or perf_ring)"
                 ))
             })
     }

@@ -23,9 +23,18 @@ fn pct(part: u64, whole: u64) -> f64 {
 
 #[test]
 fn a_known_split_between_two_functions_is_attributed_within_two_points() {
+    known_split(prof::Timer::Auto);
+}
+
+#[test]
+fn a_known_split_between_two_functions_is_attributed_within_two_points_on_perf_ring() {
+    known_split(prof::Timer::PerfRing);
+}
+
+fn known_split(timer: prof::Timer) {
     let _serial = serial();
     let (mut alpha, mut beta) = (Duration::ZERO, Duration::ZERO);
-    let report = prof::profile(prof::Options::default(), || {
+    let report = prof::profile(prof::Options::default().timer(timer), || {
         for _ in 0..20 {
             let t = thread_cpu_time();
             hot_alpha(Duration::from_millis(75));
@@ -44,12 +53,12 @@ fn a_known_split_between_two_functions_is_attributed_within_two_points() {
     let attributed = pct(a, a + b);
     assert!(
         (measured - attributed).abs() <= 2.0,
-        "measured {measured:.1}% attributed {attributed:.1}%"
+        "{timer}: measured {measured:.1}% attributed {attributed:.1}%"
     );
     let first = names(&report, samples_on(&report, current_tid())[0]);
     assert!(
-        first.iter().any(|n| n.contains("a_known_split")),
-        "stack reaches the test function: {first:?}"
+        first.iter().any(|n| n.contains("known_split")),
+        "{timer}: stack reaches the test function: {first:?}"
     );
 }
 

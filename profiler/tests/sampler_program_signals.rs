@@ -104,6 +104,10 @@ fn handler() -> usize {
     program_on_sigprof as extern "C" fn(_) as usize
 }
 
+fn sigtrap_handler() -> usize {
+    program_on_sigtrap as extern "C" fn(_) as usize
+}
+
 #[test]
 fn r20_auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
     let _program = Program::new(handler(), false, Duration::from_millis(1));
@@ -132,9 +136,12 @@ fn r20_a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
         .iter()
         .map(|&t| (format!("timer {t}"), prof::Options::default().timer(t)))
         .collect();
+    // Wall mode on signals (where the kernel refuses `perf_ring`'s context-switch samples).
     options.push((
         "wall mode".into(),
-        prof::Options::default().mode(prof::Mode::Wall),
+        prof::Options::default()
+            .mode(prof::Mode::Wall)
+            .diagnostics(prof::diagnostics::Settings::default().wall_signals(true)),
     ));
     for (what, options) in options {
         let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
@@ -194,6 +201,43 @@ fn r20_auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
         Ok(_) => panic!("perf_event_sigtrap took the program's SIGTRAP"),
     }
     assert_eq!(disposition(libc::SIGPROF), handler());
+}
+
+#[test]
+fn r21_wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alone() {
+    let _program = Program::new(handler(), false, Duration::from_millis(1));
+    let wall = prof::Options::default().mode(prof::Mode::Wall);
+    let profiler = prof::Profiler::start(wall).unwrap();
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
+    spin(Duration::from_millis(300));
+    let during = PROGRAM_SIGPROFS.load(Ordering::Relaxed) - before;
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_ring");
+    assert!(report.total_samples() > 0);
+    assert!(during >= 20, "the program's handler got {during} signals");
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(itimer_prof().0, Duration::from_millis(1));
+}
+
+#[test]
+fn r21_perf_ring_samples_a_program_that_handles_sigprof_and_sigtrap_without_touching_them() {
+    let _program = Program::new(handler(), true, Duration::from_millis(1));
+    let options = prof::Options::default().timer(prof::Timer::PerfRing);
+    let profiler = prof::Profiler::start(options).unwrap();
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(disposition(libc::SIGTRAP), sigtrap_handler());
+    let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
+    spin(Duration::from_millis(300));
+    let during = PROGRAM_SIGPROFS.load(Ordering::Relaxed) - before;
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_ring");
+    // 300 ms of CPU time at 1 ms: about 300 samples (a busy machine changes none of that).
+    assert!(report.total_samples() >= 100, "{}", report.total_samples());
+    assert!(during >= 20, "the program's handler got {during} signals");
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(disposition(libc::SIGTRAP), sigtrap_handler());
+    assert_eq!(itimer_prof().0, Duration::from_millis(1));
 }
 
 #[test]

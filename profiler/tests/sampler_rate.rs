@@ -30,6 +30,22 @@ fn one_millisecond_on_two_cpu_seconds_gives_at_least_1900_samples() {
     );
 }
 
+/// `perf_ring`'s task clock, no signal: the same rate (the kernel's timer is the same).
+#[test]
+fn one_millisecond_on_two_cpu_seconds_gives_at_least_1900_samples_on_perf_ring() {
+    let _serial = serial();
+    let tid = current_tid();
+    let options = prof::Options::default()
+        .timer(prof::Timer::PerfRing)
+        .interval(Duration::from_millis(1));
+    let report = prof::profile(options, || spin(Duration::from_secs(2))).unwrap();
+    let n = samples_on(&report, tid).len();
+    assert!(n >= 1900, "{n} samples");
+    let meta = &report.session().meta;
+    assert_eq!(meta.timer, "perf_ring");
+    assert_eq!(meta.dropped_samples, 0);
+}
+
 #[test]
 fn two_hundred_microseconds_gives_at_least_ninety_percent() {
     let _serial = serial();

@@ -332,3 +332,42 @@ fn r13_the_library_reads_no_prof_variables_from_the_environment() {
     // An empty handler records nothing.
     assert!(samples > 100, "{line}");
 }
+
+#[test]
+fn perf_ring_keeps_the_rate_and_measures_weights_without_a_signal() {
+    keeps_the_rate_and_measures_weights("perf_ring");
+}
+
+/// `perf_ring`'s events are inherited: threads started during the session, even ones that live
+/// a few milliseconds (between two sweeps of `/proc/self/task`), are sampled from their start.
+#[test]
+fn perf_ring_samples_threads_started_during_the_session() {
+    let _serial = serial();
+    let options = prof::Options::default()
+        .timer(prof::Timer::PerfRing)
+        .interval(Duration::from_micros(500));
+    let p = prof::Profiler::start(options).unwrap();
+    let threads: Vec<(u64, Duration)> = (0..10)
+        .map(|_| {
+            std::thread::spawn(|| {
+                let t = thread_cpu_time();
+                spin(Duration::from_millis(10));
+                (current_tid(), thread_cpu_time() - t)
+            })
+            .join()
+            .unwrap()
+        })
+        .collect();
+    let report = p.stop().unwrap();
+    for (tid, used) in threads {
+        let w: u64 = samples_on(&report, tid)
+            .into_iter()
+            .map(|i| report.session().samples.weight[i])
+            .sum();
+        // 10 ms at 0.5 ms: about 20 samples; the tail after a thread's last one is not counted.
+        assert!(
+            w as f64 >= 0.8 * used.as_nanos() as f64,
+            "thread {tid}: weight {w} of {used:?}"
+        );
+    }
+}

@@ -1,6 +1,10 @@
-//! Wall mode (issue 12): every thread is sampled at the interval of wall time; running threads
-//! through a signal, blocked ones by the collector from `/proc/self/task/TID/syscall` without
-//! a signal, so a blocked `poll` never sees EINTR and idle threads are never woken.
+//! Wall mode (issue 12): every thread is sampled at the interval of wall time. By default on
+//! `perf_ring` (issue 21: the task clock for running threads, context-switch samples for
+//! blocked ones, no signal at all); on signals (forced here with the diagnostics'
+//! `wall_signals`, the path taken where the kernel refuses context-switch samples) running
+//! threads through a signal, blocked ones by the collector from `/proc/self/task/TID/syscall`
+//! without a signal. Either way a blocked `poll` never sees EINTR and idle threads are never
+//! woken; each test runs on both.
 
 mod common;
 
@@ -16,6 +20,19 @@ fn wall(interval: Duration) -> prof::Options {
     prof::Options::default()
         .mode(prof::Mode::Wall)
         .interval(interval)
+}
+
+/// Wall mode on signals (see the module's documentation).
+fn wall_on_signals(interval: Duration) -> prof::Options {
+    wall(interval).diagnostics(prof::diagnostics::Settings::default().wall_signals(true))
+}
+
+/// Both wall mechanisms, with the timer name each session records.
+fn both(interval: Duration) -> [(prof::Options, &'static str); 2] {
+    [
+        (wall(interval), "perf_ring"),
+        (wall_on_signals(interval), "wall_ticker"),
+    ]
 }
 
 /// Sleeps for `d` of wall time (in `nanosleep`: blocked in a system call).
@@ -76,6 +93,12 @@ fn wait_until_blocked(tid: u64) {
 
 #[test]
 fn wall_split_between_sleeping_and_computing_is_attributed_within_5_points() {
+    for (options, timer) in both(Duration::from_millis(1)) {
+        split_on(options, timer);
+    }
+}
+
+fn split_on(options: prof::Options, timer: &str) {
     let _serial = serial();
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let (done_tx, done_rx) = mpsc::channel::<(u64, Duration, Duration)>();
@@ -94,7 +117,7 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_5_points() {
         done_tx.send((current_tid(), asleep, computing)).unwrap();
         let _ = go_rx.recv();
     });
-    let p = prof::Profiler::start(wall(Duration::from_millis(1))).unwrap();
+    let p = prof::Profiler::start(options).unwrap();
     go_tx.send(()).unwrap();
     let (tid, asleep, computing) = done_rx.recv().unwrap();
     let report = p.stop().unwrap();
@@ -102,6 +125,7 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_5_points() {
     worker.join().unwrap();
     let s = report.session();
     assert_eq!(s.meta.mode, prof::Mode::Wall);
+    assert_eq!(s.meta.timer, timer);
     assert_eq!(report.sample_types(), ["wall", "samples"]);
     assert_eq!(
         s.samples.state.len(),
@@ -124,7 +148,7 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_5_points() {
     let sampled = in_sleep as f64 / (in_sleep + in_compute).max(1) as f64;
     let attributed = (in_sleep + in_compute) as f64 / (asleep + computing).as_nanos() as f64;
     let summary = format!(
-        "measured {:.1}% asleep ({asleep:?} asleep, {computing:?} computing), sampled {:.1}% \
+        "{timer}: measured {:.1}% asleep ({asleep:?} asleep, {computing:?} computing), sampled {:.1}% \
          ({:.1} ms + {:.1} ms, {:.1}% of the measured time attributed, {:.1} ms in the wrong \
          state); {:?}",
         100.0 * measured,
@@ -151,6 +175,12 @@ fn wall_split_between_sleeping_and_computing_is_attributed_within_5_points() {
 
 #[test]
 fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
+    for (options, timer) in both(Duration::from_millis(1)) {
+        blocked_in_poll_on(options, timer);
+    }
+}
+
+fn blocked_in_poll_on(options: prof::Options, timer: &str) {
     let _serial = serial();
     let (r, w) = pipe();
     let fd = r.as_raw_fd();
@@ -162,7 +192,7 @@ fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
     let tid = tid_rx.recv().unwrap();
     wait_until_blocked(tid);
     let switches = context_switches(tid);
-    let p = prof::Profiler::start(wall(Duration::from_millis(1))).unwrap();
+    let p = prof::Profiler::start(options).unwrap();
     spin(Duration::from_millis(300));
     let report = p.stop().unwrap();
     let after = context_switches(tid);
@@ -172,9 +202,10 @@ fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
     assert_eq!(
         (rc, after),
         (1, switches),
-        "poll returned {rc} (errno {errno}); context switches {switches} -> {after}"
+        "{timer}: poll returned {rc} (errno {errno}); context switches {switches} -> {after}"
     );
     let s = report.session();
+    assert_eq!(s.meta.timer, timer);
     let on_poller = samples_on(&report, tid);
     let reached = on_poller
         .iter()
@@ -194,7 +225,7 @@ fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
         .count();
     let weight: u64 = on_poller.iter().map(|&i| s.samples.weight[i]).sum();
     let summary = format!(
-        "{} samples of the blocked thread, {reached} reach `blocked_in_poll`, {to_start} reach \
+        "{timer}: {} samples of the blocked thread, {reached} reach `blocked_in_poll`, {to_start} reach \
          the thread start; weight {:.1} ms of {:.1} ms; first stack {:?}",
         on_poller.len(),
         weight as f64 / 1e6,
@@ -218,6 +249,12 @@ fn a_thread_blocked_in_poll_for_the_whole_session_sees_no_eintr() {
 
 #[test]
 fn a_hundred_idle_threads_get_no_signal_and_their_whole_wall_time() {
+    for (options, timer) in both(Duration::from_millis(1)) {
+        hundred_idle_on(options, timer);
+    }
+}
+
+fn hundred_idle_on(options: prof::Options, timer: &str) {
     let _serial = serial();
     let (r, w) = pipe();
     let fd = r.as_raw_fd();
@@ -236,7 +273,7 @@ fn a_hundred_idle_threads_get_no_signal_and_their_whole_wall_time() {
         wait_until_blocked(tid);
     }
     let before: Vec<u64> = tids.iter().map(|&t| context_switches(t)).collect();
-    let p = prof::Profiler::start(wall(Duration::from_millis(1))).unwrap();
+    let p = prof::Profiler::start(options).unwrap();
     spin(Duration::from_millis(300));
     let report = p.stop().unwrap();
     let after: Vec<u64> = tids.iter().map(|&t| context_switches(t)).collect();
@@ -259,14 +296,20 @@ fn a_hundred_idle_threads_get_no_signal_and_their_whole_wall_time() {
             (w as f64) < 0.9 * duration
         })
         .count();
+    assert_eq!(s.meta.timer, timer);
     let summary = format!(
-        "{woken} of 100 idle threads woken during the session, {interrupted} polls interrupted, \
+        "{timer}: {woken} of 100 idle threads woken during the session, {interrupted} polls interrupted, \
          {short} with under 90% of the session's {:.1} ms; {stats:?}",
         duration / 1e6
     );
     eprintln!("{summary}");
     assert_eq!((woken, interrupted, short), (0, 0, 0), "{summary}");
-    // Only the busy thread is ever signalled: at most once a tick.
-    assert!(stats.signals <= stats.ticks, "{summary}");
-    assert!(stats.ticks >= 100, "{summary}");
+    if timer == "wall_ticker" {
+        // Only the busy thread is ever signalled: at most once a tick.
+        assert!(stats.signals <= stats.ticks, "{summary}");
+        assert!(stats.ticks >= 100, "{summary}");
+    } else {
+        // No tick, no signal: the idle threads' stacks were read once, at start.
+        assert_eq!((stats.ticks, stats.signals), (0, 0), "{summary}");
+    }
 }

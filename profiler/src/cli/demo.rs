@@ -23,7 +23,8 @@ pub struct DemoArgs {
     #[arg(long, default_value = "cpu", value_parser = ["cpu", "wall", "alloc"])]
     mode: String,
     /// What triggers CPU-mode samples: auto (the best that works here), perf_event_sigtrap,
-    /// perf_event, timer_create or setitimer. A timer this system lacks is an error.
+    /// perf_event, timer_create, setitimer or perf_ring (no signal; also wall mode's). A timer
+    /// this system lacks is an error.
     #[arg(long, default_value = "auto", value_name = "TIMER", value_parser = parse_timer)]
     timer: prof::Timer,
     /// How stacks are walked: auto, dwarf or fp (frame pointers only).

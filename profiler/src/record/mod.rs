@@ -16,7 +16,7 @@ mod attach;
 mod jit;
 mod kernel;
 mod process;
-mod records;
+pub(crate) mod records;
 mod switch;
 mod table;
 
@@ -44,7 +44,7 @@ pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
 const WRITE_MARGIN_NS: u64 = 1_000_000;
 
 /// Data pages of each CPU's ring (4 MiB with 4 KiB pages: over a hundred samples of 32 KB).
-const RING_PAGES: usize = 1024;
+pub(crate) const RING_PAGES: usize = 1024;
 
 /// The functions a complete stack ends in: its thread's start (the dynamic loader's, while it
 /// loads a program).
@@ -282,7 +282,7 @@ pub fn interrupts_end_prof() {
 /// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
 /// (users without `CAP_IPC_LOCK` get `/proc/sys/kernel/perf_event_mlock_kb` per CPU, 516 KiB
 /// by default, plus `RLIMIT_MEMLOCK`), down to 16.
-fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
+pub(crate) fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
     let mut pages = RING_PAGES;
     loop {
         let copy = fd.try_clone().map_err(|source| Error::Os {
@@ -339,21 +339,21 @@ const SWITCH_PERIOD: u64 = 1;
 
 /// The user registers each sample carries, in the kernel's numbering: x86_64's bp, sp, ip.
 #[cfg(target_arch = "x86_64")]
-const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+pub(crate) const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
 /// The user registers each sample carries, in the kernel's numbering: aarch64's x29, lr, sp, pc.
 #[cfg(target_arch = "aarch64")]
-const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
+pub(crate) const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
 
 /// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
 #[cfg(target_arch = "x86_64")]
-fn regs_of(r: &[u64]) -> Option<Regs> {
+pub(crate) fn regs_of(r: &[u64]) -> Option<Regs> {
     let [fp, sp, pc] = r.try_into().ok()?;
     Some(Regs { pc, sp, fp, lr: 0 })
 }
 
 /// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
 #[cfg(target_arch = "aarch64")]
-fn regs_of(r: &[u64]) -> Option<Regs> {
+pub(crate) fn regs_of(r: &[u64]) -> Option<Regs> {
     let [fp, lr, sp, pc] = r.try_into().ok()?;
     Some(Regs { pc, sp, fp, lr })
 }

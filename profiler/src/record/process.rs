@@ -10,21 +10,7 @@ use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
 use std::collections::HashMap;
 
-/// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
-pub struct CopiedStack<'a> {
-    /// The stack pointer when the sample was taken.
-    pub sp: u64,
-    /// The bytes copied.
-    pub bytes: &'a [u8],
-}
-
-impl StackWords for CopiedStack<'_> {
-    fn word(&self, addr: u64) -> Option<u64> {
-        let at = usize::try_from(addr.checked_sub(self.sp)?).ok()?;
-        let word = self.bytes.get(at..at.checked_add(8)?)?;
-        Some(u64::from_ne_bytes(word.try_into().ok()?))
-    }
-}
+pub use crate::sampler::unwind::CopiedStack;
 
 /// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
 pub type Segments = Vec<(u64, u64, u64)>;
@@ -107,37 +93,25 @@ impl Process {
         max_depth: usize,
         jit: &[std::ops::Range<u64>],
     ) -> u32 {
-        let mut addresses = Vec::with_capacity(32 + kernel.len());
-        addresses.extend(kernel.iter().take(max_depth));
-        let max_depth = max_depth.saturating_sub(addresses.len()).max(1);
-        let user = addresses.len();
+        let kept = kernel.len().min(max_depth);
+        let max_depth = max_depth.saturating_sub(kept).max(1);
         let objects = &self.objects;
         let modules = &mut self.modules;
         let set = self
             .unwinder
             .get_or_insert_with(|| modules.refresh(objects));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
-        let unwound = unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
-            addresses.push(a);
-            addresses.len() - user < max_depth
-        });
-        if !unwound.started {
-            addresses.truncate(user);
-            addresses.push(regs.pc);
-            unwind::frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
-                addresses.push(a);
-                addresses.len() - user < max_depth
-            });
-        }
+        let mut user = Vec::with_capacity(32);
+        unwind::copied(regs, stack, set, state, 0, false, max_depth, &mut user);
         let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
-        if addresses.len() == user + 1 && in_jit(regs.pc) {
+        if user.len() == 1 && in_jit(regs.pc) {
             let mut fp = regs.fp;
             while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
-                if ret == 0 || caller <= fp || addresses.len() - user >= max_depth {
+                if ret == 0 || caller <= fp || user.len() >= max_depth {
                     break;
                 }
                 if in_jit(ret.wrapping_sub(1)) {
-                    addresses.push(ret);
+                    user.push(ret);
                     fp = caller;
                     continue;
                 }
@@ -152,13 +126,16 @@ impl Process {
                         lr: 0,
                     };
                     unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
-                        addresses.push(a);
-                        addresses.len() - user < max_depth
+                        user.push(a);
+                        user.len() < max_depth
                     });
                 }
                 break;
             }
         }
+        let mut addresses = Vec::with_capacity(kept + user.len());
+        addresses.extend_from_slice(&kernel[..kept]);
+        addresses.extend(user);
         let stack: Box<[u64]> = addresses.into();
         if let Some(&i) = self.index.get(&stack) {
             return i;

@@ -16,6 +16,8 @@ pub struct SampleRecord {
     /// The registers of `sample_regs_user`, lowest register number first; empty when the
     /// sample interrupted no user code.
     pub regs: Vec<u64>,
+    /// The event's count at the sample (`PERF_SAMPLE_READ`, see [`parse_all_read`]).
+    pub read: Option<u64>,
     /// The stack bytes the kernel copied, from the stack pointer up (as far as the stack
     /// went: usually much less than asked for).
     pub stack: Vec<u8>,
@@ -125,9 +127,23 @@ impl<'a> Cursor<'a> {
 /// Bytes of `sample_id_all`'s trailer for our sample type: pid, tid, time.
 const ID_TRAILER: usize = 16;
 
-/// Splits `bytes` (whole records, as a ring's drain gives them) into records, passing each to
-/// `each` with the number of registers each sample carries; a malformed record ends the walk.
-pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
+/// Splits `bytes` (whole records of `prof record`'s events, as a ring's drain gives them) into
+/// records, passing each to `each` with the number of registers each sample carries; a
+/// malformed record ends the walk. Samples carry a call chain (`RING_SAMPLE_TYPE`).
+pub fn parse_all(bytes: &[u8], regs: usize, each: impl FnMut(Record)) {
+    walk(bytes, regs, false, true, each);
+}
+
+/// [`parse_all`] for the library's own ring (`Timer::PerfRing`), whose samples carry no call
+/// chain (`OWN_RING_SAMPLE_TYPE`) and, when `read`, the event's count (`PERF_SAMPLE_READ` with
+/// `read_format` 0).
+pub fn parse_all_read(bytes: &[u8], regs: usize, read: bool, each: impl FnMut(Record)) {
+    walk(bytes, regs, read, false, each);
+}
+
+/// The records of `bytes`, samples laid out with a count when `read` and a call chain when
+/// `callchain` (in the kernel's order: period, read, call chain, registers, stack).
+fn walk(bytes: &[u8], regs: usize, read: bool, callchain: bool, mut each: impl FnMut(Record)) {
     let mut rest = bytes;
     while rest.len() >= 8 {
         let kind = u32::from_ne_bytes(rest[0..4].try_into().unwrap_or_default());
@@ -140,12 +156,19 @@ pub fn parse_all(bytes: &[u8], regs: usize, mut each: impl FnMut(Record)) {
         }
         let body = &rest[8..size];
         rest = &rest[size..];
-        each(parse(kind, misc, body, regs).unwrap_or(Record::Other));
+        each(parse(kind, misc, body, regs, read, callchain).unwrap_or(Record::Other));
     }
 }
 
 /// One record's body (after its 8-byte header).
-fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
+fn parse(
+    kind: u32,
+    misc: u16,
+    body: &[u8],
+    regs: usize,
+    read: bool,
+    callchain: bool,
+) -> Option<Record> {
     let mut c = Cursor { bytes: body };
     Some(match kind {
         SAMPLE => {
@@ -153,11 +176,16 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
             let (pid, tid) = (c.u32()?, c.u32()?);
             let time = c.u64()?;
             let period = c.u64()?;
-            let chain = usize::try_from(c.u64()?).ok()?;
-            let kernel = (0..chain)
-                .map(|_| c.u64())
-                .filter(|a| a.is_none_or(|a| a < PERF_CONTEXT_MAX))
-                .collect::<Option<Vec<u64>>>()?;
+            let read = if read { Some(c.u64()?) } else { None };
+            let kernel = if callchain {
+                let chain = usize::try_from(c.u64()?).ok()?;
+                (0..chain)
+                    .map(|_| c.u64())
+                    .filter(|a| a.is_none_or(|a| a < PERF_CONTEXT_MAX))
+                    .collect::<Option<Vec<u64>>>()?
+            } else {
+                Vec::new()
+            };
             let abi = c.u64()?;
             let regs = if abi == 0 {
                 Vec::new()
@@ -179,6 +207,7 @@ fn parse(kind: u32, misc: u16, body: &[u8], regs: usize) -> Option<Record> {
                 kernel,
                 regs,
                 stack,
+                read,
             })
         }
         SWITCH => {
@@ -290,12 +319,34 @@ mod tests {
             kernel: vec![0xffff_ffff_8100_0010, 0xffff_ffff_8100_0200],
             regs: vec![0xb, 0x5, 0x1000],
             stack: vec![1, 2, 3, 4, 5, 6, 7, 8],
+            read: None,
         });
         assert_eq!(got, vec![format!("{want:?}")]);
     }
 
     #[test]
-    fn parses_mmap2_comm_fork_exit_and_lost_and_stops_at_a_torn_record() {
+    fn parses_a_samples_count_when_it_carries_one() {
+        let body = words(&[0x1000, (7u64 << 32) | 5, 99, 1_000_000, 1_234_567, 0, 0]);
+        let bytes = record(SAMPLE, 0, &body);
+        let mut got = Vec::new();
+        parse_all_read(&bytes, 3, true, |r| got.push(r));
+        assert_eq!(
+            got,
+            vec![Record::Sample(SampleRecord {
+                pid: 5,
+                tid: 7,
+                time: 99,
+                period: 1_000_000,
+                kernel: Vec::new(),
+                regs: Vec::new(),
+                stack: Vec::new(),
+                read: Some(1_234_567),
+            })]
+        );
+    }
+
+    #[test]
+    fn parses_mmap2_comm_fork_exit_lost_and_switch_and_stops_at_a_torn_record() {
         let mut mmap = words(&[(3u64 << 32) | 3, 0x4000, 0x2000, 0x1000, 0, 0, 0]);
         mmap.extend_from_slice(&5u32.to_ne_bytes());
         mmap.extend_from_slice(&2u32.to_ne_bytes());

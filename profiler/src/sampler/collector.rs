@@ -115,6 +115,45 @@ pub struct Collector {
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
     max_depth: usize,
+    /// `perf_ring`'s rings (see `own_ring.rs`); `None` for the signal timers.
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    rings: Option<super::own_ring::OwnRings>,
+}
+
+/// Where `perf_ring`'s samples go: the collector's profile.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+struct ProfileSink<'a> {
+    index: &'a mut StackIndex,
+    out: &'a mut RawProfile,
+    max_samples: usize,
+}
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+impl super::own_ring::Sink for ProfileSink<'_> {
+    fn intern(&mut self, stack: &[u64]) -> u32 {
+        self.index.intern(&mut self.out.stacks, stack)
+    }
+
+    fn push(&mut self, sample: StoredSample) {
+        if self.out.samples.len() >= self.max_samples {
+            self.out.dropped += 1;
+            return;
+        }
+        self.out
+            .names
+            .entry(sample.raw.tid)
+            .or_insert_with(|| threads::thread_name(sample.raw.tid));
+        self.out.samples.push(sample);
+    }
 }
 
 impl Collector {
@@ -142,6 +181,12 @@ impl Collector {
             loader_counters: (u64::MAX, u64::MAX),
             wall: None,
             max_depth: usize::MAX,
+            #[cfg(all(
+                target_os = "linux",
+                any(target_arch = "x86_64", target_arch = "aarch64")
+            ))]
+            rings: (mechanism == Mechanism::PerfRing)
+                .then(|| super::own_ring::OwnRings::new(interval_ns, false, usize::MAX)),
         }
     }
 
@@ -149,6 +194,54 @@ impl Collector {
     pub fn set_wall(&mut self, wall: Wall, max_depth: usize) {
         self.wall = Some(wall);
         self.max_depth = max_depth;
+    }
+
+    /// Sets the deepest stack `perf_ring` keeps (in wall mode too, where its rings also take
+    /// the context switches).
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    pub fn set_ring_depth(&mut self, max_depth: usize, wall: bool) {
+        self.max_depth = max_depth;
+        if self.rings.is_some() {
+            self.rings = Some(super::own_ring::OwnRings::new(
+                self.interval_ns,
+                wall,
+                max_depth,
+            ));
+        }
+    }
+
+    /// Opens `perf_ring`'s events on thread `tid`.
+    fn arm_ring(&mut self, tid: u32) -> crate::Result<Option<Armed>> {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &mut self.rings {
+            return rings.arm(tid).map(|fds| Some(Armed::Ring(fds)));
+        }
+        let _ = tid;
+        Ok(None)
+    }
+
+    /// `perf_ring` in wall mode: a thread blocked when it is armed at start is charged from
+    /// the start to its next switch-in, at the stack the collector reads (see `wall.rs`).
+    fn note_blocked_at_start(&mut self, tid: u32) {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let (Some(rings), Some(wall)) = (&mut self.rings, &mut self.wall) {
+            if let Some(addrs) =
+                wall.blocked_stack(tid, &self.shared, &self.out.objects, self.max_depth)
+            {
+                let stack = self.index.intern(&mut self.out.stacks, &addrs);
+                rings.blocked_at_start(tid, stack, self.shared.start_ns);
+            }
+        }
+        let _ = tid;
     }
 
     /// Reads the loaded objects and installs a new unwinder when they changed.
@@ -246,7 +339,15 @@ impl Collector {
                     self.out.arm_failures += 1;
                     continue;
                 };
-                match timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit) {
+                let armed = if self.mechanism == Mechanism::PerfRing {
+                    self.arm_ring(tid)
+                } else {
+                    timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit)
+                };
+                if at_start && self.mechanism == Mechanism::PerfRing && armed.is_ok() {
+                    self.note_blocked_at_start(tid);
+                }
+                match armed {
                     Ok(armed) => {
                         self.note_fd(armed.as_ref(), tid);
                         if let Some((monotonic, cpu)) = armed.as_ref().and_then(timer::timer_ids) {
@@ -351,7 +452,46 @@ impl Collector {
             drained += words;
         }
         self.scratch = scratch;
-        drained
+        drained + self.drain_rings(false)
+    }
+
+    /// Drains `perf_ring`'s rings (all their records when `last`); returns the most bytes one
+    /// held, in words (see [`Collector::drain`]).
+    fn drain_rings(&mut self, last: bool) -> usize {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &mut self.rings {
+            let mut sink = ProfileSink {
+                index: &mut self.index,
+                out: &mut self.out,
+                max_samples: self.max_samples,
+            };
+            return rings.drain(&self.shared, &mut sink, last) / 8;
+        }
+        let _ = last;
+        0
+    }
+
+    /// How long the collector may sleep before `perf_ring`'s rings need draining, when a
+    /// drain found at most `fullest` words in one: a ring an eighth full is read again at once.
+    fn ring_sleep(&self, fullest: usize) -> Option<Duration> {
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &self.rings {
+            let smallest = rings.smallest();
+            let full = crate::record::RING_PAGES * 4096;
+            if fullest * 8 >= smallest / 8 {
+                return Some(Duration::ZERO);
+            }
+            let every = crate::record::DRAIN_EVERY * smallest.min(full) as u32 / full as u32;
+            return Some(every.max(Duration::from_micros(500)));
+        }
+        let _ = fullest;
+        None
     }
 
     /// Wall mode's tick: one sample of every thread (see `wall.rs`), the running ones through
@@ -413,7 +553,10 @@ impl Collector {
         let interval = Duration::from_nanos(self.interval_ns);
         let mut next_tick = Instant::now();
         while !stop.load(Ordering::Acquire) {
-            if self.wall.is_some() && Instant::now() >= next_tick {
+            if self.wall.is_some()
+                && self.mechanism == Mechanism::WallTicker
+                && Instant::now() >= next_tick
+            {
                 self.wall_tick();
                 // Ticks missed (the collector was not scheduled) are not made up: the next
                 // samples' weights are the elapsed time, gap included.
@@ -442,6 +585,12 @@ impl Collector {
             }
             // Parked rather than asleep, so that stop can wake it at once.
             let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity());
+            if let Some(ring_sleep) = self.ring_sleep(drained) {
+                if !ring_sleep.is_zero() {
+                    std::thread::park_timeout(ring_sleep.min(sleep));
+                }
+                continue;
+            }
             std::thread::park_timeout(if self.wall.is_some() {
                 next_tick.saturating_duration_since(Instant::now())
             } else {
@@ -452,19 +601,54 @@ impl Collector {
     }
 
     fn finish(mut self) -> RawProfile {
+        let end_ns = match self.shared.stop_ns.load(Ordering::Acquire) {
+            0 => sys::monotonic_ns(),
+            asked => asked,
+        };
         if self.mechanism == Mechanism::Setitimer {
             let _ = sys::setitimer_prof(0);
         }
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &mut self.rings {
+            rings.end_at(end_ns);
+        }
+        #[cfg(not(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        let _ = end_ns;
         let retired = std::mem::take(&mut self.retired);
         let armed = std::mem::take(&mut self.armed).into_values().flatten();
         for armed in armed.chain(retired) {
             self.note_fd(Some(&armed), 0);
             timer::disarm(armed);
         }
-        wait_for_signals_in_flight(self.mechanism.signal());
+        if self.mechanism.signals() {
+            wait_for_signals_in_flight(self.mechanism.signal());
+        }
         // No handler reaches the ring from here on, so the last drain takes all it will hold.
         super::handler::SHARED.clear_and_wait();
         self.drain();
+        self.drain_rings(true);
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(rings) = &mut self.rings {
+            let mut sink = ProfileSink {
+                index: &mut self.index,
+                out: &mut self.out,
+                max_samples: self.max_samples,
+            };
+            if self.wall.is_some() {
+                rings.finish(self.shared.start_ns, &mut sink);
+            }
+            self.out.dropped += rings.lost;
+        }
+
         self.live = threads::list_tids();
         self.refresh_names();
         if let Some(wall) = &self.wall {
@@ -472,6 +656,10 @@ impl Collector {
             // them back in time order (per thread, time must not go backwards).
             self.out.samples.sort_by_time();
             self.out.wall = Some(wall.stats);
+        } else if self.mechanism == Mechanism::PerfRing {
+            // Each drain stores its records in time order, but one a CPU wrote late can come
+            // after a newer one of the previous drain.
+            self.out.samples.sort_by_time();
         }
         self.out
     }

@@ -40,6 +40,9 @@ pub struct Shared {
     pub stack_misses: AtomicU64,
     /// The monotonic clock at start.
     pub start_ns: u64,
+    /// The monotonic clock when stop was asked for (0 until then): where `perf_ring`'s wall
+    /// mode ends the time of threads still off their CPU.
+    pub stop_ns: AtomicU64,
     /// Whether the handler registers threads it has not seen (process-wide timers, inherited
     /// perf events), or only samples threads the collector armed.
     pub register_unknown: bool,

@@ -2,10 +2,12 @@
 //!
 //! [`Profiler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
 //! the best one that works here unless one is named, see [`crate::Timer`]), installs a handler
-//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise), starts a
-//! collector thread and arms every thread (on `perf_event_sigtrap` with events that threads
-//! created later inherit); the handler walks each stack as [`Options::unwind`](crate::Options::unwind)
-//! says ([`crate::Unwind`]). [`Profiler::stop`] disarms, restores the previous disposition,
+//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise; none for
+//! `perf_ring`, whose stacks the kernel copies into rings the collector unwinds, see
+//! `own_ring.rs`), starts a collector thread and arms every thread (on `perf_event_sigtrap`
+//! and `perf_ring` with events that threads created later inherit); the handler walks each
+//! stack as [`Options::unwind`](crate::Options::unwind) says ([`crate::Unwind`]). Wall mode
+//! runs on `perf_ring` where the kernel allows it, else on signals (`wall.rs`). [`Profiler::stop`] disarms, restores the previous disposition,
 //! symbolizes each distinct address once and returns a [`Report`]. The library reads no
 //! environment variable: every choice is an [`Options`] value.
 //!
@@ -23,6 +25,11 @@ pub(crate) mod frame_reuse;
 mod handler;
 pub(crate) mod mappings;
 pub(crate) mod meta;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod own_ring;
 mod ring;
 mod samples;
 mod stack_index;
@@ -79,7 +86,8 @@ pub struct Profiler {
 struct Running {
     options: Options,
     meta: crate::session::Metadata,
-    saved: sys::SavedAction,
+    /// The signal's previous disposition (`None`: `perf_ring`, which installs no handler).
+    saved: Option<sys::SavedAction>,
     stop: Arc<AtomicBool>,
     collector: JoinHandle<collector::RawProfile>,
     shared: Arc<Shared>,
@@ -106,7 +114,9 @@ impl Profiler {
     /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
     /// session's signal in their mask until stop: see the README's Sampler section.
     pub fn start(options: Options) -> Result<Profiler> {
-        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto {
+        let ring_wall =
+            options.mode == crate::Mode::Wall && options.timer == crate::Timer::PerfRing;
+        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto && !ring_wall {
             return Err(Error::InvalidOption(format!(
                 "timer {} is for cpu mode; {} mode has its own trigger",
                 options.timer,
@@ -169,11 +179,22 @@ impl Profiler {
                     "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
                 ));
             }
-            // Wall mode's collector signals the running threads with SIGPROF.
-            if sys::program_handles(sys::SIGNAL) {
-                return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
+            if options.timer == crate::Timer::PerfRing {
+                timer::Mechanism::ring_wall()?
+            } else if let Some(ring) = (!options.diagnostics.wall_signals)
+                .then(timer::Mechanism::ring_wall_by_default)
+                .flatten()
+            {
+                // No signal, so no EINTR and no signal frame: the ring is wall mode's first
+                // choice where the kernel allows its context-switch samples.
+                ring
+            } else {
+                // Wall mode's collector signals the running threads with SIGPROF.
+                if sys::program_handles(sys::SIGNAL) {
+                    return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
+                }
+                timer::Mechanism::WallTicker
             }
-            timer::Mechanism::WallTicker
         } else {
             timer::Mechanism::choose(options.timer, interval_ns)?
         };
@@ -208,6 +229,7 @@ impl Profiler {
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
             start_ns,
+            stop_ns: AtomicU64::new(0),
             register_unknown: !mechanism.per_thread() || inherit,
             inherit,
             unwind,
@@ -237,10 +259,19 @@ impl Profiler {
         if wall_mode {
             collector.set_wall(wall::Wall::new()?, options.max_depth.min(MAX_RING_DEPTH));
         }
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        collector.set_ring_depth(options.max_depth.min(MAX_RING_DEPTH), wall_mode);
         collector.refresh_modules();
         collector.refresh_maps();
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
-        let saved = sys::install_handler(mechanism.signal())?;
+        let saved = if mechanism.signals() {
+            Some(sys::install_handler(mechanism.signal())?)
+        } else {
+            None
+        };
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
         sys::no_session_in_forked_children();
         // The collector thread starts before any thread is armed, so that it inherits no perf
@@ -309,7 +340,9 @@ impl Profiler {
                     let _ = sys::setitimer_prof(0);
                 }
                 SHARED.clear_and_wait();
-                let _ = sys::restore_handler(&saved);
+                if let Some(saved) = &saved {
+                    let _ = sys::restore_handler(saved);
+                }
                 if let Some(old) = &itimer {
                     let _ = sys::restore_itimer_prof(old);
                 }
@@ -356,6 +389,7 @@ impl Running {
         // wait for signals in flight, thread names) is not time the program was profiled, and
         // counting it made a wall-mode thread's whole-session weight look short.
         let end_ns = sys::monotonic_ns();
+        self.shared.stop_ns.store(end_ns, Ordering::Release);
         self.stop.store(true, Ordering::Release);
         let in_forked_child = std::process::id() != self.meta.pid;
         let raw = if in_forked_child {
@@ -376,7 +410,10 @@ impl Running {
             SHARED.clear_and_wait();
             raw
         };
-        let restored = sys::restore_handler(&self.saved);
+        let restored = match &self.saved {
+            Some(saved) => sys::restore_handler(saved),
+            None => Ok(()),
+        };
         // The program's timer goes back once its signals reach its own disposition again.
         let restored = match (&self.itimer, in_forked_child) {
             (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),

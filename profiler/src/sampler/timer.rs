@@ -22,6 +22,9 @@ pub enum Mechanism {
     /// Wall mode: no timer; the collector wakes every interval and signals the running threads
     /// itself (see `wall.rs`).
     WallTicker,
+    /// Per-thread, per-CPU task-clock perf events writing samples with stack copies into
+    /// mmap'd rings, unwound by the collector: no signal (see `own_ring.rs`).
+    PerfRing,
 }
 
 impl Mechanism {
@@ -33,10 +36,16 @@ impl Mechanism {
             Mechanism::TimerCreate => "timer_create",
             Mechanism::Setitimer => "setitimer",
             Mechanism::WallTicker => "wall_ticker",
+            Mechanism::PerfRing => "perf_ring",
         }
     }
 
-    /// The signal the mechanism delivers.
+    /// Whether it delivers a signal at all.
+    pub fn signals(self) -> bool {
+        self != Mechanism::PerfRing
+    }
+
+    /// The signal the mechanism delivers (see [`Mechanism::signals`]).
     pub fn signal(self) -> libc::c_int {
         match self {
             Mechanism::PerfEventSigtrap => sys::TRAP,
@@ -60,13 +69,46 @@ impl Mechanism {
             Timer::PerfEventSigtrap if sys::program_handles(sys::TRAP) => {
                 Err(signal_in_use(sys::TRAP, format!("timer {timer}")))
             }
-            Timer::PerfEventSigtrap => Self::probe_named(timer),
+            Timer::PerfEventSigtrap | Timer::PerfRing => Self::probe_named(timer),
             _ if sys::program_handles(sys::SIGNAL) => {
                 Err(signal_in_use(sys::SIGNAL, format!("timer {timer}")))
             }
             Timer::Setitimer => Ok(Mechanism::Setitimer),
             forced => Self::probe_named(forced),
         }
+    }
+
+    /// `perf_ring` for wall mode, when this system allows its context-switch samples.
+    pub fn ring_wall() -> crate::Result<Mechanism> {
+        if !cfg!(target_os = "linux") {
+            return Err(crate::Error::InvalidOption(
+                "timer perf_ring is not available: it needs Linux".into(),
+            ));
+        }
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        super::own_ring::OwnRings::probe(true).map_err(|why| {
+            crate::Error::InvalidOption(format!("timer perf_ring is not available: {why}"))
+        })?;
+        Ok(Mechanism::PerfRing)
+    }
+
+    /// `perf_ring` for wall mode when it is not named: when it works here and its events (two
+    /// per CPU for each thread there is now; threads created later inherit them without a
+    /// descriptor) would take at most a quarter of the descriptors the process may open.
+    pub fn ring_wall_by_default() -> Option<Mechanism> {
+        #[cfg(target_os = "linux")]
+        {
+            let threads = super::threads::list_tids().len() as u64;
+            let cpus = sys::online_cpus().len() as u64;
+            (threads * cpus * 2 <= sys::open_files_limit() / 4)
+                .then(Self::ring_wall)
+                .and_then(Result::ok)
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
     }
 
     fn probe_named(timer: Timer) -> crate::Result<Mechanism> {
@@ -106,6 +148,19 @@ impl Mechanism {
                 sys::timer_delete(sys::timer_thread(tid, 3_600_000_000_000).map_err(os)?);
                 Ok(Mechanism::TimerCreate)
             }
+            #[cfg(all(
+                target_os = "linux",
+                any(target_arch = "x86_64", target_arch = "aarch64")
+            ))]
+            Timer::PerfRing => {
+                super::own_ring::OwnRings::probe(false)?;
+                Ok(Mechanism::PerfRing)
+            }
+            #[cfg(not(all(
+                target_os = "linux",
+                any(target_arch = "x86_64", target_arch = "aarch64")
+            )))]
+            Timer::PerfRing => Err("it needs Linux on x86_64 or aarch64".into()),
             Timer::Auto | Timer::Setitimer => Self::best().map_err(|e| e.to_string()),
         }
     }
@@ -185,6 +240,11 @@ pub fn signal_in_use(signal: libc::c_int, user: String) -> crate::Error {
 /// a thread may allocate), and when the kernel accepts it (probed here). `allowed` false (the
 /// diagnostics' `Settings::inherit`) turns it off, to compare.
 pub fn inherit_threads(mechanism: Mechanism, allowed: bool) -> bool {
+    if mechanism == Mechanism::PerfRing {
+        // No handler runs in the threads: the kernel's inherited copies need nothing of it, and
+        // its events are always opened inheritable (see `sys::perf_event_own_ring`).
+        return true;
+    }
     mechanism == Mechanism::PerfEventSigtrap
         && allowed
         && handler_in_main_program()
@@ -222,6 +282,9 @@ fn traced() -> bool {
 pub enum Armed {
     /// A perf event descriptor.
     Perf(OwnedFd),
+    /// Its ring events, one per CPU (two in wall mode), see `own_ring.rs`.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Ring(Vec<OwnedFd>),
     /// POSIX timers: one on the monotonic clock, armed, and one on the thread's CPU clock,
     /// disarmed, that the handler swaps in while the thread is idle (`None` when the kernel
     /// refused it: the monotonic timer then stays armed throughout).
@@ -263,7 +326,8 @@ pub fn arm(
                 cpu,
             })
         }
-        Mechanism::Setitimer | Mechanism::WallTicker => None,
+        // The collector arms these itself (`own_ring::OwnRings::arm`).
+        Mechanism::Setitimer | Mechanism::WallTicker | Mechanism::PerfRing => None,
     })
 }
 
@@ -286,6 +350,11 @@ pub fn disarm(armed: Armed) {
         Armed::Perf(fd) => {
             sys::perf_event_disable(&fd);
             drop(fd);
+        }
+        Armed::Ring(fds) => {
+            for fd in &fds {
+                sys::perf_event_disable(fd);
+            }
         }
         Armed::Timer { monotonic, cpu } => {
             sys::timer_delete(monotonic);

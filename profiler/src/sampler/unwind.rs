@@ -53,6 +53,24 @@ pub trait StackWords {
     fn word(&self, addr: u64) -> Option<u64>;
 }
 
+/// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
+#[cfg(target_os = "linux")]
+pub struct CopiedStack<'a> {
+    /// The stack pointer when the sample was taken.
+    pub sp: u64,
+    /// The bytes copied.
+    pub bytes: &'a [u8],
+}
+
+#[cfg(target_os = "linux")]
+impl StackWords for CopiedStack<'_> {
+    fn word(&self, addr: u64) -> Option<u64> {
+        let at = usize::try_from(addr.checked_sub(self.sp)?).ok()?;
+        let word = self.bytes.get(at..at.checked_add(8)?)?;
+        Some(u64::from_ne_bytes(word.try_into().ok()?))
+    }
+}
+
 impl StackWords for StackReader {
     fn word(&self, addr: u64) -> Option<u64> {
         self.read(addr)
@@ -202,4 +220,39 @@ pub struct Unwound {
     pub started: bool,
     /// It copied outer frames from the thread's previous stack.
     pub reused: bool,
+}
+
+/// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
+/// from `regs` into `out`, leaf first: DWARF CFI, falling back to frame pointers when it gives
+/// nothing; at most `max_depth` frames. With `reuse`, the outer frames of thread `tid`'s
+/// previous stack in `state` are reused where they provably have not changed (see
+/// `frame_reuse.rs`): the copy holds the same words there.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn copied<S: StackWords + ?Sized>(
+    regs: Regs,
+    stack: &S,
+    set: &super::dwarf::DwarfSet,
+    state: &mut super::frame_reuse::State,
+    tid: u32,
+    reuse: bool,
+    max_depth: usize,
+    out: &mut Vec<u64>,
+) {
+    out.clear();
+    let unwound = dwarf(&regs, stack, set, state, tid, reuse, &mut |a| {
+        out.push(a);
+        out.len() < max_depth
+    });
+    if !unwound.started {
+        out.clear();
+        out.push(regs.pc);
+        frame_chain(stack, regs.fp, &|pc| set.knows(pc), &mut |a| {
+            out.push(a);
+            out.len() < max_depth
+        });
+    }
 }

@@ -267,6 +267,25 @@ impl Wall {
         Found::Blocked(stack, cpu)
     }
 
+    /// The stack of thread `tid` if it is blocked now (and stayed so while it was read), read
+    /// and unwound by the collector without signalling it; `None` when it is running or gone.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn blocked_stack(
+        &mut self,
+        tid: u32,
+        shared: &Shared,
+        objects: &[LoadedObject],
+        max_depth: usize,
+    ) -> Option<Vec<u64>> {
+        self.watched.entry(tid).or_default();
+        let before = self.read_state(tid)?;
+        let TaskState::Blocked { sp, pc, .. } = before else {
+            return None;
+        };
+        let stack = self.unwind(sp, pc, shared, objects, max_depth);
+        (self.read_state(tid) == Some(before)).then_some(stack)
+    }
+
     /// The state of thread `tid` now, `None` when it has exited (or the file is unreadable).
     fn read_state(&mut self, tid: u32) -> Option<TaskState> {
         let watched = self.watched.get_mut(&tid)?;

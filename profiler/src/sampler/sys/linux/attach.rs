@@ -2,29 +2,7 @@
 //! one ring (`PERF_EVENT_IOC_SET_OUTPUT`), and noticing Ctrl-C (prof handles SIGINT itself
 //! there: the attached process is not its child and does not get the terminal's signal).
 
-use super::super::last_error;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// `_IO('$', 5)`.
-const PERF_EVENT_IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
-
-/// Sends the records of event `fd` to the ring of event `ring` (both on the same CPU).
-pub fn perf_event_set_output(fd: &OwnedFd, ring: &OwnedFd) -> crate::Result<()> {
-    // SAFETY: both are open perf event descriptors we own; this ioctl takes the target
-    // descriptor as a plain integer and touches no memory of ours.
-    let r = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            PERF_EVENT_IOC_SET_OUTPUT as _,
-            ring.as_raw_fd() as libc::c_long,
-        )
-    };
-    if r != 0 {
-        return Err(last_error("ioctl(PERF_EVENT_IOC_SET_OUTPUT)"));
-    }
-    Ok(())
-}
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

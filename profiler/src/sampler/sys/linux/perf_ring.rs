@@ -16,8 +16,11 @@ use std::sync::atomic::{fence, Ordering};
 /// the sample records `crate::record::records` parses. The call chain is the kernel's part only
 /// (`exclude_callchain_user`: user stacks are unwound from the copy), empty for events that
 /// exclude the kernel: 8 bytes a sample for one layout in every mode.
-pub const RING_SAMPLE_TYPE: u64 =
-    1 | (1 << 1) | (1 << 2) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 13);
+pub const RING_SAMPLE_TYPE: u64 = OWN_RING_SAMPLE_TYPE | (1 << 5);
+
+/// What the library's own ring (`Timer::PerfRing`) samples: `IP | TID | TIME | PERIOD |
+/// REGS_USER | STACK_USER`, without the call chain (it records no kernel frames).
+pub const OWN_RING_SAMPLE_TYPE: u64 = 1 | (1 << 1) | (1 << 2) | (1 << 8) | (1 << 12) | (1 << 13);
 
 /// `PERF_COUNT_SW_CONTEXT_SWITCHES`: fires as a thread is switched out (on the scheduler's
 /// kernel stack, so only for events that include the kernel).
@@ -172,18 +175,7 @@ pub fn perf_switch_event(
         ..PerfEventAttr::default()
     };
     let fd = open(&attr, pid, cpu)?;
-    // SAFETY: SET_OUTPUT takes a descriptor number as its argument; both descriptors are
-    // perf events we own and keep open (the kernel holds a reference to the ring it writes).
-    let r = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            PERF_EVENT_IOC_SET_OUTPUT as _,
-            ring._fd.as_raw_fd(),
-        )
-    };
-    if r != 0 {
-        return Err(last_error("ioctl(PERF_EVENT_IOC_SET_OUTPUT)"));
-    }
+    perf_event_set_output(&fd, &ring._fd)?;
     Ok(fd)
 }
 
@@ -206,6 +198,124 @@ fn open(attr: &PerfEventAttr, pid: u32, cpu: u32) -> crate::Result<OwnedFd> {
     }
     // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// What an event of the library's own threads ([`perf_event_own_ring`]) counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnRingKind {
+    /// The thread's CPU time: a sample every `period_ns` of it.
+    TaskClock,
+    /// Every time the thread leaves its CPU (a sample at each switch-out, with the stack it
+    /// blocked or was preempted at), and a `PERF_RECORD_SWITCH` at each switch in and out.
+    /// The kernel takes these samples in its scheduler, so the event must count kernel
+    /// context (`exclude_kernel` off): refused where `perf_event_paranoid` is above 1.
+    Switches,
+}
+
+/// `PERF_SAMPLE_READ`: the sample carries the event's count (after its period).
+const PERF_SAMPLE_READ: u64 = 1 << 4;
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+
+/// Opens a disabled event on thread `tid` of this process, counted on `cpu` only, and
+/// inherited by the threads it creates (not by child processes: `inherit_thread`), sampling
+/// as `event` says with each record's `CLOCK_MONOTONIC` time (`sample_id_all`), and with
+/// `read` each sample's count of the event (`PERF_SAMPLE_READ`: the thread's own, inherited or
+/// not, since Linux 6.12, which refuses it with `EINVAL` before): what
+/// `Timer::PerfRing` samples the library's own threads with. Per CPU, because the kernel maps
+/// no ring of an inherited per-task (`cpu = -1`) event; every event of one CPU writes to one
+/// ring ([`perf_event_set_output`]).
+pub fn perf_event_own_ring(
+    tid: u32,
+    cpu: u32,
+    event: &RingEvent,
+    kind: OwnRingKind,
+    read: bool,
+) -> crate::Result<OwnedFd> {
+    // disabled | inherit | exclude_hv | watermark | sample_id_all | use_clockid |
+    // inherit_thread
+    let mut flags = 1 | (1 << 1) | (1 << 6) | (1 << 14) | (1 << 18) | (1 << 25) | (1 << 35);
+    let (config, period) = match kind {
+        // exclude_kernel
+        OwnRingKind::TaskClock => (PERF_COUNT_SW_TASK_CLOCK, event.period_ns.max(1)),
+        OwnRingKind::Switches => (PERF_COUNT_SW_CONTEXT_SWITCHES, 1),
+    };
+    match kind {
+        OwnRingKind::TaskClock => flags |= 1 << 5,
+        // context_switch
+        OwnRingKind::Switches => flags |= 1 << 26,
+    }
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        config,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        sample_period: period,
+        sample_type: if read {
+            OWN_RING_SAMPLE_TYPE | PERF_SAMPLE_READ
+        } else {
+            OWN_RING_SAMPLE_TYPE
+        },
+        flags,
+        wakeup_events: event.watermark,
+        sample_regs_user: event.regs_mask,
+        sample_stack_user: event.stack_bytes,
+        clockid: libc::CLOCK_MONOTONIC,
+        ..PerfEventAttr::default()
+    };
+    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
+    // much the kernel may read); the other arguments are plain integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid as libc::pid_t,
+            cpu as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(last_error("perf_event_open"));
+    }
+    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Sends the records of event `fd` to the ring of event `ring` (both on the same CPU).
+pub fn perf_event_set_output(fd: &OwnedFd, ring: &OwnedFd) -> crate::Result<()> {
+    // SAFETY: both are open perf event descriptors we own; this ioctl takes the target
+    // descriptor as a plain integer and touches no memory of ours (the kernel holds a reference
+    // to the ring it writes to).
+    let r = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            PERF_EVENT_IOC_SET_OUTPUT as _,
+            ring.as_raw_fd(),
+        )
+    };
+    if r != 0 {
+        return Err(last_error("ioctl(PERF_EVENT_IOC_SET_OUTPUT)"));
+    }
+    Ok(())
+}
+
+/// Starts a disabled perf event counting.
+pub fn perf_event_enable(fd: &OwnedFd) -> crate::Result<()> {
+    // SAFETY: `fd` is an open perf event descriptor we own; this ioctl takes no argument.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_ENABLE as _, 0) } != 0 {
+        return Err(last_error("ioctl(PERF_EVENT_IOC_ENABLE)"));
+    }
+    Ok(())
+}
+
+/// The most descriptors this process may have open (`RLIMIT_NOFILE`'s soft limit).
+pub fn open_files_limit() -> u64 {
+    // SAFETY: an all-zero rlimit is valid storage for getrlimit to fill.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit fills `limit`, which this frame owns.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    limit.rlim_cur
 }
 
 /// The CPUs a per-CPU event can be opened on (`/sys/devices/system/cpu/online`).
@@ -233,6 +343,11 @@ pub struct PerfRing {
     len: usize,
     page: usize,
 }
+
+// SAFETY: a `PerfRing` owns its mapping and descriptor outright; nothing else in the process
+// refers to them, and the mapping is only touched through `&mut self` (`drain`) or in `drop`,
+// so moving it to another thread (the collector's) shares nothing.
+unsafe impl Send for PerfRing {}
 
 /// Offsets of `data_head` and `data_tail` in `struct perf_event_mmap_page`.
 const DATA_HEAD: usize = 1024;

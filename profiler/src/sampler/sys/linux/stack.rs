@@ -635,9 +635,11 @@ mod tests {
         let faults = READ_FAULTS.load(Ordering::Relaxed);
         unmap(upper, UPPER);
         wait_for_cpu(100);
+        // Stopped while the thread still spins: a sample of its way out (dropping its channel,
+        // ending) would have none of the frames this test is about.
+        let report = profiler.stop().unwrap();
         stop.store(true, Ordering::Relaxed);
         spinner.join().unwrap();
-        let report = profiler.stop().unwrap();
         let faults = READ_FAULTS.load(Ordering::Relaxed) - faults;
         let s = report.session();
         let stacks: Vec<Vec<String>> = (0..s.samples.len())
