@@ -18,6 +18,7 @@ mod named;
 mod packed;
 #[cfg(test)]
 pub(crate) mod read_tests;
+mod tables;
 
 pub use date::rfc3339_utc;
 #[cfg(feature = "sampler")]
@@ -30,3 +31,4 @@ pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, SampleState, SampleType,
     Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread, ThreadIdx, Unit,
 };
+pub use tables::{Frames, Strings};
