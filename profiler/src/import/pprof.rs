@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn an_imported_profile_keeps_its_mappings() {
         let mut original = crate::export::fixture::session();
-        original.strings.push("/usr/bin/demo".into());
+        original.strings.push("/usr/bin/demo");
         original.mappings.push(crate::session::Mapping {
             start: 0x2000,
             limit: 0x3000,
@@ -648,7 +648,7 @@ mod tests {
         session.meta.program = "/usr/bin/demo".into();
         session.meta.start_time = "2026-11-22T10:00:00.250Z".into();
         for path in ["/lib/libc.so.6", "/usr/bin/demo"] {
-            session.strings.push(path.into());
+            session.strings.push(path);
             let start = 0x1000 * session.strings.len() as u64;
             session.mappings.push(crate::session::Mapping {
                 start,

@@ -172,11 +172,16 @@ impl Frames {
     /// Appends a frame (without looking for an equal one: the session builder interns).
     pub fn push(&mut self, frame: Frame) {
         let row = self.name.len();
-        let flags = u8::from(frame.inlined) * INLINED
-            | u8::from(frame.file.is_some()) * HAS_FILE
-            | u8::from(frame.line.is_some()) * HAS_LINE
-            | u8::from(frame.module.is_some()) * HAS_MODULE
-            | u8::from(frame.address.is_some()) * HAS_ADDRESS;
+        let flags = [
+            (frame.inlined, INLINED),
+            (frame.file.is_some(), HAS_FILE),
+            (frame.line.is_some(), HAS_LINE),
+            (frame.module.is_some(), HAS_MODULE),
+            (frame.address.is_some(), HAS_ADDRESS),
+        ]
+        .iter()
+        .filter(|&&(set, _)| set)
+        .fold(0, |flags, &(_, bit)| flags | bit);
         set(&mut self.flags, row, (flags != 0).then_some(flags), 0);
         set(&mut self.file, row, frame.file, StrId(0));
         set(&mut self.line, row, frame.line, 0);

@@ -576,7 +576,7 @@ mod tests {
         let mut session = crate::export::fixture::session();
         // The fixture's work frames are at 0x2010 and 0x2020, main at 0x1000, idle at 0x7000.
         let path = session.strings.len() as u32;
-        session.strings.push("/usr/bin/demo".into());
+        session.strings.push("/usr/bin/demo");
         session.mappings.push(crate::session::Mapping {
             start: 0x2000,
             limit: 0x3000,
