@@ -108,3 +108,38 @@ fn r20_memory_on_many_distinct_names_grows_at_most_10_to_13_bytes_per_input_byte
         "peak memory per input byte: {failures:?}"
     );
 }
+
+/// The most peak memory reading a pprof file may add per byte of the (gzipped) file. Measured
+/// at issue 20 (debug build): about 75 while prost decoded the whole message; the wire reader
+/// adds the decompressed bytes (about 5 times the gzipped size), the places of its tables and
+/// the session.
+const PPROF_MAX_BYTES_PER_INPUT_BYTE: f64 = 20.0;
+
+/// Issue 20: a 12.5 MB gzipped pprof of a million distinct names took 941 MB to read (prost
+/// made a heap object of every sample, line and string).
+#[test]
+fn r20_reading_pprof_of_many_distinct_names_grows_at_most_20_bytes_per_input_byte() {
+    let dir = TempDir::new("memory-pprof");
+    let mut sizes = Vec::new();
+    for (name, lines) in [("small", 140_000), ("large", 280_000)] {
+        let folded = dir.join(&format!("{name}.folded"));
+        distinct_names(&folded, lines);
+        let pprof = dir.join(&format!("{name}.pb.gz"));
+        let args = ["convert", folded.to_str().unwrap(), "--to", "pprof", "-o"];
+        let mut args = args.to_vec();
+        args.push(pprof.to_str().unwrap());
+        peak_rss(&dir, &args);
+        let size = std::fs::metadata(&pprof).unwrap().len();
+        let peak = peak_of(&dir, &["convert", "--to", "session", "-o"], &pprof);
+        sizes.push((size, peak));
+    }
+    let [(small, small_peak), (large, large_peak)] = sizes[..] else {
+        unreachable!()
+    };
+    let growth = large_peak.saturating_sub(small_peak) as f64 / (large - small) as f64;
+    eprintln!("pprof: {growth:.1} bytes of peak memory per input byte");
+    assert!(
+        growth <= PPROF_MAX_BYTES_PER_INPUT_BYTE,
+        "{growth:.1} bytes of peak memory per byte of pprof, above {PPROF_MAX_BYTES_PER_INPUT_BYTE}"
+    );
+}
