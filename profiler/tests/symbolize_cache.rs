@@ -70,7 +70,7 @@ fn frames(report: &prof::Report) -> Vec<(String, Option<String>, Option<u32>)> {
     let mut all: Vec<_> = (0..s.samples.len())
         .flat_map(|i| s.stack_frames(s.samples.stack[i]).collect::<Vec<_>>())
         .map(|f| {
-            let frame = &s.frames[f.index()];
+            let frame = s.frame(f);
             (
                 s.frame_name(f).to_owned(),
                 frame.file.map(|id| s.str(id).to_owned()),
@@ -95,7 +95,7 @@ fn a_library_that_no_sample_touched_is_never_opened() {
     let s = report.session();
     let sampled: std::collections::HashSet<&str> = (0..s.samples.len())
         .flat_map(|i| s.stack_frames(s.samples.stack[i]).collect::<Vec<_>>())
-        .filter_map(|f| s.frames[f.index()].module.map(|m| s.str(m)))
+        .filter_map(|f| s.frame(f).module.map(|m| s.str(m)))
         .collect();
     let held = cache_stats().objects;
     assert!(

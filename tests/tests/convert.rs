@@ -246,7 +246,7 @@ fn the_svg_is_well_formed_xml_with_a_frame_per_function() {
         }
     }
     assert!(in_script, "the zoom and search script is embedded");
-    for frame in &session.frames {
+    for frame in session.frames.iter() {
         let name = session.str(frame.name);
         assert!(
             titles.iter().any(|t| t.starts_with(&format!("{name} ("))),

@@ -4,19 +4,31 @@
 //!
 //! Memory does not depend on the machine's load, so the bound holds on a busy machine. What is
 //! bounded is the growth: the peak for 280,000 distinct names minus the peak for 140,000, per
-//! byte of input added, which leaves out the fixed part (the binary, the runtime) and is what a
-//! million names multiplies. Both sizes sit at the same point between two powers of two, so
-//! vectors that double hold the same share of spare room in both runs.
+//! byte of input added, which leaves out the fixed part (the binary, the runtime; larger in the
+//! debug build the tests run) and is what a million names multiplies. Both sizes sit at the same
+//! point between two powers of two, so vectors that double hold the same share of spare room in
+//! both runs. Issue 20's target, at most 10 times the input plus 50 MB, is a growth of at most
+//! 10 bytes per byte above a fixed part of 50 MB.
 
 use prof_e2e::{prof_bin, TempDir};
 use std::path::Path;
 use std::process::Command;
 
-/// The most peak memory each command may add per byte of input. Measured at issue 20 (debug
-/// build): 17 to 22 bytes per byte; before it, the importer alone added 25 and the pprof export
-/// 63. The target (10x the input + 50 MB in all) is not met yet for distinct names: see
-/// docs/benchmarks.md, "Memory of imports".
-const MAX_BYTES_PER_INPUT_BYTE: f64 = 24.0;
+/// Issue 20's target: at most 10 bytes of peak memory per byte of input (plus a fixed 50 MB).
+const TARGET: f64 = 10.0;
+
+/// The most peak memory a command that still misses the target may add per byte of input.
+/// Measured at issue 20 (debug build): 17 to 22 bytes per byte at first (the importer alone had
+/// added 25 and the pprof export 63); after it, 9.6 to 12.5 for the commands listed in
+/// [`ABOVE_TARGET`] (folded and svg vary by half a byte from run to run), 6.0 to 8.7 for the
+/// others.
+const ABOVE_TARGET_BOUND: f64 = 13.0;
+
+/// The commands whose growth is not safely below [`TARGET`] (the call tree and its
+/// per-function tallies, the folded lines' sort index, the pprof export's encoded tables): they
+/// meet the target on a million names (18 MB) within its fixed 50 MB, not on far larger
+/// inputs. See docs/benchmarks.md, "Memory of imports".
+const ABOVE_TARGET: [&str; 5] = ["report", "folded", "svg", "pprof", "dot"];
 
 /// `lines` folded stacks `main;fn_NNNNNNN 1`, each leaf a name of its own.
 fn distinct_names(path: &Path, lines: usize) -> u64 {
@@ -49,41 +61,85 @@ fn peak_rss(dir: &TempDir, args: &[&str]) -> u64 {
     kib * 1024
 }
 
+/// Every command the tests measure, each completed by an input and, after `-o`, an output.
+const COMMANDS: [&[&str]; 8] = [
+    &["report"],
+    &["convert", "--to", "folded", "-o"],
+    &["convert", "--to", "svg", "-o"],
+    &["convert", "--to", "speedscope", "-o"],
+    &["convert", "--to", "pprof", "-o"],
+    &["convert", "--to", "dot", "-o"],
+    &["convert", "--to", "session", "-o"],
+    &["convert", "--to", "html", "-o"],
+];
+
+/// The peak memory of `command` (one of [`COMMANDS`]) on `input`.
+fn peak_of(dir: &TempDir, command: &[&str], input: &Path) -> u64 {
+    let output = dir.join("out");
+    let mut args = vec![command[0], input.to_str().unwrap()];
+    args.extend(&command[1..]);
+    if args.last() == Some(&"-o") {
+        args.push(output.to_str().unwrap());
+    }
+    peak_rss(dir, &args)
+}
+
 #[test]
-fn r20_memory_on_many_distinct_names_grows_at_most_24_bytes_per_input_byte() {
+fn r20_memory_on_many_distinct_names_grows_at_most_10_to_13_bytes_per_input_byte() {
     let dir = TempDir::new("memory");
     let small = dir.join("small.folded");
     let large = dir.join("large.folded");
     let added = distinct_names(&large, 280_000) - distinct_names(&small, 140_000);
-    let commands: [&[&str]; 8] = [
-        &["report"],
-        &["convert", "--to", "folded", "-o"],
-        &["convert", "--to", "svg", "-o"],
-        &["convert", "--to", "speedscope", "-o"],
-        &["convert", "--to", "pprof", "-o"],
-        &["convert", "--to", "dot", "-o"],
-        &["convert", "--to", "session", "-o"],
-        &["convert", "--to", "html", "-o"],
-    ];
-    let output = dir.join("out");
     let mut failures = Vec::new();
-    for command in commands {
-        let peak = |input: &Path| {
-            let mut args = vec![command[0], input.to_str().unwrap()];
-            args.extend(&command[1..]);
-            if args.last() == Some(&"-o") {
-                args.push(output.to_str().unwrap());
-            }
-            peak_rss(&dir, &args)
-        };
+    for command in COMMANDS {
+        let peak = |input: &Path| peak_of(&dir, command, input);
         let growth = peak(&large).saturating_sub(peak(&small)) as f64 / added as f64;
-        eprintln!("{command:?}: {growth:.1} bytes of peak memory per input byte");
-        if growth > MAX_BYTES_PER_INPUT_BYTE {
-            failures.push(format!("{command:?}: {growth:.1}"));
+        let bound = match command.iter().any(|c| ABOVE_TARGET.contains(c)) {
+            true => ABOVE_TARGET_BOUND,
+            false => TARGET,
+        };
+        eprintln!("{command:?}: {growth:.1} bytes of peak memory per input byte (bound {bound})");
+        if growth > bound {
+            failures.push(format!("{command:?}: {growth:.1} above {bound}"));
         }
     }
     assert!(
         failures.is_empty(),
-        "peak memory per input byte above {MAX_BYTES_PER_INPUT_BYTE}: {failures:?}"
+        "peak memory per input byte: {failures:?}"
+    );
+}
+
+/// The most peak memory reading a pprof file may add per byte of the (gzipped) file. Measured
+/// at issue 20 (debug build): about 75 while prost decoded the whole message; the wire reader
+/// adds the decompressed bytes (about 5 times the gzipped size), the places of its tables and
+/// the session.
+const PPROF_MAX_BYTES_PER_INPUT_BYTE: f64 = 20.0;
+
+/// Issue 20: a 12.5 MB gzipped pprof of a million distinct names took 941 MB to read (prost
+/// made a heap object of every sample, line and string).
+#[test]
+fn r20_reading_pprof_of_many_distinct_names_grows_at_most_20_bytes_per_input_byte() {
+    let dir = TempDir::new("memory-pprof");
+    let mut sizes = Vec::new();
+    for (name, lines) in [("small", 140_000), ("large", 280_000)] {
+        let folded = dir.join(&format!("{name}.folded"));
+        distinct_names(&folded, lines);
+        let pprof = dir.join(&format!("{name}.pb.gz"));
+        let args = ["convert", folded.to_str().unwrap(), "--to", "pprof", "-o"];
+        let mut args = args.to_vec();
+        args.push(pprof.to_str().unwrap());
+        peak_rss(&dir, &args);
+        let size = std::fs::metadata(&pprof).unwrap().len();
+        let peak = peak_of(&dir, &["convert", "--to", "session", "-o"], &pprof);
+        sizes.push((size, peak));
+    }
+    let [(small, small_peak), (large, large_peak)] = sizes[..] else {
+        unreachable!()
+    };
+    let growth = large_peak.saturating_sub(small_peak) as f64 / (large - small) as f64;
+    eprintln!("pprof: {growth:.1} bytes of peak memory per input byte");
+    assert!(
+        growth <= PPROF_MAX_BYTES_PER_INPUT_BYTE,
+        "{growth:.1} bytes of peak memory per byte of pprof, above {PPROF_MAX_BYTES_PER_INPUT_BYTE}"
     );
 }

@@ -354,7 +354,7 @@ fn kernel_frames(session: &Session) -> (Vec<String>, f64) {
             .into_iter()
             .rev()
         {
-            let module = session.frames[f.index()].module.map(|m| session.str(m));
+            let module = session.frame(f).module.map(|m| session.str(m));
             let kernel = module == Some("[kernel]");
             assert!(kernel || !in_kernel, "a user frame called from the kernel");
             in_kernel |= kernel;
@@ -500,7 +500,7 @@ fn record_names_jit_code_from_the_perf_map_node_writes() {
         let leaf = session.stack_frames(stack).next();
         if let Some(f) = leaf.filter(|&f| session.frame_name(f).contains("hotLoop")) {
             hot += session.samples.weight[i];
-            module = session.frames[f.index()].module.map(|m| session.str(m));
+            module = session.frame(f).module.map(|m| session.str(m));
         }
     }
     let share = hot as f64 / session.total_weight() as f64;

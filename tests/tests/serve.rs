@@ -204,3 +204,35 @@ fn demo_serves_its_session_like_prof_serve() {
     let shown = prof::session::read(served_session.as_bytes()).unwrap();
     assert_eq!(shown, saved, "the page gets exactly the session demo saved");
 }
+
+/// The root frames of the session `served` serves first.
+fn served_roots(served: &Served) -> Vec<String> {
+    let json = get(&format!("{}session/0", served.url), false);
+    let session = prof::session::read(json.as_bytes()).expect("the served session reads back");
+    let mut roots: Vec<String> = session
+        .stacks
+        .iter()
+        .filter(|node| node.parent.is_none())
+        .map(|node| session.frame_name(node.frame).to_owned())
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// Issue 20: `prof report` and `prof convert` could start a `perf script` file's stacks with
+/// their process name (`--process-root`), `prof serve` could not.
+#[test]
+fn r20_serve_starts_perf_stacks_with_their_process_name_when_asked() {
+    let perf = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/import/perf-reference-rules.perf");
+    let with = served_roots(&Served::start(&[&perf], &["--port", "0", "--process-root"]));
+    assert!(
+        with.iter().any(|r| r == "java") && with.iter().any(|r| r == "node"),
+        "{with:?}"
+    );
+    let without = served_roots(&Served::start(&[&perf], &["--port", "0"]));
+    assert!(
+        !without.iter().any(|r| r == "java" || r == "node"),
+        "{without:?}"
+    );
+}

@@ -2,6 +2,7 @@
 
 use super::exit::fail;
 use clap::Args;
+use prof::import::LoadOptions;
 use prof::serve::{self, Opened, Port, ServeOptions, Server};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -18,6 +19,10 @@ pub struct ServeArgs {
     /// of NEW against BASE, as `prof diff BASE NEW` compares them.
     #[arg(long, num_args = 2, value_names = ["BASE", "NEW"])]
     diff: Option<Vec<PathBuf>>,
+    /// Start each stack of a `perf script` file with its process name (spaces as `_`), as
+    /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
+    #[arg(long)]
+    process_root: bool,
     #[command(flatten)]
     flags: ServeFlags,
 }
@@ -46,26 +51,33 @@ const DIFF_FRAGMENT: &str = "#file=1&view=diff&base=0";
 
 /// Runs `prof serve`: serves until interrupted.
 pub fn run(args: ServeArgs) -> ExitCode {
+    let mut load = LoadOptions::default();
+    load.process_root = args.process_root;
     match args.diff {
         Some(pair) => {
             let files: Vec<PathBuf> = pair.into_iter().chain(args.files).collect();
-            serve_files_at(&files, &args.flags, DIFF_FRAGMENT)
+            serve_files_at(&files, &load, &args.flags, DIFF_FRAGMENT)
         }
-        None => serve_files(&args.files, &args.flags),
+        None => serve_files_at(&args.files, &load, &args.flags, ""),
     }
 }
 
 /// Serves `files` in the viewer until interrupted.
 pub fn serve_files(files: &[PathBuf], args: &ServeFlags) -> ExitCode {
-    serve_files_at(files, args, "")
+    serve_files_at(files, &LoadOptions::default(), args, "")
 }
 
-/// Serves `files` in the viewer until interrupted, opening the page in the state `fragment`
-/// says (`#...`, or empty for the first file's flame graph).
-fn serve_files_at(files: &[PathBuf], args: &ServeFlags, fragment: &str) -> ExitCode {
+/// Serves `files`, read with `load`, in the viewer until interrupted, opening the page in the
+/// state `fragment` says (`#...`, or empty for the first file's flame graph).
+fn serve_files_at(
+    files: &[PathBuf],
+    load: &LoadOptions,
+    args: &ServeFlags,
+    fragment: &str,
+) -> ExitCode {
     let mut sessions = Vec::with_capacity(files.len());
     for path in files {
-        match serve::load_for_serving(path) {
+        match serve::load_for_serving_with(path, load) {
             Ok((file, problem)) => {
                 if let Some(problem) = problem {
                     eprintln!("warning: {problem} (the page will show this error)");

@@ -5,7 +5,7 @@
 //! Function weights come from the aggregation core's [`CallTree::functions`]; an edge's weight
 //! counts each sample once even when the call repeats on the stack (recursion).
 
-use crate::aggregate::{format_weight, CallTree, Filter, NodeId};
+use crate::aggregate::{format_weight, CallTree, Filter, NodeId, SortBy};
 use crate::session::{Session, StrId};
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -44,13 +44,9 @@ pub fn write_dot(session: &Session, options: &DotOptions, out: impl Write) -> Re
 fn dot(session: &Session, options: &DotOptions, mut out: impl Write) -> std::io::Result<()> {
     let tree = CallTree::new(session, &Filter::all());
     let all = tree.total_weight(NodeId::ROOT);
-    let mut functions = tree.functions(session);
-    functions.sort_by(|a, b| {
-        (b.total_weight, b.self_weight)
-            .cmp(&(a.total_weight, a.self_weight))
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    functions.truncate(options.max_nodes);
+    // The heaviest by total, then self weight, then name; named only once chosen (a million
+    // functions' names would be a million copies).
+    let functions = tree.top(session, options.max_nodes, SortBy::Total);
     let node_of: HashMap<StrId, usize> = functions
         .iter()
         .enumerate()
@@ -87,7 +83,7 @@ fn dot(session: &Session, options: &DotOptions, mut out: impl Write) -> std::io:
         )?;
     }
     let min_edge = (options.min_edge_fraction * all as f64).ceil() as u64;
-    let mut edges: Vec<((usize, usize), u64)> = call_edges(&tree)
+    let mut edges: Vec<((usize, usize), u64)> = call_edges(&tree, |f| node_of.contains_key(&f))
         .into_iter()
         .filter(|&(_, w)| w > 0 && w >= min_edge)
         .filter_map(|((from, to), w)| Some(((*node_of.get(&from)?, *node_of.get(&to)?), w)))
@@ -107,9 +103,10 @@ fn dot(session: &Session, options: &DotOptions, mut out: impl Write) -> std::io:
     Ok(())
 }
 
-/// The weight of each (caller, callee) function pair: the total weight of the call-tree nodes
-/// where the callee is called from the caller, counting only the outermost such call on a path.
-fn call_edges(tree: &CallTree) -> HashMap<(StrId, StrId), u64> {
+/// The weight of each (caller, callee) pair of functions that are both `shown`: the total weight
+/// of the call-tree nodes where the callee is called from the caller, counting only the
+/// outermost such call on a path. Pairs not shown are not tallied (there may be a million).
+fn call_edges(tree: &CallTree, shown: impl Fn(StrId) -> bool) -> HashMap<(StrId, StrId), u64> {
     let mut edges: HashMap<(StrId, StrId), u64> = HashMap::new();
     let mut on_path: HashMap<(StrId, StrId), u32> = HashMap::new();
     let mut todo: Vec<(NodeId, bool)> = tree
@@ -119,7 +116,9 @@ fn call_edges(tree: &CallTree) -> HashMap<(StrId, StrId), u64> {
         .collect();
     while let Some((node, entering)) = todo.pop() {
         let parent = tree.parent(node).filter(|&p| p != NodeId::ROOT);
-        let edge = parent.map(|p| (tree.func(p), tree.func(node)));
+        let edge = parent
+            .map(|p| (tree.func(p), tree.func(node)))
+            .filter(|&(from, to)| shown(from) && shown(to));
         if !entering {
             if let Some(edge) = edge {
                 *on_path.get_mut(&edge).expect("entered before") -= 1;

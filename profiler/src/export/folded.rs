@@ -24,7 +24,9 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
     // Every stack's text in one buffer, then its lines sorted by text: one allocation per
     // buffer rather than one per line, so a million distinct stacks stay small.
     let mut text = String::new();
-    let mut lines: Vec<(usize, usize, u64)> = Vec::new();
+    // Each line's start and length in `text` and its node, whose self weight it carries: 16
+    // bytes a line (24 with the weight and `usize`s).
+    let mut lines: Vec<(u64, u32, NodeId)> = Vec::new();
     // Where each name on the current path ends in `path`.
     let mut path = String::new();
     let mut ends: Vec<usize> = Vec::new();
@@ -40,20 +42,23 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
         push_clean(&mut path, tree.name(session, node));
         ends.push(path.len());
         if tree.self_weight(node) > 0 {
-            lines.push((text.len(), path.len(), tree.self_weight(node)));
+            let len = u32::try_from(path.len())
+                .map_err(|_| std::io::Error::other("a stack of more than 4 GiB of names"))?;
+            lines.push((text.len() as u64, len, node));
             text.push_str(&path);
         }
         todo.extend(tree.children(node).iter().rev());
     }
-    let stack = |&(start, len, _): &(usize, usize, u64)| &text.as_bytes()[start..start + len];
+    let stack =
+        |&(start, len, _): &(u64, u32, NodeId)| &text.as_bytes()[start as usize..][..len as usize];
     lines.sort_unstable_by(|a, b| stack(a).cmp(stack(b)));
     let mut out = std::io::BufWriter::new(out);
     let mut i = 0;
     while i < lines.len() {
-        let mut weight = lines[i].2;
+        let mut weight = tree.self_weight(lines[i].2);
         let mut j = i + 1;
         while j < lines.len() && stack(&lines[j]) == stack(&lines[i]) {
-            weight = weight.saturating_add(lines[j].2);
+            weight = weight.saturating_add(tree.self_weight(lines[j].2));
             j += 1;
         }
         out.write_all(stack(&lines[i]))?;

@@ -5,10 +5,9 @@
 //! speedscope keys frames by name, file and line, so keeping the sampled line would split one
 //! function into a node per line in its flame graph.
 
-use crate::session::{Session, StackId, StrId, ThreadIdx, Unit};
+use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx, Unit};
 use crate::{Error, Result};
 use serde::Serialize;
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::Write;
 
@@ -29,7 +28,7 @@ struct File<'a> {
 
 #[derive(Serialize)]
 struct Shared<'a> {
-    frames: Vec<Frame<'a>>,
+    frames: FramesOut<'a>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +36,37 @@ struct Frame<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
+}
+
+/// The shared frames, named only as they are written.
+struct FramesOut<'a>(&'a StackTable<'a>);
+
+impl Serialize for FramesOut<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let session = self.0.session;
+        serializer.collect_seq(self.0.frames.iter().map(|&(name, file)| Frame {
+            name: session.str(name),
+            file: file.map(|f| session.str(f)),
+        }))
+    }
+}
+
+/// A profile's samples: indices of paths in the table, written as the paths.
+struct SamplesOut<'a> {
+    table: &'a StackTable<'a>,
+    paths: Vec<u32>,
+}
+
+impl Serialize for SamplesOut<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.paths.iter().map(|&p| self.table.path_frames(p)))
+    }
 }
 
 #[derive(Serialize)]
@@ -49,18 +79,17 @@ struct Profile<'a> {
     start_value: u64,
     #[serde(rename = "endValue")]
     end_value: u64,
-    samples: Vec<&'a [u32]>,
+    samples: SamplesOut<'a>,
     weights: Vec<u64>,
 }
 
 /// Writes `session` as a speedscope JSON file.
 pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
     let mut stacks = StackTable::new(session);
-    // First pass: the stack (as an index into `stacks.paths`) and weight of each merged sample,
-    // per thread; the paths are borrowed only once all are known.
-    let mut per_thread: Vec<(Vec<usize>, Vec<u64>)> =
-        vec![Default::default(); session.threads.len()];
-    let mut last_path: Vec<Option<usize>> = vec![None; session.threads.len()];
+    // First pass: the stack (as an index into the table's paths) and weight of each merged
+    // sample, per thread; the paths are written from the table once all are known.
+    let mut per_thread: Vec<(Vec<u32>, Vec<u64>)> = vec![Default::default(); session.threads.len()];
+    let mut last_path: Vec<Option<u32>> = vec![None; session.threads.len()];
     let samples = &session.samples;
     for i in 0..samples.len() {
         let weight = samples.weight[i];
@@ -84,6 +113,7 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
         Unit::Bytes => "bytes",
         _ => "none",
     };
+    let stacks = stacks.done();
     let mut profiles = Vec::new();
     for (t, (paths, weights)) in per_thread.into_iter().enumerate() {
         if paths.is_empty() {
@@ -96,7 +126,10 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
             unit,
             start_value: 0,
             end_value,
-            samples: paths.iter().map(|&p| stacks.paths[p].as_slice()).collect(),
+            samples: SamplesOut {
+                table: &stacks,
+                paths,
+            },
             weights,
         });
     }
@@ -108,7 +141,7 @@ pub fn write_speedscope(session: &Session, out: impl Write) -> Result<()> {
     let file = File {
         schema: SCHEMA_URL,
         shared: Shared {
-            frames: stacks.frames,
+            frames: FramesOut(&stacks),
         },
         profiles,
         name: super::title(session),
@@ -128,16 +161,27 @@ fn thread_name(session: &Session, thread: ThreadIdx) -> String {
     }
 }
 
-/// Speedscope frames and root-first stacks of them, each distinct one stored once.
+/// Not yet seen, in [`StackTable::by_stack`] and [`StackTable::by_frame`].
+const NONE: u32 = u32::MAX;
+
+/// Speedscope frames and root-first stacks of them, each distinct one stored once, in flat
+/// vectors (a million distinct stacks cost 12 bytes each and their frames, not a `Vec` each).
 struct StackTable<'s> {
     session: &'s Session,
-    frames: Vec<Frame<'s>>,
-    frame_index: HashMap<(StrId, Option<StrId>), u32>,
-    paths: Vec<Vec<u32>>,
-    /// Indices into `paths`, hashed by the path: each path is stored once, not again as a key.
-    path_index: hashbrown::HashTable<usize>,
+    /// Each speedscope frame's name and file.
+    frames: Vec<(StrId, Option<StrId>)>,
+    /// Indices into `frames`, hashed by name and file.
+    frame_index: hashbrown::HashTable<u32>,
+    /// The speedscope frame of each session frame, or [`NONE`].
+    by_frame: Vec<u32>,
+    /// Every path's frames, one after the other; path `p` ends at `path_ends[p]`.
+    path_frames: Vec<u32>,
+    path_ends: Vec<u32>,
+    /// Indices of paths, hashed by their frames: each path is stored once, not again as a key.
+    path_index: hashbrown::HashTable<u32>,
     hasher: foldhash::fast::RandomState,
-    by_stack: HashMap<StackId, usize>,
+    /// The path of each session stack, or [`NONE`].
+    by_stack: Vec<u32>,
 }
 
 impl<'s> StackTable<'s> {
@@ -145,50 +189,99 @@ impl<'s> StackTable<'s> {
         StackTable {
             session,
             frames: Vec::new(),
-            frame_index: HashMap::new(),
-            paths: Vec::new(),
+            frame_index: hashbrown::HashTable::new(),
+            by_frame: vec![NONE; session.frames.len()],
+            path_frames: Vec::new(),
+            path_ends: Vec::new(),
             path_index: hashbrown::HashTable::new(),
             hasher: Default::default(),
-            by_stack: HashMap::new(),
+            by_stack: vec![NONE; session.stacks.len()],
         }
     }
 
-    /// The index in `paths` of a session stack's root-first speedscope frames.
-    fn path(&mut self, stack: StackId) -> usize {
-        if let Some(&p) = self.by_stack.get(&stack) {
-            return p;
+    /// Drops the tables only building needs.
+    fn done(mut self) -> Self {
+        self.frame_index = hashbrown::HashTable::new();
+        self.path_index = hashbrown::HashTable::new();
+        self.by_frame = Vec::new();
+        self.by_stack = Vec::new();
+        self
+    }
+
+    /// The frames of path `p`, root first.
+    fn path_frames(&self, p: u32) -> &[u32] {
+        let p = p as usize;
+        let start = match p {
+            0 => 0,
+            _ => self.path_ends[p - 1] as usize,
+        };
+        &self.path_frames[start..self.path_ends[p] as usize]
+    }
+
+    /// The speedscope frame of a session frame.
+    fn frame(&mut self, id: FrameId) -> u32 {
+        let seen = self.by_frame[id.index()];
+        if seen != NONE {
+            return seen;
         }
-        let session = self.session;
-        let mut path: Vec<u32> = session
-            .stack_frames(stack)
-            .map(|f| {
-                let frame = session.frame(f);
-                let key = (frame.name, frame.file);
-                let next = self.frames.len() as u32;
-                *self.frame_index.entry(key).or_insert_with(|| {
-                    self.frames.push(Frame {
-                        name: session.str(frame.name),
-                        file: frame.file.map(|f| session.str(f)),
-                    });
-                    next
-                })
-            })
-            .collect();
-        path.reverse();
-        let (hasher, paths) = (&self.hasher, &mut self.paths);
-        let p = match self.path_index.entry(
-            hasher.hash_one(&path),
-            |&p| paths[p] == path,
-            |&p| hasher.hash_one(&paths[p]),
+        let frame = self.session.frame(id);
+        let key = (frame.name, frame.file);
+        let (hasher, frames) = (&self.hasher, &mut self.frames);
+        let index = match self.frame_index.entry(
+            hasher.hash_one(key),
+            |&f| frames[f as usize] == key,
+            |&f| hasher.hash_one(frames[f as usize]),
         ) {
             hashbrown::hash_table::Entry::Occupied(found) => *found.get(),
             hashbrown::hash_table::Entry::Vacant(new) => {
-                paths.push(path);
-                new.insert(paths.len() - 1);
-                paths.len() - 1
+                frames.push(key);
+                *new.insert(frames.len() as u32 - 1).get()
             }
         };
-        self.by_stack.insert(stack, p);
+        self.by_frame[id.index()] = index;
+        index
+    }
+
+    /// The index of a session stack's root-first speedscope frames among the paths.
+    fn path(&mut self, stack: StackId) -> u32 {
+        let seen = self.by_stack[stack.index()];
+        if seen != NONE {
+            return seen;
+        }
+        let start = self.path_frames.len();
+        let session = self.session;
+        for f in session.stack_frames(stack) {
+            let frame = self.frame(f);
+            self.path_frames.push(frame);
+        }
+        self.path_frames[start..].reverse();
+        let (hasher, ends, all) = (&self.hasher, &self.path_ends, &self.path_frames);
+        let path_of = |p: u32| {
+            let p = p as usize;
+            let from = if p == 0 { 0 } else { ends[p - 1] as usize };
+            &all[from..ends[p] as usize]
+        };
+        let path = &all[start..];
+        let p = match self.path_index.entry(
+            hasher.hash_one(path),
+            |&p| path_of(p) == path,
+            |&p| hasher.hash_one(path_of(p)),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(found) => {
+                let p = *found.get();
+                self.path_frames.truncate(start);
+                p
+            }
+            hashbrown::hash_table::Entry::Vacant(new) => {
+                let p = self.path_ends.len() as u32;
+                new.insert(p);
+                // Inputs are bounded (256 MiB): their paths' frames are far below 2^32.
+                let end = u32::try_from(self.path_frames.len()).expect("paths above 2^32 frames");
+                self.path_ends.push(end);
+                p
+            }
+        };
+        self.by_stack[stack.index()] = p;
         p
     }
 }

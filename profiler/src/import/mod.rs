@@ -14,6 +14,7 @@ mod fuzz_tests;
 pub mod perf;
 mod perf_names;
 pub mod pprof;
+mod pprof_wire;
 
 use crate::{Error, Result};
 use std::io::Read;

@@ -7,13 +7,12 @@
 //! samples are on one thread named `all`. Negative values (a profile of differences) and
 //! profiles without samples are refused.
 
+use super::pprof_wire::{self as wire, Sample};
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
-use crate::export::pprof::proto;
 use crate::session::{
     FrameId, FrameSpec, MappingSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
 };
 use crate::{Error, Result};
-use prost::Message;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -42,39 +41,42 @@ pub fn read_pprof_with(bytes: &[u8], path: &Path, options: &LoadOptions) -> Resu
         message,
     };
     let profile =
-        proto::Profile::decode(bytes).map_err(|e| bad(format!("not a pprof profile: {e}")))?;
+        wire::Profile::parse(bytes).map_err(|e| bad(format!("not a pprof profile: {e}")))?;
     Importer::new(&profile)
         .run(options.sample_type.as_deref())
         .map_err(bad)
 }
 
-struct Importer<'p> {
-    profile: &'p proto::Profile,
+/// Not yet converted, in [`Importer::location_frames`].
+const UNCONVERTED: (u32, u32) = (u32::MAX, 0);
+
+struct Importer<'p, 'a> {
+    profile: &'p wire::Profile<'a>,
     b: SessionBuilder,
-    functions: HashMap<u64, &'p proto::Function>,
-    mappings: HashMap<u64, &'p proto::Mapping>,
-    locations: HashMap<u64, &'p proto::Location>,
-    /// The frames of each location already converted, caller first.
-    location_frames: HashMap<u64, Vec<FrameId>>,
+    /// The frames of each location (by its index in the table) once converted, caller first:
+    /// a range of [`Importer::frame_pool`].
+    location_frames: Vec<(u32, u32)>,
+    frame_pool: Vec<FrameId>,
+    /// Mapping id to its index in the profile's mappings (the last of an id wins).
+    mappings: HashMap<u64, usize>,
 }
 
-impl<'p> Importer<'p> {
-    fn new(profile: &'p proto::Profile) -> Self {
+impl<'p, 'a> Importer<'p, 'a> {
+    fn new(profile: &'p wire::Profile<'a>) -> Self {
         Importer {
             profile,
             b: SessionBuilder::default(),
-            functions: profile.function.iter().map(|f| (f.id, f)).collect(),
-            mappings: profile.mapping.iter().map(|m| (m.id, m)).collect(),
-            locations: profile.location.iter().map(|l| (l.id, l)).collect(),
-            location_frames: HashMap::new(),
+            location_frames: vec![UNCONVERTED; profile.locations.len()],
+            frame_pool: Vec::new(),
+            mappings: (profile.mapping.iter().enumerate())
+                .map(|(i, m)| (m.id, i))
+                .collect(),
         }
     }
 
-    fn string(&self, index: i64) -> Result<&'p str, String> {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| self.profile.string_table.get(i))
-            .map(String::as_str)
+    fn string(&self, index: i64) -> Result<&'a str, String> {
+        self.profile
+            .string(index)
             .ok_or_else(|| format!("string index {index} is out of range"))
     }
 
@@ -90,7 +92,7 @@ impl<'p> Importer<'p> {
             .profile
             .sample_type
             .iter()
-            .map(|t| Ok((self.string(t.r#type)?, self.string(t.unit)?)))
+            .map(|t| Ok((self.string(t.kind)?, self.string(t.unit)?)))
             .collect::<Result<Vec<(&str, &str)>, String>>()?;
         if types.is_empty() {
             return Err("the profile has no sample types".into());
@@ -140,12 +142,7 @@ impl<'p> Importer<'p> {
     }
 
     fn run(mut self, wanted: Option<&str>) -> Result<Loaded, String> {
-        if self
-            .profile
-            .string_table
-            .first()
-            .is_some_and(|s| !s.is_empty())
-        {
+        if self.profile.string(0).is_some_and(|s| !s.is_empty()) {
             return Err("string_table[0] is not empty".into());
         }
         let (column, count_column, mode, sample_types) = self.columns(wanted)?;
@@ -162,7 +159,7 @@ impl<'p> Importer<'p> {
             .filter(|&c| Some(c) != count_column)
             .collect();
         let sample_type = sample_types[column].clone();
-        if self.profile.sample.is_empty() {
+        if self.profile.samples == 0 {
             return Err("the profile has no samples".into());
         }
         let period_unit = match self.profile.period_type {
@@ -193,7 +190,8 @@ impl<'p> Importer<'p> {
         let mut path: Vec<FrameId> = Vec::new();
         let mut totals = Totals::default();
         let (mut rows, mut stackless, mut cut) = (0u64, 0u64, 0u64);
-        for (n, sample) in self.profile.sample.iter().enumerate() {
+        let profile = self.profile;
+        profile.for_each_sample(|n, sample| {
             let value = |column: usize, name: &str| {
                 let value = *sample
                     .value
@@ -213,12 +211,8 @@ impl<'p> Importer<'p> {
             };
             path.clear();
             for &id in sample.location_id.iter().rev() {
-                if !self.location_frames.contains_key(&id) {
-                    let mut frames = Vec::new();
-                    self.push_location(id, &mut frames)?;
-                    self.location_frames.insert(id, frames);
-                }
-                path.extend_from_slice(&self.location_frames[&id]);
+                let (start, len) = self.location(id)?;
+                path.extend_from_slice(&self.frame_pool[start as usize..][..len as usize]);
             }
             if path.len() > MAX_STACK_DEPTH {
                 path.drain(..path.len() - MAX_STACK_DEPTH);
@@ -226,7 +220,7 @@ impl<'p> Importer<'p> {
             }
             let Some(leaf) = self.b.intern_stack_path(&path) else {
                 stackless += 1;
-                continue;
+                return Ok(());
             };
             totals
                 .add(weight, multiplicity)
@@ -241,11 +235,12 @@ impl<'p> Importer<'p> {
                 weights.push(extra);
             }
             let (tid, name) = self.thread(sample)?;
-            let thread = self.b.thread(tid, &name);
+            let thread = self.b.thread(tid, name);
             self.b
                 .push_sample_full(leaf, thread, 0, &weights, multiplicity, None);
             rows += 1;
-        }
+            Ok(())
+        })?;
         if rows == 0 {
             return Err("the profile's samples have no locations".into());
         }
@@ -266,7 +261,7 @@ impl<'p> Importer<'p> {
 
     /// The profiled program, as `go tool pprof` names it: the file of the first mapping, which
     /// is the main executable's in the profiles Go and prof write; empty when there is none.
-    fn program(&self) -> Result<&'p str, String> {
+    fn program(&self) -> Result<&'a str, String> {
         match self.profile.mapping.first() {
             Some(main) => self.string(main.filename),
             None => Ok(""),
@@ -290,38 +285,58 @@ impl<'p> Importer<'p> {
         Ok(())
     }
 
-    /// Appends the frames of a location, caller first then the functions inlined into it.
-    fn push_location(&mut self, id: u64, path: &mut Vec<FrameId>) -> Result<(), String> {
-        let loc = *self
+    /// The frames of location `id` in [`Importer::frame_pool`], converting it on first sight.
+    fn location(&mut self, id: u64) -> Result<(u32, u32), String> {
+        let index = self
+            .profile
             .locations
-            .get(&id)
+            .find(id)
             .ok_or_else(|| format!("location {id} is not in the location table"))?;
+        if self.location_frames[index] == UNCONVERTED {
+            let start = self.frame_pool.len();
+            self.push_location(index)?;
+            let len = self.frame_pool.len() - start;
+            // Bounded by the decompressed size (at most 256 MiB), so within u32.
+            self.location_frames[index] = (start as u32, len as u32);
+        }
+        Ok(self.location_frames[index])
+    }
+
+    /// Appends the frames of the location at `index` to the pool, caller first then the
+    /// functions inlined into it.
+    fn push_location(&mut self, index: usize) -> Result<(), String> {
+        let loc = self.profile.location(index)?;
         let module = match loc.mapping_id {
             0 => None,
             m => {
                 let mapping = self
                     .mappings
                     .get(&m)
+                    .map(|&i| &self.profile.mapping[i])
                     .ok_or_else(|| format!("mapping {m} is missing"))?;
                 Some(self.string(mapping.filename)?).filter(|s| !s.is_empty())
             }
         };
         let address = Some(loc.address).filter(|&a| a != 0);
-        if loc.line.is_empty() {
+        if loc.line_count() == 0 {
             let name = format!("{:#x}", loc.address);
             let spec = FrameSpec {
                 module,
                 address,
                 ..FrameSpec::named(&name)
             };
-            path.push(self.b.intern_frame(&spec));
+            let frame = self.b.intern_frame(&spec);
+            self.frame_pool.push(frame);
             return Ok(());
         }
-        for (i, line) in loc.line.iter().enumerate().rev() {
-            let f = *self
+        let lines = loc.lines()?;
+        for (i, line) in lines.iter().enumerate().rev() {
+            let f = self
+                .profile
                 .functions
-                .get(&line.function_id)
+                .find(line.function_id)
                 .ok_or_else(|| format!("function {} is missing", line.function_id))?;
+            let f = self.profile.function(f)?;
             let file = Some(self.string(f.filename)?).filter(|s| !s.is_empty());
             let spec = FrameSpec {
                 name: self.string(f.name)?,
@@ -329,14 +344,15 @@ impl<'p> Importer<'p> {
                 line: u32::try_from(line.line).ok().filter(|&l| l != 0),
                 module,
                 address,
-                inlined: i + 1 != loc.line.len(),
+                inlined: i + 1 != lines.len(),
             };
-            path.push(self.b.intern_frame(&spec));
+            let frame = self.b.intern_frame(&spec);
+            self.frame_pool.push(frame);
         }
         Ok(())
     }
 
-    fn thread(&self, sample: &proto::Sample) -> Result<(u64, String), String> {
+    fn thread(&self, sample: &Sample) -> Result<(u64, &'a str), String> {
         let (mut tid, mut name) = (None, None);
         for label in &sample.label {
             match self.string(label.key)? {
@@ -345,11 +361,10 @@ impl<'p> Importer<'p> {
                 _ => {}
             }
         }
-        let name = name.map(str::to_owned);
         Ok(match (tid, name) {
             (Some(tid), name) => (tid, name.unwrap_or_default()),
-            (None, Some(name)) => (synthetic_tid(&name), name),
-            (None, None) => (0, "all".to_owned()),
+            (None, Some(name)) => (synthetic_tid(name), name),
+            (None, None) => (0, "all"),
         })
     }
 }
@@ -364,7 +379,8 @@ fn synthetic_tid(name: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::pprof::write_pprof;
+    use crate::export::pprof::{proto, write_pprof};
+    use prost::Message;
 
     /// A sample as text: thread name, frames leaf first with their `inlined` flag, weight.
     type SampleText = (String, Vec<(String, bool)>, u64);
@@ -412,7 +428,7 @@ mod tests {
     #[test]
     fn an_imported_profile_keeps_its_mappings() {
         let mut original = crate::export::fixture::session();
-        original.strings.push("/usr/bin/demo".into());
+        original.strings.push("/usr/bin/demo");
         original.mappings.push(crate::session::Mapping {
             start: 0x2000,
             limit: 0x3000,
@@ -632,7 +648,7 @@ mod tests {
         session.meta.program = "/usr/bin/demo".into();
         session.meta.start_time = "2026-11-22T10:00:00.250Z".into();
         for path in ["/lib/libc.so.6", "/usr/bin/demo"] {
-            session.strings.push(path.into());
+            session.strings.push(path);
             let start = 0x1000 * session.strings.len() as u64;
             session.mappings.push(crate::session::Mapping {
                 start,

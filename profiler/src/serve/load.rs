@@ -1,6 +1,7 @@
 //! Reading the files `prof serve` is asked to show, through the loader every command uses.
 
 use super::SessionFile;
+use crate::import::LoadOptions;
 use crate::session::Session;
 use crate::{Error, Result};
 use std::path::Path;
@@ -14,6 +15,16 @@ use std::path::Path;
 /// or a directory, is still listed, with that error for the page to show, and the error is
 /// returned beside it.
 pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
+    load_for_serving_with(path, &LoadOptions::default())
+}
+
+/// [`load_for_serving`] with import options: the sample type shown first, and whether a
+/// `perf script` file's stacks start with their process name
+/// ([`LoadOptions::process_root`], `prof serve --process-root`).
+pub fn load_for_serving_with(
+    path: &Path,
+    options: &LoadOptions,
+) -> Result<(SessionFile, Option<Error>)> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -24,7 +35,7 @@ pub fn load_for_serving(path: &Path) -> Result<(SessionFile, Option<Error>)> {
             message: "a directory, not a profile file".to_owned(),
         })
     } else {
-        crate::import::load_any(path)
+        crate::import::load_any_with(path, options).map(|loaded| loaded.session)
     };
     match loaded {
         Ok(session) => Ok((SessionFile::from_session(name, &session)?, None)),

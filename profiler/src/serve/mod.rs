@@ -24,7 +24,7 @@ mod standalone;
 
 pub use browser::{open as open_browser, Opened};
 pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
-pub use load::load_for_serving;
+pub use load::{load_for_serving, load_for_serving_with};
 pub use open_in_browser::ServedViewer;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};

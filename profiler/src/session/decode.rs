@@ -4,7 +4,7 @@
 //! stored so that a parent always comes before its child (no cycles), and column lengths must agree.
 //! A failure names the field and entry, e.g. `samples.stack[17]: stack 900 out of range (45 stacks)`.
 
-use super::format::{FrameRow, MappingRow, Previous, SessionFile};
+use super::format::{MappingRow, Previous, SessionFile};
 use super::packed::{unzigzag, PackedError, Values};
 use super::{
     Frame, FrameId, Mapping, Metadata, ProcessIdx, SampleState, SampleType, Samples, Session,
@@ -124,19 +124,16 @@ fn string_id(what: impl FnOnce() -> String, value: u32, strings: usize) -> Resul
     check_index(what, value.into(), strings, "strings").map(StrId)
 }
 
-fn frame(i: usize, row: &FrameRow, strings: usize) -> Result<Frame, Invalid> {
-    let opt = |field: &str, v: Option<u32>| {
-        v.map(|v| string_id(|| format!("frames[{i}].{field}"), v, strings))
+/// Checks that frame `i`'s string ids are in range.
+fn check_frame(i: usize, frame: &Frame, strings: usize) -> Result<(), Invalid> {
+    let check = |field: &str, v: Option<StrId>| {
+        v.map(|v| string_id(|| format!("frames[{i}].{field}"), v.0, strings))
             .transpose()
     };
-    Ok(Frame {
-        name: string_id(|| format!("frames[{i}].name"), row.name, strings)?,
-        file: opt("file", row.file)?,
-        line: row.line,
-        module: opt("module", row.module)?,
-        address: row.address,
-        inlined: row.inlined,
-    })
+    check("name", Some(frame.name))?;
+    check("file", frame.file)?;
+    check("module", frame.module)?;
+    Ok(())
 }
 
 fn mapping(i: usize, row: &MappingRow, strings: usize) -> Result<Mapping, Invalid> {
@@ -324,16 +321,14 @@ fn version_1_sample_type(meta: &Metadata) -> SampleType {
 
 /// The checked session a parsed file describes.
 pub(crate) fn decode(mut file: SessionFile<'_>) -> Result<Session, Invalid> {
-    if file.strings.first().map(String::as_str) != Some("") {
+    if file.strings.first() != Some("") {
         return Err("strings[0]: must be the empty string".to_owned());
     }
     let n_strings = file.strings.len();
-    let frames = file
-        .frames
-        .iter()
-        .enumerate()
-        .map(|(i, row)| frame(i, row, n_strings))
-        .collect::<Result<Vec<_>, _>>()?;
+    for (i, frame) in file.frames.0.iter().enumerate() {
+        check_frame(i, &frame, n_strings)?;
+    }
+    let frames = std::mem::take(&mut file.frames.0);
     let stacks = stacks(&file, frames.len())?;
     // Files before version 4 have no process table: their threads belong to the one process
     // `meta` describes, index 0 of `Session::process_table`.

@@ -7,7 +7,7 @@
 //! lives in [`super::decode`].
 
 use super::packed::{self, zigzag};
-use super::{Frame, Metadata, Process, SampleState, Session, StrId, Thread};
+use super::{Frame, Frames, Metadata, Process, SampleState, Session, StrId, Strings, Thread};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::borrow::Cow;
@@ -109,8 +109,9 @@ pub(crate) struct MappingRow {
 pub(crate) struct SessionFile<'a> {
     pub version: u32,
     pub meta: Metadata,
-    pub strings: Vec<String>,
-    pub frames: Vec<FrameRow>,
+    pub strings: Strings,
+    /// Read straight into columns, its string ids not checked yet ([`super::decode`] does).
+    pub frames: FramesIn,
     pub stacks: StacksColumns<'a>,
     pub threads: Vec<ThreadRow>,
     /// Absent (empty) before version 4 and for one implicit process described by `meta`.
@@ -126,8 +127,8 @@ pub(crate) struct SessionFileOut<'a> {
     format: &'static str,
     version: u32,
     meta: &'a Metadata,
-    strings: &'a [String],
-    frames: Vec<FrameRow>,
+    strings: &'a Strings,
+    frames: FramesOut<'a>,
     stacks: StacksColumns<'static>,
     threads: Vec<ThreadRow>,
     #[serde(skip_serializing_if = "<[Process]>::is_empty")]
@@ -140,7 +141,7 @@ pub(crate) struct SessionFileOut<'a> {
 impl<'a> SessionFileOut<'a> {
     /// The file form of a session.
     pub fn new(session: &'a Session) -> Self {
-        let frames = session.frames.iter().map(frame_row).collect();
+        let frames = FramesOut(&session.frames);
         let stacks = StacksColumns {
             parent: packed::encode(session.stacks.iter().enumerate().map(|(i, node)| {
                 node.parent
@@ -183,7 +184,50 @@ impl<'a> SessionFileOut<'a> {
     }
 }
 
-fn frame_row(frame: &Frame) -> FrameRow {
+/// The frames table as the file stores it, written row by row from the session's columns.
+struct FramesOut<'a>(&'a Frames);
+
+impl Serialize for FramesOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(frame_row))
+    }
+}
+
+/// The frames table as read, row by row into columns (a `Vec<FrameRow>` would take 48 bytes a
+/// frame on top of the session's).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FramesIn(pub Frames);
+
+impl<'de> Deserialize<'de> for FramesIn {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Rows;
+        impl<'de> Visitor<'de> for Rows {
+            type Value = FramesIn;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sequence of frames")
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<FramesIn, A::Error> {
+                let mut frames = Frames::default();
+                while let Some(row) = seq.next_element::<FrameRow>()? {
+                    frames.push(Frame {
+                        name: StrId(row.name),
+                        file: row.file.map(StrId),
+                        line: row.line,
+                        module: row.module.map(StrId),
+                        address: row.address,
+                        inlined: row.inlined,
+                    });
+                }
+                Ok(FramesIn(frames))
+            }
+        }
+        deserializer.deserialize_seq(Rows)
+    }
+}
+
+fn frame_row(frame: Frame) -> FrameRow {
     FrameRow {
         name: frame.name.0,
         file: frame.file.map(|s: StrId| s.0),

@@ -18,6 +18,7 @@ mod named;
 mod packed;
 #[cfg(test)]
 pub(crate) mod read_tests;
+mod tables;
 
 pub use date::rfc3339_utc;
 #[cfg(feature = "sampler")]
@@ -31,3 +32,4 @@ pub use model::{
     SampleState, SampleType, Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread,
     ThreadIdx, Unit,
 };
+pub use tables::{Frames, Strings};

@@ -9,6 +9,8 @@ use hashbrown::hash_table::{Entry, HashTable};
 use serde::{Deserialize, Serialize};
 use std::hash::BuildHasher;
 
+pub use super::tables::{Frames, Strings};
+
 macro_rules! index_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -206,8 +208,9 @@ pub struct Metadata {
 }
 
 /// One frame: a function at a place in the code. Inlined calls are frames of their own, marked
-/// [`Frame::inlined`], sharing the caller's [`Frame::address`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// [`Frame::inlined`], sharing the caller's [`Frame::address`]. A session stores its frames in
+/// columns ([`Frames`]) and hands them out by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Frame {
     /// The demangled function name (or a hex address when it could not be resolved).
     pub name: StrId,
@@ -407,9 +410,9 @@ pub struct Session {
     /// Facts about the recording.
     pub meta: Metadata,
     /// Interned strings; `strings[0]` is always `""`.
-    pub strings: Vec<String>,
+    pub strings: Strings,
     /// Distinct frames.
-    pub frames: Vec<Frame>,
+    pub frames: Frames,
     /// The stack prefix tree; a parent always comes before its children.
     pub stacks: Vec<StackNode>,
     /// Sampled threads.
@@ -473,8 +476,8 @@ impl Session {
     }
 
     /// A frame by index.
-    pub fn frame(&self, id: FrameId) -> &Frame {
-        &self.frames[id.index()]
+    pub fn frame(&self, id: FrameId) -> Frame {
+        self.frames.at(id.index())
     }
 
     /// The function name of a frame.
@@ -649,13 +652,12 @@ impl SessionBuilder {
         let hash = hasher.hash_one(text);
         match self.strings.entry(
             hash,
-            |id| strings[id.index()] == text,
-            |id| hasher.hash_one(strings[id.index()].as_str()),
+            |id| &strings[id.index()] == text,
+            |id| hasher.hash_one(&strings[id.index()]),
         ) {
             Entry::Occupied(found) => *found.get(),
             Entry::Vacant(new) => {
-                let id = StrId(strings.len() as u32);
-                strings.push(text.to_owned());
+                let id = strings.push(text);
                 new.insert(id);
                 id
             }
@@ -691,9 +693,9 @@ impl SessionBuilder {
         let hasher = &self.hasher;
         let frames = &mut self.session.frames;
         match self.frames.entry(
-            hasher.hash_one(&frame),
-            |id| frames[id.index()] == frame,
-            |id| hasher.hash_one(&frames[id.index()]),
+            hasher.hash_one(frame),
+            |id| frames.at(id.index()) == frame,
+            |id| hasher.hash_one(frames.at(id.index())),
         ) {
             Entry::Occupied(found) => *found.get(),
             Entry::Vacant(new) => {
@@ -878,7 +880,7 @@ mod tests {
         b.push_sample(s1, t, 0, 10);
         b.push_sample(s2, t, 5, 20);
         let s = b.finish();
-        assert_eq!(s.strings[0], "");
+        assert_eq!(&s.strings[0], "");
         assert_eq!(s.frames.len(), 2);
         assert_eq!(s.stacks.len(), 2);
         assert_eq!(s.total_weight(), 30);

@@ -16,8 +16,8 @@ use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
-use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io::Write;
 
 /// The name of the count sample type, first in every profile `prof` writes.
@@ -193,14 +193,18 @@ struct Encoder<'s> {
     n_strings: i64,
     n_locations: u64,
     n_functions: u64,
-    /// String index per text; the session's own texts are borrowed, not copied.
-    strings: foldhash::HashMap<Cow<'s, str>, i64>,
+    /// String indices, hashed by their text, which is read back from `strings_out` (a map
+    /// keyed by the texts took 40 bytes a string).
+    strings: hashbrown::HashTable<u32>,
+    /// Where each string's text lies in `strings_out`.
+    string_spans: Vec<(u32, u32)>,
+    hasher: foldhash::fast::RandomState,
     /// Function id per (name, file) of the functions with a file.
     functions: foldhash::HashMap<(StrId, Option<StrId>), u64>,
     /// Function id of the functions without a file (0: none yet), by name: imports name most.
-    fileless: Vec<u64>,
+    fileless: Vec<u32>,
     /// Location id of each frame that makes a location alone (0: none yet), by frame index.
-    single: Vec<u64>,
+    single: Vec<u32>,
     /// Location id per run of several frames (inlined frames, then the frame they were inlined
     /// into).
     locations: HashMap<Vec<FrameId>, u64>,
@@ -223,7 +227,9 @@ impl<'s> Encoder<'s> {
             n_strings: 0,
             n_locations: 0,
             n_functions: 0,
-            strings: Default::default(),
+            strings: hashbrown::HashTable::new(),
+            string_spans: Vec::new(),
+            hasher: Default::default(),
             functions: Default::default(),
             fileless: vec![0; session.strings.len()],
             single: vec![0; session.frames.len()],
@@ -260,27 +266,32 @@ impl<'s> Encoder<'s> {
     }
 
     fn string(&mut self, text: &str) -> i64 {
-        if let Some(&id) = self.strings.get(text) {
-            return id;
+        let (out, spans) = (&self.strings_out, &self.string_spans);
+        let text_of = |i: u32| {
+            let (start, end) = spans[i as usize];
+            &out[start as usize..end as usize]
+        };
+        let hash = self.hasher.hash_one(text.as_bytes());
+        if let Some(&id) = self.strings.find(hash, |&i| text_of(i) == text.as_bytes()) {
+            return i64::from(id);
         }
-        self.new_string(Cow::Owned(text.to_owned()))
-    }
-
-    /// The index of one of the session's strings, borrowed rather than copied.
-    fn session_string(&mut self, id: StrId) -> i64 {
-        let text = self.session.str(id);
-        if let Some(&id) = self.strings.get(text) {
-            return id;
-        }
-        self.new_string(Cow::Borrowed(text))
-    }
-
-    fn new_string(&mut self, text: Cow<'s, str>) -> i64 {
         let id = self.n_strings;
         self.n_strings += 1;
-        prost::encoding::string::encode(6, &text.to_string(), &mut self.strings_out);
-        self.strings.insert(text, id);
+        prost::encoding::string::encode(6, &text.to_owned(), &mut self.strings_out);
+        // The profile's strings are the session's and a few more, bounded far below 4 GiB.
+        let end = u32::try_from(self.strings_out.len()).expect("strings above 4 GiB");
+        self.string_spans.push((end - text.len() as u32, end));
+        let (out, spans, hasher) = (&self.strings_out, &self.string_spans, &self.hasher);
+        self.strings.insert_unique(hash, id as u32, |&i| {
+            let (start, end) = spans[i as usize];
+            hasher.hash_one(&out[start as usize..end as usize])
+        });
         id
+    }
+
+    /// The index of one of the session's strings.
+    fn session_string(&mut self, id: StrId) -> i64 {
+        self.string(self.session.str(id))
     }
 
     fn value_type(&mut self, (kind, unit): (&str, &str)) -> proto::ValueType {
@@ -335,7 +346,7 @@ impl<'s> Encoder<'s> {
 
     fn location(&mut self, run: Vec<FrameId>) -> u64 {
         let found = match run[..] {
-            [frame] => self.single[frame.index()],
+            [frame] => u64::from(self.single[frame.index()]),
             _ => self.locations.get(&run).copied().unwrap_or(0),
         };
         if found != 0 {
@@ -364,7 +375,8 @@ impl<'s> Encoder<'s> {
         };
         prost::encoding::message::encode(4, &location, &mut self.locations_out);
         match run[..] {
-            [frame] => self.single[frame.index()] = id,
+            // Ids count frames, which a session indexes with u32.
+            [frame] => self.single[frame.index()] = id as u32,
             _ => {
                 self.locations.insert(run, id);
             }
@@ -374,7 +386,7 @@ impl<'s> Encoder<'s> {
 
     fn function(&mut self, name: StrId, file: Option<StrId>) -> u64 {
         let found = match file {
-            None => self.fileless[name.index()],
+            None => u64::from(self.fileless[name.index()]),
             Some(_) => self.functions.get(&(name, file)).copied().unwrap_or(0),
         };
         if found != 0 {
@@ -393,7 +405,8 @@ impl<'s> Encoder<'s> {
         };
         prost::encoding::message::encode(5, &function, &mut self.functions_out);
         match file {
-            None => self.fileless[name.index()] = id,
+            // Ids count functions, fewer than the session's frames.
+            None => self.fileless[name.index()] = id as u32,
             Some(_) => {
                 self.functions.insert((name, file), id);
             }
@@ -563,7 +576,7 @@ mod tests {
         let mut session = crate::export::fixture::session();
         // The fixture's work frames are at 0x2010 and 0x2020, main at 0x1000, idle at 0x7000.
         let path = session.strings.len() as u32;
-        session.strings.push("/usr/bin/demo".into());
+        session.strings.push("/usr/bin/demo");
         session.mappings.push(crate::session::Mapping {
             start: 0x2000,
             limit: 0x3000,
