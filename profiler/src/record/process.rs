@@ -26,8 +26,9 @@ impl StackWords for CopiedStack<'_> {
     }
 }
 
-/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
-pub type Segments = Vec<(u64, u64, u64)>;
+/// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address,
+/// executable).
+pub type Segments = Vec<(u64, u64, u64, bool)>;
 
 /// One process's address space, from its start or `exec` to its next `exec` or end.
 #[derive(Default)]
@@ -60,11 +61,14 @@ impl Process {
             let segs = segments
                 .entry(path.to_owned())
                 .or_insert_with(|| read_segments(path));
+            // The executable segment the mapping's file range overlaps. A segment need not
+            // start on a page: the page-aligned mapping can begin before it, in the file's
+            // bytes of the segment before (mapped again on their own, readable only).
             segs.as_ref().and_then(|segs| {
-                let &(offset, _, vaddr) = segs
-                    .iter()
-                    .find(|&&(off, size, _)| off <= pgoff && pgoff < off + size.max(1))?;
-                Some(addr.wrapping_sub(vaddr + (pgoff - offset)))
+                let &(offset, _, vaddr, _) = segs.iter().find(|&&(off, size, _, exec)| {
+                    exec && off < pgoff.saturating_add(len) && pgoff < off + size.max(1)
+                })?;
+                Some(addr.wrapping_sub(vaddr.wrapping_add(pgoff).wrapping_sub(offset)))
             })
         };
         let Some(bias) = bias else { return };
@@ -141,8 +145,39 @@ fn read_segments(path: &str) -> Option<Segments> {
         elf.segments()
             .map(|s| {
                 let (offset, size) = s.file_range();
-                (offset, size, s.address())
+                let exec = match s.flags() {
+                    object::SegmentFlags::Elf { p_flags, .. } => {
+                        p_flags.0 & object::elf::PF_X.0 != 0
+                    }
+                    _ => true,
+                };
+                (offset, size, s.address(), exec)
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r21_a_code_segment_that_starts_mid_page_gets_its_own_bias() {
+        // A Rust release binary's segments (cc-linked, no debug info): the code segment starts
+        // 0x430 into a page whose first bytes end the read-only segment before it. Its mapping
+        // begins at that page (file offset 0x6a000), which the read-only segment also covers:
+        // its bias was once taken from that segment, off by a page, and every name was its
+        // neighbour's.
+        let segs = vec![
+            (0, 0x6a428, 0, false),
+            (0x6a430, 0x163d80, 0x6b430, true),
+            (0x1ce1b0, 0x8558, 0x1d01b0, false),
+        ];
+        let mut segments = HashMap::from([("/bin/app".to_owned(), Some(segs))]);
+        let base = 0x5555_5555_0000;
+        let mut process = Process::default();
+        process.map("/bin/app", base + 0x6b000, 0x164000, 0x6a000, &mut segments);
+        assert_eq!(process.objects.len(), 1);
+        assert_eq!(process.objects[0].bias, base);
+    }
 }
