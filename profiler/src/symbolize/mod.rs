@@ -342,7 +342,10 @@ mod tests {
     fn r21_cpp_names_are_demangled() {
         // `prof record` of a C++ program once showed `_Z6crunchI3LcgEml` for `crunch<Lcg>`:
         // only Rust names were demangled.
-        assert_eq!(demangle("_Z6crunchI3LcgEml"), "unsigned long crunch<Lcg>(long)");
+        assert_eq!(
+            demangle("_Z6crunchI3LcgEml"),
+            "unsigned long crunch<Lcg>(long)"
+        );
         assert_eq!(demangle("_ZN8XorShift4nextEv"), "XorShift::next()");
         assert_eq!(demangle("main"), "main");
     }
