@@ -16,7 +16,7 @@
 //!   `wait4`) over the unprofiled run's; the recorder process's own CPU time and peak resident
 //!   memory (`/proc/PID/stat` and `VmHWM`, read every 10 ms until it exits, so up to 10 ms of
 //!   its end is missed); the output's bytes, and for prof its bytes per sample. A recorder that
-//!   is not installed is left out with a note.
+//!   is not installed (or samply where `perf_event_paranoid` is above 1) is left out with a note.
 //!
 //! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [--rounds N]`.
 
@@ -129,7 +129,10 @@ fn rate(prof: &Path, dir: &TempDir) {
     let seen = samples_per_tid(&session)
         .iter()
         .zip(&session.threads)
-        .filter(|((_, n), t)| *n > 0 && session.str(t.name) == "burst")
+        // The main thread is named after the program too.
+        .filter(|((_, n), t)| {
+            *n > 0 && session.str(t.name) == "burst" && t.tid != u64::from(session.meta.pid)
+        })
         .count();
     println!("1,000 threads of 2 ms at 1 kHz: {seen} seen");
     let split = build_c(dir.path(), "split");
@@ -306,7 +309,14 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
         ],
         Some(prof_out.clone()),
     ));
-    if installed("samply") {
+    // samply checks the sysctl itself and refuses above 1, even for root.
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+        .unwrap_or(2);
+    if installed("samply") && paranoid > 1 {
+        println!("samply refuses perf_event_paranoid {paranoid} (it needs 1 or lower): left out");
+    } else if installed("samply") {
         let o = out("samply.json.gz");
         configs.push((
             "samply record --rate 1000",
