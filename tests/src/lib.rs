@@ -2,6 +2,7 @@
 //! per test.
 
 pub mod page;
+pub mod recorded;
 pub mod served;
 pub mod sessions;
 pub mod webdriver;

@@ -66,21 +66,6 @@ pub fn two_threads() -> Session {
     b.finish()
 }
 
-/// The share of `session`'s weight whose stack holds a frame named `name` (a recursive function
-/// counted once per sample).
-pub fn share(session: &Session, name: &str) -> f64 {
-    let mut with = 0;
-    for (i, &stack) in session.samples.stack.iter().enumerate() {
-        if session
-            .stack_frames(stack)
-            .any(|f| session.frame_name(f) == name)
-        {
-            with += session.samples.weight[i];
-        }
-    }
-    with as f64 / session.total_weight() as f64
-}
-
 /// Saves `session` to `path` with `prof`'s session writer.
 pub fn save(session: &Session, path: &Path) {
     prof::session::save(session, path).expect("the session can be saved");

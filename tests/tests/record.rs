@@ -5,71 +5,15 @@
 //! be sampled.
 
 use prof::session::Session;
+use prof_e2e::recorded::{build_c, reaching, record, share, wait_for_cpu};
 use prof_e2e::{prof, TempDir};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// Compiles `tests/data/record/NAME.c` as a user would (`-O2 -fomit-frame-pointer`) into `dir`.
-fn build_c(dir: &TempDir, name: &str) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/record")
-        .join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let status = Command::new("cc")
-        .args(["-O2", "-fomit-frame-pointer", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .status()
-        .expect("cc runs (the tests need a C compiler)");
-    assert!(status.success(), "cc {}", source.display());
-    exe
-}
-
-/// Runs `prof record -o OUT ARGS...` and returns the output and the session.
-fn record(dir: &TempDir, args: &[&str]) -> (std::process::Output, Session) {
-    let out = dir.join("out.json.gz");
-    let mut all = vec!["record", "-o", out.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let output = prof(&all);
-    let session = prof::session::load(&out)
-        .unwrap_or_else(|e| panic!("{e}; stderr: {}", String::from_utf8_lossy(&output.stderr)));
-    (output, session)
-}
-
-/// The share of `session`'s weight whose stack holds a frame named `name`.
-fn share(session: &Session, name: &str) -> f64 {
-    let mut with = 0;
-    for (i, &stack) in session.samples.stack.iter().enumerate() {
-        if session
-            .stack_frames(stack)
-            .any(|f| session.frame_name(f) == name)
-        {
-            with += session.samples.weight[i];
-        }
-    }
-    with as f64 / session.total_weight() as f64
-}
-
-/// The share of samples whose stack reaches one of `roots`.
-fn reaching(session: &Session, roots: &[&str]) -> f64 {
-    let n = session.samples.stack.len();
-    let reached = session
-        .samples
-        .stack
-        .iter()
-        .filter(|&&s| {
-            session
-                .stack_frames(s)
-                .any(|f| roots.contains(&session.frame_name(f)))
-        })
-        .count();
-    reached as f64 / n as f64
-}
 
 #[test]
 fn record_attributes_a_c_program_without_frame_pointers_as_its_own_cpu_clock_does() {
     let dir = TempDir::new("record_split");
-    let exe = build_c(&dir, "split");
+    let exe = build_c(dir.path(), "split");
     let (output, session) = record(&dir, &["-F", "2000", "--", exe.to_str().unwrap(), "2"]);
     assert!(output.status.success(), "{output:?}");
     // The program's own measurement, on the standard output prof leaves to it.
@@ -131,7 +75,7 @@ fn worker_samples(session: &Session, thread: &str, function: &str) -> (usize, us
 #[test]
 fn record_names_each_thread_and_unwinds_it_to_its_start() {
     let dir = TempDir::new("record_threads");
-    let exe = build_c(&dir, "threads");
+    let exe = build_c(dir.path(), "threads");
     let (output, session) = record(&dir, &["--", exe.to_str().unwrap(), "0.5"]);
     assert!(output.status.success(), "{output:?}");
     for (thread, function) in WORKERS {
@@ -156,7 +100,7 @@ fn record_names_each_thread_and_unwinds_it_to_its_start() {
 #[test]
 fn record_follows_the_processes_a_command_starts() {
     let dir = TempDir::new("record_children");
-    let exe = build_c(&dir, "split");
+    let exe = build_c(dir.path(), "split");
     let script = format!("{0} 0.3 >/dev/null; {0} 0.3 >/dev/null", exe.display());
     let (output, session) = record(&dir, &["--", "sh", "-c", &script]);
     assert!(output.status.success(), "{output:?}");
@@ -219,8 +163,8 @@ fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
     // Samples of a pid were once symbolized against the objects of its last program only, so
     // what it ran before `exec` came out as hex addresses (or another program's names).
     let dir = TempDir::new("record_exec");
-    let first = build_c(&dir, "exec_after");
-    let then = build_c(&dir, "split");
+    let first = build_c(dir.path(), "exec_after");
+    let then = build_c(dir.path(), "split");
     let args = ["--", first.to_str().unwrap(), then.to_str().unwrap(), "0.3"];
     let (output, session) = record(&dir, &args);
     assert!(output.status.success(), "{output:?}");
@@ -238,7 +182,7 @@ fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
 fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
     use std::os::unix::process::CommandExt;
     let dir = TempDir::new("record_interrupt");
-    let exe = build_c(&dir, "split");
+    let exe = build_c(dir.path(), "split");
     let out = dir.join("out.json.gz");
     // prof and the command in a process group of their own, as a terminal's foreground job.
     let mut prof = Command::new(prof_e2e::prof_bin())
@@ -251,28 +195,7 @@ fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
         .spawn()
         .unwrap();
     // Until the command has run a while (so it has samples), then Ctrl-C to the whole group.
-    let started = std::time::Instant::now();
-    loop {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", prof.id()))
-            .unwrap_or_default();
-        let busy = children.split_whitespace().any(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map_or("", |x| x.1)
-                .split_whitespace()
-                .collect();
-            fields
-                .get(11)
-                .and_then(|t| t.parse::<u64>().ok())
-                .unwrap_or(0)
-                >= 30
-        });
-        if busy || started.elapsed().as_secs() > 120 {
-            break;
-        }
-    }
+    wait_for_cpu(prof.id(), 30);
     let kill = Command::new("kill")
         .args(["-INT", "--", &format!("-{}", prof.id())])
         .status()
@@ -305,7 +228,7 @@ fn weight_in_state(session: &Session, name: &str, state: prof::session::SampleSt
 fn record_wall_mode_charges_sleep_to_the_stack_that_slept_as_the_programs_clock_does() {
     use prof::session::SampleState;
     let dir = TempDir::new("record_wall");
-    let exe = build_c(&dir, "sleepy");
+    let exe = build_c(dir.path(), "sleepy");
     let (output, session) = record(&dir, &["--mode", "wall", "--", exe.to_str().unwrap(), "2"]);
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -539,7 +462,7 @@ fn r21_wall_mode_user_only_still_counts_the_time_in_system_calls() {
 #[test]
 fn record_lists_each_process_with_its_parent_command_line_and_executable() {
     let dir = TempDir::new("record_processes");
-    let exe = build_c(&dir, "split");
+    let exe = build_c(dir.path(), "split");
     let script = format!(
         "{0} 0.3 >/dev/null & {0} 0.3 >/dev/null; wait",
         exe.display()
@@ -645,7 +568,7 @@ fn assert_both_workers(session: &Session, pid: u32) {
 #[test]
 fn record_pid_attaches_to_a_running_program_until_the_duration_without_stopping_it() {
     let dir = TempDir::new("record_pid_duration");
-    let exe = build_c(&dir, "threads");
+    let exe = build_c(dir.path(), "threads");
     // Sixty CPU seconds per worker: it runs long after a one-second recording.
     let mut target = start_threads(&exe, "60");
     let pid = target.id().to_string();
@@ -670,7 +593,7 @@ fn record_pid_attaches_to_a_running_program_until_the_duration_without_stopping_
 #[test]
 fn record_pid_ends_with_the_process_which_ends_unharmed_and_ctrl_c_saves() {
     let dir = TempDir::new("record_pid_end");
-    let exe = build_c(&dir, "threads");
+    let exe = build_c(dir.path(), "threads");
     // Five CPU seconds per worker: prof (started after its workers are named) attaches well
     // before its end, even on a busy machine.
     let mut target = start_threads(&exe, "5");
@@ -720,7 +643,7 @@ fn record_pid_ends_with_the_process_which_ends_unharmed_and_ctrl_c_saves() {
 #[test]
 fn record_serve_prints_the_url_and_serves_the_recorded_session() {
     let dir = TempDir::new("record_serve");
-    let exe = build_c(&dir, "split");
+    let exe = build_c(dir.path(), "split");
     let file = dir.join("out.json.gz");
     let served = prof_e2e::served::Served::run(&[
         "record".as_ref(),
@@ -755,7 +678,7 @@ fn record_serve_prints_the_url_and_serves_the_recorded_session() {
 #[test]
 fn record_pid_follows_the_processes_it_starts_only_with_children() {
     let dir = TempDir::new("record_pid_children");
-    let exe = build_c(&dir, "threads");
+    let exe = build_c(dir.path(), "threads");
     for children in [true, false] {
         // A shell that starts the program a while after prof attaches (or, on a slow machine,
         // before: `--children` attaches to the children already running too).

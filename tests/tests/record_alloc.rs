@@ -5,24 +5,19 @@
 //! allocations, the program's output and exit status untouched, a static program refused.
 
 use prof::session::Session;
+use prof_e2e::recorded::{compile, source};
 use prof_e2e::{prof, TempDir};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-/// Compiles `tests/data/record/allocs.c` with `flags` into `dir`.
+/// Compiles `tests/data/record/allocs.c` as a user would (`cc -O2 -fomit-frame-pointer`, no
+/// debug info) and `flags` into `dir`.
 fn build(dir: &TempDir, flags: &[&str]) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/record/allocs.c");
-    let exe = dir.join("allocs");
-    let status = Command::new("cc")
-        .args(["-O2", "-fomit-frame-pointer"])
-        .args(flags)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&source)
-        .status()
-        .expect("cc runs (the tests need a C compiler)");
-    assert!(status.success(), "cc {}", source.display());
-    exe
+    let all: Vec<&str> = ["-O2", "-fomit-frame-pointer"]
+        .iter()
+        .chain(flags)
+        .copied()
+        .collect();
+    compile("cc", &all, &source("allocs.c"), &dir.join("allocs"))
 }
 
 /// Runs `prof record --mode alloc -o OUT ARGS...`: the output, and the session when it saved one.
@@ -38,7 +33,7 @@ fn record(dir: &TempDir, args: &[&str]) -> (std::process::Output, Option<Session
 fn share(session: &Session, ty: &str, name: &str) -> f64 {
     let mut session = session.clone();
     session.select_sample_type(ty).unwrap();
-    prof_e2e::sessions::share(&session, name)
+    prof_e2e::recorded::share(&session, name)
 }
 
 #[test]
@@ -162,15 +157,12 @@ fn alloc_mode_on_a_program_that_allocates_too_little_saves_an_empty_session() {
 #[test]
 fn alloc_mode_names_cpp_frames_demangled() {
     let dir = TempDir::new("record_alloc_cpp");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/record/templates.cpp");
-    let exe = dir.join("templates");
-    let status = Command::new("g++")
-        .args(["-O2", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .status()
-        .expect("g++ runs (the tests need a C++ compiler)");
-    assert!(status.success());
+    let exe = compile(
+        "g++",
+        &["-O2"],
+        &source("vectors.cpp"),
+        &dir.join("vectors"),
+    );
     let (output, session) = record(&dir, &["--", exe.to_str().unwrap()]);
     assert!(output.status.success(), "{output:?}");
     let session = session.expect("a session");

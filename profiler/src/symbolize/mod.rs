@@ -345,6 +345,18 @@ pub fn module_name(object: &LoadedObject) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn r21_cpp_names_are_demangled() {
+        // `prof record` of a C++ program once showed `_Z6crunchI3LcgEml` for `crunch<Lcg>`:
+        // only Rust names were demangled.
+        assert_eq!(
+            demangle("_Z6crunchI3LcgEml"),
+            "unsigned long crunch<Lcg>(long)"
+        );
+        assert_eq!(demangle("_ZN8XorShift4nextEv"), "XorShift::next()");
+        assert_eq!(demangle("main"), "main");
+    }
+
     #[inline(never)]
     fn a_function_with_a_known_name() -> u64 {
         let here: fn() -> u64 = a_function_with_a_known_name;

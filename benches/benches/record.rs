@@ -1,0 +1,406 @@
+//! `prof record` measured from outside (issue 21's "Truth and cost"), in three parts, each
+//! selected by name on the command line (default all):
+//!
+//! - `accuracy`: `tests/data/record/split.c` (`cc -O2 -fomit-frame-pointer`), two functions of
+//!   a CPU split the program measures with `CLOCK_THREAD_CPUTIME_ID`, recorded at 1 kHz for 2 s
+//!   of CPU, `ROUNDS` times: prof's split against the program's, in points.
+//! - `rate`: `rate.c` (two threads spinning 1 s of CPU each) at 1 and 10 kHz, samples per
+//!   thread over its own CPU time times the rate; `burst.c` (1,000 threads of 2 ms, four at a
+//!   time) and a shell script starting `split` 100 times for 3 ms each: threads and processes
+//!   with samples.
+//! - `cost`: `xz -6 -T1` on 5 MB of generated text and the `fixed_work` Rust fixture (default
+//!   release profile, no profiler inside), each unprofiled, under `prof record -F 1000`,
+//!   `samply record --rate 1000 --save-only` and `perf record --call-graph dwarf -F 1000`, the
+//!   configurations alternating within each round. Per configuration, the median over rounds
+//!   of: wall time and the CPU time of the whole tree (the recorder and the command, from
+//!   `wait4`) over the unprofiled run's; the recorder process's own CPU time and peak resident
+//!   memory (`/proc/PID/stat` and `VmHWM`, read every 10 ms until it exits, so up to 10 ms of
+//!   its end is missed); the output's bytes, and for prof its bytes per sample. A recorder that
+//!   is not installed (or samply where `perf_event_paranoid` is above 1) is left out with a note.
+//!
+//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [--rounds N]`.
+
+use prof_e2e::recorded::{build_c, samples_per_tid, share};
+use prof_e2e::{release_fixture, ReleaseProfile, TempDir};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(5);
+    let parts: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| ["accuracy", "rate", "cost"].contains(a))
+        .collect();
+    let all = parts.is_empty();
+    let dir = TempDir::new("bench_record");
+    let prof = prof_e2e::prof_bin();
+    println!("prof: {}", prof.display());
+    if all || parts.contains(&"accuracy") {
+        accuracy(&prof, &dir, rounds);
+    }
+    if all || parts.contains(&"rate") {
+        rate(&prof, &dir);
+    }
+    if all || parts.contains(&"cost") {
+        cost(&prof, &dir, rounds);
+    }
+}
+
+/// Runs `prof record -o DIR/NAME ARGS...` to its end; returns its output and the session.
+fn record(
+    prof: &Path,
+    dir: &TempDir,
+    args: &[&str],
+) -> (std::process::Output, prof::session::Session) {
+    let out = dir.join("bench.json.gz");
+    let output = Command::new(prof)
+        .args(["record", "-o", out.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    let session = prof::session::load(&out).unwrap();
+    (output, session)
+}
+
+fn accuracy(prof: &Path, dir: &TempDir, rounds: usize) {
+    let exe = build_c(dir.path(), "split");
+    println!("\n## accuracy: split 2 (1 kHz), prof's share of spin_alpha against the program's");
+    let mut errors = Vec::new();
+    for round in 0..rounds {
+        let (output, session) =
+            record(prof, dir, &["-F", "1000", "--", exe.to_str().unwrap(), "2"]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let truth: f64 = stdout.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let got = share(&session, "spin_alpha");
+        let points = (got - truth) * 100.0;
+        println!(
+            "round {round}: program {:.2}%, prof {:.2}%, {points:+.2} points, {} samples",
+            truth * 100.0,
+            got * 100.0,
+            session.samples.stack.len()
+        );
+        errors.push(points.abs());
+    }
+    errors.sort_by(f64::total_cmp);
+    println!(
+        "error: median {:.2} points, largest {:.2}",
+        errors[errors.len() / 2],
+        errors[errors.len() - 1]
+    );
+}
+
+fn rate(prof: &Path, dir: &TempDir) {
+    println!("\n## rate");
+    let exe = build_c(dir.path(), "rate");
+    for hz in [1_000u64, 10_000] {
+        let (output, session) = record(
+            prof,
+            dir,
+            &["-F", &hz.to_string(), "--", exe.to_str().unwrap(), "2", "1"],
+        );
+        let counts = samples_per_tid(&session);
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let (tid, cpu) = line.split_once(' ').unwrap();
+            let (tid, cpu): (u64, f64) = (tid.parse().unwrap(), cpu.parse().unwrap());
+            let got = counts.iter().find(|c| c.0 == tid).map_or(0, |c| c.1);
+            let asked = cpu * hz as f64 / 1e9;
+            println!(
+                "{hz} Hz, thread {tid}: {got} samples for {:.1} ms of CPU: {:.2}% of the rate; \
+                 dropped {}",
+                cpu / 1e6,
+                got as f64 / asked * 100.0,
+                session.meta.dropped_samples
+            );
+        }
+    }
+    let burst = build_c(dir.path(), "burst");
+    let (_, session) = record(
+        prof,
+        dir,
+        &["-F", "1000", "--", burst.to_str().unwrap(), "1000", "2"],
+    );
+    let seen = samples_per_tid(&session)
+        .iter()
+        .zip(&session.threads)
+        // The main thread is named after the program too.
+        .filter(|((_, n), t)| {
+            *n > 0 && session.str(t.name) == "burst" && t.tid != u64::from(session.meta.pid)
+        })
+        .count();
+    println!("1,000 threads of 2 ms at 1 kHz: {seen} seen");
+    let split = build_c(dir.path(), "split");
+    let script = format!(
+        "i=0; while [ $i -lt 100 ]; do {} 0.003 >/dev/null; i=$((i + 1)); done",
+        split.display()
+    );
+    let (_, session) = record(prof, dir, &["-F", "1000", "--", "sh", "-c", &script]);
+    let mut tids: Vec<u64> = session
+        .samples
+        .stack
+        .iter()
+        .zip(&session.samples.thread)
+        .filter(|(&s, _)| {
+            session
+                .stack_frames(s)
+                .any(|f| session.frame_name(f).starts_with("spin_"))
+        })
+        .map(|(_, t)| session.threads[t.index()].tid)
+        .collect();
+    tids.sort_unstable();
+    tids.dedup();
+    println!("100 processes of 3 ms at 1 kHz: {} seen", tids.len());
+}
+
+/// 5 MB of text: lines of words drawn from a small vocabulary (xorshift), compressible as prose.
+fn text(path: &Path) {
+    const WORDS: &[&str] = &[
+        "the", "sample", "profile", "stack", "thread", "process", "kernel", "frame", "of", "a",
+        "time", "clock", "ring", "record", "symbol", "address", "and", "to", "in", "is",
+    ];
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut out = String::with_capacity(5_100_000);
+    while out.len() < 5_000_000 {
+        for i in 0..12 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            out += WORDS[(x % WORDS.len() as u64) as usize];
+            out += if i == 11 { ".\n" } else { " " };
+        }
+        out += &format!("{}\n", x % 100_000);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// What one run gave.
+#[derive(Clone, Copy, Default)]
+struct Run {
+    wall: f64,
+    tree_cpu: f64,
+    own_cpu: f64,
+    peak_kib: u64,
+    bytes: u64,
+    samples: u64,
+}
+
+/// The recorder's own CPU seconds (not its children's) and peak resident KiB, from /proc.
+fn own_usage(pid: u32) -> Option<(f64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let hwm = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf only reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some((ticks as f64 / hz, hwm))
+}
+
+/// Runs `argv` to its end, watching it; the CPU of the whole tree comes from `wait4`.
+#[expect(clippy::zombie_processes, reason = "reaped by wait4, for its rusage")]
+fn run(argv: &[String], out: Option<&Path>) -> Run {
+    let start = Instant::now();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let (mut own_cpu, mut peak_kib) = (0.0, 0);
+    let (status, usage) = loop {
+        if let Some((cpu, hwm)) = own_usage(pid) {
+            own_cpu = cpu;
+            peak_kib = hwm;
+        }
+        let mut status = 0;
+        // SAFETY: rusage is plain integers, for which all zeros is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `status` and `usage` are valid for writes; `pid` is our child.
+        let got = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid as i32 {
+            break (status, usage);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let wall = start.elapsed().as_secs_f64();
+    let stderr = reader.join().unwrap();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{argv:?} failed: {stderr}"
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    // prof's summary line: "saved FILE (N samples, ...)".
+    let samples = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("saved "))
+        .and_then(|l| l.split_once(" ("))
+        .and_then(|(_, n)| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    Run {
+        wall,
+        tree_cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+        own_cpu,
+        peak_kib,
+        bytes: out
+            .and_then(|o| std::fs::metadata(o).ok())
+            .map_or(0, |m| m.len()),
+        samples,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn installed(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
+    let input = dir.join("text.txt");
+    text(&input);
+    let fixed = release_fixture(ReleaseProfile::Default, "fixed_work");
+    let programs: Vec<(&str, Vec<String>)> = vec![
+        (
+            "xz -6 -T1 (5 MB of text)",
+            ["xz", "-6", "-T1", "-c", "-k", input.to_str().unwrap()]
+                .map(String::from)
+                .to_vec(),
+        ),
+        (
+            "fixed_work (Rust, default release profile)",
+            vec![fixed.display().to_string()],
+        ),
+    ];
+    let out = |name: &str| -> PathBuf { dir.join(name) };
+    let mut configs: Vec<(&str, Vec<String>, Option<PathBuf>)> = vec![("unprofiled", vec![], None)];
+    let prof_out = out("prof.json.gz");
+    configs.push((
+        "prof record -F 1000",
+        vec![
+            prof.display().to_string(),
+            "record".into(),
+            "-F".into(),
+            "1000".into(),
+            "-o".into(),
+            prof_out.display().to_string(),
+            "--".into(),
+        ],
+        Some(prof_out.clone()),
+    ));
+    // samply checks the sysctl itself and refuses above 1, even for root.
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+        .unwrap_or(2);
+    if installed("samply") && paranoid > 1 {
+        println!("samply refuses perf_event_paranoid {paranoid} (it needs 1 or lower): left out");
+    } else if installed("samply") {
+        let o = out("samply.json.gz");
+        configs.push((
+            "samply record --rate 1000",
+            [
+                "samply",
+                "record",
+                "--save-only",
+                "--rate",
+                "1000",
+                "-o",
+                o.to_str().unwrap(),
+                "--",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Some(o),
+        ));
+    } else {
+        println!("samply is not installed (cargo install samply): left out");
+    }
+    if installed("perf") {
+        let o = out("perf.data");
+        configs.push((
+            "perf record --call-graph dwarf -F 1000",
+            [
+                "perf",
+                "record",
+                "-q",
+                "--call-graph",
+                "dwarf",
+                "-F",
+                "1000",
+                "-o",
+                o.to_str().unwrap(),
+                "--",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Some(o),
+        ));
+    } else {
+        println!("perf is not installed: left out");
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("\n## cost ({rounds} rounds, configurations alternating; load before: {load})");
+    for (name, argv) in &programs {
+        let mut runs = vec![Vec::new(); configs.len()];
+        for round in 0..rounds {
+            // A different configuration first each round.
+            for k in 0..configs.len() {
+                let c = (k + round) % configs.len();
+                let (_, prefix, o) = &configs[c];
+                let mut full = prefix.clone();
+                full.extend(argv.iter().cloned());
+                runs[c].push(run(&full, o.as_deref()));
+            }
+        }
+        let base_wall = median(runs[0].iter().map(|r| r.wall).collect());
+        let base_cpu = median(runs[0].iter().map(|r| r.tree_cpu).collect());
+        println!("\n### {name}: unprofiled {base_wall:.2} s wall, {base_cpu:.2} s CPU");
+        println!(
+            "| recorder | wall | CPU (all) | recorder's own CPU | recorder's peak RSS | output | \
+             bytes/sample |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        for (c, (config, _, _)) in configs.iter().enumerate().skip(1) {
+            let r = &runs[c];
+            let m = |f: fn(&Run) -> f64| median(r.iter().map(f).collect());
+            let samples = m(|r| r.samples as f64);
+            let bytes = m(|r| r.bytes as f64);
+            println!(
+                "| {config} | {:.3} | {:.3} | {:.2} s ({:.1}%) | {:.0} MB | {:.1} MB | {} |",
+                m(|r| r.wall) / base_wall,
+                m(|r| r.tree_cpu) / base_cpu,
+                m(|r| r.own_cpu),
+                m(|r| r.own_cpu) / base_cpu * 100.0,
+                m(|r| r.peak_kib as f64) / 1024.0,
+                bytes / 1e6,
+                if samples > 0.0 {
+                    format!("{:.0} ({samples:.0} samples)", bytes / samples)
+                } else {
+                    "".into()
+                }
+            );
+        }
+    }
+}

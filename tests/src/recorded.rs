@@ -1,0 +1,130 @@
+//! Helpers for the tests and benches of `prof record`: the test programs of `tests/data/record/`
+//! built as users build them, a recording's output and session, and what a session says about
+//! named functions and threads.
+
+use crate::{prof, TempDir};
+use prof::session::Session;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The path of `tests/data/record/NAME`.
+pub fn source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/record")
+        .join(name)
+}
+
+/// Compiles `tests/data/record/NAME.c` as a user would (`cc -O2 -fomit-frame-pointer`, no debug
+/// info) into `dir`.
+pub fn build_c(dir: &Path, name: &str) -> PathBuf {
+    compile(
+        "cc",
+        &["-O2", "-fomit-frame-pointer"],
+        &source(&format!("{name}.c")),
+        &dir.join(name),
+    )
+}
+
+/// Compiles `source` with `compiler` and `flags` (and `-pthread`) into `exe`.
+pub fn compile(compiler: &str, flags: &[&str], source: &Path, exe: &Path) -> PathBuf {
+    let status = Command::new(compiler)
+        .args(flags)
+        .args(["-pthread", "-o"])
+        .arg(exe)
+        .arg(source)
+        .status()
+        .unwrap_or_else(|e| panic!("{compiler} runs (the tests need it): {e}"));
+    assert!(status.success(), "{compiler} {}", source.display());
+    exe.to_path_buf()
+}
+
+/// Runs `prof record -o DIR/out.json.gz ARGS...` and returns the output and the session.
+pub fn record(dir: &TempDir, args: &[&str]) -> (Output, Session) {
+    let out = dir.join("out.json.gz");
+    let mut all = vec!["record", "-o", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = prof(&all);
+    let session = prof::session::load(&out)
+        .unwrap_or_else(|e| panic!("{e}; stderr: {}", String::from_utf8_lossy(&output.stderr)));
+    (output, session)
+}
+
+/// The share of `session`'s weight whose stack holds a frame `named` accepts.
+pub fn share_where(session: &Session, named: impl Fn(&str) -> bool) -> f64 {
+    let mut with = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        if session
+            .stack_frames(stack)
+            .any(|f| named(session.frame_name(f)))
+        {
+            with += session.samples.weight[i];
+        }
+    }
+    with as f64 / session.total_weight() as f64
+}
+
+/// The share of `session`'s weight whose stack holds a frame named `name`.
+pub fn share(session: &Session, name: &str) -> f64 {
+    share_where(session, |f| f == name)
+}
+
+/// The share of samples whose stack reaches one of `roots`.
+pub fn reaching(session: &Session, roots: &[&str]) -> f64 {
+    let n = session.samples.stack.len();
+    let reached = session
+        .samples
+        .stack
+        .iter()
+        .filter(|&&s| {
+            session
+                .stack_frames(s)
+                .any(|f| roots.contains(&session.frame_name(f)))
+        })
+        .count();
+    reached as f64 / n as f64
+}
+
+/// The number of samples of each thread id, in the order the session lists its threads.
+pub fn samples_per_tid(session: &Session) -> Vec<(u64, usize)> {
+    let mut counts = vec![0usize; session.threads.len()];
+    for t in &session.samples.thread {
+        counts[t.index()] += 1;
+    }
+    session
+        .threads
+        .iter()
+        .zip(counts)
+        .map(|(t, n)| (t.tid, n))
+        .collect()
+}
+
+/// Waits until a child of `parent` (prof, running the command) has used `ticks` clock ticks of
+/// CPU, so that it has samples, or two minutes have passed.
+pub fn wait_for_cpu(parent: u32, ticks: u64) {
+    let started = std::time::Instant::now();
+    while started.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // The children of each of its threads (prof starts the command on a thread of its own).
+        let mut children = String::new();
+        for task in std::fs::read_dir(format!("/proc/{parent}/task"))
+            .into_iter()
+            .flatten()
+        {
+            let path = task.map(|t| t.path().join("children"));
+            children += &path.and_then(std::fs::read_to_string).unwrap_or_default();
+            children.push(' ');
+        }
+        let busy = children.split_whitespace().any(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |x| x.1)
+                .split_whitespace()
+                .collect();
+            fields.get(11).and_then(|t| t.parse::<u64>().ok()) >= Some(ticks)
+        });
+        if busy {
+            return;
+        }
+    }
+}
