@@ -52,7 +52,17 @@ export class FlameGraph {
     // when icicle), in CSS pixels: kept when the canvas or its box changes height, so the root
     // stays where it was (in view, on a new layout) however the panes around it settle.
     this.fromRoot = 0;
-    scroller.addEventListener("scroll", () => (this.fromRoot = this.#scrolledFromRoot()));
+    // The box's height and its content's when last drawn. A scroll event that comes after the
+    // box or the canvas changed height, before the redraw, is the browser's (clamping, or a
+    // programmatic scroll's event arriving late), not the user's: it would read the new height
+    // against the old position as an offset the user chose, and the redraw would keep the root
+    // out of view. The redraw puts it back instead.
+    this.drawnBox = [-1, -1];
+    scroller.addEventListener("scroll", () => {
+      const box = this.scroller;
+      if (box.clientHeight !== this.drawnBox[0] || box.scrollHeight !== this.drawnBox[1]) return;
+      this.fromRoot = this.#scrolledFromRoot();
+    });
     // Redraw on the next frame, not inside the observer: resizing the canvas can show or hide
     // the scrollbar, which would resize the box again within the same observation.
     this.resizeObserver = new ResizeObserver(() => {
@@ -162,6 +172,7 @@ export class FlameGraph {
     const box = this.scroller;
     const top = this.icicle ? this.fromRoot : box.scrollHeight - box.clientHeight - this.fromRoot;
     if (Math.abs(box.scrollTop - top) >= 1) box.scrollTop = Math.max(0, top);
+    this.drawnBox = [box.clientHeight, box.scrollHeight];
   }
 
   /** The canvas size in CSS pixels for the current layout and box. */
