@@ -291,20 +291,32 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         // they were of. Nothing else may be missing.
         let dropped = session.meta.dropped_samples as f64;
         let stdout = String::from_utf8_lossy(&output.stdout);
-        // Each thread's CPU time as it measured it: "TID CPU_NS".
+        // Each thread's CPU time as it measured it: "TID CPU_NS". All threads together get
+        // their samples: at least `least` of the CPU time × rate. One thread against its own
+        // clock holds within 5% only: with two CPU hogs beside it, one thread of two got 487
+        // samples for 500 ms and the other 512, the total exact (999), as the task clock's
+        // per-CPU partial periods move between threads that keep changing CPUs.
+        let (mut all_got, mut all_expected) = (0.0, 0.0);
         for line in stdout.lines() {
             let (tid, cpu_ns) = line.split_once(' ').unwrap();
             let (tid, cpu_ns): (u64, f64) = (tid.parse().unwrap(), cpu_ns.parse().unwrap());
             let expected = cpu_ns * hz as f64 / 1e9;
             let got = counts.iter().find(|c| c.0 == tid).map_or(0, |c| c.1) as f64;
+            all_got += got;
+            all_expected += expected;
             assert!(
-                got + dropped >= least * expected && got <= expected + 1.0,
+                got + dropped >= 0.95 * expected && got <= 1.05 * expected + 1.0,
                 "{hz} Hz, thread {tid}: {got} samples ({dropped} dropped) for {:.1} ms of CPU \
                  ({expected:.0} asked for); {}",
                 cpu_ns / 1e6,
                 String::from_utf8_lossy(&output.stderr)
             );
         }
+        assert!(
+            all_got + dropped >= least * all_expected && all_got <= all_expected + 2.0,
+            "{hz} Hz: {all_got} samples ({dropped} dropped) for {all_expected:.0} asked for; {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         assert_eq!(stdout.lines().count(), 2, "{stdout}");
     }
 }
