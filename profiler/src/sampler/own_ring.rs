@@ -99,6 +99,18 @@ pub struct OwnRings {
     end_ns: u64,
 }
 
+/// An event opened only to see whether the kernel allows it: a period of an hour, the smallest
+/// stack copy.
+const PROBE: RingEvent = RingEvent {
+    period_ns: 3_600_000_000_000,
+    regs_mask: crate::record::REGS_MASK,
+    stack_bytes: 8,
+    watermark: 1,
+    kernel: false,
+    kernel_time: false,
+    attach: false,
+};
+
 impl OwnRings {
     /// No ring yet: they are mapped as the first thread is armed on each CPU.
     pub fn new(interval_ns: u64, wall: bool, max_depth: usize) -> OwnRings {
@@ -131,15 +143,7 @@ impl OwnRings {
 
     /// Whether this kernel gives inherited events' samples their thread's count (Linux 6.12+).
     fn counts_per_thread() -> bool {
-        let event = RingEvent {
-            period_ns: 3_600_000_000_000,
-            regs_mask: crate::record::REGS_MASK,
-            stack_bytes: 8,
-            watermark: 1,
-            kernel: false,
-            kernel_time: false,
-            attach: false,
-        };
+        let event = PROBE;
         let cpu = sys::online_cpus().first().copied().unwrap_or(0);
         sys::perf_event_own_ring(sys::gettid(), cpu, &event, OwnRingKind::TaskClock, true).is_ok()
     }
@@ -150,15 +154,7 @@ impl OwnRings {
         if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
             return Err("it needs x86_64 or aarch64".into());
         }
-        let event = RingEvent {
-            period_ns: 3_600_000_000_000,
-            regs_mask: crate::record::REGS_MASK,
-            stack_bytes: 8,
-            watermark: 1,
-            kernel: false,
-            kernel_time: false,
-            attach: false,
-        };
+        let event = PROBE;
         let cpu = sys::online_cpus().first().copied().unwrap_or(0);
         let os = |e: crate::Error| match e {
             crate::Error::Os { call, source } => format!("{call}: {source}"),

@@ -261,23 +261,7 @@ pub fn perf_event_own_ring(
         clockid: libc::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
     };
-    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
-    // much the kernel may read); the other arguments are plain integers.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
-            tid as libc::pid_t,
-            cpu as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(last_error("perf_event_open"));
-    }
-    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+    open(&attr, tid, cpu)
 }
 
 /// Sends the records of event `fd` to the ring of event `ring` (both on the same CPU).
