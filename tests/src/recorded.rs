@@ -128,3 +128,28 @@ pub fn wait_for_cpu(parent: u32, ticks: u64) {
         }
     }
 }
+
+/// Runs `prof record -o OUT -- COMMAND...` in a process group of its own (as a terminal's
+/// foreground job), waits until it has used 30 ticks of CPU, sends Ctrl-C (SIGINT) to the whole
+/// group, and returns how prof ended and its standard error.
+pub fn record_then_ctrl_c(out: &Path, command: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::os::unix::process::CommandExt;
+    let mut prof = Command::new(crate::prof_bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--"])
+        .args(command)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for_cpu(prof.id(), 30);
+    let kill = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", prof.id())])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = prof.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
+}

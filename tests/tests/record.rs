@@ -5,7 +5,7 @@
 //! be sampled.
 
 use prof::session::Session;
-use prof_e2e::recorded::{build_c, reaching, record, share, wait_for_cpu};
+use prof_e2e::recorded::{build_c, reaching, record, record_then_ctrl_c, share};
 use prof_e2e::{prof, TempDir};
 use std::path::Path;
 use std::process::Command;
@@ -180,30 +180,10 @@ fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
 
 #[test]
 fn record_leaves_ctrl_c_to_the_command_and_still_saves_the_session() {
-    use std::os::unix::process::CommandExt;
     let dir = TempDir::new("record_interrupt");
     let exe = build_c(dir.path(), "split");
     let out = dir.join("out.json.gz");
-    // prof and the command in a process group of their own, as a terminal's foreground job.
-    let mut prof = Command::new(prof_e2e::prof_bin())
-        .args(["record", "-o", out.to_str().unwrap(), "--"])
-        .arg(&exe)
-        .arg("600")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    // Until the command has run a while (so it has samples), then Ctrl-C to the whole group.
-    wait_for_cpu(prof.id(), 30);
-    let kill = Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", prof.id())])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = prof.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = record_then_ctrl_c(&out, &[exe.to_str().unwrap(), "600"]);
     assert_eq!(status.code(), Some(128 + 2), "{status:?} {stderr}");
     let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert!(share(&session, "spin_beta") > 0.3, "{stderr}");

@@ -7,7 +7,8 @@
 
 use prof::session::Session;
 use prof_e2e::recorded::{
-    build_c, compile, reaching, record, samples_per_tid, share, share_where, source, wait_for_cpu,
+    build_c, compile, reaching, record, record_then_ctrl_c, samples_per_tid, share, share_where,
+    source,
 };
 use prof_e2e::{release_fixture, ReleaseProfile, TempDir};
 use std::process::Command;
@@ -214,34 +215,11 @@ fn record_leaves_a_programs_own_sigprof_timer_as_it_is() {
 
 #[test]
 fn record_lets_the_command_act_on_ctrl_c_and_passes_on_what_it_returns() {
-    use std::os::unix::process::CommandExt;
     let dir = TempDir::new("record_trap");
     let out = dir.join("out.json.gz");
     // A command that catches SIGINT and exits 5, as a server that shuts down cleanly does.
     let script = "trap 'exit 5' INT; while :; do :; done";
-    let mut prof = Command::new(prof_e2e::prof_bin())
-        .args([
-            "record",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    wait_for_cpu(prof.id(), 30);
-    let kill = Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", prof.id())])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = prof.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(prof.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = record_then_ctrl_c(&out, &["sh", "-c", script]);
     assert_eq!(status.code(), Some(5), "{status:?} {stderr}");
     let session = prof::session::load(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert!(session.samples.stack.len() >= 100, "{stderr}");
