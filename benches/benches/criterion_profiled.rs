@@ -1,4 +1,4 @@
-//! The README's criterion example, two benchmarks with prof as criterion's profiler hook.
+//! The criterion example of docs/criterion.md, two benchmarks with prof as criterion's profiler hook.
 //!
 //! `cargo bench -p prof-benches --bench criterion_profiled` measures them as any criterion bench;
 //! with `-- --profile-time 5` each is profiled for 5 s instead, its session saved as

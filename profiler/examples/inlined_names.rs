@@ -2,7 +2,7 @@
 //! in `demo::run` and one in `workload::run`, both `{closure#0}` by their short name and both
 //! inlined into the standard library's iterator code, then prints how much of the time each
 //! one's own name covers. Build it like your program (`cargo run --release --example
-//! inlined_names`): what a release build's debug info holds decides the names (see the README).
+//! inlined_names`): what a release build's debug info holds decides the names (see docs/sampler.md, Names).
 //!
 //! Prints `demo closure: P% (NAME)`, `workload closure: P% (NAME)`, then the top rows.
 

@@ -80,3 +80,9 @@ pub use sampler::{profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The README's Rust example, compiled and run as a doc test (`cargo test --doc`) so that the
+/// front door's code stays true.
+#[cfg(all(doctest, feature = "sampler"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExample;

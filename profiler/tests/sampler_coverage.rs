@@ -62,7 +62,7 @@ fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
     eprintln!("{summary}");
     if !s.meta.timer.starts_with("perf_event_sigtrap") {
         // Only the SIGTRAP perf events follow new threads; the other timers still find
-        // threads by sweeping /proc/self/task (see the README).
+        // threads by sweeping /proc/self/task (see docs/sampler.md).
         return;
     }
     assert!(seen.len() * 10 >= SHORT_THREADS * 8, "{summary}");

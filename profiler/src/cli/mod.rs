@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 mod exit;
 mod load;
+#[cfg(test)]
+mod reference;
 mod report;
 
 use load::load;

@@ -112,7 +112,7 @@ impl Profiler {
     /// outside cpu mode), [`Error::SignalInUse`] when the timer (or wall mode) needs a signal
     /// the program handles itself, or [`Error::Os`] when the handler or timers cannot be set
     /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
-    /// session's signal in their mask until stop: see the README's Sampler section.
+    /// session's signal in their mask until stop: see docs/sampler.md (Stack room).
     pub fn start(options: Options) -> Result<Profiler> {
         let ring_wall =
             options.mode == crate::Mode::Wall && options.timer == crate::Timer::PerfRing;
