@@ -83,9 +83,10 @@ pub enum Error {
     /// An option has a value that cannot be used.
     #[error("invalid option: {0}")]
     InvalidOption(String),
-    /// Two profiles cannot be compared: their weights are in different units.
+    /// Two profiles cannot be compared: their weights are in different units. The message
+    /// names both (it is an `aggregate::DiffError`'s, which converts into this).
     #[error("{0}")]
-    Incomparable(#[from] crate::aggregate::DiffError),
+    Incomparable(String),
     /// Writing to a caller-supplied writer (an export's output, a report's text) failed.
     #[error("write failed: {0}")]
     Write(#[source] std::io::Error),

@@ -55,6 +55,8 @@ mod error;
 pub mod export;
 pub mod import;
 mod options;
+#[cfg(feature = "sampler")]
+mod profiler;
 mod report;
 pub mod session;
 
@@ -76,7 +78,7 @@ pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 
 #[cfg(feature = "sampler")]
-pub use sampler::{profile, Profiler};
+pub use profiler::{profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -5,8 +5,7 @@ use crate::session::Session;
 use std::fmt;
 use std::io::Write;
 
-/// How many rows `Display` for [`Report`] prints.
-pub const DEFAULT_TOP: usize = 10;
+pub use crate::aggregate::DEFAULT_TOP;
 
 /// A finished profile. Wraps a [`Session`] and offers the common views and exports.
 #[derive(Clone, Debug, PartialEq)]

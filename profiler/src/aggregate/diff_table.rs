@@ -42,6 +42,13 @@ pub struct DiffError {
     pub new_type: SampleType,
 }
 
+/// The crate's error knows nothing of the aggregation core: the conversion lives here.
+impl From<DiffError> for crate::Error {
+    fn from(err: DiffError) -> Self {
+        crate::Error::Incomparable(err.to_string())
+    }
+}
+
 /// Refuses two profiles whose weights are in different units, or counts of different events
 /// (`cycles` against `instructions`); times of different clocks (`cpu`, `wall`) compare.
 pub fn check_comparable(base: DiffSide<'_>, new: DiffSide<'_>) -> Result<(), DiffError> {
@@ -81,7 +88,7 @@ impl DiffTree {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DiffOptions {
-    /// How many functions to list ([`crate::DEFAULT_TOP`] by default).
+    /// How many functions to list ([`super::DEFAULT_TOP`] by default).
     pub top: usize,
     /// Compare self weights (the function itself) or total weights (with its callees).
     pub by: SortBy,
@@ -92,7 +99,7 @@ pub struct DiffOptions {
 impl Default for DiffOptions {
     fn default() -> Self {
         DiffOptions {
-            top: crate::report::DEFAULT_TOP,
+            top: super::DEFAULT_TOP,
             by: SortBy::SelfWeight,
             absolute: false,
         }

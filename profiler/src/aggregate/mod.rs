@@ -50,7 +50,7 @@ pub use threads::{
     busiest_first, group_by_process, process_label, thread_totals, ProcessGroup, ThreadTotal,
 };
 pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
-pub use top::{SortBy, TopRow};
+pub use top::{SortBy, TopRow, DEFAULT_TOP};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId, TransformedStacks};

@@ -7,6 +7,10 @@ use super::tree::{CallTree, NodeId};
 use crate::session::{Session, StrId};
 use serde::{Deserialize, Serialize};
 
+/// How many rows a top-N table has unless asked for another count: `prof report`, `prof
+/// diff` and `Display` for `Report` print this many.
+pub const DEFAULT_TOP: usize = 10;
+
 /// What to rank functions by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

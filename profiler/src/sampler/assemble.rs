@@ -1,10 +1,11 @@
-//! From raw stacks to a [`Report`]: symbolize each distinct address once, intern frames and
+//! From raw stacks to a [`Session`](crate::session::Session): symbolize each distinct address once, intern frames and
 //! stacks root first, add threads and samples, complete the metadata.
 
 use super::collector::RawProfile;
+use crate::session::Session;
 use crate::session::{Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId};
 use crate::symbolize::{module_name, object_index, AddressSpace, LoadedObject, Resolver, Symbol};
-use crate::{Options, Report};
+use crate::Options;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ pub fn build(
     mut meta: Metadata,
     dropped_in_handler: u64,
     options: Options,
-) -> Report {
+) -> Session {
     meta.dropped_samples = dropped_in_handler + raw.dropped;
     let total_weight: u64 = raw.samples.iter().map(|s| s.raw.weight).sum();
     meta.achieved_interval_ns = if raw.samples.is_empty() {
@@ -54,7 +55,7 @@ pub fn build(
         });
         builder.push_sample_full(stack, thread, s.raw.time_ns, &[s.raw.weight], 1, state);
     }
-    Report::new(builder.finish())
+    builder.finish()
 }
 
 /// Symbolizes raw stacks (addresses leaf first, the first the interrupted instruction, the others

@@ -130,6 +130,13 @@ pub static CLOCK_READS: AtomicU64 = AtomicU64::new(0);
 /// Nanoseconds spent inside the handler with [`Measure::Time`], since the process started.
 pub static HANDLER_NS: AtomicU64 = AtomicU64::new(0);
 
+/// What the raw handler in `sys` calls: this module's [`on_sample`] and [`skip_for_room`].
+pub static SINK: sys::Sink = sys::Sink {
+    fp_room: FP_ROOM,
+    skip_for_room,
+    on_sample,
+};
+
 /// Called by the raw handler in `sys` with the interrupted registers.
 /// `alt` is the alternate signal stack when the interrupted code (and so this handler) runs on it;
 /// `access`, when the interrupted stack may be read (a faulting read is caught there).

@@ -1,14 +1,15 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
-//! [`Profiler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
+//! [`Sampler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
 //! the best one that works here unless one is named, see [`crate::Timer`]), installs a handler
 //! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise; none for
 //! `perf_ring`, whose stacks the kernel copies into rings the collector unwinds, see
 //! `own_ring.rs`), starts a collector thread and arms every thread (on `perf_event_sigtrap`
 //! and `perf_ring` with events that threads created later inherit); the handler walks each
 //! stack as [`Options::unwind`](crate::Options::unwind) says ([`crate::Unwind`]). Wall mode
-//! runs on `perf_ring` where the kernel allows it, else on signals (`wall.rs`). [`Profiler::stop`] disarms, restores the previous disposition,
-//! symbolizes each distinct address once and returns a [`Report`]. The library reads no
+//! runs on `perf_ring` where the kernel allows it, else on signals (`wall.rs`). [`Sampler::stop`] disarms, restores the previous disposition,
+//! symbolizes each distinct address once and returns a [`Session`] (which
+//! [`crate::Profiler`], the public face of this module, wraps in a [`crate::Report`]). The library reads no
 //! environment variable: every choice is an [`Options`] value.
 //!
 //! Besides the session, this module has the clocks a sample's weight and thread come from
@@ -41,7 +42,8 @@ mod timer;
 pub(crate) mod unwind;
 mod wall;
 
-use crate::{Error, Options, Report, Result};
+use crate::session::Session;
+use crate::{Error, Options, Result};
 use handler::{Shared, SHARED};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -74,10 +76,10 @@ const UNWIND_STATES: usize = 16;
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
-/// A running profiling session. Stop it with [`Profiler::stop`]; dropping it stops it too and
-/// discards the samples.
-#[must_use = "a profiler samples until stopped; call stop() to get the report"]
-pub struct Profiler {
+/// A running sampling session. Stop it with [`Sampler::stop`]; dropping it stops it too and
+/// discards the samples. [`crate::Profiler`] is its public face.
+#[must_use = "a sampler samples until stopped; call stop() to get the session"]
+pub struct Sampler {
     inner: Option<Running>,
     /// The allocation session, in [`crate::Mode::Alloc`].
     alloc: Option<alloc::Running>,
@@ -98,14 +100,7 @@ struct Running {
     itimer: Option<sys::ItimerProf>,
 }
 
-/// Profiles `work` and returns the report. The value `work` returns is dropped.
-pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Report> {
-    let profiler = Profiler::start(options)?;
-    drop(std::hint::black_box(work()));
-    profiler.stop()
-}
-
-impl Profiler {
+impl Sampler {
     /// Starts sampling every thread of the process. Fails with [`Error::AlreadyRunning`] when a
     /// session is already running, [`Error::InvalidOption`] when an option cannot be used (a
     /// [`Timer`](crate::Timer) or [`Unwind`](crate::Unwind) this system lacks, a timer named
@@ -113,7 +108,7 @@ impl Profiler {
     /// the program handles itself, or [`Error::Os`] when the handler or timers cannot be set
     /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
     /// session's signal in their mask until stop: see docs/sampler.md (Stack room).
-    pub fn start(options: Options) -> Result<Profiler> {
+    pub fn start(options: Options) -> Result<Sampler> {
         let ring_wall =
             options.mode == crate::Mode::Wall && options.timer == crate::Timer::PerfRing;
         if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto && !ring_wall {
@@ -138,7 +133,7 @@ impl Profiler {
             return Err(Error::AlreadyRunning);
         }
         match Self::start_inner(options) {
-            Ok(running) => Ok(Profiler {
+            Ok(running) => Ok(Sampler {
                 inner: Some(running),
                 alloc: None,
             }),
@@ -150,7 +145,7 @@ impl Profiler {
     }
 
     /// Starts an allocation session: no timers or signals, the global allocator samples.
-    fn start_alloc(options: Options) -> Result<Profiler> {
+    fn start_alloc(options: Options) -> Result<Sampler> {
         alloc::check(&options)?;
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -159,7 +154,7 @@ impl Profiler {
             return Err(Error::AlreadyRunning);
         }
         match alloc::start(options) {
-            Ok(running) => Ok(Profiler {
+            Ok(running) => Ok(Sampler {
                 inner: None,
                 alloc: Some(running),
             }),
@@ -268,7 +263,7 @@ impl Profiler {
         collector.refresh_maps();
         let skipped_at_start = handler::SHORT_STACK_SKIPPED.load(Ordering::Relaxed);
         let saved = if mechanism.signals() {
-            Some(sys::install_handler(mechanism.signal())?)
+            Some(sys::install_handler(mechanism.signal(), &handler::SINK)?)
         } else {
             None
         };
@@ -351,17 +346,17 @@ impl Profiler {
         }
     }
 
-    /// Stops sampling and builds the report: disarms every timer, restores the previous
+    /// Stops sampling and builds the session: disarms every timer, restores the previous
     /// disposition of the signal used (for a default one, prof's handler stays: it swallows
     /// prof's signals still in flight and gives any other the default action) and the
     /// program's own `ITIMER_PROF` (`setitimer`), then symbolizes. In a child forked while
     /// profiling (whose timers and collector stayed in the parent, and where the session was
     /// turned off at fork) it only restores the disposition and returns [`Error::ForkedChild`].
-    pub fn stop(mut self) -> Result<Report> {
+    pub fn stop(mut self) -> Result<Session> {
         if let Some(alloc) = self.alloc.take() {
-            let report = alloc.stop();
+            let session = alloc.stop();
             RUNNING.store(false, Ordering::Release);
-            return report;
+            return session;
         }
         let running = self.inner.take().expect("a profiler is stopped once");
         let f = running.finish()?;
@@ -440,7 +435,7 @@ impl Running {
     }
 }
 
-impl Drop for Profiler {
+impl Drop for Sampler {
     fn drop(&mut self) {
         if let Some(running) = self.inner.take() {
             let _ = running.finish();

@@ -1,10 +1,11 @@
-//! From sampled allocations to a [`Report`]: symbolize the stacks (without the allocator's own
+//! From sampled allocations to a [`Session`](crate::session::Session): symbolize the stacks (without the allocator's own
 //! frames), scale each sample to an unbiased estimate and mark the blocks still live at stop.
 
 use super::collector::Collected;
 use crate::sampler::assemble::intern_stacks;
+use crate::session::Session;
 use crate::session::{Metadata, SessionBuilder};
-use crate::{Options, Report};
+use crate::Options;
 use std::collections::{HashMap, HashSet};
 
 /// The estimate one sample of a `size`-byte block stands for when blocks are sampled by a
@@ -62,7 +63,7 @@ pub fn build(
     dropped: u64,
     mean: u64,
     options: &Options,
-) -> Report {
+) -> Session {
     meta.dropped_samples = dropped + collected.dropped;
     let mut builder = SessionBuilder::new(meta);
     crate::sampler::mappings::add_mappings(&mut builder, &collected.objects);
@@ -99,7 +100,7 @@ pub fn build(
             None,
         );
     }
-    Report::new(builder.finish())
+    builder.finish()
 }
 
 #[cfg(test)]

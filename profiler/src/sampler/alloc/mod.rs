@@ -24,7 +24,8 @@ mod table;
 use super::ring::{Claim, RawSample, Ring};
 use super::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
 use super::unwind;
-use crate::{Error, Options, Report, Result};
+use crate::session::Session;
+use crate::{Error, Options, Result};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -423,7 +424,7 @@ fn wrapper_installed() -> bool {
 impl Running {
     /// Ends the session: no new samples, waits for the allocations being sampled and the frees
     /// being matched, drains the ring and builds the report (in-use = listed at this point).
-    pub fn stop(self) -> Result<Report> {
+    pub fn stop(self) -> Result<Session> {
         SESSION_ID.store(0, Ordering::Release);
         TRACKING.store(false, Ordering::SeqCst);
         if std::process::id() != self.meta.pid {

@@ -3,8 +3,30 @@
 //! blocking the signal in the collector.
 
 use super::last_error;
-use super::os::{catch_read_faults, errno_location, registers, source, stack_access};
+use super::os::{catch_read_faults, errno_location, registers, source, stack_access, StackAccess};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// A sample's taker: the interrupted registers, the alternate stack the handler runs on (if
+/// any), the address of the handler's frame, who sent the signal, and access to the
+/// interrupted stack.
+pub type OnSample = fn(Regs, Option<(u64, u64)>, u64, Source, Option<StackAccess>);
+
+/// Where the raw handler hands each signal: the sampler's handler, given to [`install_handler`].
+/// `sys` calls down into nothing: whoever installs the handler says what it calls, so this
+/// module does not know the sampler above it.
+pub struct Sink {
+    /// Below this many bytes of stack room on an alternate stack, the signal is not sampled:
+    /// [`Sink::skip_for_room`] is called instead, before anything else takes stack.
+    pub fp_room: u64,
+    /// Counts a sample skipped for lack of room.
+    pub skip_for_room: fn(),
+    /// Takes a sample.
+    pub on_sample: OnSample,
+}
+
+/// The sink of the first [`install_handler`]; the process has one sampler, so it never changes.
+static SINK: OnceLock<&'static Sink> = OnceLock::new();
 
 /// The signal every timer mechanism delivers, except perf events with [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap).
 pub const SIGNAL: libc::c_int = libc::SIGPROF;
@@ -105,9 +127,11 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     let marker = 0u8;
     let here = std::hint::black_box(&marker) as *const u8 as u64;
     let alt = alt_stack(ctx, here);
+    // Set before the handler was first installed, so always there (an atomic load).
+    let Some(sink) = SINK.get() else { return };
     if let Some((lo, _)) = alt {
-        if here.saturating_sub(lo) < crate::sampler::handler::FP_ROOM && !is_foreign(sig, info) {
-            crate::sampler::handler::skip_for_room();
+        if here.saturating_sub(lo) < sink.fp_room && !is_foreign(sig, info) {
+            (sink.skip_for_room)();
             return;
         }
     }
@@ -120,9 +144,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
         Source::Sent if !session => pass_on_default(sig),
         // After a session (a straggler), or in a child forked during one: nothing to record.
         _ if !session => {}
-        source => {
-            crate::sampler::handler::on_sample(registers(ctx), alt, here, source, stack_access(ctx))
-        }
+        source => (sink.on_sample)(registers(ctx), alt, here, source, stack_access(ctx)),
     }
     // SAFETY: as above; the slot is still the calling thread's.
     unsafe { *errno_location() = errno };
@@ -268,7 +290,9 @@ fn alt_stack(ctx: *mut libc::c_void, here: u64) -> Option<(u64, u64)> {
 /// [`mask_in_onstack_handlers`]).
 /// Our own handler, left in place by an earlier session, stands for the default disposition it
 /// replaced (see [`restore_handler`]).
-pub fn install_handler(signal: libc::c_int) -> crate::Result<SavedAction> {
+/// Signals go to `sink` (the first sink given stays: a process has one sampler).
+pub fn install_handler(signal: libc::c_int, sink: &'static Sink) -> crate::Result<SavedAction> {
+    SINK.get_or_init(|| sink);
     // Stack reads that fault are caught before any sample reads a stack.
     catch_read_faults()?;
     // SAFETY: an all-zero sigaction is a valid value of this plain C struct (empty mask, no

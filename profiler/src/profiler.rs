@@ -1,0 +1,44 @@
+//! The library's front: [`Profiler`] and [`profile`] start the [sampler](crate::sampler), and
+//! wrap the [`Session`](crate::session::Session) it returns in a [`Report`]. The sampler below
+//! knows nothing of reports.
+
+use crate::sampler::Sampler;
+use crate::{Options, Report, Result};
+
+/// A running profiling session. Stop it with [`Profiler::stop`]; dropping it stops it too and
+/// discards the samples.
+#[must_use = "a profiler samples until stopped; call stop() to get the report"]
+pub struct Profiler(Sampler);
+
+/// Profiles `work` and returns the report. The value `work` returns is dropped.
+pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Report> {
+    let profiler = Profiler::start(options)?;
+    drop(std::hint::black_box(work()));
+    profiler.stop()
+}
+
+impl Profiler {
+    /// Starts sampling every thread of the process. Fails with
+    /// [`Error::AlreadyRunning`](crate::Error::AlreadyRunning) when a session is already
+    /// running, [`Error::InvalidOption`](crate::Error::InvalidOption) when an option cannot be
+    /// used (a [`Timer`](crate::Timer) or [`Unwind`](crate::Unwind) this system lacks, a timer
+    /// named outside cpu mode), [`Error::SignalInUse`](crate::Error::SignalInUse) when the
+    /// timer (or wall mode) needs a signal the program handles itself, or
+    /// [`Error::Os`](crate::Error::Os) when the handler or timers cannot be set up. Handlers of
+    /// the program's that run on an alternate stack (`SA_ONSTACK`) get the session's signal in
+    /// their mask until stop: see docs/sampler.md (Stack room).
+    pub fn start(options: Options) -> Result<Profiler> {
+        Sampler::start(options).map(Profiler)
+    }
+
+    /// Stops sampling and builds the report: disarms every timer, restores the previous
+    /// disposition of the signal used (for a default one, prof's handler stays: it swallows
+    /// prof's signals still in flight and gives any other the default action) and the
+    /// program's own `ITIMER_PROF` (`setitimer`), then symbolizes. In a child forked while
+    /// profiling (whose timers and collector stayed in the parent, and where the session was
+    /// turned off at fork) it only restores the disposition and returns
+    /// [`Error::ForkedChild`](crate::Error::ForkedChild).
+    pub fn stop(self) -> Result<Report> {
+        self.0.stop().map(Report::new)
+    }
+}
