@@ -6,6 +6,7 @@
 // width, so the context is never lost; clicking one zooms out to it.
 
 import { functionColor } from "./format.js";
+import { fitCanvas } from "./canvas.js";
 
 const ROW = 18; // CSS pixels per stack level
 const PAD = 1; // gap between neighbouring frames
@@ -192,19 +193,8 @@ export class FlameGraph {
   draw() {
     const start = performance.now();
     const { width, height } = this.#size();
-    const dpr = window.devicePixelRatio || 1;
-    const pixelWidth = Math.round(width * dpr);
-    const pixelHeight = Math.round(height * dpr);
-    if (this.canvas.width !== pixelWidth || this.canvas.height !== pixelHeight) {
-      this.canvas.width = pixelWidth;
-      this.canvas.height = pixelHeight;
-      this.canvas.style.width = `${width}px`;
-      this.canvas.style.height = `${height}px`;
-    }
+    const ctx = fitCanvas(this.canvas, width, height, this.ctx);
     this.#keepRootOffset();
-    const ctx = this.ctx;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
     const layout = this.layout;
     if (!layout) return;
     ctx.font = FONT;

@@ -43,10 +43,8 @@ impl Profile {
     /// frees the bytes before the call tree is built, so the tree reuses their memory.
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(bytes: SessionBytes) -> Result<Profile, JsError> {
-        let session = prof::session::read_bytes(&bytes.bytes)
-            .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
-        drop(bytes);
-        Ok(Profile::of(session))
+        Profile::read(&bytes.bytes, None)
+        // `bytes` is dropped here, before the caller builds anything on the profile.
     }
 }
 
@@ -57,10 +55,22 @@ impl Profile {
     /// not read (their readers would more than double the module's size).
     #[wasm_bindgen(js_name = loadOpened)]
     pub fn load_opened(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
+        Profile::read(bytes, Some(name))
+    }
+}
+
+impl Profile {
+    /// The one way the page reads a session: `prof`'s own reader, and on failure one message
+    /// saying what is wrong and where, prefixed by the file's name when the user opened one
+    /// (with how to open the formats the page does not read).
+    pub(crate) fn read(bytes: &[u8], opened: Option<&str>) -> Result<Profile, JsError> {
         let session = prof::session::read_bytes(bytes).map_err(|e| {
-            JsError::new(&format!(
-                "{name}: not a readable prof session: {e}. The page opens prof session files (.json, .json.gz); give folded stacks, perf script output or pprof to `prof serve`, or turn them into one with `prof convert FILE -o FILE.json`"
-            ))
+            JsError::new(&match opened {
+                None => format!("not a readable prof session: {e}"),
+                Some(name) => format!(
+                    "{name}: not a readable prof session: {e}. The page opens prof session files (.json, .json.gz); give folded stacks, perf script output or pprof to `prof serve`, or turn them into one with `prof convert FILE -o FILE.json`"
+                ),
+            })
         })?;
         Ok(Profile::of(session))
     }

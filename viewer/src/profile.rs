@@ -127,9 +127,7 @@ impl Profile {
     /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
     /// A malformed session is an error whose message says what is wrong and where.
     pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
-        let session = prof::session::read_bytes(bytes)
-            .map_err(|e| JsError::new(&format!("not a readable prof session: {e}")))?;
-        Ok(Profile::of(session))
+        Profile::read(bytes, None)
     }
 
     /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.

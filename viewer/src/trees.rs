@@ -5,7 +5,9 @@
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use crate::view::TopEntry;
-use prof::aggregate::{format_percent, format_weight, CallTree, Column, NodeId, TableOrder};
+use prof::aggregate::{
+    format_location, format_percent, format_weight, CallTree, Column, NodeId, TableOrder,
+};
 use prof::session::{Session, StrId};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -52,14 +54,9 @@ impl<'a> NodeRow<'a> {
         let total = tree.total_weight(node);
         let (self_text, self_pct) = texts(session, self_weight, whole);
         let (total_text, total_pct) = texts(session, total, whole);
-        let location = tree.frame(node).and_then(|id| {
-            let frame = session.frame(id);
-            let file = session.str(frame.file?);
-            Some(match frame.line {
-                Some(line) => format!("{file}:{line}"),
-                None => file.to_owned(),
-            })
-        });
+        let location = tree
+            .frame(node)
+            .and_then(|id| format_location(session, session.frame(id)));
         NodeRow {
             node: node.0,
             func: tree.func(node).0,

@@ -1,7 +1,8 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
 use prof::aggregate::{
-    format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal, TopRow,
+    format_location, format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal,
+    TopRow,
 };
 use prof::session::{SampleType, Session, Unit};
 use serde::Serialize;
@@ -279,14 +280,9 @@ impl<'a> NodeInfo<'a> {
                 w as f64 / whole as f64
             }
         };
-        let location = tree.frame(node).and_then(|id| {
-            let frame = session.frame(id);
-            let file = session.str(frame.file?);
-            Some(match frame.line {
-                Some(line) => format!("{file}:{line}"),
-                None => file.to_owned(),
-            })
-        });
+        let location = tree
+            .frame(node)
+            .and_then(|id| format_location(session, session.frame(id)));
         NodeInfo {
             name: root_or_name(session, tree, node),
             location,

@@ -6,6 +6,7 @@
 
 import { escapeHtml, functionColor } from "../format.js";
 import { showIfTimed } from "./untimed.js";
+import { fitCanvas } from "../canvas.js";
 
 const AXIS = 18; // CSS pixels for the time axis at the top
 const HEADER = 18; // CSS pixels for each thread's label row
@@ -153,18 +154,7 @@ export class StackChartView {
     const l = this.layout;
     const width = Math.max(1, this.scroller.clientWidth);
     const height = Math.max(this.scroller.clientHeight, l ? this.height : 0);
-    const dpr = window.devicePixelRatio || 1;
-    const pw = Math.round(width * dpr);
-    const ph = Math.round(height * dpr);
-    if (this.canvas.width !== pw || this.canvas.height !== ph) {
-      this.canvas.width = pw;
-      this.canvas.height = ph;
-      this.canvas.style.width = `${width}px`;
-      this.canvas.style.height = `${height}px`;
-    }
-    const ctx = this.canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
+    const ctx = fitCanvas(this.canvas, width, height);
     if (!l) return;
     const lw = this.layoutWidth;
     const names = this.ctx.page.names;

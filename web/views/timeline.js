@@ -7,6 +7,7 @@
 
 import { functionColor, escapeHtml } from "../format.js";
 import { showIfTimed } from "./untimed.js";
+import { fitCanvas } from "../canvas.js";
 
 const AXIS = 16; // CSS pixels for the time axis at the top
 const TRACK = 24; // CSS pixels per thread
@@ -178,18 +179,7 @@ export class Timeline {
     const tracks = d ? d.threads.length : 0;
     const width = Math.max(1, this.scroller.clientWidth);
     const height = AXIS + tracks * TRACK + 2;
-    const dpr = window.devicePixelRatio || 1;
-    const pw = Math.round(width * dpr);
-    const ph = Math.round(height * dpr);
-    if (this.canvas.width !== pw || this.canvas.height !== ph) {
-      this.canvas.width = pw;
-      this.canvas.height = ph;
-      this.canvas.style.width = `${width}px`;
-      this.canvas.style.height = `${height}px`;
-    }
-    const ctx = this.canvas.getContext("2d");
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
+    const ctx = fitCanvas(this.canvas, width, height);
     if (!d) return;
     const graph = this.#graphWidth();
     const barWidth = graph / d.buckets;

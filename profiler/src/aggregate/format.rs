@@ -5,7 +5,7 @@
 //! three significant digits (`950 ns`, `12.3 µs`, `4.70 s`; `512 B`, `1.50 KiB`, `2.00 GiB`);
 //! counts are exact, with thousands separators (`20,834,821`). Percentages have one decimal.
 
-use crate::session::{SampleType, Unit};
+use crate::session::{Frame, SampleType, Session, Unit};
 
 /// `weight` in the unit of `sample_type`, auto-scaled: `4.70 s`, `1.50 MiB`, `20,834,821`.
 pub fn format_weight(sample_type: &SampleType, weight: u64) -> String {
@@ -39,6 +39,16 @@ pub fn format_weight_named(sample_type: &SampleType, weight: u64) -> String {
         Unit::Count => format!("{} {}", thousands(weight), sample_type.name),
         _ => format_weight(sample_type, weight),
     }
+}
+
+/// Where a frame's code is, as the views show it: `src/parse.rs:42`, the file alone when the
+/// line is unknown, `None` when debug info names no file.
+pub fn format_location(session: &Session, frame: Frame) -> Option<String> {
+    let file = session.str(frame.file?);
+    Some(match frame.line {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_owned(),
+    })
 }
 
 /// `part` as a percentage of `whole` with one decimal, `12.3%` (`0.0%` when `whole` is 0).

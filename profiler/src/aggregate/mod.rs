@@ -38,8 +38,8 @@ pub use diff_table::{
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    format_percent, format_percent_change, format_time_at, format_weight, format_weight_change,
-    format_weight_named, thousands,
+    format_location, format_percent, format_percent_change, format_time_at, format_weight,
+    format_weight_change, format_weight_named, thousands,
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};

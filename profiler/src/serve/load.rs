@@ -29,6 +29,16 @@ pub fn load_for_serving_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
+    if options.sample_type.is_none() && is_session_name(&name) && path.is_file() {
+        return match as_written(path, &name) {
+            Ok(file) => Ok((file, None)),
+            Err(Error::BadInput { path, message }) => Ok((
+                SessionFile::unreadable(&name, format!("{name}: {message}")),
+                Some(Error::BadInput { path, message }),
+            )),
+            Err(e) => Err(e),
+        };
+    }
     let loaded = if path.is_dir() {
         Err(Error::BadInput {
             path: path.to_owned(),
@@ -46,6 +56,60 @@ pub fn load_for_serving_with(
         )),
         Err(e) => Err(e),
     }
+}
+
+/// True for the names every command reads as a prof session: `.json`, `.json.gz`.
+fn is_session_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// A session file served as it was written: checked with the reader the page uses (so a bad
+/// one is listed with its error, as any file), its source files listed, and its bytes handed
+/// on, not written out and compressed again. A one-member gzip stream (what prof writes) is sent
+/// as it is; anything else is sent as its JSON.
+fn as_written(path: &Path, name: &str) -> Result<SessionFile> {
+    use std::io::Read;
+    let bad = |message: String| Error::BadInput {
+        path: path.to_owned(),
+        message,
+    };
+    let limit = crate::session::DEFAULT_MAX_BYTES;
+    let mut raw = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut raw))
+        .map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    let session = crate::session::read_bytes(&raw).map_err(|e| bad(e.to_string()))?;
+    let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
+    files.sort_unstable();
+    files.dedup();
+    let source_files = files.iter().map(|&f| session.str(f).to_owned()).collect();
+    drop(session);
+    let mut file = if raw.starts_with(&[0x1f, 0x8b]) {
+        // The reader accepted it, so it decompresses within the limit.
+        let mut decoder = flate2::read::GzDecoder::new(&raw[..]);
+        let mut json = Vec::new();
+        decoder
+            .read_to_end(&mut json)
+            .map_err(|e| bad(format!("gzip: {e}")))?;
+        let one_member = decoder.into_inner().is_empty();
+        if one_member {
+            let len = json.len() as u64;
+            drop(json);
+            let mut file = SessionFile::new(name, Vec::new());
+            file.gzip = Some((raw, len));
+            file
+        } else {
+            SessionFile::new(name, json)
+        }
+    } else {
+        SessionFile::new(name, raw)
+    };
+    file.source_files = source_files;
+    Ok(file)
 }
 
 impl SessionFile {
@@ -86,6 +150,35 @@ mod tests {
         let session = crate::session::read(&file.json[..]).unwrap();
         assert_eq!(session.meta.timer, "import:folded");
         assert_eq!(session.total_weight(), 4);
+    }
+
+    /// Issue 25: a session file was parsed, written out as JSON again and compressed again
+    /// before the page parsed it once more. Now a `.json.gz` prof wrote is sent byte for byte,
+    /// a `.json` as its JSON, and a bad one is still listed with its error.
+    #[test]
+    fn r25_session_files_are_served_as_written() {
+        let session = crate::export::fixture::session();
+        let gz = temp("as-written.json.gz", b"");
+        crate::session::save(&session, &gz).unwrap();
+        let written = std::fs::read(&gz).unwrap();
+        let (file, problem) = load_for_serving(&gz).unwrap();
+        assert!(problem.is_none(), "{problem:?}");
+        let (bytes, len) = file.gzip.clone().expect("sent as it was written");
+        assert_eq!(bytes, written);
+        assert!(file.json.is_empty());
+        assert_eq!(crate::session::read_bytes(&bytes).unwrap(), session);
+        let mut json = Vec::new();
+        crate::session::write(&session, &mut json).unwrap();
+        assert_eq!(len, json.len() as u64);
+        assert!(!file.source_files.is_empty(), "its frames name files");
+
+        let plain = temp("as-written.json", &json);
+        let (file, _) = load_for_serving(&plain).unwrap();
+        assert_eq!((file.json, file.gzip), (json, None));
+
+        let bad = temp("bad.json", b"{\"format\": \"prof-session\"}");
+        let (file, problem) = load_for_serving(&bad).unwrap();
+        assert!(problem.is_some() && file.problem.unwrap().starts_with("bad.json: "));
     }
 
     /// Issue 9: `prof serve` decompressed any file whole (a 1 MB gzip bomb took it to 1.6 GB)

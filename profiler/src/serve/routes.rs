@@ -35,6 +35,10 @@ pub struct SessionFile {
     /// The source file names the session's frames give: the only files the Source view may
     /// read (under the server's source root).
     pub source_files: Vec<String>,
+    /// The session already gzip-compressed, as a `.json.gz` file held it, and its JSON's
+    /// length: then sent as it is (`json` is empty), never decoded, written and compressed
+    /// again.
+    pub gzip: Option<(Vec<u8>, u64)>,
 }
 
 impl SessionFile {
@@ -45,6 +49,7 @@ impl SessionFile {
             json,
             problem: None,
             source_files: Vec::new(),
+            gzip: None,
         }
     }
 
@@ -56,6 +61,7 @@ impl SessionFile {
             json: Vec::new(),
             problem: Some(problem.into()),
             source_files: Vec::new(),
+            gzip: None,
         }
     }
 }
@@ -166,7 +172,10 @@ impl Site {
             .map(|(i, s)| ListEntry {
                 name: &s.name,
                 url: format!("session/{i}"),
-                size: s.json.len(),
+                size: s
+                    .gzip
+                    .as_ref()
+                    .map_or(s.json.len(), |&(_, len)| len as usize),
             })
             .collect();
         let list = Bytes::from(serde_json::to_vec(&entries).map_err(std::io::Error::other)?);
@@ -176,6 +185,12 @@ impl Site {
             .map(|s| {
                 if let Some(problem) = s.problem {
                     return Ok(Stored::Unreadable(Bytes::from(problem)));
+                }
+                if let Some((gzip, len)) = s.gzip {
+                    return Ok(Stored::Session {
+                        gzip: Bytes::from(gzip),
+                        len,
+                    });
                 }
                 let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
                 enc.write_all(&s.json)?;
