@@ -8,6 +8,25 @@ use std::io::Write;
 pub use crate::aggregate::DEFAULT_TOP;
 
 /// A finished profile. Wraps a [`Session`] and offers the common views and exports.
+///
+/// ```
+/// # fn main() -> prof::Result<()> {
+/// let report = prof::profile(prof::Options::default(), || {
+///     (0..5_000_000u64).fold(0, |a, i| a ^ i.rotate_left(7))
+/// })?;
+/// println!("{report}"); // the top-10 table
+/// for row in report.top(3) {
+///     println!("{} {}", row.name, row.self_weight);
+/// }
+/// let mut folded = Vec::new();
+/// report.write_folded(&mut folded)?; // for flamegraph.pl or inferno
+/// let path = std::env::temp_dir().join(format!("report-doc-{}.json.gz", std::process::id()));
+/// report.save(&path)?;
+/// assert_eq!(prof::Report::load(&path)?, report);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     session: Session,

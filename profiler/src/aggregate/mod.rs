@@ -10,6 +10,35 @@
 //! merged: [`timeline`] (each thread's weight per time bucket) and [`stack_chart`] (each thread's
 //! stacks in order). By source line: [`line_weights`] (every file) and [`function_lines`] (one
 //! function's lines, the source view).
+//!
+//! ```
+//! use prof::session::{FrameSpec, Metadata, SessionBuilder};
+//!
+//! // Two samples of `main;parse` and one of `main;work`, on one thread.
+//! let mut b = SessionBuilder::new(Metadata::default());
+//! let main = b.intern_frame(&FrameSpec::named("main"));
+//! let parse = b.intern_frame(&FrameSpec::named("parse"));
+//! let work = b.intern_frame(&FrameSpec::named("work"));
+//! let thread = b.thread(1, "main");
+//! let parsing = b.intern_stack_path(&[main, parse]).unwrap();
+//! let working = b.intern_stack_path(&[main, work]).unwrap();
+//! b.push_sample(parsing, thread, 0, 1_000_000);
+//! b.push_sample(parsing, thread, 1_000_000, 1_000_000);
+//! b.push_sample(working, thread, 2_000_000, 1_000_000);
+//! let session = b.finish();
+//! use prof::aggregate::{format_percent, format_weight, CallTree, Filter, SortBy};
+//!
+//! let tree = CallTree::new(&session, &Filter::all());
+//! let top = tree.top(&session, 10, SortBy::SelfWeight);
+//! assert_eq!(top[0].name, "parse");
+//! let whole = session.total_weight();
+//! let shown = format!(
+//!     "{} {}",
+//!     format_weight(&session.meta.sample_type, top[0].self_weight),
+//!     format_percent(top[0].self_weight, whole)
+//! );
+//! assert_eq!(shown, "2.00 ms 66.7%");
+//! ```
 
 mod diff;
 mod diff_table;

@@ -5,6 +5,16 @@
 //! [`Loaded`]: the session and one-line warnings about what it skipped, which only the command
 //! line prints. No input makes a reader panic (`fuzz_tests.rs`), and none yields a session whose
 //! file the session reader would refuse: totals past 2^64 are refused here.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! let folded = "main;parse 3\nmain;work 1\n";
+//! let session = prof::import::folded::read_folded(folded.as_bytes(), Path::new("app.folded"))?;
+//! assert_eq!(session.total_weight(), 4);
+//! // Any file, whatever its format: `prof::import::load_any(path)` (the `sampler` feature).
+//! # Ok::<(), prof::Error>(())
+//! ```
 
 #[cfg(feature = "sampler")]
 mod file;

@@ -4,6 +4,22 @@
 //! one. This module knows nothing about the sampler. Sessions are stored as versioned JSON (see
 //! `docs/session-format.md`): [`read()`] and [`write()`] work on any reader or writer, and with the
 //! `sampler` feature [`load()`] and [`save()`] work on files, gzipped when the name ends in `.gz`.
+//!
+//! ```
+//! use prof::session::{FrameSpec, Metadata, SessionBuilder};
+//!
+//! let mut b = SessionBuilder::new(Metadata::default());
+//! let main = b.intern_frame(&FrameSpec::named("main"));
+//! let thread = b.thread(1, "main");
+//! let stack = b.intern_stack_path(&[main]).unwrap();
+//! b.push_sample(stack, thread, 0, 1_000_000);
+//! let session = b.finish();
+//!
+//! let mut json = Vec::new();
+//! prof::session::write(&session, &mut json)?;
+//! assert_eq!(prof::session::read(&json[..])?, session);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod date;
 mod decode;
