@@ -4,17 +4,17 @@
 //! Structured results cross the boundary as JSON text (small) or typed arrays (flame layouts,
 //! which can hold hundreds of thousands of rectangles).
 
-mod diff;
+mod diff_view;
 mod layout;
 mod loading;
 mod profile;
-mod source;
+mod source_view;
 mod time;
 mod transforms;
 mod trees;
 mod view;
 
-pub use diff::Diff;
+pub use diff_view::Diff;
 pub use layout::FlameLayout;
 pub use loading::{wasm_memory_bytes, SessionBytes};
 pub use profile::{Profile, SearchResult};

@@ -40,7 +40,7 @@
 //! assert_eq!(shown, "2.00 ms 66.7%");
 //! ```
 
-mod diff;
+mod diff_tree;
 mod diff_table;
 mod filter;
 mod flame;
@@ -60,7 +60,7 @@ mod transform;
 mod transform_spec;
 mod tree;
 
-pub use diff::{diff_color, format_share_change, DiffTree, StackDelta};
+pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use diff_table::{
     check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
 };

@@ -4,7 +4,7 @@
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
 use prof::aggregate::{DiffSide, DiffTree};
-use prof::export::{dot, pprof, source, speedscope, svg, write_folded, write_folded_diff};
+use prof::export::{dot, pprof, annotate, speedscope, svg, write_folded, write_folded_diff};
 use prof::session::Session;
 use prof::Error;
 use std::io::Write;
@@ -220,7 +220,7 @@ fn render(session: &Session, target: Target, name: &str, out: &mut dyn Write) ->
         Target::Pprof => pprof::write_pprof(session, out),
         Target::Dot => dot::write_dot(session, &dot::DotOptions::default(), out),
         Target::Session => prof::session::write(session, out).map_err(Error::Write),
-        Target::Source => source::write_source_from_disk(session, usize::MAX, out),
+        Target::Source => annotate::write_source_from_disk(session, usize::MAX, out),
         Target::Html => prof::serve::write_standalone_html(session, name, out),
     }
 }

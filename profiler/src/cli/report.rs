@@ -289,7 +289,7 @@ fn source(
         return fail(&prof::Error::InvalidOption(err));
     };
     let files = prof::aggregate::function_lines(session, weights, transforms, func);
-    written(prof::export::source::write_annotation(
+    written(prof::export::annotate::write_annotation(
         &files,
         &session.meta.sample_type,
         tree.total_weight(tree.root()),

@@ -157,7 +157,7 @@ fn dot_matches_its_golden_file() {
 fn source_annotation_matches_its_golden_file() {
     check(
         "fixture.source.txt",
-        &export(|out| super::source::write_source(&fixture::session(), 10, main_rs, out)),
+        &export(|out| super::annotate::write_source(&fixture::session(), 10, main_rs, out)),
     );
 }
 

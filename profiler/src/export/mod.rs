@@ -35,7 +35,7 @@
 pub mod dot;
 mod folded;
 pub mod pprof;
-pub mod source;
+pub mod annotate;
 pub mod speedscope;
 #[cfg(feature = "sampler")]
 pub mod svg;

@@ -43,7 +43,7 @@ pub(crate) enum Payload {
     /// The first `len` bytes of an open regular file, read as the client takes them. Should the
     /// file shrink meanwhile, the connection is cut rather than a short body sent.
     File {
-        /// The file, opened and checked (see `super::source`).
+        /// The file, opened and checked (see `super::source_files`).
         file: Arc<File>,
         /// The bytes sent, the `Content-Length`.
         len: u64,

@@ -16,7 +16,7 @@
 //!   read 64 KiB at a time;
 //! - no file operation runs on the serving thread: source files are found, opened (without
 //!   blocking: a FIFO is refused, not waited on), checked and read on tokio's blocking pool,
-//!   within [`super::source::SOURCE_OPEN_TIMEOUT`] and a limit per read;
+//!   within [`super::source_files::SOURCE_OPEN_TIMEOUT`] and a limit per read;
 //! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
 //!   kernel's listen queue until one ends;
 //! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]

@@ -18,7 +18,7 @@ mod open_in_browser;
 mod routes;
 mod secret;
 mod server;
-mod source;
+mod source_files;
 mod stall;
 mod standalone;
 
@@ -28,6 +28,6 @@ pub use load::{load_for_serving, load_for_serving_with};
 pub use open_in_browser::ServedViewer;
 pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
-pub use source::{MAX_SOURCE_BYTES, SOURCE_OPEN_TIMEOUT};
+pub use source_files::{MAX_SOURCE_BYTES, SOURCE_OPEN_TIMEOUT};
 pub use stall::WRITE_STALL_TIMEOUT;
 pub use standalone::write_standalone_html;

@@ -1,11 +1,11 @@
 //! What the server answers to each request, as a function of the method and path, so it can be
 //! tested without sockets. Only the embedded assets, the sessions handed to the server and the
 //! source files their frames name exist here: a request's path never reaches the filesystem,
-//! and a source request only picks one of the names the sessions gave (see [`super::source`]).
+//! and a source request only picks one of the names the sessions gave (see [`super::source_files`]).
 
 use super::assets;
 use super::body::Payload;
-use super::source::Sources;
+use super::source_files::Sources;
 use bytes::Bytes;
 use flate2::{write::GzEncoder, Compression};
 use serde::Serialize;
@@ -253,7 +253,7 @@ impl Site {
             "" => now(self.asset("index.html")),
             "source" => match self.sources.requested(query) {
                 Ok(name) => Routed::Source(name),
-                Err(why) => now(super::source::not_found(why)),
+                Err(why) => now(super::source_files::not_found(why)),
             },
             "sessions.json" => now(Reply {
                 status: 200,
