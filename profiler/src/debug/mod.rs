@@ -45,7 +45,7 @@ use crate::{Error, Mode, Options, Profiler, Result};
 use bytes::Bytes;
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,6 +57,12 @@ pub const MAX_SECONDS: u64 = 3600;
 pub const INTERVAL: Duration = Duration::from_millis(10);
 /// Where every path starts.
 const PREFIX: &str = "/debug/pprof/";
+/// No request is taking a profile.
+const IDLE: u8 = 0;
+/// A request is starting its session.
+const STARTING: u8 = 1;
+/// A request's session is sampling.
+const SAMPLING: u8 = 2;
 
 /// A running `/debug/pprof` server. It serves until dropped; the drop stops the server thread,
 /// ends any profile a request was taking, and returns once the thread has ended.
@@ -98,7 +104,7 @@ pub fn serve(addr: impl ToSocketAddrs) -> Result<DebugServer> {
     })?;
     let alloc = crate::sampler::alloc::check(&Options::default().mode(Mode::Alloc)).is_ok();
     let endpoint = Endpoint {
-        busy: Arc::new(AtomicBool::new(false)),
+        busy: Arc::new(AtomicU8::new(IDLE)),
         alloc,
     };
     let serving = Serving::start(listener, Arc::new(endpoint), "prof-debug")?;
@@ -152,8 +158,8 @@ enum Route {
 
 /// The handler: which profile is being taken, and whether allocation profiles exist here.
 struct Endpoint {
-    /// True while a request takes a profile.
-    busy: Arc<AtomicBool>,
+    /// [`IDLE`], or what the request taking a profile is doing.
+    busy: Arc<AtomicU8>,
     /// True when the global allocator is `prof::alloc::Sampling`.
     alloc: bool,
 }
@@ -165,7 +171,7 @@ impl Handler for Endpoint {
         path: &str,
         _accepts_gzip: bool,
     ) -> impl Future<Output = Reply> + Send {
-        let route = route(method, path, self.alloc);
+        let route = route(method, path, self.alloc, self.busy.load(Ordering::Acquire));
         let busy = Arc::clone(&self.busy);
         async move {
             match route {
@@ -181,8 +187,8 @@ fn text(status: u16, text: String) -> Reply {
 }
 
 /// Where `method path` leads (`path` with its query); `alloc` says whether allocation profiles
-/// exist in this program.
-fn route(method: &str, path: &str, alloc: bool) -> Route {
+/// exist in this program, `busy` whether a profile is being taken now ([`IDLE`] or not).
+fn route(method: &str, path: &str, alloc: bool, busy: u8) -> Route {
     let (path, query) = path.split_once('?').unwrap_or((path, ""));
     if path == PREFIX.trim_end_matches('/') {
         let mut reply = Reply::text(301, "moved");
@@ -197,7 +203,7 @@ fn route(method: &str, path: &str, alloc: bool) -> Route {
             if method != "GET" && method != "HEAD" {
                 return Route::Now(Reply::text(405, "method not allowed: use GET"));
             }
-            return Route::Now(index(alloc));
+            return Route::Now(index(alloc, busy));
         }
         "profile" => Kind::Cpu,
         "wall" => Kind::Wall,
@@ -257,8 +263,14 @@ fn seconds(query: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// The index page: the profiles, with what each is, as Go's `/debug/pprof/` lists them.
-fn index(alloc: bool) -> Reply {
+/// The index page: the profiles, with what each is, as Go's `/debug/pprof/` lists them, and
+/// whether one is being taken now (`busy`).
+fn index(alloc: bool, busy: u8) -> Reply {
+    let now = match busy {
+        IDLE => "No profile is being taken now.",
+        STARTING => "A profile is being started now: another request gets a 409 until it ends.",
+        _ => "A profile is being taken now: another request gets a 409 until it ends.",
+    };
     let heap_note = if alloc {
         ""
     } else {
@@ -290,6 +302,7 @@ fn index(alloc: bool) -> Reply {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>/debug/pprof/</title></head><body>\n\
          <p>/debug/pprof/ (prof {version})</p>\n\
          <p>Profiles are gzipped pprof: <code>go tool pprof http://HOST{PREFIX}profile?seconds=10</code>. One is taken at a time.</p>\n\
+         <p id=\"now\">{now}</p>\n\
          <table>\n<tr><th>Profile</th><th>What it is</th></tr>\n{rows}</table>\n</body></html>\n",
         version = crate::VERSION,
     );
@@ -300,11 +313,11 @@ fn index(alloc: bool) -> Reply {
 }
 
 /// Releases the one-profile-at-a-time flag when dropped.
-struct Slot(Arc<AtomicBool>);
+struct Slot(Arc<AtomicU8>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
+        self.0.store(IDLE, Ordering::Release);
     }
 }
 
@@ -333,9 +346,9 @@ impl Drop for Window {
 }
 
 /// Takes a profile of `kind` for `seconds` and replies with it, or with why it could not.
-async fn take(busy: Arc<AtomicBool>, kind: Kind, seconds: u64) -> Reply {
+async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
     if busy
-        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .compare_exchange(IDLE, STARTING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
         return Reply::text(
@@ -356,6 +369,7 @@ async fn take(busy: Arc<AtomicBool>, kind: Kind, seconds: u64) -> Reply {
         Ok((Err(e), _)) => return text(500, format!("could not start profiling: {e}\n")),
         Err(e) => return text(500, format!("could not start profiling: {e}\n")),
     };
+    slot.0.store(SAMPLING, Ordering::Release);
     let mut window = Window {
         profiler: Some(profiler),
         slot: Some(slot),
@@ -507,7 +521,7 @@ mod tests {
 
     #[test]
     fn go_paths_lead_to_their_profiles() {
-        let profile = |path| match route("GET", path, true) {
+        let profile = |path| match route("GET", path, true, IDLE) {
             Route::Profile(kind, s) => (kind, s),
             Route::Now(reply) => panic!("{path}: {reply:?}"),
         };
@@ -516,15 +530,24 @@ mod tests {
         assert_eq!(profile("/debug/pprof/wall?seconds=3"), (Kind::Wall, 3));
         assert_eq!(profile("/debug/pprof/heap?gc=1"), (Kind::Heap, 30));
         assert_eq!(profile("/debug/pprof/allocs?debug=0"), (Kind::Allocs, 30));
-        assert_eq!(status(route("GET", "/debug/pprof", true)), 301);
-        assert_eq!(status(route("GET", "/debug/pprof/", true)), 200);
-        assert_eq!(status(route("HEAD", "/debug/pprof/", true)), 200);
-        assert_eq!(status(route("GET", "/debug/pprof/goroutine", true)), 404);
-        assert_eq!(status(route("GET", "/", true)), 404);
-        assert_eq!(status(route("POST", "/debug/pprof/profile", true)), 405);
-        assert_eq!(status(route("HEAD", "/debug/pprof/profile", true)), 405);
+        assert_eq!(status(route("GET", "/debug/pprof", true, IDLE)), 301);
+        assert_eq!(status(route("GET", "/debug/pprof/", true, IDLE)), 200);
+        assert_eq!(status(route("HEAD", "/debug/pprof/", true, IDLE)), 200);
         assert_eq!(
-            status(route("GET", "/debug/pprof/profile?seconds=0", true)),
+            status(route("GET", "/debug/pprof/goroutine", true, IDLE)),
+            404
+        );
+        assert_eq!(status(route("GET", "/", true, IDLE)), 404);
+        assert_eq!(
+            status(route("POST", "/debug/pprof/profile", true, IDLE)),
+            405
+        );
+        assert_eq!(
+            status(route("HEAD", "/debug/pprof/profile", true, IDLE)),
+            405
+        );
+        assert_eq!(
+            status(route("GET", "/debug/pprof/profile?seconds=0", true, IDLE)),
             400
         );
     }
@@ -532,15 +555,23 @@ mod tests {
     #[test]
     fn allocation_profiles_need_the_sampling_allocator() {
         for path in ["/debug/pprof/heap", "/debug/pprof/allocs?seconds=1"] {
-            let why = body(route("GET", path, false));
+            let why = body(route("GET", path, false, IDLE));
             assert!(why.contains("prof::alloc::Sampling"), "{why}");
             assert_eq!(why.lines().count(), 1);
-            assert_eq!(status(route("GET", path, false)), 404);
+            assert_eq!(status(route("GET", path, false, IDLE)), 404);
         }
-        let page = body(route("GET", "/debug/pprof/", false));
+        let page = body(route("GET", "/debug/pprof/", false, IDLE));
         assert!(page.contains("needs <code>prof::alloc::Sampling"), "{page}");
-        let page = body(route("GET", "/debug/pprof/", true));
+        let page = body(route("GET", "/debug/pprof/", true, IDLE));
         assert!(!page.contains("needs <code>"), "{page}");
+        assert!(page.contains("No profile is being taken now"), "{page}");
+        let busy = body(route("GET", "/debug/pprof/", true, SAMPLING));
+        assert!(busy.contains("A profile is being taken now"), "{busy}");
+        let starting = body(route("GET", "/debug/pprof/", true, STARTING));
+        assert!(
+            starting.contains("A profile is being started now"),
+            "{starting}"
+        );
         for name in ["profile", "wall", "heap", "allocs"] {
             assert!(
                 page.contains(&format!("href=\"{name}?seconds=30\"")),
