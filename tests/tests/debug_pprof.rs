@@ -70,9 +70,9 @@ impl Target {
     fn wait_until_busy(&self, busy: bool, limit: Duration) {
         let since = Instant::now();
         let want = if busy {
-            "is being taken now"
+            "A profile is being taken now"
         } else {
-            "No profile is"
+            "No profile is being taken now"
         };
         loop {
             let (_, _, page) = self.get("/debug/pprof/");
@@ -127,7 +127,9 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String, Vec<u8>) {
 /// its standard output.
 fn go_pprof(dir: &TempDir, args: &[&str]) -> String {
     let out = Command::new("go")
-        .args(["tool", "pprof"])
+        // Its own limit is 1.5 times the profile's seconds (3 s for 2): too short for a debug
+        // build of prof to symbolize on a busy machine.
+        .args(["tool", "pprof", "-timeout", "120"])
         .args(args)
         .env("PPROF_TMPDIR", dir.path())
         .output()
