@@ -204,6 +204,16 @@ fn share(samples: &[(i64, Vec<String>)], name: &str) -> f64 {
     with as f64 / total.max(1) as f64
 }
 
+/// The `cum%` of the function named `...::name` in `go tool pprof -top` output (rows: flat
+/// flat% sum% cum cum% name), 0 when it is not listed.
+fn cum_percent(top: &str, name: &str) -> f64 {
+    top.lines()
+        .find(|l| l.trim_end().ends_with(&format!("::{name}")))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .and_then(|p| p.trim_end_matches('%').parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
 #[test]
 fn go_tool_pprof_reads_the_cpu_profile_and_its_three_to_one_split() {
     let target = Target::with_work();
@@ -251,14 +261,7 @@ fn go_tool_pprof_reads_the_heap_profile_with_go_sample_types() {
         ],
     );
     assert!(top.contains("Type: inuse_space"), "{top}");
-    // -top rows: flat flat% sum% cum cum% name.
-    let cum = |name: &str| {
-        top.lines()
-            .find(|l| l.trim_end().ends_with(&format!("::{name}")))
-            .and_then(|l| l.split_whitespace().nth(4))
-            .and_then(|p| p.trim_end_matches('%').parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let cum = |name| cum_percent(&top, name);
     // Everything still allocated at the end of the window was allocated by retain_blocks (it
     // keeps 256 blocks of 64 KiB; churn_blocks frees its block at once).
     assert!(cum("retain_blocks") >= 90.0, "{top}");
@@ -269,14 +272,7 @@ fn go_tool_pprof_reads_the_heap_profile_with_go_sample_types() {
         &["-top", "-cum", &target.url("/debug/pprof/allocs?seconds=2")],
     );
     assert!(allocs.contains("Type: alloc_space"), "{allocs}");
-    let cum = |name: &str| {
-        allocs
-            .lines()
-            .find(|l| l.trim_end().ends_with(&format!("::{name}")))
-            .and_then(|l| l.split_whitespace().nth(4))
-            .and_then(|p| p.trim_end_matches('%').parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
+    let cum = |name| cum_percent(&allocs, name);
     let (kept, churned) = (cum("retain_blocks"), cum("churn_blocks"));
     assert!(
         (30.0..=70.0).contains(&kept) && (30.0..=70.0).contains(&churned),
