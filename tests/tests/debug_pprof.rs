@@ -434,3 +434,32 @@ fn r23_a_profile_during_the_programs_own_session_is_a_409_that_leaves_it_intact(
     assert_eq!(taking.join().unwrap().0, 200);
     target.assert_running();
 }
+
+#[test]
+fn r23_dropping_the_server_mid_profile_ends_its_session_and_closes_the_port() {
+    let mut target = Target::with_work();
+    let addr = target.addr;
+    let taking = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /debug/pprof/profile?seconds=120 HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        bytes
+    });
+    target.wait_until_busy(true, Duration::from_secs(5));
+    assert_eq!(target.command("drop"), "dropped");
+    // The client's connection is closed without a response, long before its 120 seconds.
+    assert_eq!(taking.join().unwrap(), b"");
+    assert!(TcpStream::connect(addr).is_err(), "{addr} still accepts");
+    // The session is over: the program can start its own.
+    assert_eq!(target.command("start"), "started");
+    assert!(target.command("stop").starts_with("stopped "));
+    target.assert_running();
+}

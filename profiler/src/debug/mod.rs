@@ -321,23 +321,30 @@ impl Drop for Slot {
     }
 }
 
-/// A session a request runs. Dropped before it is stopped (its client went away, the server
-/// stopped), it stops the session on the blocking pool and then frees the slot.
-struct Window {
-    profiler: Option<Profiler>,
-    slot: Option<Slot>,
+/// A session a request runs, with its slot. Dropped before it is stopped (its client went away,
+/// the server stopped), it stops the session on the blocking pool and then frees the slot.
+struct Window(Option<(Profiler, Slot)>);
+
+impl Window {
+    /// Stops the session and builds its report (on the calling thread: a blocking one), then
+    /// frees the slot.
+    fn stop(mut self) -> Result<crate::Report> {
+        let (profiler, slot) = self.0.take().expect("a window is stopped once");
+        let report = profiler.stop();
+        drop(slot);
+        report
+    }
 }
 
 impl Drop for Window {
     fn drop(&mut self) {
-        let (profiler, slot) = (self.profiler.take(), self.slot.take());
-        if profiler.is_none() {
+        let Some(running) = self.0.take() else {
             return;
-        }
+        };
         // Stopping joins the collector thread: not on the serving thread when it can be
-        // avoided. While the runtime shuts down, the task is not run and dropping it stops
+        // avoided. While the runtime shuts down, the task is not run, and dropping it stops
         // the session here.
-        let stop = move || drop((profiler, slot));
+        let stop = move || drop(running);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(stop)),
             Err(_) => stop(),
@@ -370,17 +377,11 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
         Err(e) => return text(500, format!("could not start profiling: {e}\n")),
     };
     slot.0.store(SAMPLING, Ordering::Release);
-    let mut window = Window {
-        profiler: Some(profiler),
-        slot: Some(slot),
-    };
+    let window = Window(Some((profiler, slot)));
     tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let (profiler, slot) = (window.profiler.take(), window.slot.take());
     let built = tokio::task::spawn_blocking(move || {
-        let report = profiler.map(Profiler::stop);
-        drop(slot);
-        report
-            .unwrap_or(Err(Error::AlreadyRunning))
+        window
+            .stop()
             .and_then(|report| encode(report.session(), kind))
     });
     match built.await {

@@ -6,7 +6,7 @@
 //!
 //! On standard input, `start` runs a session of the program's own (`started` once it runs) and
 //! `stop` ends it (`stopped N` with its sample count), to check that a request meanwhile neither
-//! breaks it nor is served.
+//! breaks it nor is served; `drop` drops the server (`dropped` once the drop has returned).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -54,14 +54,16 @@ fn churn_blocks() {
 }
 
 fn main() {
-    let server = match prof::debug::serve("127.0.0.1:0") {
-        Ok(server) => server,
+    let mut server = match prof::debug::serve("127.0.0.1:0") {
+        Ok(server) => Some(server),
         Err(e) => {
             eprintln!("debug_pprof_target: {e}");
             std::process::exit(1);
         }
     };
-    println!("listening {}", server.local_addr());
+    if let Some(server) = &server {
+        println!("listening {}", server.local_addr());
+    }
     let _ = std::io::stdout().flush();
     let (commands, inbox) = mpsc::channel();
     std::thread::spawn(move || {
@@ -85,6 +87,10 @@ fn main() {
                 }
                 Err(e) => println!("refused {e}"),
             },
+            Ok("drop") => {
+                drop(server.take());
+                println!("dropped");
+            }
             Ok("stop") => match own.take().map(prof::Profiler::stop) {
                 Some(Ok(report)) => println!("stopped {}", report.total_samples()),
                 Some(Err(e)) => println!("failed {e}"),
