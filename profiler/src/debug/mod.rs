@@ -92,11 +92,22 @@ impl DebugServer {
 /// `prof-debug` until the returned guard is dropped. Give a loopback address
 /// (`"127.0.0.1:6060"`, or port 0 for any free one): any other one lets every machine that
 /// reaches it profile the program and read its function names. Fails with [`Error::Os`] when the
-/// address cannot be bound.
+/// address cannot be resolved or bound (taken, not this machine's).
 pub fn serve(addr: impl ToSocketAddrs) -> Result<DebugServer> {
-    let listener = TcpListener::bind(addr).map_err(|source| Error::Os {
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|source| Error::Os {
+            call: "resolving the address to serve on",
+            source,
+        })?
+        .collect();
+    let listener = TcpListener::bind(&addrs[..]).map_err(|source| Error::Os {
         call: "bind",
-        source,
+        source: match addrs.first() {
+            // As `prof serve` says it: which address could not be bound.
+            Some(first) => std::io::Error::new(source.kind(), format!("{first}: {source}")),
+            None => source,
+        },
     })?;
     let addr = listener.local_addr().map_err(|source| Error::Os {
         call: "getsockname",
@@ -493,6 +504,17 @@ mod tests {
             }) => String::from_utf8_lossy(&b).into_owned(),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_taken_port_is_an_error_naming_the_address() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let err = serve(addr).unwrap_err().to_string();
+        assert!(err.contains(&addr.to_string()), "{err}");
+        let server = serve("127.0.0.1:0").unwrap();
+        assert_ne!(server.local_addr().port(), 0);
+        drop(server);
     }
 
     #[test]
