@@ -8,7 +8,9 @@
 //! export; `serve` adds the local server with the embedded browser viewer and
 //! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
 //! command needs; `criterion` adds `prof::criterion::Profiler`, criterion's `--profile-time`
-//! hook. Without default features this crate is only the session model and the
+//! hook; `debug-http` adds `prof::debug::serve`, Go's `/debug/pprof` endpoint for profilers and
+//! continuous-profiling backends to scrape (without the viewer's wasm build). Without default
+//! features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
 //! nothing: results and errors go to the caller. Nor does it read environment variables: every
 //! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
@@ -60,12 +62,18 @@ mod profiler;
 mod report;
 pub mod session;
 
+#[cfg(feature = "debug-http")]
+pub mod debug;
 #[cfg(all(feature = "sampler", target_os = "linux"))]
 pub mod record;
 #[cfg(feature = "sampler")]
 pub mod sampler;
 #[cfg(feature = "serve")]
 pub mod serve;
+// `debug-http` without `serve`: only the HTTP side of the server, for `debug`.
+#[cfg(all(feature = "debug-http", not(feature = "serve")))]
+#[allow(dead_code, unused_imports)]
+mod serve;
 #[cfg(feature = "sampler")]
 pub mod symbolize;
 

@@ -25,7 +25,7 @@
 
 use super::body::Body;
 use super::encoding::accepts_gzip;
-use super::routes::{Reply, Site};
+use super::reply::Reply;
 use super::stall::StallGuard;
 use crate::{Error, Result};
 use hyper::body::Incoming;
@@ -34,7 +34,9 @@ use hyper::server::conn::http1;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
@@ -56,10 +58,98 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// styles and wasm, and talk only to this server.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:";
 
+/// The most threads a server starts for file reads and other blocking work, beside its one
+/// serving thread.
+const BLOCKING_THREADS: usize = 4;
+
+/// What a server serves: the reply to each request, from its method, its path with the query,
+/// and whether the client takes gzip. Work that blocks (files, profiling sessions) belongs on
+/// tokio's blocking pool, never on the serving thread that awaits this.
+pub(crate) trait Handler: Send + Sync + 'static {
+    /// The reply to `method path`.
+    fn answer(
+        &self,
+        method: &str,
+        path: &str,
+        accepts_gzip: bool,
+    ) -> impl Future<Output = Reply> + Send;
+}
+
+/// A server running on its own thread: it serves until dropped, and the drop returns once the
+/// thread has ended and every connection and the listening socket are closed.
+pub(crate) struct Serving {
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<Result<()>>>,
+}
+
+impl Serving {
+    /// Serves `handler` on `listener` (bound, blocking or not) from a thread named `name`.
+    pub fn start<H: Handler>(
+        listener: std::net::TcpListener,
+        handler: Arc<H>,
+        name: &str,
+    ) -> Result<Serving> {
+        let os_err = |call| move |source| Error::Os { call, source };
+        listener
+            .set_nonblocking(true)
+            .map_err(os_err("making the listening socket non-blocking"))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            // File reads and other blocking work run on this pool, never on the serving
+            // thread; a few threads do, and bound what reads stuck in a hung file system can
+            // hold.
+            .max_blocking_threads(BLOCKING_THREADS)
+            .build()
+            .map_err(os_err("starting the HTTP server"))?;
+        let listener = {
+            let _context = runtime.enter();
+            TcpListener::from_std(listener).map_err(os_err("starting the HTTP server"))?
+        };
+        let (stop, stopped) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let result = runtime.block_on(accept_loop(listener, handler, stopped));
+                // Dropping the runtime closes every connection and the listening socket.
+                drop(runtime);
+                result
+            })
+            .map_err(os_err("spawning the server thread"))?;
+        Ok(Serving {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Blocks while the server runs (it does not stop by itself); should it fail in a way it
+    /// cannot recover from (its listening socket broken), returns why.
+    pub fn wait(mut self) -> Result<()> {
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_panic)) => Err(Error::Os {
+                call: "serving",
+                source: std::io::Error::other("the server thread panicked"),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Accepts and serves connections until `stop` fires (or its sender is dropped).
-pub(super) async fn accept_loop(
+async fn accept_loop<H: Handler>(
     listener: TcpListener,
-    site: Arc<Site>,
+    site: Arc<H>,
     mut stop: oneshot::Receiver<()>,
 ) -> Result<()> {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -122,16 +212,16 @@ fn retry_after(e: &std::io::Error) -> Option<Duration> {
 
 /// Serves one connection until the client closes it, a timeout closes it, or the server stops;
 /// `_slot` is its place among the [`MAX_CONNECTIONS`].
-async fn serve_connection(
+async fn serve_connection<H: Handler>(
     stream: TcpStream,
-    site: Arc<Site>,
+    site: Arc<H>,
     http: http1::Builder,
     _slot: OwnedSemaphorePermit,
 ) {
     let _ = stream.set_nodelay(true);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let site = Arc::clone(&site);
-        async move { Ok::<_, Infallible>(respond(&site, request).await) }
+        async move { Ok::<_, Infallible>(respond(&*site, request).await) }
     });
     // A connection that fails (a reset, a malformed request, a timeout) concerns only its client.
     let io = StallGuard::new(TokioIo::new(stream));
@@ -140,7 +230,7 @@ async fn serve_connection(
 
 /// The response to `request`. Its body is never read: when it dropped, hyper discards what
 /// arrived of it, or closes the connection.
-async fn respond(site: &Site, request: Request<Incoming>) -> Response<Body> {
+async fn respond<H: Handler>(site: &H, request: Request<Incoming>) -> Response<Body> {
     let headers = request.headers();
     if declares_body(headers) {
         let mut response = response(Reply::text(413, "this server takes no request bodies"));

@@ -5,6 +5,7 @@
 
 use super::assets;
 use super::body::Payload;
+pub(crate) use super::reply::Reply;
 use super::source_files::Sources;
 use bytes::Bytes;
 use flate2::{write::GzEncoder, Compression};
@@ -74,51 +75,6 @@ enum Stored {
     Unreadable(Bytes),
 }
 
-/// What to send back.
-#[derive(Debug)]
-pub(crate) struct Reply {
-    /// HTTP status.
-    pub status: u16,
-    /// `Content-Type`.
-    pub mime: &'static str,
-    /// The body, already encoded as `gzip` says.
-    pub body: Payload,
-    /// True when the body is gzip-compressed (`Content-Encoding: gzip`).
-    pub gzip: bool,
-    /// True when the body depends on `Accept-Encoding` (`Vary: Accept-Encoding`).
-    pub vary_encoding: bool,
-    /// `Cache-Control`, if any.
-    pub cache: Option<&'static str>,
-    /// `Location`, for redirects.
-    pub location: Option<String>,
-    /// A file name to save the body as (`Content-Disposition: attachment`), for downloads.
-    pub attachment: Option<String>,
-}
-
-impl Reply {
-    fn not_found() -> Reply {
-        Reply::text(404, "not found")
-    }
-
-    /// A plain-text reply.
-    pub fn text(status: u16, text: &'static str) -> Reply {
-        Reply::shared_text(status, Bytes::from_static(text.as_bytes()))
-    }
-
-    fn shared_text(status: u16, text: Bytes) -> Reply {
-        Reply {
-            status,
-            mime: "text/plain; charset=utf-8",
-            body: Payload::Bytes(text),
-            gzip: false,
-            vary_encoding: false,
-            cache: None,
-            location: None,
-            attachment: None,
-        }
-    }
-}
-
 /// Where a request leads: a reply known at once, or one that needs files or heavy work, done
 /// off the server's thread by [`Site::answer`].
 #[derive(Debug)]
@@ -151,6 +107,17 @@ struct ListEntry<'a> {
     url: String,
     /// The session's JSON size in bytes (before compression), for the page's progress.
     size: usize,
+}
+
+impl super::http::Handler for Site {
+    fn answer(
+        &self,
+        method: &str,
+        path: &str,
+        accepts_gzip: bool,
+    ) -> impl std::future::Future<Output = Reply> + Send {
+        Site::answer(self, method, path, accepts_gzip)
+    }
 }
 
 impl Site {

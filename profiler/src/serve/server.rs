@@ -9,23 +9,18 @@
 //! open files". hyper (HTTP/1.1 only) on a single-threaded tokio runtime gives each of those a
 //! setting or a place in our own accept loop, with no thread per connection.
 
-use super::http::accept_loop;
+use super::http::Serving;
 use super::routes::{SessionFile, Site};
 use super::secret::new_secret;
 use crate::{Error, Result};
 use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use tokio::sync::oneshot;
 
 /// The first port `prof serve` tries when no `--port` is given.
 pub const DEFAULT_PORT: u16 = 7420;
 /// How many ports from [`DEFAULT_PORT`] on are tried before giving up.
 pub const PORT_ATTEMPTS: u16 = 64;
-/// The most threads the server starts for file reads and other blocking work, beside its one
-/// serving thread.
-const BLOCKING_THREADS: usize = 4;
 
 /// Which port to listen on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,8 +87,8 @@ pub fn exposure_warning(host: IpAddr) -> Option<String> {
 pub struct Server {
     url: String,
     addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<Result<()>>>,
+    /// The serving thread; dropping it stops the server.
+    serving: Serving,
 }
 
 impl std::fmt::Debug for Server {
@@ -114,40 +109,9 @@ impl Server {
             .map_err(os_err("compressing the sessions in memory"))?;
         let listener = bind(options)?;
         let addr = listener.local_addr().map_err(os_err("getsockname"))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(os_err("making the listening socket non-blocking"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            // File reads and the single-file downloads' builds run on this pool, never on the
-            // serving thread; a few threads do, and bound what reads stuck in a hung file
-            // system can hold.
-            .max_blocking_threads(BLOCKING_THREADS)
-            .build()
-            .map_err(os_err("starting the HTTP server"))?;
-        let listener = {
-            let _context = runtime.enter();
-            tokio::net::TcpListener::from_std(listener)
-                .map_err(os_err("starting the HTTP server"))?
-        };
         let url = format!("http://{addr}{}", site.root());
-        let (stop, stopped) = oneshot::channel();
-        let site = Arc::new(site);
-        let thread = std::thread::Builder::new()
-            .name("prof-serve".into())
-            .spawn(move || {
-                let result = runtime.block_on(accept_loop(listener, site, stopped));
-                // Dropping the runtime closes every connection and the listening socket.
-                drop(runtime);
-                result
-            })
-            .map_err(os_err("spawning the server thread"))?;
-        Ok(Server {
-            url,
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
+        let serving = Serving::start(listener, Arc::new(site), "prof-serve")?;
+        Ok(Server { url, addr, serving })
     }
 
     /// The viewer's URL, secret included.
@@ -163,26 +127,8 @@ impl Server {
     /// Blocks the calling thread while the server runs, which is until the process is
     /// interrupted: the server does not stop by itself. Should it fail in a way it cannot recover
     /// from (its listening socket broken), this returns why.
-    pub fn wait(mut self) -> Result<()> {
-        match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(_panic)) => Err(Error::Os {
-                call: "serving",
-                source: std::io::Error::other("the server thread panicked"),
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+    pub fn wait(self) -> Result<()> {
+        self.serving.wait()
     }
 }
 
