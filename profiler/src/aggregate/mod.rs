@@ -20,6 +20,9 @@ mod inverted;
 mod lines;
 mod listing;
 mod sandwich;
+mod scopes;
+#[cfg(test)]
+mod scopes_tests;
 mod search;
 mod shape;
 mod stack_chart;
@@ -43,6 +46,10 @@ pub use format::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scopes::{
+    group_by_task, percentile, scope_durations, scope_table, task_table, ScopeRow, TaskRow,
+    NO_TASK_FRAME, TASK_FRAME_PREFIX,
+};
 pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
