@@ -20,6 +20,7 @@ mod inverted;
 mod lines;
 mod listing;
 mod sandwich;
+mod scope_table;
 mod scopes;
 #[cfg(test)]
 mod scopes_tests;
@@ -41,11 +42,12 @@ pub use diff_table::{
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    format_percent, format_percent_change, format_time_at, format_weight, format_weight_change,
-    format_weight_named, thousands,
+    format_ms, format_percent, format_percent_change, format_time_at, format_weight,
+    format_weight_change, format_weight_named, thousands,
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{
     group_by_task, percentile, scope_durations, scope_table, task_table, ScopeRow, TaskRow,
     NO_TASK_FRAME, TASK_FRAME_PREFIX,
