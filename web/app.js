@@ -22,13 +22,14 @@ import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { SourceView } from "./views/source.js";
 import { TableView } from "./views/table-view.js";
+import { ScopesView } from "./views/scopes.js";
 import { DiffView } from "./views/diff.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * (`changed`: the state keys that changed, and "samples" when every number did) and `clear()`;
  * its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView, DiffView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, ScopesView, StackChartView, SourceView, DiffView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -148,6 +149,8 @@ function switchTo(index) {
     threads: null,
     range: null,
     window: null,
+    scope: null,
+    task: null,
     diffZoom: [],
     diffWindow: null,
   };
@@ -314,13 +317,15 @@ async function loadFile() {
 async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const { range, transforms, sampleType, threadState } = state.current;
+  const { range, transforms, sampleType, threadState, scope, task } = state.current;
   const answer = await ask("setView", {
     threads: valid,
     range,
     transforms,
     type: sampleType,
     state: threadState,
+    scope,
+    task,
   });
   if (!answer) return;
   // The header and the threads' figures come back only when the sample type changed them.
@@ -342,10 +347,10 @@ async function onStateChange(current, changed) {
   }
   if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState"];
+  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState", "scope", "task"];
   if (VIEW_KEYS.some((k) => changed.has(k))) await applyView();
-  // Another sample type or thread state changes every number: every view redraws whole.
-  if (changed.has("sampleType") || changed.has("threadState")) {
+  // Another sample type, thread state, scope or task changes every number: every view redraws.
+  if (["sampleType", "threadState", "scope", "task"].some((k) => changed.has(k))) {
     changed = new Set([...Object.keys(current), SAMPLES]);
     // A tooltip shown now holds the old figures: the view under the pointer shows it again.
     tooltip.hide();

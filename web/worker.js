@@ -265,6 +265,19 @@ const methods = {
   sourceLines({ name }) {
     return JSON.parse(profile.sourceLinesJson(name));
   },
+  /** The scope table over the shown threads and range, sorted by `column`; whether the
+   * session has scopes and tasks. */
+  scopes({ column, descending }) {
+    return {
+      has: JSON.parse(profile.contextsJson()),
+      ...JSON.parse(profile.scopesJson(column, descending)),
+      tasks: JSON.parse(profile.tasksJson()),
+    };
+  },
+  /** The spread of scope `name`'s call durations in `buckets` bars. */
+  scopeDistribution({ name, buckets }) {
+    return JSON.parse(profile.scopeDistributionJson(name, buckets));
+  },
   /** Every function shown, filtered by name and sorted, with a summary line. */
   functionTable({ column, descending, filter, regex }) {
     return JSON.parse(profile.functionTableJson(column, descending, filter, regex));

@@ -8,6 +8,7 @@ mod diff;
 mod layout;
 mod loading;
 mod profile;
+mod scopes;
 mod source;
 mod time;
 mod transforms;

@@ -55,6 +55,10 @@ pub(crate) struct ViewSpec {
     pub sample_type: Option<String>,
     /// Only samples whose thread was running, or waiting; `None` for both.
     pub state: Option<SampleState>,
+    /// Only samples taken inside a scope of this name (or a scope within one); `None` for all.
+    pub scope: Option<String>,
+    /// Only samples taken while a task of this name was polled; `None` for all.
+    pub task: Option<String>,
 }
 
 impl ViewSpec {
@@ -75,6 +79,12 @@ impl ViewSpec {
         }
         if let Some(state) = self.state {
             filter = filter.state(state);
+        }
+        if let Some(name) = &self.scope {
+            filter = filter.scope(name.clone());
+        }
+        if let Some(name) = &self.task {
+            filter = filter.task(name.clone());
         }
         Ok(filter)
     }
@@ -143,7 +153,11 @@ impl Profile {
     /// samples`).
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
-        let narrowed = (self.view.range.is_some() || self.view.state.is_some()).then(|| {
+        let narrowed = (self.view.range.is_some()
+            || self.view.state.is_some()
+            || self.view.scope.is_some()
+            || self.view.task.is_some())
+        .then(|| {
             self.weights
                 .count
                 .iter()
@@ -257,14 +271,29 @@ impl Profile {
             let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
             self.transformed = TransformedStacks::new(&self.session, &transforms);
         }
-        let selects = |v: &ViewSpec| (v.threads.clone(), v.range, v.state);
+        let selects = |v: &ViewSpec| {
+            (
+                v.threads.clone(),
+                v.range,
+                v.state,
+                v.scope.clone(),
+                v.task.clone(),
+            )
+        };
         if selects(&view) != selects(&self.view) {
-            self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
+            // The per-thread sums know nothing of scopes and tasks: those need the pass.
+            let parts = self
+                .thread_weights
+                .as_ref()
+                .filter(|_| !filter.by_context());
+            self.weights = match (parts, &filter.time_ns, &filter.threads) {
                 (Some(parts), None, Some(threads)) => StackWeights::sum(
                     self.session.stacks.len(),
                     threads.iter().map(|t| &parts[t.index()]),
                 ),
-                (Some(parts), None, None) => StackWeights::sum(self.session.stacks.len(), parts),
+                (Some(parts), None, None) => {
+                    StackWeights::sum(self.session.stacks.len(), parts.iter())
+                }
                 (_, Some((from, to)), _) if self.time_sorted => {
                     let times = &self.session.samples.time_ns;
                     let rows =
