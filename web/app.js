@@ -289,6 +289,10 @@ async function loadFile() {
   renderSampleTypes($("sample-type"), loaded.sampleTypes, state.current.sampleType, (name) =>
     state.update({ sampleType: name === loaded.sampleTypes[0]?.name ? null : name }),
   );
+  const groupBy = $("group-by-task");
+  groupBy.checked = state.current.groupBy === "task";
+  groupBy.parentElement.hidden = !loaded.hasTasks;
+  groupBy.onchange = () => state.update({ groupBy: groupBy.checked ? "task" : null, zoom: [], node: [] });
   renderThreadStates($("thread-state"), loaded.hasStates, state.current.threadState, (value) =>
     state.update({ threadState: value || null }),
   );
@@ -317,7 +321,7 @@ async function loadFile() {
 async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const { range, transforms, sampleType, threadState, scope, task } = state.current;
+  const { range, transforms, sampleType, threadState, scope, task, groupBy } = state.current;
   const answer = await ask("setView", {
     threads: valid,
     range,
@@ -326,8 +330,11 @@ async function applyView() {
     state: threadState,
     scope,
     task,
+    groupBy,
   });
   if (!answer) return;
+  // Grouping by task adds root frames: their names come back.
+  if (answer.names) page.names = answer.names;
   // The header and the threads' figures come back only when the sample type changed them.
   if (answer.meta) {
     page.meta = answer.meta;
@@ -347,15 +354,16 @@ async function onStateChange(current, changed) {
   }
   if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState", "scope", "task"];
+  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState", "scope", "task", "groupBy"];
   if (VIEW_KEYS.some((k) => changed.has(k))) await applyView();
   // Another sample type, thread state, scope or task changes every number: every view redraws.
-  if (["sampleType", "threadState", "scope", "task"].some((k) => changed.has(k))) {
+  if (["sampleType", "threadState", "scope", "task", "groupBy"].some((k) => changed.has(k))) {
     changed = new Set([...Object.keys(current), SAMPLES]);
     // A tooltip shown now holds the old figures: the view under the pointer shows it again.
     tooltip.hide();
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
+    $("group-by-task").checked = current.groupBy === "task";
   }
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
   if ([...VIEW_KEYS, "search"].some((k) => changed.has(k))) await runSearch();

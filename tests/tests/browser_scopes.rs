@@ -140,5 +140,43 @@ fn the_scopes_view_shows_the_numbers_prof_report_prints() {
                 a.name == b.name && a.self_weight == b.self_weight && a.self_pct == b.self_pct
             })
     });
+
+    // Group by task: each task's name is a root frame whose total is the task's share, as
+    // `prof report --group-by task` prints it.
+    browser.eval(
+        "window.profViewer.state.update({task: null, groupBy: 'task', view: 'table',
+           tableSort: {column: 'total', descending: true}});",
+        json!([]),
+    );
+    let report = report_rows(
+        file,
+        &["--group-by", "task", "--sort", "total", "--top", "100"],
+    );
+    let roots: Vec<_> = report
+        .iter()
+        .filter(|r| r.name.starts_with("task:"))
+        .collect();
+    assert_eq!(roots.len(), 3, "{report:#?}");
+    eventually("the task roots in the Top functions table", || {
+        let rows = browser.eval(
+            "return window.profViewer.views.get('table').shownRows();",
+            json!([]),
+        );
+        let rows: Vec<serde_json::Value> = serde_json::from_value(rows).unwrap_or_default();
+        roots.iter().all(|root| {
+            rows.iter().any(|r| {
+                r["title"] == root.name.as_str()
+                    && r["cells"] == serde_json::to_value(root.table_view_cells()).unwrap()
+            })
+        })
+    });
+    assert!(browser
+        .eval(
+            "return document.getElementById('group-by-task').checked;",
+            json!([])
+        )
+        .as_bool()
+        .unwrap());
+    browser.screenshot("scopes-grouped");
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }

@@ -98,6 +98,7 @@ impl Profile {
             thread_totals: totals,
             sample_types,
             time_sorted,
+            ungrouped: None,
         }
     }
 }
