@@ -285,8 +285,11 @@ const methods = {
     };
   },
   /** The spread of scope `name`'s call durations in `buckets` bars. */
-  scopeDistribution({ name, buckets }) {
-    return JSON.parse(profile.scopeDistributionJson(name, buckets));
+  scopeDistribution({ name, buckets, calls }) {
+    return {
+      bars: JSON.parse(profile.scopeDistributionJson(name, buckets)),
+      calls: JSON.parse(profile.scopeCallsJson(name, calls)),
+    };
   },
   /** Every function shown, filtered by name and sorted, with a summary line. */
   functionTable({ column, descending, filter, regex }) {

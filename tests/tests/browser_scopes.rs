@@ -103,6 +103,25 @@ fn the_scopes_view_shows_the_numbers_prof_report_prints() {
     assert_eq!(counted, calls, "{bars:#?}");
     browser.screenshot("scopes-view");
 
+    // The longest call of `request` selects its time: [start, end + 1), as the session has it.
+    let session = scoped_tasks();
+    let longest = session
+        .scopes
+        .spans
+        .iter()
+        .filter(|s| session.str(session.scopes.site(s.site).name) == "request")
+        .min_by_key(|s| (std::cmp::Reverse(s.end_ns - s.start_ns), s.start_ns))
+        .unwrap();
+    browser.eval(
+        "document.querySelector('section[data-view=scopes] .scopes-calls button').click();",
+        json!([]),
+    );
+    let range = json!([longest.start_ns, longest.end_ns + 1]);
+    eventually("the call's time selected", || {
+        browser.eval("return window.profViewer.state.current.range;", json!([])) == range
+    });
+    browser.eval("window.profViewer.state.update({range: null});", json!([]));
+
     // Sorting by calls ascending, then by name: parse and request both have 30 calls.
     browser.eval(
         "document.querySelector('section[data-view=scopes] [data-sort=name]').click();",

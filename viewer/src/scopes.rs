@@ -4,8 +4,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    format_ms, format_percent, scope_durations, scope_table, task_table, thousands, Filter,
-    ScopeRow,
+    format_ms, format_percent, format_time_at, longest_spans, scope_durations, scope_table,
+    task_table, thousands, Filter, ScopeRow,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -59,6 +59,16 @@ struct Bucket {
     calls: u64,
     /// The bar's height relative to the tallest bar (0 to 1).
     height: f64,
+    text: String,
+}
+
+/// One call of a scope: its time, to select, and what the page says of it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Call {
+    from: u64,
+    to: u64,
+    /// `4.000 ms at 12.5 ms on tokio-worker-0 (id=7)`.
     text: String,
 }
 
@@ -186,6 +196,41 @@ impl Profile {
     pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
         let durations = scope_durations(&self.session, &self.span_filter(), name);
         serde_json::to_string(&distribution(&durations, buckets as usize)).unwrap_or_default()
+    }
+
+    /// The `n` longest calls of scope `name` over the view's threads and range, longest first,
+    /// as JSON `[{from, to, text}]`: the page selects a call's time with them.
+    #[wasm_bindgen(js_name = scopeCallsJson)]
+    pub fn scope_calls_json(&self, name: &str, n: u32) -> String {
+        let session = &self.session;
+        let calls: Vec<Call> = longest_spans(session, &self.span_filter(), name, n as usize)
+            .into_iter()
+            .map(|s| {
+                let span = session.scopes.span(s);
+                let thread = &session.threads[span.thread.index()];
+                let fields: Vec<String> = span
+                    .fields
+                    .iter()
+                    .map(|f| format!("{}={}", session.str(f.key), session.str(f.value)))
+                    .collect();
+                let mut text = format!(
+                    "{} ms at {} on {}",
+                    format_ms(span.duration_ns()),
+                    format_time_at(span.start_ns, 1_000),
+                    session.str(thread.name)
+                );
+                if !fields.is_empty() {
+                    text += &format!(" ({})", fields.join(", "));
+                }
+                Call {
+                    from: span.start_ns,
+                    // A range is [from, to): one past the end keeps a sample taken at the end.
+                    to: span.end_ns.max(span.start_ns) + 1,
+                    text,
+                }
+            })
+            .collect();
+        serde_json::to_string(&calls).unwrap_or_default()
     }
 
     /// The task table over the view's threads and time range, the heaviest first, as JSON.

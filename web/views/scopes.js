@@ -2,12 +2,14 @@
 // time range (exact calls, total and self ms, per call, min, max, p50, p99), sortable by its
 // column buttons; the selected scope's spread of call durations as bars; and one row per task
 // name. "Only" buttons keep only the samples inside that scope, or of that task, in every view
-// (the state's `scope` and `task`, in the URL). The wasm module computes, sorts and formats
+// (the state's `scope` and `task`, in the URL). The chosen scope's longest calls are listed;
+// clicking one selects its time range. The wasm module computes, sorts and formats
 // every number; this only draws.
 
 import { escapeHtml } from "../format.js";
 
 const BUCKETS = 24;
+const CALLS = 10; // the longest calls listed, each selecting its time
 
 export class ScopesView {
   static id = "scopes";
@@ -116,8 +118,9 @@ export class ScopesView {
       this.distribution.replaceChildren();
       return;
     }
-    const bars = await this.ctx.ask("scopeDistribution", { name: this.chosen, buckets: BUCKETS });
-    if (!bars || load !== this.loads) return;
+    const answer = await this.ctx.ask("scopeDistribution", { name: this.chosen, buckets: BUCKETS, calls: CALLS });
+    if (!answer || load !== this.loads) return;
+    const { bars, calls } = answer;
     const title = document.createElement("div");
     title.className = "scopes-distribution-title";
     title.innerHTML = `Call durations of <b>${escapeHtml(this.chosen)}</b>`;
@@ -131,6 +134,19 @@ export class ScopesView {
       bar.style.height = `${b.height * 100}%`;
       row.append(bar);
     }
-    this.distribution.replaceChildren(title, row);
+    const list = document.createElement("ol");
+    list.className = "scopes-calls";
+    list.setAttribute("aria-label", "Longest calls: click one to select its time");
+    for (const call of calls) {
+      const item = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = call.text;
+      button.title = "Select this call's time";
+      button.addEventListener("click", () => this.ctx.state.update({ range: [call.from, call.to] }));
+      item.append(button);
+      list.append(item);
+    }
+    this.distribution.replaceChildren(title, row, list);
   }
 }

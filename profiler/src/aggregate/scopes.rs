@@ -138,6 +138,27 @@ pub fn scope_durations(session: &Session, filter: &Filter, name: &str) -> Vec<u6
     out
 }
 
+/// The `n` longest calls of the scope `name` that `filter` keeps, longest first (then earliest):
+/// the instances a user may want to look at, and select the time of.
+pub fn longest_spans(session: &Session, filter: &Filter, name: &str, n: usize) -> Vec<SpanIdx> {
+    let threads = thread_mask(session, filter);
+    let scopes = &session.scopes;
+    let mut found: Vec<SpanIdx> = scopes
+        .spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| span_kept(filter, s.thread, s.start_ns, threads.as_deref()))
+        .filter(|(_, s)| session.str(scopes.site(s.site).name) == name)
+        .map(|(i, _)| SpanIdx(i as u32))
+        .collect();
+    found.sort_by_key(|&s| {
+        let span = scopes.span(s);
+        (std::cmp::Reverse(span.duration_ns()), span.start_ns, s)
+    });
+    found.truncate(n);
+    found
+}
+
 /// For each span, whether it or a span enclosing it belongs to a site named `name`: the spans a
 /// sample may be in to pass [`Filter::scope`].
 pub(crate) fn spans_inside(session: &Session, name: &str) -> Vec<bool> {

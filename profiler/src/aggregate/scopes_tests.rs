@@ -199,3 +199,25 @@ fn grouping_by_task_puts_each_task_name_above_its_stacks() {
         assert_eq!(after.len(), before.len() + 1);
     }
 }
+
+#[test]
+fn the_longest_calls_come_first_and_keep_the_filter() {
+    let session = scoped();
+    let longest = longest_spans(&session, &Filter::all(), "request", 2);
+    let lengths: Vec<u64> = longest
+        .iter()
+        .map(|&s| session.scopes.span(s).duration_ns())
+        .collect();
+    assert_eq!(lengths, [70_000, 20_000]);
+    // Equal lengths: the earliest first; the worker's parse is the only one there.
+    let parse = longest_spans(&session, &Filter::all(), "parse", 10);
+    assert_eq!(parse.len(), 4);
+    assert_eq!(session.scopes.span(parse[0]).start_ns, 1_000);
+    let worker = longest_spans(
+        &session,
+        &Filter::all().threads([ThreadIdx(1)]),
+        "parse",
+        10,
+    );
+    assert_eq!(worker, [SpanIdx(6)]);
+}
