@@ -22,13 +22,14 @@ import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { SourceView } from "./views/source.js";
 import { TableView } from "./views/table-view.js";
+import { ScopesView } from "./views/scopes.js";
 import { DiffView } from "./views/diff.js";
 import { Timeline } from "./views/timeline.js";
 
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * (`changed`: the state keys that changed, and "samples" when every number did) and `clear()`;
  * its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, StackChartView, SourceView, DiffView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, ScopesView, StackChartView, SourceView, DiffView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -148,6 +149,8 @@ function switchTo(index) {
     threads: null,
     range: null,
     window: null,
+    scope: null,
+    task: null,
     diffZoom: [],
     diffWindow: null,
   };
@@ -286,6 +289,10 @@ async function loadFile() {
   renderSampleTypes($("sample-type"), loaded.sampleTypes, state.current.sampleType, (name) =>
     state.update({ sampleType: name === loaded.sampleTypes[0]?.name ? null : name }),
   );
+  const groupBy = $("group-by-task");
+  groupBy.checked = state.current.groupBy === "task";
+  groupBy.parentElement.hidden = !loaded.hasTasks;
+  groupBy.onchange = () => state.update({ groupBy: groupBy.checked ? "task" : null, zoom: [], node: [] });
   renderThreadStates($("thread-state"), loaded.hasStates, state.current.threadState, (value) =>
     state.update({ threadState: value || null }),
   );
@@ -314,15 +321,20 @@ async function loadFile() {
 async function applyView() {
   const chosen = state.current.threads;
   const valid = chosen?.filter((t) => t >= 0 && t < page.threads.length) ?? null;
-  const { range, transforms, sampleType, threadState } = state.current;
+  const { range, transforms, sampleType, threadState, scope, task, groupBy } = state.current;
   const answer = await ask("setView", {
     threads: valid,
     range,
     transforms,
     type: sampleType,
     state: threadState,
+    scope,
+    task,
+    groupBy,
   });
   if (!answer) return;
+  // Grouping by task adds root frames: their names come back.
+  if (answer.names) page.names = answer.names;
   // The header and the threads' figures come back only when the sample type changed them.
   if (answer.meta) {
     page.meta = answer.meta;
@@ -342,15 +354,16 @@ async function onStateChange(current, changed) {
   }
   if (changed.has("view")) showActiveView();
   if (!page.meta) return;
-  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState"];
+  const VIEW_KEYS = ["threads", "range", "transforms", "sampleType", "threadState", "scope", "task", "groupBy"];
   if (VIEW_KEYS.some((k) => changed.has(k))) await applyView();
-  // Another sample type or thread state changes every number: every view redraws whole.
-  if (changed.has("sampleType") || changed.has("threadState")) {
+  // Another sample type, thread state, scope or task changes every number: every view redraws.
+  if (["sampleType", "threadState", "scope", "task", "groupBy"].some((k) => changed.has(k))) {
     changed = new Set([...Object.keys(current), SAMPLES]);
     // A tooltip shown now holds the old figures: the view under the pointer shows it again.
     tooltip.hide();
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
+    $("group-by-task").checked = current.groupBy === "task";
   }
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
   if ([...VIEW_KEYS, "search"].some((k) => changed.has(k))) await runSearch();

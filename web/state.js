@@ -11,7 +11,8 @@
 // stack: each transform is its kind and its arguments joined by U+001F, the transforms joined by
 // U+001E: `focus-function\u001fparse`), window (from-to, nanoseconds: the time the timeline and
 // stack chart show), type (the sample type shown; absent: the file's default), state (running
-// or waiting: only samples whose thread was in that state), base (index of the file the Diff view
+// or waiting: only samples whose thread was in that state), scope and task (only samples inside a
+// scope of that name, or of a task of that name), group (task: each task's name as a root frame), base (index of the file the Diff view
 // compares `file` with), dzoom (the Diff view's zoomed frame: function names from the root,
 // joined by U+001F), dwin (the Diff view's visible part of its zoomed frame, as fwin), tsort (the Top functions table's order: its column, name, self or total,
 // and asc or desc, `total-asc`; absent: self, heaviest first), tfilter (that table's filter
@@ -77,6 +78,9 @@ function defaults() {
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
     sampleType: null, // null: the file's default sample type; else its name
     threadState: null, // null: every sample; "running" or "waiting": those in that state
+    scope: null, // null: every sample; else only samples inside a scope of this name
+    task: null, // null: every sample; else only samples of tasks of this name
+    groupBy: null, // null: stacks as recorded; "task": each task's name as a root frame
     base: null, // null: no comparison; else the index of the file the Diff view compares with
     diffZoom: [], // the Diff view's zoomed frame: function names from the root
     diffWindow: null, // as flameWindow, for the Diff view's flame graph
@@ -136,6 +140,9 @@ export function parse(hash) {
   state.sampleType = params.get("type") || null;
   const threadState = params.get("state");
   if (threadState === "running" || threadState === "waiting") state.threadState = threadState;
+  state.scope = params.get("scope") || null;
+  state.task = params.get("task") || null;
+  if (params.get("group") === "task") state.groupBy = "task";
   const base = params.get("base");
   if (base !== null && /^\d+$/.test(base)) state.base = Number(base);
   const dzoom = params.get("dzoom");
@@ -169,6 +176,9 @@ export function format(state) {
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   if (state.sampleType) params.set("type", state.sampleType);
   if (state.threadState) params.set("state", state.threadState);
+  if (state.scope) params.set("scope", state.scope);
+  if (state.task) params.set("task", state.task);
+  if (state.groupBy) params.set("group", state.groupBy);
   if (state.base !== null) params.set("base", String(state.base));
   if (state.diffZoom.length) params.set("dzoom", state.diffZoom.join(SEP));
   if (state.diffWindow) params.set("dwin", formatFractions(state.diffWindow));

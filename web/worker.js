@@ -32,6 +32,8 @@ let ready = null;
 /** The sample type of the last `setView` (`undefined`: none since the load): the header and the
  * threads' figures change only with it. */
 let viewType;
+/** The grouping of the last `setView` ("task" or null). */
+let viewGroupBy = null;
 
 /** Set once the wasm module is ready: its exports may be called. */
 let wasmReady = false;
@@ -169,6 +171,7 @@ const methods = {
     dropTrees();
     dropComparison();
     viewType = undefined;
+    viewGroupBy = null;
     profile = file ? Profile.loadOpened(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
     return {
@@ -179,6 +182,7 @@ const methods = {
       processes: JSON.parse(profile.processesJson()),
       sampleTypes: JSON.parse(profile.sampleTypesJson()),
       hasStates: profile.hasStates(),
+      hasTasks: JSON.parse(profile.contextsJson()).tasks,
       version: profVersion(),
     };
   },
@@ -194,6 +198,12 @@ const methods = {
       viewType = type;
       out.meta = JSON.parse(profile.metaJson());
       out.threads = JSON.parse(profile.threadsJson());
+    }
+    // Grouping by task adds the task:NAME root frames to the function names.
+    const groupBy = view.groupBy ?? null;
+    if (groupBy !== viewGroupBy) {
+      viewGroupBy = groupBy;
+      out.names = JSON.parse(profile.functionNamesJson());
     }
     return out;
   },
@@ -264,6 +274,22 @@ const methods = {
   /** The source lines of function `name` with their weights over what is shown. */
   sourceLines({ name }) {
     return JSON.parse(profile.sourceLinesJson(name));
+  },
+  /** The scope table over the shown threads and range, sorted by `column`; whether the
+   * session has scopes and tasks. */
+  scopes({ column, descending }) {
+    return {
+      has: JSON.parse(profile.contextsJson()),
+      ...JSON.parse(profile.scopesJson(column, descending)),
+      tasks: JSON.parse(profile.tasksJson()),
+    };
+  },
+  /** The spread of scope `name`'s call durations in `buckets` bars. */
+  scopeDistribution({ name, buckets, calls }) {
+    return {
+      bars: JSON.parse(profile.scopeDistributionJson(name, buckets)),
+      calls: JSON.parse(profile.scopeCallsJson(name, calls)),
+    };
   },
   /** Every function shown, filtered by name and sorted, with a summary line. */
   functionTable({ column, descending, filter, regex }) {

@@ -1,6 +1,8 @@
 //! Sessions made in code for the end-to-end tests, with known shapes and weights.
 
-use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
+use prof::session::{
+    FrameSpec, Metadata, Mode, Poll, Session, SessionBuilder, SiteKind, Span, TaskIdx,
+};
 use std::path::Path;
 
 /// One millisecond in nanoseconds: the weight of each sample in [`two_threads`].
@@ -246,5 +248,110 @@ pub fn deep(depth: usize) -> Session {
         let thread = b.thread(100 + k, &format!("pool-{k}"));
         b.push_sample(idle, thread, k * MS, MS);
     }
+    b.finish()
+}
+
+/// A CPU profile of an async server `scoped-app` with instrumented scopes and tasks, as the
+/// runtime records them: on two worker threads, 30 polls of five tasks (three named `fetch`, two
+/// `store`), each poll inside a `request` scope holding a `parse` scope, with a sample every
+/// millisecond (weight [`MS`]) inside the polls and some outside every task. Poll lengths vary
+/// (2 to 9 ms) so durations have a spread; a `gc` mark lies in every fifth poll.
+pub fn scoped_tasks() -> Session {
+    let mut b = SessionBuilder::new(Metadata {
+        program: "scoped-app".into(),
+        start_time: "2026-11-22T10:00:00Z".into(),
+        mode: Mode::Cpu,
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        timer: "perf_event".into(),
+        os: "linux".into(),
+        arch: "x86_64".into(),
+        ..Metadata::default()
+    });
+    let threads = [
+        b.thread(200, "tokio-worker-0"),
+        b.thread(201, "tokio-worker-1"),
+    ];
+    let request = b.intern_site("request", Some("src/server.rs"), Some(30), SiteKind::Scope);
+    let parse = b.intern_site("parse", Some("src/parse.rs"), Some(12), SiteKind::Scope);
+    let gc = b.intern_site("gc", Some("src/gc.rs"), Some(5), SiteKind::Mark);
+    let tasks: Vec<TaskIdx> = [
+        (1, "fetch"),
+        (2, "store"),
+        (3, "fetch"),
+        (4, "store"),
+        (5, "fetch"),
+    ]
+    .into_iter()
+    .map(|(id, name)| b.intern_task(id, name))
+    .collect();
+    let stack = |b: &mut SessionBuilder, names: &[&str]| {
+        let frames: Vec<_> = names
+            .iter()
+            .map(|n| b.intern_frame(&FrameSpec::named(n)))
+            .collect();
+        b.intern_stack_path(&frames).expect("stacks are not empty")
+    };
+    let parsing = stack(
+        &mut b,
+        &[
+            "tokio::runtime::worker::run",
+            "server::handle",
+            "parse::json",
+        ],
+    );
+    let handling = stack(&mut b, &["tokio::runtime::worker::run", "server::handle"]);
+    let idle = stack(&mut b, &["tokio::runtime::worker::run", "tokio::park"]);
+    let mut clock = [0u64; 2];
+    for i in 0..30u64 {
+        let t = (i % 2) as usize;
+        let thread = threads[t];
+        let task = tasks[(i % 5) as usize];
+        // An idle millisecond outside every task, then the poll.
+        b.push_sample(idle, thread, clock[t] + MS / 2, MS);
+        let start = clock[t] + MS;
+        let len = (2 + (i * 7) % 8) * MS;
+        let parse_len = len / 2;
+        b.push_poll(Poll {
+            task,
+            thread,
+            start_ns: start,
+            end_ns: start + len,
+        });
+        let id = b.field("id", &i.to_string());
+        let outer = b.push_span(Span {
+            site: request,
+            thread,
+            start_ns: start,
+            end_ns: start + len,
+            parent: None,
+            fields: vec![id],
+        });
+        let inner = b.push_span(Span {
+            site: parse,
+            thread,
+            start_ns: start,
+            end_ns: start + parse_len,
+            parent: Some(outer),
+            fields: Vec::new(),
+        });
+        if i % 5 == 0 {
+            b.push_mark(prof::session::Mark {
+                site: gc,
+                thread,
+                time_ns: start + 1,
+                fields: Vec::new(),
+            });
+        }
+        let mut at = start + MS / 2;
+        while at < start + len {
+            let in_parse = at < start + parse_len;
+            b.push_sample(if in_parse { parsing } else { handling }, thread, at, MS);
+            b.set_last_sample_context(Some(if in_parse { inner } else { outer }), Some(task));
+            at += MS;
+        }
+        clock[t] = start + len;
+    }
+    b.meta_mut().duration_ns = clock[0].max(clock[1]);
     b.finish()
 }

@@ -8,6 +8,7 @@ mod diff_view;
 mod layout;
 mod loading;
 mod profile;
+mod scopes;
 mod source_view;
 mod time;
 mod transforms;

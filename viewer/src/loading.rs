@@ -108,6 +108,7 @@ impl Profile {
             thread_totals: totals,
             sample_types,
             time_sorted,
+            ungrouped: None,
         }
     }
 }

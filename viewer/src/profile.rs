@@ -38,6 +38,9 @@ pub struct Profile {
     pub(crate) sample_types: Vec<String>,
     /// Whether the samples are in time order: a time range is then one run of them.
     pub(crate) time_sorted: bool,
+    /// The session as loaded while `session` shows it grouped by task (each task's name as a
+    /// root frame, `prof::aggregate::group_by_task`); `None` when it is not grouped.
+    pub(crate) ungrouped: Option<Box<Session>>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).
@@ -55,6 +58,14 @@ pub(crate) struct ViewSpec {
     pub sample_type: Option<String>,
     /// Only samples whose thread was running, or waiting; `None` for both.
     pub state: Option<SampleState>,
+    /// Only samples taken inside a scope of this name (or a scope within one); `None` for all.
+    pub scope: Option<String>,
+    /// Only samples taken while a task of this name was polled; `None` for all.
+    pub task: Option<String>,
+    /// `task` to put each task's name above its stacks (as `prof report --group-by task`);
+    /// `None` for the stacks as recorded.
+    #[serde(rename = "groupBy")]
+    pub group_by: Option<String>,
 }
 
 impl ViewSpec {
@@ -75,6 +86,12 @@ impl ViewSpec {
         }
         if let Some(state) = self.state {
             filter = filter.state(state);
+        }
+        if let Some(name) = &self.scope {
+            filter = filter.scope(name.clone());
+        }
+        if let Some(name) = &self.task {
+            filter = filter.task(name.clone());
         }
         Ok(filter)
     }
@@ -103,13 +120,37 @@ impl Profile {
         let failed = selected.as_ref().err().map(ToString::to_string);
         let highlight = self.highlight.take();
         let types = std::mem::take(&mut self.sample_types);
+        let ungrouped = self.ungrouped.take().map(|mut original| {
+            // Its own type follows, so that ungrouping shows the same one.
+            let _ = original.select_sample_type(name);
+            original
+        });
         *self = Profile::of(session);
         self.highlight = highlight;
         self.sample_types = types;
+        self.ungrouped = ungrouped;
         match failed {
             Some(message) => Err(JsError::new(&message)),
             None => Ok(()),
         }
+    }
+
+    /// Shows the session grouped by task (each task's name as a root frame) or as loaded:
+    /// everything computed from it is computed again (the view is reset to all samples), the
+    /// sample type and highlight kept.
+    fn group_by_task(&mut self, grouped: bool) {
+        let session = std::mem::take(&mut self.session);
+        let (shown, ungrouped) = match (grouped, self.ungrouped.take()) {
+            (true, None) => (prof::aggregate::group_by_task(&session), Some(session)),
+            (false, Some(original)) => (*original, None),
+            (_, kept) => (session, kept.map(|k| *k)),
+        };
+        let highlight = self.highlight.take();
+        let types = std::mem::take(&mut self.sample_types);
+        *self = Profile::of(shown);
+        self.highlight = highlight;
+        self.sample_types = types;
+        self.ungrouped = ungrouped.map(Box::new);
     }
 
     fn node(&self, node: u32) -> Result<NodeId, JsError> {
@@ -141,7 +182,11 @@ impl Profile {
     /// samples`).
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
-        let narrowed = (self.view.range.is_some() || self.view.state.is_some()).then(|| {
+        let narrowed = (self.view.range.is_some()
+            || self.view.state.is_some()
+            || self.view.scope.is_some()
+            || self.view.task.is_some())
+        .then(|| {
             self.weights
                 .count
                 .iter()
@@ -243,6 +288,14 @@ impl Profile {
             // The tree already is this view's (the page sets the view it loaded with).
             return Ok(());
         }
+        let grouped = match view.group_by.as_deref() {
+            None => false,
+            Some("task") => true,
+            Some(other) => return Err(JsError::new(&format!("cannot group by {other:?}"))),
+        };
+        if grouped != self.ungrouped.is_some() {
+            self.group_by_task(grouped);
+        }
         let wanted = match &view.sample_type {
             Some(name) => name.clone(),
             None => self.sample_types.first().cloned().unwrap_or_default(),
@@ -255,14 +308,29 @@ impl Profile {
             let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
             self.transformed = TransformedStacks::new(&self.session, &transforms);
         }
-        let selects = |v: &ViewSpec| (v.threads.clone(), v.range, v.state);
+        let selects = |v: &ViewSpec| {
+            (
+                v.threads.clone(),
+                v.range,
+                v.state,
+                v.scope.clone(),
+                v.task.clone(),
+            )
+        };
         if selects(&view) != selects(&self.view) {
-            self.weights = match (&self.thread_weights, &filter.time_ns, &filter.threads) {
+            // The per-thread sums know nothing of scopes and tasks: those need the pass.
+            let parts = self
+                .thread_weights
+                .as_ref()
+                .filter(|_| !filter.by_context());
+            self.weights = match (parts, &filter.time_ns, &filter.threads) {
                 (Some(parts), None, Some(threads)) => StackWeights::sum(
                     self.session.stacks.len(),
                     threads.iter().map(|t| &parts[t.index()]),
                 ),
-                (Some(parts), None, None) => StackWeights::sum(self.session.stacks.len(), parts),
+                (Some(parts), None, None) => {
+                    StackWeights::sum(self.session.stacks.len(), parts.iter())
+                }
                 (_, Some((from, to)), _) if self.time_sorted => {
                     let times = &self.session.samples.time_ns;
                     let rows =

@@ -15,6 +15,14 @@ pub struct Filter {
     /// both. A session that records no state has only running samples.
     #[serde(default)]
     pub state: Option<SampleState>,
+    /// Only samples taken inside a scope of this name: the innermost span open on the sample's
+    /// thread, or one enclosing it, belongs to a site of this name (`--scope NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Only samples taken while a task of this name was being polled on their thread
+    /// (`--task NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 impl Filter {
@@ -40,6 +48,24 @@ impl Filter {
     pub fn state(mut self, state: SampleState) -> Self {
         self.state = Some(state);
         self
+    }
+
+    /// Keeps only samples taken inside a scope named `name` (see [`Filter::scope`]).
+    pub fn scope(mut self, name: impl Into<String>) -> Self {
+        self.scope = Some(name.into());
+        self
+    }
+
+    /// Keeps only samples taken while a task named `name` was polled (see [`Filter::task`]).
+    pub fn task(mut self, name: impl Into<String>) -> Self {
+        self.task = Some(name.into());
+        self
+    }
+
+    /// True when the filter keeps samples by their scope or task, which only a pass over the
+    /// samples can tell (no per-thread sums answer it).
+    pub fn by_context(&self) -> bool {
+        self.scope.is_some() || self.task.is_some()
     }
 
     /// Keeps only the threads whose name is `name` (none if no thread has that name).
@@ -132,9 +158,27 @@ impl StackWeights {
             }
             mask
         });
+        let in_scope = filter
+            .scope
+            .as_deref()
+            .map(|name| super::scopes::spans_inside(session, name));
+        let of_task = filter
+            .task
+            .as_deref()
+            .map(|name| super::scopes::tasks_named(session, name));
         let samples = &session.samples;
         let end = rows.end.min(samples.len());
         for i in rows.start.min(end)..end {
+            if let Some(inside) = &in_scope {
+                if !samples.scope(i).is_some_and(|s| inside[s.index()]) {
+                    continue;
+                }
+            }
+            if let Some(named) = &of_task {
+                if !samples.task(i).is_some_and(|t| named[t.index()]) {
+                    continue;
+                }
+            }
             if let Some(mask) = &thread_ok {
                 if !mask
                     .get(samples.thread[i].index())

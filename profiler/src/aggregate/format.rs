@@ -99,6 +99,13 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A duration in milliseconds with three decimals (to the microsecond), without the unit: the
+/// scope table's columns (`12.345`), as Ruby's profiler prints `ms/call`.
+pub fn format_ms(ns: u64) -> String {
+    let us = ns / 1_000 + u64::from(ns % 1_000 >= 500);
+    format!("{}.{:03}", thousands(us / 1_000), us % 1_000)
+}
+
 /// A point in time (nanoseconds since the session started) to within `resolution_ns`, for axes
 /// and time ranges: the unit fits the larger of the two, and the decimals show the resolution
 /// and no more (`400.1 s` on an axis every 100 ms, `1.20 s` for a range 1.25 s long).
@@ -222,5 +229,14 @@ mod tests {
         assert_eq!(format_time_at(120_000_000, 20_000_000), "120 ms");
         assert_eq!(format_time_at(1_050, 5), "1.050 µs");
         assert_eq!(format_time_at(7, 0), "7 ns");
+    }
+
+    #[test]
+    fn milliseconds_have_three_decimals_rounded_to_the_microsecond() {
+        assert_eq!(format_ms(0), "0.000");
+        assert_eq!(format_ms(1_499), "0.001");
+        assert_eq!(format_ms(1_500), "0.002");
+        assert_eq!(format_ms(12_345_678), "12.346");
+        assert_eq!(format_ms(1_234_567_000_000), "1,234,567.000");
     }
 }

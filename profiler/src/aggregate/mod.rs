@@ -40,8 +40,8 @@
 //! assert_eq!(shown, "2.00 ms 66.7%");
 //! ```
 
-mod diff_tree;
 mod diff_table;
+mod diff_tree;
 mod filter;
 mod flame;
 mod format;
@@ -49,6 +49,10 @@ mod inverted;
 mod lines;
 mod listing;
 mod sandwich;
+mod scope_table;
+mod scopes;
+#[cfg(test)]
+mod scopes_tests;
 mod search;
 mod shape;
 mod stack_chart;
@@ -60,18 +64,23 @@ mod transform;
 mod transform_spec;
 mod tree;
 
-pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use diff_table::{
     check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
 };
+pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    format_location, format_percent, format_percent_change, format_time_at, format_weight,
-    format_weight_change, format_weight_named, thousands,
+    format_location, format_ms, format_percent, format_percent_change, format_time_at,
+    format_weight, format_weight_change, format_weight_named, thousands,
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scope_table::{ScopeTable, TaskTable};
+pub use scopes::{
+    group_by_task, longest_spans, percentile, scope_durations, scope_table, task_table, ScopeRow,
+    TaskRow, NO_TASK_FRAME, TASK_FRAME_PREFIX,
+};
 pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;

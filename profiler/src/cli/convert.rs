@@ -4,7 +4,7 @@
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
 use prof::aggregate::{DiffSide, DiffTree};
-use prof::export::{dot, pprof, annotate, speedscope, svg, write_folded, write_folded_diff};
+use prof::export::{annotate, dot, pprof, speedscope, svg, write_folded, write_folded_diff};
 use prof::session::Session;
 use prof::Error;
 use std::io::Write;
@@ -39,6 +39,10 @@ pub struct ConvertArgs {
     /// With --diff: compare raw weights instead of each side's share of its own total.
     #[arg(long, requires = "diff")]
     absolute: bool,
+    /// Put each task's name (`task:NAME`, `task:(none)` outside tasks) above its stacks, as
+    /// `go tool pprof -tagroot` does (every format but a session file, which keeps the tasks).
+    #[arg(long, value_enum, value_name = "WHAT", conflicts_with = "diff")]
+    group_by: Option<super::report::GroupBy>,
 }
 
 /// The formats `prof convert` writes.
@@ -114,6 +118,7 @@ pub fn run(args: ConvertArgs) -> ExitCode {
             &args.file,
             args.sample_type,
             args.process_root,
+            args.group_by,
             target,
             &args.output,
         ),
@@ -128,10 +133,22 @@ fn convert(
     input: &Path,
     sample_type: Option<String>,
     process_root: bool,
+    group_by: Option<super::report::GroupBy>,
     target: Target,
     output: &Path,
 ) -> prof::Result<()> {
     let session = super::load(input, sample_type, process_root)?;
+    if group_by.is_some() && target == Target::Session {
+        return Err(Error::InvalidOption(
+            "--group-by: a session file keeps the tasks themselves; group when viewing or \
+             exporting it"
+                .to_owned(),
+        ));
+    }
+    let session = match group_by {
+        Some(super::report::GroupBy::Task) => prof::aggregate::group_by_task(&session),
+        None => session,
+    };
     if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }

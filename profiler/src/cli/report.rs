@@ -2,7 +2,10 @@
 
 use super::exit::fail;
 use clap::{Args, ValueEnum};
-use prof::aggregate::{CallTree, Filter, SortBy, StackWeights, TopTable, TransformSpec};
+use prof::aggregate::{
+    group_by_task, scope_table, task_table, CallTree, Filter, ScopeTable, SortBy, StackWeights,
+    TaskTable, TopTable, TransformSpec,
+};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,9 +53,34 @@ pub struct ReportArgs {
     /// weight (the viewer's Source view), its files read from the current directory.
     #[arg(long, value_name = "NAME")]
     source: Option<String>,
+    /// Only samples taken inside a scope NAME (`prof::scope!("NAME")`), or inside a scope
+    /// within one.
+    #[arg(long, value_name = "NAME")]
+    scope: Option<String>,
+    /// Only samples taken while an async task named NAME was polled.
+    #[arg(long, value_name = "NAME")]
+    task: Option<String>,
+    /// Put each task's name (`task:NAME`, `task:(none)` outside tasks) above its stacks, as
+    /// `go tool pprof -tagroot` does: the task's share is that row's total percentage.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    group_by: Option<GroupBy>,
+    /// Instead of the functions, the scopes: per scope name its exact calls, total and self
+    /// milliseconds, milliseconds per call, and the spread of call durations.
+    #[arg(long, conflicts_with = "tasks")]
+    scopes: bool,
+    /// Instead of the functions, the tasks: per task name its samples' weight and its polls.
+    #[arg(long)]
+    tasks: bool,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
+}
+
+/// What `--group-by` puts above the stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    /// The async task a sample was taken in.
+    Task,
 }
 
 /// A thread state for `--state`.
@@ -188,6 +216,32 @@ fn process_filter(
     Ok(())
 }
 
+/// Checks that `name` (given to `option`) is one of the session's `names` of a `what`, or says
+/// which there are.
+fn known_name(
+    option: &str,
+    what: &str,
+    name: &str,
+    mut names: Vec<&str>,
+    file: &std::path::Path,
+) -> Result<(), String> {
+    if names.contains(&name) {
+        return Ok(());
+    }
+    names.sort_unstable();
+    names.dedup();
+    Err(format!(
+        "{option}: no {what} named {name:?} in {} ({}s: {})",
+        file.display(),
+        what,
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    ))
+}
+
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
     let session = match super::load(&args.file, args.sample_type.clone(), args.process_root) {
@@ -231,9 +285,54 @@ pub fn run(args: ReportArgs) -> ExitCode {
         });
     }
     let options = |e: String| fail(&prof::Error::InvalidOption(e));
-    let filter = match filter.seconds(args.transforms.from, args.transforms.to) {
+    let mut filter = match filter.seconds(args.transforms.from, args.transforms.to) {
         Ok(filter) => filter,
         Err(e) => return options(format!("--from/--to: {e}")),
+    };
+    if let Some(name) = &args.scope {
+        let names = session
+            .scopes
+            .sites
+            .iter()
+            .map(|s| session.str(s.name))
+            .collect();
+        if let Err(e) = known_name("--scope", "scope", name, names, &args.file) {
+            return options(e);
+        }
+        filter = filter.scope(name.clone());
+    }
+    if let Some(name) = &args.task {
+        let names = session
+            .tasks
+            .tasks
+            .iter()
+            .map(|t| session.str(t.name))
+            .collect();
+        if let Err(e) = known_name("--task", "task", name, names, &args.file) {
+            return options(e);
+        }
+        filter = filter.task(name.clone());
+    }
+    if args.scopes {
+        let rows = scope_table(&session, &filter);
+        let table = ScopeTable {
+            session: &session,
+            rows: &rows,
+        };
+        return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
+    }
+    if args.tasks {
+        let rows = task_table(&session, &filter);
+        let table = TaskTable {
+            session: &session,
+            rows: &rows,
+            total_weight: StackWeights::compute(&session, &filter).total(),
+        };
+        return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
+    }
+    let session = match args.group_by {
+        Some(GroupBy::Task) => group_by_task(&session),
+        None => session,
     };
     let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
         Ok(transforms) => transforms,

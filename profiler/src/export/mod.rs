@@ -32,10 +32,10 @@
 //! # Ok::<(), prof::Error>(())
 //! ```
 
+pub mod annotate;
 pub mod dot;
 mod folded;
 pub mod pprof;
-pub mod annotate;
 pub mod speedscope;
 #[cfg(feature = "sampler")]
 pub mod svg;

@@ -6,9 +6,10 @@
 
 use super::format::{MappingRow, Previous, SessionFile};
 use super::packed::{unzigzag, PackedError, Values};
+use super::scopes_file::{decode_scopes, decode_tasks, Tables};
 use super::{
-    Frame, FrameId, Mapping, Metadata, ProcessIdx, SampleState, SampleType, Samples, Session,
-    StackId, StackNode, StrId, Thread, ThreadIdx,
+    Frame, FrameId, Mapping, Metadata, ProcessIdx, SampleState, SampleType, Samples, Scopes,
+    Session, SpanIdx, StackId, StackNode, StrId, TaskIdx, Tasks, Thread, ThreadIdx,
 };
 
 /// What is wrong with a file's content, as one line.
@@ -16,7 +17,7 @@ pub(crate) type Invalid = String;
 
 /// `value` as an index into a table of `len` entries; `what` names the field for the error (a
 /// closure, so the hot path over a million samples formats nothing).
-fn check_index(
+pub(super) fn check_index(
     what: impl FnOnce() -> String,
     value: u64,
     len: usize,
@@ -38,7 +39,7 @@ const BATCH: usize = 1024;
 
 /// A packed column read in batches, its errors named by `field`: decoded in step with the
 /// other columns, so no column is ever held whole as numbers.
-struct Column<'a> {
+pub(super) struct Column<'a> {
     field: &'static str,
     values: Values<'a>,
     /// Values read so far.
@@ -51,7 +52,7 @@ struct Column<'a> {
 }
 
 impl<'a> Column<'a> {
-    fn new(field: &'static str, text: &'a str) -> Self {
+    pub(super) fn new(field: &'static str, text: &'a str) -> Self {
         Column {
             field,
             values: Values::new(text),
@@ -64,7 +65,7 @@ impl<'a> Column<'a> {
 
     /// The next value of a column that must hold `expected` values.
     #[inline]
-    fn next(&mut self, expected: u64) -> Result<u64, Invalid> {
+    pub(super) fn next(&mut self, expected: u64) -> Result<u64, Invalid> {
         if self.at == self.batch.len() {
             self.refill();
         }
@@ -84,6 +85,12 @@ impl<'a> Column<'a> {
         }
     }
 
+    /// The most values the column can hold (a bound for `Vec::with_capacity` that a file
+    /// cannot inflate past its own size).
+    pub(super) fn max_len(&self) -> usize {
+        self.values.max_len()
+    }
+
     /// Decodes the next batch (none after an error).
     #[inline(never)]
     fn refill(&mut self) {
@@ -100,7 +107,7 @@ impl<'a> Column<'a> {
     }
 
     /// Checks that the column holds no more than the `expected` values already read.
-    fn finish(mut self, expected: u64) -> Result<(), Invalid> {
+    pub(super) fn finish(mut self, expected: u64) -> Result<(), Invalid> {
         let mut extra = (self.batch.len() - self.at) as u64;
         if let Some(e) = &self.error {
             return Err(format!("{}: {e}", self.field));
@@ -183,7 +190,36 @@ fn stacks(file: &SessionFile<'_>, frames: usize) -> Result<Vec<StackNode>, Inval
     Ok(nodes)
 }
 
-fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samples, Invalid> {
+/// The sizes of the tables the samples point into.
+struct SampleTables {
+    stacks: usize,
+    threads: usize,
+    spans: usize,
+    tasks: usize,
+}
+
+/// A row of a sample context column (`samples.scope`, `samples.task`): 0 for none, `n` for
+/// index `n - 1` of a table of `len` entries.
+fn context(
+    column: &mut Column<'_>,
+    i: u64,
+    count: u64,
+    len: usize,
+    table: &str,
+) -> Result<Option<u32>, Invalid> {
+    match column.next(count)? {
+        0 => Ok(None),
+        n => check_index(|| format!("{}[{i}]", column.field), n - 1, len, table).map(Some),
+    }
+}
+
+fn samples(file: &SessionFile<'_>, sizes: SampleTables) -> Result<Samples, Invalid> {
+    let SampleTables {
+        stacks,
+        threads,
+        spans,
+        tasks,
+    } = sizes;
     let cols = &file.samples;
     let extras = cols.extra_weight_delta.len();
     if extras != file.meta.extra_sample_types.len() {
@@ -232,7 +268,17 @@ fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samp
             .map(|c| c.as_ref().map(|_| Vec::with_capacity(rows)))
             .collect(),
         state: Vec::with_capacity(if state.is_some() { rows } else { 0 }),
+        scope: Vec::with_capacity(if cols.scope.is_some() { rows } else { 0 }),
+        task: Vec::with_capacity(if cols.task.is_some() { rows } else { 0 }),
     };
+    let mut scope = cols
+        .scope
+        .as_deref()
+        .map(|text| Column::new("samples.scope", text));
+    let mut task = cols
+        .task
+        .as_deref()
+        .map(|text| Column::new("samples.task", text));
     let mut total_count = 0u64;
     let mut total_weight = 0u64;
     for i in 0..count {
@@ -293,6 +339,17 @@ fn samples(file: &SessionFile<'_>, stacks: usize, threads: usize) -> Result<Samp
                 }
             });
         }
+        if let Some(scope) = &mut scope {
+            let s = context(scope, i, count, spans, "spans")?;
+            out.scope.push(s.map(SpanIdx));
+        }
+        if let Some(task) = &mut task {
+            let t = context(task, i, count, tasks, "tasks")?;
+            out.task.push(t.map(TaskIdx));
+        }
+    }
+    for column in [scope, task].into_iter().flatten() {
+        column.finish(count)?;
     }
     thread.finish(count)?;
     stack.finish(count)?;
@@ -362,7 +419,27 @@ pub(crate) fn decode(mut file: SessionFile<'_>) -> Result<Session, Invalid> {
         .enumerate()
         .map(|(i, row)| mapping(i, row, n_strings))
         .collect::<Result<Vec<_>, _>>()?;
-    let samples = samples(&file, stacks.len(), threads.len())?;
+    let tables = Tables {
+        strings: n_strings,
+        threads: threads.len(),
+    };
+    let scopes = match &file.scopes {
+        Some(scopes) => decode_scopes(scopes, tables)?,
+        None => Scopes::default(),
+    };
+    let tasks = match &file.tasks {
+        Some(tasks) => decode_tasks(tasks, tables)?,
+        None => Tasks::default(),
+    };
+    let samples = samples(
+        &file,
+        SampleTables {
+            stacks: stacks.len(),
+            threads: threads.len(),
+            spans: scopes.spans.len(),
+            tasks: tasks.tasks.len(),
+        },
+    )?;
     let mut meta = file.meta;
     if file.version < 2 {
         meta.sample_type = version_1_sample_type(&meta);
@@ -390,5 +467,7 @@ pub(crate) fn decode(mut file: SessionFile<'_>) -> Result<Session, Invalid> {
         processes,
         mappings,
         samples,
+        scopes,
+        tasks,
     })
 }

@@ -155,6 +155,7 @@ fn corpus_sessions() -> Vec<(&'static str, Session)> {
         ("mapped.json", mapped_session()),
         ("typed.json", typed_session()),
         ("processes.json", multi_process_session()),
+        ("scoped.json", super::scopes_tests::scoped_session()),
     ]
 }
 
@@ -181,7 +182,7 @@ fn written_files_match_the_schema() {
 #[test]
 fn the_schema_is_not_vacuous() {
     let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
-    value["version"] = Value::from(5);
+    value["version"] = Value::from(6);
     value["samples"]["stack"] = Value::from("not base64!");
     assert_eq!(schema().iter_errors(&value).count(), 2);
 }
@@ -241,6 +242,16 @@ fn version_4_fixture_keeps_loading() {
         table[t.process.index()].pid
     };
     assert_eq!((of(100), of(101), of(103), of(102)), (100, 101, 101, 102));
+}
+
+#[test]
+fn version_5_fixture_keeps_loading() {
+    let bytes = std::fs::read(data_dir().join("v5.json")).unwrap();
+    assert_matches_schema(&bytes);
+    assert_eq!(
+        read(&bytes[..]).unwrap(),
+        super::scopes_tests::scoped_session()
+    );
 }
 
 /// Issue 21: files before version 4 have no process table; their threads all belong to the one

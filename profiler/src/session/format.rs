@@ -1,4 +1,4 @@
-//! The session file's JSON shape (version 4; versions 1 to 3 are read too), as serde types,
+//! The session file's JSON shape (version 5; versions 1 to 4 are read too), as serde types,
 //! and its writer.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
@@ -7,6 +7,7 @@
 //! lives in [`super::decode`].
 
 use super::packed::{self, zigzag};
+use super::scopes_file::{context_column, scopes_file, tasks_file, ScopesFile, TasksFile};
 use super::{Frame, Frames, Metadata, Process, SampleState, Session, StrId, Strings, Thread};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -18,8 +19,9 @@ pub const FORMAT_NAME: &str = "prof-session";
 /// the optional `samples.multiplicity_delta` column and the optional `mappings` table; version 3
 /// added further sample types (`meta.extra_sample_types`, `samples.extra_weight_delta`) and the
 /// optional `samples.state` column; version 4 the optional `processes` table and each thread's
-/// `process`. Versions 1 to 3 are still read.
-pub const FORMAT_VERSION: u32 = 4;
+/// `process`; version 5 the optional `scopes` and `tasks` tables and the optional
+/// `samples.scope` and `samples.task` columns. Versions 1 to 4 are still read.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// One frame as stored: absent optional fields are omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,6 +77,12 @@ pub(crate) struct SamplesColumns<'a> {
     /// Each row's thread state, 0 running and 1 waiting, when the mode records it (version 3).
     #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
     pub state: Option<Cow<'a, str>>,
+    /// Each row's innermost open span, 0 for none and `n` for span `n - 1` (version 5).
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Cow<'a, str>>,
+    /// Each row's task, 0 for none and `n` for task `n - 1` (version 5).
+    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Cow<'a, str>>,
 }
 
 /// A thread as stored.
@@ -119,6 +127,10 @@ pub(crate) struct SessionFile<'a> {
     /// Absent (empty) in version 1 and whenever the mappings are unknown.
     pub mappings: Vec<MappingRow>,
     pub samples: SamplesColumns<'a>,
+    /// Absent before version 5 and when the program recorded no scope.
+    pub scopes: Option<ScopesFile<'a>>,
+    /// Absent before version 5 and when the program recorded no task.
+    pub tasks: Option<TasksFile<'a>>,
 }
 
 /// A session in its file form, borrowing what it can from the session: the writer's input.
@@ -136,6 +148,10 @@ pub(crate) struct SessionFileOut<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     mappings: Vec<MappingRow>,
     samples: SamplesColumns<'static>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scopes: Option<ScopesFile<'static>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tasks: Option<TasksFile<'static>>,
 }
 
 impl<'a> SessionFileOut<'a> {
@@ -180,6 +196,8 @@ impl<'a> SessionFileOut<'a> {
                 })
                 .collect(),
             samples: samples_columns(session),
+            scopes: scopes_file(&session.scopes),
+            tasks: tasks_file(&session.tasks),
         }
     }
 }
@@ -308,6 +326,8 @@ fn samples_columns(session: &Session) -> SamplesColumns<'static> {
             }))
             .into()
         }),
+        scope: context_column(&samples.scope, |s| s.0),
+        task: context_column(&samples.task, |t| t.0),
     }
 }
 
@@ -322,6 +342,8 @@ const FIELDS: &[&str] = &[
     "processes",
     "mappings",
     "samples",
+    "scopes",
+    "tasks",
 ];
 
 impl<'de: 'a, 'a> Deserialize<'de> for SessionFile<'a> {
@@ -357,6 +379,8 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
         let mut processes = None;
         let mut mappings = None;
         let mut samples = None;
+        let mut scopes = None;
+        let mut tasks = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "format" => {
@@ -389,6 +413,8 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
                 "processes" => processes = Some(map.next_value()?),
                 "mappings" => mappings = Some(map.next_value()?),
                 "samples" => samples = Some(map.next_value()?),
+                "scopes" => scopes = Some(map.next_value()?),
+                "tasks" => tasks = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -409,6 +435,8 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
             processes: processes.unwrap_or_default(),
             mappings: mappings.unwrap_or_default(),
             samples: samples.ok_or_else(|| de::Error::missing_field("samples"))?,
+            scopes,
+            tasks,
         })
     }
 }

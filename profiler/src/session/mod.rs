@@ -34,6 +34,10 @@ mod named;
 mod packed;
 #[cfg(test)]
 pub(crate) mod read_tests;
+mod scopes;
+mod scopes_file;
+#[cfg(test)]
+pub(crate) mod scopes_tests;
 mod tables;
 
 pub use date::rfc3339_utc;
@@ -45,7 +49,8 @@ pub use io::{
 };
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
-    SampleState, SampleType, Samples, Session, SessionBuilder, StackId, StackNode, StrId, Thread,
-    ThreadIdx, Unit,
+    SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
+    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit,
 };
+pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use tables::{Frames, Strings};

@@ -9,6 +9,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 use serde::{Deserialize, Serialize};
 use std::hash::BuildHasher;
 
+use super::scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use super::tables::{Frames, Strings};
 
 macro_rules! index_type {
@@ -42,6 +43,18 @@ index_type!(
 index_type!(
     /// An index into [`Session::threads`].
     ThreadIdx
+);
+index_type!(
+    /// An index into [`Scopes::sites`]: one `prof::scope!` or `prof::mark!` call site.
+    SiteIdx
+);
+index_type!(
+    /// An index into [`Scopes::spans`]: one execution of a scope.
+    SpanIdx
+);
+index_type!(
+    /// An index into [`Tasks::tasks`]: one async task.
+    TaskIdx
 );
 index_type!(
     /// An index into [`Session::processes`] (0, the implicit process, when that table is
@@ -321,6 +334,12 @@ pub struct Samples {
     /// Whether each sample's thread was running or waiting (wall mode); empty when the mode
     /// records no state.
     pub state: Vec<SampleState>,
+    /// The innermost scope open on each sample's thread when it was taken (an index into
+    /// [`Scopes::spans`]), `None` outside every scope; empty when no sample has one.
+    pub scope: Vec<Option<SpanIdx>>,
+    /// The async task being polled on each sample's thread when it was taken (an index into
+    /// [`Tasks::tasks`]), `None` outside every poll; empty when no sample has one.
+    pub task: Vec<Option<TaskIdx>>,
 }
 
 /// What a thread was doing when it was sampled: on CPU, or off CPU (blocked in a system call,
@@ -354,6 +373,16 @@ impl Samples {
     /// True when there are no rows.
     pub fn is_empty(&self) -> bool {
         self.stack.is_empty()
+    }
+
+    /// The innermost scope open on row `i`'s thread when it was taken, if any.
+    pub fn scope(&self, i: usize) -> Option<SpanIdx> {
+        self.scope.get(i).copied().flatten()
+    }
+
+    /// The task being polled on row `i`'s thread when it was taken, if any.
+    pub fn task(&self, i: usize) -> Option<TaskIdx> {
+        self.task.get(i).copied().flatten()
     }
 
     /// How many samples row `i` stands for.
@@ -425,6 +454,12 @@ pub struct Session {
     pub mappings: Vec<Mapping>,
     /// The samples.
     pub samples: Samples,
+    /// Instrumented scopes and markers (`prof::scope!`, `prof::mark!`); empty when the program
+    /// has none.
+    pub scopes: Scopes,
+    /// Async tasks and when they were polled (`prof::task::instrument`); empty when the
+    /// program has none.
+    pub tasks: Tasks,
 }
 
 /// The frame's data with strings still as text: the builder's input.
@@ -600,6 +635,8 @@ pub struct SessionBuilder {
     frames: HashTable<FrameId>,
     stacks: HashTable<StackId>,
     threads: foldhash::HashMap<u64, ThreadIdx>,
+    sites: foldhash::HashMap<Site, SiteIdx>,
+    tasks: foldhash::HashMap<u64, TaskIdx>,
 }
 
 impl Default for SessionBuilder {
@@ -635,6 +672,8 @@ impl SessionBuilder {
             frames: HashTable::new(),
             stacks: HashTable::new(),
             threads: foldhash::HashMap::default(),
+            sites: foldhash::HashMap::default(),
+            tasks: foldhash::HashMap::default(),
         };
         builder.intern_str("");
         builder
@@ -846,6 +885,14 @@ impl SessionBuilder {
             samples.multiplicity.resize(samples.stack.len(), 1);
             samples.multiplicity.push(multiplicity);
         }
+        // The context columns, once they exist, get a row for every sample (`None` here:
+        // `set_last_sample_context` sets it).
+        if !samples.scope.is_empty() {
+            samples.scope.push(None);
+        }
+        if !samples.task.is_empty() {
+            samples.task.push(None);
+        }
         samples.stack.push(stack);
         samples.thread.push(thread);
         samples.time_ns.push(time_ns);
@@ -854,6 +901,93 @@ impl SessionBuilder {
         for column in samples.extra_weights.iter_mut().flatten() {
             // A sample pushed with `push_sample(s)` has no extra weights: 0.
             column.resize(rows, 0);
+        }
+    }
+
+    /// The id of a scope or mark call site, adding it on first sight.
+    pub fn intern_site(
+        &mut self,
+        name: &str,
+        file: Option<&str>,
+        line: Option<u32>,
+        kind: SiteKind,
+    ) -> SiteIdx {
+        let site = Site {
+            name: self.intern_str(name),
+            file: file.map(|f| self.intern_str(f)),
+            line,
+            kind,
+        };
+        let sites = &mut self.session.scopes.sites;
+        *self.sites.entry(site).or_insert_with(|| {
+            sites.push(site);
+            SiteIdx(sites.len() as u32 - 1)
+        })
+    }
+
+    /// A field of a span or mark, its texts interned.
+    pub fn field(&mut self, key: &str, value: &str) -> Field {
+        Field {
+            key: self.intern_str(key),
+            value: self.intern_str(value),
+        }
+    }
+
+    /// Adds one execution of a scope. Its `parent`, when it has one, must have been pushed
+    /// before it (the enclosing span starts first).
+    pub fn push_span(&mut self, span: Span) -> SpanIdx {
+        debug_assert!(
+            span.parent
+                .is_none_or(|p| p.index() < self.session.scopes.spans.len()),
+            "a span's parent is pushed before it"
+        );
+        let spans = &mut self.session.scopes.spans;
+        spans.push(span);
+        SpanIdx(spans.len() as u32 - 1)
+    }
+
+    /// Adds one mark (an instant).
+    pub fn push_mark(&mut self, mark: Mark) {
+        self.session.scopes.marks.push(mark);
+    }
+
+    /// Counts scope or mark events the recorder had to drop (a full buffer).
+    pub fn add_dropped_events(&mut self, n: u64) {
+        let dropped = &mut self.session.scopes.dropped_events;
+        *dropped = dropped.saturating_add(n);
+    }
+
+    /// The index of the task with id `id`, adding it (or renaming it) with `name`.
+    pub fn intern_task(&mut self, id: u64, name: &str) -> TaskIdx {
+        let name = self.intern_str(name);
+        let tasks = &mut self.session.tasks.tasks;
+        let idx = *self.tasks.entry(id).or_insert_with(|| {
+            tasks.push(Task { id, name });
+            TaskIdx(tasks.len() as u32 - 1)
+        });
+        tasks[idx.index()].name = name;
+        idx
+    }
+
+    /// Adds one poll of a task.
+    pub fn push_poll(&mut self, poll: Poll) {
+        self.session.tasks.polls.push(poll);
+    }
+
+    /// Sets the scope and the task of the sample pushed last (see [`Samples::scope`] and
+    /// [`Samples::task`]); the columns are created when the first sample has one.
+    pub fn set_last_sample_context(&mut self, scope: Option<SpanIdx>, task: Option<TaskIdx>) {
+        let samples = &mut self.session.samples;
+        let Some(last) = samples.len().checked_sub(1) else {
+            return;
+        };
+        if scope.is_some() || !samples.scope.is_empty() {
+            samples.scope.resize(samples.len(), None);
+            samples.scope[last] = scope;
+        }
+        if task.is_some() || !samples.task.is_empty() {
+            samples.task.resize(samples.len(), None);
+            samples.task[last] = task;
         }
     }
 

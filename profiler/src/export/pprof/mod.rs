@@ -1,7 +1,8 @@
 //! pprof's `profile.proto`, gzip-compressed: what `go tool pprof`, Pyroscope and Parca read.
 //!
 //! Each distinct (stack, thread) becomes one `Sample` with two values, the sample count and the
-//! summed weight, and a `thread` label. Each run of inlined frames plus the frame they were
+//! summed weight, a `thread` label, and `task` and `scope` labels when it was taken in an async
+//! task or inside instrumented scopes (see `labels.rs`). Each run of inlined frames plus the frame they were
 //! inlined into becomes one `Location` whose `line` entries list the inlined functions first and
 //! the caller last. Every location lies in a `Mapping` whose `has_*` flags say it is already
 //! symbolized, so pprof does not try to symbolize it again: the session's own mappings (the
@@ -9,6 +10,7 @@
 //! IDs, so `go tool pprof -disasm` finds the binaries; for addresses outside them, one mapping per
 //! module spanning the addresses seen.
 
+mod labels;
 pub(crate) mod proto;
 
 use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx};
@@ -90,11 +92,12 @@ fn encode(session: &Session) -> Vec<Vec<u8>> {
     let title = super::title(session);
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
-    let (groups, sums, stride) = group_samples(session);
-    for (g, &(stack, thread)) in groups.iter().enumerate() {
+    let (of_sample, contexts) = labels::sample_contexts(session);
+    let (groups, sums, stride) = group_samples(session, &of_sample);
+    for (g, &(stack, thread, context)) in groups.iter().enumerate() {
         let sums = &sums[g * stride..(g + 1) * stride];
         let values = columns.iter().map(|&c| sums[c]).collect();
-        enc.sample(stack, thread, values);
+        enc.sample(stack, thread, &contexts[context as usize], values);
     }
     enc.finish()
 }
@@ -137,23 +140,24 @@ fn unix_nanos(text: &str) -> Option<i64> {
     secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
-/// The samples summed per (stack, thread), in order of first appearance: the `(stack, thread)`
-/// groups, and their sums, `stride` per group (the number of samples, the primary weight and
+/// The samples summed per (stack, thread, context), in order of first appearance: the groups
+/// (the context an index into [`labels::sample_contexts`]'s), and their sums, `stride` per group (the number of samples, the primary weight and
 /// then each extra type's weight), in one vector.
-type Groups = (Vec<(StackId, ThreadIdx)>, Vec<u64>, usize);
+type Groups = (Vec<(StackId, ThreadIdx, u32)>, Vec<u64>, usize);
 
-fn group_samples(session: &Session) -> Groups {
+fn group_samples(session: &Session, contexts: &[u32]) -> Groups {
     let samples = &session.samples;
     let stride = session.meta.extra_sample_types.len() + 2;
     // The group of each stack's first thread, by stack (most stacks are sampled on one
     // thread), and of the others in a map.
     let mut first: Vec<u32> = vec![u32::MAX; session.stacks.len()];
-    let mut others: foldhash::HashMap<(StackId, ThreadIdx), usize> = Default::default();
-    let mut groups: Vec<(StackId, ThreadIdx)> = Vec::new();
+    let mut others: foldhash::HashMap<(StackId, ThreadIdx, u32), usize> = Default::default();
+    let mut groups: Vec<(StackId, ThreadIdx, u32)> = Vec::new();
     let mut all_sums: Vec<u64> = Vec::new();
     for i in 0..samples.len() {
-        let key = (samples.stack[i], samples.thread[i]);
-        let new_group = |groups: &mut Vec<(StackId, ThreadIdx)>, all_sums: &mut Vec<u64>| {
+        let context = contexts.get(i).copied().unwrap_or(0);
+        let key = (samples.stack[i], samples.thread[i], context);
+        let new_group = |groups: &mut Vec<(StackId, ThreadIdx, u32)>, all_sums: &mut Vec<u64>| {
             groups.push(key);
             all_sums.resize(all_sums.len() + stride, 0);
             groups.len() - 1
@@ -164,7 +168,7 @@ fn group_samples(session: &Session) -> Groups {
                 first[key.0.index()] = slot as u32;
                 slot
             }
-            g if groups[g as usize].1 == key.1 => g as usize,
+            g if (groups[g as usize].1, groups[g as usize].2) == (key.1, key.2) => g as usize,
             _ => *others
                 .entry(key)
                 .or_insert_with(|| new_group(&mut groups, &mut all_sums)),
@@ -301,14 +305,20 @@ impl<'s> Encoder<'s> {
         }
     }
 
-    fn sample(&mut self, stack: StackId, thread: ThreadIdx, values: Vec<u64>) {
+    fn sample(
+        &mut self,
+        stack: StackId,
+        thread: ThreadIdx,
+        (task, scopes): &labels::Context,
+        values: Vec<u64>,
+    ) {
         let location_id = self.stack_locations(stack);
         let thread = &self.session.threads[thread.index()];
         let name = match self.session.str(thread.name) {
             "" => format!("{}", thread.tid),
             name => name.to_owned(),
         };
-        let label = vec![
+        let mut label = vec![
             proto::Label {
                 key: self.string("thread"),
                 str: self.string(&name),
@@ -320,6 +330,14 @@ impl<'s> Encoder<'s> {
                 ..proto::Label::default()
             },
         ];
+        let named = task.iter().map(|&t| ("task", t));
+        for (key, value) in named.chain(scopes.iter().map(|&s| ("scope", s))) {
+            label.push(proto::Label {
+                key: self.string(key),
+                str: self.session_string(value),
+                ..proto::Label::default()
+            });
+        }
         let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         let sample = proto::Sample {
             location_id,
@@ -613,6 +631,37 @@ mod tests {
         };
         assert_eq!(thread_of(&p.sample[0]), "main");
         assert_eq!(thread_of(&p.sample[1]), "worker");
+    }
+
+    #[test]
+    fn samples_are_labelled_with_their_task_and_every_open_scope() {
+        let session = crate::session::scopes_tests::scoped_session();
+        let p = to_profile(&session);
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let labels: Vec<Vec<(&str, &str)>> = p
+            .sample
+            .iter()
+            .map(|sample| {
+                sample
+                    .label
+                    .iter()
+                    .filter(|l| matches!(s(l.key), "task" | "scope"))
+                    .map(|l| (s(l.key), s(l.str)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                vec![],
+                vec![("task", "fetch"), ("scope", "parse"), ("scope", "request")],
+                vec![("scope", "parse")],
+                vec![("scope", "request")],
+            ]
+        );
+        // The last sample (no context) joins the first's group: same stack, thread, context.
+        let counts: Vec<i64> = p.sample.iter().map(|x| x.value[0]).collect();
+        assert_eq!(counts, [2, 1, 1, 1]);
     }
 
     #[test]

@@ -1,0 +1,375 @@
+//! Instrumented scopes and async tasks (issue 22): exact call counts and per-call durations per
+//! scope name, time per task, and "group by task" (each task's name as a root frame above its
+//! stacks, as `go tool pprof -tagroot` does with labels).
+//!
+//! Scopes count calls exactly (every span was recorded), unlike samples; durations are the spans'
+//! own start and end times. Self time is a span's duration minus its child spans' durations.
+
+use super::Filter;
+use crate::session::{Frame, FrameId, Session, SpanIdx, StackId, StackNode, StrId, ThreadIdx};
+use std::collections::HashMap;
+
+/// One row of the scope table: every span of the sites named [`ScopeRow::name`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScopeRow {
+    /// The scope's name (sites at different places with one name share a row).
+    pub name: String,
+    /// Exact number of calls (spans).
+    pub calls: u64,
+    /// Sum of the calls' durations, in nanoseconds (a recursive scope counts its inner calls
+    /// again, as a call tree's total does).
+    pub total_ns: u64,
+    /// Sum of the calls' self durations: each call's duration minus its child spans'.
+    pub self_ns: u64,
+    /// The shortest call's duration.
+    pub min_ns: u64,
+    /// The longest call's duration.
+    pub max_ns: u64,
+    /// The median call duration (nearest rank, see [`percentile`]).
+    pub p50_ns: u64,
+    /// The 90th percentile call duration.
+    pub p90_ns: u64,
+    /// The 99th percentile call duration.
+    pub p99_ns: u64,
+}
+
+impl ScopeRow {
+    /// Mean total duration per call, in nanoseconds (0 without calls).
+    pub fn total_per_call_ns(&self) -> u64 {
+        self.total_ns.checked_div(self.calls).unwrap_or(0)
+    }
+
+    /// Mean self duration per call, in nanoseconds (0 without calls).
+    pub fn self_per_call_ns(&self) -> u64 {
+        self.self_ns.checked_div(self.calls).unwrap_or(0)
+    }
+}
+
+/// The nearest-rank percentile `p` (0 to 100) of `sorted` (ascending): the smallest value with
+/// at least `p`% of the values at or below it; 0 for no values.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// True for a span `filter` keeps: its thread is kept, and it starts in the time range.
+fn span_kept(filter: &Filter, thread: ThreadIdx, start_ns: u64, threads: Option<&[bool]>) -> bool {
+    threads.is_none_or(|keep| keep.get(thread.index()).copied().unwrap_or(false))
+        && filter
+            .time_ns
+            .is_none_or(|(from, to)| from <= start_ns && start_ns < to)
+}
+
+fn thread_mask(session: &Session, filter: &Filter) -> Option<Vec<bool>> {
+    filter.threads.as_ref().map(|keep| {
+        let mut mask = vec![false; session.threads.len()];
+        for t in keep {
+            if let Some(slot) = mask.get_mut(t.index()) {
+                *slot = true;
+            }
+        }
+        mask
+    })
+}
+
+/// Each span's self duration: its duration minus its child spans' durations.
+fn self_durations(session: &Session) -> Vec<u64> {
+    let spans = &session.scopes.spans;
+    let mut own: Vec<u64> = spans.iter().map(|s| s.duration_ns()).collect();
+    for span in spans {
+        if let Some(parent) = span.parent {
+            own[parent.index()] = own[parent.index()].saturating_sub(span.duration_ns());
+        }
+    }
+    own
+}
+
+/// The scope table: one row per scope name over the spans `filter` keeps (by thread, and by
+/// start time when it has a range), the most total time first (then by name).
+pub fn scope_table(session: &Session, filter: &Filter) -> Vec<ScopeRow> {
+    let threads = thread_mask(session, filter);
+    let own = self_durations(session);
+    let mut by_name: HashMap<&str, (ScopeRow, Vec<u64>)> = HashMap::new();
+    for (i, span) in session.scopes.spans.iter().enumerate() {
+        if !span_kept(filter, span.thread, span.start_ns, threads.as_deref()) {
+            continue;
+        }
+        let name = session.str(session.scopes.site(span.site).name);
+        let (row, durations) = by_name.entry(name).or_default();
+        let d = span.duration_ns();
+        row.calls += 1;
+        row.total_ns = row.total_ns.saturating_add(d);
+        row.self_ns = row.self_ns.saturating_add(own[i]);
+        durations.push(d);
+    }
+    let mut rows: Vec<ScopeRow> = by_name
+        .into_iter()
+        .map(|(name, (mut row, mut durations))| {
+            durations.sort_unstable();
+            row.name = name.to_owned();
+            row.min_ns = durations[0];
+            row.max_ns = durations[durations.len() - 1];
+            row.p50_ns = percentile(&durations, 50.0);
+            row.p90_ns = percentile(&durations, 90.0);
+            row.p99_ns = percentile(&durations, 99.0);
+            row
+        })
+        .collect();
+    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    rows
+}
+
+/// The durations of every call of the scope `name` that `filter` keeps, shortest first: the
+/// distribution the scope table's percentiles come from.
+pub fn scope_durations(session: &Session, filter: &Filter, name: &str) -> Vec<u64> {
+    let threads = thread_mask(session, filter);
+    let mut out: Vec<u64> = session
+        .scopes
+        .spans
+        .iter()
+        .filter(|s| span_kept(filter, s.thread, s.start_ns, threads.as_deref()))
+        .filter(|s| session.str(session.scopes.site(s.site).name) == name)
+        .map(|s| s.duration_ns())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// The `n` longest calls of the scope `name` that `filter` keeps, longest first (then earliest):
+/// the instances a user may want to look at, and select the time of.
+pub fn longest_spans(session: &Session, filter: &Filter, name: &str, n: usize) -> Vec<SpanIdx> {
+    let threads = thread_mask(session, filter);
+    let scopes = &session.scopes;
+    let mut found: Vec<SpanIdx> = scopes
+        .spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| span_kept(filter, s.thread, s.start_ns, threads.as_deref()))
+        .filter(|(_, s)| session.str(scopes.site(s.site).name) == name)
+        .map(|(i, _)| SpanIdx(i as u32))
+        .collect();
+    found.sort_by_key(|&s| {
+        let span = scopes.span(s);
+        (std::cmp::Reverse(span.duration_ns()), span.start_ns, s)
+    });
+    found.truncate(n);
+    found
+}
+
+/// For each span, whether it or a span enclosing it belongs to a site named `name`: the spans a
+/// sample may be in to pass [`Filter::scope`].
+pub(crate) fn spans_inside(session: &Session, name: &str) -> Vec<bool> {
+    let scopes = &session.scopes;
+    let named: Vec<bool> = scopes
+        .sites
+        .iter()
+        .map(|s| session.str(s.name) == name)
+        .collect();
+    let mut inside = Vec::with_capacity(scopes.spans.len());
+    for span in &scopes.spans {
+        // A parent comes before its child (the reader checks it), so its answer is known.
+        let of_parent = span.parent.is_some_and(|p: SpanIdx| inside[p.index()]);
+        inside.push(named[span.site.index()] || of_parent);
+    }
+    inside
+}
+
+/// For each task, whether it is named `name`: the tasks a sample may be in to pass
+/// [`Filter::task`].
+pub(crate) fn tasks_named(session: &Session, name: &str) -> Vec<bool> {
+    session
+        .tasks
+        .tasks
+        .iter()
+        .map(|t| session.str(t.name) == name)
+        .collect()
+}
+
+/// One row of the task table: every task of one name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskRow {
+    /// The tasks' name.
+    pub name: String,
+    /// How many tasks have it.
+    pub tasks: u64,
+    /// How many times they were polled.
+    pub polls: u64,
+    /// Wall time spent in their polls, in nanoseconds.
+    pub poll_ns: u64,
+    /// The weight of the samples taken while one of them was polled, in the unit of the
+    /// session's sample type (CPU nanoseconds for a CPU session).
+    pub weight: u64,
+    /// The number of those samples.
+    pub samples: u64,
+}
+
+/// The task table: one row per task name, over the polls and samples `filter` keeps (polls by
+/// thread and start time), the most weight first (then the most poll time, then by name).
+pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
+    let tasks = &session.tasks;
+    let mut row_of: HashMap<StrId, usize> = HashMap::new();
+    let mut rows: Vec<TaskRow> = Vec::new();
+    let task_row: Vec<usize> = tasks
+        .tasks
+        .iter()
+        .map(|t| {
+            let row = *row_of.entry(t.name).or_insert_with(|| {
+                rows.push(TaskRow {
+                    name: session.str(t.name).to_owned(),
+                    ..TaskRow::default()
+                });
+                rows.len() - 1
+            });
+            rows[row].tasks += 1;
+            row
+        })
+        .collect();
+    let threads = thread_mask(session, filter);
+    for poll in &tasks.polls {
+        if span_kept(filter, poll.thread, poll.start_ns, threads.as_deref()) {
+            let row = &mut rows[task_row[poll.task.index()]];
+            row.polls += 1;
+            row.poll_ns = row
+                .poll_ns
+                .saturating_add(poll.end_ns.saturating_sub(poll.start_ns));
+        }
+    }
+    // The samples: the per-stack pass would lose the task, so one pass of its own with the
+    // same filter, one task at a time being too slow for many tasks.
+    let samples = &session.samples;
+    let keep = Filter {
+        task: None,
+        ..filter.clone()
+    };
+    for i in sample_rows(session, &keep) {
+        if let Some(task) = samples.task(i) {
+            let row = &mut rows[task_row[task.index()]];
+            row.weight = row.weight.saturating_add(samples.weight[i]);
+            row.samples = row.samples.saturating_add(samples.multiplicity(i));
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.weight
+            .cmp(&a.weight)
+            .then(b.poll_ns.cmp(&a.poll_ns))
+            .then(a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// The sample rows `filter` keeps, in order.
+fn sample_rows(session: &Session, filter: &Filter) -> Vec<usize> {
+    let threads = thread_mask(session, filter);
+    let inside = filter.scope.as_deref().map(|n| spans_inside(session, n));
+    let named = filter.task.as_deref().map(|n| tasks_named(session, n));
+    let samples = &session.samples;
+    (0..samples.len())
+        .filter(|&i| {
+            threads
+                .as_ref()
+                .is_none_or(|m| m.get(samples.thread[i].index()).copied().unwrap_or(false))
+                && filter
+                    .time_ns
+                    .is_none_or(|(from, to)| from <= samples.time_ns[i] && samples.time_ns[i] < to)
+                && filter
+                    .state
+                    .is_none_or(|s| samples.state(i).unwrap_or_default() == s)
+                && inside
+                    .as_ref()
+                    .is_none_or(|m| samples.scope(i).is_some_and(|s| m[s.index()]))
+                && named
+                    .as_ref()
+                    .is_none_or(|m| samples.task(i).is_some_and(|t| m[t.index()]))
+        })
+        .collect()
+}
+
+/// How the root frames of [`group_by_task`] are named: `task:` and the task's name.
+pub const TASK_FRAME_PREFIX: &str = "task:";
+/// The root frame [`group_by_task`] puts above the samples taken outside every task.
+pub const NO_TASK_FRAME: &str = "task:(none)";
+
+/// The session with each sample's stack moved under a root frame naming its task
+/// (`task:NAME`, or [`NO_TASK_FRAME`] outside every poll), as `go tool pprof -tagroot task`
+/// does: every view and export of the result shows each task name's share as that root's
+/// total. Tasks of one name share a root. Everything else is kept.
+pub fn group_by_task(session: &Session) -> Session {
+    let mut out = session.clone();
+    // One root frame per task name, and one for no task, made on first use.
+    let mut root_of_name: HashMap<StrId, StackId> = HashMap::new();
+    let mut no_task_root: Option<StackId> = None;
+    let add_root = |out: &mut Session, name: &str| -> StackId {
+        let text = out.strings.push(name);
+        let frame = FrameId(out.frames.len() as u32);
+        out.frames.push(Frame {
+            name: text,
+            file: None,
+            line: None,
+            module: None,
+            address: None,
+            inlined: false,
+        });
+        out.stacks.push(StackNode {
+            parent: None,
+            frame,
+        });
+        StackId(out.stacks.len() as u32 - 1)
+    };
+    // (root, original stack) -> the copy of the original stack under that root.
+    let mut moved: HashMap<(StackId, StackId), StackId> = HashMap::new();
+    for i in 0..session.samples.len() {
+        let root = match session.samples.task(i) {
+            Some(t) => {
+                let name = session.tasks.task(t).name;
+                match root_of_name.get(&name) {
+                    Some(&root) => root,
+                    None => {
+                        let root = add_root(
+                            &mut out,
+                            &format!("{TASK_FRAME_PREFIX}{}", session.str(name)),
+                        );
+                        root_of_name.insert(name, root);
+                        root
+                    }
+                }
+            }
+            None => *no_task_root.get_or_insert_with(|| add_root(&mut out, NO_TASK_FRAME)),
+        };
+        let stack = session.samples.stack[i];
+        out.samples.stack[i] = move_under(&mut out.stacks, &mut moved, root, stack);
+    }
+    out
+}
+
+/// The copy of `stack` (and its callers) under `root`, made on first use.
+fn move_under(
+    stacks: &mut Vec<StackNode>,
+    moved: &mut HashMap<(StackId, StackId), StackId>,
+    root: StackId,
+    stack: StackId,
+) -> StackId {
+    // The path from `stack` up to the first node already moved (or the outermost one).
+    let mut path = Vec::new();
+    let mut at = Some(stack);
+    let mut parent = root;
+    while let Some(s) = at {
+        if let Some(&done) = moved.get(&(root, s)) {
+            parent = done;
+            break;
+        }
+        path.push(s);
+        at = stacks[s.index()].parent;
+    }
+    for &s in path.iter().rev() {
+        stacks.push(StackNode {
+            parent: Some(parent),
+            frame: stacks[s.index()].frame,
+        });
+        parent = StackId(stacks.len() as u32 - 1);
+        moved.insert((root, s), parent);
+    }
+    parent
+}

@@ -1,0 +1,245 @@
+//! Scopes and tasks (issue 22) end to end: `prof report --scopes`, `--group-by task`, `--task`,
+//! `--scope`, and the exports (`go tool pprof -tags` and `-tagfocus` on the pprof labels, folded
+//! stacks grouped by task), on a session written by prof's own writer. Expected numbers are
+//! computed here from the session's spans and samples, not by prof's aggregation.
+
+use prof::aggregate::{format_ms, format_percent, format_weight};
+use prof::session::Session;
+use prof_e2e::sessions::{save, scoped_tasks};
+use prof_e2e::{prof, TempDir};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn saved(test: &str) -> (TempDir, Session, PathBuf) {
+    let dir = TempDir::new(test);
+    let session = scoped_tasks();
+    let path = dir.join("scoped.json.gz");
+    save(&session, &path);
+    (dir, session, path)
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = prof(args);
+    assert!(
+        out.status.success(),
+        "prof {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The durations of the spans of the scope `name`, shortest first.
+fn durations(session: &Session, name: &str) -> Vec<u64> {
+    let scopes = &session.scopes;
+    let mut d: Vec<u64> = scopes
+        .spans
+        .iter()
+        .filter(|s| session.str(scopes.site(s.site).name) == name)
+        .map(|s| s.end_ns - s.start_ns)
+        .collect();
+    d.sort_unstable();
+    d
+}
+
+/// The weight of the samples taken in a task named `name`.
+fn task_weight(session: &Session, name: &str) -> u64 {
+    let samples = &session.samples;
+    (0..samples.len())
+        .filter(|&i| {
+            samples.task[i].is_some_and(|t| session.str(session.tasks.task(t).name) == name)
+        })
+        .map(|i| samples.weight[i])
+        .sum()
+}
+
+/// The columns of the report line ending in `name`.
+fn row<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().last() == Some(name))
+        .unwrap_or_else(|| panic!("no row {name} in\n{text}"));
+    line.split_whitespace().collect()
+}
+
+#[test]
+fn report_scopes_prints_exact_calls_and_durations_per_call() {
+    let (_dir, session, path) = saved("scopes-report");
+    let text = stdout(&["report", path.to_str().unwrap(), "--scopes"]);
+    let request = durations(&session, "request");
+    let parse = durations(&session, "parse");
+    let total: u64 = request.iter().sum();
+    let parse_total: u64 = parse.iter().sum();
+    // Nearest rank: the smallest duration with at least p% of the calls at or below it.
+    let rank = |d: &[u64], p: usize| d[(d.len() * p).div_ceil(100) - 1];
+    let calls = request.len() as u64;
+    assert_eq!(calls, 30);
+    let expected = [
+        calls.to_string(),
+        format_ms(total),
+        format_ms(total - parse_total),
+        format_ms((total - parse_total) / calls),
+        format_ms(total / calls),
+        format_ms(request[0]),
+        format_ms(request[request.len() - 1]),
+        format_ms(rank(&request, 50)),
+        format_ms(rank(&request, 99)),
+        "request".to_owned(),
+    ];
+    assert_eq!(row(&text, "request"), expected, "{text}");
+    let parse_row = row(&text, "parse");
+    assert_eq!(
+        parse_row[..3],
+        ["30", &format_ms(parse_total), &format_ms(parse_total)]
+    );
+    // The most total time first.
+    assert!(text.find("request").unwrap() < text.find("parse").unwrap());
+}
+
+#[test]
+fn report_group_by_task_shows_each_task_names_share_as_its_total() {
+    let (_dir, session, path) = saved("scopes-group");
+    let text = stdout(&[
+        "report",
+        path.to_str().unwrap(),
+        "--group-by",
+        "task",
+        "--sort",
+        "total",
+    ]);
+    let all = session.total_weight();
+    let unit = &session.meta.sample_type;
+    for name in ["fetch", "store"] {
+        let weight = task_weight(&session, name);
+        assert!(weight > 0);
+        let columns = row(&text, &format!("task:{name}"));
+        assert_eq!(
+            columns[..3],
+            [
+                format_weight(unit, weight).split(' ').collect::<Vec<_>>(),
+                vec![format_percent(weight, all).as_str()]
+            ]
+            .concat()[..],
+            "{text}"
+        );
+    }
+    let none = all - task_weight(&session, "fetch") - task_weight(&session, "store");
+    assert_eq!(
+        row(&text, "task:(none)")[2],
+        format_percent(none, all),
+        "{text}"
+    );
+}
+
+#[test]
+fn report_task_and_scope_filters_keep_their_samples() {
+    let (_dir, session, path) = saved("scopes-filter");
+    let unit = &session.meta.sample_type;
+    let header = |args: &[&str]| {
+        let text = stdout(&[&["report", path.to_str().unwrap()], args].concat());
+        text.lines().next().unwrap().to_owned()
+    };
+    let store = task_weight(&session, "store");
+    let line = header(&["--task", "store"]);
+    assert!(
+        line.contains(&format!("{} total", format_weight(unit, store))),
+        "{line}"
+    );
+    // Inside `parse`: the samples whose scope is a parse span.
+    let samples = &session.samples;
+    let parse: u64 = (0..samples.len())
+        .filter(|&i| {
+            samples.scope[i].is_some_and(|s| {
+                let site = session.scopes.span(s).site;
+                session.str(session.scopes.site(site).name) == "parse"
+            })
+        })
+        .map(|i| samples.weight[i])
+        .sum();
+    let line = header(&["--scope", "parse"]);
+    assert!(
+        line.contains(&format!("{} total", format_weight(unit, parse))),
+        "{line}"
+    );
+    let out = prof(&["report", path.to_str().unwrap(), "--scope", "nope"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no scope named \"nope\"") && err.contains("parse, request"),
+        "{err}"
+    );
+}
+
+fn go_pprof(args: &[&str]) -> String {
+    let out = Command::new("go")
+        .args(["tool", "pprof"])
+        .args(args)
+        .output()
+        .expect("go tool pprof runs (installed by .ci/run)");
+    assert!(
+        out.status.success(),
+        "go tool pprof {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn pprof_export_labels_samples_with_task_and_scope_for_go_tool_pprof() {
+    let (dir, session, path) = saved("scopes-pprof");
+    let ours = dir.join("scoped.pb.gz");
+    stdout(&[
+        "convert",
+        path.to_str().unwrap(),
+        "-o",
+        ours.to_str().unwrap(),
+    ]);
+    let tags = go_pprof(&["-tags", ours.to_str().unwrap()]);
+    for needle in ["task:", "fetch", "store", "scope:", "request", "parse"] {
+        assert!(tags.contains(needle), "{needle} not in\n{tags}");
+    }
+    // -tagfocus keeps the samples of one task: imported back, the same total as --task.
+    let focused = dir.join("store.pb.gz");
+    go_pprof(&[
+        "-proto",
+        "-tagfocus=task=store",
+        "-output",
+        focused.to_str().unwrap(),
+        ours.to_str().unwrap(),
+    ]);
+    let unit = &session.meta.sample_type;
+    let text = stdout(&["report", focused.to_str().unwrap()]);
+    let store = format_weight(unit, task_weight(&session, "store"));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains(&format!("{store} total")),
+        "{text}"
+    );
+}
+
+#[test]
+fn folded_export_groups_by_task() {
+    let (_dir, session, path) = saved("scopes-folded");
+    let text = stdout(&[
+        "convert",
+        path.to_str().unwrap(),
+        "--to",
+        "folded",
+        "--group-by",
+        "task",
+        "-o",
+        "-",
+    ]);
+    let sum = |root: &str| -> u64 {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{root};")))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("task:fetch"), task_weight(&session, "fetch"));
+    assert_eq!(sum("task:store"), task_weight(&session, "store"));
+    assert!(sum("task:(none)") > 0);
+    assert!(text.lines().all(|l| l.starts_with("task:")), "{text}");
+}

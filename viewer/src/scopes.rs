@@ -1,0 +1,302 @@
+//! The scopes and tasks the page shows (issue 22): the scope table, the spread of one scope's
+//! call durations, and the task table, over the threads and time range the view selects. The
+//! rows come from `prof`'s core (`scope_table`, `task_table`) with every number formatted there.
+
+use crate::profile::Profile;
+use prof::aggregate::{
+    format_ms, format_percent, format_time_at, longest_spans, scope_durations, scope_table,
+    task_table, thousands, Filter, ScopeRow,
+};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// One row of the scope table as the page shows it: raw numbers for sorting and drawing, texts
+/// for reading.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScopeEntry {
+    name: String,
+    calls: u64,
+    total_ns: u64,
+    self_ns: u64,
+    calls_text: String,
+    total_text: String,
+    self_text: String,
+    self_per_call_text: String,
+    total_per_call_text: String,
+    min_text: String,
+    max_text: String,
+    p50_text: String,
+    p90_text: String,
+    p99_text: String,
+}
+
+impl ScopeEntry {
+    fn of(row: &ScopeRow) -> Self {
+        ScopeEntry {
+            name: row.name.clone(),
+            calls: row.calls,
+            total_ns: row.total_ns,
+            self_ns: row.self_ns,
+            calls_text: thousands(row.calls),
+            total_text: format_ms(row.total_ns),
+            self_text: format_ms(row.self_ns),
+            self_per_call_text: format_ms(row.self_per_call_ns()),
+            total_per_call_text: format_ms(row.total_per_call_ns()),
+            min_text: format_ms(row.min_ns),
+            max_text: format_ms(row.max_ns),
+            p50_text: format_ms(row.p50_ns),
+            p90_text: format_ms(row.p90_ns),
+            p99_text: format_ms(row.p99_ns),
+        }
+    }
+}
+
+/// One bar of a duration distribution: the calls whose duration lies in `[from, to)`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Bucket {
+    calls: u64,
+    /// The bar's height relative to the tallest bar (0 to 1).
+    height: f64,
+    text: String,
+}
+
+/// One call of a scope: its time, to select, and what the page says of it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Call {
+    from: u64,
+    to: u64,
+    /// `4.000 ms at 12.5 ms on tokio-worker-0 (id=7)`.
+    text: String,
+}
+
+/// One row of the task table as the page shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskEntry {
+    name: String,
+    weight: u64,
+    weight_text: String,
+    share_text: String,
+    tasks_text: String,
+    polls_text: String,
+    poll_text: String,
+}
+
+/// The columns the scope table sorts by.
+fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
+    rows.sort_by(|a, b| {
+        let order = match column {
+            "name" => a.name.cmp(&b.name),
+            "calls" => a.calls.cmp(&b.calls),
+            "self" => a.self_ns.cmp(&b.self_ns),
+            "selfPerCall" => a.self_per_call_ns().cmp(&b.self_per_call_ns()),
+            "totalPerCall" => a.total_per_call_ns().cmp(&b.total_per_call_ns()),
+            "max" => a.max_ns.cmp(&b.max_ns),
+            "p99" => a.p99_ns.cmp(&b.p99_ns),
+            _ => a.total_ns.cmp(&b.total_ns),
+        };
+        let order = if descending { order.reverse() } else { order };
+        order.then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// `buckets` bars over `sorted` durations (shortest first), from the shortest to the longest.
+fn distribution(sorted: &[u64], buckets: usize) -> Vec<Bucket> {
+    let (Some(&low), Some(&high)) = (sorted.first(), sorted.last()) else {
+        return Vec::new();
+    };
+    let buckets = buckets.clamp(1, 200);
+    let width = ((high - low) / buckets as u64).max(1);
+    let mut calls = vec![0u64; buckets];
+    for &d in sorted {
+        let b = (((d - low) / width) as usize).min(buckets - 1);
+        calls[b] += 1;
+    }
+    let tallest = calls.iter().copied().max().unwrap_or(1).max(1);
+    calls
+        .iter()
+        .enumerate()
+        .map(|(b, &n)| {
+            let from = low + b as u64 * width;
+            let to = if b + 1 == buckets { high } else { from + width };
+            Bucket {
+                calls: n,
+                height: n as f64 / tallest as f64,
+                text: format!(
+                    "{} calls from {} to {} ms",
+                    thousands(n),
+                    format_ms(from),
+                    format_ms(to)
+                ),
+            }
+        })
+        .collect()
+}
+
+impl Profile {
+    /// The view's threads and time range (the scope and task tables take no scope or task
+    /// filter: they list them).
+    fn span_filter(&self) -> Filter {
+        let mut filter = Filter::all();
+        if let Some(threads) = &self.view.threads {
+            filter = filter.threads(threads.iter().map(|&t| prof::session::ThreadIdx(t)));
+        }
+        if let Some((from, to)) = self.view.range {
+            filter = filter.time_range(from, to);
+        }
+        filter
+    }
+}
+
+#[wasm_bindgen]
+impl Profile {
+    /// Whether the session has scopes or tasks, so the page offers their views: `{scopes,
+    /// tasks}` as JSON.
+    #[wasm_bindgen(js_name = contextsJson)]
+    pub fn contexts_json(&self) -> String {
+        serde_json::json!({
+            "scopes": !self.session.scopes.spans.is_empty(),
+            "tasks": !self.session.tasks.tasks.is_empty(),
+        })
+        .to_string()
+    }
+
+    /// The scope table over the view's threads and time range (spans starting in it), sorted
+    /// by `column` (`name`, `calls`, `total`, `self`, `selfPerCall`, `totalPerCall`, `max`,
+    /// `p99`), as JSON `{rows, summary}`.
+    #[wasm_bindgen(js_name = scopesJson)]
+    pub fn scopes_json(&self, column: &str, descending: bool) -> String {
+        let mut rows = scope_table(&self.session, &self.span_filter());
+        sort_rows(&mut rows, column, descending);
+        let calls: u64 = rows.iter().map(|r| r.calls).sum();
+        let dropped = self.session.scopes.dropped_events;
+        let mut summary = format!(
+            "{} scopes, {} calls",
+            thousands(rows.len() as u64),
+            thousands(calls)
+        );
+        if dropped > 0 {
+            summary += &format!(
+                " ({} events dropped: counts are lower bounds)",
+                thousands(dropped)
+            );
+        }
+        serde_json::json!({
+            "rows": rows.iter().map(ScopeEntry::of).collect::<Vec<_>>(),
+            "summary": summary,
+        })
+        .to_string()
+    }
+
+    /// The spread of the call durations of scope `name` in `buckets` bars, as JSON.
+    #[wasm_bindgen(js_name = scopeDistributionJson)]
+    pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
+        let durations = scope_durations(&self.session, &self.span_filter(), name);
+        serde_json::to_string(&distribution(&durations, buckets as usize)).unwrap_or_default()
+    }
+
+    /// The `n` longest calls of scope `name` over the view's threads and range, longest first,
+    /// as JSON `[{from, to, text}]`: the page selects a call's time with them.
+    #[wasm_bindgen(js_name = scopeCallsJson)]
+    pub fn scope_calls_json(&self, name: &str, n: u32) -> String {
+        let session = &self.session;
+        let calls: Vec<Call> = longest_spans(session, &self.span_filter(), name, n as usize)
+            .into_iter()
+            .map(|s| {
+                let span = session.scopes.span(s);
+                let thread = &session.threads[span.thread.index()];
+                let fields: Vec<String> = span
+                    .fields
+                    .iter()
+                    .map(|f| format!("{}={}", session.str(f.key), session.str(f.value)))
+                    .collect();
+                let mut text = format!(
+                    "{} ms at {} on {}",
+                    format_ms(span.duration_ns()),
+                    format_time_at(span.start_ns, 1_000),
+                    session.str(thread.name)
+                );
+                if !fields.is_empty() {
+                    text += &format!(" ({})", fields.join(", "));
+                }
+                Call {
+                    from: span.start_ns,
+                    // A range is [from, to): one past the end keeps a sample taken at the end.
+                    to: span.end_ns.max(span.start_ns) + 1,
+                    text,
+                }
+            })
+            .collect();
+        serde_json::to_string(&calls).unwrap_or_default()
+    }
+
+    /// The task table over the view's threads and time range, the heaviest first, as JSON.
+    #[wasm_bindgen(js_name = tasksJson)]
+    pub fn tasks_json(&self) -> String {
+        let filter = self.span_filter();
+        let rows = task_table(&self.session, &filter);
+        let total = prof::aggregate::StackWeights::compute(&self.session, &filter).total();
+        let unit = &self.session.meta.sample_type;
+        let entries: Vec<TaskEntry> = rows
+            .iter()
+            .map(|r| TaskEntry {
+                name: r.name.clone(),
+                weight: r.weight,
+                weight_text: prof::aggregate::format_weight(unit, r.weight),
+                share_text: format_percent(r.weight, total),
+                tasks_text: thousands(r.tasks),
+                polls_text: thousands(r.polls),
+                poll_text: format_ms(r.poll_ns),
+            })
+            .collect();
+        serde_json::to_string(&entries).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distribution_bars_cover_every_call_shortest_to_longest() {
+        let durations: Vec<u64> = vec![1_000, 1_000, 2_000, 5_000, 9_000];
+        let bars = distribution(&durations, 4);
+        assert_eq!(bars.len(), 4);
+        assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 5);
+        assert_eq!(bars[0].calls, 3);
+        assert_eq!(bars[3].calls, 1);
+        assert_eq!(bars[0].height, 1.0);
+        assert_eq!(bars[0].text, "3 calls from 0.001 to 0.003 ms");
+        assert!(distribution(&[], 4).is_empty());
+        assert_eq!(distribution(&[7, 7], 10)[0].calls, 2);
+    }
+
+    #[test]
+    fn scope_rows_sort_by_any_column_then_by_name() {
+        let row = |name: &str, calls, total_ns| ScopeRow {
+            name: name.into(),
+            calls,
+            total_ns,
+            ..ScopeRow::default()
+        };
+        let mut rows = vec![row("b", 1, 50), row("a", 3, 50), row("c", 2, 10)];
+        sort_rows(&mut rows, "calls", true);
+        assert_eq!(
+            rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["a", "c", "b"]
+        );
+        sort_rows(&mut rows, "total", true);
+        assert_eq!(
+            rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        sort_rows(&mut rows, "name", false);
+        assert_eq!(
+            rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+    }
+}
