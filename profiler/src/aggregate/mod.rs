@@ -19,6 +19,7 @@ mod format;
 mod inverted;
 mod lines;
 mod listing;
+pub mod order;
 mod sandwich;
 mod search;
 mod shape;

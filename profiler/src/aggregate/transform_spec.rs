@@ -134,7 +134,7 @@ fn function_id(session: &Session, name: &str) -> Result<StrId, String> {
 /// The id of the module named `name`, in full or by its file name.
 fn module_id(session: &Session, name: &str) -> Result<StrId, String> {
     let mut modules: Vec<StrId> = session.frames.iter().filter_map(|f| f.module).collect();
-    modules.sort_unstable();
+    super::order::sort_by(&mut modules, |a, b| a.cmp(b));
     modules.dedup();
     if let Some(&id) = modules.iter().find(|&&id| session.str(id) == name) {
         return Ok(id);
