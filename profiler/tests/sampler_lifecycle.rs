@@ -331,3 +331,30 @@ fn a_profiler_can_be_stopped_from_another_thread() {
         .unwrap();
     assert!(report.total_samples() > 0);
 }
+
+/// Issue 24: a session read every loaded object's unwind tables from its file at start (11 ms
+/// the first time, 2-3 ms each later start); the sessions of a process now share them as they
+/// share the symbol cache, so a later session reads none for objects still loaded.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[test]
+fn r24_a_later_session_reads_no_unwind_tables_again() {
+    use prof::diagnostics::unwind_modules_read;
+    let _serial = serial();
+    let before = unwind_modules_read();
+    prof::Profiler::start(prof::Options::default())
+        .unwrap()
+        .stop()
+        .unwrap();
+    let after_first = unwind_modules_read();
+    for _ in 0..3 {
+        let p = prof::Profiler::start(prof::Options::default()).unwrap();
+        spin(Duration::from_millis(20));
+        p.stop().unwrap();
+    }
+    assert_eq!(
+        unwind_modules_read(),
+        after_first,
+        "later sessions read unwind tables again (the first read {})",
+        after_first - before
+    );
+}

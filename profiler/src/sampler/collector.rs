@@ -110,7 +110,7 @@ pub struct Collector {
     out: RawProfile,
     scratch: Vec<u64>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: super::dwarf::Modules,
+    modules: super::dwarf::KeptModules,
     loader_counters: (u64, u64),
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
@@ -177,7 +177,7 @@ impl Collector {
             out: RawProfile::default(),
             scratch: Vec::new(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: super::dwarf::Modules::default(),
+            modules: super::dwarf::Modules::kept(),
             loader_counters: (u64::MAX, u64::MAX),
             wall: None,
             max_depth: usize::MAX,
