@@ -18,6 +18,9 @@ use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
 /// Its sections' bytes are shared (`Arc`) with the kept [`Modules`], so a refresh copies none.
 pub type Dwarf = UnwinderFor<Arc<[u8]>, framehop::MustNotAllocateDuringUnwind>;
 
+/// One object's unwind module, its sections' bytes shared with the unwinders made from it.
+type SharedModule = Module<Arc<[u8]>>;
+
 /// An unwinder with its generation: each refresh of the modules makes a new one, and stacks
 /// kept from one (see `frame_reuse.rs`) are not reused with another.
 pub struct DwarfSet {
@@ -96,9 +99,12 @@ pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch
 /// [`Modules::kept`]): a later session's start reads no file for the objects still loaded.
 #[derive(Default)]
 pub struct Modules {
-    loaded: HashMap<(String, u64), Option<Module<Arc<[u8]>>>>,
+    loaded: HashMap<(String, u64), Option<SharedModule>>,
     generation: u64,
 }
+
+/// The last generation of an unwinder made in this process.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The modules of the last session that ended, for the next one.
 static KEPT: Mutex<Option<Modules>> = Mutex::new(None);
@@ -159,7 +165,9 @@ impl Modules {
                 unwinder.add_module(module.clone());
             }
         }
-        self.generation += 1;
+        // Counted for the process, not the set: a set made after `clear_kept` never repeats a
+        // generation that unwind states kept from an earlier session may hold.
+        self.generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let mut code: Vec<(u64, u64)> = objects
             .iter()
             .flat_map(|o| o.exec.iter().map(|r| (r.start, r.end)))
@@ -214,7 +222,7 @@ pub fn function_entries(object: &LoadedObject) -> Vec<u64> {
 
 /// Reads the unwind sections of one loaded object. `None` for objects without a file (the vDSO)
 /// or without executable segments.
-fn read_module(object: &LoadedObject) -> Option<Module<Arc<[u8]>>> {
+fn read_module(object: &LoadedObject) -> Option<SharedModule> {
     let start = object.exec.iter().map(|r| r.start).min()?;
     let end = object.exec.iter().map(|r| r.end).max()?;
     super::diagnostics::MODULES_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
