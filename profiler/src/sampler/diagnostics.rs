@@ -65,6 +65,15 @@ pub fn unwind_modules_read() -> u64 {
     MODULES_READ.load(Ordering::Relaxed)
 }
 
+/// Times the collector threads of this process woke (went round their loop) so far.
+pub fn collector_wakeups() -> u64 {
+    COLLECTOR_WAKEUPS.load(Ordering::Relaxed)
+}
+
+/// Counts what [`collector_wakeups`] returns.
+pub(super) static COLLECTOR_WAKEUPS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
 /// Counts what [`unwind_modules_read`] returns.
 pub(super) static MODULES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
