@@ -14,8 +14,9 @@ use std::fmt;
 /// `{"kind": "focus-function", "function": "parse"}`, `{"kind": "collapse-recursion"}`,
 /// `{"kind": "hide", "pattern": "^std::"}`.
 ///
-/// It is read through [`SpecFields`] rather than serde's internally tagged enums, which buffer
-/// the object in serde's `Content` first: 29 kB of the wasm viewer for this one type.
+/// It is read through a struct of optional fields rather than serde's internally tagged
+/// enums, which buffer the object in serde's `Content` first: 29 kB of the wasm viewer for this
+/// one type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", try_from = "SpecFields")]
 pub enum TransformSpec {
