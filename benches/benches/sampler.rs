@@ -23,7 +23,8 @@
 //! Run: `cargo bench -p prof-benches --bench sampler` (release, no forced frame pointers);
 //! `cargo bench -p prof-benches --bench sampler -- --memory 60` runs only the memory run, with
 //! 60 s of CPU per thread (480,000 samples; the full run uses 5 s); `-- --many 5` only the
-//! many-addresses runs (prof and pprof-rs alternately, five rounds).
+//! many-addresses runs (prof and pprof-rs alternately, five rounds); `-- --start 5` only the
+//! start runs (`Profiler::start` of the first session and of later ones, five processes).
 
 use prof_benches::{child_numbers, descend, print_clock_read_cost};
 use std::time::{Duration, Instant};
@@ -185,6 +186,69 @@ fn many_addresses(rounds: usize) {
     println!(
         "load average after the many-addresses runs: {}",
         load.trim()
+    );
+}
+
+/// Sessions a `--child-start` child starts one after another: the first, then pairs.
+const START_SESSIONS: usize = 9;
+
+/// `Profiler::start` at 1 kHz in a fresh process, each session stopped after 20 ms of CPU at
+/// depth 40 with its report built. After the first, sessions alternate: one whose start finds
+/// what the previous session kept (the unwind tables), one after `symbolize::clear_cache`
+/// (which drops them: that start reads every object's tables again, as every start did before
+/// issue 24). Prints the microseconds of each start.
+fn child_start() {
+    let mut times = Vec::new();
+    for i in 0..START_SESSIONS {
+        if i > 0 && i % 2 == 0 {
+            prof::symbolize::clear_cache();
+        }
+        let options = prof::Options::default().interval(Duration::from_millis(1));
+        let t = Instant::now();
+        let p = prof::Profiler::start(options).unwrap();
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        let begin = prof::sampler::thread_cpu_time();
+        while prof::sampler::thread_cpu_time() - begin < Duration::from_millis(20) {
+            std::hint::black_box(descend(40, 10_000));
+        }
+        drop(std::hint::black_box(p.stop().unwrap()));
+    }
+    let line: Vec<String> = times.iter().map(|t| format!("{t:.1}")).collect();
+    println!("{}", line.join(" "));
+}
+
+/// `rounds` children of [`child_start`]: the median start of the first sessions, of the later
+/// ones with the kept tables and of the later ones without, in ms.
+fn start_times(rounds: usize) {
+    let (mut first, mut kept, mut cleared) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let v = child_numbers(&["--child-start"], START_SESSIONS);
+        first.push(v[0]);
+        for (i, t) in v.iter().enumerate().skip(1) {
+            if i % 2 == 0 {
+                cleared.push(*t)
+            } else {
+                kept.push(*t)
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] / 1e3
+    };
+    println!(
+        "Profiler::start at 1 kHz, medians over {rounds} processes: first session {:.2} ms; \
+         later sessions {:.2} ms with the kept unwind tables ({} starts, largest {:.2} ms), \
+         {:.2} ms without them ({} starts, alternating); load average {}",
+        median(&mut first),
+        median(&mut kept),
+        kept.len(),
+        kept.last().copied().unwrap_or(0.0) / 1e3,
+        median(&mut cleared),
+        cleared.len(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
 }
 
@@ -549,6 +613,15 @@ fn main() {
     }
     if let Some(i) = args.iter().position(|a| a == "--child-many") {
         child_many_addresses(args.get(i + 1).map_or("prof", String::as_str));
+        return;
+    }
+    if args.iter().any(|a| a == "--child-start") {
+        child_start();
+        return;
+    }
+    // `--start N`: only the start runs, N child processes.
+    if let Some(i) = args.iter().position(|a| a == "--start") {
+        start_times(args.get(i + 1).map_or(Ok(ROUNDS), |s| s.parse()).unwrap());
         return;
     }
     // `--many N`: only the many-addresses runs, N rounds.

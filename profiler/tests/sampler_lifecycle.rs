@@ -331,3 +331,57 @@ fn a_profiler_can_be_stopped_from_another_thread() {
         .unwrap();
     assert!(report.total_samples() > 0);
 }
+
+/// Issue 24: a session read every loaded object's unwind tables from its file at start (11 ms
+/// the first time, 2-3 ms each later start); the sessions of a process now share them as they
+/// share the symbol cache, so a later session reads none for objects still loaded.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[test]
+fn r24_a_later_session_reads_no_unwind_tables_again() {
+    use prof::diagnostics::unwind_modules_read;
+    let _serial = serial();
+    let before = unwind_modules_read();
+    prof::Profiler::start(prof::Options::default())
+        .unwrap()
+        .stop()
+        .unwrap();
+    let after_first = unwind_modules_read();
+    for _ in 0..3 {
+        let p = prof::Profiler::start(prof::Options::default()).unwrap();
+        spin(Duration::from_millis(20));
+        p.stop().unwrap();
+    }
+    assert_eq!(
+        unwind_modules_read(),
+        after_first,
+        "later sessions read unwind tables again (the first read {})",
+        after_first - before
+    );
+}
+
+/// Issue 24: the collector woke every 20 ms (50 times a second) whatever the ring held, also
+/// while no thread ran. With inherited perf events (new threads need no sweep to be armed) it
+/// now sleeps as long as the ring allows, at most 50 ms: about 20 wake-ups in a second of a
+/// session in which no thread runs. A loaded machine only makes the collector wake less often.
+#[test]
+fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
+    use prof::diagnostics::collector_wakeups;
+    let _serial = serial();
+    let options = prof::Options::default()
+        .timer(prof::Timer::PerfEventSigtrap)
+        .interval(Duration::from_millis(1));
+    let p = prof::Profiler::start(options).unwrap();
+    // The first wake-ups after start (the collector's first drain and sweep) are not counted.
+    std::thread::sleep(Duration::from_millis(100));
+    let before = collector_wakeups();
+    let t = std::time::Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    let woke = collector_wakeups() - before;
+    let elapsed = t.elapsed();
+    p.stop().unwrap();
+    // 1 s at one wake-up per 50 ms, plus those a late wake-up (a busy machine) can add.
+    assert!(
+        woke <= 25,
+        "the collector woke {woke} times in {elapsed:?} of an idle session"
+    );
+}

@@ -148,7 +148,9 @@ impl TimelineData {
                 *slot = k;
             }
         }
-        tracks.sort_by_key(|t| rank.get(t.thread.index()).copied().unwrap_or(usize::MAX));
+        prof::aggregate::order::sort_by_key(&mut tracks, |t| {
+            rank.get(t.thread.index()).copied().unwrap_or(usize::MAX)
+        });
         // Each process's tracks together, in the order of its first (busiest) one.
         let sorted: Vec<ThreadIdx> = tracks.iter().map(|t| t.thread).collect();
         let groups = crate::view::process_groups(session, &sorted);
@@ -158,7 +160,9 @@ impl TimelineData {
                 group_rank[t as usize] = g;
             }
         }
-        tracks.sort_by_key(|t| group_rank.get(t.thread.index()).copied().unwrap_or(0));
+        prof::aggregate::order::sort_by_key(&mut tracks, |t| {
+            group_rank.get(t.thread.index()).copied().unwrap_or(0)
+        });
         let heaviest = tracks
             .iter()
             .flat_map(|t| t.weight.iter().copied())
@@ -332,7 +336,7 @@ impl StackChartLayout {
         let shown: Vec<ThreadIdx> = match &filter.threads {
             Some(t) => {
                 let mut t = t.clone();
-                t.sort();
+                prof::aggregate::order::sort_by(&mut t, |a, b| a.cmp(b));
                 t.dedup();
                 t
             }

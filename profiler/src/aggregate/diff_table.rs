@@ -232,7 +232,7 @@ impl<'a> DiffTable<'a> {
                 DiffColumn::Name => 0,
             }
         };
-        self.rows.sort_by(|a, b| {
+        super::order::sort_by(&mut self.rows, |a, b| {
             let primary = match column {
                 DiffColumn::Name => a.name.cmp(&b.name),
                 _ => key(a).cmp(&key(b)),

@@ -91,7 +91,9 @@ impl CallTree {
             ordered.extend_from_slice(self.children(node));
             if options.order == FlameOrder::HeaviestFirst {
                 // Children are in name order already: a stable sort keeps it among equals.
-                ordered.sort_by_key(|&c| std::cmp::Reverse(self.total_weight(c)));
+                super::order::sort_by_key(&mut ordered, |&c| {
+                    std::cmp::Reverse(self.total_weight(c))
+                });
             }
             for &child in &ordered {
                 let width = self.total_weight(child);
@@ -144,7 +146,7 @@ impl CallTree {
             .copied()
             .filter(|&c| (1..min_width).contains(&self.total_weight(c)))
             .collect();
-        nodes.sort_by_key(|&n| std::cmp::Reverse(self.total_weight(n)));
+        super::order::sort_by_key(&mut nodes, |&n| std::cmp::Reverse(self.total_weight(n)));
         nodes
     }
 

@@ -68,7 +68,9 @@ impl Lines {
     /// The files, heaviest first (then by name).
     fn finish(self) -> Vec<FileWeights> {
         let mut files: Vec<FileWeights> = self.files.into_values().collect();
-        files.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.file.cmp(&b.file)));
+        super::order::sort_by(&mut files, |a, b| {
+            b.total.cmp(&a.total).then_with(|| a.file.cmp(&b.file))
+        });
         files
     }
 }

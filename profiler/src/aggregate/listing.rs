@@ -50,7 +50,7 @@ impl CallTree {
             .copied()
             .filter(|&c| self.total_weight(c) > 0 || self.total_count(c) > 0)
             .collect();
-        children.sort_by(|&a, &b| {
+        super::order::sort_by(&mut children, |&a, &b| {
             (self.total_weight(b), self.self_weight(b))
                 .cmp(&(self.total_weight(a), self.self_weight(a)))
                 .then_with(|| self.name(session, a).cmp(self.name(session, b)))
@@ -99,7 +99,7 @@ impl CallTree {
                     .then_with(|| a.name.cmp(&b.name)),
             }
         };
-        rows.sort_by(compare);
+        super::order::sort_by(&mut rows, compare);
         rows
     }
 }

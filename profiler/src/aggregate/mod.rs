@@ -48,6 +48,7 @@ mod format;
 mod inverted;
 mod lines;
 mod listing;
+pub mod order;
 mod sandwich;
 mod scope_table;
 mod scopes;

@@ -185,7 +185,7 @@ pub fn stack_chart(
     for (thread, indices) in by_thread.iter_mut().enumerate() {
         // Recorded sessions are in time order per thread already: sort only when not.
         if !indices.is_sorted_by_key(|&i| samples.time_ns[i as usize]) {
-            indices.sort_by_key(|&i| samples.time_ns[i as usize]);
+            super::order::sort_by_key(indices, |&i| samples.time_ns[i as usize]);
         }
         let thread = ThreadIdx(thread as u32);
         // Closes the runs deeper than `keep`. A wide run is drawn with its narrow children; a

@@ -41,7 +41,7 @@ pub fn thread_totals(session: &Session) -> Vec<ThreadTotal> {
 /// first.
 pub fn busiest_first(totals: &[ThreadTotal]) -> Vec<ThreadIdx> {
     let mut order: Vec<&ThreadTotal> = totals.iter().collect();
-    order.sort_by_key(|t| std::cmp::Reverse(t.weight));
+    super::order::sort_by_key(&mut order, |t| std::cmp::Reverse(t.weight));
     order.into_iter().map(|t| t.thread).collect()
 }
 

@@ -13,8 +13,12 @@ use std::fmt;
 /// One transform as text: what the command line's options and the page's state hold. JSON form:
 /// `{"kind": "focus-function", "function": "parse"}`, `{"kind": "collapse-recursion"}`,
 /// `{"kind": "hide", "pattern": "^std::"}`.
+///
+/// It is read through a struct of optional fields rather than serde's internally tagged
+/// enums, which buffer the object in serde's `Content` first: 29 kB of the wasm viewer for this
+/// one type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", try_from = "SpecFields")]
 pub enum TransformSpec {
     /// [`Transform::FocusFunction`] on the function with this name.
     FocusFunction {
@@ -59,6 +63,59 @@ pub enum TransformSpec {
         /// The regular expression.
         pattern: String,
     },
+}
+
+/// The JSON form's fields, every one optional: what [`TransformSpec`] is read through. Fields
+/// a kind does not use are ignored, as serde's tagged enums ignore them.
+#[derive(Deserialize)]
+struct SpecFields {
+    kind: String,
+    function: Option<String>,
+    path: Option<Vec<String>>,
+    module: Option<String>,
+    pattern: Option<String>,
+}
+
+impl TryFrom<SpecFields> for TransformSpec {
+    type Error = String;
+
+    fn try_from(f: SpecFields) -> Result<TransformSpec, String> {
+        fn needs<T>(field: Option<T>, name: &str) -> Result<T, String> {
+            field.ok_or_else(|| format!("missing field `{name}`"))
+        }
+        Ok(match f.kind.as_str() {
+            "focus-function" => TransformSpec::FocusFunction {
+                function: needs(f.function, "function")?,
+            },
+            "focus-subtree" => TransformSpec::FocusSubtree {
+                path: needs(f.path, "path")?,
+            },
+            "merge" => TransformSpec::Merge {
+                function: needs(f.function, "function")?,
+            },
+            "drop" => TransformSpec::Drop {
+                function: needs(f.function, "function")?,
+            },
+            "collapse-recursion" => TransformSpec::CollapseRecursion,
+            "collapse-module" => TransformSpec::CollapseModule {
+                module: needs(f.module, "module")?,
+            },
+            "focus" => TransformSpec::Focus {
+                pattern: needs(f.pattern, "pattern")?,
+            },
+            "ignore" => TransformSpec::Ignore {
+                pattern: needs(f.pattern, "pattern")?,
+            },
+            "hide" => TransformSpec::Hide {
+                pattern: needs(f.pattern, "pattern")?,
+            },
+            other => {
+                return Err(format!(
+                    "unknown variant `{other}`, expected one of `focus-function`, `focus-subtree`, `merge`, `drop`, `collapse-recursion`, `collapse-module`, `focus`, `ignore`, `hide`"
+                ))
+            }
+        })
+    }
 }
 
 impl TransformSpec {
@@ -134,7 +191,7 @@ fn function_id(session: &Session, name: &str) -> Result<StrId, String> {
 /// The id of the module named `name`, in full or by its file name.
 fn module_id(session: &Session, name: &str) -> Result<StrId, String> {
     let mut modules: Vec<StrId> = session.frames.iter().filter_map(|f| f.module).collect();
-    modules.sort_unstable();
+    super::order::sort_by(&mut modules, |a, b| a.cmp(b));
     modules.dedup();
     if let Some(&id) = modules.iter().find(|&&id| session.str(id) == name) {
         return Ok(id);

@@ -288,3 +288,59 @@ proptest! {
 fn session_total(s: &Session) -> u64 {
     s.samples.weight.iter().sum()
 }
+
+/// Issue 24: `TransformSpec` is read through a struct of optional fields instead of serde's
+/// internally tagged enum (29 kB of the wasm viewer); its JSON form reads as it did.
+#[test]
+fn r24_transform_specs_read_their_json_form_as_before() {
+    let specs = vec![
+        TransformSpec::FocusFunction {
+            function: "parse".into(),
+        },
+        TransformSpec::FocusSubtree {
+            path: vec!["main".into(), "run".into()],
+        },
+        TransformSpec::Merge {
+            function: "lex".into(),
+        },
+        TransformSpec::Drop {
+            function: "gc".into(),
+        },
+        TransformSpec::CollapseRecursion,
+        TransformSpec::CollapseModule {
+            module: "libc.so.6".into(),
+        },
+        TransformSpec::Focus {
+            pattern: "^a".into(),
+        },
+        TransformSpec::Ignore {
+            pattern: "b$".into(),
+        },
+        TransformSpec::Hide {
+            pattern: "^std::".into(),
+        },
+    ];
+    let json = serde_json::to_string(&specs).unwrap();
+    let back: Vec<TransformSpec> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, specs, "{json}");
+    // The tag anywhere, fields a kind does not use ignored.
+    let spec: TransformSpec =
+        serde_json::from_str(r#"{"function":"parse","pattern":"x","kind":"merge"}"#).unwrap();
+    assert_eq!(
+        spec,
+        TransformSpec::Merge {
+            function: "parse".into()
+        }
+    );
+    let missing = serde_json::from_str::<TransformSpec>(r#"{"kind":"hide"}"#).unwrap_err();
+    assert!(
+        missing.to_string().contains("missing field `pattern`"),
+        "{missing}"
+    );
+    let unknown = serde_json::from_str::<TransformSpec>(r#"{"kind":"fold"}"#).unwrap_err();
+    assert!(
+        unknown.to_string().contains("unknown variant `fold`"),
+        "{unknown}"
+    );
+    assert!(serde_json::from_str::<TransformSpec>(r#"{"function":"f"}"#).is_err());
+}

@@ -169,7 +169,7 @@ impl CallTree {
         }
         for p in 0..n {
             let range = child_start[p] as usize..child_start[p + 1] as usize;
-            children[range].sort_by(|a, b| {
+            super::order::sort_by(&mut children[range], |a, b| {
                 session
                     .str(shape.func[a.index()])
                     .cmp(session.str(shape.func[b.index()]))

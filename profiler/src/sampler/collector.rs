@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 
 /// How often new threads are looked for (and the longest the collector sleeps).
 const SWEEP_EVERY: Duration = Duration::from_millis(20);
+/// The longest sleep when no sweep is needed to arm new threads (their perf events are
+/// inherited, or the timer is the process's): 20 wake-ups a second while no thread runs,
+/// against 50 at [`SWEEP_EVERY`]. The ring holds at least 0.1 s of samples of every CPU at the
+/// session's rate, 60 frames each (`ring::words_for_rate`), so a burst that starts just after
+/// the collector went to sleep still finds room, with a margin of two.
+const LONGEST_SLEEP: Duration = Duration::from_millis(50);
 /// The shortest sleep, when samples arrive fast enough to fill the ring sooner.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
 /// How often the mappings are re-read without a reason. New threads trigger a re-read at once;
@@ -53,10 +59,11 @@ fn wait_for_signals_in_flight(signal: i32) {
 /// How long to sleep before the next drain: long enough that the collector's wake-ups cost
 /// little (each costs the process CPU), short enough that at the rate samples just arrived the
 /// ring is at most a quarter full by then (`drained` and `capacity` in the ring's words).
-fn next_sleep(drained: usize, over: Duration, capacity: usize) -> Duration {
+/// At most `longest`.
+fn next_sleep(drained: usize, over: Duration, capacity: usize, longest: Duration) -> Duration {
     let per_second = drained as f64 / over.as_secs_f64().max(1e-3);
     let until_quarter = (capacity / 4) as f64 / per_second.max(1.0);
-    Duration::from_secs_f64(until_quarter).clamp(MIN_SLEEP, SWEEP_EVERY)
+    Duration::from_secs_f64(until_quarter).clamp(MIN_SLEEP, longest)
 }
 
 /// One stored sample: an index into [`RawProfile::stacks`] and the rest of the raw sample.
@@ -110,7 +117,7 @@ pub struct Collector {
     out: RawProfile,
     scratch: Vec<u64>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: super::dwarf::Modules,
+    modules: super::dwarf::KeptModules,
     loader_counters: (u64, u64),
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
@@ -177,7 +184,7 @@ impl Collector {
             out: RawProfile::default(),
             scratch: Vec::new(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: super::dwarf::Modules::default(),
+            modules: super::dwarf::Modules::kept(),
             loader_counters: (u64::MAX, u64::MAX),
             wall: None,
             max_depth: usize::MAX,
@@ -552,7 +559,16 @@ impl Collector {
         let mut sweeps = 0u64;
         let interval = Duration::from_nanos(self.interval_ns);
         let mut next_tick = Instant::now();
+        // Per-thread timers that the kernel does not copy into new threads need a sweep to
+        // arm each new thread, so the collector wakes at every sweep; the others only as the
+        // ring needs.
+        let longest = if self.mechanism.per_thread() && !self.shared.inherit {
+            SWEEP_EVERY
+        } else {
+            LONGEST_SLEEP
+        };
         while !stop.load(Ordering::Acquire) {
+            super::diagnostics::COLLECTOR_WAKEUPS.fetch_add(1, Ordering::Relaxed);
             if self.wall.is_some()
                 && self.mechanism == Mechanism::WallTicker
                 && Instant::now() >= next_tick
@@ -584,7 +600,7 @@ impl Collector {
                 self.refresh_maps();
             }
             // Parked rather than asleep, so that stop can wake it at once.
-            let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity());
+            let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity(), longest);
             if let Some(ring_sleep) = self.ring_sleep(drained) {
                 if !ring_sleep.is_zero() {
                     std::thread::park_timeout(ring_sleep.min(sleep));

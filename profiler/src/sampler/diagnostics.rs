@@ -58,6 +58,25 @@ pub fn clock_reads() -> u64 {
     handler::CLOCK_READS.load(Ordering::Relaxed)
 }
 
+/// Objects whose unwind sections were read from their files so far in this process (the
+/// sessions of a process share what they read: a later one reads only objects loaded since).
+/// (Always 0 where this build has no DWARF unwinder.)
+pub fn unwind_modules_read() -> u64 {
+    MODULES_READ.load(Ordering::Relaxed)
+}
+
+/// Times the collector threads of this process woke (went round their loop) so far.
+pub fn collector_wakeups() -> u64 {
+    COLLECTOR_WAKEUPS.load(Ordering::Relaxed)
+}
+
+/// Counts what [`collector_wakeups`] returns.
+pub(super) static COLLECTOR_WAKEUPS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
+/// Counts what [`unwind_modules_read`] returns.
+pub(super) static MODULES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Samples so far in this process whose outer frames were copied from their thread's previous
 /// stack, and (with `Settings::verify_reuse` at start, which unwinds those stacks again in
 /// full) how many of them differed from the full unwind.

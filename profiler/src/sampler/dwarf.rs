@@ -7,6 +7,7 @@ use crate::symbolize::LoadedObject;
 use framehop::{ExplicitModuleSectionInfo, Module};
 use object::{Object, ObjectSection};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 #[cfg(target_arch = "aarch64")]
 use framehop::aarch64::{CacheAarch64 as CacheFor, UnwinderAarch64 as UnwinderFor};
@@ -14,7 +15,11 @@ use framehop::aarch64::{CacheAarch64 as CacheFor, UnwinderAarch64 as UnwinderFor
 use framehop::x86_64::{CacheX86_64 as CacheFor, UnwinderX86_64 as UnwinderFor};
 
 /// The unwinder the handler uses.
-pub type Dwarf = UnwinderFor<Vec<u8>, framehop::MustNotAllocateDuringUnwind>;
+/// Its sections' bytes are shared (`Arc`) with the kept [`Modules`], so a refresh copies none.
+pub type Dwarf = UnwinderFor<Arc<[u8]>, framehop::MustNotAllocateDuringUnwind>;
+
+/// One object's unwind module, its sections' bytes shared with the unwinders made from it.
+type SharedModule = Module<Arc<[u8]>>;
 
 /// An unwinder with its generation: each refresh of the modules makes a new one, and stacks
 /// kept from one (see `frame_reuse.rs`) are not reused with another.
@@ -90,11 +95,57 @@ pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch
 }
 
 /// The unwind modules of the loaded objects, kept between refreshes so that an object is read
-/// from disk once.
+/// from disk once, and between the sessions of a process as the symbol cache is (see
+/// [`Modules::kept`]): a later session's start reads no file for the objects still loaded.
 #[derive(Default)]
 pub struct Modules {
-    loaded: HashMap<(String, u64), Option<Module<Vec<u8>>>>,
+    loaded: HashMap<(String, u64), Option<SharedModule>>,
     generation: u64,
+}
+
+/// The last generation of an unwinder made in this process.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The modules of the last session that ended, for the next one.
+static KEPT: Mutex<Option<Modules>> = Mutex::new(None);
+
+/// A session's [`Modules`], handed back to the process when the session's collector is dropped.
+#[derive(Default)]
+pub struct KeptModules(Modules);
+
+impl Modules {
+    /// The modules the last session of this process left (empty for the first session). The
+    /// next refresh drops those of objects unloaded since; the generation keeps counting, so
+    /// no stack kept under an earlier unwinder is reused with a new one.
+    pub fn kept() -> KeptModules {
+        let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner()).take();
+        KeptModules(kept.unwrap_or_default())
+    }
+}
+
+/// Drops the modules kept for the next session (`clear_cache`).
+pub fn clear_kept() {
+    *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+impl std::ops::DerefMut for KeptModules {
+    fn deref_mut(&mut self) -> &mut Modules {
+        &mut self.0
+    }
+}
+
+impl std::ops::Deref for KeptModules {
+    type Target = Modules;
+    fn deref(&self) -> &Modules {
+        &self.0
+    }
+}
+
+impl Drop for KeptModules {
+    fn drop(&mut self) {
+        let modules = std::mem::take(&mut self.0);
+        *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(modules);
+    }
 }
 
 impl Modules {
@@ -114,7 +165,9 @@ impl Modules {
                 unwinder.add_module(module.clone());
             }
         }
-        self.generation += 1;
+        // Counted for the process, not the set: a set made after `clear_kept` never repeats a
+        // generation that unwind states kept from an earlier session may hold.
+        self.generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let mut code: Vec<(u64, u64)> = objects
             .iter()
             .flat_map(|o| o.exec.iter().map(|r| (r.start, r.end)))
@@ -169,15 +222,16 @@ pub fn function_entries(object: &LoadedObject) -> Vec<u64> {
 
 /// Reads the unwind sections of one loaded object. `None` for objects without a file (the vDSO)
 /// or without executable segments.
-fn read_module(object: &LoadedObject) -> Option<Module<Vec<u8>>> {
+fn read_module(object: &LoadedObject) -> Option<SharedModule> {
     let start = object.exec.iter().map(|r| r.start).min()?;
     let end = object.exec.iter().map(|r| r.end).max()?;
+    super::diagnostics::MODULES_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = std::fs::File::open(path_of(object)).ok()?;
     let cache = object::ReadCache::new(file);
     let elf = object::File::parse(&cache).ok()?;
     let section = |name: &str| {
         let s = elf.section_by_name(name)?;
-        let data = s.data().ok()?.to_vec();
+        let data: Arc<[u8]> = Arc::from(s.data().ok()?);
         Some((s.address()..s.address() + s.size(), data))
     };
     let svma = |name: &str| {

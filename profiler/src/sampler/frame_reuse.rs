@@ -8,6 +8,7 @@
 //! the registers, the unwind tables and the words it reads), so they are copied instead.
 
 use super::dwarf::UnwindRegs;
+use super::sys::TryCell;
 
 /// Frames kept per stack; deeper stacks are not reused.
 pub const MAX_FRAMES: usize = 128;
@@ -230,5 +231,27 @@ impl State {
             last: Stack::new(),
             next: Stack::new(),
         }
+    }
+}
+
+/// Unwind states of the last session that ended, for the next one: a session's start then
+/// allocates and fills none (16 states, each with two stacks of 128 frames and a rule cache).
+/// Their stacks are never reused under another generation of unwinder, and generations are
+/// counted for the process (see `dwarf::Modules::refresh`).
+static KEPT: std::sync::Mutex<Option<Box<[TryCell<State>]>>> = std::sync::Mutex::new(None);
+
+/// `count` unwind states: those the last session left when there are as many, else new ones.
+pub fn states(count: usize) -> Box<[TryCell<State>]> {
+    let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match kept {
+        Some(states) if states.len() == count => states,
+        _ => (0..count).map(|_| TryCell::new(State::new())).collect(),
+    }
+}
+
+/// Keeps a finished session's unwind states for the next one (no handler uses them any more).
+pub fn keep_states(states: Box<[TryCell<State>]>) {
+    if !states.is_empty() {
+        *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(states);
     }
 }

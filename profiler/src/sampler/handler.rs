@@ -202,6 +202,15 @@ enum Clock {
 /// The most one handler run counts for in [`HANDLER_NS`]: a run this long was preempted.
 const MEASURE_CAP_NS: u64 = 50_000;
 
+/// A session's unwind states go to the next session (see `frame_reuse::states`): the last
+/// reference goes once no handler or collector can reach the session.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+impl Drop for Shared {
+    fn drop(&mut self) {
+        super::frame_reuse::keep_states(std::mem::take(&mut self.unwind_states));
+    }
+}
+
 impl Shared {
     /// The calling thread's clock for the sample's weight, read at the handler's entry: the
     /// monotonic clock in wall mode; for a signal of a periodic timer (see

@@ -215,9 +215,7 @@ impl Sampler {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             dwarf: sys::Rcu::empty(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            unwind_states: (0..UNWIND_STATES)
-                .map(|_| sys::TryCell::new(frame_reuse::State::new()))
-                .collect(),
+            unwind_states: frame_reuse::states(UNWIND_STATES),
             verify_reuse: settings.verify_reuse,
             reuse: settings.reuse,
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),

@@ -56,9 +56,12 @@ pub fn cache_stats() -> CacheStats {
 }
 
 /// Drops the debug info kept for later sessions; the next stop parses what it needs again.
+/// Also drops the unwind tables kept for later sessions (the next start reads them again).
 pub fn clear_cache() {
     let mut cache = lock();
     cache.entries.clear();
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    crate::sampler::dwarf::clear_kept();
 }
 
 /// Which file an object's debug info was read from: a file replaced on disk is another key.

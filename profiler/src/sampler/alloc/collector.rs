@@ -52,7 +52,7 @@ pub struct Collector {
     out: Collected,
     index: StackIndex,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: crate::sampler::dwarf::Modules,
+    modules: crate::sampler::dwarf::KeptModules,
     loader_counters: (u64, u64),
 }
 
@@ -65,7 +65,7 @@ impl Collector {
             out: Collected::default(),
             index: StackIndex::default(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: crate::sampler::dwarf::Modules::default(),
+            modules: crate::sampler::dwarf::Modules::kept(),
             loader_counters: (u64::MAX, u64::MAX),
         }
     }
