@@ -87,7 +87,7 @@ struct TaskEntry {
 
 /// The columns the scope table sorts by.
 fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
-    rows.sort_by(|a, b| {
+    prof::aggregate::order::sort_by(rows, |a, b| {
         let order = match column {
             "name" => a.name.cmp(&b.name),
             "calls" => a.calls.cmp(&b.calls),

@@ -108,7 +108,7 @@ pub fn scope_table(session: &Session, filter: &Filter) -> Vec<ScopeRow> {
     let mut rows: Vec<ScopeRow> = by_name
         .into_iter()
         .map(|(name, (mut row, mut durations))| {
-            durations.sort_unstable();
+            super::order::sort_by_key(&mut durations, |&d| d);
             row.name = name.to_owned();
             row.min_ns = durations[0];
             row.max_ns = durations[durations.len() - 1];
@@ -118,7 +118,9 @@ pub fn scope_table(session: &Session, filter: &Filter) -> Vec<ScopeRow> {
             row
         })
         .collect();
-    rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    super::order::sort_by(&mut rows, |a, b| {
+        b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+    });
     rows
 }
 
@@ -134,7 +136,7 @@ pub fn scope_durations(session: &Session, filter: &Filter, name: &str) -> Vec<u6
         .filter(|s| session.str(session.scopes.site(s.site).name) == name)
         .map(|s| s.duration_ns())
         .collect();
-    out.sort_unstable();
+    super::order::sort_by_key(&mut out, |&d| d);
     out
 }
 
@@ -151,7 +153,7 @@ pub fn longest_spans(session: &Session, filter: &Filter, name: &str, n: usize) -
         .filter(|(_, s)| session.str(scopes.site(s.site).name) == name)
         .map(|(i, _)| SpanIdx(i as u32))
         .collect();
-    found.sort_by_key(|&s| {
+    super::order::sort_by_key(&mut found, |&s| {
         let span = scopes.span(s);
         (std::cmp::Reverse(span.duration_ns()), span.start_ns, s)
     });
@@ -251,7 +253,7 @@ pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
             row.samples = row.samples.saturating_add(samples.multiplicity(i));
         }
     }
-    rows.sort_by(|a, b| {
+    super::order::sort_by(&mut rows, |a, b| {
         b.weight
             .cmp(&a.weight)
             .then(b.poll_ns.cmp(&a.poll_ns))

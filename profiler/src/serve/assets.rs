@@ -74,8 +74,10 @@ mod tests {
     /// comparison) that `aggregate::order` made one, and 29 kB serde's buffering for the
     /// internally tagged `TransformSpec`, now read through a plain struct (617 kB). Raise it
     /// only with the reason in the commit; docs/benchmarks.md says what the rest of the module
-    /// is.
-    const WASM_BOUND: usize = 630_000;
+    /// is. Issue 22's Scopes view (the scope and task tables, their filters, group by task and
+    /// session format 5's tables) added 99 kB (716 kB, its sorts already through
+    /// `aggregate::order`): raised for it.
+    const WASM_BOUND: usize = 725_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
