@@ -8,7 +8,8 @@
 //! export; `serve` adds the local server with the embedded browser viewer and
 //! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
 //! command needs; `criterion` adds `prof::criterion::Profiler`, criterion's `--profile-time`
-//! hook. Without default features this crate is only the session model and the
+//! hook; `push` adds `prof::push::Pyroscope`, an agent that pushes windows of
+//! profile to Grafana Pyroscope. Without default features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
 //! nothing: results and errors go to the caller. Nor does it read environment variables: every
 //! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
@@ -58,6 +59,8 @@ mod options;
 mod report;
 pub mod session;
 
+#[cfg(feature = "push")]
+pub mod push;
 #[cfg(all(feature = "sampler", target_os = "linux"))]
 pub mod record;
 #[cfg(feature = "sampler")]
