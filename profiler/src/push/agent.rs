@@ -302,6 +302,7 @@ fn run_sender(config: &Config, shared: &Shared) {
                     st.stats.failed += 1;
                     st.in_flight = false;
                 }
+                drop(st);
                 return fail_all(shared);
             };
             let outcome = runtime.block_on(http::post(
