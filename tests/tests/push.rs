@@ -599,3 +599,52 @@ fn r23_push_a_slow_server_drops_the_oldest_windows_not_the_program() {
     );
     assert!(took < TIMEOUT + STOP_SLACK, "stop took {took:?}");
 }
+
+#[test]
+fn r23_push_dropping_the_agent_pushes_the_window_under_way() {
+    let _serial = serial();
+    let server = StandIn::start(Behaviour::Ok);
+    let agent = Pyroscope::new(server.url())
+        .service("checkout")
+        .frequency(1000)
+        .window(Duration::from_secs(600))
+        .start()
+        .unwrap();
+    workload(Duration::from_millis(400));
+    drop(agent);
+    let received = server.received();
+    assert_eq!(received.len(), 1, "the one window, cut short by the drop");
+    let series = decode_push_request(&received[0].body);
+    let (heavy, light) = weights(&[series[0].samples[0].0.clone()]);
+    assert!(heavy > light && light > 0, "{heavy} {light}");
+}
+
+#[test]
+fn r23_push_start_refuses_a_second_session_and_bad_settings_in_one_line() {
+    let _serial = serial();
+    let profiler = prof::Profiler::start(prof::Options::default()).unwrap();
+    let err = Pyroscope::new("http://127.0.0.1:9").start().err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "a profiling session is already running in this process"
+    );
+    drop(profiler);
+    for (builder, says) in [
+        (Pyroscope::new("https://x"), "https is not supported"),
+        (
+            Pyroscope::new("http://x").window(Duration::ZERO),
+            "shorter than 100 ms",
+        ),
+        (
+            Pyroscope::new("http://x").frequency(0),
+            "not within 1..=10000",
+        ),
+        (
+            Pyroscope::new("http://x").label("a-b", "v"),
+            "label name `a-b`",
+        ),
+    ] {
+        let err = builder.start().err().unwrap().to_string();
+        assert!(err.contains(says) && !err.contains('\n'), "{err}");
+    }
+}
