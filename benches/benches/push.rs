@@ -26,7 +26,8 @@ const KINDS: [&str; 3] = ["none", "prof", "pyroscope-rs"];
 const CALLS_PER_SECOND: f64 = 800.0;
 
 /// The child: runs `calls` of the workload under agent `kind` pushing to `url` with `window`,
-/// and prints `thread_cpu_s wall_s process_cpu_s` (measured before the agent stops).
+/// and prints `thread_cpu_s wall_s process_cpu_s gap_ms` (measured before the agent stops;
+/// `gap_ms`: prof's unsampled time between two windows, on average; 0 for the others).
 fn child(kind: &str, window: Duration, calls: u64, url: &str) {
     enum Running {
         None,
@@ -76,16 +77,20 @@ fn child(kind: &str, window: Duration, calls: u64, url: &str) {
         prof::sampler::process_cpu_time() - proc0,
         wall0.elapsed(),
     );
-    match running {
-        Running::None => {}
+    let gap_ms = match running {
+        Running::None => 0.0,
         Running::Prof(agent) => {
             let stats = agent.stop();
             assert_eq!(stats.failed + stats.dropped, 0, "{stats:?}");
+            stats.unsampled.as_secs_f64() * 1e3 / (stats.windows.max(2) - 1) as f64
         }
-        Running::Pyroscope(agent) => agent.stop().unwrap().shutdown(),
-    }
+        Running::Pyroscope(agent) => {
+            agent.stop().unwrap().shutdown();
+            0.0
+        }
+    };
     println!(
-        "{} {} {}",
+        "{} {} {} {gap_ms}",
         cpu.as_secs_f64(),
         wall.as_secs_f64(),
         proc.as_secs_f64()
@@ -144,6 +149,7 @@ struct Run {
     process: f64,
     requests: u64,
     bytes_per_minute: f64,
+    gap_ms: f64,
 }
 
 fn main() {
@@ -189,7 +195,7 @@ fn main() {
                     &calls.to_string(),
                     &url,
                 ],
-                3,
+                4,
             );
             let elapsed = started.elapsed().as_secs_f64();
             let run = Run {
@@ -198,10 +204,11 @@ fn main() {
                 process: v[2],
                 requests: requests.load(Ordering::SeqCst) - r0,
                 bytes_per_minute: (bytes.load(Ordering::SeqCst) - b0) as f64 * 60.0 / elapsed,
+                gap_ms: v[3],
             };
             println!(
-                "round {round} {kind:>12}: thread CPU {:.3} s, wall {:.3} s, process CPU {:.3} s, {} requests, {:.0} bytes/min",
-                run.cpu, run.wall, run.process, run.requests, run.bytes_per_minute
+                "round {round} {kind:>12}: thread CPU {:.3} s, wall {:.3} s, process CPU {:.3} s, {} requests, {:.0} bytes/min, {:.1} ms unsampled between windows",
+                run.cpu, run.wall, run.process, run.requests, run.bytes_per_minute, run.gap_ms
             );
             if best[k].is_none_or(|b| run.process < b.process) {
                 best[k] = Some(run);
@@ -211,14 +218,14 @@ fn main() {
     let base = best[0].unwrap();
     println!();
     println!(
-        "| agent | workload thread CPU | wall | process CPU | requests | bytes pushed / min |"
+        "| agent | workload thread CPU | wall | process CPU | requests | bytes pushed / min | unsampled between windows |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for (kind, run) in KINDS.iter().zip(&best) {
         let run = run.unwrap();
         let pct = |v: f64, b: f64| format!("{:+.2}%", (v / b - 1.0) * 100.0);
         println!(
-            "| {kind} | {:.3} s ({}) | {:.3} s ({}) | {:.3} s ({}) | {} | {:.0} |",
+            "| {kind} | {:.3} s ({}) | {:.3} s ({}) | {:.3} s ({}) | {} | {:.0} | {} |",
             run.cpu,
             pct(run.cpu, base.cpu),
             run.wall,
@@ -226,7 +233,12 @@ fn main() {
             run.process,
             pct(run.process, base.process),
             run.requests,
-            run.bytes_per_minute
+            run.bytes_per_minute,
+            if *kind == "prof" {
+                format!("{:.1} ms", run.gap_ms)
+            } else {
+                "-".into()
+            }
         );
     }
 }
