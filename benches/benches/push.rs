@@ -32,7 +32,7 @@ fn child(kind: &str, window: Duration, calls: u64, url: &str) {
     enum Running {
         None,
         Prof(prof::push::Agent),
-        Pyroscope(pyroscope::PyroscopeAgent<pyroscope::pyroscope::PyroscopeAgentRunning>),
+        Pyroscope(Box<pyroscope::PyroscopeAgent<pyroscope::pyroscope::PyroscopeAgentRunning>>),
     }
     let running = match kind {
         "none" => Running::None,
@@ -58,7 +58,7 @@ fn child(kind: &str, window: Duration, calls: u64, url: &str) {
             .upload_interval(window)
             .build()
             .unwrap();
-            Running::Pyroscope(agent.start().unwrap())
+            Running::Pyroscope(Box::new(agent.start().unwrap()))
         }
         other => panic!("unknown kind {other}"),
     };
@@ -109,8 +109,7 @@ fn stand_in() -> (String, Arc<AtomicU64>, Arc<AtomicU64>) {
             let mut data = Vec::new();
             let mut buf = [0u8; 65536];
             let mut need = None;
-            loop {
-                let Ok(n) = conn.read(&mut buf) else { break };
+            while let Ok(n) = conn.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
