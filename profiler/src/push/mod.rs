@@ -24,8 +24,6 @@ mod proto;
 mod request;
 
 pub use agent::Agent;
-#[doc(hidden)]
-pub use proto::{LabelPair, PushRequest, RawProfileSeries, RawSample};
 
 use crate::{Mode, Result};
 use std::time::Duration;

@@ -158,8 +158,8 @@ fn unix_seconds(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
 }
 
-/// A random-enough unique id for a profile: the process, the window's start and a counter, as
-/// a UUID-shaped string.
+/// A profile's id, unique per process and window (the window's start in nanoseconds, a counter
+/// and the process id), shaped like a UUID as Pyroscope's SDKs send.
 fn profile_id(from: SystemTime, seq: u64) -> String {
     let nanos = from
         .duration_since(UNIX_EPOCH)
