@@ -664,3 +664,34 @@ fn r23_push_start_refuses_a_second_session_and_bad_settings_in_one_line() {
         assert!(err.contains(says) && !err.contains('\n'), "{err}");
     }
 }
+
+#[test]
+fn r23_push_wall_mode_files_wall_profiles_and_alloc_mode_needs_the_allocator() {
+    let _serial = serial();
+    let server = StandIn::start(Behaviour::Ok);
+    let agent = Pyroscope::new(server.url())
+        .service("checkout")
+        .mode(prof::Mode::Wall)
+        .frequency(200)
+        .window(Duration::from_secs(600))
+        .start()
+        .unwrap();
+    workload(Duration::from_millis(200));
+    std::thread::sleep(Duration::from_millis(200));
+    let stats = agent.stop();
+    assert_eq!((stats.windows, stats.pushed), (1, 1), "{stats:?}");
+    let series = decode_push_request(&server.received()[0].body);
+    let name = series[0].labels.iter().find(|(k, _)| k == "__name__");
+    assert_eq!(name.map(|(_, v)| v.as_str()), Some("wall"));
+    let bytes = &series[0].samples[0].0;
+    let session = prof::import::pprof::read_pprof(bytes, "wall.pb.gz".as_ref()).unwrap();
+    assert_eq!(session.meta.sample_type.name, "wall");
+    // This test binary's allocator is the system's: alloc mode is refused, in one line.
+    let err = Pyroscope::new(server.url())
+        .mode(prof::Mode::Alloc)
+        .start()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("prof::alloc::Sampling"), "{err}");
+}
