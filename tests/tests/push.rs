@@ -500,7 +500,7 @@ fn r23_push_refused_connections_count_failed_and_dropped_windows_and_stop_is_bou
     let (stats, took) = run_agent(
         &url,
         Protocol::Connect,
-        Duration::from_millis(250),
+        Duration::from_millis(100),
         Duration::from_millis(1500),
         TIMEOUT,
     );
@@ -529,7 +529,7 @@ fn r23_push_a_server_that_never_answers_costs_stop_only_its_timeout() {
     let (stats, took) = run_agent(
         &server.url(),
         Protocol::Connect,
-        Duration::from_millis(250),
+        Duration::from_millis(100),
         Duration::from_millis(1500),
         TIMEOUT,
     );

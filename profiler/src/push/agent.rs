@@ -197,9 +197,9 @@ fn run_sampler(config: &Config, shared: &Shared, started: mpsc::SyncSender<Resul
         let stopping = wait_until(shared, window_start + config.window);
         let until = SystemTime::now();
         let stopped_at = Instant::now();
-        let report = profiler.take().map(Profiler::stop);
-        // The sampler is process-wide and its stop symbolizes: from that stop to this start
-        // nothing is sampled, and that time is counted (`Stats::unsampled`).
+        // The sampler is process-wide: from its stop to the next start nothing is sampled, and
+        // that time is counted (`Stats::unsampled`). The window is symbolized after the start.
+        let stopped = profiler.take().map(Profiler::stop_deferred);
         if !stopping {
             match Profiler::start(options.clone()) {
                 Ok(p) => profiler = Some(p),
@@ -208,6 +208,7 @@ fn run_sampler(config: &Config, shared: &Shared, started: mpsc::SyncSender<Resul
         }
         let restarted_at = Instant::now();
         let next_from = SystemTime::now();
+        let report = stopped.map(|stopped| stopped.and_then(|build| build()));
         match report {
             Some(Ok(report)) => {
                 let mut pprof = Vec::new();

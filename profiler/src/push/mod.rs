@@ -14,8 +14,9 @@
 //! [`Pyroscope::timeout`] plus the time to stop the sampler and encode that window, whatever
 //! the server does.
 //!
-//! Windows are sampler sessions run back to back: between two, the time to stop the sampler,
-//! symbolize and start it again is not sampled ([`Stats::unsampled`] adds it up). Only plain
+//! Windows are sampler sessions run back to back: between two, the time to stop the sampler
+//! and start it again is not sampled ([`Stats::unsampled`] adds it up); a window is symbolized
+//! and encoded once the next one runs. Only plain
 //! `http://` is spoken (see `docs/production.md` for TLS).
 
 mod agent;
@@ -236,8 +237,8 @@ pub struct Stats {
     pub retried: u64,
     /// Request body bytes of the windows the server accepted.
     pub bytes_sent: u64,
-    /// Time between windows that no window covers (stopping, symbolizing and restarting the
-    /// sampler), added up.
+    /// Time between windows that no window covers (stopping and restarting the sampler), added
+    /// up.
     pub unsampled: Duration,
     /// The last failure, as a line (`None` until one happens).
     pub last_error: Option<String>,

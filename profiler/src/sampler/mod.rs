@@ -374,6 +374,30 @@ impl Profiler {
     }
 }
 
+impl Profiler {
+    /// Stops sampling as [`Profiler::stop`] does, but leaves building the report (symbolizing)
+    /// to the closure returned, so that another session can start first: the push agent's
+    /// windows follow each other with only the stop and the start between them.
+    #[cfg(feature = "push")]
+    pub(crate) fn stop_deferred(mut self) -> Result<Box<dyn FnOnce() -> Result<Report>>> {
+        if let Some(alloc) = self.alloc.take() {
+            let report = alloc.stop();
+            RUNNING.store(false, Ordering::Release);
+            return Ok(Box::new(move || report));
+        }
+        let running = self.inner.take().expect("a profiler is stopped once");
+        let f = running.finish()?;
+        Ok(Box::new(move || {
+            Ok(assemble::build(
+                f.raw,
+                f.meta,
+                f.dropped_in_handler,
+                f.options,
+            ))
+        }))
+    }
+}
+
 /// What a stopped session leaves for the report.
 struct Finished {
     raw: collector::RawProfile,
