@@ -9,8 +9,9 @@
 //! [`Report::open_in_browser`] (its build compiles the viewer to wasm32); `cli` is what the `prof`
 //! command needs; `criterion` adds `prof::criterion::Profiler`, criterion's `--profile-time`
 //! hook; `debug-http` adds `prof::debug::serve`, Go's `/debug/pprof` endpoint for profilers and
-//! continuous-profiling backends to scrape (without the viewer's wasm build). Without default
-//! features this crate is only the session model and the
+//! continuous-profiling backends to scrape, and `push` adds `prof::push::Pyroscope`, an agent that
+//! pushes windows of profile to Grafana Pyroscope (neither needs the viewer's wasm build).
+//! Without default features this crate is only the session model and the
 //! aggregation core: pure Rust that builds for `wasm32-unknown-unknown`. The library prints
 //! nothing: results and errors go to the caller. Nor does it read environment variables: every
 //! choice is an [`Options`] value (the sampling [`Timer`] and the [`Unwind`] method among them),
@@ -64,6 +65,8 @@ pub mod session;
 
 #[cfg(feature = "debug-http")]
 pub mod debug;
+#[cfg(feature = "push")]
+pub mod push;
 #[cfg(all(feature = "sampler", target_os = "linux"))]
 pub mod record;
 #[cfg(feature = "sampler")]

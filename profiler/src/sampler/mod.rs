@@ -350,20 +350,29 @@ impl Sampler {
     /// program's own `ITIMER_PROF` (`setitimer`), then symbolizes. In a child forked while
     /// profiling (whose timers and collector stayed in the parent, and where the session was
     /// turned off at fork) it only restores the disposition and returns [`Error::ForkedChild`].
-    pub fn stop(mut self) -> Result<Session> {
+    pub fn stop(self) -> Result<Session> {
+        self.stop_deferred().and_then(|build| build())
+    }
+
+    /// Stops sampling as [`Sampler::stop`] does, but leaves building the session (symbolizing)
+    /// to the closure returned, so that another session can start first: the push agent's
+    /// windows follow each other with only the stop and the start between them.
+    pub(crate) fn stop_deferred(mut self) -> Result<Box<dyn FnOnce() -> Result<Session>>> {
         if let Some(alloc) = self.alloc.take() {
             let session = alloc.stop();
             RUNNING.store(false, Ordering::Release);
-            return session;
+            return Ok(Box::new(move || session));
         }
-        let running = self.inner.take().expect("a profiler is stopped once");
+        let running = self.inner.take().expect("a sampler is stopped once");
         let f = running.finish()?;
-        Ok(assemble::build(
-            f.raw,
-            f.meta,
-            f.dropped_in_handler,
-            f.options,
-        ))
+        Ok(Box::new(move || {
+            Ok(assemble::build(
+                f.raw,
+                f.meta,
+                f.dropped_in_handler,
+                f.options,
+            ))
+        }))
     }
 }
 
