@@ -56,7 +56,11 @@ pub mod export;
 pub mod import;
 mod options;
 mod report;
+#[cfg(feature = "sampler")]
+pub mod scope;
 pub mod session;
+#[cfg(feature = "sampler")]
+pub mod task;
 
 #[cfg(all(feature = "sampler", target_os = "linux"))]
 pub mod record;
