@@ -419,11 +419,14 @@ pub(crate) fn drain() {
         return;
     };
     let mut buffers = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    // A buffer whose thread's reference went with the thread before this drain holds the
+    // thread's last events: taken now, then the buffer is forgotten.
+    let gone: Vec<bool> = buffers.iter().map(|b| Arc::strong_count(b) == 1).collect();
     for buf in buffers.iter() {
         rec.drain(buf);
     }
-    // The thread's own reference went with it; its events were just taken.
-    buffers.retain(|b| Arc::strong_count(b) > 1);
+    let mut gone = gone.into_iter();
+    buffers.retain(|_| !gone.next().unwrap_or(false));
 }
 
 /// Stops recording and returns what was recorded (`None` when recording was not started).
