@@ -94,3 +94,11 @@ pub enum Measure {
     /// under any handler).
     Empty,
 }
+
+/// Moves every thread's scope events into the running session now, as the collector does
+/// between its sleeps: for benchmarks that write more events than a thread's buffer holds
+/// between two of those drains on a busy machine.
+#[cfg(feature = "sampler")]
+pub fn drain_scopes() {
+    crate::scope::drain();
+}

@@ -61,7 +61,11 @@ mod options;
 #[cfg(feature = "sampler")]
 mod profiler;
 mod report;
+#[cfg(feature = "sampler")]
+pub mod scope;
 pub mod session;
+#[cfg(feature = "sampler")]
+pub mod task;
 
 #[cfg(feature = "debug-http")]
 pub mod debug;

@@ -15,6 +15,7 @@ pub fn build(
     mut meta: Metadata,
     dropped_in_handler: u64,
     options: Options,
+    scopes: Option<crate::scope::record::Recording>,
 ) -> Session {
     meta.dropped_samples = dropped_in_handler + raw.dropped;
     let total_weight: u64 = raw.samples.iter().map(|s| s.raw.weight).sum();
@@ -37,6 +38,15 @@ pub fn build(
         |_| false,
     );
     let mut threads = HashMap::new();
+    let added = scopes.as_ref().map(|rec| {
+        crate::scope::assemble::add(&mut builder, rec, |builder, tid| {
+            *threads.entry(tid).or_insert_with(|| {
+                let name = raw.names.get(&tid).cloned();
+                let name = name.unwrap_or_else(|| super::threads::thread_name(tid));
+                builder.thread(u64::from(tid), &name)
+            })
+        })
+    });
     for s in raw.samples.iter() {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
@@ -54,6 +64,10 @@ pub fn build(
             SampleState::Running
         });
         builder.push_sample_full(stack, thread, s.raw.time_ns, &[s.raw.weight], 1, state);
+        if let Some(added) = &added {
+            let (scope, task) = added.context(tid, s.raw.time_ns);
+            builder.set_last_sample_context(scope, task);
+        }
     }
     builder.finish()
 }

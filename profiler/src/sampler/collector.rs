@@ -459,6 +459,7 @@ impl Collector {
             drained += words;
         }
         self.scratch = scratch;
+        crate::scope::drain();
         drained + self.drain_rings(false)
     }
 

@@ -133,10 +133,13 @@ impl Sampler {
             return Err(Error::AlreadyRunning);
         }
         match Self::start_inner(options) {
-            Ok(running) => Ok(Sampler {
-                inner: Some(running),
-                alloc: None,
-            }),
+            Ok(running) => {
+                crate::scope::start(running.start_ns);
+                Ok(Sampler {
+                    inner: Some(running),
+                    alloc: None,
+                })
+            }
             Err(e) => {
                 RUNNING.store(false, Ordering::Release);
                 Err(e)
@@ -154,10 +157,13 @@ impl Sampler {
             return Err(Error::AlreadyRunning);
         }
         match alloc::start(options) {
-            Ok(running) => Ok(Sampler {
-                inner: None,
-                alloc: Some(running),
-            }),
+            Ok(running) => {
+                crate::scope::start(running.start_ns());
+                Ok(Sampler {
+                    inner: None,
+                    alloc: Some(running),
+                })
+            }
             Err(e) => {
                 RUNNING.store(false, Ordering::Release);
                 Err(e)
@@ -371,6 +377,7 @@ impl Sampler {
                 f.meta,
                 f.dropped_in_handler,
                 f.options,
+                f.scopes,
             ))
         }))
     }
@@ -382,6 +389,8 @@ struct Finished {
     meta: crate::session::Metadata,
     dropped_in_handler: u64,
     options: Options,
+    /// The scopes, marks and task polls recorded (see [`crate::scope`]).
+    scopes: Option<crate::scope::record::Recording>,
 }
 
 impl Running {
@@ -421,6 +430,12 @@ impl Running {
             (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),
             _ => restored,
         };
+        // The collector's last drain is done: what the threads wrote since is not kept.
+        // Not in a forked child: a lock the parent's collector held at fork is never released.
+        let mut scopes = (!in_forked_child).then(crate::scope::stop).flatten();
+        if let Some(scopes) = &mut scopes {
+            scopes.finish(end_ns.saturating_sub(self.start_ns));
+        }
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
         if let Some(stats) = raw.wall {
@@ -438,6 +453,7 @@ impl Running {
                     .load(Ordering::Relaxed)
                     .saturating_sub(self.skipped_at_start),
             options: self.options,
+            scopes,
         })
     }
 }

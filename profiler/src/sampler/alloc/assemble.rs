@@ -63,6 +63,7 @@ pub fn build(
     dropped: u64,
     mean: u64,
     options: &Options,
+    scopes: Option<crate::scope::record::Recording>,
 ) -> Session {
     meta.dropped_samples = dropped + collected.dropped;
     let mut builder = SessionBuilder::new(meta);
@@ -77,6 +78,15 @@ pub fn build(
     );
     let live: HashSet<u32> = live.iter().copied().collect();
     let mut threads = HashMap::new();
+    let added = scopes.as_ref().map(|rec| {
+        crate::scope::assemble::add(&mut builder, rec, |builder, tid| {
+            *threads.entry(tid).or_insert_with(|| {
+                let name = collected.names.get(&tid).cloned();
+                let name = name.unwrap_or_else(|| crate::sampler::threads::thread_name(tid));
+                builder.thread(u64::from(tid), &name)
+            })
+        })
+    });
     for s in &collected.samples {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
@@ -99,6 +109,10 @@ pub fn build(
             1,
             None,
         );
+        if let Some(added) = &added {
+            let (scope, task) = added.context(s.tid, s.time_ns);
+            builder.set_last_sample_context(scope, task);
+        }
     }
     builder.finish()
 }

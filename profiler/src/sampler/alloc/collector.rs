@@ -137,6 +137,7 @@ impl Collector {
         let mut last_modules = Instant::now();
         while !stop.load(Ordering::Acquire) {
             let drained = self.drain();
+            crate::scope::drain();
             if last_modules.elapsed() >= MODULES_EVERY {
                 last_modules = Instant::now();
                 self.refresh_modules();

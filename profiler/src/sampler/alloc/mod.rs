@@ -422,6 +422,11 @@ fn wrapper_installed() -> bool {
 }
 
 impl Running {
+    /// The monotonic clock at the session's start.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
     /// Ends the session: no new samples, waits for the allocations being sampled and the frees
     /// being matched, drains the ring and builds the report (in-use = listed at this point).
     pub fn stop(self) -> Result<Session> {
@@ -444,6 +449,10 @@ impl Running {
             call: "collector thread",
             source: std::io::Error::other("the allocation collector panicked"),
         })?;
+        let mut scopes = crate::scope::stop();
+        if let Some(scopes) = &mut scopes {
+            scopes.finish(end_ns.saturating_sub(self.start_ns));
+        }
         let live = self.shared.table.live_ids();
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
@@ -455,6 +464,7 @@ impl Running {
             dropped,
             self.options.alloc_interval_bytes,
             &self.options,
+            scopes,
         ))
     }
 }

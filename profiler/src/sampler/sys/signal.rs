@@ -206,6 +206,7 @@ pub fn no_session_in_forked_children() {
         super::clock::clear_cached_tid();
         SESSION.store(false, Ordering::Relaxed);
         crate::sampler::alloc::forked_child();
+        crate::scope::forked_child();
     }
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

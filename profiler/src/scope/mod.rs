@@ -1,0 +1,481 @@
+//! Instrumented scopes and marks: exact call counts and durations on the sampler's timeline.
+//!
+//! `prof::scope!("parse")` opens a scope that ends when the returned [`Guard`] drops;
+//! `prof::scope!("request", id = req.id)` adds up to [`MAX_FIELDS`] fields (values formatted
+//! with `Display`, only while a session runs, cut to [`MAX_VALUE`] bytes); `prof::mark!("gc")`
+//! records an instant. Each call site has a `static` [`Site`] (name, `file!()`, `line!()`),
+//! registered once, on its first use in a session.
+//!
+//! While no session runs a scope costs one relaxed atomic load: no thread-local access, no
+//! clock read. While a [`Profiler`](crate::Profiler) runs (cpu, wall or alloc mode) each begin,
+//! end and mark writes one fixed-size record (site, monotonic time, the same clock samples are
+//! stamped with) into the calling thread's [`buffer::EventBuf`]: allocated and registered on
+//! the thread's first event, then written without allocation or lock. The collector drains the
+//! buffers; a full buffer drops the event and counts it
+//! ([`Scopes::dropped_events`](crate::session::Scopes)), never waits.
+//!
+//! Samples get their scope and task at assembly from these events, by time on their thread:
+//! a sample taken by the thread's own signal handler is stamped after every begin and before
+//! every end that the interrupted code ran around it (the handler runs inside them, on the same
+//! monotonic clock), so attribution by time is exact for those; samples taken elsewhere (wall
+//! mode's blocked threads, `perf_ring`) get the scopes open at their time.
+//!
+//! A [`Guard`] is not `Send`: a scope is one thread's. Across `.await` points use
+//! [`crate::task::instrument`].
+
+pub(crate) mod assemble;
+pub(crate) mod buffer;
+pub(crate) mod record;
+
+use crate::sampler::sys;
+use buffer::EventBuf;
+use std::cell::{Cell, OnceCell};
+use std::fmt::Write as _;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The most fields a scope or mark records (more are ignored).
+pub const MAX_FIELDS: usize = 4;
+/// The most bytes of a field's value (longer ones are cut at a character boundary).
+pub const MAX_VALUE: usize = 48;
+/// The most bytes of a task's name.
+pub const MAX_TASK_NAME: usize = 128;
+/// Each thread's buffer, in 8-byte words (256 KiB: 64 Ki begin or end events, several times
+/// what one thread writes between two drains of the collector at a million scopes a second).
+const BUFFER_WORDS: usize = 32 << 10;
+
+/// Whether a session records scopes.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Sessions started since the process did: a task announces its name once per session.
+static SESSION: AtomicU64 = AtomicU64::new(0);
+
+/// What a call site is.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A scope: a begin and an end.
+    Scope,
+    /// An instant.
+    Mark,
+}
+
+/// A call site of [`scope!`](crate::scope!) or [`mark!`](crate::mark!): a `static` the macro
+/// declares. Public for the macros only.
+#[doc(hidden)]
+pub struct Site {
+    name: &'static str,
+    file: &'static str,
+    line: u32,
+    keys: &'static [&'static str],
+    kind: Kind,
+    /// The index in [`SITES`] plus one; 0 until the site's first use in a session.
+    id: AtomicU32,
+}
+
+/// Every site used so far, registered on first use.
+static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
+/// Every thread's buffer.
+static BUFFERS: Mutex<Vec<Arc<EventBuf>>> = Mutex::new(Vec::new());
+
+impl Site {
+    /// A site (the macros' `static`).
+    pub const fn new(
+        name: &'static str,
+        file: &'static str,
+        line: u32,
+        keys: &'static [&'static str],
+        kind: Kind,
+    ) -> Site {
+        Site {
+            name,
+            file,
+            line,
+            keys,
+            kind,
+            id: AtomicU32::new(0),
+        }
+    }
+
+    /// The site's id, registering it on first use.
+    #[inline]
+    fn id(&'static self) -> u32 {
+        match self.id.load(Ordering::Relaxed) {
+            0 => self.register(),
+            id => id,
+        }
+    }
+
+    #[cold]
+    fn register(&'static self) -> u32 {
+        let mut sites = SITES.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have registered it meanwhile.
+        match self.id.load(Ordering::Relaxed) {
+            0 => {
+                sites.push(self);
+                let id = sites.len() as u32;
+                self.id.store(id, Ordering::Relaxed);
+                id
+            }
+            id => id,
+        }
+    }
+}
+
+/// A site as the session keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SiteInfo {
+    pub name: &'static str,
+    pub file: &'static str,
+    pub line: u32,
+    pub keys: &'static [&'static str],
+    pub kind: Kind,
+}
+
+/// The registered sites, by id minus one.
+pub(crate) fn sites() -> Vec<SiteInfo> {
+    SITES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|s| SiteInfo {
+            name: s.name,
+            file: s.file,
+            line: s.line,
+            keys: s.keys,
+            kind: s.kind,
+        })
+        .collect()
+}
+
+/// Whether a session records scopes: the one relaxed load a disabled scope costs.
+#[doc(hidden)]
+#[inline(always)]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// The calling thread's state. `Local` has a destructor (the buffer's `Arc`), so the first
+/// access registers it; the sampler's signal handler never reads it.
+struct Local {
+    buf: OnceCell<Arc<EventBuf>>,
+    /// The sequence number of the innermost open scope (0: none).
+    current: Cell<u64>,
+    /// The last sequence number given.
+    seq: Cell<u64>,
+}
+
+std::thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            buf: OnceCell::new(),
+            current: Cell::new(0),
+            seq: Cell::new(0),
+        }
+    };
+}
+
+impl Local {
+    fn buf(&self) -> &EventBuf {
+        self.buf.get_or_init(|| {
+            let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
+            BUFFERS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Arc::clone(&buf));
+            buf
+        })
+    }
+}
+
+/// Writes `record` to the calling thread's buffer (nothing during the thread's teardown).
+fn push(record: &[u64]) {
+    let _ = LOCAL.try_with(|l| l.buf().push(record));
+}
+
+/// A value's text, cut to `N` bytes at a character boundary, on the stack.
+pub(crate) struct Text<const N: usize = MAX_VALUE> {
+    bytes: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Default for Text<N> {
+    fn default() -> Self {
+        Text {
+            bytes: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> Text<N> {
+    /// The text written so far.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl<const N: usize> std::fmt::Write for Text<N> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = N - self.len;
+        let mut take = s.len().min(room);
+        while !s.is_char_boundary(take) {
+            take -= 1;
+        }
+        self.bytes[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
+        self.len += take;
+        if take < s.len() {
+            // Full: the rest of the value is cut.
+            return Err(std::fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// The record of a begin or mark with its fields: `head` then one field record per value.
+fn with_fields(
+    head: &[u64],
+    values: &[&dyn std::fmt::Display],
+    out: &mut [u64; MAX_RECORD_SET],
+) -> usize {
+    out[..head.len()].copy_from_slice(head);
+    let mut n = head.len();
+    for (i, value) in values.iter().take(MAX_FIELDS).enumerate() {
+        let mut text = Text::<MAX_VALUE>::default();
+        let _ = write!(text, "{value}");
+        let words = buffer::pack(&text.bytes[..text.len], &mut out[n + 1..]);
+        out[n] = buffer::header(buffer::FIELD, 1 + words, i as u32, text.len as u16);
+        n += 1 + words;
+    }
+    n
+}
+
+/// Words of a begin with every field at its longest.
+const MAX_RECORD_SET: usize = 4 + MAX_FIELDS * (1 + MAX_VALUE / 8);
+
+/// An open scope: ends it when dropped. Made by [`scope!`](crate::scope!); not `Send` (a scope
+/// belongs to the thread that opened it).
+#[must_use = "the scope ends when this guard drops: bind it with `let _guard = ...`"]
+pub struct Guard {
+    /// The scope's sequence number on its thread; 0 when it was not recorded.
+    seq: u64,
+    /// The scope open around it when it began.
+    parent: u64,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Guard {
+    /// A scope that records nothing (no session ran when it began).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn disabled() -> Guard {
+        Guard {
+            seq: 0,
+            parent: 0,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Begins a scope of `site` with field `values` (the site's keys, in order).
+    #[doc(hidden)]
+    #[inline]
+    pub fn begin(site: &'static Site, values: &[&dyn std::fmt::Display]) -> Guard {
+        let id = site.id();
+        LOCAL
+            .try_with(|l| {
+                let seq = l.seq.get() + 1;
+                l.seq.set(seq);
+                let parent = l.current.replace(seq);
+                let time = sys::monotonic_ns();
+                let n = values.len().min(MAX_FIELDS) as u16;
+                let head = [buffer::header(buffer::BEGIN, 4, id, n), time, seq, parent];
+                if values.is_empty() {
+                    l.buf().push(&head);
+                } else {
+                    let mut out = [0u64; MAX_RECORD_SET];
+                    let len = with_fields(&head, values, &mut out);
+                    l.buf().push(&out[..len]);
+                }
+                Guard {
+                    seq,
+                    parent,
+                    _not_send: PhantomData,
+                }
+            })
+            .unwrap_or_else(|_| Guard::disabled())
+    }
+}
+
+impl Drop for Guard {
+    #[inline]
+    fn drop(&mut self) {
+        if self.seq != 0 {
+            self.end();
+        }
+    }
+}
+
+impl Guard {
+    fn end(&self) {
+        let _ = LOCAL.try_with(|l| {
+            // Guards dropped out of order: only the innermost gives the slot back.
+            if l.current.get() == self.seq {
+                l.current.set(self.parent);
+            }
+            if enabled() {
+                let time = sys::monotonic_ns();
+                l.buf()
+                    .push(&[buffer::header(buffer::END, 3, 0, 0), time, self.seq]);
+            }
+        });
+    }
+}
+
+/// Records an instant of `site` with field `values`.
+#[doc(hidden)]
+#[inline]
+pub fn mark(site: &'static Site, values: &[&dyn std::fmt::Display]) {
+    let id = site.id();
+    let time = sys::monotonic_ns();
+    let n = values.len().min(MAX_FIELDS) as u16;
+    let head = [buffer::header(buffer::MARK, 2, id, n), time];
+    let mut out = [0u64; MAX_RECORD_SET];
+    let len = with_fields(&head, values, &mut out);
+    push(&out[..len]);
+}
+
+/// Records the start of a poll of task `id` on the calling thread; `name` is written the first
+/// time in a session (`announced` holds the session it was last written in).
+pub(crate) fn poll_begin(id: u64, name: &str, announced: &mut u64) {
+    let session = session();
+    let name = if *announced != session {
+        *announced = session;
+        name
+    } else {
+        ""
+    };
+    poll_begin_named(id, name);
+}
+
+/// The current session's number (a task records its name once per session).
+pub(crate) fn session() -> u64 {
+    SESSION.load(Ordering::Relaxed)
+}
+
+/// Records the start of a poll of task `id` on the calling thread, after its name unless
+/// `name` is empty.
+pub(crate) fn poll_begin_named(id: u64, name: &str) {
+    if !name.is_empty() {
+        let mut take = name.len().min(MAX_TASK_NAME);
+        while !name.is_char_boundary(take) {
+            take -= 1;
+        }
+        let mut out = [0u64; 2 + MAX_TASK_NAME / 8];
+        let words = buffer::pack(&name.as_bytes()[..take], &mut out[2..]);
+        out[0] = buffer::header(buffer::TASK_NAME, 2 + words, 0, take as u16);
+        out[1] = id;
+        push(&out[..2 + words]);
+    }
+    let time = sys::monotonic_ns();
+    push(&[buffer::header(buffer::POLL_BEGIN, 3, 0, 0), time, id]);
+}
+
+/// Records the end of a poll of task `id` on the calling thread.
+pub(crate) fn poll_end(id: u64) {
+    let time = sys::monotonic_ns();
+    push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id]);
+}
+
+/// Starts recording for a session that started at `start_ns` (monotonic): events written
+/// before (a previous session's stragglers) are discarded.
+pub(crate) fn start(start_ns: u64) {
+    let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
+    let buffers = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    for buf in buffers.iter() {
+        buf.drain(|_, _| {});
+        buf.take_dropped();
+    }
+    drop(buffers);
+    *rec = Some(record::Recording::new(start_ns));
+    SESSION.fetch_add(1, Ordering::Relaxed);
+    ENABLED.store(true, Ordering::Release);
+}
+
+/// In a child forked during a session: nothing is recorded (the collector stayed in the
+/// parent). An atomic store only: async-signal-safe.
+pub(crate) fn forked_child() {
+    ENABLED.store(false, Ordering::Relaxed);
+}
+
+/// The session's recording so far.
+static RECORDING: Mutex<Option<record::Recording>> = Mutex::new(None);
+
+/// Moves the events in every thread's buffer into the session's recording; forgets the buffers
+/// of threads that exited. The collector calls this between its sleeps.
+pub(crate) fn drain() {
+    let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(rec) = rec.as_mut() else {
+        return;
+    };
+    let mut buffers = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+    // A buffer whose thread's reference went with the thread before this drain holds the
+    // thread's last events: taken now, then the buffer is forgotten.
+    let gone: Vec<bool> = buffers.iter().map(|b| Arc::strong_count(b) == 1).collect();
+    for buf in buffers.iter() {
+        rec.drain(buf);
+    }
+    let mut gone = gone.into_iter();
+    buffers.retain(|_| !gone.next().unwrap_or(false));
+}
+
+/// Stops recording and returns what was recorded (`None` when recording was not started).
+pub(crate) fn stop() -> Option<record::Recording> {
+    ENABLED.store(false, Ordering::Release);
+    drain();
+    let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+    rec.sites = sites();
+    Some(rec)
+}
+
+/// The `static` call site of [`scope!`](crate::scope!) or [`mark!`](crate::mark!).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __prof_site {
+    ($name:literal, $kind:ident $(, $key:ident)*) => {
+        $crate::scope::Site::new(
+            $name,
+            ::core::file!(),
+            ::core::line!(),
+            &[$(::core::stringify!($key)),*],
+            $crate::scope::Kind::$kind,
+        )
+    };
+}
+
+/// Opens a scope that ends when the returned [`Guard`](crate::scope::Guard) drops:
+/// `let _guard = prof::scope!("parse");`, or with fields (up to four, `Display` values,
+/// evaluated only while a session runs): `prof::scope!("request", id = req.id, path = p)`.
+#[macro_export]
+macro_rules! scope {
+    ($name:literal $(, $key:ident = $value:expr)* $(,)?) => {{
+        static SITE: $crate::scope::Site = $crate::__prof_site!($name, Scope $(, $key)*);
+        if $crate::scope::enabled() {
+            $crate::scope::Guard::begin(&SITE, &[$(&$value as &dyn ::core::fmt::Display),*])
+        } else {
+            $crate::scope::Guard::disabled()
+        }
+    }};
+}
+
+/// Records an instant on the calling thread's timeline: `prof::mark!("gc")`, or with fields as
+/// [`scope!`](crate::scope!) takes them: `prof::mark!("flush", bytes = n)`.
+#[macro_export]
+macro_rules! mark {
+    ($name:literal $(, $key:ident = $value:expr)* $(,)?) => {{
+        static SITE: $crate::scope::Site = $crate::__prof_site!($name, Mark $(, $key)*);
+        if $crate::scope::enabled() {
+            $crate::scope::mark(&SITE, &[$(&$value as &dyn ::core::fmt::Display),*]);
+        }
+    }};
+}
