@@ -1,10 +1,10 @@
-//! Turning a parsed [`SessionFile`] into a [`Session`], checking every index on the way.
+//! Turning a parsed [`FileIn`] into a [`Session`], checking every index on the way.
 //!
 //! Nothing in a file is trusted: each reference into a table is bounds-checked, the stack tree is
 //! stored so that a parent always comes before its child (no cycles), and column lengths must agree.
 //! A failure names the field and entry, e.g. `samples.stack[17]: stack 900 out of range (45 stacks)`.
 
-use super::format::{MappingRow, Previous, SessionFile};
+use super::file_format::{FileIn, MappingRow, Previous};
 use super::packed::{unzigzag, PackedError, Values};
 use super::scopes_file::{decode_scopes, decode_tasks, Tables};
 use super::{
@@ -159,7 +159,7 @@ fn mapping(i: usize, row: &MappingRow, strings: usize) -> Result<Mapping, Invali
     })
 }
 
-fn stacks(file: &SessionFile<'_>, frames: usize) -> Result<Vec<StackNode>, Invalid> {
+fn stacks(file: &FileIn<'_>, frames: usize) -> Result<Vec<StackNode>, Invalid> {
     // The parent column sets the number of stacks (a small table next to the samples: it is
     // decoded whole); the frame column is read in step with it.
     let parents = Values::new(&file.stacks.parent)
@@ -213,7 +213,7 @@ fn context(
     }
 }
 
-fn samples(file: &SessionFile<'_>, sizes: SampleTables) -> Result<Samples, Invalid> {
+fn samples(file: &FileIn<'_>, sizes: SampleTables) -> Result<Samples, Invalid> {
     let SampleTables {
         stacks,
         threads,
@@ -377,7 +377,7 @@ fn version_1_sample_type(meta: &Metadata) -> SampleType {
 }
 
 /// The checked session a parsed file describes.
-pub(crate) fn decode(mut file: SessionFile<'_>) -> Result<Session, Invalid> {
+pub(crate) fn decode(mut file: FileIn<'_>) -> Result<Session, Invalid> {
     if file.strings.first() != Some("") {
         return Err("strings[0]: must be the empty string".to_owned());
     }

@@ -5,7 +5,7 @@
 //! [`ReadOptions::max_bytes`] so a gzip bomb cannot exhaust memory or time.
 
 use super::decode::decode;
-use super::format::{SessionFile, SessionFileOut};
+use super::file_format::{FileIn, FileOut};
 use super::Session;
 use flate2::read::MultiGzDecoder;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -206,7 +206,7 @@ pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, Re
 }
 
 fn parse(json: &[u8]) -> Result<Session, ReadError> {
-    let file: SessionFile<'_> =
+    let file: FileIn<'_> =
         serde_json::from_slice(json).map_err(|e| ReadError::Invalid(e.to_string()))?;
     decode(file).map_err(ReadError::Invalid)
 }
@@ -215,6 +215,6 @@ fn parse(json: &[u8]) -> Result<Session, ReadError> {
 /// `.json.gz`).
 pub fn write(session: &Session, output: impl Write) -> io::Result<()> {
     let mut output = io::BufWriter::with_capacity(1 << 16, output);
-    serde_json::to_writer(&mut output, &SessionFileOut::new(session))?;
+    serde_json::to_writer(&mut output, &FileOut::new(session))?;
     output.flush()
 }

@@ -25,9 +25,9 @@ mod date;
 mod decode;
 #[cfg(feature = "sampler")]
 mod file;
+mod file_format;
 #[cfg(test)]
 pub(crate) mod file_tests;
-mod format;
 mod io;
 mod model;
 mod named;
@@ -43,7 +43,7 @@ mod tables;
 pub use date::rfc3339_utc;
 #[cfg(feature = "sampler")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
-pub use format::{FORMAT_NAME, FORMAT_VERSION};
+pub use file_format::{FORMAT_NAME, FORMAT_VERSION};
 pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };

@@ -114,7 +114,7 @@ pub(crate) struct MappingRow {
 
 /// A whole session file, parsed but not yet checked; its packed columns borrow from the input.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct SessionFile<'a> {
+pub(crate) struct FileIn<'a> {
     pub version: u32,
     pub meta: Metadata,
     pub strings: Strings,
@@ -135,7 +135,7 @@ pub(crate) struct SessionFile<'a> {
 
 /// A session in its file form, borrowing what it can from the session: the writer's input.
 #[derive(Serialize)]
-pub(crate) struct SessionFileOut<'a> {
+pub(crate) struct FileOut<'a> {
     format: &'static str,
     version: u32,
     meta: &'a Metadata,
@@ -154,7 +154,7 @@ pub(crate) struct SessionFileOut<'a> {
     tasks: Option<TasksFile<'static>>,
 }
 
-impl<'a> SessionFileOut<'a> {
+impl<'a> FileOut<'a> {
     /// The file form of a session.
     pub fn new(session: &'a Session) -> Self {
         let frames = FramesOut(&session.frames);
@@ -175,7 +175,7 @@ impl<'a> SessionFileOut<'a> {
                 process: t.process.0,
             })
             .collect();
-        SessionFileOut {
+        FileOut {
             format: FORMAT_NAME,
             version: FORMAT_VERSION,
             meta: &session.meta,
@@ -346,13 +346,9 @@ const FIELDS: &[&str] = &[
     "tasks",
 ];
 
-impl<'de: 'a, 'a> Deserialize<'de> for SessionFile<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for FileIn<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct(
-            "SessionFile",
-            FIELDS,
-            FileVisitor(std::marker::PhantomData),
-        )
+        deserializer.deserialize_struct("FileIn", FIELDS, FileVisitor(std::marker::PhantomData))
     }
 }
 
@@ -362,7 +358,7 @@ struct FileVisitor<'a>(std::marker::PhantomData<&'a ()>);
 /// are seen (writers put them first), so a file of another kind or a newer version is refused
 /// with that reason rather than with whatever field the newer layout changed.
 impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
-    type Value = SessionFile<'a>;
+    type Value = FileIn<'a>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a prof session object")
@@ -425,7 +421,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
                 "not a prof session: no \"format\": \"prof-session\" field",
             ));
         }
-        Ok(SessionFile {
+        Ok(FileIn {
             version: version.ok_or_else(|| de::Error::missing_field("version"))?,
             meta: meta.ok_or_else(|| de::Error::missing_field("meta"))?,
             strings: strings.ok_or_else(|| de::Error::missing_field("strings"))?,
