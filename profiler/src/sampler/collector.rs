@@ -116,9 +116,7 @@ pub struct Collector {
     index: StackIndex,
     out: RawProfile,
     scratch: Vec<u64>,
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: super::dwarf::KeptModules,
-    loader_counters: (u64, u64),
+    objects: super::objects::ObjectWatch,
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
     max_depth: usize,
@@ -183,9 +181,7 @@ impl Collector {
             index: StackIndex::default(),
             out: RawProfile::default(),
             scratch: Vec::new(),
-            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: super::dwarf::Modules::kept(),
-            loader_counters: (u64::MAX, u64::MAX),
+            objects: super::objects::ObjectWatch::new(),
             wall: None,
             max_depth: usize::MAX,
             #[cfg(all(
@@ -253,24 +249,11 @@ impl Collector {
 
     /// Reads the loaded objects and installs a new unwinder when they changed.
     pub fn refresh_modules(&mut self) {
-        if sys::loader_counters() != self.loader_counters {
-            let (objects, counters) = sys::loaded_objects();
-            self.loader_counters = counters;
+        self.objects.refresh(
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            {
-                let unwinder = self.modules.refresh(&objects);
-                self.shared.dwarf.replace(Some(Box::new(unwinder)));
-            }
-            // Every object seen stays listed (the newest last), so that addresses in one
-            // unloaded before stop are still resolved from its file.
-            for object in objects {
-                if !self.out.objects.contains(&object) {
-                    self.out.objects.push(object);
-                }
-            }
-        }
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        self.shared.dwarf.reclaim();
+            &self.shared.dwarf,
+            &mut self.out.objects,
+        );
     }
 
     /// Publishes a fresh snapshot of the readable mappings.

@@ -26,6 +26,7 @@ pub(crate) mod frame_reuse;
 mod handler;
 pub(crate) mod mappings;
 pub(crate) mod meta;
+mod objects;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")

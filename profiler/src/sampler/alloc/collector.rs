@@ -3,7 +3,6 @@
 
 use super::Shared;
 use crate::sampler::stack_index::StackIndex;
-use crate::sampler::sys;
 use crate::symbolize::LoadedObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,9 +50,7 @@ pub struct Collector {
     max_samples: usize,
     out: Collected,
     index: StackIndex,
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: crate::sampler::dwarf::KeptModules,
-    loader_counters: (u64, u64),
+    objects: crate::sampler::objects::ObjectWatch,
 }
 
 impl Collector {
@@ -64,30 +61,17 @@ impl Collector {
             max_samples,
             out: Collected::default(),
             index: StackIndex::default(),
-            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: crate::sampler::dwarf::Modules::kept(),
-            loader_counters: (u64::MAX, u64::MAX),
+            objects: crate::sampler::objects::ObjectWatch::new(),
         }
     }
 
     /// Reads the loaded objects and installs a new unwinder when they changed.
     pub fn refresh_modules(&mut self) {
-        if sys::loader_counters() != self.loader_counters {
-            let (objects, counters) = sys::loaded_objects();
-            self.loader_counters = counters;
+        self.objects.refresh(
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            {
-                let unwinder = self.modules.refresh(&objects);
-                self.shared.dwarf.replace(Some(Box::new(unwinder)));
-            }
-            for object in objects {
-                if !self.out.objects.contains(&object) {
-                    self.out.objects.push(object);
-                }
-            }
-        }
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        self.shared.dwarf.reclaim();
+            &self.shared.dwarf,
+            &mut self.out.objects,
+        );
     }
 
     /// Moves the records waiting in the ring into the profile; returns how many words of the

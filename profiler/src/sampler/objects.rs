@@ -1,0 +1,52 @@
+//! The loaded objects a collector watches: when the loader's counters change it reads the
+//! objects again, installs a new DWARF unwinder over them for the handlers, and lists every
+//! object seen for symbolization. The CPU and the allocation collectors share it.
+
+use super::sys;
+use crate::symbolize::LoadedObject;
+
+/// What a collector knows of the loaded objects between two looks.
+pub struct ObjectWatch {
+    /// The unwind tables, kept across sessions (see `dwarf::KeptModules`).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    modules: super::dwarf::KeptModules,
+    /// The loader's counters at the last look; `u64::MAX` before the first.
+    loader_counters: (u64, u64),
+}
+
+impl ObjectWatch {
+    /// A watch that has not looked yet: its first [`ObjectWatch::refresh`] reads the objects.
+    pub fn new() -> ObjectWatch {
+        ObjectWatch {
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            modules: super::dwarf::Modules::kept(),
+            loader_counters: (u64::MAX, u64::MAX),
+        }
+    }
+
+    /// Reads the loaded objects when they changed since the last look, installs a new unwinder
+    /// over them in `dwarf`, and adds those not seen before to `seen`. Every object seen stays
+    /// listed (the newest last), so that addresses in one unloaded before stop are still
+    /// resolved from its file. Then frees the unwinders no handler uses any more.
+    pub fn refresh(
+        &mut self,
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] dwarf: &sys::Rcu<
+            super::dwarf::DwarfSet,
+        >,
+        seen: &mut Vec<LoadedObject>,
+    ) {
+        if sys::loader_counters() != self.loader_counters {
+            let (objects, counters) = sys::loaded_objects();
+            self.loader_counters = counters;
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            dwarf.replace(Some(Box::new(self.modules.refresh(&objects))));
+            for object in objects {
+                if !seen.contains(&object) {
+                    seen.push(object);
+                }
+            }
+        }
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        dwarf.reclaim();
+    }
+}
