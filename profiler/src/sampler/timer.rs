@@ -290,9 +290,9 @@ pub enum Armed {
     /// refused it: the monotonic timer then stays armed throughout).
     Timer {
         /// Fires every interval of wall time.
-        monotonic: sys::Timer,
+        monotonic: sys::PosixTimer,
         /// Fires every interval of the thread's CPU time, while armed.
-        cpu: Option<sys::Timer>,
+        cpu: Option<sys::PosixTimer>,
     },
 }
 

@@ -116,20 +116,20 @@ pub fn perf_event_disable(_fd: &OwnedFd) {}
 
 /// A per-thread POSIX timer: none exist here.
 #[derive(Debug)]
-pub enum Timer {}
+pub enum PosixTimer {}
 
 /// Creates a per-thread timer: Linux only.
-pub fn timer_thread(_tid: u32, _interval_ns: u64) -> crate::Result<Timer> {
+pub fn timer_thread(_tid: u32, _interval_ns: u64) -> crate::Result<PosixTimer> {
     Err(unsupported("timer_create(SIGEV_THREAD_ID)"))
 }
 
 /// Creates a per-thread CPU-clock timer: Linux only.
-pub fn timer_thread_cpu(_tid: u32) -> crate::Result<Timer> {
+pub fn timer_thread_cpu(_tid: u32) -> crate::Result<PosixTimer> {
     Err(unsupported("timer_create(SIGEV_THREAD_ID)"))
 }
 
 /// A timer's id: none exist here.
-pub fn timer_id(timer: &Timer) -> u64 {
+pub fn timer_id(timer: &PosixTimer) -> u64 {
     match *timer {}
 }
 
@@ -139,7 +139,7 @@ pub fn timer_set(_id: u64, _interval_ns: u64) -> bool {
 }
 
 /// Deletes a per-thread timer.
-pub fn timer_delete(timer: Timer) {
+pub fn timer_delete(timer: PosixTimer) {
     match timer {}
 }
 

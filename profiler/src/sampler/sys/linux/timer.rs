@@ -5,17 +5,17 @@ use super::super::signal::SIGNAL;
 
 /// A POSIX timer created by [`timer_thread`]; delete it with [`timer_delete`].
 #[derive(Debug)]
-pub struct Timer(libc::timer_t);
+pub struct PosixTimer(libc::timer_t);
 
 // SAFETY: a timer_t is an opaque id valid process-wide; any thread may delete it.
-unsafe impl Send for Timer {}
+unsafe impl Send for PosixTimer {}
 
 /// Set in the value of a signal from a thread's CPU-clock timer (see [`timer_thread_cpu`]):
 /// bit 32 and up, above the thread id.
 pub(in crate::sampler::sys) const CPU_TIMER_TAG: u64 = 1 << 32;
 
 /// Creates a `CLOCK_MONOTONIC` timer sending SIGPROF to thread `tid` every `interval_ns`.
-pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
+pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<PosixTimer> {
     let timer = create(libc::CLOCK_MONOTONIC, tid, u64::from(tid))?;
     if !timer_set(timer_id(&timer), interval_ns) {
         let err = last_error("timer_settime");
@@ -29,7 +29,7 @@ pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<Timer> {
 /// once armed (with [`timer_set`]) and the thread has run that long. The kernel checks such
 /// timers only at its scheduler tick, so one fires up to a tick late; a thread that does not
 /// run is never woken by it.
-pub fn timer_thread_cpu(tid: u32) -> crate::Result<Timer> {
+pub fn timer_thread_cpu(tid: u32) -> crate::Result<PosixTimer> {
     // The kernel's id of a thread's CPU clock (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) in
     // the kernel's posix-timers.h): the complement of the id shifted left by 3, the
     // per-thread bit (4) and the scheduler clock (2). What `pthread_getcpuclockid` returns.
@@ -37,7 +37,7 @@ pub fn timer_thread_cpu(tid: u32) -> crate::Result<Timer> {
     create(clock, tid, u64::from(tid) | CPU_TIMER_TAG)
 }
 
-fn create(clock: libc::clockid_t, tid: u32, value: u64) -> crate::Result<Timer> {
+fn create(clock: libc::clockid_t, tid: u32, value: u64) -> crate::Result<PosixTimer> {
     // SAFETY: an all-zero sigevent is a valid value of this plain C struct.
     let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
     sev.sigev_notify = libc::SIGEV_THREAD_ID;
@@ -53,11 +53,11 @@ fn create(clock: libc::clockid_t, tid: u32, value: u64) -> crate::Result<Timer> 
     if unsafe { libc::timer_create(clock, &mut sev, &mut timer) } != 0 {
         return Err(last_error("timer_create"));
     }
-    Ok(Timer(timer))
+    Ok(PosixTimer(timer))
 }
 
 /// A timer's id as a plain word, for [`timer_set`] from a signal handler (never 0).
-pub fn timer_id(timer: &Timer) -> u64 {
+pub fn timer_id(timer: &PosixTimer) -> u64 {
     // glibc's timer ids for SIGEV_THREAD_ID timers are the kernel's (from 0), kept in a
     // pointer-sized `timer_t`: add 1 so that 0 can mean "no timer".
     timer.0 as usize as u64 + 1
@@ -80,7 +80,7 @@ pub fn timer_set(id: u64, interval_ns: u64) -> bool {
 }
 
 /// Deletes a timer made by [`timer_thread`]; it sends nothing afterwards.
-pub fn timer_delete(timer: Timer) {
+pub fn timer_delete(timer: PosixTimer) {
     // SAFETY: `timer` came from timer_create and is consumed here, so it is deleted once.
     unsafe { libc::timer_delete(timer.0) };
 }
