@@ -13,15 +13,15 @@ import {
   renderThreadStates,
   renderThreads,
 } from "./header.js";
-import { escapeHtml } from "./format.js";
+import { escapeHtml } from "./html-and-color.js";
 import { State } from "./state.js";
 import { TransformBar, TransformMenu } from "./transforms.js";
-import { FlameView } from "./views/flame-view.js";
+import { FlameView } from "./views/flame-graph.js";
 import { CallTreeView } from "./views/call-tree.js";
 import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { SourceView } from "./views/source.js";
-import { TableView } from "./views/table-view.js";
+import { TableView } from "./views/top-functions.js";
 import { ScopesView } from "./views/scopes.js";
 import { DiffView } from "./views/diff.js";
 import { Timeline } from "./views/timeline.js";

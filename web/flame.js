@@ -5,7 +5,7 @@
 // The zoomed frame's ancestors are drawn below it (above it when icicle), dimmed and full
 // width, so the context is never lost; clicking one zooms out to it.
 
-import { functionColor } from "./format.js";
+import { functionColor } from "./html-and-color.js";
 import { fitCanvas } from "./canvas.js";
 
 const ROW = 18; // CSS pixels per stack level

@@ -1,6 +1,6 @@
 // The header (what was profiled, and how) and the file and thread selectors.
 
-import { escapeHtml } from "./format.js";
+import { escapeHtml } from "./html-and-color.js";
 
 /** Fills the header's list with the session's metadata, as the wasm module formats it. */
 export function renderMeta(dl, meta) {

@@ -1,7 +1,7 @@
 // The top-N table: rows computed by the wasm module, drawn as an HTML table. Clicking a column
 // header asks for the rows sorted by that column; clicking a row selects that function.
 
-import { escapeHtml } from "./format.js";
+import { escapeHtml } from "./html-and-color.js";
 import { fitName, fontOf, textWidth } from "./elide.js";
 
 export class TopTable {

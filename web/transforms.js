@@ -4,7 +4,7 @@
 // flame frame, or the flame view's "Transform" button). The state's `transforms` key holds the
 // stack as the core's TransformSpec objects; the core applies them, in order, to every view.
 
-import { escapeHtml } from "./format.js";
+import { escapeHtml } from "./html-and-color.js";
 
 /** Adds `spec` on top of the stack (zoom is reset: the tree it pointed into is gone). */
 function push(state, spec) {

@@ -11,7 +11,7 @@
 // Left collapses (or steps out to the parent), Enter expands or collapses, `*` expands every
 // row below the selected one (everything when none is), Home, End, Page Up and Page Down.
 
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 import { fitName, fontOf, fontProbe } from "../elide.js";
 import { VirtualRows } from "../rows.js";
 

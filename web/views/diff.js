@@ -6,7 +6,7 @@
 
 import { FlameGraph } from "../flame.js";
 import { leftHeavyToggle, showFrameTooltip, windowHandlers } from "../flame-window.js";
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 import { fitName, fontOf } from "../elide.js";
 import { SortHeaders } from "../sort.js";
 

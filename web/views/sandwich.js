@@ -5,7 +5,7 @@
 // the wasm module (the core's `CallTree::callers` and `callees`).
 
 import { FlameGraph } from "../flame.js";
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 import { fitName } from "../elide.js";
 
 export class SandwichView {

@@ -6,7 +6,7 @@
 // clicking one selects its time range. The wasm module computes, sorts and formats
 // every number; this only draws.
 
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 
 const BUCKETS = 24;
 const CALLS = 10; // the longest calls listed, each selecting its time

@@ -9,7 +9,7 @@
 // Keyboard: the listing is focusable; Up and Down move between weighted lines, Home returns to
 // the hottest.
 
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 
 /** Lines of source shown around the function's weighted lines. */
 const CONTEXT = 3;

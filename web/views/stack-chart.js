@@ -4,7 +4,7 @@
 // than a pixel. The wheel zooms the time axis around the pointer, dragging pans it; hovering
 // shows a box's frame and span, clicking selects its function (state `selected`).
 
-import { escapeHtml, functionColor } from "../format.js";
+import { escapeHtml, functionColor } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
 

@@ -5,7 +5,7 @@
 // every view follows; the chip shows the range and clears it; "Zoom to selection" narrows the
 // window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
 
-import { functionColor, escapeHtml } from "../format.js";
+import { functionColor, escapeHtml } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
 

@@ -6,7 +6,7 @@
 // by the wasm module, which also formats every number. The order, the filter text and whether it
 // is a regex are in the state (the URL: tsort, tfilter, tregex).
 
-import { escapeHtml } from "../format.js";
+import { escapeHtml } from "../html-and-color.js";
 import { copyText, fitName, fontOf, fontProbe } from "../elide.js";
 import { VirtualRows } from "../rows.js";
 import { SortHeaders } from "../sort.js";

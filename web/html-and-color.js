@@ -1,5 +1,5 @@
-// The stable colour of each function, and HTML escaping. Weights, percentages and counts are
-// formatted by prof's core in the wasm module: nothing here formats a number.
+// The stable colour of each function and HTML escaping: what the views need of a name besides
+// its text. Weights, percentages and counts are formatted by prof's core in the wasm module.
 
 /**
  * The colour of a function: derived from its name only (FNV-1a hash), so the same function has
