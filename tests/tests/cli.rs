@@ -68,6 +68,30 @@ fn demo_profiles_its_workload_and_saves_a_session_that_loads() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("is_prime"), "{stdout}");
+
+    // Its batches are scopes, recorded while sampling: exact calls, and the main thread's
+    // samples of `is_prime` taken inside `primes batch`.
+    let session = report.session();
+    let all = prof::aggregate::Filter::all();
+    let rows = prof::aggregate::scope_table(session, &all);
+    for name in ["primes batch", "collatz batch"] {
+        let row = rows.iter().find(|r| r.name == name);
+        assert!(row.is_some_and(|r| r.calls > 0), "{name} in {rows:?}");
+    }
+    let is_prime = |filter: &prof::aggregate::Filter| {
+        let tree = prof::aggregate::CallTree::new(session, filter);
+        let top = tree.top(session, 100, prof::aggregate::SortBy::SelfWeight);
+        top.iter()
+            .filter(|r| r.name.contains("is_prime"))
+            .map(|r| r.self_weight)
+            .sum::<u64>()
+    };
+    let inside = is_prime(&all.clone().scope("primes batch"));
+    assert!(
+        inside as f64 >= 0.95 * is_prime(&all) as f64,
+        "is_prime's samples inside `primes batch`: {inside} of {}",
+        is_prime(&all)
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! costs, on two threads, so the flame graph and the top-N table have something to say, and a
 //! third thread that mostly waits (for the main thread's progress reports), which wall mode
 //! shows and CPU mode hardly sees; and for alloc mode a fourth that parses records into small
-//! strings and vectors, keeping some.
+//! strings and vectors, keeping some. Each batch of work is a scope (`prof::scope!`) and each
+//! progress report a mark, so the session has exact call counts and a Scopes view too.
 
 use std::hint::black_box;
 use std::sync::mpsc;
@@ -83,6 +84,7 @@ fn records_for(duration: Duration) -> (u64, std::collections::VecDeque<Record>) 
     let mut kept = std::collections::VecDeque::new();
     let mut n = 0u64;
     while start.elapsed() < duration {
+        let _batch = prof::scope!("parse records", first = n);
         for _ in 0..200 {
             let line = format_line(n);
             let record = parse_record(&line);
@@ -144,8 +146,10 @@ fn primes_for(duration: Duration, progress: &mpsc::Sender<u64>) -> u64 {
     while start.elapsed() < duration {
         if reported.elapsed() >= Duration::from_millis(50) {
             reported = Instant::now();
+            prof::mark!("progress", found = found);
             let _ = progress.send(found);
         }
+        let _batch = prof::scope!("primes batch");
         for _ in 0..2_000 {
             if is_prime(black_box(n)) {
                 found += 1 + digit_sum(n) % 2;
@@ -194,6 +198,7 @@ fn collatz_for(duration: Duration) -> u64 {
     let mut total = 0;
     let mut n = 1u64;
     while start.elapsed() < duration {
+        let _batch = prof::scope!("collatz batch");
         for _ in 0..2_000 {
             total += collatz_len(black_box(n));
             n += 1;
