@@ -9,7 +9,7 @@
 //! While no session runs a scope costs one relaxed atomic load: no thread-local access, no
 //! clock read. While a [`Profiler`](crate::Profiler) runs (cpu, wall or alloc mode) each begin,
 //! end and mark writes one fixed-size record (site, monotonic time, the same clock samples are
-//! stamped with) into the calling thread's [`buffer::EventBuf`]: allocated and registered on
+//! stamped with) into the calling thread's `buffer::EventBuf`: allocated and registered on
 //! the thread's first event, then written without allocation or lock. The collector drains the
 //! buffers; a full buffer drops the event and counts it
 //! ([`Scopes::dropped_events`](crate::session::Scopes)), never waits.

@@ -3,7 +3,7 @@
 //!
 //! [`instrument`] wraps any future (any executor): while a session runs, each `poll` of the
 //! wrapper records its start and end in the polling thread's scope buffer (see
-//! [`crate::scope`]), and the task's name once per session. At stop the polls become the
+//! [`mod@crate::scope`]), and the task's name once per session. At stop the polls become the
 //! session's task table, and every sample taken on a thread during a poll gets that poll's
 //! task (the innermost one, for instrumented futures nested in each other). While no session
 //! runs a poll costs one relaxed atomic load more than the inner future's.
