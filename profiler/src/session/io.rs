@@ -207,8 +207,27 @@ pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, Re
 
 fn parse(json: &[u8]) -> Result<Session, ReadError> {
     let file: FileIn<'_> =
-        serde_json::from_slice(json).map_err(|e| ReadError::Invalid(e.to_string()))?;
-    decode(file).map_err(ReadError::Invalid)
+        serde_json::from_slice(json).map_err(|e| ReadError::Invalid(one_line(&e.to_string())))?;
+    decode(file).map_err(|message| ReadError::Invalid(one_line(&message)))
+}
+
+/// `message` on one line: a reader's error may quote the file (serde names an unknown variant
+/// as it was written), and a quoted line break or other control character would break the
+/// one-line error every command prints. They are written as escapes instead.
+fn one_line(message: &str) -> String {
+    if !message.chars().any(char::is_control) {
+        return message.to_owned();
+    }
+    message
+        .chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_owned(),
+            '\r' => "\\r".to_owned(),
+            '\t' => "\\t".to_owned(),
+            c if c.is_control() => format!("\\u{{{:x}}}", u32::from(c)),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// Writes `session` as session-file JSON (uncompressed; wrap `output` in a gzip encoder for

@@ -385,3 +385,14 @@ fn r13_an_empty_sample_type_name_is_refused_with_its_field() {
         }
     }
 }
+
+/// Issue 25's fuzz run: a unit written `n\noseconds` (a JSON escape) made serde's "unknown
+/// variant" message quote a line break, and the one-line error took two lines.
+#[test]
+fn r25_an_error_quoting_the_file_stays_on_one_line() {
+    let message = invalid(&edited(r#""nanoseconds""#, r#""n\noseconds\u0007""#));
+    assert!(
+        message.contains(r"n\noseconds\u{7}") && !message.chars().any(char::is_control),
+        "{message}"
+    );
+}
