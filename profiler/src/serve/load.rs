@@ -29,7 +29,11 @@ pub fn load_for_serving_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    if options.sample_type.is_none() && is_session_name(&name) && path.is_file() {
+    // A file over the cap goes through the shared loader, which refuses it by its size before
+    // reading any of it.
+    let within_cap = std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && m.len() <= crate::session::DEFAULT_MAX_BYTES);
+    if options.sample_type.is_none() && is_session_name(&name) && within_cap {
         return match as_written(path, &name) {
             Ok(file) => Ok((file, None)),
             Err(Error::BadInput { path, message }) => Ok((
