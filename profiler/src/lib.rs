@@ -93,7 +93,7 @@ pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 
 #[cfg(feature = "sampler")]
-pub use profiler::{profile, Profiler};
+pub use profiler::{clear_caches, profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

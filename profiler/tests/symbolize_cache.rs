@@ -6,7 +6,8 @@
 mod common;
 
 use common::{serial, spin};
-use prof::symbolize::{cache_stats, clear_cache};
+use prof::clear_caches as clear_cache;
+use prof::symbolize::cache_stats;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;

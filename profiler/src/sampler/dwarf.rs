@@ -99,9 +99,14 @@ pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch
 /// [`Modules::kept`]): a later session's start reads no file for the objects still loaded.
 #[derive(Default)]
 pub struct Modules {
-    loaded: HashMap<(String, u64), Option<SharedModule>>,
+    loaded: HashMap<ModuleKey, Option<SharedModule>>,
     generation: u64,
 }
+
+/// Which module an object is: its name and bias as loaded, and the file it was read from (a
+/// library replaced on disk and loaded again at the same address between two sessions is
+/// another module), `None` for objects without a file (the vDSO).
+type ModuleKey = (String, u64, Option<crate::symbolize::FileKey>);
 
 /// The last generation of an unwinder made in this process.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -109,43 +114,26 @@ static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 /// The modules of the last session that ended, for the next one.
 static KEPT: Mutex<Option<Modules>> = Mutex::new(None);
 
-/// A session's [`Modules`], handed back to the process when the session's collector is dropped.
-#[derive(Default)]
-pub struct KeptModules(Modules);
-
 impl Modules {
     /// The modules the last session of this process left (empty for the first session). The
     /// next refresh drops those of objects unloaded since; the generation keeps counting, so
     /// no stack kept under an earlier unwinder is reused with a new one.
-    pub fn kept() -> KeptModules {
-        let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner()).take();
-        KeptModules(kept.unwrap_or_default())
+    pub fn kept() -> Modules {
+        KEPT.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default()
+    }
+
+    /// Leaves these modules for the process's next session ([`Modules::kept`]).
+    pub fn keep(self) {
+        *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(self);
     }
 }
 
-/// Drops the modules kept for the next session (`clear_cache`).
+/// Drops the modules kept for the next session (`prof::clear_caches`).
 pub fn clear_kept() {
     *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = None;
-}
-
-impl std::ops::DerefMut for KeptModules {
-    fn deref_mut(&mut self) -> &mut Modules {
-        &mut self.0
-    }
-}
-
-impl std::ops::Deref for KeptModules {
-    type Target = Modules;
-    fn deref(&self) -> &Modules {
-        &self.0
-    }
-}
-
-impl Drop for KeptModules {
-    fn drop(&mut self) {
-        let modules = std::mem::take(&mut self.0);
-        *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(modules);
-    }
 }
 
 impl Modules {
@@ -153,7 +141,13 @@ impl Modules {
     /// over them.
     pub fn refresh(&mut self, objects: &[LoadedObject]) -> DwarfSet {
         use framehop::Unwinder;
-        let keys: Vec<(String, u64)> = objects.iter().map(|o| (o.name.clone(), o.bias)).collect();
+        let keys: Vec<ModuleKey> = objects
+            .iter()
+            .map(|o| {
+                let file = crate::symbolize::FileKey::of(path_of(o));
+                (o.name.clone(), o.bias, file)
+            })
+            .collect();
         self.loaded.retain(|k, _| keys.contains(k));
         let mut unwinder = Dwarf::new();
         for (key, object) in keys.into_iter().zip(objects) {
@@ -266,4 +260,39 @@ fn read_module(object: &LoadedObject) -> Option<SharedModule> {
         object.name.clone()
     };
     Some(Module::new(name, start..end, object.bias, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review of issue 24's kept tables: modules were keyed by name and bias, so a library
+    /// replaced on disk and loaded again at the same address (between two sessions, now that
+    /// the tables outlive one) kept the old file's unwind tables.
+    #[test]
+    fn a_file_replaced_on_disk_is_read_again() {
+        let dir = std::env::temp_dir().join(format!("prof-dwarf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("libreplaced.so");
+        std::fs::copy("/bin/true", &path).unwrap();
+        let object = LoadedObject {
+            name: path.to_str().unwrap().to_owned(),
+            bias: 0x7000_0000,
+            exec: std::iter::once(0x7000_1000..0x7000_9000).collect(),
+        };
+        let mut modules = Modules::default();
+        modules.refresh(std::slice::from_ref(&object));
+        let first: Vec<ModuleKey> = modules.loaded.keys().cloned().collect();
+        modules.refresh(std::slice::from_ref(&object));
+        let same: Vec<ModuleKey> = modules.loaded.keys().cloned().collect();
+        assert_eq!(first, same, "an unchanged file keeps its module");
+        // Another file at the same path (a new inode), loaded at the same bias.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::copy("/bin/ls", &path).unwrap();
+        modules.refresh(std::slice::from_ref(&object));
+        let replaced: Vec<ModuleKey> = modules.loaded.keys().cloned().collect();
+        assert_eq!(replaced.len(), 1);
+        assert_ne!(replaced, first, "the replaced file is another module");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -7,9 +7,10 @@ use crate::symbolize::LoadedObject;
 
 /// What a collector knows of the loaded objects between two looks.
 pub struct ObjectWatch {
-    /// The unwind tables, kept across sessions (see `dwarf::KeptModules`).
+    /// The unwind tables, kept across sessions: taken from the process at start and given back
+    /// when the watch is dropped (see `dwarf::Modules::kept`).
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: super::dwarf::KeptModules,
+    modules: super::dwarf::Modules,
     /// The loader's counters at the last look; `u64::MAX` before the first.
     loader_counters: (u64, u64),
 }
@@ -48,5 +49,12 @@ impl ObjectWatch {
         }
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         dwarf.reclaim();
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+impl Drop for ObjectWatch {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.modules).keep();
     }
 }

@@ -56,17 +56,14 @@ pub fn cache_stats() -> CacheStats {
 }
 
 /// Drops the debug info kept for later sessions; the next stop parses what it needs again.
-/// Also drops the unwind tables kept for later sessions (the next start reads them again).
+/// `prof::clear_caches` drops the sampler's kept unwind tables too.
 pub fn clear_cache() {
-    let mut cache = lock();
-    cache.entries.clear();
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    crate::sampler::dwarf::clear_kept();
+    lock().entries.clear();
 }
 
 /// Which file an object's debug info was read from: a file replaced on disk is another key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) struct FileKey {
+pub(crate) struct FileKey {
     path: String,
     dev: u64,
     ino: u64,
@@ -76,7 +73,7 @@ pub(super) struct FileKey {
 
 impl FileKey {
     /// The key of the file at `path` as it is now; `None` when it cannot be read.
-    pub(super) fn of(path: &str) -> Option<FileKey> {
+    pub(crate) fn of(path: &str) -> Option<FileKey> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::metadata(path).ok()?;
         Some(FileKey {

@@ -19,10 +19,10 @@ mod object;
 pub mod perf_map;
 pub mod symtab;
 
+pub(crate) use cache::FileKey;
 pub use cache::{cache_stats, clear_cache, CacheStats, MAX_CACHED_OBJECTS};
 pub use object::LoadedObject;
 
-use cache::FileKey;
 use std::collections::HashMap;
 use std::sync::{Arc, MutexGuard};
 use symtab::SymbolTable;
