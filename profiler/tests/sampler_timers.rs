@@ -232,11 +232,12 @@ fn r13_timer_create_samples_a_thread_again_when_it_runs_after_waiting() {
     // At most a scheduler tick (4 ms at 250 Hz) and an interval pass before it is unparked; a
     // thread left parked would be sampled once a tick at best (4 ms: an eighth of the rate).
     // Under load, expirations that fall while the thread waits for a CPU come as one signal
-    // (its weight carries their time, checked above): 673 of 800 with two CPU hogs and the CI's
-    // other tests beside it, so the bound is 60%, well above a parked thread's eighth.
+    // (its weight carries their time, checked above): CI runs with two CPU hogs and its other
+    // tests beside it have seen 673 and 355 of 800, so the bound is a quarter of the rate, still
+    // twice what a thread left parked could get.
     let expected = used.as_nanos() as f64 / 500e3;
     assert!(
-        samples.len() as f64 >= 0.6 * expected,
+        samples.len() as f64 >= 0.25 * expected,
         "{} samples for {expected:.0} expected",
         samples.len()
     );
