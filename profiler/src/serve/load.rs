@@ -93,20 +93,24 @@ fn as_written(path: &Path, name: &str) -> Result<SessionFile> {
     let source_files = files.iter().map(|&f| session.str(f).to_owned()).collect();
     drop(session);
     let mut file = if raw.starts_with(&[0x1f, 0x8b]) {
-        // The reader accepted it, so it decompresses within the limit.
-        let mut decoder = flate2::read::GzDecoder::new(&raw[..]);
-        let mut json = Vec::new();
-        decoder
-            .read_to_end(&mut json)
+        // The reader accepted it, so it decompresses within the limit. `bufread` takes from the
+        // slice only what the first member uses (`read::GzDecoder` reads 32 KiB ahead and drops
+        // that on `into_inner`), so what is left says whether more members follow; counting
+        // the first member's JSON into a sink holds none of it.
+        let mut first = flate2::bufread::GzDecoder::new(&raw[..]);
+        let len = std::io::copy(&mut first, &mut std::io::sink())
             .map_err(|e| bad(format!("gzip: {e}")))?;
-        let one_member = decoder.into_inner().is_empty();
-        if one_member {
-            let len = json.len() as u64;
-            drop(json);
+        if first.into_inner().is_empty() {
             let mut file = SessionFile::new(name, Vec::new());
             file.gzip = Some((raw, len));
             file
         } else {
+            // Several members (concatenated gzip files): the JSON is all of them, which a
+            // client undoing one gzip member would cut short, so it is sent decoded.
+            let mut json = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut json)
+                .map_err(|e| bad(format!("gzip: {e}")))?;
             SessionFile::new(name, json)
         }
     } else {
@@ -175,6 +179,20 @@ mod tests {
         crate::session::write(&session, &mut json).unwrap();
         assert_eq!(len, json.len() as u64);
         assert!(!file.source_files.is_empty(), "its frames name files");
+
+        // Two gzip members (concatenated `.gz` files, which every reader of prof's takes): the
+        // whole JSON is served, not the first member's.
+        let half = json.len() / 2;
+        let mut two = Vec::new();
+        for part in [&json[..half], &json[half..]] {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, part).unwrap();
+            two.extend(gz.finish().unwrap());
+        }
+        let two = temp("two-members.json.gz", &two);
+        let (file, problem) = load_for_serving(&two).unwrap();
+        assert!(problem.is_none(), "{problem:?}");
+        assert_eq!((&file.json, &file.gzip), (&json, &None));
 
         let plain = temp("as-written.json", &json);
         let (file, _) = load_for_serving(&plain).unwrap();
