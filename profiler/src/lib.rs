@@ -79,7 +79,6 @@ pub mod sampler;
 pub mod serve;
 // `debug-http` without `serve`: only the HTTP side of the server, for `debug`.
 #[cfg(all(feature = "debug-http", not(feature = "serve")))]
-#[allow(dead_code, unused_imports)]
 mod serve;
 #[cfg(feature = "sampler")]
 pub mod symbolize;

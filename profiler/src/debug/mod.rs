@@ -38,7 +38,7 @@
 //! can connect can profile the program, so bind loopback (`127.0.0.1`) unless the network in
 //! between is trusted.
 
-use crate::export::pprof::proto;
+use crate::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
 use crate::serve::http::{Handler, Serving};
 use crate::serve::reply::Reply;
 use crate::{Error, Mode, Options, Profiler, Result};
@@ -155,6 +155,20 @@ impl Kind {
             Kind::Wall => Options::default().interval(INTERVAL).mode(Mode::Wall),
             Kind::Heap | Kind::Allocs => Options::default().mode(Mode::Alloc),
         }
+    }
+
+    /// How the profile is written: the heap and allocs profiles with Go's heap sample types,
+    /// `inuse_space` or `alloc_space` first, as `go tool pprof` expects from these paths.
+    fn pprof_options(self) -> PprofOptions {
+        let default = match self {
+            Kind::Cpu | Kind::Wall => return PprofOptions::default(),
+            Kind::Heap => GoHeapIndex::InuseSpace,
+            Kind::Allocs => GoHeapIndex::AllocSpace,
+        };
+        PprofOptions::default().go_heap(GoHeap {
+            default,
+            interval_bytes: self.options().alloc_interval_bytes,
+        })
     }
 }
 
@@ -391,9 +405,10 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
     let window = Window(Some((profiler, slot)));
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let built = tokio::task::spawn_blocking(move || {
-        window
-            .stop()
-            .and_then(|report| encode(report.session(), kind))
+        let report = window.stop()?;
+        let mut pprof = Vec::new();
+        write_pprof_with(report.session(), &kind.pprof_options(), &mut pprof)?;
+        Ok::<_, Error>(pprof)
     });
     match built.await {
         Ok(Ok(pprof)) => {
@@ -406,82 +421,6 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
         Ok(Err(e)) => text(500, format!("could not build the profile: {e}\n")),
         Err(e) => text(500, format!("could not build the profile: {e}\n")),
     }
-}
-
-/// `session` as gzipped pprof; for the heap and allocs profiles, with Go's heap sample types.
-fn encode(session: &crate::session::Session, kind: Kind) -> Result<Vec<u8>> {
-    let mut gzipped = Vec::new();
-    crate::export::pprof::write_pprof(session, &mut gzipped)?;
-    let default = match kind {
-        Kind::Cpu | Kind::Wall => return Ok(gzipped),
-        Kind::Heap => "inuse_space",
-        Kind::Allocs => "alloc_space",
-    };
-    let mut raw = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzipped[..]), &mut raw)
-        .map_err(Error::Write)?;
-    let mut profile = <proto::Profile as prost::Message>::decode(&raw[..])
-        .map_err(|e| Error::Write(std::io::Error::other(e)))?;
-    as_go_heap(&mut profile, default, crate::DEFAULT_ALLOC_INTERVAL_BYTES);
-    let raw = prost::Message::encode_to_vec(&profile);
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, &raw).map_err(Error::Write)?;
-    gz.finish().map_err(Error::Write)
-}
-
-/// Rewrites an allocation profile's columns as Go's heap profile has them: `alloc_objects`,
-/// `alloc_space`, `inuse_objects`, `inuse_space` (prof's `alloc_bytes` and `inuse_bytes` are
-/// the `_space` ones), without prof's `samples` count, `default` first, and a
-/// `space/bytes` period of the sampling interval (`interval_bytes`, Go's `MemProfileRate`).
-fn as_go_heap(profile: &mut proto::Profile, default: &str, interval_bytes: u64) {
-    let name = |p: &proto::Profile, i: i64| {
-        p.string_table
-            .get(usize::try_from(i).unwrap_or(usize::MAX))
-            .cloned()
-            .unwrap_or_default()
-    };
-    let ours: Vec<String> = profile
-        .sample_type
-        .iter()
-        .map(|t| name(profile, t.r#type))
-        .collect();
-    const GO: [(&str, &str, &str); 4] = [
-        ("alloc_objects", "alloc_objects", "count"),
-        ("alloc_space", "alloc_bytes", "bytes"),
-        ("inuse_objects", "inuse_objects", "count"),
-        ("inuse_space", "inuse_bytes", "bytes"),
-    ];
-    let string = |p: &mut proto::Profile, s: &str| match p.string_table.iter().position(|t| t == s)
-    {
-        Some(i) => i as i64,
-        None => {
-            p.string_table.push(s.to_owned());
-            (p.string_table.len() - 1) as i64
-        }
-    };
-    let columns: Vec<Option<usize>> = GO
-        .iter()
-        .map(|(_, prof_name, _)| ours.iter().position(|n| n == prof_name))
-        .collect();
-    profile.sample_type = GO
-        .iter()
-        .map(|(go, _, unit)| proto::ValueType {
-            r#type: string(profile, go),
-            unit: string(profile, unit),
-        })
-        .collect();
-    for sample in &mut profile.sample {
-        sample.value = columns
-            .iter()
-            .map(|c| c.and_then(|c| sample.value.get(c).copied()).unwrap_or(0))
-            .collect();
-    }
-    profile.default_sample_type = string(profile, default);
-    profile.period_type = Some(proto::ValueType {
-        r#type: string(profile, "space"),
-        unit: string(profile, "bytes"),
-    });
-    profile.period = i64::try_from(interval_bytes).unwrap_or(i64::MAX);
 }
 
 #[cfg(test)]
@@ -601,49 +540,5 @@ mod tests {
                 "{page}"
             );
         }
-    }
-
-    #[test]
-    fn an_allocation_profile_has_go_heap_sample_types() {
-        let mut p = proto::Profile {
-            string_table: [
-                "",
-                "samples",
-                "count",
-                "alloc_bytes",
-                "bytes",
-                "alloc_objects",
-                "inuse_bytes",
-                "inuse_objects",
-            ]
-            .map(String::from)
-            .to_vec(),
-            ..Default::default()
-        };
-        let vt = |t, u| proto::ValueType { r#type: t, unit: u };
-        p.sample_type = vec![vt(1, 2), vt(3, 4), vt(5, 2), vt(6, 4), vt(7, 2)];
-        p.sample = vec![proto::Sample {
-            value: vec![1, 1000, 3, 400, 2],
-            ..Default::default()
-        }];
-        as_go_heap(&mut p, "inuse_space", 512 * 1024);
-        let s = |i: i64| p.string_table[i as usize].as_str();
-        let types: Vec<(&str, &str)> = p
-            .sample_type
-            .iter()
-            .map(|t| (s(t.r#type), s(t.unit)))
-            .collect();
-        assert_eq!(
-            types,
-            [
-                ("alloc_objects", "count"),
-                ("alloc_space", "bytes"),
-                ("inuse_objects", "count"),
-                ("inuse_space", "bytes")
-            ]
-        );
-        assert_eq!(p.sample[0].value, [3, 1000, 2, 400]);
-        assert_eq!(s(p.default_sample_type), "inuse_space");
-        assert_eq!(p.period, 512 * 1024);
     }
 }

@@ -19,6 +19,12 @@ pub fn load_any(path: impl AsRef<Path>) -> Result<Session> {
     load_any_with(path, &LoadOptions::default()).map(|loaded| loaded.session)
 }
 
+/// True for the names every command reads as a prof session: `.json`, `.json.gz` (in any case).
+pub(crate) fn is_session_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
 /// Loads a profile of any format as [`load_any`] does, with `options` (the sample type to
 /// show), and returns it with the reader's warnings (lines skipped, events left out, stacks cut).
 pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded> {
@@ -35,10 +41,10 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
         }
         Ok(Loaded::new(session))
     };
-    let name = path
+    if path
         .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase());
-    if name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")) {
+        .is_some_and(|n| is_session_name(&n.to_string_lossy()))
+    {
         return session_file(path);
     }
     let io_err = |source| Error::Io {

@@ -30,6 +30,8 @@ use crate::{Error, Result};
 use std::io::Read;
 use std::path::Path;
 
+#[cfg(feature = "serve")]
+pub(crate) use file::is_session_name;
 #[cfg(feature = "sampler")]
 pub use file::{load_any, load_any_with};
 pub use folded::{read_folded, read_folded_with};

@@ -28,8 +28,10 @@ pub(crate) const FILE_CHUNK: usize = 64 << 10;
 /// network file system).
 pub(crate) const FILE_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The content of a reply.
+/// The content of a reply. `/debug/pprof` (feature `debug-http` alone) sends only
+/// [`Payload::Bytes`]: the other two are the viewer's sessions and source files.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub(crate) enum Payload {
     /// Sent as it is; cloning shares the buffer.
     Bytes(Bytes),

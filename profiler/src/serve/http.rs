@@ -123,6 +123,7 @@ impl Serving {
 
     /// Blocks while the server runs (it does not stop by itself); should it fail in a way it
     /// cannot recover from (its listening socket broken), returns why.
+    #[cfg(feature = "serve")]
     pub fn wait(mut self) -> Result<()> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(result)) => result,

@@ -2,7 +2,7 @@
 
 use super::SessionFile;
 use crate::import::LoadOptions;
-use crate::session::Session;
+use crate::session::{ReadOptions, Session};
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -29,30 +29,19 @@ pub fn load_for_serving_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    // A file over the cap goes through the shared loader, which refuses it by its size before
-    // reading any of it.
-    let within_cap = std::fs::metadata(path)
-        .is_ok_and(|m| m.is_file() && m.len() <= crate::session::DEFAULT_MAX_BYTES);
-    if options.sample_type.is_none() && is_session_name(&name) && within_cap {
-        return match as_written(path, &name) {
-            Ok(file) => Ok((file, None)),
-            Err(Error::BadInput { path, message }) => Ok((
-                SessionFile::unreadable(&name, format!("{name}: {message}")),
-                Some(Error::BadInput { path, message }),
-            )),
-            Err(e) => Err(e),
-        };
-    }
     let loaded = if path.is_dir() {
         Err(Error::BadInput {
             path: path.to_owned(),
             message: "a directory, not a profile file".to_owned(),
         })
+    } else if options.sample_type.is_none() && crate::import::is_session_name(&name) {
+        as_written(path, &name)
     } else {
-        crate::import::load_any_with(path, options).map(|loaded| loaded.session)
+        crate::import::load_any_with(path, options)
+            .and_then(|loaded| SessionFile::from_session(name.clone(), &loaded.session))
     };
     match loaded {
-        Ok(session) => Ok((SessionFile::from_session(name, &session)?, None)),
+        Ok(file) => Ok((file, None)),
         Err(Error::BadInput { path, message }) => Ok((
             // The page names the file by its name alone, not the path it was given as.
             SessionFile::unreadable(&name, format!("{name}: {message}")),
@@ -62,51 +51,38 @@ pub fn load_for_serving_with(
     }
 }
 
-/// True for the names every command reads as a prof session: `.json`, `.json.gz`.
-fn is_session_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    name.ends_with(".json") || name.ends_with(".json.gz")
-}
-
-/// A session file served as it was written: checked with the reader the page uses (so a bad
-/// one is listed with its error, as any file), its source files listed, and its bytes handed
-/// on, not written out and compressed again. A one-member gzip stream (what prof writes) is sent
-/// as it is; anything else is sent as its JSON.
+/// A session file served as it was written: read and checked by the session loader every
+/// command uses (which refuses a file over the cap by its size, before reading it), its source
+/// files listed, and its bytes handed on, not written out and compressed again. A one-member
+/// gzip stream (what prof writes) is sent as it is; anything else is sent as its JSON.
 fn as_written(path: &Path, name: &str) -> Result<SessionFile> {
     use std::io::Read;
     let bad = |message: String| Error::BadInput {
         path: path.to_owned(),
         message,
     };
-    let limit = crate::session::DEFAULT_MAX_BYTES;
-    let mut raw = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut raw))
-        .map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-    let session = crate::session::read_bytes(&raw).map_err(|e| bad(e.to_string()))?;
-    let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
-    files.sort_unstable();
-    files.dedup();
-    let source_files = files.iter().map(|&f| session.str(f).to_owned()).collect();
+    let (raw, session) = crate::session::load_bytes_with(path, ReadOptions::default())?;
+    let source_files = source_files(&session);
     drop(session);
     let mut file = if raw.starts_with(&[0x1f, 0x8b]) {
-        // The reader accepted it, so it decompresses within the limit.
-        let mut decoder = flate2::read::GzDecoder::new(&raw[..]);
-        let mut json = Vec::new();
-        decoder
-            .read_to_end(&mut json)
+        // The reader accepted it, so it decompresses within the limit. `bufread` takes from the
+        // slice only what the first member uses (`read::GzDecoder` reads 32 KiB ahead and drops
+        // that on `into_inner`), so what is left says whether more members follow; counting
+        // the first member's JSON into a sink holds none of it.
+        let mut first = flate2::bufread::GzDecoder::new(&raw[..]);
+        let len = std::io::copy(&mut first, &mut std::io::sink())
             .map_err(|e| bad(format!("gzip: {e}")))?;
-        let one_member = decoder.into_inner().is_empty();
-        if one_member {
-            let len = json.len() as u64;
-            drop(json);
+        if first.into_inner().is_empty() {
             let mut file = SessionFile::new(name, Vec::new());
             file.gzip = Some((raw, len));
             file
         } else {
+            // Several members (concatenated gzip files): the JSON is all of them, which a
+            // client undoing one gzip member would cut short, so it is sent decoded.
+            let mut json = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut json)
+                .map_err(|e| bad(format!("gzip: {e}")))?;
             SessionFile::new(name, json)
         }
     } else {
@@ -116,17 +92,23 @@ fn as_written(path: &Path, name: &str) -> Result<SessionFile> {
     Ok(file)
 }
 
+/// The source file names `session`'s frames give, each once, sorted: the only files the Source
+/// view may read.
+fn source_files(session: &Session) -> Vec<String> {
+    let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
+    files.sort_unstable();
+    files.dedup();
+    files.iter().map(|&f| session.str(f).to_owned()).collect()
+}
+
 impl SessionFile {
     /// `session` as a profile named `name`, written as session JSON, with the source files its
     /// frames name.
     pub fn from_session(name: impl Into<String>, session: &Session) -> Result<SessionFile> {
         let mut json = Vec::new();
         crate::session::write(session, &mut json).map_err(Error::Write)?;
-        let mut files: Vec<_> = session.frames.iter().filter_map(|f| f.file).collect();
-        files.sort_unstable();
-        files.dedup();
         let mut file = SessionFile::new(name, json);
-        file.source_files = files.iter().map(|&f| session.str(f).to_owned()).collect();
+        file.source_files = source_files(session);
         Ok(file)
     }
 }
@@ -175,6 +157,20 @@ mod tests {
         crate::session::write(&session, &mut json).unwrap();
         assert_eq!(len, json.len() as u64);
         assert!(!file.source_files.is_empty(), "its frames name files");
+
+        // Two gzip members (concatenated `.gz` files, which every reader of prof's takes): the
+        // whole JSON is served, not the first member's.
+        let half = json.len() / 2;
+        let mut two = Vec::new();
+        for part in [&json[..half], &json[half..]] {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, part).unwrap();
+            two.extend(gz.finish().unwrap());
+        }
+        let two = temp("two-members.json.gz", &two);
+        let (file, problem) = load_for_serving(&two).unwrap();
+        assert!(problem.is_none(), "{problem:?}");
+        assert_eq!((&file.json, &file.gzip), (&json, &None));
 
         let plain = temp("as-written.json", &json);
         let (file, _) = load_for_serving(&plain).unwrap();

@@ -38,6 +38,7 @@ mod standalone;
 
 #[cfg(feature = "serve")]
 pub use browser::{open as open_browser, Opened};
+#[cfg(feature = "serve")]
 pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
 #[cfg(feature = "serve")]
 pub use load::{load_for_serving, load_for_serving_with};
@@ -49,6 +50,7 @@ pub use routes::SessionFile;
 pub use server::{exposure_warning, Port, ServeOptions, Server, DEFAULT_PORT, PORT_ATTEMPTS};
 #[cfg(feature = "serve")]
 pub use source_files::{MAX_SOURCE_BYTES, SOURCE_OPEN_TIMEOUT};
+#[cfg(feature = "serve")]
 pub use stall::WRITE_STALL_TIMEOUT;
 #[cfg(feature = "serve")]
 pub use standalone::write_standalone_html;

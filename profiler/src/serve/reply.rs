@@ -27,6 +27,7 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// A plain 404.
+    #[cfg(feature = "serve")]
     pub fn not_found() -> Reply {
         Reply::text(404, "not found")
     }

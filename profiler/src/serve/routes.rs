@@ -36,10 +36,11 @@ pub struct SessionFile {
     /// The source file names the session's frames give: the only files the Source view may
     /// read (under the server's source root).
     pub source_files: Vec<String>,
-    /// The session already gzip-compressed, as a `.json.gz` file held it, and its JSON's
-    /// length: then sent as it is (`json` is empty), never decoded, written and compressed
-    /// again.
-    pub gzip: Option<(Vec<u8>, u64)>,
+    /// The session already gzip-compressed (one gzip member), as a `.json.gz` file held it, and
+    /// its JSON's length: then sent as it is, never decoded, written and compressed again.
+    /// Crate-private because it goes with a rule the type does not enforce: when it is `Some`,
+    /// `json` is empty and `problem` is `None` (only `serve::load` sets it).
+    pub(crate) gzip: Option<(Vec<u8>, u64)>,
 }
 
 impl SessionFile {

@@ -1,6 +1,6 @@
 //! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
 
-use super::io::{read_with, too_large, write, ReadOptions};
+use super::io::{read_bytes_with, too_large, write, ReadOptions};
 use super::Session;
 use crate::{Error, Result};
 use flate2::write::GzEncoder;
@@ -22,25 +22,37 @@ pub fn load(path: impl AsRef<Path>) -> Result<Session> {
 
 /// Loads a session from `path` with explicit [`ReadOptions`].
 pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session> {
-    let path = path.as_ref();
+    load_bytes_with(path.as_ref(), options).map(|(_, session)| session)
+}
+
+/// Loads a session from `path` as [`load_with`] does, and returns it with the file's bytes as
+/// they are on disk (compressed if they were), for a caller that hands the file on as it was
+/// written (`prof serve`). A file larger than [`ReadOptions::max_bytes`] is refused by its size,
+/// from its first bytes, before the rest is read.
+pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<u8>, Session)> {
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
     };
     let mut file = File::open(path).map_err(io_err)?;
     let size = file.metadata().map_err(io_err)?.len();
-    let result = if size > options.max_bytes {
+    if size > options.max_bytes {
         // Too large to be read whole: say whether it is garbage or a session, from its start.
         let mut head = Vec::with_capacity(4096);
         (&mut file)
             .take(4096)
             .read_to_end(&mut head)
             .map_err(io_err)?;
-        Err(too_large(&head, size, options.max_bytes))
-    } else {
-        read_with(file, options)
-    };
-    result.map_err(|e| e.at(path))
+        return Err(too_large(&head, size, options.max_bytes).at(path));
+    }
+    // A file that grew since it was measured is still read no further than the cap (and one
+    // byte, so the reader refuses it).
+    let mut raw = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(options.max_bytes + 1)
+        .read_to_end(&mut raw)
+        .map_err(io_err)?;
+    let session = read_bytes_with(&raw, options).map_err(|e| e.at(path))?;
+    Ok((raw, session))
 }
 
 /// Saves `session` to `path`, gzipped when the name ends in `.gz`.
@@ -301,6 +313,22 @@ mod tests {
         assert!(err.to_string().ends_with(expected), "{err}");
         let err = load_large("garbage");
         assert!(err.to_string().contains("not a prof session"), "{err}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `prof serve` hands a session file on as it was written: the bytes come back as they are
+    /// on disk (still compressed), beside the session they hold, and the size cap is the same.
+    #[test]
+    fn load_bytes_gives_the_file_as_written_beside_its_session() {
+        let dir = temp_dir("bytes");
+        let path = dir.join("p.json.gz");
+        save(&sample_session(), &path).unwrap();
+        let (raw, session) = load_bytes_with(&path, ReadOptions::default()).unwrap();
+        assert_eq!(raw, fs::read(&path).unwrap());
+        assert!(raw.starts_with(&[0x1f, 0x8b]));
+        assert_eq!(session, sample_session());
+        let err = load_bytes_with(&path, ReadOptions::default().max_bytes(16)).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
         fs::remove_dir_all(dir).unwrap();
     }
 

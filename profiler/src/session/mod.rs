@@ -41,6 +41,8 @@ pub(crate) mod scopes_tests;
 mod tables;
 
 pub use date::rfc3339_utc;
+#[cfg(feature = "serve")]
+pub(crate) use file::load_bytes_with;
 #[cfg(feature = "sampler")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use file_format::{FORMAT_NAME, FORMAT_VERSION};

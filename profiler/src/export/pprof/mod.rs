@@ -33,8 +33,71 @@ pub fn weight_type(session: &Session) -> (&str, &'static str) {
 
 /// Writes `session` as a gzipped pprof profile.
 pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
+    write_pprof_with(session, &PprofOptions::default(), out)
+}
+
+/// How [`write_pprof_with`] writes a profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PprofOptions {
+    /// For an allocation profile ([`Mode::Alloc`](crate::Mode::Alloc)): write its sample types as
+    /// Go's heap profile names them, which `go tool pprof` and profiling backends (Pyroscope,
+    /// Parca) read as a heap profile. `None` writes prof's own names.
+    pub go_heap: Option<GoHeap>,
+}
+
+impl PprofOptions {
+    /// Writes an allocation profile in Go's heap shape ([`PprofOptions::go_heap`]).
+    pub fn go_heap(mut self, heap: GoHeap) -> Self {
+        self.go_heap = Some(heap);
+        self
+    }
+}
+
+/// Go's heap profile shape: sample types `alloc_objects/count`, `alloc_space/bytes`,
+/// `inuse_objects/count`, `inuse_space/bytes` (prof's `alloc_bytes` and `inuse_bytes` are the
+/// `_space` ones; its `samples` count is left out), and a `space/bytes` period of the sampling
+/// interval (Go's `MemProfileRate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoHeap {
+    /// The sample type shown by default.
+    pub default: GoHeapIndex,
+    /// The mean bytes between two allocation samples the profile was taken with
+    /// ([`Options::alloc_interval_bytes`](crate::Options::alloc_interval_bytes)).
+    pub interval_bytes: u64,
+}
+
+/// Which sample type of a [`GoHeap`] profile is shown by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoHeapIndex {
+    /// `inuse_space`: what is still allocated at the end (Go's `/debug/pprof/heap`).
+    InuseSpace,
+    /// `alloc_space`: everything allocated (Go's `/debug/pprof/allocs`).
+    AllocSpace,
+}
+
+impl GoHeapIndex {
+    /// The sample type's name, `inuse_space` or `alloc_space`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GoHeapIndex::InuseSpace => "inuse_space",
+            GoHeapIndex::AllocSpace => "alloc_space",
+        }
+    }
+}
+
+/// Go's heap sample types: its name, prof's name for the same values, the unit.
+const GO_HEAP: [(&str, &str, &str); 4] = [
+    ("alloc_objects", "alloc_objects", "count"),
+    ("alloc_space", "alloc_bytes", "bytes"),
+    ("inuse_objects", "inuse_objects", "count"),
+    ("inuse_space", "inuse_bytes", "bytes"),
+];
+
+/// Writes `session` as a gzipped pprof profile, with `options`.
+pub fn write_pprof_with(session: &Session, options: &PprofOptions, out: impl Write) -> Result<()> {
     let mut gz = GzEncoder::new(out, Compression::default());
-    for part in encode(session) {
+    for part in encode(session, options) {
         gz.write_all(&part).map_err(Error::Write)?;
     }
     gz.finish().map_err(Error::Write)?;
@@ -44,30 +107,37 @@ pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
 /// The uncompressed profile message for `session`, decoded (for tests).
 #[cfg(test)]
 pub(crate) fn to_profile(session: &Session) -> proto::Profile {
-    proto::Profile::decode(&encode(session).concat()[..]).expect("prof's own encoding decodes")
+    to_profile_with(session, &PprofOptions::default())
+}
+
+/// The uncompressed profile message for `session` written with `options`, decoded (for tests).
+#[cfg(test)]
+pub(crate) fn to_profile_with(session: &Session, options: &PprofOptions) -> proto::Profile {
+    proto::Profile::decode(&encode(session, options).concat()[..])
+        .expect("prof's own encoding decodes")
 }
 
 /// The uncompressed profile message for `session`, in parts to write one after the other:
 /// `samples/count` first, then every sample type of the session (a `samples` count among them is
 /// not written twice), with the session's primary type as `default_sample_type`, so `go tool
-/// pprof -sample_index=NAME` picks any.
+/// pprof -sample_index=NAME` picks any; or Go's heap sample types ([`PprofOptions::go_heap`]).
 ///
 /// Samples, locations, functions and strings are encoded as they are made, each table into its
 /// own buffer, rather than kept as messages until the end: a message is several times its
 /// encoded size, and a million distinct functions made a gigabyte. The parts hold the fields in
 /// field-number order, as prost encodes a whole `Profile`, so the bytes are the same.
-fn encode(session: &Session) -> Vec<Vec<u8>> {
+fn encode(session: &Session, options: &PprofOptions) -> Vec<Vec<u8>> {
     let mut enc = Encoder::new(session);
     // Which value of a grouped sample ([count, primary, extra 0, extra 1, ...]) each pprof
-    // sample type takes.
-    let mut columns = vec![0usize];
+    // sample type takes (none: 0).
+    let mut columns = vec![Some(0usize)];
     let mut types = vec![enc.value_type(COUNT_TYPE)];
     let mut primary = types[0];
     for (k, t) in session.sample_types().into_iter().enumerate() {
         if t.is_sample_count() {
             if k == 0 {
                 // Folded stacks: the weights are the counts; the one value is the weight.
-                columns[0] = 1;
+                columns[0] = Some(1);
             }
             continue;
         }
@@ -75,7 +145,7 @@ fn encode(session: &Session) -> Vec<Vec<u8>> {
         if k == 0 {
             primary = value;
         }
-        columns.push(k + 1);
+        columns.push(Some(k + 1));
         types.push(value);
     }
     enc.profile.sample_type = types;
@@ -87,6 +157,24 @@ fn encode(session: &Session) -> Vec<Vec<u8>> {
         n => n,
     };
     enc.profile.period = i64::try_from(interval).unwrap_or(i64::MAX);
+    if let Some(heap) = options.go_heap {
+        let ours: Vec<&str> = session
+            .sample_types()
+            .into_iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        columns = GO_HEAP
+            .iter()
+            .map(|(_, prof_name, _)| ours.iter().position(|n| n == prof_name).map(|k| k + 1))
+            .collect();
+        enc.profile.sample_type = GO_HEAP
+            .iter()
+            .map(|&(go, _, unit)| enc.value_type((go, unit)))
+            .collect();
+        enc.profile.default_sample_type = enc.string(heap.default.name());
+        enc.profile.period_type = Some(enc.value_type(("space", "bytes")));
+        enc.profile.period = i64::try_from(heap.interval_bytes).unwrap_or(i64::MAX);
+    }
     enc.profile.duration_nanos = i64::try_from(meta.duration_ns).unwrap_or(i64::MAX);
     enc.profile.time_nanos = unix_nanos(&meta.start_time).unwrap_or(0);
     let title = super::title(session);
@@ -96,7 +184,7 @@ fn encode(session: &Session) -> Vec<Vec<u8>> {
     let (groups, sums, stride) = group_samples(session, &of_sample);
     for (g, &(stack, thread, context)) in groups.iter().enumerate() {
         let sums = &sums[g * stride..(g + 1) * stride];
-        let values = columns.iter().map(|&c| sums[c]).collect();
+        let values = columns.iter().map(|c| c.map_or(0, |c| sums[c])).collect();
         enc.sample(stack, thread, &contexts[context as usize], values);
     }
     enc.finish()
@@ -522,6 +610,67 @@ mod tests {
     fn function_name(p: &proto::Profile, id: u64) -> &str {
         let f = p.function.iter().find(|f| f.id == id).unwrap();
         &p.string_table[f.name as usize]
+    }
+
+    /// Go's heap profile shape (`/debug/pprof/heap` and `allocs`, and pushed alloc windows):
+    /// its four sample types in its order with prof's values under them, the default asked
+    /// for, and a `space/bytes` period of the sampling interval.
+    #[test]
+    fn an_allocation_profile_has_go_heap_sample_types() {
+        use crate::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+        let mut b = SessionBuilder::new(Metadata {
+            mode: Mode::Alloc,
+            sample_type: Mode::Alloc.sample_type(),
+            extra_sample_types: Mode::Alloc.extra_sample_types(),
+            ..Metadata::default()
+        });
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let stack = b.intern_stack_path(&[main]).unwrap();
+        let thread = b.thread(1, "main");
+        // alloc_bytes, alloc_objects, inuse_bytes, inuse_objects.
+        b.push_sample_full(stack, thread, 0, &[1000, 3, 400, 2], 1, None);
+        let session = b.finish();
+        let heap = |default| PprofOptions {
+            go_heap: Some(GoHeap {
+                default,
+                interval_bytes: 512 * 1024,
+            }),
+        };
+        let p = to_profile_with(&session, &heap(GoHeapIndex::InuseSpace));
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let types: Vec<(&str, &str)> = p
+            .sample_type
+            .iter()
+            .map(|t| (s(t.r#type), s(t.unit)))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("alloc_objects", "count"),
+                ("alloc_space", "bytes"),
+                ("inuse_objects", "count"),
+                ("inuse_space", "bytes")
+            ]
+        );
+        assert_eq!(p.sample[0].value, [3, 1000, 2, 400]);
+        assert_eq!(s(p.default_sample_type), "inuse_space");
+        assert_eq!(p.period, 512 * 1024);
+        let period_type = p.period_type.unwrap();
+        assert_eq!(
+            (s(period_type.r#type), s(period_type.unit)),
+            ("space", "bytes")
+        );
+        let p = to_profile_with(&session, &heap(GoHeapIndex::AllocSpace));
+        assert_eq!(
+            p.string_table[p.default_sample_type as usize],
+            "alloc_space"
+        );
+        // Without the option, prof's own names.
+        let p = to_profile(&session);
+        assert_eq!(
+            p.string_table[p.default_sample_type as usize],
+            "alloc_bytes"
+        );
     }
 
     #[test]
