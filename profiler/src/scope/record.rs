@@ -58,6 +58,9 @@ pub(crate) struct ThreadEvents {
     polling: Vec<(u64, u64)>,
     /// Where a field record goes: the last span (true) or mark (false) begun.
     fields_of: Option<bool>,
+    /// The thread's records as drained, decoded at [`Recording::finish`]: copying words is
+    /// what the collector can do as fast as a thread writes them.
+    raw: Vec<u64>,
 }
 
 /// A session's recording.
@@ -84,8 +87,9 @@ impl Recording {
         }
     }
 
-    /// Moves `buf`'s events in.
-    pub fn drain(&mut self, buf: &EventBuf) {
+    /// Moves `buf`'s events in (decoded at [`Recording::finish`]); returns how many words
+    /// `buf` held.
+    pub fn drain(&mut self, buf: &EventBuf) -> usize {
         self.dropped += buf.take_dropped();
         let i = *self.index.entry(buf.tid).or_insert_with(|| {
             self.threads.push(ThreadEvents {
@@ -94,58 +98,27 @@ impl Recording {
             });
             self.threads.len() - 1
         });
+        buf.drain_words(&mut self.threads[i].raw)
+    }
+
+    /// Decodes the records drained from each thread.
+    fn decode(&mut self) {
         let start = self.start_ns;
-        let thread = &mut self.threads[i];
-        let names = &mut self.task_names;
-        buf.drain(|h, p| {
-            let (kind, _, index, extra) = buffer::parts(h);
-            let at = |w: u64| w.saturating_sub(start);
-            match (kind, p) {
-                (buffer::BEGIN, &[time, seq, parent, ..]) => {
-                    thread.begin(index.saturating_sub(1), at(time), seq, parent)
-                }
-                (buffer::END, &[time, seq, ..]) => thread.end(at(time), seq),
-                (buffer::MARK, &[time, ..]) => {
-                    thread.marks.push(RawMark {
-                        site: index.saturating_sub(1),
-                        time_ns: at(time),
-                        fields: Vec::new(),
-                    });
-                    thread.fields_of = Some(false);
-                }
-                (buffer::FIELD, words) => {
-                    let field = (index as u16, buffer::unpack(words, usize::from(extra)));
-                    match thread.fields_of {
-                        Some(true) => {
-                            if let Some(s) = thread.spans.last_mut() {
-                                s.fields.push(field)
-                            }
-                        }
-                        Some(false) => {
-                            if let Some(m) = thread.marks.last_mut() {
-                                m.fields.push(field)
-                            }
-                        }
-                        None => {}
-                    }
-                }
-                (buffer::POLL_BEGIN, &[time, task, ..]) => {
-                    thread.polling.push((task, at(time)));
-                    thread.task_changes.push((at(time), Some(task)));
-                }
-                (buffer::POLL_END, &[time, task, ..]) => thread.poll_end(at(time), task),
-                (buffer::TASK_NAME, [task, words @ ..]) => {
-                    names
-                        .entry(*task)
-                        .or_insert_with(|| buffer::unpack(words, usize::from(extra)));
-                }
-                _ => {}
+        for thread in &mut self.threads {
+            let raw = std::mem::take(&mut thread.raw);
+            let mut pos = 0;
+            while pos < raw.len() {
+                let len = buffer::parts(raw[pos]).1.clamp(1, buffer::MAX_RECORD);
+                let end = (pos + len).min(raw.len());
+                thread.record(raw[pos], &raw[pos + 1..end], start, &mut self.task_names);
+                pos = end;
             }
-        });
+        }
     }
 
     /// Closes what is still open at `end_ns` (since the session's start).
     pub fn finish(&mut self, end_ns: u64) {
+        self.decode();
         for t in &mut self.threads {
             for s in &mut t.spans {
                 if s.end_ns.is_none() {
@@ -170,6 +143,54 @@ impl Recording {
 }
 
 impl ThreadEvents {
+    /// Takes one record: its header `h` and payload `p`; times are made relative to `start`.
+    fn record(&mut self, h: u64, p: &[u64], start: u64, names: &mut HashMap<u64, String>) {
+        let thread = self;
+        let (kind, _, index, extra) = buffer::parts(h);
+        let at = |w: u64| w.saturating_sub(start);
+        match (kind, p) {
+            (buffer::BEGIN, &[time, seq, parent, ..]) => {
+                thread.begin(index.saturating_sub(1), at(time), seq, parent)
+            }
+            (buffer::END, &[time, seq, ..]) => thread.end(at(time), seq),
+            (buffer::MARK, &[time, ..]) => {
+                thread.marks.push(RawMark {
+                    site: index.saturating_sub(1),
+                    time_ns: at(time),
+                    fields: Vec::new(),
+                });
+                thread.fields_of = Some(false);
+            }
+            (buffer::FIELD, words) => {
+                let field = (index as u16, buffer::unpack(words, usize::from(extra)));
+                match thread.fields_of {
+                    Some(true) => {
+                        if let Some(s) = thread.spans.last_mut() {
+                            s.fields.push(field)
+                        }
+                    }
+                    Some(false) => {
+                        if let Some(m) = thread.marks.last_mut() {
+                            m.fields.push(field)
+                        }
+                    }
+                    None => {}
+                }
+            }
+            (buffer::POLL_BEGIN, &[time, task, ..]) => {
+                thread.polling.push((task, at(time)));
+                thread.task_changes.push((at(time), Some(task)));
+            }
+            (buffer::POLL_END, &[time, task, ..]) => thread.poll_end(at(time), task),
+            (buffer::TASK_NAME, [task, words @ ..]) => {
+                names
+                    .entry(*task)
+                    .or_insert_with(|| buffer::unpack(words, usize::from(extra)));
+            }
+            _ => {}
+        }
+    }
+
     fn begin(&mut self, site: u32, time: u64, seq: u64, parent: u64) {
         let parent = self.open.get(&parent).copied();
         self.spans.push(RawSpan {
@@ -342,7 +363,7 @@ mod tests {
         let mut field = [0u64; 2];
         buffer::pack(b"42", &mut field[1..]);
         field[0] = header(FIELD, 2, 0, 2);
-        let rec = recording(&[
+        let mut rec = recording(&[
             &task_name,
             &[header(POLL_BEGIN, 3, 0, 0), 1010, 5],
             &[header(POLL_BEGIN, 3, 0, 0), 1020, 6],
@@ -351,6 +372,7 @@ mod tests {
             &[header(POLL_END, 3, 0, 0), 1030, 6],
             &[header(POLL_END, 3, 0, 0), 1040, 5],
         ]);
+        rec.finish(100);
         let t = rec.thread(42).unwrap();
         assert_eq!(rec.task_names[&5], "fetch-user");
         assert_eq!(
