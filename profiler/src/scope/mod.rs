@@ -487,9 +487,16 @@ pub(crate) fn drain() -> usize {
     fullest
 }
 
+/// Stops recording new scopes, marks and polls: called as the session's end time is read.
+/// A thread that saw `enabled()` just before may still write (a scope begun then, the end of
+/// one open): [`record::Recording::finish`] keeps nothing that began after the end.
+pub(crate) fn disable() {
+    ENABLED.store(false, Ordering::Release);
+}
+
 /// Stops recording and returns what was recorded (`None` when recording was not started).
 pub(crate) fn stop() -> Option<record::Recording> {
-    ENABLED.store(false, Ordering::Release);
+    disable();
     drain();
     let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner()).take()?;
     rec.sites = sites();

@@ -101,8 +101,8 @@ impl Recording {
         buf.drain_words(&mut self.threads[i].raw)
     }
 
-    /// Decodes the records drained from each thread.
-    fn decode(&mut self) {
+    /// Decodes the records drained from each thread, up to the session's end `end_ns`.
+    fn decode(&mut self, end_ns: u64) {
         let start = self.start_ns;
         for thread in &mut self.threads {
             let raw = std::mem::take(&mut thread.raw);
@@ -110,15 +110,18 @@ impl Recording {
             while pos < raw.len() {
                 let len = buffer::parts(raw[pos]).1.clamp(1, buffer::MAX_RECORD);
                 let end = (pos + len).min(raw.len());
-                thread.record(raw[pos], &raw[pos + 1..end], start, &mut self.task_names);
+                let record = (raw[pos], &raw[pos + 1..end]);
+                thread.record(record, start, end_ns, &mut self.task_names);
                 pos = end;
             }
         }
     }
 
-    /// Closes what is still open at `end_ns` (since the session's start).
+    /// Closes what is still open at `end_ns` (since the session's start). Writers may outlive
+    /// the session's end by a little (until `scope::disable`): what began after it is not
+    /// kept, and what ended after it ends at it.
     pub fn finish(&mut self, end_ns: u64) {
-        self.decode();
+        self.decode(end_ns);
         for t in &mut self.threads {
             for s in &mut t.spans {
                 if s.end_ns.is_none() {
@@ -143,11 +146,26 @@ impl Recording {
 }
 
 impl ThreadEvents {
-    /// Takes one record: its header `h` and payload `p`; times are made relative to `start`.
-    fn record(&mut self, h: u64, p: &[u64], start: u64, names: &mut HashMap<u64, String>) {
+    /// Takes one record, its header and payload; times are made relative to `start` and
+    /// records that begin after `end` are left out.
+    fn record(
+        &mut self,
+        (h, p): (u64, &[u64]),
+        start: u64,
+        end: u64,
+        names: &mut HashMap<u64, String>,
+    ) {
         let thread = self;
         let (kind, _, index, extra) = buffer::parts(h);
-        let at = |w: u64| w.saturating_sub(start);
+        let at = |w: u64| w.saturating_sub(start).min(end);
+        let after_end = |w: u64| w.saturating_sub(start) > end;
+        if let (buffer::BEGIN | buffer::MARK | buffer::POLL_BEGIN, &[time, ..]) = (kind, p) {
+            if after_end(time) {
+                // Its fields follow it: they go nowhere.
+                thread.fields_of = None;
+                return;
+            }
+        }
         match (kind, p) {
             (buffer::BEGIN, &[time, seq, parent, ..]) => {
                 thread.begin(index.saturating_sub(1), at(time), seq, parent)
@@ -351,6 +369,44 @@ mod tests {
                 end_ns: 100
             }]
         );
+    }
+
+    #[test]
+    fn r22_records_written_after_the_sessions_end_are_not_kept() {
+        let mut field = [0u64; 2];
+        buffer::pack(b"7", &mut field[1..]);
+        field[0] = header(FIELD, 2, 0, 1);
+        let mut rec = recording(&[
+            &begin(1, 10, 1, 0),
+            &[header(POLL_BEGIN, 3, 0, 0), 1020, 9],
+            // The session ends at 50; a thread that had not seen it yet writes on.
+            &[header(POLL_END, 3, 0, 0), 1060, 9],
+            &end(70, 1),
+            &begin(2, 80, 2, 0),
+            &[header(MARK, 2, 3, 1), 1085],
+            &field,
+            &end(90, 2),
+            &[header(POLL_BEGIN, 3, 0, 0), 1095, 4],
+        ]);
+        rec.finish(50);
+        let t = rec.thread(42).unwrap();
+        let spans: Vec<_> = t
+            .spans
+            .iter()
+            .map(|s| (s.site, s.start_ns, s.end_ns))
+            .collect();
+        assert_eq!(spans, [(0, 10, Some(50))]);
+        assert!(t.marks.is_empty());
+        assert_eq!(
+            t.polls,
+            [RawPoll {
+                task: 9,
+                start_ns: 20,
+                end_ns: 50
+            }]
+        );
+        assert_eq!(t.scope_at(60), None);
+        assert_eq!(t.task_at(60), None);
     }
 
     #[test]

@@ -443,6 +443,7 @@ impl Running {
         // Every allocation or free that saw the session has finished once this returns.
         SHARED.clear_and_wait();
         let end_ns = sys::monotonic_ns();
+        crate::scope::disable();
         self.stop.store(true, Ordering::Release);
         self.collector.thread().unpark();
         let collected = self.collector.join().map_err(|_| Error::Os {
