@@ -478,6 +478,11 @@ pub(crate) fn drain() -> usize {
     // A buffer whose thread's reference went with the thread before this drain holds the
     // thread's last events: taken now, then the buffer is forgotten.
     let gone: Vec<bool> = buffers.iter().map(|b| Arc::strong_count(b) == 1).collect();
+    // `strong_count` is a relaxed load: it does not order the drain below after the exited
+    // thread's last writes. The thread's `Arc` drop released them (a release decrement); this
+    // fence pairs with it, so a buffer seen gone is drained with everything its thread wrote
+    // before it is forgotten.
+    std::sync::atomic::fence(Ordering::Acquire);
     let mut fullest = 0;
     for buf in buffers.iter() {
         fullest = fullest.max(rec.drain(buf));
