@@ -119,7 +119,7 @@ impl Site {
         // Another thread may have registered it meanwhile.
         match self.id.load(Ordering::Relaxed) {
             0 => {
-                sites.push(self);
+                crate::sampler::alloc::bypass(|| sites.push(self));
                 let id = sites.len() as u32;
                 self.id.store(id, Ordering::Relaxed);
                 id
@@ -188,12 +188,15 @@ std::thread_local! {
 impl Local {
     fn buf(&self) -> &EventBuf {
         self.buf.get_or_init(|| {
-            let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
-            BUFFERS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Arc::clone(&buf));
-            buf
+            // prof's memory, not the program's: an alloc session does not sample it.
+            crate::sampler::alloc::bypass(|| {
+                let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
+                BUFFERS
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Arc::clone(&buf));
+                buf
+            })
         })
     }
 

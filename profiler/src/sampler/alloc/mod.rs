@@ -78,6 +78,15 @@ std::thread_local! {
     static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
+/// Runs `f` with the calling thread's allocations left unsampled: for prof's own memory made
+/// on a program's thread (its scope buffers), which is not the program's.
+pub(crate) fn bypass<T>(f: impl FnOnce() -> T) -> T {
+    let was = BUSY.with(|b| b.replace(true));
+    let out = f();
+    BUSY.with(|b| b.set(was));
+    out
+}
+
 /// Called after every successful allocation of `size` bytes at `addr`.
 #[inline(always)]
 pub fn allocated(addr: usize, size: usize) {
