@@ -221,3 +221,26 @@ fn r20_a_child_forked_during_an_alloc_session_allocates_as_without_prof() {
     let report = p.stop().unwrap();
     assert!(report.total_samples() > 0);
 }
+
+#[test]
+fn r22_prof_scope_buffers_are_not_the_programs_memory_in_use() {
+    let _serial = serial();
+    let profiler = prof::Profiler::start(alloc_options()).unwrap();
+    // A thread's first scope allocates its 256 KiB event buffer; the thread (and so the
+    // buffer) outlives the session.
+    let (opened, wait) = std::sync::mpsc::channel();
+    let (finish, done) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        drop(prof::scope!("first"));
+        opened.send(()).unwrap();
+        done.recv().unwrap();
+    });
+    wait.recv().unwrap();
+    let kept = keeps_blocks(64, 1024);
+    let report = profiler.stop().unwrap();
+    finish.send(()).unwrap();
+    thread.join().unwrap();
+    drop(kept);
+    assert!(weight_as(&report, "inuse_bytes", "keeps_blocks") > 0);
+    assert_eq!(weight_as(&report, "inuse_bytes", "EventBuf"), 0);
+}

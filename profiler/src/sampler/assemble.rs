@@ -3,7 +3,9 @@
 
 use super::collector::RawProfile;
 use crate::session::Session;
-use crate::session::{Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId};
+use crate::session::{
+    Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId, ThreadIdx,
+};
 use crate::symbolize::{module_name, object_index, AddressSpace, LoadedObject, Resolver, Symbol};
 use crate::Options;
 use std::collections::HashMap;
@@ -37,25 +39,13 @@ pub fn build(
         options.max_depth,
         |_| false,
     );
-    let mut threads = HashMap::new();
-    let added = scopes.as_ref().map(|rec| {
-        crate::scope::assemble::add(&mut builder, rec, |builder, tid| {
-            *threads.entry(tid).or_insert_with(|| {
-                let name = raw.names.get(&tid).cloned();
-                let name = name.unwrap_or_else(|| super::threads::thread_name(tid));
-                builder.thread(u64::from(tid), &name)
-            })
-        })
-    });
+    let mut threads = Threads::new(&mut builder, &raw.names, scopes.as_ref());
     for s in raw.samples.iter() {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
         };
         let tid = s.raw.tid;
-        let thread = *threads.entry(tid).or_insert_with(|| {
-            let name = raw.names.get(&tid).map(String::as_str).unwrap_or("");
-            builder.thread(u64::from(tid), name)
-        });
+        let thread = threads.idx(&mut builder, tid);
         // Wall mode says whether each thread was running (signalled) or waiting (unwound by
         // the collector while blocked); CPU samples are all of running threads.
         let state = wall.then_some(if s.waiting {
@@ -64,12 +54,55 @@ pub fn build(
             SampleState::Running
         });
         builder.push_sample_full(stack, thread, s.raw.time_ns, &[s.raw.weight], 1, state);
-        if let Some(added) = &added {
-            let (scope, task) = added.context(tid, s.raw.time_ns);
+        threads.set_context(&mut builder, tid, s.raw.time_ns);
+    }
+    builder.finish()
+}
+
+/// A session's threads as samples and scopes meet them, and the scope and task of each sample.
+pub(crate) struct Threads<'a> {
+    /// Names by thread id, as the collector last saw them.
+    names: &'a HashMap<u32, String>,
+    idx: HashMap<u32, ThreadIdx>,
+    scopes: Option<crate::scope::assemble::Added<'a>>,
+}
+
+impl<'a> Threads<'a> {
+    /// Adds `scopes`' tables (sites, spans, marks, tasks, polls) to `builder`, and their
+    /// threads; `names` are the collector's.
+    pub fn new(
+        builder: &mut SessionBuilder,
+        names: &'a HashMap<u32, String>,
+        scopes: Option<&'a crate::scope::record::Recording>,
+    ) -> Threads<'a> {
+        let mut threads = Threads {
+            names,
+            idx: HashMap::new(),
+            scopes: None,
+        };
+        let added = scopes
+            .map(|rec| crate::scope::assemble::add(builder, rec, |b, tid| threads.idx(b, tid)));
+        threads.scopes = added;
+        threads
+    }
+
+    /// Thread `tid`'s index in the session, added on first use with the name the collector saw,
+    /// else the one it has now (a thread met only through its scopes), else none.
+    pub fn idx(&mut self, builder: &mut SessionBuilder, tid: u32) -> ThreadIdx {
+        *self.idx.entry(tid).or_insert_with(|| {
+            let name = self.names.get(&tid).cloned();
+            let name = name.unwrap_or_else(|| super::threads::thread_name(tid));
+            builder.thread(u64::from(tid), &name)
+        })
+    }
+
+    /// Gives the sample just pushed, of thread `tid` at `time_ns`, its scope and task.
+    pub fn set_context(&self, builder: &mut SessionBuilder, tid: u32, time_ns: u64) {
+        if let Some(added) = &self.scopes {
+            let (scope, task) = added.context(tid, time_ns);
             builder.set_last_sample_context(scope, task);
         }
     }
-    builder.finish()
 }
 
 /// Symbolizes raw stacks (addresses leaf first, the first the interrupted instruction, the others

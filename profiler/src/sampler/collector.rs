@@ -60,7 +60,14 @@ fn wait_for_signals_in_flight(signal: i32) {
 /// little (each costs the process CPU), short enough that at the rate samples just arrived the
 /// ring is at most a quarter full by then (`drained` and `capacity` in the ring's words).
 /// At most `longest`.
-fn next_sleep(drained: usize, over: Duration, capacity: usize, longest: Duration) -> Duration {
+/// The collectors also give it a thread's scope buffer (`scope::drain`'s fullest and
+/// `scope::BUFFER_WORDS`), and sleep the shorter of the two.
+pub(super) fn next_sleep(
+    drained: usize,
+    over: Duration,
+    capacity: usize,
+    longest: Duration,
+) -> Duration {
     let per_second = drained as f64 / over.as_secs_f64().max(1e-3);
     let until_quarter = (capacity / 4) as f64 / per_second.max(1.0);
     Duration::from_secs_f64(until_quarter).clamp(MIN_SLEEP, longest)
@@ -116,6 +123,8 @@ pub struct Collector {
     index: StackIndex,
     out: RawProfile,
     scratch: Vec<u64>,
+    /// The most words a thread's scope buffer held at the last drain (see `scope::drain`).
+    scope_fullest: usize,
     objects: super::objects::ObjectWatch,
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
@@ -181,6 +190,7 @@ impl Collector {
             index: StackIndex::default(),
             out: RawProfile::default(),
             scratch: Vec::new(),
+            scope_fullest: 0,
             objects: super::objects::ObjectWatch::new(),
             wall: None,
             max_depth: usize::MAX,
@@ -410,6 +420,8 @@ impl Collector {
     /// Moves the samples waiting in the ring into the profile; returns how many words of the
     /// ring they took.
     fn drain(&mut self) -> usize {
+        // The scope buffers first: they fill faster than the ring at a high scope rate.
+        self.scope_fullest = crate::scope::drain();
         let shared = Arc::clone(&self.shared);
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut drained = 0;
@@ -442,7 +454,6 @@ impl Collector {
             drained += words;
         }
         self.scratch = scratch;
-        crate::scope::drain();
         drained + self.drain_rings(false)
     }
 
@@ -536,6 +547,7 @@ impl Collector {
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
     pub fn run(mut self, stop: Arc<AtomicBool>) -> RawProfile {
+        crate::scope::wake_on_fill(Some(std::thread::current()));
         let mut last_sweep = Instant::now();
         let mut last_maps = Instant::now();
         let mut last_drain = Instant::now();
@@ -585,6 +597,14 @@ impl Collector {
             }
             // Parked rather than asleep, so that stop can wake it at once.
             let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity(), longest);
+            // A busy scope buffer shortens the sleep as a busy ring does.
+            let scope_sleep = next_sleep(
+                self.scope_fullest,
+                since_drain,
+                crate::scope::BUFFER_WORDS,
+                longest,
+            );
+            let sleep = sleep.min(scope_sleep);
             if let Some(ring_sleep) = self.ring_sleep(drained) {
                 if !ring_sleep.is_zero() {
                     std::thread::park_timeout(ring_sleep.min(sleep));
@@ -592,11 +612,14 @@ impl Collector {
                 continue;
             }
             std::thread::park_timeout(if self.wall.is_some() {
-                next_tick.saturating_duration_since(Instant::now())
+                next_tick
+                    .saturating_duration_since(Instant::now())
+                    .min(scope_sleep)
             } else {
                 sleep
             });
         }
+        crate::scope::wake_on_fill(None);
         self.finish()
     }
 

@@ -401,6 +401,7 @@ impl Running {
         // wait for signals in flight, thread names) is not time the program was profiled, and
         // counting it made a wall-mode thread's whole-session weight look short.
         let end_ns = sys::monotonic_ns();
+        crate::scope::disable();
         self.shared.stop_ns.store(end_ns, Ordering::Release);
         self.stop.store(true, Ordering::Release);
         let in_forked_child = std::process::id() != self.meta.pid;

@@ -105,13 +105,22 @@ impl EventBuf {
     /// Appends `records` (whole records, at most [`MAX_RECORD`] words each) as one: all or, when
     /// they do not fit, none (counted in [`EventBuf::dropped`]). Only the owning thread calls
     /// this. Returns whether they were written.
+    #[cfg(test)]
     pub fn push(&self, records: &[u64]) -> bool {
+        self.write(records, 0).is_some()
+    }
+
+    /// [`EventBuf::push`] that also refuses `records` unless `reserve` words stay free after
+    /// them (room kept for the ends of the scopes open on the thread). Returns the words the
+    /// queue holds after writing, or `None` when the records were dropped.
+    pub fn write(&self, records: &[u64], reserve: usize) -> Option<usize> {
         let head = self.head.load(Ordering::Relaxed);
         // Acquire: the reader is done with every word below `tail`.
         let tail = self.tail.load(Ordering::Acquire);
-        if head - tail + records.len() as u64 > self.words.len() as u64 {
+        let held = head - tail + records.len() as u64;
+        if held + reserve as u64 > self.words.len() as u64 {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+            return None;
         }
         for (i, &w) in records.iter().enumerate() {
             self.word(head + i as u64).store(w, Ordering::Relaxed);
@@ -119,7 +128,7 @@ impl EventBuf {
         // Release: the reader that sees this head sees the words.
         self.head
             .store(head + records.len() as u64, Ordering::Release);
-        true
+        Some(held as usize)
     }
 
     /// Hands every record written so far to `f` (header, then payload), oldest first. Only one
@@ -140,6 +149,17 @@ impl EventBuf {
         }
         // Release: the writer that sees this tail may overwrite the words read.
         self.tail.store(tail, Ordering::Release);
+    }
+
+    /// Appends every word written so far to `out` (whole records: a record is written all or
+    /// none), oldest first; returns how many. Only one reader at a time (the registry's lock).
+    pub fn drain_words(&self, out: &mut Vec<u64>) -> usize {
+        let head = self.head.load(Ordering::Acquire);
+        let tail = self.tail.load(Ordering::Relaxed);
+        out.extend((tail..head).map(|pos| self.word(pos).load(Ordering::Relaxed)));
+        // Release: the writer that sees this tail may overwrite the words read.
+        self.tail.store(head, Ordering::Release);
+        (head - tail) as usize
     }
 
     /// Records dropped because the queue was full, and resets the count.
@@ -193,6 +213,24 @@ mod tests {
         assert!(got.iter().all(|g| g == &r));
         // Drained, it takes records again.
         assert!(buf.push(&r));
+    }
+
+    #[test]
+    fn a_write_leaves_its_reserve_free_for_the_ends_that_follow() {
+        let buf = EventBuf::new(128, 1);
+        let begin = [header(BEGIN, 4, 1, 0), 1, 2, 3];
+        let end = [header(END, 3, 0, 0), 4, 2];
+        // 31 begins of 4 words fit with 3 words kept free: 124 + 3 <= 128; the 32nd does not.
+        for _ in 0..31 {
+            assert!(buf.write(&begin, 3).is_some());
+        }
+        assert_eq!(buf.write(&begin, 3), None);
+        assert_eq!(buf.take_dropped(), 1);
+        // The end that the reserve was for still fits.
+        assert_eq!(buf.write(&end, 0), Some(127));
+        let mut words = Vec::new();
+        assert_eq!(buf.drain_words(&mut words), 127);
+        assert_eq!(&words[124..], &end);
     }
 
     #[test]

@@ -34,6 +34,7 @@ use std::fmt::Write as _;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::Thread;
 
 /// The most fields a scope or mark records (more are ignored).
 pub const MAX_FIELDS: usize = 4;
@@ -41,9 +42,13 @@ pub const MAX_FIELDS: usize = 4;
 pub const MAX_VALUE: usize = 48;
 /// The most bytes of a task's name.
 pub const MAX_TASK_NAME: usize = 128;
-/// Each thread's buffer, in 8-byte words (256 KiB: 64 Ki begin or end events, several times
-/// what one thread writes between two drains of the collector at a million scopes a second).
-const BUFFER_WORDS: usize = 32 << 10;
+/// Each thread's buffer, in 8-byte words (256 KiB). A scope without fields takes 7 words (a
+/// begin of 4, an end of 3), so the buffer holds about 4,700 of them: the collector sleeps
+/// less while a buffer fills fast (see [`drain`]), and a writer whose buffer passes a quarter
+/// full wakes it (see [`wake_on_fill`]).
+pub(crate) const BUFFER_WORDS: usize = 32 << 10;
+/// Words of an end record ([`buffer::END`] or [`buffer::POLL_END`]).
+const END_WORDS: usize = 3;
 
 /// Whether a session records scopes.
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -77,6 +82,8 @@ pub struct Site {
 static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
 /// Every thread's buffer.
 static BUFFERS: Mutex<Vec<Arc<EventBuf>>> = Mutex::new(Vec::new());
+/// The collector to wake when a buffer passes a quarter full (see [`wake_on_fill`]).
+static COLLECTOR: Mutex<Option<Thread>> = Mutex::new(None);
 
 impl Site {
     /// A site (the macros' `static`).
@@ -112,7 +119,7 @@ impl Site {
         // Another thread may have registered it meanwhile.
         match self.id.load(Ordering::Relaxed) {
             0 => {
-                sites.push(self);
+                crate::sampler::alloc::bypass(|| sites.push(self));
                 let id = sites.len() as u32;
                 self.id.store(id, Ordering::Relaxed);
                 id
@@ -163,6 +170,8 @@ struct Local {
     current: Cell<u64>,
     /// The last sequence number given.
     seq: Cell<u64>,
+    /// Recorded scopes and polls begun and not yet ended: the buffer keeps room for their ends.
+    open: Cell<u32>,
 }
 
 std::thread_local! {
@@ -171,6 +180,7 @@ std::thread_local! {
             buf: OnceCell::new(),
             current: Cell::new(0),
             seq: Cell::new(0),
+            open: Cell::new(0),
         }
     };
 }
@@ -178,19 +188,54 @@ std::thread_local! {
 impl Local {
     fn buf(&self) -> &EventBuf {
         self.buf.get_or_init(|| {
-            let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
-            BUFFERS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(Arc::clone(&buf));
-            buf
+            // prof's memory, not the program's: an alloc session does not sample it.
+            crate::sampler::alloc::bypass(|| {
+                let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
+                BUFFERS
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(Arc::clone(&buf));
+                buf
+            })
         })
+    }
+
+    /// Writes `record`, an end (or a record that opens nothing), without reserve: the room for
+    /// an end was kept when its begin was written.
+    fn push(&self, record: &[u64]) -> bool {
+        self.write(record, 0)
+    }
+
+    /// Writes `record`, a begin, mark or poll begin, only if room for the ends of every open
+    /// recorded scope and poll, and one more (its own end), stays free after it: the end of a
+    /// recorded begin is never dropped (a dropped end would leave its span open until the
+    /// session's end, given to every later sample of the thread).
+    fn push_opening(&self, record: &[u64]) -> bool {
+        self.write(record, (self.open.get() as usize + 1) * END_WORDS)
+    }
+
+    fn write(&self, record: &[u64], reserve: usize) -> bool {
+        let Some(held) = self.buf().write(record, reserve) else {
+            return false;
+        };
+        // Passing a quarter full: the collector may be in a long sleep, chosen while the
+        // buffers were quiet. Once per crossing, and never waiting for the lock.
+        let quarter = BUFFER_WORDS / 4;
+        if held >= quarter && held - record.len() < quarter {
+            if let Ok(collector) = COLLECTOR.try_lock() {
+                if let Some(thread) = collector.as_ref() {
+                    thread.unpark();
+                }
+            }
+        }
+        true
     }
 }
 
-/// Writes `record` to the calling thread's buffer (nothing during the thread's teardown).
-fn push(record: &[u64]) {
-    let _ = LOCAL.try_with(|l| l.buf().push(record));
+/// Makes `collector` (the calling thread when `Some`) the thread that a buffer passing a
+/// quarter full wakes (with [`Thread::unpark`]); `None` at its end.
+pub(crate) fn wake_on_fill(collector: Option<Thread>) {
+    *COLLECTOR.lock().unwrap_or_else(|e| e.into_inner()) = collector;
 }
 
 /// A value's text, cut to `N` bytes at a character boundary, on the stack.
@@ -285,18 +330,24 @@ impl Guard {
         LOCAL
             .try_with(|l| {
                 let seq = l.seq.get() + 1;
-                l.seq.set(seq);
-                let parent = l.current.replace(seq);
+                let parent = l.current.get();
                 let time = sys::monotonic_ns();
                 let n = values.len().min(MAX_FIELDS) as u16;
                 let head = [buffer::header(buffer::BEGIN, 4, id, n), time, seq, parent];
-                if values.is_empty() {
-                    l.buf().push(&head);
+                let pushed = if values.is_empty() {
+                    l.push_opening(&head)
                 } else {
                     let mut out = [0u64; MAX_RECORD_SET];
                     let len = with_fields(&head, values, &mut out);
-                    l.buf().push(&out[..len]);
+                    l.push_opening(&out[..len])
+                };
+                if !pushed {
+                    // Not recorded: no end either, and scopes inside get the parent's.
+                    return Guard::disabled();
                 }
+                l.seq.set(seq);
+                l.current.set(seq);
+                l.open.set(l.open.get() + 1);
                 Guard {
                     seq,
                     parent,
@@ -323,10 +374,10 @@ impl Guard {
             if l.current.get() == self.seq {
                 l.current.set(self.parent);
             }
+            l.open.set(l.open.get().saturating_sub(1));
             if enabled() {
                 let time = sys::monotonic_ns();
-                l.buf()
-                    .push(&[buffer::header(buffer::END, 3, 0, 0), time, self.seq]);
+                l.push(&[buffer::header(buffer::END, 3, 0, 0), time, self.seq]);
             }
         });
     }
@@ -342,7 +393,7 @@ pub fn mark(site: &'static Site, values: &[&dyn std::fmt::Display]) {
     let head = [buffer::header(buffer::MARK, 2, id, n), time];
     let mut out = [0u64; MAX_RECORD_SET];
     let len = with_fields(&head, values, &mut out);
-    push(&out[..len]);
+    let _ = LOCAL.try_with(|l| l.push_opening(&out[..len]));
 }
 
 /// Records the start of a poll of task `id` on the calling thread; `name` is written the first
@@ -375,16 +426,23 @@ pub(crate) fn poll_begin_named(id: u64, name: &str) {
         let words = buffer::pack(&name.as_bytes()[..take], &mut out[2..]);
         out[0] = buffer::header(buffer::TASK_NAME, 2 + words, 0, take as u16);
         out[1] = id;
-        push(&out[..2 + words]);
+        let _ = LOCAL.try_with(|l| l.push(&out[..2 + words]));
     }
     let time = sys::monotonic_ns();
-    push(&[buffer::header(buffer::POLL_BEGIN, 3, 0, 0), time, id]);
+    let _ = LOCAL.try_with(|l| {
+        if l.push_opening(&[buffer::header(buffer::POLL_BEGIN, 3, 0, 0), time, id]) {
+            l.open.set(l.open.get() + 1);
+        }
+    });
 }
 
 /// Records the end of a poll of task `id` on the calling thread.
 pub(crate) fn poll_end(id: u64) {
     let time = sys::monotonic_ns();
-    push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id]);
+    let _ = LOCAL.try_with(|l| {
+        l.open.set(l.open.get().saturating_sub(1));
+        l.push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id]);
+    });
 }
 
 /// Starts recording for a session that started at `start_ns` (monotonic): events written
@@ -412,26 +470,41 @@ pub(crate) fn forked_child() {
 static RECORDING: Mutex<Option<record::Recording>> = Mutex::new(None);
 
 /// Moves the events in every thread's buffer into the session's recording; forgets the buffers
-/// of threads that exited. The collector calls this between its sleeps.
-pub(crate) fn drain() {
+/// of threads that exited. The collector calls this between its sleeps and chooses the next
+/// sleep with what it returns: the most words one buffer held (of [`BUFFER_WORDS`]).
+pub(crate) fn drain() -> usize {
     let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     let Some(rec) = rec.as_mut() else {
-        return;
+        return 0;
     };
     let mut buffers = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
     // A buffer whose thread's reference went with the thread before this drain holds the
     // thread's last events: taken now, then the buffer is forgotten.
     let gone: Vec<bool> = buffers.iter().map(|b| Arc::strong_count(b) == 1).collect();
+    // `strong_count` is a relaxed load: it does not order the drain below after the exited
+    // thread's last writes. The thread's `Arc` drop released them (a release decrement); this
+    // fence pairs with it, so a buffer seen gone is drained with everything its thread wrote
+    // before it is forgotten.
+    std::sync::atomic::fence(Ordering::Acquire);
+    let mut fullest = 0;
     for buf in buffers.iter() {
-        rec.drain(buf);
+        fullest = fullest.max(rec.drain(buf));
     }
     let mut gone = gone.into_iter();
     buffers.retain(|_| !gone.next().unwrap_or(false));
+    fullest
+}
+
+/// Stops recording new scopes, marks and polls: called as the session's end time is read.
+/// A thread that saw `enabled()` just before may still write (a scope begun then, the end of
+/// one open): [`record::Recording::finish`] keeps nothing that began after the end.
+pub(crate) fn disable() {
+    ENABLED.store(false, Ordering::Release);
 }
 
 /// Stops recording and returns what was recorded (`None` when recording was not started).
 pub(crate) fn stop() -> Option<record::Recording> {
-    ENABLED.store(false, Ordering::Release);
+    disable();
     drain();
     let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner()).take()?;
     rec.sites = sites();

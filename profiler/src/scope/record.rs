@@ -58,6 +58,9 @@ pub(crate) struct ThreadEvents {
     polling: Vec<(u64, u64)>,
     /// Where a field record goes: the last span (true) or mark (false) begun.
     fields_of: Option<bool>,
+    /// The thread's records as drained, decoded at [`Recording::finish`]: copying words is
+    /// what the collector can do as fast as a thread writes them.
+    raw: Vec<u64>,
 }
 
 /// A session's recording.
@@ -84,8 +87,9 @@ impl Recording {
         }
     }
 
-    /// Moves `buf`'s events in.
-    pub fn drain(&mut self, buf: &EventBuf) {
+    /// Moves `buf`'s events in (decoded at [`Recording::finish`]); returns how many words
+    /// `buf` held.
+    pub fn drain(&mut self, buf: &EventBuf) -> usize {
         self.dropped += buf.take_dropped();
         let i = *self.index.entry(buf.tid).or_insert_with(|| {
             self.threads.push(ThreadEvents {
@@ -94,58 +98,30 @@ impl Recording {
             });
             self.threads.len() - 1
         });
-        let start = self.start_ns;
-        let thread = &mut self.threads[i];
-        let names = &mut self.task_names;
-        buf.drain(|h, p| {
-            let (kind, _, index, extra) = buffer::parts(h);
-            let at = |w: u64| w.saturating_sub(start);
-            match (kind, p) {
-                (buffer::BEGIN, &[time, seq, parent, ..]) => {
-                    thread.begin(index.saturating_sub(1), at(time), seq, parent)
-                }
-                (buffer::END, &[time, seq, ..]) => thread.end(at(time), seq),
-                (buffer::MARK, &[time, ..]) => {
-                    thread.marks.push(RawMark {
-                        site: index.saturating_sub(1),
-                        time_ns: at(time),
-                        fields: Vec::new(),
-                    });
-                    thread.fields_of = Some(false);
-                }
-                (buffer::FIELD, words) => {
-                    let field = (index as u16, buffer::unpack(words, usize::from(extra)));
-                    match thread.fields_of {
-                        Some(true) => {
-                            if let Some(s) = thread.spans.last_mut() {
-                                s.fields.push(field)
-                            }
-                        }
-                        Some(false) => {
-                            if let Some(m) = thread.marks.last_mut() {
-                                m.fields.push(field)
-                            }
-                        }
-                        None => {}
-                    }
-                }
-                (buffer::POLL_BEGIN, &[time, task, ..]) => {
-                    thread.polling.push((task, at(time)));
-                    thread.task_changes.push((at(time), Some(task)));
-                }
-                (buffer::POLL_END, &[time, task, ..]) => thread.poll_end(at(time), task),
-                (buffer::TASK_NAME, [task, words @ ..]) => {
-                    names
-                        .entry(*task)
-                        .or_insert_with(|| buffer::unpack(words, usize::from(extra)));
-                }
-                _ => {}
-            }
-        });
+        buf.drain_words(&mut self.threads[i].raw)
     }
 
-    /// Closes what is still open at `end_ns` (since the session's start).
+    /// Decodes the records drained from each thread, up to the session's end `end_ns`.
+    fn decode(&mut self, end_ns: u64) {
+        let start = self.start_ns;
+        for thread in &mut self.threads {
+            let raw = std::mem::take(&mut thread.raw);
+            let mut pos = 0;
+            while pos < raw.len() {
+                let len = buffer::parts(raw[pos]).1.clamp(1, buffer::MAX_RECORD);
+                let end = (pos + len).min(raw.len());
+                let record = (raw[pos], &raw[pos + 1..end]);
+                thread.record(record, start, end_ns, &mut self.task_names);
+                pos = end;
+            }
+        }
+    }
+
+    /// Closes what is still open at `end_ns` (since the session's start). Writers may outlive
+    /// the session's end by a little (until `scope::disable`): what began after it is not
+    /// kept, and what ended after it ends at it.
     pub fn finish(&mut self, end_ns: u64) {
+        self.decode(end_ns);
         for t in &mut self.threads {
             for s in &mut t.spans {
                 if s.end_ns.is_none() {
@@ -170,6 +146,69 @@ impl Recording {
 }
 
 impl ThreadEvents {
+    /// Takes one record, its header and payload; times are made relative to `start` and
+    /// records that begin after `end` are left out.
+    fn record(
+        &mut self,
+        (h, p): (u64, &[u64]),
+        start: u64,
+        end: u64,
+        names: &mut HashMap<u64, String>,
+    ) {
+        let thread = self;
+        let (kind, _, index, extra) = buffer::parts(h);
+        let at = |w: u64| w.saturating_sub(start).min(end);
+        let after_end = |w: u64| w.saturating_sub(start) > end;
+        if let (buffer::BEGIN | buffer::MARK | buffer::POLL_BEGIN, &[time, ..]) = (kind, p) {
+            if after_end(time) {
+                // Its fields follow it: they go nowhere.
+                thread.fields_of = None;
+                return;
+            }
+        }
+        match (kind, p) {
+            (buffer::BEGIN, &[time, seq, parent, ..]) => {
+                thread.begin(index.saturating_sub(1), at(time), seq, parent)
+            }
+            (buffer::END, &[time, seq, ..]) => thread.end(at(time), seq),
+            (buffer::MARK, &[time, ..]) => {
+                thread.marks.push(RawMark {
+                    site: index.saturating_sub(1),
+                    time_ns: at(time),
+                    fields: Vec::new(),
+                });
+                thread.fields_of = Some(false);
+            }
+            (buffer::FIELD, words) => {
+                let field = (index as u16, buffer::unpack(words, usize::from(extra)));
+                match thread.fields_of {
+                    Some(true) => {
+                        if let Some(s) = thread.spans.last_mut() {
+                            s.fields.push(field)
+                        }
+                    }
+                    Some(false) => {
+                        if let Some(m) = thread.marks.last_mut() {
+                            m.fields.push(field)
+                        }
+                    }
+                    None => {}
+                }
+            }
+            (buffer::POLL_BEGIN, &[time, task, ..]) => {
+                thread.polling.push((task, at(time)));
+                thread.task_changes.push((at(time), Some(task)));
+            }
+            (buffer::POLL_END, &[time, task, ..]) => thread.poll_end(at(time), task),
+            (buffer::TASK_NAME, [task, words @ ..]) => {
+                names
+                    .entry(*task)
+                    .or_insert_with(|| buffer::unpack(words, usize::from(extra)));
+            }
+            _ => {}
+        }
+    }
+
     fn begin(&mut self, site: u32, time: u64, seq: u64, parent: u64) {
         let parent = self.open.get(&parent).copied();
         self.spans.push(RawSpan {
@@ -333,6 +372,44 @@ mod tests {
     }
 
     #[test]
+    fn r22_records_written_after_the_sessions_end_are_not_kept() {
+        let mut field = [0u64; 2];
+        buffer::pack(b"7", &mut field[1..]);
+        field[0] = header(FIELD, 2, 0, 1);
+        let mut rec = recording(&[
+            &begin(1, 10, 1, 0),
+            &[header(POLL_BEGIN, 3, 0, 0), 1020, 9],
+            // The session ends at 50; a thread that had not seen it yet writes on.
+            &[header(POLL_END, 3, 0, 0), 1060, 9],
+            &end(70, 1),
+            &begin(2, 80, 2, 0),
+            &[header(MARK, 2, 3, 1), 1085],
+            &field,
+            &end(90, 2),
+            &[header(POLL_BEGIN, 3, 0, 0), 1095, 4],
+        ]);
+        rec.finish(50);
+        let t = rec.thread(42).unwrap();
+        let spans: Vec<_> = t
+            .spans
+            .iter()
+            .map(|s| (s.site, s.start_ns, s.end_ns))
+            .collect();
+        assert_eq!(spans, [(0, 10, Some(50))]);
+        assert!(t.marks.is_empty());
+        assert_eq!(
+            t.polls,
+            [RawPoll {
+                task: 9,
+                start_ns: 20,
+                end_ns: 50
+            }]
+        );
+        assert_eq!(t.scope_at(60), None);
+        assert_eq!(t.task_at(60), None);
+    }
+
+    #[test]
     fn nested_polls_restore_the_outer_task_and_names_and_fields_arrive() {
         let mut name = [0u64; 3];
         let n = buffer::pack(b"fetch-user", &mut name[1..]);
@@ -342,7 +419,7 @@ mod tests {
         let mut field = [0u64; 2];
         buffer::pack(b"42", &mut field[1..]);
         field[0] = header(FIELD, 2, 0, 2);
-        let rec = recording(&[
+        let mut rec = recording(&[
             &task_name,
             &[header(POLL_BEGIN, 3, 0, 0), 1010, 5],
             &[header(POLL_BEGIN, 3, 0, 0), 1020, 6],
@@ -351,6 +428,7 @@ mod tests {
             &[header(POLL_END, 3, 0, 0), 1030, 6],
             &[header(POLL_END, 3, 0, 0), 1040, 5],
         ]);
+        rec.finish(100);
         let t = rec.thread(42).unwrap();
         assert_eq!(rec.task_names[&5], "fetch-user");
         assert_eq!(

@@ -2,11 +2,11 @@
 //! frames), scale each sample to an unbiased estimate and mark the blocks still live at stop.
 
 use super::collector::Collected;
-use crate::sampler::assemble::intern_stacks;
+use crate::sampler::assemble::{intern_stacks, Threads};
 use crate::session::Session;
 use crate::session::{Metadata, SessionBuilder};
 use crate::Options;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The estimate one sample of a `size`-byte block stands for when blocks are sampled by a
 /// Poisson process over bytes with mean `mean`: it was sampled with probability
@@ -77,24 +77,12 @@ pub fn build(
         is_allocator_frame,
     );
     let live: HashSet<u32> = live.iter().copied().collect();
-    let mut threads = HashMap::new();
-    let added = scopes.as_ref().map(|rec| {
-        crate::scope::assemble::add(&mut builder, rec, |builder, tid| {
-            *threads.entry(tid).or_insert_with(|| {
-                let name = collected.names.get(&tid).cloned();
-                let name = name.unwrap_or_else(|| crate::sampler::threads::thread_name(tid));
-                builder.thread(u64::from(tid), &name)
-            })
-        })
-    });
+    let mut threads = Threads::new(&mut builder, &collected.names, scopes.as_ref());
     for s in &collected.samples {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
         };
-        let thread = *threads.entry(s.tid).or_insert_with(|| {
-            let name = collected.names.get(&s.tid).map_or("", String::as_str);
-            builder.thread(u64::from(s.tid), name)
-        });
+        let thread = threads.idx(&mut builder, s.tid);
         let (bytes, objects) = estimate(s.size, mean, super::splitmix(u64::from(s.id)));
         let (inuse_bytes, inuse_objects) = if live.contains(&s.id) {
             (bytes, objects)
@@ -109,10 +97,7 @@ pub fn build(
             1,
             None,
         );
-        if let Some(added) = &added {
-            let (scope, task) = added.context(s.tid, s.time_ns);
-            builder.set_last_sample_context(scope, task);
-        }
+        threads.set_context(&mut builder, s.tid, s.time_ns);
     }
     builder.finish()
 }

@@ -118,10 +118,14 @@ impl Collector {
     /// Drains until `stop` is set, then once more (the session's writers have finished by
     /// then), and hands back what was collected.
     pub fn run(mut self, stop: &AtomicBool) -> Collected {
+        crate::scope::wake_on_fill(Some(std::thread::current()));
         let mut last_modules = Instant::now();
+        let mut last_drain = Instant::now();
         while !stop.load(Ordering::Acquire) {
             let drained = self.drain();
-            crate::scope::drain();
+            let scope_fullest = crate::scope::drain();
+            let since_drain = last_drain.elapsed();
+            last_drain = Instant::now();
             if last_modules.elapsed() >= MODULES_EVERY {
                 last_modules = Instant::now();
                 self.refresh_modules();
@@ -132,8 +136,16 @@ impl Collector {
             } else {
                 MAX_SLEEP
             };
-            std::thread::park_timeout(sleep);
+            // A busy scope buffer shortens the sleep as a busy ring does.
+            let scope_sleep = crate::sampler::collector::next_sleep(
+                scope_fullest,
+                since_drain,
+                crate::scope::BUFFER_WORDS,
+                MAX_SLEEP,
+            );
+            std::thread::park_timeout(sleep.min(scope_sleep));
         }
+        crate::scope::wake_on_fill(None);
         self.drain();
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         self.shared.dwarf.replace(None);

@@ -78,6 +78,15 @@ std::thread_local! {
     static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
+/// Runs `f` with the calling thread's allocations left unsampled: for prof's own memory made
+/// on a program's thread (its scope buffers), which is not the program's.
+pub(crate) fn bypass<T>(f: impl FnOnce() -> T) -> T {
+    let was = BUSY.with(|b| b.replace(true));
+    let out = f();
+    BUSY.with(|b| b.set(was));
+    out
+}
+
 /// Called after every successful allocation of `size` bytes at `addr`.
 #[inline(always)]
 pub fn allocated(addr: usize, size: usize) {
@@ -443,6 +452,7 @@ impl Running {
         // Every allocation or free that saw the session has finished once this returns.
         SHARED.clear_and_wait();
         let end_ns = sys::monotonic_ns();
+        crate::scope::disable();
         self.stop.store(true, Ordering::Release);
         self.collector.thread().unpark();
         let collected = self.collector.join().map_err(|_| Error::Os {
