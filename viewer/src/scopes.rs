@@ -137,17 +137,10 @@ fn distribution(sorted: &[u64], buckets: usize) -> Vec<Bucket> {
 }
 
 impl Profile {
-    /// The view's threads and time range (the scope and task tables take no scope or task
-    /// filter: they list them).
-    fn span_filter(&self) -> Filter {
-        let mut filter = Filter::all();
-        if let Some(threads) = &self.view.threads {
-            filter = filter.threads(threads.iter().map(|&t| prof::session::ThreadIdx(t)));
-        }
-        if let Some((from, to)) = self.view.range {
-            filter = filter.time_range(from, to);
-        }
-        filter
+    /// The view's whole filter: `prof`'s core decides what of it the scope and task tables
+    /// honour. The view was checked when it was set, so it cannot fail here.
+    fn view_filter(&self) -> Filter {
+        self.view.filter(&self.session).unwrap_or_default()
     }
 }
 
@@ -169,7 +162,7 @@ impl Profile {
     /// `p99`), as JSON `{rows, summary}`.
     #[wasm_bindgen(js_name = scopesJson)]
     pub fn scopes_json(&self, column: &str, descending: bool) -> String {
-        let mut rows = scope_table(&self.session, &self.span_filter());
+        let mut rows = scope_table(&self.session, &self.view_filter());
         sort_rows(&mut rows, column, descending);
         let calls: u64 = rows.iter().map(|r| r.calls).sum();
         let dropped = self.session.scopes.dropped_events;
@@ -194,7 +187,7 @@ impl Profile {
     /// The spread of the call durations of scope `name` in `buckets` bars, as JSON.
     #[wasm_bindgen(js_name = scopeDistributionJson)]
     pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
-        let durations = scope_durations(&self.session, &self.span_filter(), name);
+        let durations = scope_durations(&self.session, &self.view_filter(), name);
         serde_json::to_string(&distribution(&durations, buckets as usize)).unwrap_or_default()
     }
 
@@ -203,7 +196,7 @@ impl Profile {
     #[wasm_bindgen(js_name = scopeCallsJson)]
     pub fn scope_calls_json(&self, name: &str, n: u32) -> String {
         let session = &self.session;
-        let calls: Vec<Call> = longest_spans(session, &self.span_filter(), name, n as usize)
+        let calls: Vec<Call> = longest_spans(session, &self.view_filter(), name, n as usize)
             .into_iter()
             .map(|s| {
                 let span = session.scopes.span(s);
@@ -233,14 +226,14 @@ impl Profile {
         serde_json::to_string(&calls).unwrap_or_default()
     }
 
-    /// The task table over the view's threads and time range, the heaviest first, as JSON.
+    /// The task table over the view's filter but its task, the heaviest first, as JSON.
     #[wasm_bindgen(js_name = tasksJson)]
     pub fn tasks_json(&self) -> String {
-        let filter = self.span_filter();
-        let rows = task_table(&self.session, &filter);
-        let total = prof::aggregate::StackWeights::compute(&self.session, &filter).total();
+        let tasks = task_table(&self.session, &self.view_filter());
+        let total = tasks.total_weight;
         let unit = &self.session.meta.sample_type;
-        let entries: Vec<TaskEntry> = rows
+        let entries: Vec<TaskEntry> = tasks
+            .rows
             .iter()
             .map(|r| TaskEntry {
                 name: r.name.clone(),

@@ -55,6 +55,13 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+// Which filters the scope and task tables honour, the one rule the CLI and the viewer share
+// (both pass their whole filter): spans and polls are kept by thread and start time
+// ([`span_kept`]: a span has no state, and the tables list the scopes and tasks); the samples a
+// task row weighs, and the total its share is of, by every filter but the task one
+// ([`task_samples_filter`]: the table lists the tasks, so a task filter would leave one row at
+// 100%).
+
 /// True for a span `filter` keeps: its thread is kept, and it starts in the time range.
 fn span_kept(filter: &Filter, thread: ThreadIdx, start_ns: u64, threads: Option<&[bool]>) -> bool {
     threads.is_none_or(|keep| keep.get(thread.index()).copied().unwrap_or(false))
@@ -208,9 +215,27 @@ pub struct TaskRow {
     pub samples: u64,
 }
 
-/// The task table: one row per task name, over the polls and samples `filter` keeps (polls by
-/// thread and start time), the most weight first (then the most poll time, then by name).
-pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
+/// The task table and the weight its rows' shares are of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tasks {
+    /// One row per task name, the most weight first (then the most poll time, then by name).
+    pub rows: Vec<TaskRow>,
+    /// The weight of every sample kept, in a task or not.
+    pub total_weight: u64,
+}
+
+/// The filter the samples of the task table pass: `filter` without its task.
+fn task_samples_filter(filter: &Filter) -> Filter {
+    Filter {
+        task: None,
+        ..filter.clone()
+    }
+}
+
+/// The task table: one row per task name, over the polls `filter` keeps (by thread and start
+/// time) and the samples it keeps but for its task filter (the table lists the tasks), with
+/// the total weight of those samples, in one pass.
+pub fn task_table(session: &Session, filter: &Filter) -> Tasks {
     let tasks = &session.tasks;
     let mut row_of: HashMap<StrId, usize> = HashMap::new();
     let mut rows: Vec<TaskRow> = Vec::new();
@@ -242,11 +267,9 @@ pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
     // The samples: the per-stack pass would lose the task, so one pass of its own with the
     // same filter, one task at a time being too slow for many tasks.
     let samples = &session.samples;
-    let keep = Filter {
-        task: None,
-        ..filter.clone()
-    };
-    for i in sample_rows(session, &keep) {
+    let mut total_weight = 0u64;
+    for i in sample_rows(session, &task_samples_filter(filter)) {
+        total_weight = total_weight.saturating_add(samples.weight[i]);
         if let Some(task) = samples.task(i) {
             let row = &mut rows[task_row[task.index()]];
             row.weight = row.weight.saturating_add(samples.weight[i]);
@@ -259,7 +282,7 @@ pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
             .then(b.poll_ns.cmp(&a.poll_ns))
             .then(a.name.cmp(&b.name))
     });
-    rows
+    Tasks { rows, total_weight }
 }
 
 /// The sample rows `filter` keeps, in order.

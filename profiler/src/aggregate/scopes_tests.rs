@@ -151,7 +151,7 @@ fn the_task_filter_keeps_samples_of_tasks_of_that_name() {
 #[test]
 fn task_rows_sum_poll_time_and_sample_weight_per_name() {
     let session = scoped();
-    let rows = task_table(&session, &Filter::all());
+    let rows = task_table(&session, &Filter::all()).rows;
     assert_eq!(rows.len(), 2);
     assert_eq!(
         rows[0],
@@ -168,9 +168,28 @@ fn task_rows_sum_poll_time_and_sample_weight_per_name() {
         (rows[1].name.as_str(), rows[1].poll_ns, rows[1].weight),
         ("store", 70_000, 2_000)
     );
-    let early = task_table(&session, &Filter::all().time_range(0, 10_000));
+    let early = task_table(&session, &Filter::all().time_range(0, 10_000)).rows;
     assert_eq!((early[0].polls, early[0].weight), (1, 2_000));
     assert_eq!((early[1].polls, early[1].weight), (0, 0));
+}
+
+#[test]
+fn r22_the_task_table_total_ignores_the_task_filter_it_lists() {
+    // `prof report --tasks --task fetch` showed fetch at 100%: its total was a second pass
+    // that kept the task filter the rows had dropped.
+    let session = scoped();
+    let all = task_table(&session, &Filter::all());
+    let fetch = task_table(&session, &Filter::all().task("fetch"));
+    assert_eq!(fetch, all);
+    assert_eq!(
+        fetch.total_weight,
+        StackWeights::compute(&session, &Filter::all()).total()
+    );
+    assert!(fetch.rows[0].weight < fetch.total_weight);
+    // The other filters keep their effect on the samples and their total.
+    let parse = task_table(&session, &Filter::all().scope("parse").task("fetch"));
+    let parse_total = StackWeights::compute(&session, &Filter::all().scope("parse")).total();
+    assert_eq!(parse.total_weight, parse_total);
 }
 
 #[test]

@@ -322,11 +322,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
         return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
     if args.tasks {
-        let rows = task_table(&session, &filter);
+        let tasks = task_table(&session, &filter);
         let table = TaskTable {
             session: &session,
-            rows: &rows,
-            total_weight: StackWeights::compute(&session, &filter).total(),
+            rows: &tasks.rows,
+            total_weight: tasks.total_weight,
         };
         return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
