@@ -4,8 +4,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    format_ms, format_percent, format_time_at, longest_spans, scope_durations, scope_table,
-    task_table, thousands, Filter, ScopeRow,
+    duration_histogram, format_ms, format_percent, format_time_at, longest_spans, scope_durations,
+    scope_table, task_table, thousands, Filter, ScopeRow,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -52,14 +52,23 @@ impl ScopeEntry {
     }
 }
 
-/// One bar of a duration distribution: the calls whose duration lies in `[from, to)`.
+/// One bar of a scope's duration histogram as the page draws it.
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Bucket {
-    calls: u64,
+struct Bar {
     /// The bar's height relative to the tallest bar (0 to 1).
     height: f64,
+    /// Its calls and edges, for its tooltip.
     text: String,
+}
+
+/// A scope's duration histogram: its bars and the texts of its axis.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Histogram {
+    bars: Vec<Bar>,
+    low_text: String,
+    high_text: String,
+    scale_text: String,
 }
 
 /// One call of a scope: its time, to select, and what the page says of it.
@@ -101,39 +110,6 @@ fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
         let order = if descending { order.reverse() } else { order };
         order.then_with(|| a.name.cmp(&b.name))
     });
-}
-
-/// `buckets` bars over `sorted` durations (shortest first), from the shortest to the longest.
-fn distribution(sorted: &[u64], buckets: usize) -> Vec<Bucket> {
-    let (Some(&low), Some(&high)) = (sorted.first(), sorted.last()) else {
-        return Vec::new();
-    };
-    let buckets = buckets.clamp(1, 200);
-    let width = ((high - low) / buckets as u64).max(1);
-    let mut calls = vec![0u64; buckets];
-    for &d in sorted {
-        let b = (((d - low) / width) as usize).min(buckets - 1);
-        calls[b] += 1;
-    }
-    let tallest = calls.iter().copied().max().unwrap_or(1).max(1);
-    calls
-        .iter()
-        .enumerate()
-        .map(|(b, &n)| {
-            let from = low + b as u64 * width;
-            let to = if b + 1 == buckets { high } else { from + width };
-            Bucket {
-                calls: n,
-                height: n as f64 / tallest as f64,
-                text: format!(
-                    "{} calls from {} to {} ms",
-                    thousands(n),
-                    format_ms(from),
-                    format_ms(to)
-                ),
-            }
-        })
-        .collect()
 }
 
 impl Profile {
@@ -184,11 +160,26 @@ impl Profile {
         .to_string()
     }
 
-    /// The spread of the call durations of scope `name` in `buckets` bars, as JSON.
+    /// The spread of the call durations of scope `name` in at most `buckets` bars, as JSON
+    /// `{bars: [{height, text}], lowText, highText, scaleText}`.
     #[wasm_bindgen(js_name = scopeDistributionJson)]
     pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
         let durations = scope_durations(&self.session, &self.view_filter(), name);
-        serde_json::to_string(&distribution(&durations, buckets as usize)).unwrap_or_default()
+        let histogram = duration_histogram(&durations, buckets as usize);
+        serde_json::to_string(&Histogram {
+            bars: histogram
+                .bars
+                .into_iter()
+                .map(|b| Bar {
+                    height: b.height,
+                    text: b.text,
+                })
+                .collect(),
+            low_text: histogram.low_text,
+            high_text: histogram.high_text,
+            scale_text: histogram.scale_text,
+        })
+        .unwrap_or_default()
     }
 
     /// The `n` longest calls of scope `name` over the view's threads and range, longest first,
@@ -252,20 +243,6 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn distribution_bars_cover_every_call_shortest_to_longest() {
-        let durations: Vec<u64> = vec![1_000, 1_000, 2_000, 5_000, 9_000];
-        let bars = distribution(&durations, 4);
-        assert_eq!(bars.len(), 4);
-        assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 5);
-        assert_eq!(bars[0].calls, 3);
-        assert_eq!(bars[3].calls, 1);
-        assert_eq!(bars[0].height, 1.0);
-        assert_eq!(bars[0].text, "3 calls from 0.001 to 0.003 ms");
-        assert!(distribution(&[], 4).is_empty());
-        assert_eq!(distribution(&[7, 7], 10)[0].calls, 2);
-    }
 
     #[test]
     fn scope_rows_sort_by_any_column_then_by_name() {

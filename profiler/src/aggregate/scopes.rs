@@ -5,7 +5,7 @@
 //! Scopes count calls exactly (every span was recorded), unlike samples; durations are the spans'
 //! own start and end times. Self time is a span's duration minus its child spans' durations.
 
-use super::Filter;
+use super::{format_ms, thousands, Filter};
 use crate::session::{Frame, FrameId, Session, SpanIdx, StackId, StackNode, StrId, ThreadIdx};
 use std::collections::HashMap;
 
@@ -145,6 +145,101 @@ pub fn scope_durations(session: &Session, filter: &Filter, name: &str) -> Vec<u6
         .collect();
     super::order::sort_by_key(&mut out, |&d| d);
     out
+}
+
+/// One bar of a [`DurationHistogram`]: the calls whose duration lies in `[from_ns, to_ns)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DurationBar {
+    /// The shortest duration the bar holds.
+    pub from_ns: u64,
+    /// One past the longest duration the bar holds.
+    pub to_ns: u64,
+    /// How many calls it holds.
+    pub calls: u64,
+    /// Its height relative to the tallest bar (0 to 1).
+    pub height: f64,
+    /// `3 calls from 0.001 to 0.003 ms`: its calls and edges, for a tooltip.
+    pub text: String,
+}
+
+/// The spread of a scope's call durations as bars, with the texts of its axis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DurationHistogram {
+    /// The bars, shortest durations first; together they hold every call.
+    pub bars: Vec<DurationBar>,
+    /// The shortest duration (`0.365 ms`), under the first bar.
+    pub low_text: String,
+    /// The longest duration, under the last bar.
+    pub high_text: String,
+    /// How the bars are spaced (`log scale` or `linear scale`), under the middle.
+    pub scale_text: String,
+}
+
+/// Bars are spaced logarithmically when the longest call is more than this many times the
+/// shortest: equal widths would put nearly every call of a long-tailed spread into the first bar.
+const LOG_SPREAD: u64 = 20;
+
+/// The calls of `sorted` (durations, shortest first, as [`scope_durations`] gives them) in at most
+/// `bars` bars (1 to 200) from the shortest duration to the longest: of equal width, or of
+/// equal ratio when the longest is more than 20 times the shortest. No calls, no bars.
+pub fn duration_histogram(sorted: &[u64], bars: usize) -> DurationHistogram {
+    let (Some(&low), Some(&high)) = (sorted.first(), sorted.last()) else {
+        return DurationHistogram::default();
+    };
+    // The bars cover [low, end); no bar narrower than one nanosecond.
+    let end = high.saturating_add(1).max(low + 1);
+    let n = (bars.clamp(1, 200) as u64).min(end - low) as usize;
+    let log = low > 0 && high / low > LOG_SPREAD;
+    let mut calls = vec![0u64; n];
+    let edges: Vec<u64> = if log {
+        let ratio = (end as f64 / low as f64).ln();
+        let mut edges: Vec<u64> = (0..=n)
+            .map(|i| (low as f64 * (ratio * i as f64 / n as f64).exp()).round() as u64)
+            .collect();
+        (edges[0], edges[n]) = (low, end);
+        for i in 1..=n {
+            edges[i] = edges[i].clamp(edges[i - 1], end);
+        }
+        for &d in sorted {
+            let bar = edges.partition_point(|&e| e <= d).clamp(1, n) - 1;
+            calls[bar] += 1;
+        }
+        edges
+    } else {
+        for &d in sorted {
+            if let Some(bar) = super::bucket_of(d, low, end, n) {
+                calls[bar] += 1;
+            }
+        }
+        // Bar i holds the durations d with floor((d - low) * n / (end - low)) == i.
+        let span = u128::from(end - low);
+        (0..=n as u128)
+            .map(|i| low + (i * span).div_ceil(n as u128) as u64)
+            .collect()
+    };
+    let tallest = calls.iter().copied().max().unwrap_or(1).max(1);
+    let bars = calls
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| DurationBar {
+            from_ns: edges[i],
+            to_ns: edges[i + 1],
+            calls: count,
+            height: count as f64 / tallest as f64,
+            text: format!(
+                "{} calls from {} to {} ms",
+                thousands(count),
+                format_ms(edges[i]),
+                format_ms(edges[i + 1])
+            ),
+        })
+        .collect();
+    DurationHistogram {
+        bars,
+        low_text: format!("{} ms", format_ms(low)),
+        high_text: format!("{} ms", format_ms(high)),
+        scale_text: if log { "log scale" } else { "linear scale" }.to_owned(),
+    }
 }
 
 /// The `n` longest calls of the scope `name` that `filter` keeps, longest first (then earliest):

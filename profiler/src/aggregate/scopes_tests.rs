@@ -240,3 +240,67 @@ fn the_longest_calls_come_first_and_keep_the_filter() {
     );
     assert_eq!(worker, [SpanIdx(6)]);
 }
+
+#[test]
+fn histogram_bars_cover_every_call_shortest_to_longest() {
+    let durations: Vec<u64> = vec![1_000, 1_000, 2_000, 5_000, 9_000];
+    let bars = duration_histogram(&durations, 4).bars;
+    assert_eq!(bars.len(), 4);
+    assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 5);
+    assert_eq!(bars[0].calls, 3);
+    assert_eq!(bars[3].calls, 1);
+    assert_eq!(bars[0].height, 1.0);
+    assert_eq!(bars[0].text, "3 calls from 0.001 to 0.003 ms");
+    assert!(duration_histogram(&[], 4).bars.is_empty());
+    assert_eq!(duration_histogram(&[7, 7], 10).bars[0].calls, 2);
+}
+
+#[test]
+fn r22_the_last_histogram_bar_is_as_wide_as_the_others() {
+    // The viewer's bars were (high - low) / bars wide, rounded down, and everything past the
+    // last one was clamped into it: 0..=399 ns in 200 bars put 201 calls in bar 199.
+    let durations: Vec<u64> = (0..400).collect();
+    let histogram = duration_histogram(&durations, 200);
+    assert_eq!(histogram.bars.len(), 200);
+    for bar in &histogram.bars {
+        assert_eq!((bar.calls, bar.to_ns - bar.from_ns), (2, 2), "{bar:?}");
+    }
+    assert_eq!(histogram.scale_text, "linear scale");
+    // Fewer distinct nanoseconds than bars: one bar per nanosecond.
+    assert_eq!(duration_histogram(&[5, 6, 7], 24).bars.len(), 3);
+}
+
+#[test]
+fn r22_a_long_tailed_spread_gets_logarithmic_bars_and_axis_texts() {
+    // A `prof demo` session's `collatz batch`: 0.365 to 12.573 ms, median 0.665 ms. Equal
+    // widths put every call but the longest in the first bar.
+    let mut durations = vec![365_000u64; 40];
+    durations.extend([500_000; 30]);
+    durations.extend([665_000; 30]);
+    durations.extend([1_200_000, 3_000_000, 12_573_000]);
+    let histogram = duration_histogram(&durations, 24);
+    let bars = &histogram.bars;
+    assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 103);
+    assert!(bars[0].calls < 50, "{bars:?}");
+    assert!(bars.iter().filter(|b| b.calls > 0).count() >= 5, "{bars:?}");
+    assert_eq!((bars[0].from_ns, bars[23].to_ns), (365_000, 12_573_001));
+    for pair in bars.windows(2) {
+        assert_eq!(pair[0].to_ns, pair[1].from_ns);
+        // Equal ratios: each bar about 16% wider than the one before.
+        let (a, b) = (
+            pair[0].to_ns - pair[0].from_ns,
+            pair[1].to_ns - pair[1].from_ns,
+        );
+        assert!((1.1..1.25).contains(&(b as f64 / a as f64)), "{pair:?}");
+    }
+    assert_eq!(
+        (histogram.low_text.as_str(), histogram.high_text.as_str()),
+        ("0.365 ms", "12.573 ms")
+    );
+    assert_eq!(histogram.scale_text, "log scale");
+    assert!(
+        bars[0].text.starts_with("40 calls from 0.365 to 0."),
+        "{}",
+        bars[0].text
+    );
+}
