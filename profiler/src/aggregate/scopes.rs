@@ -415,9 +415,13 @@ pub const NO_TASK_FRAME: &str = "task:(none)";
 /// The session with each sample's stack moved under a root frame naming its task
 /// (`task:NAME`, or [`NO_TASK_FRAME`] outside every poll), as `go tool pprof -tagroot task`
 /// does: every view and export of the result shows each task name's share as that root's
-/// total. Tasks of one name share a root. Everything else is kept.
+/// total. Tasks of one name share a root. Everything else is kept. A session without tasks is
+/// returned as it is: one `task:(none)` root above everything would say nothing.
 pub fn group_by_task(session: &Session) -> Session {
     let mut out = session.clone();
+    if session.tasks.tasks.is_empty() {
+        return out;
+    }
     // One root frame per task name, and one for no task, made on first use.
     let mut root_of_name: HashMap<StrId, StackId> = HashMap::new();
     let mut no_task_root: Option<StackId> = None;

@@ -193,6 +193,19 @@ fn r22_the_task_table_total_ignores_the_task_filter_it_lists() {
 }
 
 #[test]
+fn r22_grouping_a_session_without_tasks_changes_nothing() {
+    // The page kept `group=task` across a switch to a file without tasks (its checkbox hidden),
+    // and every stack went under one `task:(none)` root.
+    let mut b = SessionBuilder::default();
+    let main = b.thread(1, "main");
+    let f = b.intern_frame(&FrameSpec::named("main"));
+    let stack = b.intern_stack_path(&[f]).unwrap();
+    b.push_sample(stack, main, 0, 1_000);
+    let session = b.finish();
+    assert_eq!(group_by_task(&session), session);
+}
+
+#[test]
 fn grouping_by_task_puts_each_task_name_above_its_stacks() {
     let session = scoped();
     let grouped = group_by_task(&session);
