@@ -209,7 +209,7 @@ impl Profile {
                 Call {
                     from: span.start_ns,
                     // A range is [from, to): one past the end keeps a sample taken at the end.
-                    to: span.end_ns.max(span.start_ns) + 1,
+                    to: span.end_ns.max(span.start_ns).saturating_add(1),
                     text,
                 }
             })
@@ -243,6 +243,30 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn r22_a_call_ending_at_the_last_nanosecond_selects_without_overflow() {
+        // The reader accepts span ends up to u64::MAX; one past the end overflowed.
+        use prof::session::{FrameSpec, SessionBuilder, SiteKind, Span};
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let site = b.intern_site("late", None, None, SiteKind::Scope);
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        b.push_span(Span {
+            site,
+            thread: main,
+            start_ns: 10,
+            end_ns: u64::MAX,
+            parent: None,
+            fields: Vec::new(),
+        });
+        b.push_sample(stack, main, 20, 1);
+        let profile = Profile::of(b.finish());
+        let calls: serde_json::Value =
+            serde_json::from_str(&profile.scope_calls_json("late", 1)).unwrap();
+        assert_eq!(calls[0]["to"].as_u64(), Some(u64::MAX), "{calls}");
+    }
 
     #[test]
     fn scope_rows_sort_by_any_column_then_by_name() {
