@@ -138,7 +138,7 @@ function offerDiff() {
 }
 
 /** The state change that shows file `index`: what was chosen in the last file (zoom, selection,
- * threads, range, windows) does not carry over to another profile. */
+ * threads, range, windows, scope, task, grouping) does not carry over to another profile. */
 function switchTo(index) {
   return {
     file: index,
@@ -151,6 +151,7 @@ function switchTo(index) {
     window: null,
     scope: null,
     task: null,
+    groupBy: null,
     diffZoom: [],
     diffWindow: null,
   };

@@ -284,10 +284,10 @@ const methods = {
       tasks: JSON.parse(profile.tasksJson()),
     };
   },
-  /** The spread of scope `name`'s call durations in `buckets` bars. */
+  /** The spread of scope `name`'s call durations in at most `buckets` bars, with its axis texts. */
   scopeDistribution({ name, buckets, calls }) {
     return {
-      bars: JSON.parse(profile.scopeDistributionJson(name, buckets)),
+      histogram: JSON.parse(profile.scopeDistributionJson(name, buckets)),
       calls: JSON.parse(profile.scopeCallsJson(name, calls)),
     };
   },

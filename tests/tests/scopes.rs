@@ -243,3 +243,63 @@ fn folded_export_groups_by_task() {
     assert!(sum("task:(none)") > 0);
     assert!(text.lines().all(|l| l.starts_with("task:")), "{text}");
 }
+
+#[test]
+fn r22_report_tasks_with_a_task_filter_shares_of_every_sample() {
+    // `prof report --tasks --task fetch` showed fetch at 100%: its total kept the task filter
+    // the rows had dropped.
+    let (_dir, session, path) = saved("scopes-tasks-task");
+    let text = stdout(&[
+        "report",
+        path.to_str().unwrap(),
+        "--tasks",
+        "--task",
+        "fetch",
+    ]);
+    let fetch = task_weight(&session, "fetch");
+    let share = format_percent(fetch, session.total_weight());
+    assert_ne!(share, format_percent(1, 1));
+    assert!(row(&text, "fetch").contains(&share.as_str()), "{text}");
+}
+
+#[test]
+fn r22_report_scope_refuses_a_mark_name_and_tables_refuse_stack_options() {
+    let (_dir, _session, path) = saved("scopes-refusals");
+    let path = path.to_str().unwrap();
+    // `gc` is a mark: never open, so no sample is inside it.
+    let out = prof(&["report", path, "--scope", "gc"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no scope named \"gc\""), "{err}");
+    for (table, option) in [
+        ("--scopes", &["--group-by", "task"][..]),
+        ("--tasks", &["--hide", "poll"][..]),
+        ("--scopes", &["--collapse-recursion"][..]),
+        ("--tasks", &["--top", "3"][..]),
+    ] {
+        let out = prof(&[&["report", path, table][..], option].concat());
+        assert!(!out.status.success(), "{table} {option:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("cannot be used with"), "{err}");
+    }
+}
+
+#[test]
+fn r22_convert_refuses_group_by_for_a_session_before_reading_the_input() {
+    // The refusal came after loading the whole file: here, no file at all.
+    let dir = TempDir::new("scopes-convert-refusal");
+    let missing = dir.join("missing.json.gz");
+    let out = prof(&[
+        "convert",
+        missing.to_str().unwrap(),
+        "--to",
+        "session",
+        "--group-by",
+        "task",
+        "-o",
+        dir.join("out.json").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--group-by"), "{err}");
+}

@@ -84,10 +84,8 @@ impl Profile {
         let entries = session.threads.len().saturating_mul(session.stacks.len());
         let thread_weights =
             (entries <= session.samples.len() / 8).then(|| StackWeights::per_thread(&session));
-        let weights = match &thread_weights {
-            Some(parts) => StackWeights::sum(session.stacks.len(), parts),
-            None => StackWeights::compute(&session, &Filter::all()),
-        };
+        let weights =
+            StackWeights::select(&session, &Filter::all(), thread_weights.as_deref(), false);
         let transformed = TransformedStacks::new(&session, &[]);
         let tree = CallTree::build_transformed(&session, &weights, &transformed);
         let totals = thread_totals(&session);

@@ -318,27 +318,12 @@ impl Profile {
             )
         };
         if selects(&view) != selects(&self.view) {
-            // The per-thread sums know nothing of scopes and tasks: those need the pass.
-            let parts = self
-                .thread_weights
-                .as_ref()
-                .filter(|_| !filter.by_context());
-            self.weights = match (parts, &filter.time_ns, &filter.threads) {
-                (Some(parts), None, Some(threads)) => StackWeights::sum(
-                    self.session.stacks.len(),
-                    threads.iter().map(|t| &parts[t.index()]),
-                ),
-                (Some(parts), None, None) => {
-                    StackWeights::sum(self.session.stacks.len(), parts.iter())
-                }
-                (_, Some((from, to)), _) if self.time_sorted => {
-                    let times = &self.session.samples.time_ns;
-                    let rows =
-                        times.partition_point(|&t| t < *from)..times.partition_point(|&t| t < *to);
-                    StackWeights::compute_rows(&self.session, &filter, rows)
-                }
-                _ => StackWeights::compute(&self.session, &filter),
-            };
+            self.weights = StackWeights::select(
+                &self.session,
+                &filter,
+                self.thread_weights.as_deref(),
+                self.time_sorted,
+            );
         }
         self.tree = CallTree::build_transformed(&self.session, &self.weights, &self.transformed);
         self.view = view;

@@ -4,8 +4,8 @@
 
 use crate::profile::Profile;
 use prof::aggregate::{
-    format_ms, format_percent, format_time_at, longest_spans, scope_durations, scope_table,
-    task_table, thousands, Filter, ScopeRow,
+    duration_histogram, format_ms, format_percent, format_time_at, longest_spans, scope_durations,
+    scope_table, task_table, thousands, Filter, ScopeRow,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -52,14 +52,23 @@ impl ScopeEntry {
     }
 }
 
-/// One bar of a duration distribution: the calls whose duration lies in `[from, to)`.
+/// One bar of a scope's duration histogram as the page draws it.
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Bucket {
-    calls: u64,
+struct Bar {
     /// The bar's height relative to the tallest bar (0 to 1).
     height: f64,
+    /// Its calls and edges, for its tooltip.
     text: String,
+}
+
+/// A scope's duration histogram: its bars and the texts of its axis.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Histogram {
+    bars: Vec<Bar>,
+    low_text: String,
+    high_text: String,
+    scale_text: String,
 }
 
 /// One call of a scope: its time, to select, and what the page says of it.
@@ -103,51 +112,11 @@ fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
     });
 }
 
-/// `buckets` bars over `sorted` durations (shortest first), from the shortest to the longest.
-fn distribution(sorted: &[u64], buckets: usize) -> Vec<Bucket> {
-    let (Some(&low), Some(&high)) = (sorted.first(), sorted.last()) else {
-        return Vec::new();
-    };
-    let buckets = buckets.clamp(1, 200);
-    let width = ((high - low) / buckets as u64).max(1);
-    let mut calls = vec![0u64; buckets];
-    for &d in sorted {
-        let b = (((d - low) / width) as usize).min(buckets - 1);
-        calls[b] += 1;
-    }
-    let tallest = calls.iter().copied().max().unwrap_or(1).max(1);
-    calls
-        .iter()
-        .enumerate()
-        .map(|(b, &n)| {
-            let from = low + b as u64 * width;
-            let to = if b + 1 == buckets { high } else { from + width };
-            Bucket {
-                calls: n,
-                height: n as f64 / tallest as f64,
-                text: format!(
-                    "{} calls from {} to {} ms",
-                    thousands(n),
-                    format_ms(from),
-                    format_ms(to)
-                ),
-            }
-        })
-        .collect()
-}
-
 impl Profile {
-    /// The view's threads and time range (the scope and task tables take no scope or task
-    /// filter: they list them).
-    fn span_filter(&self) -> Filter {
-        let mut filter = Filter::all();
-        if let Some(threads) = &self.view.threads {
-            filter = filter.threads(threads.iter().map(|&t| prof::session::ThreadIdx(t)));
-        }
-        if let Some((from, to)) = self.view.range {
-            filter = filter.time_range(from, to);
-        }
-        filter
+    /// The view's whole filter: `prof`'s core decides what of it the scope and task tables
+    /// honour. The view was checked when it was set, so it cannot fail here.
+    fn view_filter(&self) -> Filter {
+        self.view.filter(&self.session).unwrap_or_default()
     }
 }
 
@@ -169,7 +138,7 @@ impl Profile {
     /// `p99`), as JSON `{rows, summary}`.
     #[wasm_bindgen(js_name = scopesJson)]
     pub fn scopes_json(&self, column: &str, descending: bool) -> String {
-        let mut rows = scope_table(&self.session, &self.span_filter());
+        let mut rows = scope_table(&self.session, &self.view_filter());
         sort_rows(&mut rows, column, descending);
         let calls: u64 = rows.iter().map(|r| r.calls).sum();
         let dropped = self.session.scopes.dropped_events;
@@ -191,11 +160,26 @@ impl Profile {
         .to_string()
     }
 
-    /// The spread of the call durations of scope `name` in `buckets` bars, as JSON.
+    /// The spread of the call durations of scope `name` in at most `buckets` bars, as JSON
+    /// `{bars: [{height, text}], lowText, highText, scaleText}`.
     #[wasm_bindgen(js_name = scopeDistributionJson)]
     pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
-        let durations = scope_durations(&self.session, &self.span_filter(), name);
-        serde_json::to_string(&distribution(&durations, buckets as usize)).unwrap_or_default()
+        let durations = scope_durations(&self.session, &self.view_filter(), name);
+        let histogram = duration_histogram(&durations, buckets as usize);
+        serde_json::to_string(&Histogram {
+            bars: histogram
+                .bars
+                .into_iter()
+                .map(|b| Bar {
+                    height: b.height,
+                    text: b.text,
+                })
+                .collect(),
+            low_text: histogram.low_text,
+            high_text: histogram.high_text,
+            scale_text: histogram.scale_text,
+        })
+        .unwrap_or_default()
     }
 
     /// The `n` longest calls of scope `name` over the view's threads and range, longest first,
@@ -203,7 +187,7 @@ impl Profile {
     #[wasm_bindgen(js_name = scopeCallsJson)]
     pub fn scope_calls_json(&self, name: &str, n: u32) -> String {
         let session = &self.session;
-        let calls: Vec<Call> = longest_spans(session, &self.span_filter(), name, n as usize)
+        let calls: Vec<Call> = longest_spans(session, &self.view_filter(), name, n as usize)
             .into_iter()
             .map(|s| {
                 let span = session.scopes.span(s);
@@ -225,7 +209,7 @@ impl Profile {
                 Call {
                     from: span.start_ns,
                     // A range is [from, to): one past the end keeps a sample taken at the end.
-                    to: span.end_ns.max(span.start_ns) + 1,
+                    to: span.end_ns.max(span.start_ns).saturating_add(1),
                     text,
                 }
             })
@@ -233,14 +217,14 @@ impl Profile {
         serde_json::to_string(&calls).unwrap_or_default()
     }
 
-    /// The task table over the view's threads and time range, the heaviest first, as JSON.
+    /// The task table over the view's filter but its task, the heaviest first, as JSON.
     #[wasm_bindgen(js_name = tasksJson)]
     pub fn tasks_json(&self) -> String {
-        let filter = self.span_filter();
-        let rows = task_table(&self.session, &filter);
-        let total = prof::aggregate::StackWeights::compute(&self.session, &filter).total();
+        let tasks = task_table(&self.session, &self.view_filter());
+        let total = tasks.total_weight;
         let unit = &self.session.meta.sample_type;
-        let entries: Vec<TaskEntry> = rows
+        let entries: Vec<TaskEntry> = tasks
+            .rows
             .iter()
             .map(|r| TaskEntry {
                 name: r.name.clone(),
@@ -261,17 +245,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distribution_bars_cover_every_call_shortest_to_longest() {
-        let durations: Vec<u64> = vec![1_000, 1_000, 2_000, 5_000, 9_000];
-        let bars = distribution(&durations, 4);
-        assert_eq!(bars.len(), 4);
-        assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 5);
-        assert_eq!(bars[0].calls, 3);
-        assert_eq!(bars[3].calls, 1);
-        assert_eq!(bars[0].height, 1.0);
-        assert_eq!(bars[0].text, "3 calls from 0.001 to 0.003 ms");
-        assert!(distribution(&[], 4).is_empty());
-        assert_eq!(distribution(&[7, 7], 10)[0].calls, 2);
+    fn r22_a_call_ending_at_the_last_nanosecond_selects_without_overflow() {
+        // The reader accepts span ends up to u64::MAX; one past the end overflowed.
+        use prof::session::{FrameSpec, SessionBuilder, SiteKind, Span};
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let site = b.intern_site("late", None, None, SiteKind::Scope);
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        b.push_span(Span {
+            site,
+            thread: main,
+            start_ns: 10,
+            end_ns: u64::MAX,
+            parent: None,
+            fields: Vec::new(),
+        });
+        b.push_sample(stack, main, 20, 1);
+        let profile = Profile::of(b.finish());
+        let calls: serde_json::Value =
+            serde_json::from_str(&profile.scope_calls_json("late", 1)).unwrap();
+        assert_eq!(calls[0]["to"].as_u64(), Some(u64::MAX), "{calls}");
     }
 
     #[test]

@@ -112,7 +112,7 @@ export class ScopesView {
     await this.#drawDistribution(load);
   }
 
-  /** The chosen scope's call durations as bars, each bar's text on hover. */
+  /** The chosen scope's call durations as bars over their axis, each bar's text on hover. */
   async #drawDistribution(load) {
     if (this.chosen === null) {
       this.distribution.replaceChildren();
@@ -120,19 +120,28 @@ export class ScopesView {
     }
     const answer = await this.ctx.ask("scopeDistribution", { name: this.chosen, buckets: BUCKETS, calls: CALLS });
     if (!answer || load !== this.loads) return;
-    const { bars, calls } = answer;
+    const { histogram, calls } = answer;
     const title = document.createElement("div");
     title.className = "scopes-distribution-title";
     title.innerHTML = `Call durations of <b>${escapeHtml(this.chosen)}</b>`;
     const row = document.createElement("div");
     row.className = "scopes-bars";
-    for (const b of bars) {
+    for (const b of histogram.bars) {
       const bar = document.createElement("span");
       bar.className = "bar";
       bar.title = b.text;
       // Set through the CSSOM: the page's CSP refuses inline style attributes.
       bar.style.height = `${b.height * 100}%`;
       row.append(bar);
+    }
+    // The axis under the bars: the shortest and longest durations and the spacing, texts from
+    // the core.
+    const axis = document.createElement("div");
+    axis.className = "scopes-axis";
+    for (const text of [histogram.lowText, histogram.scaleText, histogram.highText]) {
+      const label = document.createElement("span");
+      label.textContent = text;
+      axis.append(label);
     }
     const list = document.createElement("ol");
     list.className = "scopes-calls";
@@ -147,6 +156,6 @@ export class ScopesView {
       item.append(button);
       list.append(item);
     }
-    this.distribution.replaceChildren(title, row, list);
+    this.distribution.replaceChildren(title, row, axis, list);
   }
 }

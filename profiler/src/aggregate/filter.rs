@@ -62,12 +62,6 @@ impl Filter {
         self
     }
 
-    /// True when the filter keeps samples by their scope or task, which only a pass over the
-    /// samples can tell (no per-thread sums answer it).
-    pub fn by_context(&self) -> bool {
-        self.scope.is_some() || self.task.is_some()
-    }
-
     /// Keeps only the threads whose name is `name` (none if no thread has that name).
     pub fn thread_named(self, session: &Session, name: &str) -> Self {
         let matching = session
@@ -139,6 +133,41 @@ impl StackWeights {
     /// Sums the samples of `session` that `filter` keeps.
     pub fn compute(session: &Session, filter: &Filter) -> Self {
         Self::compute_rows(session, filter, 0..session.samples.len())
+    }
+
+    /// Sums the samples of `session` that `filter` keeps, by the cheapest way that gives what
+    /// [`StackWeights::compute`] gives: the sum of the kept threads' `per_thread` weights (see
+    /// [`StackWeights::per_thread`]) when the filter chooses by thread only, the rows of its time
+    /// range found by binary search when `time_sorted` (the samples are in time order), else
+    /// one pass. Per-thread sums know nothing of time, state, scope or task, so any of those
+    /// needs the samples.
+    pub fn select(
+        session: &Session,
+        filter: &Filter,
+        per_thread: Option<&[StackWeights]>,
+        time_sorted: bool,
+    ) -> Self {
+        let by_thread_only = filter.time_ns.is_none()
+            && filter.state.is_none()
+            && filter.scope.is_none()
+            && filter.task.is_none();
+        match (per_thread, filter.time_ns) {
+            (Some(parts), _) if by_thread_only => {
+                let stacks = session.stacks.len();
+                match &filter.threads {
+                    Some(threads) => {
+                        Self::sum(stacks, threads.iter().filter_map(|t| parts.get(t.index())))
+                    }
+                    None => Self::sum(stacks, parts),
+                }
+            }
+            (_, Some((from, to))) if time_sorted => {
+                let times = &session.samples.time_ns;
+                let rows = times.partition_point(|&t| t < from)..times.partition_point(|&t| t < to);
+                Self::compute_rows(session, filter, rows)
+            }
+            _ => Self::compute(session, filter),
+        }
     }
 
     /// Sums the samples of `session` that `filter` keeps among the sample rows `rows` (clamped
@@ -323,6 +352,43 @@ mod tests {
         // No state recorded: every sample counts as running.
         assert_eq!(total(Filter::all().state(SampleState::Running)), 15);
         assert_eq!(total(Filter::all().state(SampleState::Waiting)), 0);
+    }
+
+    #[test]
+    fn r22_select_with_per_thread_sums_honours_the_state_filter() {
+        // The viewer summed its per-thread weights whenever no time range was set, so a wall
+        // session's waiting-state filter showed every sample.
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let g = b.intern_frame(&FrameSpec::named("g"));
+        let sf = b.intern_stack_path(&[f]).unwrap();
+        let sg = b.intern_stack_path(&[g]).unwrap();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        b.push_sample_full(sf, main, 0, &[1], 1, Some(SampleState::Running));
+        b.push_sample_full(sg, main, 10, &[2], 1, Some(SampleState::Waiting));
+        b.push_sample_full(sf, worker, 20, &[4], 1, Some(SampleState::Waiting));
+        b.push_sample_full(sg, worker, 30, &[8], 1, Some(SampleState::Running));
+        let session = b.finish();
+        let parts = StackWeights::per_thread(&session);
+        for filter in [
+            Filter::all(),
+            Filter::all().threads([worker]),
+            Filter::all().state(SampleState::Waiting),
+            Filter::all().threads([main]).state(SampleState::Waiting),
+            Filter::all().state(SampleState::Running).time_range(0, 25),
+        ] {
+            let want = StackWeights::compute(&session, &filter);
+            for time_sorted in [false, true] {
+                let got = StackWeights::select(&session, &filter, Some(&parts), time_sorted);
+                assert_eq!(got, want, "{filter:?}");
+            }
+        }
+        let waiting = Filter::all().state(SampleState::Waiting);
+        assert_eq!(
+            StackWeights::select(&session, &waiting, Some(&parts), true).total(),
+            6
+        );
     }
 
     #[test]

@@ -79,8 +79,9 @@ pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
 pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{
-    group_by_task, longest_spans, percentile, scope_durations, scope_table, task_table, ScopeRow,
-    TaskRow, NO_TASK_FRAME, TASK_FRAME_PREFIX,
+    duration_histogram, group_by_task, longest_spans, percentile, scope_durations, scope_table,
+    task_table, DurationBar, DurationHistogram, ScopeRow, TaskRow, Tasks, NO_TASK_FRAME,
+    TASK_FRAME_PREFIX,
 };
 pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};

@@ -5,7 +5,7 @@
 //! Scopes count calls exactly (every span was recorded), unlike samples; durations are the spans'
 //! own start and end times. Self time is a span's duration minus its child spans' durations.
 
-use super::Filter;
+use super::{format_ms, thousands, Filter};
 use crate::session::{Frame, FrameId, Session, SpanIdx, StackId, StackNode, StrId, ThreadIdx};
 use std::collections::HashMap;
 
@@ -54,6 +54,13 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
     let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
+
+// Which filters the scope and task tables honour, the one rule the CLI and the viewer share
+// (both pass their whole filter): spans and polls are kept by thread and start time
+// ([`span_kept`]: a span has no state, and the tables list the scopes and tasks); the samples a
+// task row weighs, and the total its share is of, by every filter but the task one
+// ([`task_samples_filter`]: the table lists the tasks, so a task filter would leave one row at
+// 100%).
 
 /// True for a span `filter` keeps: its thread is kept, and it starts in the time range.
 fn span_kept(filter: &Filter, thread: ThreadIdx, start_ns: u64, threads: Option<&[bool]>) -> bool {
@@ -140,6 +147,101 @@ pub fn scope_durations(session: &Session, filter: &Filter, name: &str) -> Vec<u6
     out
 }
 
+/// One bar of a [`DurationHistogram`]: the calls whose duration lies in `[from_ns, to_ns)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DurationBar {
+    /// The shortest duration the bar holds.
+    pub from_ns: u64,
+    /// One past the longest duration the bar holds.
+    pub to_ns: u64,
+    /// How many calls it holds.
+    pub calls: u64,
+    /// Its height relative to the tallest bar (0 to 1).
+    pub height: f64,
+    /// `3 calls from 0.001 to 0.003 ms`: its calls and edges, for a tooltip.
+    pub text: String,
+}
+
+/// The spread of a scope's call durations as bars, with the texts of its axis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DurationHistogram {
+    /// The bars, shortest durations first; together they hold every call.
+    pub bars: Vec<DurationBar>,
+    /// The shortest duration (`0.365 ms`), under the first bar.
+    pub low_text: String,
+    /// The longest duration, under the last bar.
+    pub high_text: String,
+    /// How the bars are spaced (`log scale` or `linear scale`), under the middle.
+    pub scale_text: String,
+}
+
+/// Bars are spaced logarithmically when the longest call is more than this many times the
+/// shortest: equal widths would put nearly every call of a long-tailed spread into the first bar.
+const LOG_SPREAD: u64 = 20;
+
+/// The calls of `sorted` (durations, shortest first, as [`scope_durations`] gives them) in at most
+/// `bars` bars (1 to 200) from the shortest duration to the longest: of equal width, or of
+/// equal ratio when the longest is more than 20 times the shortest. No calls, no bars.
+pub fn duration_histogram(sorted: &[u64], bars: usize) -> DurationHistogram {
+    let (Some(&low), Some(&high)) = (sorted.first(), sorted.last()) else {
+        return DurationHistogram::default();
+    };
+    // The bars cover [low, end); no bar narrower than one nanosecond.
+    let end = high.saturating_add(1).max(low + 1);
+    let n = (bars.clamp(1, 200) as u64).min(end - low) as usize;
+    let log = low > 0 && high / low > LOG_SPREAD;
+    let mut calls = vec![0u64; n];
+    let edges: Vec<u64> = if log {
+        let ratio = (end as f64 / low as f64).ln();
+        let mut edges: Vec<u64> = (0..=n)
+            .map(|i| (low as f64 * (ratio * i as f64 / n as f64).exp()).round() as u64)
+            .collect();
+        (edges[0], edges[n]) = (low, end);
+        for i in 1..=n {
+            edges[i] = edges[i].clamp(edges[i - 1], end);
+        }
+        for &d in sorted {
+            let bar = edges.partition_point(|&e| e <= d).clamp(1, n) - 1;
+            calls[bar] += 1;
+        }
+        edges
+    } else {
+        for &d in sorted {
+            if let Some(bar) = super::bucket_of(d, low, end, n) {
+                calls[bar] += 1;
+            }
+        }
+        // Bar i holds the durations d with floor((d - low) * n / (end - low)) == i.
+        let span = u128::from(end - low);
+        (0..=n as u128)
+            .map(|i| low + (i * span).div_ceil(n as u128) as u64)
+            .collect()
+    };
+    let tallest = calls.iter().copied().max().unwrap_or(1).max(1);
+    let bars = calls
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| DurationBar {
+            from_ns: edges[i],
+            to_ns: edges[i + 1],
+            calls: count,
+            height: count as f64 / tallest as f64,
+            text: format!(
+                "{} calls from {} to {} ms",
+                thousands(count),
+                format_ms(edges[i]),
+                format_ms(edges[i + 1])
+            ),
+        })
+        .collect();
+    DurationHistogram {
+        bars,
+        low_text: format!("{} ms", format_ms(low)),
+        high_text: format!("{} ms", format_ms(high)),
+        scale_text: if log { "log scale" } else { "linear scale" }.to_owned(),
+    }
+}
+
 /// The `n` longest calls of the scope `name` that `filter` keeps, longest first (then earliest):
 /// the instances a user may want to look at, and select the time of.
 pub fn longest_spans(session: &Session, filter: &Filter, name: &str, n: usize) -> Vec<SpanIdx> {
@@ -208,9 +310,27 @@ pub struct TaskRow {
     pub samples: u64,
 }
 
-/// The task table: one row per task name, over the polls and samples `filter` keeps (polls by
-/// thread and start time), the most weight first (then the most poll time, then by name).
-pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
+/// The task table and the weight its rows' shares are of.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tasks {
+    /// One row per task name, the most weight first (then the most poll time, then by name).
+    pub rows: Vec<TaskRow>,
+    /// The weight of every sample kept, in a task or not.
+    pub total_weight: u64,
+}
+
+/// The filter the samples of the task table pass: `filter` without its task.
+fn task_samples_filter(filter: &Filter) -> Filter {
+    Filter {
+        task: None,
+        ..filter.clone()
+    }
+}
+
+/// The task table: one row per task name, over the polls `filter` keeps (by thread and start
+/// time) and the samples it keeps but for its task filter (the table lists the tasks), with
+/// the total weight of those samples, in one pass.
+pub fn task_table(session: &Session, filter: &Filter) -> Tasks {
     let tasks = &session.tasks;
     let mut row_of: HashMap<StrId, usize> = HashMap::new();
     let mut rows: Vec<TaskRow> = Vec::new();
@@ -242,11 +362,9 @@ pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
     // The samples: the per-stack pass would lose the task, so one pass of its own with the
     // same filter, one task at a time being too slow for many tasks.
     let samples = &session.samples;
-    let keep = Filter {
-        task: None,
-        ..filter.clone()
-    };
-    for i in sample_rows(session, &keep) {
+    let mut total_weight = 0u64;
+    for i in sample_rows(session, &task_samples_filter(filter)) {
+        total_weight = total_weight.saturating_add(samples.weight[i]);
         if let Some(task) = samples.task(i) {
             let row = &mut rows[task_row[task.index()]];
             row.weight = row.weight.saturating_add(samples.weight[i]);
@@ -259,7 +377,7 @@ pub fn task_table(session: &Session, filter: &Filter) -> Vec<TaskRow> {
             .then(b.poll_ns.cmp(&a.poll_ns))
             .then(a.name.cmp(&b.name))
     });
-    rows
+    Tasks { rows, total_weight }
 }
 
 /// The sample rows `filter` keeps, in order.
@@ -297,9 +415,13 @@ pub const NO_TASK_FRAME: &str = "task:(none)";
 /// The session with each sample's stack moved under a root frame naming its task
 /// (`task:NAME`, or [`NO_TASK_FRAME`] outside every poll), as `go tool pprof -tagroot task`
 /// does: every view and export of the result shows each task name's share as that root's
-/// total. Tasks of one name share a root. Everything else is kept.
+/// total. Tasks of one name share a root. Everything else is kept. A session without tasks is
+/// returned as it is: one `task:(none)` root above everything would say nothing.
 pub fn group_by_task(session: &Session) -> Session {
     let mut out = session.clone();
+    if session.tasks.tasks.is_empty() {
+        return out;
+    }
     // One root frame per task name, and one for no task, made on first use.
     let mut root_of_name: HashMap<StrId, StackId> = HashMap::new();
     let mut no_task_root: Option<StackId> = None;

@@ -151,7 +151,7 @@ fn the_task_filter_keeps_samples_of_tasks_of_that_name() {
 #[test]
 fn task_rows_sum_poll_time_and_sample_weight_per_name() {
     let session = scoped();
-    let rows = task_table(&session, &Filter::all());
+    let rows = task_table(&session, &Filter::all()).rows;
     assert_eq!(rows.len(), 2);
     assert_eq!(
         rows[0],
@@ -168,9 +168,41 @@ fn task_rows_sum_poll_time_and_sample_weight_per_name() {
         (rows[1].name.as_str(), rows[1].poll_ns, rows[1].weight),
         ("store", 70_000, 2_000)
     );
-    let early = task_table(&session, &Filter::all().time_range(0, 10_000));
+    let early = task_table(&session, &Filter::all().time_range(0, 10_000)).rows;
     assert_eq!((early[0].polls, early[0].weight), (1, 2_000));
     assert_eq!((early[1].polls, early[1].weight), (0, 0));
+}
+
+#[test]
+fn r22_the_task_table_total_ignores_the_task_filter_it_lists() {
+    // `prof report --tasks --task fetch` showed fetch at 100%: its total was a second pass
+    // that kept the task filter the rows had dropped.
+    let session = scoped();
+    let all = task_table(&session, &Filter::all());
+    let fetch = task_table(&session, &Filter::all().task("fetch"));
+    assert_eq!(fetch, all);
+    assert_eq!(
+        fetch.total_weight,
+        StackWeights::compute(&session, &Filter::all()).total()
+    );
+    assert!(fetch.rows[0].weight < fetch.total_weight);
+    // The other filters keep their effect on the samples and their total.
+    let parse = task_table(&session, &Filter::all().scope("parse").task("fetch"));
+    let parse_total = StackWeights::compute(&session, &Filter::all().scope("parse")).total();
+    assert_eq!(parse.total_weight, parse_total);
+}
+
+#[test]
+fn r22_grouping_a_session_without_tasks_changes_nothing() {
+    // The page kept `group=task` across a switch to a file without tasks (its checkbox hidden),
+    // and every stack went under one `task:(none)` root.
+    let mut b = SessionBuilder::default();
+    let main = b.thread(1, "main");
+    let f = b.intern_frame(&FrameSpec::named("main"));
+    let stack = b.intern_stack_path(&[f]).unwrap();
+    b.push_sample(stack, main, 0, 1_000);
+    let session = b.finish();
+    assert_eq!(group_by_task(&session), session);
 }
 
 #[test]
@@ -220,4 +252,68 @@ fn the_longest_calls_come_first_and_keep_the_filter() {
         10,
     );
     assert_eq!(worker, [SpanIdx(6)]);
+}
+
+#[test]
+fn histogram_bars_cover_every_call_shortest_to_longest() {
+    let durations: Vec<u64> = vec![1_000, 1_000, 2_000, 5_000, 9_000];
+    let bars = duration_histogram(&durations, 4).bars;
+    assert_eq!(bars.len(), 4);
+    assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 5);
+    assert_eq!(bars[0].calls, 3);
+    assert_eq!(bars[3].calls, 1);
+    assert_eq!(bars[0].height, 1.0);
+    assert_eq!(bars[0].text, "3 calls from 0.001 to 0.003 ms");
+    assert!(duration_histogram(&[], 4).bars.is_empty());
+    assert_eq!(duration_histogram(&[7, 7], 10).bars[0].calls, 2);
+}
+
+#[test]
+fn r22_the_last_histogram_bar_is_as_wide_as_the_others() {
+    // The viewer's bars were (high - low) / bars wide, rounded down, and everything past the
+    // last one was clamped into it: 0..=399 ns in 200 bars put 201 calls in bar 199.
+    let durations: Vec<u64> = (0..400).collect();
+    let histogram = duration_histogram(&durations, 200);
+    assert_eq!(histogram.bars.len(), 200);
+    for bar in &histogram.bars {
+        assert_eq!((bar.calls, bar.to_ns - bar.from_ns), (2, 2), "{bar:?}");
+    }
+    assert_eq!(histogram.scale_text, "linear scale");
+    // Fewer distinct nanoseconds than bars: one bar per nanosecond.
+    assert_eq!(duration_histogram(&[5, 6, 7], 24).bars.len(), 3);
+}
+
+#[test]
+fn r22_a_long_tailed_spread_gets_logarithmic_bars_and_axis_texts() {
+    // A `prof demo` session's `collatz batch`: 0.365 to 12.573 ms, median 0.665 ms. Equal
+    // widths put every call but the longest in the first bar.
+    let mut durations = vec![365_000u64; 40];
+    durations.extend([500_000; 30]);
+    durations.extend([665_000; 30]);
+    durations.extend([1_200_000, 3_000_000, 12_573_000]);
+    let histogram = duration_histogram(&durations, 24);
+    let bars = &histogram.bars;
+    assert_eq!(bars.iter().map(|b| b.calls).sum::<u64>(), 103);
+    assert!(bars[0].calls < 50, "{bars:?}");
+    assert!(bars.iter().filter(|b| b.calls > 0).count() >= 5, "{bars:?}");
+    assert_eq!((bars[0].from_ns, bars[23].to_ns), (365_000, 12_573_001));
+    for pair in bars.windows(2) {
+        assert_eq!(pair[0].to_ns, pair[1].from_ns);
+        // Equal ratios: each bar about 16% wider than the one before.
+        let (a, b) = (
+            pair[0].to_ns - pair[0].from_ns,
+            pair[1].to_ns - pair[1].from_ns,
+        );
+        assert!((1.1..1.25).contains(&(b as f64 / a as f64)), "{pair:?}");
+    }
+    assert_eq!(
+        (histogram.low_text.as_str(), histogram.high_text.as_str()),
+        ("0.365 ms", "12.573 ms")
+    );
+    assert_eq!(histogram.scale_text, "log scale");
+    assert!(
+        bars[0].text.starts_with("40 calls from 0.365 to 0."),
+        "{}",
+        bars[0].text
+    );
 }

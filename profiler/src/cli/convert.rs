@@ -137,7 +137,7 @@ fn convert(
     target: Target,
     output: &Path,
 ) -> prof::Result<()> {
-    let session = super::load(input, sample_type, process_root)?;
+    // Before loading: a refused option should not wait for a large file to be read.
     if group_by.is_some() && target == Target::Session {
         return Err(Error::InvalidOption(
             "--group-by: a session file keeps the tasks themselves; group when viewing or \
@@ -145,6 +145,7 @@ fn convert(
                 .to_owned(),
         ));
     }
+    let session = super::load(input, sample_type, process_root)?;
     let session = match group_by {
         Some(super::report::GroupBy::Task) => prof::aggregate::group_by_task(&session),
         None => session,

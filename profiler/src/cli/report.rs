@@ -65,16 +65,37 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "WHAT")]
     group_by: Option<GroupBy>,
     /// Instead of the functions, the scopes: per scope name its exact calls, total and self
-    /// milliseconds, milliseconds per call, and the spread of call durations.
-    #[arg(long, conflicts_with = "tasks")]
+    /// milliseconds, milliseconds per call, and the spread of call durations. Honours the
+    /// thread, process and time options; stacks are not shown, so it takes no transform,
+    /// `--group-by`, `--source`, `--sort` or `--top`.
+    #[arg(long, conflicts_with = "tasks", conflicts_with_all = NOT_WITH_TABLES)]
     scopes: bool,
     /// Instead of the functions, the tasks: per task name its samples' weight and its polls.
-    #[arg(long)]
+    /// Honours every sample filter but `--task`; takes no transform, `--group-by`,
+    /// `--source`, `--sort` or `--top`.
+    #[arg(long, conflicts_with_all = NOT_WITH_TABLES)]
     tasks: bool,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
 }
+
+/// The options `--scopes` and `--tasks` refuse: they act on stacks, which those tables do not
+/// show.
+const NOT_WITH_TABLES: [&str; 12] = [
+    "group_by",
+    "source",
+    "focus",
+    "ignore",
+    "drop",
+    "hide",
+    "merge",
+    "collapse_module",
+    "collapse_recursion",
+    "focus_function",
+    "sort",
+    "top",
+];
 
 /// What `--group-by` puts above the stacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -290,10 +311,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Err(e) => return options(format!("--from/--to: {e}")),
     };
     if let Some(name) = &args.scope {
+        // Marks share the sites table but are never open: only scope sites can hold samples.
         let names = session
             .scopes
             .sites
             .iter()
+            .filter(|s| s.kind == prof::session::SiteKind::Scope)
             .map(|s| session.str(s.name))
             .collect();
         if let Err(e) = known_name("--scope", "scope", name, names, &args.file) {
@@ -322,11 +345,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
         return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
     if args.tasks {
-        let rows = task_table(&session, &filter);
+        let tasks = task_table(&session, &filter);
         let table = TaskTable {
             session: &session,
-            rows: &rows,
-            total_weight: StackWeights::compute(&session, &filter).total(),
+            rows: &tasks.rows,
+            total_weight: tasks.total_weight,
         };
         return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
