@@ -37,42 +37,39 @@ impl Target {
     /// Grafana Alloy's `pyroscope.receive_http`) beside the program.
     pub fn parse(url: &str) -> Result<Target> {
         let bad = |why: &str| Error::InvalidOption(format!("push URL `{url}`: {why}"));
-        let rest = match url.split_once("://") {
-            Some(("http", rest)) => rest,
-            Some(("https", _)) => {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|_| bad("expected http://HOST[:PORT][/PATH]"))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") => {
                 return Err(bad(
                     "https is not supported; push over http to a local TLS proxy or Alloy",
                 ))
             }
             _ => return Err(bad("expected http://HOST[:PORT][/PATH]")),
-        };
-        let (authority, path) = match rest.find(['/', '?', '#']) {
-            Some(i) if rest[i..].starts_with('/') => (&rest[..i], &rest[i..]),
-            Some(_) => return Err(bad("no query or fragment allowed")),
-            None => (rest, ""),
-        };
-        if path.contains(['?', '#']) {
+        }
+        let authority = uri
+            .authority()
+            .filter(|a| !a.host().is_empty())
+            .ok_or_else(|| bad("no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(bad("credentials go in basic_auth, not the URL"));
+        }
+        // `Uri` keeps the query but drops a fragment; the text says whether there was either.
+        if uri.query().is_some() || url.contains('#') {
             return Err(bad("no query or fragment allowed"));
         }
-        if authority.is_empty() || authority.contains('@') {
-            return Err(bad("no host (credentials go in basic_auth, not the URL)"));
-        }
-        let authority = match authority.rsplit_once(':') {
-            Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
-                if port.parse::<u16>().is_err() && !authority.ends_with(']') {
-                    return Err(bad("the port is not a number"));
-                }
-                if authority.ends_with(']') {
-                    format!("{authority}:80")
-                } else {
-                    authority.to_owned()
-                }
-            }
-            _ => format!("{authority}:80"),
+        // What follows the host, read as text: `Authority::port` says none for `host:y`.
+        let port = match authority.as_str()[authority.host().len()..].strip_prefix(':') {
+            None => 80,
+            Some(port) => port
+                .parse::<u16>()
+                .map_err(|_| bad("the port is not a number up to 65535"))?,
         };
         Ok(Target {
-            authority,
-            base_path: path.trim_end_matches('/').to_owned(),
+            authority: format!("{}:{port}", authority.host()),
+            base_path: uri.path().trim_end_matches('/').to_owned(),
         })
     }
 }
@@ -97,7 +94,7 @@ pub fn profile_name(mode: Mode) -> &'static str {
     }
 }
 
-/// Checks the labels and service name: Pyroscope's label names are `[a-zA-Z_][a-zA-Z0-9_.]*`,
+/// Checks the tenant and credentials (header values), the labels and service name: Pyroscope's label names are `[a-zA-Z_][a-zA-Z0-9_.]*`,
 /// and in the ingest API's `name=service{k=v,...}` no value may hold `{`, `}`, `,` or `=`.
 pub fn check_labels(config: &Config) -> Result<()> {
     if config.service.is_empty() {
@@ -124,6 +121,18 @@ pub fn check_labels(config: &Config) -> Result<()> {
             return Err(Error::InvalidOption(format!(
                 "push: label `{name}` has an empty value"
             )));
+        }
+    }
+    // A header value with a line break or other control character would fail every window's
+    // request: refuse it at start instead.
+    let headers = [("tenant", &config.tenant), ("credentials", &config.auth)];
+    for (what, value) in headers {
+        if let Some(value) = value {
+            if hyper::header::HeaderValue::from_str(value).is_err() {
+                return Err(Error::InvalidOption(format!(
+                    "push: the {what} hold a character an HTTP header cannot carry"
+                )));
+            }
         }
     }
     if config.protocol == Protocol::Ingest {
@@ -272,6 +281,19 @@ mod tests {
     }
 
     #[test]
+    fn header_values_that_http_cannot_carry_are_refused_at_start() {
+        let start = |p: super::super::Pyroscope| p.service("s").into_config();
+        let p = || super::super::Pyroscope::new("http://x:4040");
+        assert!(start(p().tenant("org\r\nx-evil: 1")).is_err());
+        assert!(start(p().bearer_token("t\n")).is_err());
+        assert!(
+            start(p().basic_auth("u", "p\n")).is_ok(),
+            "base64 carries any password"
+        );
+        assert!(start(p().tenant("org 1")).is_ok());
+    }
+
+    #[test]
     fn urls_are_taken_apart_and_https_refused() {
         let t = Target::parse("http://127.0.0.1:4040").unwrap();
         assert_eq!(
@@ -292,6 +314,9 @@ mod tests {
             "http://u:p@x",
             "http://x:y",
             "http://x/?a=1",
+            "http://x/#top",
+            "http://x/a b",
+            "http://x:99999",
         ] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
