@@ -50,4 +50,12 @@ impl Profiler {
     pub fn stop(self) -> Result<Report> {
         self.0.stop().map(Report::new)
     }
+
+    /// Stops sampling as [`Profiler::stop`] does, leaving the symbolizing to the closure
+    /// returned, so another session can start while it runs.
+    #[cfg(feature = "debug-http")]
+    pub(crate) fn stop_deferred(self) -> Result<Box<dyn FnOnce() -> Result<Report>>> {
+        let build = self.0.stop_deferred()?;
+        Ok(Box::new(move || build().map(Report::new)))
+    }
 }

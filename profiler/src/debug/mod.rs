@@ -351,13 +351,14 @@ impl Drop for Slot {
 struct Window(Option<(Profiler, Slot)>);
 
 impl Window {
-    /// Stops the session and builds its report (on the calling thread: a blocking one), then
-    /// frees the slot.
-    fn stop(mut self) -> Result<crate::Report> {
+    /// Stops sampling (on the calling thread: a blocking one) and frees the slot; the closure
+    /// returned builds the report, so the next request can start profiling while this one's
+    /// is symbolized.
+    fn stop(mut self) -> Result<Box<dyn FnOnce() -> Result<crate::Report>>> {
         let (profiler, slot) = self.0.take().expect("a window is stopped once");
-        let report = profiler.stop();
+        let build = profiler.stop_deferred();
         drop(slot);
-        report
+        build
     }
 }
 
@@ -405,7 +406,7 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
     let window = Window(Some((profiler, slot)));
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let built = tokio::task::spawn_blocking(move || {
-        let report = window.stop()?;
+        let report = window.stop()?()?;
         let mut pprof = Vec::new();
         write_pprof_with(report.session(), &kind.pprof_options(), &mut pprof)?;
         Ok::<_, Error>(pprof)
@@ -443,6 +444,30 @@ mod tests {
             }) => String::from_utf8_lossy(&b).into_owned(),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Starts a session, waiting out the other unit tests' (one runs per process).
+    fn start_when_free() -> Profiler {
+        let since = std::time::Instant::now();
+        loop {
+            match Profiler::start(Options::default()) {
+                Err(Error::AlreadyRunning) if since.elapsed() < Duration::from_secs(30) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                started => return started.unwrap(),
+            }
+        }
+    }
+
+    #[test]
+    fn the_next_profile_can_start_while_one_is_symbolized() {
+        let busy = Arc::new(AtomicU8::new(SAMPLING));
+        let window = Window(Some((start_when_free(), Slot(Arc::clone(&busy)))));
+        let build = window.stop().unwrap();
+        assert_eq!(busy.load(Ordering::Acquire), IDLE);
+        let next = start_when_free();
+        assert!(build().is_ok());
+        assert!(next.stop().is_ok());
     }
 
     #[test]
