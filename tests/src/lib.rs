@@ -208,6 +208,35 @@ impl ReleaseProfile {
     }
 }
 
+/// The path of the fixture program `name` built with the fixtures' `tokio` feature (prof's
+/// tokio task hooks), which needs `--cfg tokio_unstable`: built once per test process, in
+/// release with `line-tables-only`, into `fixtures-tokio` under the target directory (the
+/// flag changes every crate's build, so they keep a directory of their own).
+pub fn tokio_fixture(name: &str) -> PathBuf {
+    use std::sync::OnceLock;
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let target = target_dir().join("fixtures-tokio");
+        let status = cargo()
+            .args(["build", "--quiet", "--release", "-p", "prof-fixtures"])
+            .args(["--features", "tokio", "--bins", "--target-dir"])
+            .arg(&target)
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "line-tables-only")
+            .env_remove("CARGO_PROFILE_RELEASE_STRIP")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env("RUSTFLAGS", "--cfg tokio_unstable")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build --release -p prof-fixtures --features tokio"
+        );
+        target.join("release")
+    });
+    dir.join(name)
+}
+
 /// The path of the fixture program `name` (a binary of `tests/fixtures`) built in release with
 /// `profile`; all fixtures are built once per test process and profile, each profile into a
 /// target directory of its own (so the dependencies keep their builds): `limited` into the

@@ -32,11 +32,29 @@ mod hooks {
         static NAMED_IDS: [Cell<u64>; NAMED] = const { [const { Cell::new(0) }; NAMED] };
     }
 
-    /// A tokio task id as a number (tokio prints it; it has no public conversion).
+    /// A tokio task id as a number. tokio has no public conversion; the id hashes as the
+    /// number it holds, so a hasher that keeps what it is given reads it without the
+    /// formatting and parsing its `Display` would cost on every poll.
     fn id_of(id: tokio::task::Id) -> u64 {
-        let mut text = crate::scope::Text::<24>::default();
-        let _ = write!(text, "{id}");
-        text.as_str().parse::<u64>().unwrap_or(0) | TOKIO_BIT
+        use std::hash::{Hash, Hasher};
+        /// Keeps the `u64` it is given (any other input is folded in).
+        struct Keep(u64);
+        impl Hasher for Keep {
+            fn finish(&self) -> u64 {
+                self.0
+            }
+            fn write_u64(&mut self, n: u64) {
+                self.0 = n;
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                for &b in bytes {
+                    self.0 = self.0.rotate_left(8) ^ u64::from(b);
+                }
+            }
+        }
+        let mut keep = Keep(0);
+        id.hash(&mut keep);
+        keep.finish() | TOKIO_BIT
     }
 
     /// Whether this thread recorded task `id`'s name in the current session (and remembers
