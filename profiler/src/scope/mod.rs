@@ -331,14 +331,17 @@ impl Guard {
             .try_with(|l| {
                 let seq = l.seq.get() + 1;
                 let parent = l.current.get();
-                let time = sys::monotonic_ns();
                 let n = values.len().min(MAX_FIELDS) as u16;
-                let head = [buffer::header(buffer::BEGIN, 4, id, n), time, seq, parent];
+                let mut head = [buffer::header(buffer::BEGIN, 4, id, n), 0, seq, parent];
+                // The scope's time starts once its fields are written, as its samples do (it
+                // is not the thread's current scope before it is pushed).
                 let pushed = if values.is_empty() {
+                    head[1] = sys::monotonic_ns();
                     l.push_opening(&head)
                 } else {
                     let mut out = [0u64; MAX_RECORD_SET];
                     let len = with_fields(&head, values, &mut out);
+                    out[1] = sys::monotonic_ns();
                     l.push_opening(&out[..len])
                 };
                 if !pushed {
