@@ -27,7 +27,6 @@ struct ScopeEntry {
     min_text: String,
     max_text: String,
     p50_text: String,
-    p90_text: String,
     p99_text: String,
 }
 
@@ -46,7 +45,6 @@ impl ScopeEntry {
             min_text: format_ms(row.min_ns),
             max_text: format_ms(row.max_ns),
             p50_text: format_ms(row.p50_ns),
-            p90_text: format_ms(row.p90_ns),
             p99_text: format_ms(row.p99_ns),
         }
     }

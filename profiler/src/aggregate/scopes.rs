@@ -27,8 +27,6 @@ pub struct ScopeRow {
     pub max_ns: u64,
     /// The median call duration (nearest rank, see [`percentile`]).
     pub p50_ns: u64,
-    /// The 90th percentile call duration.
-    pub p90_ns: u64,
     /// The 99th percentile call duration.
     pub p99_ns: u64,
 }
@@ -120,7 +118,6 @@ pub fn scope_table(session: &Session, filter: &Filter) -> Vec<ScopeRow> {
             row.min_ns = durations[0];
             row.max_ns = durations[durations.len() - 1];
             row.p50_ns = percentile(&durations, 50.0);
-            row.p90_ns = percentile(&durations, 90.0);
             row.p99_ns = percentile(&durations, 99.0);
             row
         })
@@ -306,8 +303,6 @@ pub struct TaskRow {
     /// The weight of the samples taken while one of them was polled, in the unit of the
     /// session's sample type (CPU nanoseconds for a CPU session).
     pub weight: u64,
-    /// The number of those samples.
-    pub samples: u64,
 }
 
 /// The task table and the weight its rows' shares are of.
@@ -368,7 +363,6 @@ pub fn task_table(session: &Session, filter: &Filter) -> Tasks {
         if let Some(task) = samples.task(i) {
             let row = &mut rows[task_row[task.index()]];
             row.weight = row.weight.saturating_add(samples.weight[i]);
-            row.samples = row.samples.saturating_add(samples.multiplicity(i));
         }
     }
     super::order::sort_by(&mut rows, |a, b| {
