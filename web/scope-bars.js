@@ -171,7 +171,10 @@ export class ScopeBars {
 
 /** A bar's tooltip (`info`: the worker's `scopeBar` answer). */
 export function scopeBarTooltip(info) {
-  const rows = info.lines.map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${escapeHtml(v)}</td></tr>`).join("");
+  let rows = "";
+  for (let k = 0; k + 1 < info.lines.length; k += 2) {
+    rows += `<tr><td>${escapeHtml(info.lines[k])}</td><td>${escapeHtml(info.lines[k + 1])}</td></tr>`;
+  }
   const hint = info.from === null ? "" : '<div class="loc">Click to select its time</div>';
   return `<div class="name">${escapeHtml(info.name)}</div><table>${rows}</table>${hint}`;
 }

@@ -117,7 +117,6 @@ function layScopeBars(which, window, width, { shown, depth, tasks }) {
   return {
     serial: scopeBarsSerial,
     columns: bars.columns(),
-    lanes: bars.lanes(),
     ...JSON.parse(bars.textsJson(profile)),
   };
 }

@@ -11,7 +11,17 @@ use crate::profile::Profile;
 use crate::time::{range_text, thread_label, time_text, window, NONE};
 use prof::aggregate::{format_time_at, thousands};
 use prof::session::{Session, StrId};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
+
+/// A JSON object of `entries`.
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = serde_json::Map::new();
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
 
 /// One interval of a lane: a span or a poll, by index.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -269,12 +279,14 @@ impl ScopeBars {
         let mut add = |kind, row: usize, depth: usize, lane: &Lane, drawn: &mut Vec<Drawn>| {
             bars.clear();
             lay_out(lane, from, to, min_ns, &mut bars);
-            drawn.extend(bars.iter().map(|&bar| Drawn {
-                kind,
-                row: row as u32,
-                depth: depth as u32,
-                bar,
-            }));
+            for &bar in &bars {
+                drawn.push(Drawn {
+                    kind,
+                    row: row as u32,
+                    depth: depth as u32,
+                    bar,
+                });
+            }
         };
         for &t in threads {
             let lanes = index.lanes(t, max_depth);
@@ -337,7 +349,7 @@ impl ScopeBars {
             } else {
                 (b.end - b.start) as f64 / span
             };
-            out.extend([
+            out.extend_from_slice(&[
                 d.kind as u8 as f64,
                 d.row as f64,
                 d.depth as f64,
@@ -350,45 +362,48 @@ impl ScopeBars {
         out
     }
 
-    /// The lanes each thread takes (by thread index; 0: none).
-    pub fn lanes(&self) -> Vec<u32> {
-        self.lanes.clone()
-    }
-
-    /// The texts: each call site's name (by site index), each task lane's name and what it
-    /// holds, and how many task names are not shown, as JSON `{sites, tasks: [{name, text}],
-    /// moreText}`.
+    /// The lanes each thread takes (by thread index; 0: none) and the texts: each call site's
+    /// name (by site index), each task lane's name and what it holds, and how many task names
+    /// are not shown, as JSON `{lanes, sites, tasks: [{name, text}], moreText}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self, profile: &Profile) -> String {
+        // Values built by hand rather than by `json!`: each type `json!` serializes adds its
+        // own code to the module.
         let session = &profile.session;
         let index = profile.scope_index();
-        let sites: Vec<&str> = session
-            .scopes
-            .sites
-            .iter()
-            .map(|s| session.str(s.name))
-            .collect();
-        let tasks: Vec<serde_json::Value> = index.tasks[..self.task_lanes as usize]
-            .iter()
-            .map(|t| {
-                serde_json::json!({
-                    "name": session.str(t.name),
-                    "text": format!(
-                        "{} tasks, {} polls, {} polled",
-                        thousands(t.tasks),
-                        thousands(t.lane.items.len() as u64),
-                        time_text(t.polled_ns)
-                    ),
-                })
-            })
-            .collect();
-        let more = (self.more_tasks > 0)
-            .then(|| format!("+{} more task names", thousands(u64::from(self.more_tasks))));
-        serde_json::json!({ "sites": sites, "tasks": tasks, "moreText": more }).to_string()
+        let mut sites = Vec::with_capacity(session.scopes.sites.len());
+        for site in &session.scopes.sites {
+            sites.push(Value::from(session.str(site.name)));
+        }
+        let mut tasks = Vec::new();
+        for t in &index.tasks[..self.task_lanes as usize] {
+            let text = format!(
+                "{} tasks, {} polls, {} polled",
+                thousands(t.tasks),
+                thousands(t.lane.items.len() as u64),
+                time_text(t.polled_ns)
+            );
+            tasks.push(object([
+                ("name", Value::from(session.str(t.name))),
+                ("text", Value::from(text)),
+            ]));
+        }
+        let more = match self.more_tasks {
+            0 => Value::Null,
+            n => format!("+{} more task names", thousands(u64::from(n))).into(),
+        };
+        let lanes = self.lanes.iter().map(|&n| Value::from(n)).collect();
+        object([
+            ("lanes", Value::Array(lanes)),
+            ("sites", Value::Array(sites)),
+            ("tasks", Value::Array(tasks)),
+            ("moreText", more),
+        ])
+        .to_string()
     }
 
     /// What bar `i` is, for its tooltip, and the time a click on it selects, as JSON `{name,
-    /// lines: [[label, text]], from, to}` (`from` and `to` null for a mark).
+    /// lines: [label, text, label, text, ...], from, to}` (`from` and `to` null for a mark).
     #[wasm_bindgen(js_name = barJson)]
     pub fn bar_json(&self, profile: &Profile, i: usize) -> Result<String, JsError> {
         let d = self
@@ -397,14 +412,18 @@ impl ScopeBars {
             .ok_or_else(|| JsError::new(&format!("no bar {i}")))?;
         let session = &profile.session;
         let b = &d.bar;
-        let mut lines: Vec<(String, String)> = Vec::new();
+        let mut lines: Vec<Value> = Vec::new();
+        let mut line = |label: &str, text: String| {
+            lines.push(label.into());
+            lines.push(text.into());
+        };
         let name = if b.id == NONE {
             let what = match d.kind {
                 Kind::Span => "spans",
                 Kind::Poll => "polls",
                 Kind::Mark => "marks",
             };
-            lines.push(("Time".into(), range_text(b.start, b.end)));
+            line("Time", range_text(b.start, b.end));
             format!(
                 "{} {what}, each narrower than a pixel",
                 thousands(u64::from(b.count))
@@ -413,40 +432,40 @@ impl ScopeBars {
             let (name, fields, thread) = match d.kind {
                 Kind::Span => {
                     let s = &session.scopes.spans[b.id as usize];
-                    lines.push(("Duration".into(), time_text(s.duration_ns())));
-                    lines.push(("Time".into(), range_text(s.start_ns, s.end_ns)));
+                    line("Duration", time_text(s.duration_ns()));
+                    line("Time", range_text(s.start_ns, s.end_ns));
                     (session.scopes.site(s.site).name, &s.fields[..], s.thread)
                 }
                 Kind::Mark => {
                     let m = &session.scopes.marks[b.id as usize];
-                    lines.push(("At".into(), format_time_at(m.time_ns, 1_000)));
+                    line("At", format_time_at(m.time_ns, 1_000));
                     (session.scopes.site(m.site).name, &m.fields[..], m.thread)
                 }
                 Kind::Poll => {
                     let p = &session.tasks.polls[b.id as usize];
                     let task = session.tasks.task(p.task);
-                    lines.push(("Task".into(), format!("id {}", task.id)));
-                    lines.push((
-                        "Poll".into(),
-                        time_text(p.end_ns.saturating_sub(p.start_ns)),
-                    ));
-                    lines.push(("Time".into(), range_text(p.start_ns, p.end_ns)));
+                    line("Task", format!("id {}", task.id));
+                    line("Poll", time_text(p.end_ns.saturating_sub(p.start_ns)));
+                    line("Time", range_text(p.start_ns, p.end_ns));
                     (task.name, &[][..], p.thread)
                 }
             };
-            lines.push(("Thread".into(), thread_label(session, thread)));
+            line("Thread", thread_label(session, thread));
             for f in fields {
-                lines.push((session.str(f.key).into(), session.str(f.value).into()));
+                line(session.str(f.key), session.str(f.value).to_owned());
             }
             session.str(name).to_owned()
         };
-        let selection = self.selection(d, session);
-        Ok(serde_json::json!({
-            "name": name,
-            "lines": lines,
-            "from": selection.map(|s| s.0),
-            "to": selection.map(|s| s.1),
-        })
+        let (from, to) = match self.selection(d, session) {
+            Some((from, to)) => (from.into(), to.into()),
+            None => (Value::Null, Value::Null),
+        };
+        Ok(object([
+            ("name", name.into()),
+            ("lines", Value::Array(lines)),
+            ("from", from),
+            ("to", to),
+        ])
         .to_string())
     }
 }
@@ -672,10 +691,14 @@ mod tests {
         assert_eq!(
             parse["lines"],
             serde_json::json!([
-                ["Duration", "30 ns"],
-                ["Time", range_text(10, 40)],
-                ["Thread", "main [1]"],
-                ["id", "7"]
+                "Duration",
+                "30 ns",
+                "Time",
+                range_text(10, 40),
+                "Thread",
+                "main [1]",
+                "id",
+                "7"
             ])
         );
         assert_eq!(
@@ -689,12 +712,16 @@ mod tests {
         );
         let poll = json(6);
         assert_eq!(poll["name"], "fetch");
-        assert_eq!(poll["lines"][0], serde_json::json!(["Task", "id 2"]));
+        assert_eq!(
+            (poll["lines"][0].as_str(), poll["lines"][1].as_str()),
+            (Some("Task"), Some("id 2"))
+        );
         assert_eq!(
             (poll["from"].as_u64(), poll["to"].as_u64()),
             (Some(0), Some(31))
         );
         let texts: serde_json::Value = serde_json::from_str(&bars.texts_json(&profile)).unwrap();
+        assert_eq!(texts["lanes"], serde_json::json!([3, 1, 0]));
         assert_eq!(
             texts["sites"],
             serde_json::json!(["request", "parse", "lex", "gc"])
