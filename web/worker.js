@@ -111,6 +111,7 @@ function layoutData(layout) {
  * kept for `scopeBar`; null for a session without scopes, marks or tasks. */
 function layScopeBars(which, window, width, { shown, depth, tasks }) {
   if (!hasScopeBars) return null;
+  const start = performance.now();
   const bars = profile.scopeBars(window?.[0] ?? -1, window?.[1] ?? -1, width, shown, depth, tasks);
   scopeBars[which]?.bars.free();
   scopeBars[which] = { serial: ++scopeBarsSerial, bars };
@@ -118,6 +119,7 @@ function layScopeBars(which, window, width, { shown, depth, tasks }) {
     serial: scopeBarsSerial,
     columns: bars.columns(),
     ...JSON.parse(bars.textsJson(profile)),
+    computeMs: performance.now() - start,
   };
 }
 

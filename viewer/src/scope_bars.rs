@@ -172,8 +172,10 @@ struct Bar {
 
 /// The bars of `lane` over `[from, to)`, each interval clipped to it, for pixels `min_ns`
 /// nanoseconds wide: an interval at least a pixel wide is a bar of its own; narrower ones merge
-/// with the next narrow ones that start less than a pixel after them. A zero-length interval
-/// (an instant) counts as one nanosecond long.
+/// with the next narrow ones that start less than a pixel after the merged bar's end and
+/// within its first pixel, so a merged bar stays about a pixel wide and tells what is there
+/// (its tooltip counts them, a click selects their time). A zero-length interval (an instant)
+/// counts as one nanosecond long.
 fn lay_out(lane: &Lane, from: u64, to: u64, min_ns: u64, out: &mut Vec<Bar>) {
     let first = lane
         .items
@@ -200,7 +202,10 @@ fn lay_out(lane: &Lane, from: u64, to: u64, min_ns: u64, out: &mut Vec<Bar>) {
             continue;
         }
         match &mut run {
-            Some(r) if start < r.end.saturating_add(min_ns) => {
+            Some(r)
+                if start < r.end.saturating_add(min_ns)
+                    && start < r.start.saturating_add(min_ns) =>
+            {
                 r.end = r.end.max(end);
                 r.id = NONE;
                 r.label = NONE;
@@ -554,26 +559,30 @@ mod tests {
 
     #[test]
     fn spans_narrower_than_a_pixel_merge_with_close_neighbours_only() {
-        // Pixels 10 ns wide: three 2 ns spans 4 ns apart merge into one bar; a wide span stands
-        // alone and ends the run; a narrow span more than a pixel after the last starts another.
+        // Pixels 10 ns wide: two 2 ns spans 4 ns apart merge into one bar; the next starts past
+        // that bar's first pixel and starts another; a wide span stands alone and ends the run;
+        // a narrow span more than a pixel after the last starts another.
         let l = lane(&[(0, 2), (6, 8), (12, 14), (20, 40), (41, 43), (80, 82)]);
         assert_eq!(
             bars(&l, 0, 100, 10),
             [
-                (0, 14, NONE, 3),
+                (0, 8, NONE, 2),
+                (12, 14, 2, 1),
                 (20, 40, 3, 1),
                 (41, 43, 4, 1),
                 (80, 82, 5, 1)
             ]
         );
-        // A million spans 1 ns long, 1 ns apart, over 1,000 pixels: one merged bar, never a
-        // million.
+        // A million spans 1 ns long, 1 ns apart, over 1,000 pixels: one merged bar per pixel,
+        // never a million.
         let mut many = Lane::default();
         for i in 0..1_000_000u64 {
             many.push(2 * i, 2 * i + 1, i as u32, 0);
         }
         let out = bars(&many, 0, 2_000_000, 2_000);
-        assert_eq!(out, [(0, 1_999_999, NONE, 1_000_000)]);
+        assert_eq!(out.len(), 1_000);
+        assert_eq!(out[0], (0, 1_999, NONE, 1_000));
+        assert_eq!(out[999], (1_998_000, 1_999_999, NONE, 1_000));
         // Zoomed in to 2,000 ns, each span is a pixel wide: the 1,000 spans in the window only.
         let out = bars(&many, 1_000_000, 1_002_000, 1);
         assert_eq!(out.len(), 1_000);
