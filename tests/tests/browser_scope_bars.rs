@@ -11,7 +11,7 @@ use prof::aggregate::format_weight;
 use prof::session::{SampleType, Session, Unit};
 use prof_e2e::page::{console_problems, eventually, show, text, LOAD};
 use prof_e2e::sessions::scoped_tasks;
-use prof_e2e::webdriver::Browser;
+use prof_e2e::webdriver::{Browser, Element};
 use serde_json::{json, Value};
 
 fn js(browser: &Browser, expr: &str) -> Value {
@@ -61,6 +61,12 @@ fn pixel(browser: &Browser, id: &str, x: f64, y: f64) -> [u8; 3] {
     serde_json::from_value(v).unwrap()
 }
 
+/// Moves the mouse to the middle of bar `r` of canvas `canvas`, and clicks there when `click`
+/// is set.
+fn point_at(browser: &Browser, canvas: &Element, r: &Rect, click: bool) {
+    browser.pointer_at(canvas, r.x + r.width / 2.0, r.y + r.height / 2.0, click);
+}
+
 fn range(browser: &Browser) -> Value {
     js(browser, "window.profViewer.state.current.range")
 }
@@ -86,22 +92,29 @@ const WHITE: [u8; 3] = [255, 255, 255];
 const TIMELINE: &str = "window.profViewer.timeline";
 const STACK_CHART: &str = "window.profViewer.views.get('stack-chart')";
 
+/// Serves `session`, shows it at `fragment` in a window named `test` of `size`, and waits
+/// until `view` (a script expression for it) has drawn scope bars.
+fn show_bars(
+    test: &str,
+    session: &Session,
+    size: (u32, u32),
+    fragment: &str,
+    view: &str,
+) -> prof_e2e::page::Shown {
+    let shown = show(test, session, "scoped.json.gz", size, fragment);
+    shown.browser.wait_for(
+        &format!("{view}.bars && {view}.bars.count > 0"),
+        std::time::Duration::from_secs(60),
+        "the scope bars",
+    );
+    shown
+}
+
 #[test]
 fn the_timeline_draws_scope_bars_marks_and_task_lanes_and_a_click_selects_a_bars_time() {
     let session = scoped_tasks();
-    let shown = show(
-        "scope-bars-timeline",
-        &session,
-        "scoped.json",
-        (1300, 900),
-        "",
-    );
+    let shown = show_bars("scope-bars-timeline", &session, (1300, 900), "", TIMELINE);
     let browser = &shown.browser;
-    browser.wait_for(
-        &format!("{TIMELINE}.bars && {TIMELINE}.bars.count > 0"),
-        LOAD,
-        "the timeline's scope bars",
-    );
 
     // Every span is wide enough at this width to be a bar of its own: one per span, at its
     // nesting depth (`request` outermost, `parse` inside it), on its thread's track.
@@ -175,12 +188,7 @@ fn the_timeline_draws_scope_bars_marks_and_task_lanes_and_a_click_selects_a_bars
     let canvas = browser.find("#timeline-canvas");
     let first_parse = spans(&session, "parse", tracks[0] as u32)[0];
     let target = parse.iter().find(|r| r.row == tracks[0]).unwrap().clone();
-    browser.pointer_at(
-        &canvas,
-        target.x + target.width / 2.0,
-        target.y + target.height / 2.0,
-        false,
-    );
+    point_at(browser, &canvas, &target, false);
     eventually("the bar's tooltip", || {
         let tip = text(browser, "#tooltip");
         tip.starts_with("parse")
@@ -200,7 +208,7 @@ fn the_timeline_draws_scope_bars_marks_and_task_lanes_and_a_click_selects_a_bars
         .filter(|r| r.row == tracks[0])
         .nth(k)
         .unwrap();
-    browser.pointer_at(&canvas, r.x + r.width / 2.0, r.y + r.height / 2.0, true);
+    point_at(browser, &canvas, r, true);
     eventually("the span's time selected", || {
         range(browser) == json!([requests[k].0, requests[k].1 + 1])
     });
@@ -226,21 +234,11 @@ fn the_timeline_draws_scope_bars_marks_and_task_lanes_and_a_click_selects_a_bars
     assert!(store.iter().all(|r| r.row == 1));
     let (bar, poll) = (&store[2], polls[2]);
     assert!(bar.y > request.iter().map(|r| r.y).fold(0.0, f64::max));
-    browser.pointer_at(
-        &canvas,
-        bar.x + bar.width / 2.0,
-        bar.y + bar.height / 2.0,
-        true,
-    );
+    point_at(browser, &canvas, bar, true);
     eventually("the poll's time selected", || {
         range(browser) == json!([poll.0, poll.1 + 1])
     });
-    browser.pointer_at(
-        &canvas,
-        bar.x + bar.width / 2.0,
-        bar.y + bar.height / 2.0,
-        false,
-    );
+    point_at(browser, &canvas, bar, false);
     eventually("the poll's tooltip", || {
         let tip = text(browser, "#tooltip");
         tip.starts_with("store") && tip.contains(&time_text(poll.1 - poll.0))
@@ -260,19 +258,14 @@ fn the_timeline_draws_scope_bars_marks_and_task_lanes_and_a_click_selects_a_bars
 #[test]
 fn the_stack_chart_draws_scope_bars_above_the_stacks_and_a_click_selects_a_bars_time() {
     let session = scoped_tasks();
-    let shown = show(
+    let shown = show_bars(
         "scope-bars-stack-chart",
         &session,
-        "scoped.json",
         (1300, 800),
         "#view=stack-chart",
+        STACK_CHART,
     );
     let browser = &shown.browser;
-    browser.wait_for(
-        &format!("{STACK_CHART}.bars && {STACK_CHART}.bars.count > 0"),
-        LOAD,
-        "the stack chart's scope bars",
-    );
     let threads: Vec<u64> =
         serde_json::from_value(js(browser, &format!("[...{STACK_CHART}.layout.threads]"))).unwrap();
     let request = bars(browser, STACK_CHART, "request");
@@ -324,7 +317,7 @@ fn the_stack_chart_draws_scope_bars_above_the_stacks_and_a_click_selects_a_bars_
         .position(|b| b.x == r.x)
         .unwrap();
     let canvas = browser.find("#stack-chart-canvas");
-    browser.pointer_at(&canvas, r.x + r.width / 2.0, r.y + r.height / 2.0, true);
+    point_at(browser, &canvas, r, true);
     let expected = json!([requests[k].0, requests[k].1 + 1]);
     eventually("the span's time selected", || range(browser) == expected);
     eventually("the chart zoomed to the span", || {
@@ -390,19 +383,14 @@ fn many_spans(requests: u64) -> Session {
 #[test]
 fn r22_two_hundred_thousand_spans_make_at_most_two_bars_per_pixel_of_a_lane() {
     let requests = 100_000;
-    let shown = show(
+    let shown = show_bars(
         "scope-bars-many",
         &many_spans(requests),
-        "many.json.gz",
         (1300, 800),
         "",
+        TIMELINE,
     );
     let browser = &shown.browser;
-    browser.wait_for(
-        &format!("{TIMELINE}.bars && {TIMELINE}.bars.count > 0"),
-        std::time::Duration::from_secs(60),
-        "the timeline's scope bars",
-    );
     let graph = js(browser, &format!("{TIMELINE}.trackRect(0).width"))
         .as_f64()
         .unwrap();

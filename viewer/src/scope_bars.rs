@@ -500,10 +500,13 @@ impl Profile {
         task_lanes: u32,
     ) -> ScopeBars {
         let session = &self.session;
-        let threads: Vec<usize> = match (&self.view.threads, shown) {
+        let mut threads: Vec<usize> = match (&self.view.threads, shown) {
             (Some(t), true) => t.iter().map(|&t| t as usize).collect(),
             _ => (0..session.threads.len()).collect(),
         };
+        // A thread named twice has its bars once.
+        prof::aggregate::order::sort_by_key(&mut threads, |&t| t);
+        threads.dedup();
         ScopeBars::compute(
             self.scope_index(),
             &threads,
@@ -764,12 +767,13 @@ mod tests {
     #[test]
     fn the_stack_chart_gets_the_bars_of_the_shown_threads_only() {
         let mut profile = Profile::of(session());
-        profile.view.threads = Some(vec![1]);
+        profile.view.threads = Some(vec![1, 1]);
         let bars = profile.scope_bars(-1.0, -1.0, 401.0, true, 8, 0);
         assert_eq!(bars.lanes, [0, 1, 0]);
-        assert!(bars
-            .drawn
-            .iter()
-            .all(|d| d.row == 1 && d.kind == Kind::Mark));
+        assert_eq!(
+            drawn(&bars),
+            [(2, 1, 0, 60, 61, 1, 1)],
+            "once, though named twice"
+        );
     }
 }

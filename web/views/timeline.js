@@ -502,7 +502,7 @@ export class Timeline {
       return;
     }
     const t = row?.track;
-    if (t === undefined || row.lane >= 0) {
+    if (t === undefined || (row.lane >= 0 && e.offsetX >= GUTTER)) {
       tooltip.hide();
       return;
     }
