@@ -6,15 +6,33 @@
  * the same colour across reloads and files. Warm hues, like classic flame graphs.
  */
 export function functionColor(name) {
+  const h = nameHash(name);
+  const hue = 5 + (h % 50);
+  const sat = 65 + ((h >>> 8) % 25);
+  const light = 55 + ((h >>> 16) % 15);
+  return `hsl(${hue} ${sat}% ${light}%)`;
+}
+
+/**
+ * The colour of a scope or task bar (views/timeline.js, views/stack-chart.js): from its name
+ * only, as `functionColor`, in cool hues so that bars read apart from the stacks beside them.
+ */
+export function scopeColor(name) {
+  const h = nameHash(name);
+  const hue = 170 + (h % 70);
+  const sat = 35 + ((h >>> 8) % 25);
+  const light = 62 + ((h >>> 16) % 14);
+  return `hsl(${hue} ${sat}% ${light}%)`;
+}
+
+/** The FNV-1a hash of `name`'s UTF-16 code units: what a name's colour is drawn from. */
+function nameHash(name) {
   let h = 0x811c9dc5;
   for (let i = 0; i < name.length; i++) {
     h ^= name.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  const hue = 5 + (h % 50);
-  const sat = 65 + ((h >>> 8) % 25);
-  const light = 55 + ((h >>> 16) % 15);
-  return `hsl(${hue} ${sat}% ${light}%)`;
+  return h;
 }
 
 /** Escapes text for use inside HTML. */

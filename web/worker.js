@@ -28,6 +28,12 @@ let profile = null;
 let comparison = null;
 let stackChart = null; // the last stack chart laid out, for its tooltips
 let stackChartSerial = 0;
+/** The last scope bars laid out for the timeline and for the stack chart, for their tooltips
+ * and clicks: `{serial, bars}` each. */
+const scopeBars = { timeline: null, stackChart: null };
+let scopeBarsSerial = 0;
+/** Whether the loaded session has scopes, marks or tasks: only then are bars laid out. */
+let hasScopeBars = false;
 let ready = null;
 /** The sample type of the last `setView` (`undefined`: none since the load): the header and the
  * threads' figures change only with it. */
@@ -98,6 +104,23 @@ function layoutData(layout) {
   };
   layout.free();
   return out;
+}
+
+/** The scope bars of `window` ([from, to) ns, null: the whole session) `width` pixels wide for
+ * view `which` (`timeline`: every thread and the task lanes; `stackChart`: the shown threads),
+ * kept for `scopeBar`; null for a session without scopes, marks or tasks. */
+function layScopeBars(which, window, width, { shown, depth, tasks }) {
+  if (!hasScopeBars) return null;
+  const start = performance.now();
+  const bars = profile.scopeBars(window?.[0] ?? -1, window?.[1] ?? -1, width, shown, depth, tasks);
+  scopeBars[which]?.bars.free();
+  scopeBars[which] = { serial: ++scopeBarsSerial, bars };
+  return {
+    serial: scopeBarsSerial,
+    columns: bars.columns(),
+    ...JSON.parse(bars.textsJson(profile)),
+    computeMs: performance.now() - start,
+  };
 }
 
 /** Reads the answer to `request` (a `fetch` promise) into the wasm module's memory (each chunk
@@ -174,6 +197,12 @@ const methods = {
     viewGroupBy = null;
     profile = file ? Profile.loadOpened(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
     times.decoded = now();
+    const contexts = JSON.parse(profile.contextsJson());
+    hasScopeBars = contexts.scopes || contexts.tasks;
+    for (const which of Object.keys(scopeBars)) {
+      scopeBars[which]?.bars.free();
+      scopeBars[which] = null;
+    }
     return {
       times,
       meta: JSON.parse(profile.metaJson()),
@@ -182,7 +211,7 @@ const methods = {
       processes: JSON.parse(profile.processesJson()),
       sampleTypes: JSON.parse(profile.sampleTypesJson()),
       hasStates: profile.hasStates(),
-      hasTasks: JSON.parse(profile.contextsJson()).tasks,
+      hasTasks: contexts.tasks,
       version: profVersion(),
     };
   },
@@ -301,8 +330,10 @@ const methods = {
     result.free();
     return out;
   },
-  /** The timeline of every thread over `window` ([from, to) ns, null: the whole session). */
-  timeline({ window, buckets }) {
+  /** The timeline of every thread over `window` ([from, to) ns, null: the whole session), and
+   * its scope bars (`scopes`: at most `depth` lanes per thread, `tasks` task lanes) for
+   * `width` pixels. */
+  timeline({ window, buckets, width, depth, tasks }) {
     const start = performance.now();
     const data = profile.timeline(window?.[0] ?? -1, window?.[1] ?? -1, buckets);
     const out = {
@@ -315,13 +346,15 @@ const methods = {
       waiting: data.waiting(),
       hottest: data.hottest(),
       ...JSON.parse(data.textsJson()),
+      scopes: layScopeBars("timeline", window, width ?? buckets, { shown: false, depth, tasks }),
     };
     data.free();
     out.computeMs = performance.now() - start;
     return out;
   },
-  /** The stack chart of the shown threads and range over `window`, `width` pixels wide. */
-  stackChart({ window, width }) {
+  /** The stack chart of the shown threads and range over `window`, `width` pixels wide, and
+   * their scope bars (`scopes`, at most `depth` lanes per thread). */
+  stackChart({ window, width, depth }) {
     const start = performance.now();
     stackChart?.free();
     stackChart = profile.stackChart(window?.[0] ?? -1, window?.[1] ?? -1, width);
@@ -339,9 +372,17 @@ const methods = {
       threads: stackChart.threads(),
       maxDepth: stackChart.maxDepth(),
       ...JSON.parse(stackChart.textsJson()),
+      scopes: layScopeBars("stackChart", window, width, { shown: true, depth, tasks: 0 }),
     };
     out.computeMs = performance.now() - start;
     return out;
+  },
+  /** What scope bar `index` of the bars `serial` laid out for view `which` is, and the time a
+   * click on it selects (null: not the last bars). */
+  scopeBar({ which, serial, index }) {
+    const laid = scopeBars[which];
+    if (laid?.serial !== serial) return null;
+    return JSON.parse(laid.bars.barJson(profile, index));
   },
   /** What the tooltip says about box `index` of stack chart `serial` (null: not the last). */
   stackBox({ serial, index }) {

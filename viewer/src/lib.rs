@@ -8,6 +8,7 @@ mod diff_view;
 mod layout;
 mod loading;
 mod profile;
+mod scope_bars;
 mod scopes;
 mod source_view;
 mod time;
@@ -19,6 +20,7 @@ pub use diff_view::Diff;
 pub use layout::FlameLayout;
 pub use loading::{wasm_memory_bytes, SessionBytes};
 pub use profile::{Profile, SearchResult};
+pub use scope_bars::ScopeBars;
 pub use time::{StackChartLayout, TimelineData};
 pub use trees::{Sandwich, TreeTable};
 

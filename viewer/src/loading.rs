@@ -107,6 +107,7 @@ impl Profile {
             sample_types,
             time_sorted,
             ungrouped: None,
+            scope_index: Default::default(),
         }
     }
 }

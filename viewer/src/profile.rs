@@ -41,6 +41,8 @@ pub struct Profile {
     /// The session as loaded while `session` shows it grouped by task (each task's name as a
     /// root frame, `prof::aggregate::group_by_task`); `None` when it is not grouped.
     pub(crate) ungrouped: Option<Box<Session>>,
+    /// The session's spans, marks and polls indexed for the scope bars, built on first use.
+    pub(crate) scope_index: std::cell::OnceCell<crate::scope_bars::ScopeIndex>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON).

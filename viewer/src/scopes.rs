@@ -92,6 +92,12 @@ struct TaskEntry {
     poll_text: String,
 }
 
+/// The time range that selects an interval from `start` to `end`: a range is `[from, to)`, so
+/// one past the end keeps a sample taken at the end.
+pub(crate) fn selection(start: u64, end: u64) -> (u64, u64) {
+    (start, end.max(start).saturating_add(1))
+}
+
 /// The columns the scope table sorts by.
 fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
     prof::aggregate::order::sort_by(rows, |a, b| {
@@ -204,12 +210,8 @@ impl Profile {
                 if !fields.is_empty() {
                     text += &format!(" ({})", fields.join(", "));
                 }
-                Call {
-                    from: span.start_ns,
-                    // A range is [from, to): one past the end keeps a sample taken at the end.
-                    to: span.end_ns.max(span.start_ns).saturating_add(1),
-                    text,
-                }
+                let (from, to) = selection(span.start_ns, span.end_ns);
+                Call { from, to, text }
             })
             .collect();
         serde_json::to_string(&calls).unwrap_or_default()

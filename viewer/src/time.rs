@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 pub const NONE: u32 = u32::MAX;
 
 /// Times as the core formats them: `1.20 s`, `350 µs`.
-fn time_text(ns: u64) -> String {
+pub(crate) fn time_text(ns: u64) -> String {
     format_weight(&SampleType::new("time", Unit::Nanoseconds), ns)
 }
 
@@ -31,6 +31,15 @@ pub fn range_text(from: u64, to: u64) -> String {
         format_time_at(to, resolution),
         time_text(length)
     )
+}
+
+/// A thread as the tracks name it: `main [1234]`, or `[1234]` when it has no name.
+pub(crate) fn thread_label(session: &Session, thread: ThreadIdx) -> String {
+    let thread = &session.threads[thread.index()];
+    match session.str(thread.name) {
+        "" => format!("[{}]", thread.tid),
+        name => format!("{name} [{}]", thread.tid),
+    }
 }
 
 /// One mark of a time axis: where (a fraction of the window) and its text.
@@ -75,7 +84,7 @@ pub fn ticks(from: u64, to: u64, max: u32) -> Vec<Tick> {
 
 /// The window `[from, to)` the page asks for (negative or empty: the whole session), within the
 /// session's extent.
-fn window(session: &Session, from: f64, to: f64) -> (u64, u64) {
+pub(crate) fn window(session: &Session, from: f64, to: f64) -> (u64, u64) {
     let (start, end) = time_extent(session);
     if !(from >= 0.0 && to > from) {
         return (start, end);
@@ -189,17 +198,11 @@ impl TimelineData {
             start += group.threads.len() as u32;
         }
         for track in &tracks {
-            let thread = &session.threads[track.thread.index()];
-            let name = session.str(thread.name);
             data.threads.push(track.thread.0);
             let total = track.weight.iter().fold(0u64, |a, &w| a.saturating_add(w));
             data.totals
                 .push(format_weight(&session.meta.sample_type, total));
-            data.labels.push(if name.is_empty() {
-                format!("[{}]", thread.tid)
-            } else {
-                format!("{name} [{}]", thread.tid)
-            });
+            data.labels.push(thread_label(session, track.thread));
             for b in 0..buckets {
                 data.height
                     .push((track.weight[b] as f64 * scale).min(1.0) as f32);
@@ -345,15 +348,9 @@ impl StackChartLayout {
         let mut track_of = vec![NONE; session.threads.len()];
         for (i, t) in shown.iter().enumerate() {
             track_of[t.index()] = i as u32;
-            let thread = &session.threads[t.index()];
             layout.threads.push(t.0);
             layout.max_depth.push(0);
-            let name = session.str(thread.name);
-            layout.labels.push(if name.is_empty() {
-                format!("[{}]", thread.tid)
-            } else {
-                format!("{name} [{}]", thread.tid)
-            });
+            layout.labels.push(thread_label(session, *t));
         }
         let scale = 1.0 / span as f64;
         for b in &boxes {

@@ -2,11 +2,14 @@
 // outermost frame at the top). The wasm module lays the boxes out for the time window shown
 // (state `window`, else the selected `range`, else the whole session), merging those narrower
 // than a pixel. The wheel zooms the time axis around the pointer, dragging pans it; hovering
-// shows a box's frame and span, clicking selects its function (state `selected`).
+// shows a box's frame and span, clicking selects its function (state `selected`). A session
+// with scopes (issue 22) gets each thread's spans as nested bars above its stacks, and its marks
+// as ticks (scope-bars.js): hovering a bar tells what it is, clicking it selects its time.
 
 import { escapeHtml, functionColor } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
+import { MARK, SPAN, ScopeBars, scopeBarTooltip } from "../scope-bars.js";
 
 const AXIS = 18; // CSS pixels for the time axis at the top
 const HEADER = 18; // CSS pixels for each thread's label row
@@ -18,6 +21,7 @@ const DIM_COLOR = "#e4e0dc";
 const MATCH_COLOR = "#d633ff";
 const MIN_SPAN = 1000; // ns: the narrowest window the wheel zooms to
 const MIN_DRAG = 3; // CSS pixels a pointer must move to pan rather than click
+const LANES = 16; // scope lanes (nesting depths) at most above each thread's stacks
 
 export class StackChartView {
   static id = "stack-chart";
@@ -34,7 +38,10 @@ export class StackChartView {
     this.canvas = element.querySelector("canvas");
     this.none = element.querySelector(".timeline-none");
     this.layout = null;
+    this.bars = null; // the layout's scope bars (ScopeBars), if the session has any
+    this.hoveredBar = -1;
     this.tops = []; // each track's top, CSS pixels
+    this.lanes = []; // each track's scope lanes, above its stacks
     this.byRow = new Map(); // "track:depth" -> box indices in increasing x
     this.hovered = -1;
     this.renders = 0;
@@ -46,7 +53,10 @@ export class StackChartView {
     this.canvas.addEventListener("pointerdown", (e) => this.#pointerDown(e));
     this.canvas.addEventListener("pointermove", (e) => this.#pointerMove(e));
     this.canvas.addEventListener("pointerup", (e) => this.#pointerUp(e));
-    this.canvas.addEventListener("mouseleave", () => this.#setHovered(-1, null));
+    this.canvas.addEventListener("mouseleave", () => {
+      this.#setHoveredBar(-1, null);
+      this.#setHovered(-1, null);
+    });
     let pending = 0;
     new ResizeObserver(() => {
       cancelAnimationFrame(pending);
@@ -61,7 +71,9 @@ export class StackChartView {
   /** Empties the view (no profile). */
   clear() {
     this.layout = null;
+    this.bars = null;
     this.hovered = -1;
+    this.hoveredBar = -1;
     this.draw();
   }
 
@@ -95,13 +107,15 @@ export class StackChartView {
   async #fetchAndDraw() {
     const render = ++this.renders;
     const width = Math.max(1, this.scroller.clientWidth);
-    const layout = await this.ctx.ask("stackChart", { window: this.#window(), width });
+    const layout = await this.ctx.ask("stackChart", { window: this.#window(), width, depth: LANES });
     if (!layout || render !== this.renders) return;
     this.layout = layout;
     this.layoutWidth = width;
+    this.bars = layout.scopes ? new ScopeBars(layout.scopes) : null;
     // The hovered box is gone with the old layout, and so is its tooltip.
-    if (this.hovered >= 0) this.ctx.tooltip.hide();
+    if (this.hovered >= 0 || this.hoveredBar >= 0) this.ctx.tooltip.hide();
     this.hovered = -1;
+    this.hoveredBar = -1;
     this.#index();
     this.draw();
   }
@@ -110,10 +124,13 @@ export class StackChartView {
   #index() {
     const l = this.layout;
     this.tops = [];
+    this.lanes = [];
     let y = AXIS;
     for (let t = 0; t < l.threads.length; t++) {
       this.tops.push(y);
-      y += HEADER + (l.maxDepth[t] + 1) * ROW + 4;
+      const lanes = this.bars ? this.bars.lanes(l.threads[t]) : 0;
+      this.lanes.push(lanes);
+      y += HEADER + (lanes + l.maxDepth[t] + 1) * ROW + 4;
     }
     this.height = y;
     this.byRow = new Map();
@@ -132,10 +149,51 @@ export class StackChartView {
     const width = this.layoutWidth;
     return {
       x: l.x[i] * width,
-      y: this.tops[l.track[i]] + HEADER + l.depth[i] * ROW,
+      y: this.#stacksTop(l.track[i]) + l.depth[i] * ROW,
       width: l.width[i] * width,
       height: ROW - PAD,
     };
+  }
+
+  /** Where track `t`'s stacks start: under its label and its scope lanes. */
+  #stacksTop(t) {
+    return this.tops[t] + HEADER + (this.lanes[t] ?? 0) * ROW;
+  }
+
+  /** The scope bars' geometry and lanes' places, as ScopeBars draws and hit-tests them. */
+  #barGeometry() {
+    const l = this.layout;
+    const trackOf = new Map(Array.from(l.threads, (thread, t) => [thread, t]));
+    return {
+      left: 0,
+      width: this.layoutWidth,
+      font: FONT,
+      place: (kind, row, depth) => {
+        const t = trackOf.get(row);
+        if (t === undefined) return null;
+        const top = this.tops[t] + HEADER;
+        if (kind === MARK) return { y: top, height: this.lanes[t] * ROW - PAD };
+        return { y: top + depth * ROW, height: ROW - PAD };
+      },
+      hidden: () => false,
+    };
+  }
+
+  /** Where the scope bars named `name` are drawn, in CSS pixels relative to the canvas (for
+   * tests). */
+  barsNamed(name) {
+    return this.bars && this.layout ? this.bars.rectsNamed(name, this.#barGeometry()) : [];
+  }
+
+  /** The scope bar at (`x`, `y`) CSS pixels from the canvas's top left, or -1. */
+  barAt(x, y) {
+    if (!this.bars || !this.layout) return -1;
+    let t = this.tops.length - 1;
+    while (t >= 0 && this.tops[t] > y) t--;
+    if (t < 0) return -1;
+    const lane = Math.floor((y - this.tops[t] - HEADER) / ROW);
+    if (lane < 0 || lane >= this.lanes[t]) return -1;
+    return this.bars.at(x, SPAN, this.layout.threads[t], lane, this.#barGeometry());
   }
 
   /** Where the boxes of function `name` are drawn, in time order (for tests). */
@@ -178,7 +236,7 @@ export class StackChartView {
     for (let i = 0; i < l.count; i++) {
       const x = l.x[i] * lw;
       const w = l.width[i] * lw;
-      const y = this.tops[l.track[i]] + HEADER + l.depth[i] * ROW;
+      const y = this.#stacksTop(l.track[i]) + l.depth[i] * ROW;
       const func = l.func[i];
       let color;
       if (highlighting) color = l.highlight[i] ? MATCH_COLOR : DIM_COLOR;
@@ -201,6 +259,11 @@ export class StackChartView {
         ctx.fillText(name.length <= chars ? name : `${name.slice(0, chars - 1)}…`, x + 3, y + ROW / 2);
       }
     }
+    if (this.bars) {
+      const geometry = this.#barGeometry();
+      this.bars.paint(ctx, geometry);
+      this.bars.outline(ctx, this.hoveredBar, geometry);
+    }
     this.lastDrawMs = performance.now() - start;
   }
 
@@ -211,7 +274,7 @@ export class StackChartView {
     let t = this.tops.length - 1;
     while (t >= 0 && this.tops[t] > y) t--;
     if (t < 0) return -1;
-    const depth = Math.floor((y - this.tops[t] - HEADER) / ROW);
+    const depth = Math.floor((y - this.#stacksTop(t)) / ROW);
     const row = this.byRow.get(`${t}:${depth}`);
     if (!row) return -1;
     const fx = x / this.layoutWidth;
@@ -266,7 +329,10 @@ export class StackChartView {
   #pointerMove(e) {
     const pan = this.pan;
     if (!pan) {
-      this.#setHovered(this.hitTest(e.offsetX, e.offsetY), e);
+      const bar = this.barAt(e.offsetX, e.offsetY);
+      this.#setHoveredBar(bar, e);
+      if (bar < 0) this.#setHovered(this.hitTest(e.offsetX, e.offsetY), e);
+      else this.#setHovered(-1, null, false);
       return;
     }
     const dx = e.offsetX - pan.x0;
@@ -280,6 +346,14 @@ export class StackChartView {
     const pan = this.pan;
     this.pan = null;
     if (!pan || pan.moved) return;
+    const bar = this.barAt(e.offsetX, e.offsetY);
+    if (bar >= 0) {
+      // A scope bar: select its time (which the chart then shows, as it shows any range).
+      this.#barInfo(bar).then((info) => {
+        if (info && info.from !== null) this.ctx.state.update({ range: [info.from, info.to] });
+      });
+      return;
+    }
     const i = this.hitTest(e.offsetX, e.offsetY);
     if (i < 0) return;
     const l = this.layout;
@@ -292,14 +366,34 @@ export class StackChartView {
     } else if (name !== undefined) this.ctx.state.update({ selected: name });
   }
 
-  async #setHovered(i, event) {
+  /** What the worker says of scope bar `i` of the bars drawn now (null once replaced). */
+  async #barInfo(i) {
+    const bars = this.bars;
+    const info = await this.ctx.ask("scopeBar", { which: "stackChart", serial: bars.scopes.serial, index: i });
+    return this.bars === bars ? info : null;
+  }
+
+  /** Outlines scope bar `i` (-1: none) and shows its tooltip. */
+  async #setHoveredBar(i, event) {
+    if (i !== this.hoveredBar) {
+      this.hoveredBar = i;
+      this.draw();
+    }
+    if (i < 0 || !event) return;
+    const info = await this.#barInfo(i);
+    if (info && this.hoveredBar === i) this.ctx.tooltip.show(scopeBarTooltip(info), event);
+  }
+
+  /** Outlines box `i` (-1: none) and shows its tooltip (hides it for none, unless `hide` is
+   * false: a scope bar's is shown). */
+  async #setHovered(i, event, hide = true) {
     const { ask, tooltip } = this.ctx;
     if (i !== this.hovered) {
       this.hovered = i;
       this.draw();
     }
     if (i < 0 || !event) {
-      tooltip.hide();
+      if (hide) tooltip.hide();
       return;
     }
     const l = this.layout;

@@ -4,10 +4,14 @@
 // not drawn, and a track's label tells its weight in the window. Dragging across it selects a time range (state `range`), which
 // every view follows; the chip shows the range and clears it; "Zoom to selection" narrows the
 // window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
+// A session with scopes (issue 22) gets each thread's spans as nested bars under its track and
+// its marks as ticks, and, with tasks, one lane per task name with its polls below the threads
+// (scope-bars.js): hovering a bar tells what it is, clicking it selects its time.
 
 import { functionColor, escapeHtml } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
+import { MARK, POLL, SPAN, ScopeBars, scopeBarTooltip } from "../scope-bars.js";
 
 const AXIS = 16; // CSS pixels for the time axis at the top
 const TRACK = 24; // CSS pixels per thread
@@ -20,6 +24,11 @@ const MATCH_COLOR = "#d633ff";
  * the time it ran. */
 const WAITING_COLOR = "#c8d4e0";
 const MIN_DRAG = 3; // CSS pixels a drag must span to select a range
+const LANE = 13; // CSS pixels per scope lane under a thread's track, and per task lane
+const LANES = 4; // scope lanes (nesting depths) at most under each thread
+const TASK_LANES = 8; // task lanes at most; a last row says how many more task names there are
+const TASK_HEADER = 16; // CSS pixels for the row that opens the task lanes
+const BAR_FONT = "10px system-ui, sans-serif";
 
 export class Timeline {
   /**
@@ -40,6 +49,9 @@ export class Timeline {
     this.bar = $(".timeline-bar");
     this.none = $(".timeline-none");
     this.data = null;
+    this.bars = null; // the data's scope bars (ScopeBars), if the session has any
+    this.rows = { tops: [], trackOf: [], tasksTop: 0, height: AXIS };
+    this.hovered = -1; // the scope bar under the pointer
     this.drag = null; // {x0, x1} in CSS pixels while selecting
     this.renders = 0;
     this.lastDrawMs = 0;
@@ -58,7 +70,13 @@ export class Timeline {
       this.drag = null;
       this.draw();
     });
-    this.canvas.addEventListener("mouseleave", () => ctx.tooltip.hide());
+    this.canvas.addEventListener("mouseleave", () => {
+      ctx.tooltip.hide();
+      if (this.hovered >= 0) {
+        this.hovered = -1;
+        this.draw();
+      }
+    });
     let pending = 0;
     new ResizeObserver(() => {
       cancelAnimationFrame(pending);
@@ -73,6 +91,7 @@ export class Timeline {
   /** Empties the timeline (no profile). */
   clear() {
     this.data = null;
+    this.bars = null;
     this.bar.hidden = true;
     this.none.hidden = true;
     this.scroller.hidden = false;
@@ -86,6 +105,7 @@ export class Timeline {
   async render(changed) {
     if (!showIfTimed(this.ctx, this.scroller, this.none)) {
       this.data = null;
+      this.bars = null;
       this.bar.hidden = true;
       this.drawn = Promise.resolve();
       return;
@@ -126,10 +146,19 @@ export class Timeline {
   async #fetchAndDraw() {
     const render = ++this.renders;
     const width = this.#graphWidth();
-    const data = await this.ctx.ask("timeline", { window: this.ctx.state.current.window, buckets: width });
+    const data = await this.ctx.ask("timeline", {
+      window: this.ctx.state.current.window,
+      buckets: width,
+      width,
+      depth: LANES,
+      tasks: TASK_LANES,
+    });
     if (!data || render !== this.renders) return;
     this.fetchedWidth = width;
     this.data = data;
+    this.bars = data.scopes ? new ScopeBars(data.scopes) : null;
+    this.hovered = -1;
+    this.#layRows();
     this.windowText.textContent = data.windowText;
     this.resetButton.disabled = this.ctx.state.current.window === null;
     this.draw();
@@ -167,9 +196,77 @@ export class Timeline {
     return Math.round(d.from + f * (d.to - d.from));
   }
 
-  /** Where track `i` is drawn, in CSS pixels relative to the canvas (for tests). */
+  /** Where track `i`'s activity graph is drawn, in CSS pixels relative to the canvas (for
+   * tests); its scope lanes follow it. */
   trackRect(i) {
-    return { x: GUTTER, y: AXIS + i * TRACK, width: this.#graphWidth(), height: TRACK };
+    return { x: GUTTER, y: this.rows.tops[i] ?? AXIS + i * TRACK, width: this.#graphWidth(), height: TRACK };
+  }
+
+  /** Each track's top (its scope lanes make it taller), each thread's track, and where the
+   * task lanes start. */
+  #layRows() {
+    const d = this.data;
+    const tops = [];
+    const trackOf = [];
+    let y = AXIS;
+    for (let t = 0; d && t < d.threads.length; t++) {
+      tops.push(y);
+      trackOf[d.threads[t]] = t;
+      y += this.#trackHeight(t);
+    }
+    const tasksTop = y;
+    const tasks = this.bars?.scopes.tasks ?? [];
+    if (tasks.length > 0) y += TASK_HEADER + (tasks.length + (this.bars.scopes.moreText ? 1 : 0)) * LANE;
+    this.rows = { tops, trackOf, tasksTop, height: y };
+  }
+
+  /** The height of track `t`: its activity graph, and its scope lanes if it has any. */
+  #trackHeight(t) {
+    const lanes = this.bars ? this.bars.lanes(this.data.threads[t]) : 0;
+    return TRACK + (lanes > 0 ? lanes * LANE + 2 : 0);
+  }
+
+  /** What is at `y` CSS pixels: `{track}` (a thread's track, `lane` set in its scope lanes),
+   * `{task}` (a task lane; `more` for the row of task names not shown), `{header}`, or null. */
+  #rowAt(y) {
+    const { tops, tasksTop, height } = this.rows;
+    if (y < AXIS || y >= height) return null;
+    if (y < tasksTop) {
+      let t = tops.length - 1;
+      while (t > 0 && tops[t] > y) t--;
+      const below = y - tops[t] - TRACK;
+      return { track: t, lane: below >= 0 ? Math.min(Math.floor(below / LANE), this.bars.lanes(this.data.threads[t]) - 1) : -1 };
+    }
+    const k = Math.floor((y - tasksTop - TASK_HEADER) / LANE);
+    if (k < 0) return { header: true };
+    const tasks = this.bars.scopes.tasks;
+    return k < tasks.length ? { task: k } : { more: true };
+  }
+
+  /** The graph's geometry and the lanes' places, as ScopeBars draws and hit-tests them. */
+  #barGeometry() {
+    const { tops, trackOf, tasksTop } = this.rows;
+    const threads = this.data.threads;
+    return {
+      left: GUTTER,
+      width: this.#graphWidth(),
+      font: BAR_FONT,
+      place: (kind, row, depth) => {
+        if (kind === POLL) return { y: tasksTop + TASK_HEADER + row * LANE + 1, height: LANE - 2 };
+        const t = trackOf[row];
+        if (t === undefined) return null;
+        const top = tops[t] + TRACK;
+        if (kind === MARK) return { y: top, height: this.bars.lanes(threads[t]) * LANE };
+        return { y: top + depth * LANE + 1, height: LANE - 2 };
+      },
+      hidden: (kind, row) => kind !== POLL && !this.#shown(row),
+    };
+  }
+
+  /** Where the scope or task bars named `name` are drawn, in CSS pixels relative to the canvas
+   * (for tests). */
+  barsNamed(name) {
+    return this.bars ? this.bars.rectsNamed(name, this.#barGeometry()) : [];
   }
 
   /** Redraws everything from the last data; sharp on high-DPI screens. */
@@ -178,7 +275,7 @@ export class Timeline {
     const d = this.data;
     const tracks = d ? d.threads.length : 0;
     const width = Math.max(1, this.scroller.clientWidth);
-    const height = AXIS + tracks * TRACK + 2;
+    const height = (d ? this.rows.height : AXIS) + 2;
     const ctx = fitCanvas(this.canvas, width, height);
     if (!d) return;
     const graph = this.#graphWidth();
@@ -203,12 +300,13 @@ export class Timeline {
     };
     const colors = new Map();
     for (let t = 0; t < tracks; t++) {
-      const top = AXIS + t * TRACK;
+      const top = this.rows.tops[t];
       const shown = this.#shown(d.threads[t]);
+      const trackHeight = this.bars ? this.#trackHeight(t) : TRACK;
       ctx.fillStyle = shown ? "#fff" : "#f1f1f1";
-      ctx.fillRect(0, top, width, TRACK - 1);
+      ctx.fillRect(0, top, width, trackHeight - 1);
       ctx.fillStyle = "#e3e6e8";
-      ctx.fillRect(0, top + TRACK - 1, width, 1);
+      ctx.fillRect(0, top + trackHeight - 1, width, 1);
       ctx.fillStyle = shown ? "#222" : "#999";
       ctx.fillText(ellipsize(ctx, d.labels[t], GUTTER - 10), 6, top + TRACK / 2);
       const base = top + TRACK - 2;
@@ -245,9 +343,10 @@ export class Timeline {
       ctx.fillStyle = MATCH_COLOR;
       ctx.fill(paths.get(MATCH_COLOR));
     }
+    if (this.bars) this.#drawBars(ctx, width);
     // Each process's tracks, when there are several: a rule above them and its label.
     for (const group of d.groups ?? []) {
-      const top = AXIS + group.track * TRACK;
+      const top = this.rows.tops[group.track];
       ctx.fillStyle = "#455a64";
       ctx.fillRect(0, top, width, 2);
       const text = ellipsize(ctx, group.label, graph / 2);
@@ -277,10 +376,62 @@ export class Timeline {
     this.lastDrawMs = performance.now() - start;
   }
 
+  /** The task lanes' labels and rows, and the scope bars over the tracks. */
+  #drawBars(ctx, width) {
+    const { tasksTop, height } = this.rows;
+    const { tasks, moreText } = this.bars.scopes;
+    if (tasks.length > 0) {
+      ctx.fillStyle = "#f5f7f8";
+      ctx.fillRect(0, tasksTop, width, height - tasksTop);
+      ctx.fillStyle = "#455a64";
+      ctx.fillRect(0, tasksTop, width, 2);
+      ctx.fillText("Tasks", 6, tasksTop + TASK_HEADER / 2 + 1);
+      ctx.fillStyle = "#222";
+      for (let k = 0; k < tasks.length; k++) {
+        const y = tasksTop + TASK_HEADER + k * LANE;
+        ctx.fillText(ellipsize(ctx, tasks[k].name, GUTTER - 16), 12, y + LANE / 2);
+      }
+      if (moreText) {
+        ctx.fillStyle = "#666";
+        ctx.fillText(ellipsize(ctx, moreText, GUTTER - 16), 12, tasksTop + TASK_HEADER + tasks.length * LANE + LANE / 2);
+      }
+    }
+    const geometry = this.#barGeometry();
+    this.bars.paint(ctx, geometry);
+    this.bars.outline(ctx, this.hovered, geometry);
+  }
+
+  /** The scope or task bar at (`x`, `y`) CSS pixels, or -1. */
+  #barAt(x, y) {
+    if (!this.bars || x < GUTTER) return -1;
+    const row = this.#rowAt(y);
+    if (!row) return -1;
+    const geometry = this.#barGeometry();
+    if (row.task !== undefined) return this.bars.at(x, POLL, row.task, 0, geometry);
+    if (row.track !== undefined && row.lane >= 0) {
+      return this.bars.at(x, SPAN, this.data.threads[row.track], row.lane, geometry);
+    }
+    return -1;
+  }
+
+  /** Selects the time of scope or task bar `i` (a mark has none). */
+  async #selectBar(i) {
+    const info = await this.#barInfo(i);
+    if (info && info.from !== null) this.ctx.state.update({ range: [info.from, info.to] });
+  }
+
+  /** What the worker says of bar `i` of the bars drawn now (null once they are replaced). */
+  async #barInfo(i) {
+    const bars = this.bars;
+    const info = await this.ctx.ask("scopeBar", { which: "timeline", serial: bars.scopes.serial, index: i });
+    return this.bars === bars ? info : null;
+  }
+
   #pointerDown(e) {
     if (!this.data || e.button !== 0) return;
     if (e.offsetX < GUTTER) {
-      this.#toggleThread(Math.floor((e.offsetY - AXIS) / TRACK));
+      const row = this.#rowAt(e.offsetY);
+      if (row?.track !== undefined) this.#toggleThread(row.track);
       return;
     }
     this.drag = { x0: e.offsetX, x1: e.offsetX };
@@ -303,6 +454,9 @@ export class Timeline {
     this.drag = null;
     drag.x1 = e.offsetX;
     if (Math.abs(drag.x1 - drag.x0) < MIN_DRAG) {
+      // A click: on a scope or task bar, it selects the bar's time.
+      const i = this.#barAt(drag.x0, e.offsetY);
+      if (i >= 0) this.#selectBar(i);
       this.draw();
       return;
     }
@@ -326,12 +480,29 @@ export class Timeline {
     this.ctx.state.update({ threads: next.length === all.length ? null : next, zoom: [] });
   }
 
-  /** The hovered bucket's hottest function, or the label's thread. */
-  #hover(e) {
+  /** The hovered scope or task bar, the bucket's hottest function, or the label's thread or
+   * task lane. */
+  async #hover(e) {
     const d = this.data;
     const { tooltip, page } = this.ctx;
-    const t = Math.floor((e.offsetY - AXIS) / TRACK);
-    if (!d || t < 0 || t >= d.threads.length) {
+    const row = d ? this.#rowAt(e.offsetY) : null;
+    const bar = this.#barAt(e.offsetX, e.offsetY);
+    if (bar !== this.hovered) {
+      this.hovered = bar;
+      this.draw();
+    }
+    if (bar >= 0) {
+      const info = await this.#barInfo(bar);
+      if (info && this.hovered === bar) tooltip.show(scopeBarTooltip(info), e);
+      return;
+    }
+    if (row?.task !== undefined && e.offsetX < GUTTER) {
+      const task = this.bars.scopes.tasks[row.task];
+      tooltip.show(`<div class="name">${escapeHtml(task.name)}</div><div class="loc">${escapeHtml(task.text)}</div>`, e);
+      return;
+    }
+    const t = row?.track;
+    if (t === undefined || (row.lane >= 0 && e.offsetX >= GUTTER)) {
       tooltip.hide();
       return;
     }

@@ -76,8 +76,11 @@ mod tests {
     /// only with the reason in the commit; docs/benchmarks.md says what the rest of the module
     /// is. Issue 22's Scopes view (the scope and task tables, their filters, group by task and
     /// session format 5's tables) added 99 kB (716 kB, its sorts already through
-    /// `aggregate::order`): raised for it.
-    const WASM_BOUND: usize = 725_000;
+    /// `aggregate::order`): raised for it. Its scope bars on the timeline and in the stack chart
+    /// (the spans indexed per thread and depth, the bars of a window, their tooltips) added
+    /// 17.7 kB (723.3 to 740.9 kB, their JSON built as values rather than through `json!`'s
+    /// serializers): raised for them.
+    const WASM_BOUND: usize = 742_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
