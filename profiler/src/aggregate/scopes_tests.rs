@@ -80,10 +80,7 @@ fn scope_rows_count_every_call_and_subtract_child_spans_for_self() {
     assert_eq!(request.total_ns, 100_000);
     assert_eq!(request.self_ns, 100_000 - 3 * 4_000);
     assert_eq!((request.min_ns, request.max_ns), (10_000, 70_000));
-    assert_eq!(
-        (request.p50_ns, request.p99_ns),
-        (20_000, 70_000)
-    );
+    assert_eq!((request.p50_ns, request.p99_ns), (20_000, 70_000));
     assert_eq!(request.total_per_call_ns(), 33_333);
     assert_eq!(request.self_per_call_ns(), 29_333);
     let parse = &rows[1];

@@ -20,15 +20,17 @@ use std::task::{Context, Poll};
 /// Task ids given so far.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// A future whose polls are recorded as task `name`'s: made by [`instrument`].
-#[must_use = "futures do nothing unless polled"]
-pub struct Instrumented<F> {
-    /// Boxed once here, so that the wrapper needs no pin projection (no `unsafe`).
-    inner: Pin<Box<F>>,
-    id: u64,
-    name: Cow<'static, str>,
-    /// The session in which the name was last recorded.
-    announced: u64,
+pin_project_lite::pin_project! {
+    /// A future whose polls are recorded as task `name`'s: made by [`instrument`].
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Instrumented<F> {
+        #[pin]
+        inner: F,
+        id: u64,
+        name: Cow<'static, str>,
+        // The session in which the name was last recorded.
+        announced: u64,
+    }
 }
 
 /// Wraps `future` so that its polls count as the task `name`'s (a `&'static str` or a
@@ -43,7 +45,7 @@ pub struct Instrumented<F> {
 /// ```
 pub fn instrument<F: Future>(name: impl Into<Cow<'static, str>>, future: F) -> Instrumented<F> {
     Instrumented {
-        inner: Box::pin(future),
+        inner: future,
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         name: name.into(),
         announced: 0,
@@ -66,15 +68,14 @@ impl<F: Future> Future for Instrumented<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        // `Instrumented` is `Unpin` (its future is boxed).
-        let this = self.get_mut();
+        let this = self.project();
         if !crate::scope::enabled() {
-            return this.inner.as_mut().poll(cx);
+            return this.inner.poll(cx);
         }
-        crate::scope::poll_begin(this.id, &this.name, &mut this.announced);
+        crate::scope::poll_begin(*this.id, this.name, this.announced);
         // Ends the poll even when the inner future panics.
-        let _end = PollEnd(this.id);
-        this.inner.as_mut().poll(cx)
+        let _end = PollEnd(*this.id);
+        this.inner.poll(cx)
     }
 }
 
