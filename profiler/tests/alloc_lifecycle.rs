@@ -236,7 +236,9 @@ fn r22_prof_scope_buffers_are_not_the_programs_memory_in_use() {
         done.recv().unwrap();
     });
     wait.recv().unwrap();
-    let kept = keeps_blocks(64, 1024);
+    // Four times CHECK_BYTES (the first up to 64 KiB a thread allocates in a session may go
+    // unseen): 48 samples expected at least.
+    let kept = keeps_blocks(256, 1024);
     let report = profiler.stop().unwrap();
     finish.send(()).unwrap();
     thread.join().unwrap();
