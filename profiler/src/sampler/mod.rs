@@ -366,9 +366,10 @@ impl Sampler {
     /// windows follow each other with only the stop and the start between them.
     pub(crate) fn stop_deferred(mut self) -> Result<Box<dyn FnOnce() -> Result<Session>>> {
         if let Some(alloc) = self.alloc.take() {
-            let session = alloc.stop();
+            let finished = alloc.finish();
             RUNNING.store(false, Ordering::Release);
-            return Ok(Box::new(move || session));
+            let build = finished?;
+            return Ok(Box::new(move || Ok(build())));
         }
         let running = self.inner.take().expect("a sampler is stopped once");
         let f = running.finish()?;

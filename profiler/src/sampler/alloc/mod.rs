@@ -439,6 +439,13 @@ impl Running {
     /// Ends the session: no new samples, waits for the allocations being sampled and the frees
     /// being matched, drains the ring and builds the report (in-use = listed at this point).
     pub fn stop(self) -> Result<Session> {
+        self.finish().map(|build| build())
+    }
+
+    /// Stops tracking as [`Running::stop`] does and takes what was collected; the closure
+    /// returned builds the session (symbolizing), which needs nothing of this one's, so
+    /// another session may start first.
+    pub fn finish(self) -> Result<impl FnOnce() -> Session> {
         SESSION_ID.store(0, Ordering::Release);
         TRACKING.store(false, Ordering::SeqCst);
         if std::process::id() != self.meta.pid {
@@ -467,15 +474,18 @@ impl Running {
         let mut meta = self.meta;
         meta.duration_ns = end_ns.saturating_sub(self.start_ns);
         let dropped = self.shared.dropped.load(Ordering::Relaxed);
-        Ok(assemble::build(
-            collected,
-            &live,
-            meta,
-            dropped,
-            self.options.alloc_interval_bytes,
-            &self.options,
-            scopes,
-        ))
+        let options = self.options;
+        Ok(move || {
+            assemble::build(
+                collected,
+                &live,
+                meta,
+                dropped,
+                options.alloc_interval_bytes,
+                &options,
+                scopes,
+            )
+        })
     }
 }
 
