@@ -106,6 +106,19 @@ impl<'a> Column<'a> {
         }
     }
 
+    /// The next of `count` values as an index into table `table` of `len` entries, row `i`
+    /// named in the error.
+    pub(super) fn next_index(
+        &mut self,
+        i: u64,
+        count: u64,
+        len: usize,
+        table: &str,
+    ) -> Result<u32, Invalid> {
+        let value = self.next(count)?;
+        check_index(|| format!("{}[{i}]", self.field), value, len, table)
+    }
+
     /// Checks that the column holds no more than the `expected` values already read.
     pub(super) fn finish(mut self, expected: u64) -> Result<(), Invalid> {
         let mut extra = (self.batch.len() - self.at) as u64;

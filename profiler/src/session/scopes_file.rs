@@ -327,6 +327,53 @@ fn end_of(what: impl FnOnce() -> String, start: u64, duration: u64) -> Result<u6
         .ok_or_else(|| format!("{}: the end passes 2^64 ns", what()))
 }
 
+/// The field columns of the spans and of the marks, named for errors.
+const SPAN_FIELDS: [&str; 3] = [
+    "scopes.spans.fields.count",
+    "scopes.spans.fields.key",
+    "scopes.spans.fields.value",
+];
+const MARK_FIELDS: [&str; 3] = [
+    "scopes.marks.fields.count",
+    "scopes.marks.fields.key",
+    "scopes.marks.fields.value",
+];
+
+/// A table's thread column and its time column, whose values are deltas from the same
+/// thread's previous row (zigzag-encoded): each row's thread and time.
+struct ThreadTimes<'a> {
+    thread: Column<'a>,
+    delta: Column<'a>,
+    /// Each thread's last time.
+    previous: Vec<u64>,
+}
+
+impl<'a> ThreadTimes<'a> {
+    fn new(thread: Column<'a>, delta: Column<'a>, threads: usize) -> Self {
+        ThreadTimes {
+            thread,
+            delta,
+            previous: vec![0; threads],
+        }
+    }
+
+    /// Row `i`'s (of `count`) thread and time.
+    fn next(&mut self, i: u64, count: u64) -> Result<(ThreadIdx, u64), Invalid> {
+        let t = self
+            .thread
+            .next_index(i, count, self.previous.len(), "threads")?;
+        let before = &mut self.previous[t as usize];
+        *before = before.wrapping_add(unzigzag(self.delta.next(count)?) as u64);
+        Ok((ThreadIdx(t), *before))
+    }
+
+    /// Checks that both columns hold no more than `count` values.
+    fn finish(self, count: u64) -> Result<(), Invalid> {
+        self.thread.finish(count)?;
+        self.delta.finish(count)
+    }
+}
+
 /// Rows reserved for a column of `count` rows: no more than `column` can hold.
 fn rows_for(count: u64, column: &Column<'_>) -> usize {
     usize::try_from(count)
@@ -373,21 +420,19 @@ pub(crate) fn decode_scopes(file: &ScopesFile<'_>, tables: Tables) -> Result<Sco
     let cols = &file.spans;
     let count = cols.count;
     let mut site = Column::new("scopes.spans.site", &cols.site);
-    let mut thread = Column::new("scopes.spans.thread", &cols.thread);
-    let mut start = Column::new("scopes.spans.start_delta", &cols.start_delta);
+    let mut times = ThreadTimes::new(
+        Column::new("scopes.spans.thread", &cols.thread),
+        Column::new("scopes.spans.start_delta", &cols.start_delta),
+        tables.threads,
+    );
     let mut duration = Column::new("scopes.spans.duration", &cols.duration);
     let mut parent = Column::new("scopes.spans.parent", &cols.parent);
     let mut fields = FieldsReader::new(
         "scopes.spans",
         cols.fields.as_ref(),
-        [
-            "scopes.spans.fields.count",
-            "scopes.spans.fields.key",
-            "scopes.spans.fields.value",
-        ],
+        SPAN_FIELDS,
         tables.strings,
     );
-    let mut previous = vec![0u64; tables.threads];
     let mut spans = Vec::with_capacity(rows_for(count, &site));
     for i in 0..count {
         let s = site_of(
@@ -395,15 +440,7 @@ pub(crate) fn decode_scopes(file: &ScopesFile<'_>, tables: Tables) -> Result<Sco
             site.next(count)?,
             SiteKind::Scope,
         )?;
-        let t = check_index(
-            || format!("scopes.spans.thread[{i}]"),
-            thread.next(count)?,
-            tables.threads,
-            "threads",
-        )?;
-        let before = &mut previous[t as usize];
-        *before = before.wrapping_add(unzigzag(start.next(count)?) as u64);
-        let start_ns = *before;
+        let (thread, start_ns) = times.next(i, count)?;
         let end_ns = end_of(
             || format!("scopes.spans.duration[{i}]"),
             start_ns,
@@ -421,34 +458,33 @@ pub(crate) fn decode_scopes(file: &ScopesFile<'_>, tables: Tables) -> Result<Sco
         };
         spans.push(Span {
             site: s,
-            thread: ThreadIdx(t),
+            thread,
             start_ns,
             end_ns,
             parent,
             fields: fields.next(i, count)?,
         });
     }
-    for column in [site, thread, start, duration, parent] {
+    for column in [site, duration, parent] {
         column.finish(count)?;
     }
+    times.finish(count)?;
     fields.finish(count)?;
 
     let cols = &file.marks;
     let count = cols.count;
     let mut site = Column::new("scopes.marks.site", &cols.site);
-    let mut thread = Column::new("scopes.marks.thread", &cols.thread);
-    let mut time = Column::new("scopes.marks.time_delta", &cols.time_delta);
+    let mut times = ThreadTimes::new(
+        Column::new("scopes.marks.thread", &cols.thread),
+        Column::new("scopes.marks.time_delta", &cols.time_delta),
+        tables.threads,
+    );
     let mut fields = FieldsReader::new(
         "scopes.marks",
         cols.fields.as_ref(),
-        [
-            "scopes.marks.fields.count",
-            "scopes.marks.fields.key",
-            "scopes.marks.fields.value",
-        ],
+        MARK_FIELDS,
         tables.strings,
     );
-    let mut previous = vec![0u64; tables.threads];
     let mut marks = Vec::with_capacity(rows_for(count, &site));
     for i in 0..count {
         let s = site_of(
@@ -456,24 +492,16 @@ pub(crate) fn decode_scopes(file: &ScopesFile<'_>, tables: Tables) -> Result<Sco
             site.next(count)?,
             SiteKind::Mark,
         )?;
-        let t = check_index(
-            || format!("scopes.marks.thread[{i}]"),
-            thread.next(count)?,
-            tables.threads,
-            "threads",
-        )?;
-        let before = &mut previous[t as usize];
-        *before = before.wrapping_add(unzigzag(time.next(count)?) as u64);
+        let (thread, time_ns) = times.next(i, count)?;
         marks.push(Mark {
             site: s,
-            thread: ThreadIdx(t),
-            time_ns: *before,
+            thread,
+            time_ns,
             fields: fields.next(i, count)?,
         });
     }
-    for column in [site, thread, time] {
-        column.finish(count)?;
-    }
+    site.finish(count)?;
+    times.finish(count)?;
     fields.finish(count)?;
     Ok(Scopes {
         sites,
@@ -504,27 +532,16 @@ pub(crate) fn decode_tasks(file: &TasksFile<'_>, tables: Tables) -> Result<Tasks
     let cols = &file.polls;
     let count = cols.count;
     let mut task = Column::new("tasks.polls.task", &cols.task);
-    let mut thread = Column::new("tasks.polls.thread", &cols.thread);
-    let mut start = Column::new("tasks.polls.start_delta", &cols.start_delta);
+    let mut times = ThreadTimes::new(
+        Column::new("tasks.polls.thread", &cols.thread),
+        Column::new("tasks.polls.start_delta", &cols.start_delta),
+        tables.threads,
+    );
     let mut duration = Column::new("tasks.polls.duration", &cols.duration);
-    let mut previous = vec![0u64; tables.threads];
     let mut polls = Vec::with_capacity(rows_for(count, &task));
     for i in 0..count {
-        let k = check_index(
-            || format!("tasks.polls.task[{i}]"),
-            task.next(count)?,
-            tasks.len(),
-            "tasks",
-        )?;
-        let t = check_index(
-            || format!("tasks.polls.thread[{i}]"),
-            thread.next(count)?,
-            tables.threads,
-            "threads",
-        )?;
-        let before = &mut previous[t as usize];
-        *before = before.wrapping_add(unzigzag(start.next(count)?) as u64);
-        let start_ns = *before;
+        let k = task.next_index(i, count, tasks.len(), "tasks")?;
+        let (thread, start_ns) = times.next(i, count)?;
         let end_ns = end_of(
             || format!("tasks.polls.duration[{i}]"),
             start_ns,
@@ -532,13 +549,14 @@ pub(crate) fn decode_tasks(file: &TasksFile<'_>, tables: Tables) -> Result<Tasks
         )?;
         polls.push(Poll {
             task: TaskIdx(k),
-            thread: ThreadIdx(t),
+            thread,
             start_ns,
             end_ns,
         });
     }
-    for column in [task, thread, start, duration] {
+    for column in [task, duration] {
         column.finish(count)?;
     }
+    times.finish(count)?;
     Ok(Tasks { tasks, polls })
 }
