@@ -273,7 +273,7 @@ impl Sampler {
             None
         };
         SHARED.replace(Some(Box::new(Arc::clone(&shared))));
-        sys::no_session_in_forked_children();
+        sys::no_session_in_forked_children(crate::sampler::forked_child);
         // The collector thread starts before any thread is armed, so that it inherits no perf
         // event from the thread that creates it; it waits for the collector state, which this
         // thread hands over once every thread is armed.
@@ -383,6 +383,14 @@ impl Sampler {
             ))
         }))
     }
+}
+
+/// What a child forked during a session turns off besides the signal handler's recording
+/// (registered with [`sys::no_session_in_forked_children`]): allocation sampling and scope
+/// recording. Atomic stores only: async-signal-safe.
+fn forked_child() {
+    alloc::forked_child();
+    crate::scope::forked_child();
 }
 
 /// What a stopped session leaves for the report.

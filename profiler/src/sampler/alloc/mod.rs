@@ -397,7 +397,7 @@ pub fn start(options: Options) -> Result<Running> {
     let _ = shared.collector.set(handle.thread().clone());
     // Nothing is listed now (the previous session's readers are gone): the filter starts empty.
     FILTER.clear();
-    sys::no_session_in_forked_children();
+    sys::no_session_in_forked_children(crate::sampler::forked_child);
     SHARED.replace(Some(Box::new(Arc::clone(&shared))));
     MEAN.store(mean, Ordering::Relaxed);
     TRACKING.store(true, Ordering::SeqCst);

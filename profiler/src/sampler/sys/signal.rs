@@ -200,16 +200,23 @@ static SESSION: AtomicBool = AtomicBool::new(false);
 /// sent by a process gets the default action; the thread id cache is cleared (the child's one
 /// thread has a new id). Stopping the parent's session in the child returns
 /// [`Error::ForkedChild`](crate::Error::ForkedChild); a new session cannot start there while
-/// the parent's copy is not stopped.
-pub fn no_session_in_forked_children() {
+/// the parent's copy is not stopped. `also` is what the layers above turn off in the child
+/// (the allocation wrapper, the scope buffers): it must be async-signal-safe; the first call's
+/// is the one kept.
+pub fn no_session_in_forked_children(also: fn()) {
+    /// The `also` of the first call.
+    static ALSO: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
     extern "C" fn in_child() {
         super::clock::clear_cached_tid();
         SESSION.store(false, Ordering::Relaxed);
-        crate::sampler::alloc::forked_child();
-        crate::scope::forked_child();
+        // Set before the handler is registered; reading it is an atomic load.
+        if let Some(also) = ALSO.get() {
+            also();
+        }
     }
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        let _ = ALSO.set(also);
         // SAFETY: `in_child` is an `extern "C" fn()` that only writes a thread local of the
         // calling thread and atomics (no allocation, no lock, async-signal-safe), which is
         // allowed in an atfork child handler; null prepare and parent handlers are allowed.
