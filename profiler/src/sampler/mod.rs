@@ -1,16 +1,17 @@
 //! Sampling the call stacks of the running process (Linux first; other Unix via `setitimer`).
 //!
-//! [`Sampler::start`] picks the timer mechanism ([`Options::timer`](crate::Options::timer):
-//! the best one that works here unless one is named, see [`crate::Timer`]), installs a handler
-//! for the signal it delivers (SIGTRAP for `perf_event_sigtrap`, SIGPROF otherwise; none for
-//! `perf_ring`, whose stacks the kernel copies into rings the collector unwinds, see
-//! `own_ring.rs`), starts a collector thread and arms every thread (on `perf_event_sigtrap`
-//! and `perf_ring` with events that threads created later inherit); the handler walks each
-//! stack as [`Options::unwind`](crate::Options::unwind) says ([`crate::Unwind`]). Wall mode
-//! runs on `perf_ring` where the kernel allows it, else on signals (`wall.rs`). [`Sampler::stop`] disarms, restores the previous disposition,
-//! symbolizes each distinct address once and returns a [`Session`] (which
-//! [`crate::Profiler`], the public face of this module, wraps in a [`crate::Report`]). The library reads no
-//! environment variable: every choice is an [`Options`] value.
+//! [`Profiler::start`](crate::Profiler::start) picks the timer mechanism
+//! ([`Options::timer`](crate::Options::timer): the best one that works here unless one is named,
+//! see [`crate::Timer`]), installs a handler for the signal it delivers (SIGTRAP for
+//! `perf_event_sigtrap`, SIGPROF otherwise; none for `perf_ring`, whose stacks the kernel copies
+//! into rings the collector unwinds, see `own_ring.rs`), starts a collector thread and arms every
+//! thread (on `perf_event_sigtrap` and `perf_ring` with events that threads created later inherit);
+//! the handler walks each stack as [`Options::unwind`](crate::Options::unwind) says
+//! ([`crate::Unwind`]). Wall mode runs on `perf_ring` where the kernel allows it, else on signals
+//! (`wall.rs`). [`Profiler::stop`](crate::Profiler::stop) disarms, restores the previous
+//! disposition and symbolizes each distinct address once: the sampler's [`Session`] is what
+//! [`crate::Profiler`], the public face of this module, wraps in a [`crate::Report`]. The
+//! library reads no environment variable: every choice is an [`Options`] value.
 //!
 //! Besides the session, this module has the clocks a sample's weight and thread come from
 //! ([`thread_cpu_time`], [`process_cpu_time`], [`current_tid`]).
@@ -77,10 +78,10 @@ const UNWIND_STATES: usize = 16;
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
-/// A running sampling session. Stop it with [`Sampler::stop`]; dropping it stops it too and
+/// A running sampling session. Stop it with [`Profiler::stop`](crate::Profiler::stop); dropping it stops it too and
 /// discards the samples. [`crate::Profiler`] is its public face.
 #[must_use = "a sampler samples until stopped; call stop() to get the session"]
-pub struct Sampler {
+pub(crate) struct Sampler {
     inner: Option<Running>,
     /// The allocation session, in [`crate::Mode::Alloc`].
     alloc: Option<alloc::Running>,
@@ -361,7 +362,7 @@ impl Sampler {
         self.stop_deferred().and_then(|build| build())
     }
 
-    /// Stops sampling as [`Sampler::stop`] does, but leaves building the session (symbolizing)
+    /// Stops sampling as [`Profiler::stop`](crate::Profiler::stop) does, but leaves building the session (symbolizing)
     /// to the closure returned, so that another session can start first: the push agent's
     /// windows follow each other with only the stop and the start between them.
     pub(crate) fn stop_deferred(mut self) -> Result<Box<dyn FnOnce() -> Result<Session>>> {
