@@ -142,9 +142,7 @@ impl TreeTable {
             let mut row = NodeRow::of(&profile.session, tree, node, self_weight, whole);
             // The inverted tree's paths run from the leaves: not paths of scopes.
             if let (None, Some(calls)) = (&self.inverted, &profile.scope_calls) {
-                row.calls = calls
-                    .of_node(&profile.session, tree, node)
-                    .map(prof::aggregate::thousands);
+                row.calls = calls.of_node(tree, node).map(prof::aggregate::thousands);
             }
             rows.push(row);
         }
@@ -464,7 +462,7 @@ mod tests {
         let t = b.thread(1, "main");
         let request = b.intern_site("request", None, None, SiteKind::Scope);
         let parse = b.intern_site("parse", None, None, SiteKind::Scope);
-        let mut span = |b: &mut SessionBuilder, site, start_ns, parent| {
+        let span = |b: &mut SessionBuilder, site, start_ns, parent| {
             b.push_span(Span {
                 site,
                 thread: t,

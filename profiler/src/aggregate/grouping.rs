@@ -94,13 +94,18 @@ fn regroup(
 }
 
 /// The synthetic frames above the stacks: one frame per name (`PREFIX` and the name, or the
-/// frame for none) and one stack node per (caller, name), made on first use.
+/// frame for none) and one stack node per (caller, name), made on first use. Keyed with
+/// [`NONE`] for no caller and no name: map types the wasm viewer already has cost it no code.
 struct Prefixes {
     prefix: &'static str,
     none: &'static str,
-    frames: HashMap<Option<StrId>, FrameId>,
-    nodes: HashMap<(Option<StackId>, Option<StrId>), StackId>,
+    frames: HashMap<StrId, usize>,
+    nodes: HashMap<(u32, StrId), u32>,
 }
+
+/// No caller, or no name, in the keys of [`Prefixes`] (no stack or string has this id: there
+/// are fewer than 4 GiB of them).
+const NONE: u32 = u32::MAX;
 
 impl Prefixes {
     fn new(prefix: &'static str, none: &'static str) -> Self {
@@ -115,11 +120,12 @@ impl Prefixes {
     /// The node of the frame for `name` (a string of `out`; `None`: the frame for none) called
     /// from `parent`.
     fn node(&mut self, out: &mut Session, parent: Option<StackId>, name: Option<StrId>) -> StackId {
-        if let Some(&node) = self.nodes.get(&(parent, name)) {
-            return node;
+        let key = (parent.map_or(NONE, |p| p.0), name.unwrap_or(StrId(NONE)));
+        if let Some(&node) = self.nodes.get(&key) {
+            return StackId(node);
         }
-        let frame = match self.frames.get(&name) {
-            Some(&frame) => frame,
+        let frame = match self.frames.get(&key.1) {
+            Some(&frame) => FrameId(frame as u32),
             None => {
                 let text = match name {
                     Some(name) => format!("{}{}", self.prefix, out.str(name)),
@@ -135,14 +141,14 @@ impl Prefixes {
                     address: None,
                     inlined: false,
                 });
-                self.frames.insert(name, frame);
+                self.frames.insert(key.1, frame.index());
                 frame
             }
         };
         out.stacks.push(StackNode { parent, frame });
-        let node = StackId(out.stacks.len() as u32 - 1);
-        self.nodes.insert((parent, name), node);
-        node
+        let node = out.stacks.len() as u32 - 1;
+        self.nodes.insert(key, node);
+        StackId(node)
     }
 }
 
@@ -182,8 +188,8 @@ fn move_under(
 /// Counted from the spans table, not from samples: a call no sample fell in counts too.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScopeCalls {
-    /// Each distinct scope name, by its text.
-    name_of: HashMap<String, u32>,
+    /// Per string of the session, the scope name its `scope:NAME` frame names, or [`NONE`].
+    name_of_frame: Vec<u32>,
     /// The paths as a trie: (parent path, name) -> path; path 0 is the empty one.
     path_of: HashMap<(u32, u32), u32>,
     /// Per path, the calls kept.
@@ -193,26 +199,35 @@ pub struct ScopeCalls {
 }
 
 impl ScopeCalls {
-    /// The calls of every path of scopes in `session` (grouped or not: only its spans are read)
-    /// among the spans `filter` keeps. O(spans).
+    /// The calls of every path of scopes in `session` among the spans `filter` keeps, for the
+    /// frames of `session` (grouped by scope; its spans are the session's as loaded).
+    /// O(spans + strings).
     pub fn count(session: &Session, filter: &Filter) -> Self {
         let scopes = &session.scopes;
-        let mut counts = ScopeCalls {
-            calls: vec![0],
-            ..ScopeCalls::default()
-        };
+        let mut names: HashMap<&str, u32> = HashMap::new();
         let site_name: Vec<u32> = scopes
             .sites
             .iter()
             .map(|site| {
-                let next = counts.name_of.len() as u32;
-                *counts
-                    .name_of
-                    .entry(session.str(site.name).to_owned())
-                    .or_insert(next)
+                let next = names.len() as u32;
+                *names.entry(session.str(site.name)).or_insert(next)
             })
             .collect();
-        counts.calls_of_name = vec![0; counts.name_of.len()];
+        let name_of_frame = session
+            .strings
+            .iter()
+            .map(|text| {
+                text.strip_prefix(SCOPE_FRAME_PREFIX)
+                    .and_then(|name| names.get(name).copied())
+                    .unwrap_or(NONE)
+            })
+            .collect();
+        let mut counts = ScopeCalls {
+            name_of_frame,
+            path_of: HashMap::new(),
+            calls: vec![0],
+            calls_of_name: vec![0; names.len()],
+        };
         let threads = thread_mask(session, filter);
         let mut path_of_span: Vec<u32> = Vec::with_capacity(scopes.spans.len());
         for span in &scopes.spans {
@@ -233,39 +248,37 @@ impl ScopeCalls {
         counts
     }
 
-    /// The calls of the path of scope names `path` (outermost first), `None` when no span has
-    /// that chain of scopes.
-    pub fn of_path<'n>(&self, path: impl IntoIterator<Item = &'n str>) -> Option<u64> {
+    /// The scope name the frame named `func` (`scope:NAME`) stands for, if it is one.
+    fn name(&self, func: StrId) -> Option<u32> {
+        self.name_of_frame
+            .get(func.index())
+            .copied()
+            .filter(|&n| n != NONE)
+    }
+
+    /// The calls of the scope frame `node` of a call tree of the session counted (grouped by
+    /// scope): the spans whose chain of scopes is the node's path. `None` for a node that is
+    /// not a scope frame under scope frames only (a function, the root, [`NO_SCOPE_FRAME`], or
+    /// a scope frame a transform moved under a function) or whose path no span has. A
+    /// transform that removes scope frames changes the paths: the counts are those of the path
+    /// the tree shows.
+    pub fn of_node(&self, tree: &CallTree, node: NodeId) -> Option<u64> {
+        let mut path = Vec::with_capacity(tree.depth(node) as usize);
+        let mut at = node;
+        while let Some(parent) = tree.parent(at) {
+            path.push(self.name(tree.func(at))?);
+            at = parent;
+        }
         let mut at = 0u32;
-        for name in path {
-            at = *self.path_of.get(&(at, *self.name_of.get(name)?))?;
+        for &name in path.iter().rev() {
+            at = *self.path_of.get(&(at, name))?;
         }
         (at != 0).then(|| self.calls[at as usize])
     }
 
-    /// The calls of the scope frame `node` of a call tree of a session grouped by scope: the
-    /// spans whose chain of scopes is the node's path. `None` for a node that is not a scope
-    /// frame under scope frames only (a function, the root, [`NO_SCOPE_FRAME`], or a scope
-    /// frame a transform moved under a function). A transform that removes scope frames
-    /// changes the paths: the counts are those of the path the tree shows.
-    pub fn of_node(&self, session: &Session, tree: &CallTree, node: NodeId) -> Option<u64> {
-        let mut path = Vec::with_capacity(tree.depth(node) as usize);
-        let mut at = node;
-        while let Some(parent) = tree.parent(at) {
-            let name = tree.name(session, at);
-            if name == NO_SCOPE_FRAME {
-                return None;
-            }
-            path.push(name.strip_prefix(SCOPE_FRAME_PREFIX)?);
-            at = parent;
-        }
-        self.of_path(path.into_iter().rev())
-    }
-
-    /// The calls of every scope named by the frame `function` (`scope:NAME`) on every path, for
-    /// a table of functions; `None` for a function that is not a scope frame.
-    pub fn of_function(&self, function: &str) -> Option<u64> {
-        let name = function.strip_prefix(SCOPE_FRAME_PREFIX)?;
-        Some(self.calls_of_name[*self.name_of.get(name)? as usize])
+    /// The calls of the scope the frame named `func` (`scope:NAME`) stands for, on every path,
+    /// for a table of functions; `None` for a function that is not a scope frame.
+    pub fn of_function(&self, func: StrId) -> Option<u64> {
+        Some(self.calls_of_name[self.name(func)? as usize])
     }
 }

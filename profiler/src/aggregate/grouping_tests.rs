@@ -17,7 +17,7 @@ fn nested() -> Session {
     let f = b.intern_frame(&FrameSpec::named("main"));
     let g = b.intern_frame(&FrameSpec::named("work"));
     let stack = b.intern_stack_path(&[f, g]).unwrap();
-    let mut span = |b: &mut SessionBuilder, site, thread, start_ns, parent| {
+    let span = |b: &mut SessionBuilder, site, thread, start_ns, parent| {
         b.push_span(Span {
             site,
             thread,
@@ -27,7 +27,7 @@ fn nested() -> Session {
             fields: Vec::new(),
         })
     };
-    let mut sample = |b: &mut SessionBuilder, thread, at, scope: Option<SpanIdx>| {
+    let sample = |b: &mut SessionBuilder, thread, at, scope: Option<SpanIdx>| {
         b.push_sample(stack, thread, at, 1_000);
         b.set_last_sample_context(scope, None);
     };
@@ -95,67 +95,89 @@ fn grouping_by_scope_a_session_without_spans_changes_nothing() {
     assert_eq!(group_by_scope(&session), session);
 }
 
+/// The session grouped by scope, its call tree, and the node at a path of names.
+struct Grouped {
+    session: Session,
+    tree: CallTree,
+}
+
+impl Grouped {
+    fn of(session: &Session) -> Self {
+        let session = group_by_scope(session);
+        let tree = CallTree::new(&session, &Filter::all());
+        Grouped { session, tree }
+    }
+
+    fn node(&self, path: &[&str]) -> NodeId {
+        let mut at = self.tree.root();
+        for name in path {
+            at = *self
+                .tree
+                .children(at)
+                .iter()
+                .find(|&&c| self.tree.name(&self.session, c) == *name)
+                .unwrap_or_else(|| panic!("no {name} under {path:?}"));
+        }
+        at
+    }
+
+    /// The calls of the node at `path` among the spans `filter` keeps.
+    fn calls(&self, filter: &Filter, path: &[&str]) -> Option<u64> {
+        ScopeCalls::count(&self.session, filter).of_node(&self.tree, self.node(path))
+    }
+
+    /// The calls of the function of the node at `path`, on every path.
+    fn function_calls(&self, filter: &Filter, path: &[&str]) -> Option<u64> {
+        let func = self.tree.func(self.node(path));
+        ScopeCalls::count(&self.session, filter).of_function(func)
+    }
+}
+
 #[test]
 fn scope_calls_count_the_spans_of_each_path_of_scopes() {
-    let session = nested();
-    let calls = ScopeCalls::count(&session, &Filter::all());
-    assert_eq!(calls.of_path(["request"]), Some(2));
+    let g = Grouped::of(&nested());
+    let all = Filter::all();
+    assert_eq!(g.calls(&all, &["scope:request"]), Some(2));
     // Two in the first request and one in the second, whether a sample fell in them or not.
-    assert_eq!(calls.of_path(["request", "parse"]), Some(3));
-    assert_eq!(calls.of_path(["parse"]), Some(1));
-    assert_eq!(calls.of_path(["parse", "request"]), None);
-    assert_eq!(calls.of_path(["nowhere"]), None);
-    assert_eq!(calls.of_path([]), None);
+    assert_eq!(g.calls(&all, &["scope:request", "scope:parse"]), Some(3));
+    assert_eq!(g.calls(&all, &["scope:parse"]), Some(1));
     // A recursive scope: one call at each depth.
-    assert_eq!(calls.of_path(["walk"]), Some(1));
-    assert_eq!(calls.of_path(["walk", "walk"]), Some(1));
-    assert_eq!(calls.of_path(["walk", "walk", "walk"]), Some(1));
-    assert_eq!(calls.of_path(["walk", "walk", "walk", "walk"]), None);
+    assert_eq!(g.calls(&all, &["scope:walk"]), Some(1));
+    assert_eq!(g.calls(&all, &["scope:walk", "scope:walk"]), Some(1));
+    let walk3 = ["scope:walk", "scope:walk", "scope:walk"];
+    assert_eq!(g.calls(&all, &walk3), Some(1));
+    assert_eq!(g.tree.total_weight(g.node(&walk3)), 1_000);
+    // Functions, the root and the samples outside scopes have no calls.
+    assert_eq!(g.calls(&all, &["scope:request", "main"]), None);
+    assert_eq!(g.calls(&all, &[NO_SCOPE_FRAME]), None);
+    assert_eq!(g.calls(&all, &[]), None);
     // A function table's row: every path.
-    assert_eq!(calls.of_function("scope:parse"), Some(4));
-    assert_eq!(calls.of_function("scope:walk"), Some(3));
-    assert_eq!(calls.of_function("parse"), None);
-    assert_eq!(calls.of_function(NO_SCOPE_FRAME), None);
+    assert_eq!(g.function_calls(&all, &["scope:parse"]), Some(4));
+    assert_eq!(g.function_calls(&all, &walk3), Some(3));
+    assert_eq!(g.function_calls(&all, &["scope:parse", "main"]), None);
+    assert_eq!(g.function_calls(&all, &[NO_SCOPE_FRAME]), None);
+    // Counted on a session not grouped, no frame is a scope's.
+    let plain = nested();
+    let tree = CallTree::new(&plain, &Filter::all());
+    let calls = ScopeCalls::count(&plain, &Filter::all());
+    assert!(tree
+        .preorder()
+        .iter()
+        .all(|&n| calls.of_node(&tree, n).is_none()));
 }
 
 #[test]
 fn scope_calls_keep_the_spans_the_filter_keeps() {
-    let session = nested();
-    let main_only = ScopeCalls::count(&session, &Filter::all().threads([ThreadIdx(0)]));
-    assert_eq!(main_only.of_path(["parse"]), Some(0));
-    assert_eq!(main_only.of_path(["request", "parse"]), Some(3));
+    let g = Grouped::of(&nested());
+    let main_only = Filter::all().threads([ThreadIdx(0)]);
+    assert_eq!(g.calls(&main_only, &["scope:parse"]), Some(0));
+    assert_eq!(
+        g.calls(&main_only, &["scope:request", "scope:parse"]),
+        Some(3)
+    );
     // Spans kept by their start: the second request and its parse.
-    let later = ScopeCalls::count(&session, &Filter::all().time_range(20_000, 30_000));
-    assert_eq!(later.of_path(["request"]), Some(1));
-    assert_eq!(later.of_path(["request", "parse"]), Some(1));
-    assert_eq!(later.of_function("scope:parse"), Some(1));
-}
-
-#[test]
-fn scope_calls_of_call_tree_nodes_follow_the_nodes_paths() {
-    let session = nested();
-    let grouped = group_by_scope(&session);
-    let tree = CallTree::new(&grouped, &Filter::all());
-    let calls = ScopeCalls::count(&grouped, &Filter::all());
-    let node = |path: &[&str]| {
-        let mut at = tree.root();
-        for name in path {
-            at = *tree
-                .children(at)
-                .iter()
-                .find(|&&c| tree.name(&grouped, c) == *name)
-                .unwrap_or_else(|| panic!("no {name} under {path:?}"));
-        }
-        at
-    };
-    let of = |path: &[&str]| calls.of_node(&grouped, &tree, node(path));
-    assert_eq!(of(&["scope:request"]), Some(2));
-    assert_eq!(of(&["scope:request", "scope:parse"]), Some(3));
-    assert_eq!(of(&["scope:parse"]), Some(1));
-    assert_eq!(of(&["scope:walk", "scope:walk", "scope:walk"]), Some(1));
-    assert_eq!(tree.total_weight(node(&["scope:walk"])), 1_000);
-    // Functions, the root and the samples outside scopes have no calls.
-    assert_eq!(of(&["scope:request", "main"]), None);
-    assert_eq!(of(&[NO_SCOPE_FRAME]), None);
-    assert_eq!(of(&[]), None);
+    let later = Filter::all().time_range(20_000, 30_000);
+    assert_eq!(g.calls(&later, &["scope:request"]), Some(1));
+    assert_eq!(g.calls(&later, &["scope:request", "scope:parse"]), Some(1));
+    assert_eq!(g.function_calls(&later, &["scope:parse"]), Some(1));
 }

@@ -68,7 +68,7 @@ impl fmt::Display for TopTable<'_> {
                 format_percent(row.self_weight, self.total_weight),
             )?;
             if let Some(calls) = self.calls {
-                let text = calls.of_function(&row.name).map(thousands);
+                let text = calls.of_function(row.func).map(thousands);
                 write!(f, " {:>10}", text.unwrap_or_default())?;
             }
             writeln!(f, "  {}", row.name)?;
