@@ -290,10 +290,15 @@ async function loadFile() {
   renderSampleTypes($("sample-type"), loaded.sampleTypes, state.current.sampleType, (name) =>
     state.update({ sampleType: name === loaded.sampleTypes[0]?.name ? null : name }),
   );
-  const groupBy = $("group-by-task");
-  groupBy.checked = state.current.groupBy === "task";
-  groupBy.parentElement.hidden = !loaded.hasTasks;
-  groupBy.onchange = () => state.update({ groupBy: groupBy.checked ? "task" : null, zoom: [], node: [] });
+  const groupBy = $("group-by");
+  for (const [value, offered] of [["task", loaded.hasTasks], ["scope", loaded.hasScopes]]) {
+    const option = groupBy.querySelector(`option[value="${value}"]`);
+    option.hidden = !offered;
+    option.disabled = !offered;
+  }
+  groupBy.parentElement.hidden = !loaded.hasTasks && !loaded.hasScopes;
+  groupBy.value = state.current.groupBy ?? "";
+  groupBy.onchange = () => state.update({ groupBy: groupBy.value || null, zoom: [], node: [] });
   renderThreadStates($("thread-state"), loaded.hasStates, state.current.threadState, (value) =>
     state.update({ threadState: value || null }),
   );
@@ -364,7 +369,7 @@ async function onStateChange(current, changed) {
     tooltip.hide();
     $("sample-type").value = current.sampleType ?? $("sample-type").options[0]?.value ?? "";
     $("thread-state").value = current.threadState ?? "";
-    $("group-by-task").checked = current.groupBy === "task";
+    $("group-by").value = current.groupBy ?? "";
   }
   if (changed.has("search") && $("search").value !== current.search) $("search").value = current.search;
   if ([...VIEW_KEYS, "search"].some((k) => changed.has(k))) await runSearch();

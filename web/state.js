@@ -80,7 +80,8 @@ function defaults() {
     threadState: null, // null: every sample; "running" or "waiting": those in that state
     scope: null, // null: every sample; else only samples inside a scope of this name
     task: null, // null: every sample; else only samples of tasks of this name
-    groupBy: null, // null: stacks as recorded; "task": each task's name as a root frame
+    groupBy: null, // null: stacks as recorded; "task": each task's name as a root frame;
+    // "scope": each sample's open scopes as frames above its stack
     base: null, // null: no comparison; else the index of the file the Diff view compares with
     diffZoom: [], // the Diff view's zoomed frame: function names from the root
     diffWindow: null, // as flameWindow, for the Diff view's flame graph
@@ -142,7 +143,8 @@ export function parse(hash) {
   if (threadState === "running" || threadState === "waiting") state.threadState = threadState;
   state.scope = params.get("scope") || null;
   state.task = params.get("task") || null;
-  if (params.get("group") === "task") state.groupBy = "task";
+  const group = params.get("group");
+  if (group === "task" || group === "scope") state.groupBy = group;
   const base = params.get("base");
   if (base !== null && /^\d+$/.test(base)) state.base = Number(base);
   const dzoom = params.get("dzoom");

@@ -212,6 +212,7 @@ const methods = {
       sampleTypes: JSON.parse(profile.sampleTypesJson()),
       hasStates: profile.hasStates(),
       hasTasks: contexts.tasks,
+      hasScopes: contexts.scopes,
       version: profVersion(),
     };
   },

@@ -93,6 +93,7 @@ impl Profiler {
                 total_weight: tree.total_weight(tree.root()),
                 total_count: tree.total_count(tree.root()),
                 sort: SortBy::SelfWeight,
+                calls: None,
             };
             write!(self.out, "{table}")?;
         }

@@ -127,6 +127,7 @@ impl fmt::Display for Report {
             total_weight: tree.total_weight(tree.root()),
             total_count: tree.total_count(tree.root()),
             sort: SortBy::SelfWeight,
+            calls: None,
         };
         table.fmt(f)
     }

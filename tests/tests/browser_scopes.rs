@@ -2,7 +2,8 @@
 //! scopes and tasks written by prof's own writer: the scope table and the task table show what
 //! `prof report --scopes` and `--tasks` print, a scope's duration bars count its calls, and the
 //! "Only" buttons keep that task's (or scope's) samples in every view, as `--task` (`--scope`)
-//! does. Screenshots go to `tests/artifacts/scopes-*`.
+//! does; grouped by scope, the call tree's scope rows show the calls `prof report --group-by
+//! scope` prints. Screenshots go to `tests/artifacts/scopes-*`.
 //!
 //! A missing browser fails these tests: they never skip.
 
@@ -189,13 +190,120 @@ fn the_scopes_view_shows_the_numbers_prof_report_prints() {
             })
         })
     });
+    assert_eq!(
+        browser.eval(
+            "return document.getElementById('group-by').value;",
+            json!([])
+        ),
+        json!("task")
+    );
+    browser.screenshot("scopes-grouped");
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// The call tree's rows on screen: (name, cells).
+fn tree_rows(browser: &Browser) -> Vec<(String, Vec<String>)> {
+    let rows = browser.eval(
+        "return window.profViewer.views.get('calltree').shownRows();",
+        json!([]),
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_value(rows).unwrap_or_default();
+    rows.iter()
+        .map(|r| {
+            let cells = serde_json::from_value(r["cells"].clone()).unwrap_or_default();
+            (r["name"].as_str().unwrap_or_default().to_owned(), cells)
+        })
+        .collect()
+}
+
+#[test]
+fn grouped_by_scope_the_call_tree_shows_each_scope_frames_calls() {
+    let shown = show(
+        "scopes-tree-calls",
+        &scoped_tasks(),
+        "scoped.json",
+        (1300, 800),
+        "#view=calltree&group=scope",
+    );
+    let browser = &shown.browser;
+    // `prof report --group-by scope`: TOTAL (2 words), (pct), SELF (2 words), (pct), CALLS, FRAME.
+    let out = prof_e2e::prof(&[
+        "report",
+        shown.file.to_str().unwrap(),
+        "--group-by",
+        "scope",
+        "--sort",
+        "total",
+    ]);
+    let report = String::from_utf8(out.stdout).unwrap();
+    let calls = |name: &str| -> String {
+        let line = report
+            .lines()
+            .find(|l| l.ends_with(&format!("  {name}")))
+            .unwrap_or_else(|| panic!("no {name} in {report}"));
+        line.split_whitespace().nth(6).unwrap().to_owned()
+    };
+    assert_eq!(calls("scope:request"), "30", "{report}");
+    // The tree opens along its heaviest path: scope:request, then its children. Cells: total,
+    // its share, self, its share, calls.
+    let mut rows = Vec::new();
+    eventually("the scope rows with their calls", || {
+        rows = tree_rows(browser);
+        ["scope:request", "scope:parse"].iter().all(|name| {
+            rows.iter()
+                .any(|(n, cells)| n == name && cells.len() == 5 && cells[4] == calls(name))
+        })
+    });
+    // Functions and the samples outside scopes have an empty Calls cell.
+    let empty: Vec<&String> = rows
+        .iter()
+        .filter(|(n, _)| !n.starts_with("scope:") || n == "scope:(none)")
+        .map(|(n, cells)| {
+            assert_eq!(cells.get(4).map(String::as_str), Some(""), "{n}: {cells:?}");
+            n
+        })
+        .collect();
+    assert!(!empty.is_empty(), "{rows:?}");
     assert!(browser
         .eval(
-            "return document.getElementById('group-by-task').checked;",
+            "return !document.querySelector('section[data-view=calltree] .grid-head .calls').hidden;",
             json!([])
         )
         .as_bool()
         .unwrap());
-    browser.screenshot("scopes-grouped");
+    assert_eq!(
+        browser.eval(
+            "return document.getElementById('group-by').value;",
+            json!([])
+        ),
+        json!("scope")
+    );
+    browser.screenshot("scopes-tree-calls");
+
+    // The control: none ungroups, and the Calls column goes.
+    browser.eval(
+        "const s = document.getElementById('group-by'); s.value = '';
+         s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    eventually("the stacks as recorded, without calls", || {
+        let rows = tree_rows(browser);
+        !rows.is_empty()
+            && rows
+                .iter()
+                .all(|(n, cells)| !n.starts_with("scope:") && cells.len() == 4)
+    });
+    assert!(browser
+        .eval(
+            "return document.querySelector('section[data-view=calltree] .grid-head .calls').hidden;",
+            json!([])
+        )
+        .as_bool()
+        .unwrap());
+    assert!(!browser
+        .eval("return location.hash;", json!([]))
+        .as_str()
+        .unwrap_or_default()
+        .contains("group="));
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }

@@ -1,5 +1,5 @@
-//! Scopes and tasks (issue 22) end to end: `prof report --scopes`, `--group-by task`, `--task`,
-//! `--scope`, and the exports (`go tool pprof -tags` and `-tagfocus` on the pprof labels, folded
+//! Scopes and tasks (issue 22) end to end: `prof report --scopes`, `--group-by task`,
+//! `--group-by scope` with its call counts, `--task`, `--scope`, and the exports (`go tool pprof -tags` and `-tagfocus` on the pprof labels, folded
 //! stacks grouped by task), on a session written by prof's own writer. Expected numbers are
 //! computed here from the session's spans and samples, not by prof's aggregation.
 
@@ -128,6 +128,114 @@ fn report_group_by_task_shows_each_task_names_share_as_its_total() {
         format_percent(none, all),
         "{text}"
     );
+}
+
+/// The weight of the samples whose innermost open scope is named one of `names`, and how many
+/// spans of the scope `name` start on a thread kept by `keep`.
+fn scope_weight(session: &Session, names: &[&str]) -> u64 {
+    let samples = &session.samples;
+    let scopes = &session.scopes;
+    (0..samples.len())
+        .filter(|&i| {
+            samples.scope[i].is_some_and(|s| {
+                names.contains(&session.str(scopes.site(scopes.span(s).site).name))
+            })
+        })
+        .map(|i| samples.weight[i])
+        .sum()
+}
+
+fn calls(session: &Session, name: &str, keep: impl Fn(&str) -> bool) -> usize {
+    let scopes = &session.scopes;
+    scopes
+        .spans
+        .iter()
+        .filter(|s| session.str(scopes.site(s.site).name) == name)
+        .filter(|s| keep(session.str(session.threads[s.thread.index()].name)))
+        .count()
+}
+
+#[test]
+fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
+    let (_dir, session, path) = saved("scopes-group-scope");
+    let file = path.to_str().unwrap();
+    let text = stdout(&["report", file, "--group-by", "scope", "--sort", "total"]);
+    let all = session.total_weight();
+    let unit = &session.meta.sample_type;
+    // TOTAL (2 words), (pct), SELF (2 words), (pct), CALLS, FRAME.
+    let header: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["TOTAL", "(pct)", "SELF", "(pct)", "CALLS", "FRAME"]
+    );
+    for (name, inside) in [
+        ("request", &["request", "parse"][..]),
+        ("parse", &["parse"]),
+    ] {
+        let weight = scope_weight(&session, inside);
+        assert!(weight > 0);
+        let columns = row(&text, &format!("scope:{name}"));
+        assert_eq!(
+            columns[..2],
+            *format_weight(unit, weight).split(' ').collect::<Vec<_>>()
+        );
+        assert_eq!(columns[2], format_percent(weight, all), "{text}");
+        assert_eq!(
+            columns[6],
+            calls(&session, name, |_| true).to_string(),
+            "{text}"
+        );
+    }
+    // Rows that are not scopes have an empty CALLS cell: one column fewer.
+    let none = row(&text, "scope:(none)");
+    assert_eq!(none.len(), 7, "{text}");
+    assert_eq!(
+        none[2],
+        format_percent(all - scope_weight(&session, &["request", "parse"]), all)
+    );
+    assert_eq!(row(&text, "server::handle").len(), 7, "{text}");
+    // The calls honour the thread filter.
+    let worker = "tokio-worker-0";
+    let one = stdout(&["report", file, "--group-by", "scope", "--thread", worker]);
+    let expected = calls(&session, "request", |t| t == worker);
+    assert!(expected > 0 && expected < calls(&session, "request", |_| true));
+    assert_eq!(row(&one, "scope:request")[6], expected.to_string(), "{one}");
+    // Without grouping by scope the table is as it was: no CALLS column.
+    for args in [&[][..], &["--group-by", "task"]] {
+        let plain = stdout(&[&["report", file][..], args].concat());
+        assert!(!plain.contains("CALLS"), "{plain}");
+    }
+}
+
+#[test]
+fn folded_export_groups_by_scope_outermost_first() {
+    let (_dir, session, path) = saved("scopes-folded-scope");
+    let text = stdout(&[
+        "convert",
+        path.to_str().unwrap(),
+        "--to",
+        "folded",
+        "--group-by",
+        "scope",
+        "-o",
+        "-",
+    ]);
+    let sum = |prefix: &str| -> u64 {
+        text.lines()
+            .filter(|l| l.starts_with(prefix))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        sum("scope:request;scope:parse;tokio"),
+        scope_weight(&session, &["parse"])
+    );
+    assert_eq!(
+        sum("scope:request;tokio"),
+        scope_weight(&session, &["request"])
+    );
+    assert!(sum("scope:(none);tokio") > 0);
+    assert!(text.lines().all(|l| l.starts_with("scope:")), "{text}");
 }
 
 #[test]

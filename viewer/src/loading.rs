@@ -107,6 +107,8 @@ impl Profile {
             sample_types,
             time_sorted,
             ungrouped: None,
+            grouping: None,
+            scope_calls: None,
             scope_index: Default::default(),
         }
     }

@@ -5,8 +5,8 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, CallTree, Filter, NodeId, SortBy, StackWeights, ThreadTotal,
-    TransformSpec, TransformedStacks,
+    format_percent, format_weight, group_by_scope, group_by_task, CallTree, Filter, NodeId,
+    ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
 };
 use prof::session::{SampleState, Session, ThreadIdx};
 use wasm_bindgen::prelude::*;
@@ -38,9 +38,15 @@ pub struct Profile {
     pub(crate) sample_types: Vec<String>,
     /// Whether the samples are in time order: a time range is then one run of them.
     pub(crate) time_sorted: bool,
-    /// The session as loaded while `session` shows it grouped by task (each task's name as a
-    /// root frame, `prof::aggregate::group_by_task`); `None` when it is not grouped.
+    /// The session as loaded while `session` shows it grouped (by task, each task's name as a
+    /// root frame, `prof::aggregate::group_by_task`; or by scope, `group_by_scope`); `None`
+    /// when it is not grouped.
     pub(crate) ungrouped: Option<Box<Session>>,
+    /// What `session` is grouped by, if it is.
+    pub(crate) grouping: Option<Grouping>,
+    /// Grouped by scope: the calls of each path of scopes among the spans the view keeps, for
+    /// the call tree's Calls column.
+    pub(crate) scope_calls: Option<ScopeCalls>,
     /// The session's spans, marks and polls indexed for the scope bars, built on first use.
     pub(crate) scope_index: std::cell::OnceCell<crate::scope_bars::ScopeIndex>,
 }
@@ -64,8 +70,9 @@ pub(crate) struct ViewSpec {
     pub scope: Option<String>,
     /// Only samples taken while a task of this name was polled; `None` for all.
     pub task: Option<String>,
-    /// `task` to put each task's name above its stacks (as `prof report --group-by task`);
-    /// `None` for the stacks as recorded.
+    /// `task` to put each task's name above its stacks (as `prof report --group-by task`),
+    /// `scope` to put each sample's open scopes there (`--group-by scope`); `None` for the
+    /// stacks as recorded.
     #[serde(rename = "groupBy")]
     pub group_by: Option<String>,
 }
@@ -99,6 +106,27 @@ impl ViewSpec {
     }
 }
 
+/// What frames a grouped session puts above its stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Grouping {
+    /// Each sample's task (`task:NAME`).
+    Task,
+    /// Each sample's open scopes (`scope:NAME`, outermost first).
+    Scope,
+}
+
+impl Grouping {
+    /// The grouping the page's state names (`"task"`, `"scope"`), `None` for none.
+    fn named(name: Option<&str>) -> Result<Option<Self>, JsError> {
+        match name {
+            None => Ok(None),
+            Some("task") => Ok(Some(Grouping::Task)),
+            Some("scope") => Ok(Some(Grouping::Scope)),
+            Some(other) => Err(JsError::new(&format!("cannot group by {other:?}"))),
+        }
+    }
+}
+
 /// What a search matched.
 #[wasm_bindgen]
 #[derive(Debug)]
@@ -127,25 +155,28 @@ impl Profile {
             let _ = original.select_sample_type(name);
             original
         });
+        let grouping = self.grouping;
         *self = Profile::of(session);
         self.highlight = highlight;
         self.sample_types = types;
         self.ungrouped = ungrouped;
+        self.grouping = grouping;
         match failed {
             Some(message) => Err(JsError::new(&message)),
             None => Ok(()),
         }
     }
 
-    /// Shows the session grouped by task (each task's name as a root frame) or as loaded:
-    /// everything computed from it is computed again (the view is reset to all samples), the
-    /// sample type and highlight kept.
-    fn group_by_task(&mut self, grouped: bool) {
+    /// Shows the session grouped by task (each task's name as a root frame), by scope (each
+    /// sample's open scopes above its stack) or as loaded: everything computed from it is
+    /// computed again (the view is reset to all samples), the sample type and highlight kept.
+    fn group(&mut self, grouping: Option<Grouping>) {
         let session = std::mem::take(&mut self.session);
-        let (shown, ungrouped) = match (grouped, self.ungrouped.take()) {
-            (true, None) => (prof::aggregate::group_by_task(&session), Some(session)),
-            (false, Some(original)) => (*original, None),
-            (_, kept) => (session, kept.map(|k| *k)),
+        let original = self.ungrouped.take().map_or(session, |o| *o);
+        let (shown, ungrouped) = match grouping {
+            None => (original, None),
+            Some(Grouping::Task) => (group_by_task(&original), Some(original)),
+            Some(Grouping::Scope) => (group_by_scope(&original), Some(original)),
         };
         let highlight = self.highlight.take();
         let types = std::mem::take(&mut self.sample_types);
@@ -153,6 +184,7 @@ impl Profile {
         self.highlight = highlight;
         self.sample_types = types;
         self.ungrouped = ungrouped.map(Box::new);
+        self.grouping = grouping;
     }
 
     fn node(&self, node: u32) -> Result<NodeId, JsError> {
@@ -290,13 +322,9 @@ impl Profile {
             // The tree already is this view's (the page sets the view it loaded with).
             return Ok(());
         }
-        let grouped = match view.group_by.as_deref() {
-            None => false,
-            Some("task") => true,
-            Some(other) => return Err(JsError::new(&format!("cannot group by {other:?}"))),
-        };
-        if grouped != self.ungrouped.is_some() {
-            self.group_by_task(grouped);
+        let grouping = Grouping::named(view.group_by.as_deref())?;
+        if grouping != self.grouping {
+            self.group(grouping);
         }
         let wanted = match &view.sample_type {
             Some(name) => name.clone(),
@@ -328,6 +356,8 @@ impl Profile {
             );
         }
         self.tree = CallTree::build_transformed(&self.session, &self.weights, &self.transformed);
+        self.scope_calls = (self.grouping == Some(Grouping::Scope))
+            .then(|| ScopeCalls::count(&self.session, &filter));
         self.view = view;
         Ok(())
     }

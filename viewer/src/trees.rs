@@ -39,6 +39,9 @@ struct NodeRow<'a> {
     self_pct: String,
     total_text: String,
     total_pct: String,
+    /// Grouped by scope, a scope frame's exact calls (`1,234`); absent for every other row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calls: Option<String>,
 }
 
 impl<'a> NodeRow<'a> {
@@ -68,6 +71,7 @@ impl<'a> NodeRow<'a> {
             self_pct,
             total_text,
             total_pct,
+            calls: None,
         }
     }
 }
@@ -135,13 +139,12 @@ impl TreeTable {
             } else {
                 tree.self_weight(node)
             };
-            rows.push(NodeRow::of(
-                &profile.session,
-                tree,
-                node,
-                self_weight,
-                whole,
-            ));
+            let mut row = NodeRow::of(&profile.session, tree, node, self_weight, whole);
+            // The inverted tree's paths run from the leaves: not paths of scopes.
+            if let (None, Some(calls)) = (&self.inverted, &profile.scope_calls) {
+                row.calls = calls.of_node(tree, node).map(prof::aggregate::thousands);
+            }
+            rows.push(row);
         }
         Ok(to_json(&rows))
     }
@@ -450,6 +453,56 @@ mod tests {
         assert_eq!(path, r#"["lex","parse","main"]"#);
         let node = table.node_by_path(&p, r#"["lex","parse","main"]"#).unwrap();
         assert_eq!(node, table.order[2]);
+    }
+
+    #[test]
+    fn grouped_by_scope_the_tree_rows_of_scope_frames_carry_their_calls() {
+        use prof::session::{SiteKind, Span};
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let request = b.intern_site("request", None, None, SiteKind::Scope);
+        let parse = b.intern_site("parse", None, None, SiteKind::Scope);
+        let span = |b: &mut SessionBuilder, site, start_ns, parent| {
+            b.push_span(Span {
+                site,
+                thread: t,
+                start_ns,
+                end_ns: start_ns + 100,
+                parent,
+                fields: Vec::new(),
+            })
+        };
+        let outer = span(&mut b, request, 0, None);
+        let inner = span(&mut b, parse, 10, Some(outer));
+        span(&mut b, parse, 50, Some(outer));
+        b.push_named(&["main", "lex"], t, 20, 7);
+        b.set_last_sample_context(Some(inner), None);
+        b.push_named(&["main"], t, 500, 3);
+        let mut p = Profile::of(b.finish());
+        p.set_view(r#"{"groupBy": "scope"}"#).unwrap();
+        let table = p.tree_table(false);
+        assert_eq!(
+            names(&p, &table),
+            [
+                "scope:request",
+                " scope:parse",
+                "  main",
+                "   lex",
+                "scope:(none)",
+                " main"
+            ]
+        );
+        let rows: serde_json::Value =
+            serde_json::from_str(&table.rows_json(&p, table.order.clone()).unwrap()).unwrap();
+        let calls: Vec<&serde_json::Value> = (0..6).map(|i| &rows[i]["calls"]).collect();
+        let json = |s: &str| serde_json::Value::String(s.to_owned());
+        let null = serde_json::Value::Null;
+        assert_eq!(calls, [&json("1"), &json("2"), &null, &null, &null, &null]);
+        // Not grouped, or grouped by task: no calls.
+        p.set_view(r#"{}"#).unwrap();
+        let table = p.tree_table(false);
+        let rows = table.rows_json(&p, table.order.clone()).unwrap();
+        assert!(!rows.contains("calls"), "{rows}");
     }
 
     #[test]

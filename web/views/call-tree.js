@@ -1,6 +1,7 @@
 // The call tree view: a table of the call tree with expand and collapse, total and self
 // columns, an inverted mode (roots are the functions that spend the time themselves: "who
-// spends it"), and the path of the selected node. The rows (order, depth, subtree sizes) and
+// spends it"), a Calls column for scope frames when grouped by scope, and the path of the
+// selected node. The rows (order, depth, subtree sizes) and
 // every text come from the wasm module; this view keeps only what is expanded, and draws only
 // the rows on screen.
 //
@@ -31,6 +32,8 @@ export class CallTreeView {
     this.pathLine = $(".node-path");
     this.invertedBox = $(".tree-inverted");
     this.nameHead = $(".grid-head .name");
+    this.callsHead = $(".grid-head .calls");
+    this.withCalls = false; // grouped by scope (not inverted): the Calls column shows
     this.table = null; // {inverted, order, depth, size} from the worker
     this.expanded = new Set(); // node ids
     this.visible = new Uint32Array(0); // row indices (into table.order) shown, in order
@@ -77,6 +80,12 @@ export class CallTreeView {
     const key = JSON.stringify(tree);
     const rebuild = !this.table || this.table.key !== key;
     if (rebuild) {
+      // Grouped by scope, scope frames have calls (the inverted tree's paths are not scopes').
+      this.withCalls = current.groupBy === "scope" && !current.inverted;
+      this.callsHead.hidden = !this.withCalls;
+      for (const cols of this.element.querySelectorAll(".tree-cols")) {
+        cols.classList.toggle("with-calls", this.withCalls);
+      }
       const load = ++this.loads;
       const table = await this.ctx.ask("callTree", { inverted: current.inverted });
       if (!table || load !== this.loads) return;
@@ -189,8 +198,9 @@ export class CallTreeView {
 <span role="gridcell" class="num total-pct">${escapeHtml(texts.totalPct)}</span>
 <span role="gridcell" class="num self-time">${escapeHtml(texts.selfText)}</span>
 <span role="gridcell" class="num self-pct">${escapeHtml(texts.selfPct)}</span>
+${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(texts.calls ?? "")}</span>` : ""}
 <span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label"></span></span>`
-        : `<span role="gridcell" class="num"></span><span class="num"></span><span class="num"></span><span class="num"></span>
+        : `<span role="gridcell" class="num"></span><span class="num"></span><span class="num"></span><span class="num"></span>${this.withCalls ? '<span class="num"></span>' : ""}
 <span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label">…</span></span>`;
       const name = row.querySelector(".name");
       name.style.paddingLeft = `${(depth - 1) * INDENT}px`;

@@ -45,6 +45,9 @@ mod diff_tree;
 mod filter;
 mod flame;
 mod format;
+mod grouping;
+#[cfg(test)]
+mod grouping_tests;
 mod inverted;
 mod lines;
 mod listing;
@@ -75,13 +78,16 @@ pub use format::{
     format_location, format_ms, format_percent, format_percent_change, format_time_at,
     format_weight, format_weight_change, format_weight_named, thousands,
 };
+pub use grouping::{
+    group_by_scope, group_by_task, ScopeCalls, NO_SCOPE_FRAME, NO_TASK_FRAME, SCOPE_FRAME_PREFIX,
+    TASK_FRAME_PREFIX,
+};
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
 pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{
-    duration_histogram, group_by_task, longest_spans, percentile, scope_durations, scope_table,
-    task_table, DurationBar, DurationHistogram, ScopeRow, TaskRow, Tasks, NO_TASK_FRAME,
-    TASK_FRAME_PREFIX,
+    duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,
+    DurationBar, DurationHistogram, ScopeRow, TaskRow, Tasks,
 };
 pub use search::{is_marked, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};

@@ -1,12 +1,11 @@
 //! Instrumented scopes and async tasks (issue 22): exact call counts and per-call durations per
-//! scope name, time per task, and "group by task" (each task's name as a root frame above its
-//! stacks, as `go tool pprof -tagroot` does with labels).
+//! scope name, and time per task (grouping by task or scope is in `grouping`).
 //!
 //! Scopes count calls exactly (every span was recorded), unlike samples; durations are the spans'
 //! own start and end times. Self time is a span's duration minus its child spans' durations.
 
 use super::{format_ms, thousands, Filter};
-use crate::session::{Frame, FrameId, Session, SpanIdx, StackId, StackNode, StrId, ThreadIdx};
+use crate::session::{Session, SpanIdx, StrId, ThreadIdx};
 use std::collections::HashMap;
 
 /// One row of the scope table: every span of the sites named [`ScopeRow::name`].
@@ -61,14 +60,19 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 // 100%).
 
 /// True for a span `filter` keeps: its thread is kept, and it starts in the time range.
-fn span_kept(filter: &Filter, thread: ThreadIdx, start_ns: u64, threads: Option<&[bool]>) -> bool {
+pub(super) fn span_kept(
+    filter: &Filter,
+    thread: ThreadIdx,
+    start_ns: u64,
+    threads: Option<&[bool]>,
+) -> bool {
     threads.is_none_or(|keep| keep.get(thread.index()).copied().unwrap_or(false))
         && filter
             .time_ns
             .is_none_or(|(from, to)| from <= start_ns && start_ns < to)
 }
 
-fn thread_mask(session: &Session, filter: &Filter) -> Option<Vec<bool>> {
+pub(super) fn thread_mask(session: &Session, filter: &Filter) -> Option<Vec<bool>> {
     filter.threads.as_ref().map(|keep| {
         let mut mask = vec![false; session.threads.len()];
         for t in keep {
@@ -399,95 +403,4 @@ fn sample_rows(session: &Session, filter: &Filter) -> Vec<usize> {
                     .is_none_or(|m| samples.task(i).is_some_and(|t| m[t.index()]))
         })
         .collect()
-}
-
-/// How the root frames of [`group_by_task`] are named: `task:` and the task's name.
-pub const TASK_FRAME_PREFIX: &str = "task:";
-/// The root frame [`group_by_task`] puts above the samples taken outside every task.
-pub const NO_TASK_FRAME: &str = "task:(none)";
-
-/// The session with each sample's stack moved under a root frame naming its task
-/// (`task:NAME`, or [`NO_TASK_FRAME`] outside every poll), as `go tool pprof -tagroot task`
-/// does: every view and export of the result shows each task name's share as that root's
-/// total. Tasks of one name share a root. Everything else is kept. A session without tasks is
-/// returned as it is: one `task:(none)` root above everything would say nothing.
-pub fn group_by_task(session: &Session) -> Session {
-    let mut out = session.clone();
-    if session.tasks.tasks.is_empty() {
-        return out;
-    }
-    // One root frame per task name, and one for no task, made on first use.
-    let mut root_of_name: HashMap<StrId, StackId> = HashMap::new();
-    let mut no_task_root: Option<StackId> = None;
-    let add_root = |out: &mut Session, name: &str| -> StackId {
-        let text = out.strings.push(name);
-        let frame = FrameId(out.frames.len() as u32);
-        out.frames.push(Frame {
-            name: text,
-            file: None,
-            line: None,
-            module: None,
-            address: None,
-            inlined: false,
-        });
-        out.stacks.push(StackNode {
-            parent: None,
-            frame,
-        });
-        StackId(out.stacks.len() as u32 - 1)
-    };
-    // (root, original stack) -> the copy of the original stack under that root.
-    let mut moved: HashMap<(StackId, StackId), StackId> = HashMap::new();
-    for i in 0..session.samples.len() {
-        let root = match session.samples.task(i) {
-            Some(t) => {
-                let name = session.tasks.task(t).name;
-                match root_of_name.get(&name) {
-                    Some(&root) => root,
-                    None => {
-                        let root = add_root(
-                            &mut out,
-                            &format!("{TASK_FRAME_PREFIX}{}", session.str(name)),
-                        );
-                        root_of_name.insert(name, root);
-                        root
-                    }
-                }
-            }
-            None => *no_task_root.get_or_insert_with(|| add_root(&mut out, NO_TASK_FRAME)),
-        };
-        let stack = session.samples.stack[i];
-        out.samples.stack[i] = move_under(&mut out.stacks, &mut moved, root, stack);
-    }
-    out
-}
-
-/// The copy of `stack` (and its callers) under `root`, made on first use.
-fn move_under(
-    stacks: &mut Vec<StackNode>,
-    moved: &mut HashMap<(StackId, StackId), StackId>,
-    root: StackId,
-    stack: StackId,
-) -> StackId {
-    // The path from `stack` up to the first node already moved (or the outermost one).
-    let mut path = Vec::new();
-    let mut at = Some(stack);
-    let mut parent = root;
-    while let Some(s) = at {
-        if let Some(&done) = moved.get(&(root, s)) {
-            parent = done;
-            break;
-        }
-        path.push(s);
-        at = stacks[s.index()].parent;
-    }
-    for &s in path.iter().rev() {
-        stacks.push(StackNode {
-            parent: Some(parent),
-            frame: stacks[s.index()].frame,
-        });
-        parent = StackId(stacks.len() as u32 - 1);
-        moved.insert((root, s), parent);
-    }
-    parent
 }

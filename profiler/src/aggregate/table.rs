@@ -1,6 +1,8 @@
-//! The top-N table as text, like stackprof's: TOTAL (pct) SELF (pct) FRAME.
+//! The top-N table as text, like stackprof's: TOTAL (pct) SELF (pct) FRAME, with a CALLS
+//! column before FRAME for a session grouped by scope.
 
 use super::format::{format_percent, format_weight, thousands};
+use super::grouping::ScopeCalls;
 use super::top::{SortBy, TopRow};
 use crate::session::Session;
 use std::fmt;
@@ -19,6 +21,9 @@ pub struct TopTable<'a> {
     pub total_count: u64,
     /// What the rows were ranked by (named in the header).
     pub sort: SortBy,
+    /// For a session grouped by scope ([`group_by_scope`](super::group_by_scope)), the calls
+    /// of its scope frames: a CALLS column, empty for the other rows. `None`: no such column.
+    pub calls: Option<&'a ScopeCalls>,
 }
 
 impl fmt::Display for TopTable<'_> {
@@ -44,21 +49,29 @@ impl fmt::Display for TopTable<'_> {
                 SortBy::Total => "total",
             }
         )?;
-        writeln!(
+        write!(
             f,
-            "{:>12} {:>8} {:>12} {:>8}  FRAME",
+            "{:>12} {:>8} {:>12} {:>8}",
             "TOTAL", "(pct)", "SELF", "(pct)"
         )?;
+        if self.calls.is_some() {
+            write!(f, " {:>10}", "CALLS")?;
+        }
+        writeln!(f, "  FRAME")?;
         for row in self.rows {
-            writeln!(
+            write!(
                 f,
-                "{:>12} {:>8} {:>12} {:>8}  {}",
+                "{:>12} {:>8} {:>12} {:>8}",
                 format_weight(row.total_weight),
                 format_percent(row.total_weight, self.total_weight),
                 format_weight(row.self_weight),
                 format_percent(row.self_weight, self.total_weight),
-                row.name
             )?;
+            if let Some(calls) = self.calls {
+                let text = calls.of_function(row.func).map(thousands);
+                write!(f, " {:>10}", text.unwrap_or_default())?;
+            }
+            writeln!(f, "  {}", row.name)?;
         }
         Ok(())
     }

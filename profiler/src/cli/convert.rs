@@ -39,8 +39,9 @@ pub struct ConvertArgs {
     /// With --diff: compare raw weights instead of each side's share of its own total.
     #[arg(long, requires = "diff")]
     absolute: bool,
-    /// Put each task's name (`task:NAME`, `task:(none)` outside tasks) above its stacks, as
-    /// `go tool pprof -tagroot` does (every format but a session file, which keeps the tasks).
+    /// Put each task's name (`task:NAME`, `task:(none)` outside tasks), or each sample's open
+    /// scopes (`scope:NAME` frames, outermost first), above its stacks, as `go tool pprof
+    /// -tagroot` does (every format but a session file, which keeps the tasks and scopes).
     #[arg(long, value_enum, value_name = "WHAT", conflicts_with = "diff")]
     group_by: Option<super::report::GroupBy>,
 }
@@ -140,14 +141,14 @@ fn convert(
     // Before loading: a refused option should not wait for a large file to be read.
     if group_by.is_some() && target == Target::Session {
         return Err(Error::InvalidOption(
-            "--group-by: a session file keeps the tasks themselves; group when viewing or \
-             exporting it"
+            "--group-by: a session file keeps the tasks and scopes themselves; group when \
+             viewing or exporting it"
                 .to_owned(),
         ));
     }
     let session = super::load(input, sample_type, process_root)?;
     let session = match group_by {
-        Some(super::report::GroupBy::Task) => prof::aggregate::group_by_task(&session),
+        Some(group_by) => group_by.apply(&session),
         None => session,
     };
     if target == Target::Session && output != Path::new("-") {

@@ -3,8 +3,8 @@
 use super::exit::fail;
 use clap::{Args, ValueEnum};
 use prof::aggregate::{
-    group_by_task, scope_table, task_table, CallTree, Filter, ScopeTable, SortBy, StackWeights,
-    TaskTable, TopTable, TransformSpec,
+    group_by_scope, group_by_task, scope_table, task_table, CallTree, Filter, ScopeCalls,
+    ScopeTable, SortBy, StackWeights, TaskTable, TopTable, TransformSpec,
 };
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -61,7 +61,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "NAME")]
     task: Option<String>,
     /// Put each task's name (`task:NAME`, `task:(none)` outside tasks) above its stacks, as
-    /// `go tool pprof -tagroot` does: the task's share is that row's total percentage.
+    /// `go tool pprof -tagroot` does: the task's share is that row's total percentage. Or each
+    /// sample's open scopes (`scope:NAME` frames, outermost first; `scope:(none)` outside
+    /// scopes), with a CALLS column: the exact calls of each scope row.
     #[arg(long, value_enum, value_name = "WHAT")]
     group_by: Option<GroupBy>,
     /// Instead of the functions, the scopes: per scope name its exact calls, total and self
@@ -102,6 +104,18 @@ const NOT_WITH_TABLES: [&str; 12] = [
 pub enum GroupBy {
     /// The async task a sample was taken in.
     Task,
+    /// The scopes open on the sample's thread when it was taken.
+    Scope,
+}
+
+impl GroupBy {
+    /// `session` with these frames above its stacks.
+    pub fn apply(self, session: &prof::session::Session) -> prof::session::Session {
+        match self {
+            GroupBy::Task => group_by_task(session),
+            GroupBy::Scope => group_by_scope(session),
+        }
+    }
 }
 
 /// A thread state for `--state`.
@@ -354,9 +368,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
         return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
     let session = match args.group_by {
-        Some(GroupBy::Task) => group_by_task(&session),
+        Some(group_by) => group_by.apply(&session),
         None => session,
     };
+    let calls =
+        (args.group_by == Some(GroupBy::Scope)).then(|| ScopeCalls::count(&session, &filter));
     let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
         Ok(transforms) => transforms,
         Err(e) => return options(e),
@@ -377,6 +393,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
         total_weight: tree.total_weight(tree.root()),
         total_count: tree.total_count(tree.root()),
         sort,
+        calls: calls.as_ref(),
     };
     written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write))
 }
