@@ -37,6 +37,7 @@ impl CallTree {
             self_weight[at] = self_weight[at].saturating_add(weight);
             self_count[at] += count;
         }
+        shape.finish();
         CallTree::from_shape(&shape, self_weight, self_count, session)
     }
 

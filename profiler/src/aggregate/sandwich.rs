@@ -23,6 +23,7 @@ impl CallTree {
                 self.frame(node).unwrap_or(NO_FRAME),
             );
         }
+        shape.finish();
         shape
     }
 
@@ -81,6 +82,7 @@ impl CallTree {
             self_weight[at] = self_weight[at].saturating_add(self.total_weight(node));
             self_count[at] += self.total_count(node);
         }
+        shape.finish();
         CallTree::from_shape(&shape, self_weight, self_count, session)
     }
 }

@@ -370,6 +370,8 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if let Some(name) = &args.source {
         return source(&session, &weights, &transforms, &tree, name);
     }
+    // The per-stack sums are in the tree now: freed before the table's tallies (issue 20).
+    drop(weights);
     let rows = tree.top(&session, args.top, sort);
     let table = TopTable {
         session: &session,
