@@ -38,7 +38,7 @@ impl CallTree {
             self_count[at] += count;
         }
         shape.finish();
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 
     /// In a tree made by [`CallTree::inverted`], the self weight a table shows for `node`: a

@@ -51,7 +51,7 @@ impl CallTree {
                 self_count[n] += self.self_count(old);
             }
         }
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 
     /// Who calls `func`: an inverted tree from the function out to the outermost frames, each path
@@ -83,6 +83,6 @@ impl CallTree {
             self_count[at] += self.total_count(node);
         }
         shape.finish();
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 }
