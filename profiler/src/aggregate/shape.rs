@@ -54,6 +54,17 @@ impl Shape {
         }
     }
 
+    /// A copy of the columns, without the index (a finished shape has none).
+    pub fn columns(&self) -> Shape {
+        Shape {
+            parent: self.parent.clone(),
+            func: self.func.clone(),
+            frame: self.frame.clone(),
+            index: HashTable::new(),
+            hasher: self.hasher.clone(),
+        }
+    }
+
     /// Frees the index that finds nodes by (parent, function): [`Shape::child`] must not be
     /// called after this (it would add a node that exists already).
     pub fn finish(&mut self) {

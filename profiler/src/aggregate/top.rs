@@ -45,7 +45,7 @@ impl CallTree {
     pub fn functions(&self, session: &Session) -> Vec<TopRow> {
         let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
         let mut rows: Vec<TopRow> = Vec::new();
-        self.walk(session, |node, func, outermost| {
+        self.walk(session, &mut |node, func, outermost| {
             if slot[func.index()] == u32::MAX {
                 slot[func.index()] = rows.len() as u32;
                 rows.push(TopRow {
@@ -70,7 +70,7 @@ impl CallTree {
 
     /// Visits every node that has samples, depth first, with its function and whether it is
     /// the outermost call of that function on its path (a function's total counts only those).
-    fn walk(&self, session: &Session, mut visit: impl FnMut(NodeId, StrId, bool)) {
+    fn walk(&self, session: &Session, visit: &mut dyn FnMut(NodeId, StrId, bool)) {
         let mut on_path: Vec<u32> = vec![0; session.strings.len()];
         // Depth-first walk; a node is visited on entry (true) and left on exit (false).
         let mut todo: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, true)];
@@ -106,7 +106,7 @@ impl CallTree {
         let mut self_weight = vec![0u64; strings];
         let mut total_weight = vec![0u64; strings];
         let mut seen = vec![false; strings];
-        self.walk(session, |node, func, outermost| {
+        self.walk(session, &mut |node, func, outermost| {
             let f = func.index();
             seen[f] = true;
             self_weight[f] += self.self_weight(node);
@@ -147,13 +147,12 @@ impl CallTree {
         }
         rows.sort_unstable_by(order);
         drop((self_weight, total_weight, seen));
-        let chosen: foldhash::HashMap<StrId, usize> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, row)| (row.func, i))
-            .collect();
-        self.walk(session, |node, func, outermost| {
-            let Some(row) = chosen.get(&func).map(|&i| &mut rows[i]) else {
+        let mut chosen: Vec<u32> = vec![u32::MAX; strings];
+        for (i, row) in rows.iter().enumerate() {
+            chosen[row.func.index()] = i as u32;
+        }
+        self.walk(session, &mut |node, func, outermost| {
+            let Some(row) = rows.get_mut(chosen[func.index()] as usize) else {
                 return;
             };
             row.self_count += self.self_count(node);

@@ -144,7 +144,7 @@ impl CallTree {
         stacks: &TransformedStacks,
     ) -> Self {
         let (self_weight, self_count) = self_sums(&stacks.shape, &stacks.map, weights);
-        Self::from_shape(stacks.shape.clone(), self_weight, self_count, session)
+        Self::from_shape(stacks.shape.columns(), self_weight, self_count, session)
     }
 
     /// Finishes a tree from a shape and its nodes' self weights and counts. The shape's columns

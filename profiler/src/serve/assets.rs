@@ -76,8 +76,9 @@ mod tests {
     /// only with the reason in the commit; docs/benchmarks.md says what the rest of the module
     /// is. Issue 22's Scopes view (the scope and task tables, their filters, group by task and
     /// session format 5's tables) added 99 kB (716 kB, its sorts already through
-    /// `aggregate::order`): raised for it.
-    const WASM_BOUND: usize = 725_000;
+    /// `aggregate::order`): raised for it. Issue 20's call tree in less memory (the shape's
+    /// index a hash table of node ids, top-N in two walks) added 5.5 kB (728.8 kB): raised.
+    const WASM_BOUND: usize = 730_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
