@@ -37,7 +37,11 @@ impl Shape {
     /// The node for `func` called from `parent`, added on first sight.
     pub fn child(&mut self, parent: u32, func: StrId, frame: FrameId) -> u32 {
         // Every node but the root is in the index until `finish`.
-        debug_assert_eq!(self.index.len() + 1, self.len(), "Shape::child after finish");
+        debug_assert_eq!(
+            self.index.len() + 1,
+            self.len(),
+            "Shape::child after finish"
+        );
         let (parents, funcs, hasher) = (&mut self.parent, &mut self.func, &self.hasher);
         match self.index.entry(
             hasher.hash_one((parent, func)),
