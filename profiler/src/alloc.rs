@@ -34,7 +34,7 @@
 //! started are not counted, nor are their frees.
 
 #[doc(inline)]
-pub use crate::sampler::sys::Sampling;
+pub use crate::sampler::sys::{keep_large_blocks_mapped, Sampling};
 
 /// Bytes the in-use table of an allocation session takes: it is allocated whole at start (a
 /// fixed number of slots), whatever the workload, and freed at stop.

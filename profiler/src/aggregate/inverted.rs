@@ -37,7 +37,8 @@ impl CallTree {
             self_weight[at] = self_weight[at].saturating_add(weight);
             self_count[at] += count;
         }
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        shape.finish();
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 
     /// In a tree made by [`CallTree::inverted`], the self weight a table shows for `node`: a

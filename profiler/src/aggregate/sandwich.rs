@@ -23,6 +23,7 @@ impl CallTree {
                 self.frame(node).unwrap_or(NO_FRAME),
             );
         }
+        shape.finish();
         shape
     }
 
@@ -50,7 +51,7 @@ impl CallTree {
                 self_count[n] += self.self_count(old);
             }
         }
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 
     /// Who calls `func`: an inverted tree from the function out to the outermost frames, each path
@@ -81,6 +82,7 @@ impl CallTree {
             self_weight[at] = self_weight[at].saturating_add(self.total_weight(node));
             self_count[at] += self.total_count(node);
         }
-        CallTree::from_shape(&shape, self_weight, self_count, session)
+        shape.finish();
+        CallTree::from_shape(shape, self_weight, self_count, session)
     }
 }

@@ -287,3 +287,36 @@ fn a_normalized_diff_scales_the_base_to_the_new_total() {
     let diff = DiffTree::new((&empty, &te), (&after, &ta)).normalized();
     assert_eq!(diff.total_weight(0), (0, 80));
 }
+
+/// Issue 20: top-N sums weights by name id, keeps its candidates in a buffer of at most twice N
+/// (1,024 at least) that it cuts as it goes, and counts samples in a second walk. On 3,000
+/// functions (recursive ones, ties of weight, functions with samples of no weight) its rows
+/// equal every function's figures ranked and cut, for N below, at and above the buffer's size.
+#[test]
+fn r20_top_n_equals_every_function_ranked_and_cut() {
+    let names: Vec<String> = (0..3000)
+        .map(|i| format!("f{:04}", (i * 7919) % 3000))
+        .collect();
+    let mut lines: Vec<(String, u64)> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let caller = &names[i / 3];
+        // Weights with ties (i % 50), a recursion (name twice), and some of weight 0.
+        lines.push((format!("main;{caller};{name};{name}"), (i % 50) as u64));
+        lines.push((format!("main;{name}"), (i % 7) as u64 + 1));
+    }
+    let borrowed: Vec<(&str, u64)> = lines.iter().map(|(s, w)| (s.as_str(), *w)).collect();
+    let session = folded_session(&borrowed);
+    let tree = CallTree::new(&session, &Filter::all());
+    for sort in [SortBy::SelfWeight, SortBy::Total] {
+        let mut all = tree.functions(&session);
+        let key = |r: &TopRow| match sort {
+            SortBy::SelfWeight => (r.self_weight, r.total_weight),
+            SortBy::Total => (r.total_weight, r.self_weight),
+        };
+        all.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
+        for n in [0, 1, 10, 511, 1024, 2047, 2999, 3001, 5000] {
+            let expected: Vec<TopRow> = all.iter().take(n).cloned().collect();
+            assert_eq!(tree.top(&session, n, sort), expected, "{sort:?}, n = {n}");
+        }
+    }
+}

@@ -43,24 +43,36 @@ pub struct TopRow {
 impl CallTree {
     /// Self and total weight and count of every function in the tree, in no particular order.
     pub fn functions(&self, session: &Session) -> Vec<TopRow> {
-        self.tally(session, |func| TopRow {
-            func,
-            name: session.str(func).to_owned(),
-            self_weight: 0,
-            total_weight: 0,
-            self_count: 0,
-            total_count: 0,
-        })
+        let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
+        let mut rows: Vec<TopRow> = Vec::new();
+        self.walk(session, &mut |node, func, outermost| {
+            if slot[func.index()] == u32::MAX {
+                slot[func.index()] = rows.len() as u32;
+                rows.push(TopRow {
+                    func,
+                    name: session.str(func).to_owned(),
+                    self_weight: 0,
+                    total_weight: 0,
+                    self_count: 0,
+                    total_count: 0,
+                });
+            }
+            let row = &mut rows[slot[func.index()] as usize];
+            row.self_weight += self.self_weight(node);
+            row.self_count += self.self_count(node);
+            if outermost {
+                row.total_weight += self.total_weight(node);
+                row.total_count += self.total_count(node);
+            }
+        });
+        rows
     }
 
-    /// The figures of every function, each in a row that `new` makes: a top-N table makes
-    /// rows without names, as it needs names only for its N rows (a million functions' names
-    /// would be a million copies).
-    fn tally<R: Figures>(&self, session: &Session, new: impl Fn(StrId) -> R) -> Vec<R> {
-        let mut slot: Vec<u32> = vec![u32::MAX; session.strings.len()];
-        let mut rows: Vec<R> = Vec::new();
+    /// Visits every node that has samples, depth first, with its function and whether it is
+    /// the outermost call of that function on its path (a function's total counts only those).
+    fn walk(&self, session: &Session, visit: &mut dyn FnMut(NodeId, StrId, bool)) {
         let mut on_path: Vec<u32> = vec![0; session.strings.len()];
-        // Depth-first walk; a node is visited on entry (Some) and left on exit (None).
+        // Depth-first walk; a node is visited on entry (true) and left on exit (false).
         let mut todo: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, true)];
         while let Some((node, entering)) = todo.pop() {
             let func = self.func(node);
@@ -76,50 +88,78 @@ impl CallTree {
                 // Nodes whose samples were all filtered out.
                 continue;
             }
-            if slot[func.index()] == u32::MAX {
-                slot[func.index()] = rows.len() as u32;
-                rows.push(new(func));
-            }
-            let (self_weight, total_weight, self_count, total_count) =
-                rows[slot[func.index()] as usize].figures();
-            *self_weight += self.self_weight(node);
-            *self_count += self.self_count(node);
-            if on_path[func.index()] == 0 {
-                *total_weight += self.total_weight(node);
-                *total_count += self.total_count(node);
-            }
+            visit(node, func, on_path[func.index()] == 0);
             on_path[func.index()] += 1;
             todo.push((node, false));
             todo.extend(self.children(node).iter().map(|&c| (c, true)));
         }
-        rows
     }
 
     /// The `n` heaviest functions by `sort`, heaviest first; ties by the other weight, then name.
+    ///
+    /// Two walks over the tree keep it small on a million functions (issue 20): the first sums
+    /// each function's weights in two columns indexed by its name's id (16 bytes a string; a
+    /// row of four figures per function took 40 and a slot of 4), the second counts the samples
+    /// of the `n` chosen ones only.
     pub fn top(&self, session: &Session, n: usize, sort: SortBy) -> Vec<TopRow> {
-        let mut rows = self.tally(session, |func| Weights {
-            func,
-            self_weight: 0,
-            total_weight: 0,
+        let strings = session.strings.len();
+        let mut self_weight = vec![0u64; strings];
+        let mut total_weight = vec![0u64; strings];
+        let mut seen = vec![false; strings];
+        self.walk(session, &mut |node, func, outermost| {
+            let f = func.index();
+            seen[f] = true;
+            self_weight[f] += self.self_weight(node);
+            if outermost {
+                total_weight[f] += self.total_weight(node);
+            }
+        });
+        let weights = |f: StrId| Weights {
+            func: f,
+            self_weight: self_weight[f.index()],
+            total_weight: total_weight[f.index()],
             self_count: 0,
             total_count: 0,
-        });
+        };
         let key = |r: &Weights| match sort {
             SortBy::SelfWeight => (r.self_weight, r.total_weight),
             SortBy::Total => (r.total_weight, r.self_weight),
         };
-        // Functions have distinct names, so the order is total and needs no stable sort (whose
-        // buffer is half the rows); only the `n` first are sorted.
+        // Functions have distinct names, so the order is total and needs no stable sort; only
+        // the `n` first are kept, selected from a buffer of at most twice as many.
         let order = |a: &Weights, b: &Weights| {
             key(b)
                 .cmp(&key(a))
                 .then_with(|| session.str(a.func).cmp(session.str(b.func)))
         };
+        let mut rows: Vec<Weights> = Vec::new();
+        let room = n.saturating_mul(2).max(1024);
+        for f in (0..strings).filter(|&f| seen[f]) {
+            rows.push(weights(StrId(f as u32)));
+            if rows.len() >= room && n < rows.len() {
+                rows.select_nth_unstable_by(n, order);
+                rows.truncate(n);
+            }
+        }
         if n < rows.len() {
             rows.select_nth_unstable_by(n, order);
             rows.truncate(n);
         }
         rows.sort_unstable_by(order);
+        drop((self_weight, total_weight, seen));
+        let mut chosen: Vec<u32> = vec![u32::MAX; strings];
+        for (i, row) in rows.iter().enumerate() {
+            chosen[row.func.index()] = i as u32;
+        }
+        self.walk(session, &mut |node, func, outermost| {
+            let Some(row) = rows.get_mut(chosen[func.index()] as usize) else {
+                return;
+            };
+            row.self_count += self.self_count(node);
+            if outermost {
+                row.total_count += self.total_count(node);
+            }
+        });
         rows.into_iter().map(|w| w.row(session)).collect()
     }
 }
@@ -131,34 +171,6 @@ struct Weights {
     total_weight: u64,
     self_count: u64,
     total_count: u64,
-}
-
-/// A row of figures [`CallTree::tally`] adds to.
-trait Figures {
-    /// Self weight, total weight, self count, total count.
-    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64);
-}
-
-impl Figures for TopRow {
-    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64) {
-        (
-            &mut self.self_weight,
-            &mut self.total_weight,
-            &mut self.self_count,
-            &mut self.total_count,
-        )
-    }
-}
-
-impl Figures for Weights {
-    fn figures(&mut self) -> (&mut u64, &mut u64, &mut u64, &mut u64) {
-        (
-            &mut self.self_weight,
-            &mut self.total_weight,
-            &mut self.self_count,
-            &mut self.total_count,
-        )
-    }
 }
 
 impl Weights {

@@ -87,7 +87,7 @@ impl Transform {
 
     /// The rewritten shape and, for each node of `shape`, its node in the new one.
     pub(crate) fn apply(&self, shape: &Shape, session: &Session) -> (Shape, Vec<Option<u32>>) {
-        match self {
+        let (mut out, map) = match self {
             Transform::FocusFunction(f) => focus_function(shape, *f),
             Transform::FocusSubtree(path) => focus_subtree(shape, path),
             Transform::Merge(f) => merge(shape, |func| func == *f),
@@ -97,7 +97,9 @@ impl Transform {
             Transform::CollapseModule(module) => collapse_module(shape, session, *module),
             Transform::FocusMatching(matcher) => focus_matching(shape, verdicts(matcher, session)),
             Transform::IgnoreMatching(matcher) => ignore(shape, verdicts(matcher, session)),
-        }
+        };
+        out.finish();
+        (out, map)
     }
 }
 

@@ -10,6 +10,20 @@ use super::transform::Transform;
 use crate::session::{FrameId, Session, StrId};
 use serde::{Deserialize, Serialize};
 
+/// Each node's self weight and count: the sums of `weights` over the stacks `map` puts there.
+fn self_sums(shape: &Shape, map: &[Option<u32>], weights: &StackWeights) -> (Vec<u64>, Vec<u64>) {
+    let mut self_weight = vec![0u64; shape.len()];
+    let mut self_count = vec![0; shape.len()];
+    for (stack, node) in map.iter().enumerate() {
+        if let Some(n) = node {
+            self_weight[*n as usize] =
+                self_weight[*n as usize].saturating_add(weights.weight[stack]);
+            self_count[*n as usize] += weights.count[stack];
+        }
+    }
+    (self_weight, self_count)
+}
+
 /// A node of a [`CallTree`]. Node 0 is the root, which stands for "all samples" and has no function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -99,16 +113,27 @@ impl TransformedStacks {
 impl CallTree {
     /// The call tree of the samples `filter` keeps, without transforms.
     pub fn new(session: &Session, filter: &Filter) -> Self {
-        Self::build(session, &StackWeights::compute(session, filter), &[])
+        Self::filtered(session, filter, &[])
+    }
+
+    /// The call tree of the samples `filter` keeps, rewritten by `transforms` applied in order.
+    /// What [`CallTree::build`] gives for the filter's weights, built in less memory: the
+    /// per-stack sums and the rewritten stacks are freed as soon as the tree has what it needs
+    /// of them (issue 20: two million distinct stacks).
+    pub fn filtered(session: &Session, filter: &Filter, transforms: &[Transform]) -> Self {
+        let weights = StackWeights::compute(session, filter);
+        let TransformedStacks { shape, map, .. } = TransformedStacks::new(session, transforms);
+        let (self_weight, self_count) = self_sums(&shape, &map, &weights);
+        drop((weights, map));
+        Self::from_shape(shape, self_weight, self_count, session)
     }
 
     /// The call tree of per-stack `weights`, rewritten by `transforms` applied in order.
     pub fn build(session: &Session, weights: &StackWeights, transforms: &[Transform]) -> Self {
-        Self::build_transformed(
-            session,
-            weights,
-            &TransformedStacks::new(session, transforms),
-        )
+        let TransformedStacks { shape, map, .. } = TransformedStacks::new(session, transforms);
+        let (self_weight, self_count) = self_sums(&shape, &map, weights);
+        drop(map);
+        Self::from_shape(shape, self_weight, self_count, session)
     }
 
     /// The call tree of per-stack `weights` over stacks already rewritten (made from
@@ -118,22 +143,14 @@ impl CallTree {
         weights: &StackWeights,
         stacks: &TransformedStacks,
     ) -> Self {
-        let shape = &stacks.shape;
-        let mut self_weight = vec![0u64; shape.len()];
-        let mut self_count = vec![0; shape.len()];
-        for (stack, node) in stacks.map.iter().enumerate() {
-            if let Some(n) = node {
-                self_weight[*n as usize] =
-                    self_weight[*n as usize].saturating_add(weights.weight[stack]);
-                self_count[*n as usize] += weights.count[stack];
-            }
-        }
-        Self::from_shape(shape, self_weight, self_count, session)
+        let (self_weight, self_count) = self_sums(&stacks.shape, &stacks.map, weights);
+        Self::from_shape(stacks.shape.columns(), self_weight, self_count, session)
     }
 
-    /// Finishes a tree from a shape and its nodes' self weights and counts.
+    /// Finishes a tree from a shape and its nodes' self weights and counts. The shape's columns
+    /// become the tree's (no copy).
     pub(crate) fn from_shape(
-        shape: &Shape,
+        shape: Shape,
         self_weight: Vec<u64>,
         self_count: Vec<u64>,
         session: &Session,
@@ -147,26 +164,31 @@ impl CallTree {
             total_count[p] += total_count[i];
         }
         let mut depth = vec![0u32; n];
-        let mut child_count = vec![0u32; n + 1];
+        // Each node's number of children, then (summed) where its children start, then (as
+        // they are placed) where the next node's start: shifted back by one at the end. One
+        // column, not three (issue 20).
+        let mut child_start = vec![0u32; n + 1];
         for i in 1..n {
             let p = shape.parent[i] as usize;
             depth[i] = depth[p] + 1;
-            child_count[p] += 1;
+            child_start[p] += 1;
         }
-        let mut child_start = Vec::with_capacity(n + 1);
         let mut acc = 0u32;
-        for c in &child_count[..n] {
-            child_start.push(acc);
-            acc += c;
+        for start in &mut child_start {
+            let count = *start;
+            *start = acc;
+            acc += count;
         }
-        child_start.push(acc);
-        let mut fill = child_start.clone();
         let mut children = vec![NodeId(0); n.saturating_sub(1)];
         for i in 1..n {
             let p = shape.parent[i] as usize;
-            children[fill[p] as usize] = NodeId(i as u32);
-            fill[p] += 1;
+            children[child_start[p] as usize] = NodeId(i as u32);
+            child_start[p] += 1;
         }
+        for p in (1..=n).rev() {
+            child_start[p] = child_start[p - 1];
+        }
+        child_start[0] = 0;
         for p in 0..n {
             let range = child_start[p] as usize..child_start[p + 1] as usize;
             super::order::sort_by(&mut children[range], |a, b| {
@@ -175,10 +197,17 @@ impl CallTree {
                     .cmp(session.str(shape.func[b.index()]))
             });
         }
+        let Shape {
+            parent,
+            func,
+            frame,
+            ..
+        } = shape;
         CallTree {
-            parent: shape.parent.iter().map(|&p| NodeId(p)).collect(),
-            func: shape.func.clone(),
-            frame: shape.frame.clone(),
+            // In place: a `u32` and a `NodeId` have the same layout.
+            parent: parent.into_iter().map(NodeId).collect(),
+            func,
+            frame,
             depth,
             self_weight,
             total_weight,

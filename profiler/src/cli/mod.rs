@@ -50,6 +50,14 @@ enum Command {
 /// Parses the command line, runs the command and returns the process exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Convert(_) | Command::Diff(_) | Command::Report(_) | Command::Serve(_)
+    ) {
+        // The commands that read profiles build large tables in turn (issue 20); the others
+        // run workloads whose allocations keep glibc's own tuning.
+        prof::alloc::keep_large_blocks_mapped();
+    }
     match cli.command {
         Command::Assets => {
             for path in prof::serve::assets::paths() {

@@ -381,11 +381,12 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Sort::SelfWeight => SortBy::SelfWeight,
         Sort::Total => SortBy::Total,
     };
-    let weights = StackWeights::compute(&session, &filter);
-    let tree = CallTree::build(&session, &weights, &transforms);
     if let Some(name) = &args.source {
+        let weights = StackWeights::compute(&session, &filter);
+        let tree = CallTree::build(&session, &weights, &transforms);
         return source(&session, &weights, &transforms, &tree, name);
     }
+    let tree = CallTree::filtered(&session, &filter, &transforms);
     let rows = tree.top(&session, args.top, sort);
     let table = TopTable {
         session: &session,

@@ -1,7 +1,9 @@
 //! Loading a profile file of any format `prof` reads (native only): the format is told from the
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
-use super::{gunzip, is_gzip, read_import, sniff, Format, LoadOptions, Loaded, MAX_DECOMPRESSED};
+use super::{
+    is_gzip, read_import, read_limited, sniff, Format, LoadOptions, Loaded, MAX_DECOMPRESSED,
+};
 use crate::session::Session;
 use crate::{Error, Result};
 use std::fs::File;
@@ -85,11 +87,15 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
             MAX_DECOMPRESSED >> 20
         )));
     }
-    let mut bytes = head;
-    file.read_to_end(&mut bytes).map_err(io_err)?;
-    if gzipped && format != Format::Pprof {
-        bytes = gunzip(&bytes, path)?;
-    }
+    let bytes = if gzipped {
+        // Decompressed as it is read: the gzipped bytes are never held whole beside the
+        // decompressed ones (issue 20: 12.5 MB of a pprof file, kept while its session was built).
+        read_limited(flate2::read::GzDecoder::new(head.chain(file)), path)?
+    } else {
+        let mut bytes = head;
+        file.read_to_end(&mut bytes).map_err(io_err)?;
+        bytes
+    };
     read_import(format, &bytes, path, options)
 }
 

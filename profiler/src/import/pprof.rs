@@ -48,15 +48,20 @@ pub fn read_pprof_with(bytes: &[u8], path: &Path, options: &LoadOptions) -> Resu
 }
 
 /// Not yet converted, in [`Importer::location_frames`].
-const UNCONVERTED: (u32, u32) = (u32::MAX, 0);
+const UNCONVERTED: u32 = u32::MAX;
+
+/// In [`Importer::location_frames`], the bit that says the rest is the location's one frame.
+const SINGLE: u32 = 1 << 31;
 
 struct Importer<'p, 'a> {
     profile: &'p wire::Profile<'a>,
     b: SessionBuilder,
     /// The frames of each location (by its index in the table) once converted, caller first:
-    /// a range of [`Importer::frame_pool`].
-    location_frames: Vec<(u32, u32)>,
-    frame_pool: Vec<FrameId>,
+    /// its one frame's id with [`SINGLE`] set (most locations), else where its frames' count
+    /// and then the frames are in [`Importer::frame_pool`]. 4 bytes a location; a range in the
+    /// pool took 8 and the pool 4 more (issue 20: a million locations).
+    location_frames: Vec<u32>,
+    frame_pool: Vec<u32>,
     /// Mapping id to its index in the profile's mappings (the last of an id wins).
     mappings: HashMap<u64, usize>,
 }
@@ -211,8 +216,7 @@ impl<'p, 'a> Importer<'p, 'a> {
             };
             path.clear();
             for &id in sample.location_id.iter().rev() {
-                let (start, len) = self.location(id)?;
-                path.extend_from_slice(&self.frame_pool[start as usize..][..len as usize]);
+                self.location(id, &mut path)?;
             }
             if path.len() > MAX_STACK_DEPTH {
                 path.drain(..path.len() - MAX_STACK_DEPTH);
@@ -285,8 +289,8 @@ impl<'p, 'a> Importer<'p, 'a> {
         Ok(())
     }
 
-    /// The frames of location `id` in [`Importer::frame_pool`], converting it on first sight.
-    fn location(&mut self, id: u64) -> Result<(u32, u32), String> {
+    /// Appends the frames of location `id` to `path`, converting it on first sight.
+    fn location(&mut self, id: u64, path: &mut Vec<FrameId>) -> Result<(), String> {
         let index = self
             .profile
             .locations
@@ -294,12 +298,36 @@ impl<'p, 'a> Importer<'p, 'a> {
             .ok_or_else(|| format!("location {id} is not in the location table"))?;
         if self.location_frames[index] == UNCONVERTED {
             let start = self.frame_pool.len();
+            // The count, set once the frames are pushed after it.
+            self.frame_pool.push(0);
             self.push_location(index)?;
-            let len = self.frame_pool.len() - start;
-            // Bounded by the decompressed size (at most 256 MiB), so within u32.
-            self.location_frames[index] = (start as u32, len as u32);
+            let len = self.frame_pool.len() - start - 1;
+            // A frame id or a place in the pool below 2^31 - 1, so that neither the tag nor
+            // UNCONVERTED is taken for it; a profile needs more than 2^31 bytes to pass it.
+            let fits = |n: usize| n < (SINGLE - 1) as usize;
+            let at = match len {
+                1 if fits(self.frame_pool[start + 1] as usize) => {
+                    let frame = self.frame_pool[start + 1];
+                    self.frame_pool.truncate(start);
+                    frame | SINGLE
+                }
+                _ if fits(start) => {
+                    self.frame_pool[start] = len as u32;
+                    start as u32
+                }
+                _ => return Err("more than 2^31 - 1 frames".into()),
+            };
+            self.location_frames[index] = at;
         }
-        Ok(self.location_frames[index])
+        let at = self.location_frames[index];
+        if at & SINGLE != 0 {
+            path.push(FrameId(at & !SINGLE));
+        } else {
+            let frames = &self.frame_pool[at as usize + 1..];
+            let len = self.frame_pool[at as usize] as usize;
+            path.extend(frames[..len].iter().map(|&f| FrameId(f)));
+        }
+        Ok(())
     }
 
     /// Appends the frames of the location at `index` to the pool, caller first then the
@@ -326,7 +354,7 @@ impl<'p, 'a> Importer<'p, 'a> {
                 ..FrameSpec::named(&name)
             };
             let frame = self.b.intern_frame(&spec);
-            self.frame_pool.push(frame);
+            self.frame_pool.push(frame.0);
             return Ok(());
         }
         let lines = loc.lines()?;
@@ -347,7 +375,7 @@ impl<'p, 'a> Importer<'p, 'a> {
                 inlined: i + 1 != lines.len(),
             };
             let frame = self.b.intern_frame(&spec);
-            self.frame_pool.push(frame);
+            self.frame_pool.push(frame.0);
         }
         Ok(())
     }

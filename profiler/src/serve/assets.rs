@@ -81,8 +81,10 @@ mod tests {
     /// 17.7 kB (723.3 to 740.9 kB, their JSON built as values rather than through `json!`'s
     /// serializers): raised for them. Group by scope with its call counts (the scope frames, the
     /// calls per path of scopes, the call tree's Calls texts) added 5.9 kB (738.8 to 744.7 kB,
-    /// its maps of types the module already had): raised for it.
-    const WASM_BOUND: usize = 746_000;
+    /// its maps of types the module already had): raised for it. Issue 20's call tree in less
+    /// memory (the shape's index a hash table of node ids, top-N in two walks) added 5.5 kB:
+    /// raised.
+    const WASM_BOUND: usize = 752_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {

@@ -125,3 +125,23 @@ pub fn current_regs() -> Regs {
         Regs::default()
     }
 }
+
+/// Keeps glibc's `malloc` from holding on to freed large blocks; does nothing with another C
+/// library. glibc serves a block of 128 KiB or more with a mapping of its own and unmaps it
+/// when it is freed, but each such free raises that threshold to the freed block's size (up to
+/// 32 MiB), so the blocks of a later phase come from the heap, whose freed memory stays
+/// resident. A command that builds large tables in turn (an import's hash tables, then a call
+/// tree, then an export's buffers) then peaks at the sum of its phases rather than at the
+/// largest: on two million distinct names, `prof convert --to pprof` took 264 MiB instead of
+/// 203 (issue 20). Setting the threshold fixes it at glibc's default, 128 KiB.
+///
+/// For the `prof` command only: a program that links prof keeps its allocator's behaviour.
+pub fn keep_large_blocks_mapped() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a tunable of glibc's allocator; it touches no memory of ours
+    // and is safe to call at any time from any thread (glibc takes its arena lock). 128 KiB is
+    // within the range glibc accepts for `M_MMAP_THRESHOLD` (at most 32 MiB on 64-bit).
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
