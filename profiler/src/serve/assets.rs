@@ -82,9 +82,9 @@ mod tests {
     /// serializers): raised for them. Group by scope with its call counts (the scope frames, the
     /// calls per path of scopes, the call tree's Calls texts) added 5.9 kB (738.8 to 744.7 kB,
     /// its maps of types the module already had): raised for it. Issue 20's call tree in less
-    /// memory (the shape's index a hash table of node ids, top-N in two walks) added 5.5 kB:
-    /// raised.
-    const WASM_BOUND: usize = 752_000;
+    /// memory (the shape's index a hash table of node ids, top-N in two walks) added 5.5 kB
+    /// (751.8 kB with all of the above): raised, with 4 kB of room.
+    const WASM_BOUND: usize = 756_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
