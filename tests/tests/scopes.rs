@@ -157,7 +157,7 @@ fn calls(session: &Session, name: &str, keep: impl Fn(&str) -> bool) -> usize {
 
 #[test]
 fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
-    let (_dir, session, path) = saved("scopes-group-scope");
+    let (dir, session, path) = saved("scopes-group-scope");
     let file = path.to_str().unwrap();
     let text = stdout(&["report", file, "--group-by", "scope", "--sort", "total"]);
     let all = session.total_weight();
@@ -205,6 +205,12 @@ fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
         let plain = stdout(&[&["report", file][..], args].concat());
         assert!(!plain.contains("CALLS"), "{plain}");
     }
+    // Nor for a profile without scopes, which grouping by scope leaves as it is.
+    let folded = dir.join("plain.folded");
+    std::fs::write(&folded, "main;work 3\nmain;rest 1\n").unwrap();
+    let plain = stdout(&["report", folded.to_str().unwrap(), "--group-by", "scope"]);
+    assert!(!plain.contains("CALLS"), "{plain}");
+    assert!(plain.contains("work"), "{plain}");
 }
 
 #[test]

@@ -371,8 +371,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Some(group_by) => group_by.apply(&session),
         None => session,
     };
-    let calls =
-        (args.group_by == Some(GroupBy::Scope)).then(|| ScopeCalls::count(&session, &filter));
+    // No CALLS column for a session without scopes: grouping by scope leaves it as it is.
+    let by_scope = args.group_by == Some(GroupBy::Scope) && !session.scopes.spans.is_empty();
+    let calls = by_scope.then(|| ScopeCalls::count(&session, &filter));
     let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
         Ok(transforms) => transforms,
         Err(e) => return options(e),
