@@ -379,9 +379,38 @@ fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
     let woke = collector_wakeups() - before;
     let elapsed = t.elapsed();
     p.stop().unwrap();
-    // 1 s at one wake-up per 50 ms, plus those a late wake-up (a busy machine) can add.
+    // 1 s at one wake-up per 64 ms (half the ring's fill time at 1 kHz on 2 CPUs; at least
+    // 50 ms), plus those a late wake-up (a busy machine) can add.
     assert!(
         woke <= 25,
         "the collector woke {woke} times in {elapsed:?} of an idle session"
+    );
+}
+
+#[test]
+fn r23_a_session_at_100_hz_wakes_its_collector_about_four_times_a_second() {
+    // The fleet agents' rate: the ring holds 0.64 s of every CPU's samples, so the collector
+    // sleeps 250 ms (it woke 20 times a second, the most of the push agent's cost).
+    use prof::diagnostics::collector_wakeups;
+    let _serial = serial();
+    let options = prof::Options::default()
+        .timer(prof::Timer::PerfEventSigtrap)
+        .interval(Duration::from_millis(10));
+    let p = prof::Profiler::start(options).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let before = collector_wakeups();
+    let t = std::time::Instant::now();
+    // Busy, so samples arrive and are drained.
+    spin(Duration::from_secs(1));
+    let woke = collector_wakeups() - before;
+    let elapsed = t.elapsed();
+    let report = p.stop().unwrap();
+    assert!(report.total_samples() > 0);
+    // Four a second for as long as the spin took (longer on a busy machine), and a few more
+    // that a late wake-up can add; at 1 kHz's 50 ms it would be 20 a second.
+    let bound = (4.0 * elapsed.as_secs_f64()) as u64 + 4;
+    assert!(
+        woke <= bound,
+        "the collector woke {woke} times in {elapsed:?} at 100 Hz"
     );
 }

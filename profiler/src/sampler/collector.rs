@@ -16,14 +16,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often new threads are looked for (and the longest the collector sleeps).
+/// How often new threads are looked for to arm them (and the longest the collector sleeps)
+/// when the kernel does not arm them itself.
 const SWEEP_EVERY: Duration = Duration::from_millis(20);
 /// The longest sleep when no sweep is needed to arm new threads (their perf events are
-/// inherited, or the timer is the process's): 20 wake-ups a second while no thread runs,
-/// against 50 at [`SWEEP_EVERY`]. The ring holds at least 0.1 s of samples of every CPU at the
-/// session's rate, 60 frames each (`ring::words_for_rate`), so a burst that starts just after
-/// the collector went to sleep still finds room, with a margin of two.
-const LONGEST_SLEEP: Duration = Duration::from_millis(50);
+/// inherited, or the timer is the process's) is the time in which every CPU sampling at the
+/// session's rate fills half the ring (60 frames a sample), so a burst that starts just after
+/// the collector went to sleep still finds room, with a margin of two; at least this and at
+/// most [`LONGEST_SLEEP`]. The ring holds at least 0.1 s of such samples
+/// (`ring::words_for_rate`): 64 ms and 16 wake-ups a second at 1 kHz on 2 CPUs while no thread
+/// runs, the most at 100 Hz (its smallest ring holds 0.64 s). Threads are then looked for at
+/// each wake-up, for their names.
+const SHORTEST_LONGEST_SLEEP: Duration = Duration::from_millis(50);
+/// See [`SHORTEST_LONGEST_SLEEP`]: 4 wake-ups a second at low rates.
+const LONGEST_SLEEP: Duration = Duration::from_millis(250);
 /// The shortest sleep, when samples arrive fast enough to fill the ring sooner.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
 /// How often the mappings are re-read without a reason. New threads trigger a re-read at once;
@@ -561,8 +567,13 @@ impl Collector {
         let longest = if self.mechanism.per_thread() && !self.shared.inherit {
             SWEEP_EVERY
         } else {
-            LONGEST_SLEEP
+            let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+            let fill = super::ring::fill_time(self.shared.ring.capacity(), self.interval_ns, cpus);
+            (fill / 2).clamp(SHORTEST_LONGEST_SLEEP, LONGEST_SLEEP)
         };
+        // New threads are armed by a sweep only when the kernel does not arm them itself; else
+        // a sweep only names them, as often as the collector wakes.
+        let sweep_every = SWEEP_EVERY.max(longest);
         while !stop.load(Ordering::Acquire) {
             super::diagnostics::COLLECTOR_WAKEUPS.fetch_add(1, Ordering::Relaxed);
             if self.wall.is_some()
@@ -578,7 +589,7 @@ impl Collector {
             let since_drain = last_drain.elapsed();
             last_drain = Instant::now();
             // A sleep rounds up to whole timer ticks: sweep when the next one would be late.
-            if last_sweep.elapsed() + MIN_SLEEP >= SWEEP_EVERY {
+            if last_sweep.elapsed() + MIN_SLEEP >= sweep_every {
                 last_sweep = Instant::now();
                 sweeps += 1;
                 self.sweep(false);
