@@ -336,7 +336,7 @@ impl ScopeBars {
 
 #[wasm_bindgen]
 impl ScopeBars {
-    /// The bars, [`STRIDE`] (7) numbers each: kind (0 span, 1 poll, 2 mark), row (the thread
+    /// The bars, `STRIDE` (7) numbers each: kind (0 span, 1 poll, 2 mark), row (the thread
     /// index, or the task lane), depth, left edge and width (fractions of the window; 0 wide
     /// for a mark), label (the site index for spans and marks, the task lane for polls;
     /// `u32::MAX` for merged bars) and how many intervals the bar stands for.
