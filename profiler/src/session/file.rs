@@ -1,12 +1,12 @@
 //! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
 
-use super::io::{read_bytes_with, read_with, too_large, write, ReadOptions};
+use super::io::{gzip_size_hint, read_bytes_with, read_sized, too_large, write, ReadOptions};
 use super::Session;
 use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// True when `path` names a gzipped file (ends in `.gz`).
@@ -23,10 +23,29 @@ pub fn load(path: impl AsRef<Path>) -> Result<Session> {
 /// Loads a session from `path` with explicit [`ReadOptions`].
 pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session> {
     let path = path.as_ref();
-    // Decompressed as it is read: the file's bytes are not held beside its JSON (7 MB of gzip
-    // for a million names, issue 20); only `prof serve` keeps them (`load_bytes_with`).
-    let file = open_within(path, options)?;
-    read_with(file.take(options.max_bytes + 1), options).map_err(|e| e.at(path))
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = open_within(path, options)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    // A gzipped file is decompressed as it is read: its bytes are not held beside its JSON
+    // (7 MB of gzip for a million names, issue 20); only `prof serve` keeps them
+    // (`load_bytes_with`). Its trailer tells how much room the JSON takes.
+    let mut head = [0; 2];
+    let gzipped = size >= 18 && {
+        file.read_exact(&mut head).map_err(io_err)?;
+        head == [0x1f, 0x8b]
+    };
+    if !gzipped {
+        return load_bytes_with(path, options).map(|(_, session)| session);
+    }
+    let mut trailer = [0x1f, 0x8b, 0, 0, 0, 0];
+    file.seek(SeekFrom::End(-4)).map_err(io_err)?;
+    file.read_exact(&mut trailer[2..]).map_err(io_err)?;
+    file.rewind().map_err(io_err)?;
+    let hint = gzip_size_hint(&trailer);
+    read_sized(file.take(options.max_bytes + 1), options, hint).map_err(|e| e.at(path))
 }
 
 /// `path` opened for reading, or an error saying why it is refused when it is larger than
