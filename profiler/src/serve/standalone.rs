@@ -32,7 +32,9 @@ pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> 
     write_gzipped(&json.inner.finish().map_err(Error::Write)?, size, name, out)
 }
 
-/// A writer that passes everything on to `inner` and counts the bytes.
+/// A writer that passes everything on to `inner` and counts the bytes. Its `flush` does not
+/// flush `inner`: a gzip encoder's flush ends a deflate block, which changes the compressed bytes
+/// (the caller finishes the encoder instead).
 struct Counted<W> {
     inner: W,
     bytes: u64,
@@ -46,7 +48,7 @@ impl<W: Write> Write for Counted<W> {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        Ok(())
     }
 }
 
