@@ -91,14 +91,14 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
         // Decompressed as it is read: the gzipped bytes are never held whole beside the
         // decompressed ones (issue 20: 12.5 MB of a pprof file, kept while its session was built).
         // The gzip trailer says how much room the decompressed bytes take.
-        let mut trailer = [0x1f, 0x8b, 0, 0, 0, 0];
+        let mut trailer = [0; 4];
         if size >= 18 {
             file.seek(SeekFrom::End(-4)).map_err(io_err)?;
-            file.read_exact(&mut trailer[2..]).map_err(io_err)?;
+            file.read_exact(&mut trailer).map_err(io_err)?;
             file.seek(SeekFrom::Start(head.len() as u64))
                 .map_err(io_err)?;
         }
-        let hint = crate::session::gzip_size_hint(&trailer);
+        let hint = crate::session::gzip_size_hint(trailer, size);
         read_limited(flate2::read::GzDecoder::new(head.chain(file)), hint, path)?
     } else {
         let mut bytes = head;

@@ -192,7 +192,7 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 
 /// Decompresses gzip `bytes`, refusing output beyond [`MAX_DECOMPRESSED`].
 pub(crate) fn gunzip(bytes: &[u8], path: &Path) -> Result<Vec<u8>> {
-    let hint = crate::session::gzip_size_hint(bytes);
+    let hint = crate::session::gzip_bytes_size_hint(bytes);
     read_limited(flate2::read::GzDecoder::new(bytes), hint, path)
 }
 

@@ -40,11 +40,11 @@ pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session
     if !gzipped {
         return load_bytes_with(path, options).map(|(_, session)| session);
     }
-    let mut trailer = [0x1f, 0x8b, 0, 0, 0, 0];
+    let mut trailer = [0; 4];
     file.seek(SeekFrom::End(-4)).map_err(io_err)?;
-    file.read_exact(&mut trailer[2..]).map_err(io_err)?;
+    file.read_exact(&mut trailer).map_err(io_err)?;
     file.rewind().map_err(io_err)?;
-    let hint = gzip_size_hint(&trailer);
+    let hint = gzip_size_hint(trailer, size);
     read_sized(file.take(options.max_bytes + 1), options, hint).map_err(|e| e.at(path))
 }
 
