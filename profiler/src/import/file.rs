@@ -7,7 +7,7 @@ use super::{
 use crate::session::Session;
 use crate::{Error, Result};
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// How many bytes (after decompression) [`load_any`] looks at to tell the format.
@@ -90,7 +90,16 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     let bytes = if gzipped {
         // Decompressed as it is read: the gzipped bytes are never held whole beside the
         // decompressed ones (issue 20: 12.5 MB of a pprof file, kept while its session was built).
-        read_limited(flate2::read::GzDecoder::new(head.chain(file)), path)?
+        // The gzip trailer says how much room the decompressed bytes take.
+        let mut trailer = [0; 4];
+        if size >= 18 {
+            file.seek(SeekFrom::End(-4)).map_err(io_err)?;
+            file.read_exact(&mut trailer).map_err(io_err)?;
+            file.seek(SeekFrom::Start(head.len() as u64))
+                .map_err(io_err)?;
+        }
+        let hint = crate::session::gzip_size_hint(trailer, size);
+        read_limited(flate2::read::GzDecoder::new(head.chain(file)), hint, path)?
     } else {
         let mut bytes = head;
         file.read_to_end(&mut bytes).map_err(io_err)?;

@@ -192,13 +192,17 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 
 /// Decompresses gzip `bytes`, refusing output beyond [`MAX_DECOMPRESSED`].
 pub(crate) fn gunzip(bytes: &[u8], path: &Path) -> Result<Vec<u8>> {
-    read_limited(flate2::read::GzDecoder::new(bytes), path)
+    let hint = crate::session::gzip_bytes_size_hint(bytes);
+    read_limited(flate2::read::GzDecoder::new(bytes), hint, path)
 }
 
 /// Reads all of `input` (e.g. a decompressing reader), refusing more than [`MAX_DECOMPRESSED`]
-/// bytes so a gzip bomb fails fast with bounded memory.
-pub(crate) fn read_limited(input: impl Read, path: &Path) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+/// bytes so a gzip bomb fails fast with bounded memory. Room for `size_hint` bytes (at most the
+/// limit) is reserved at once: a vector that grows by doubling has its spare room zeroed by
+/// `read_to_end`, resident memory the data never uses (issue 20).
+pub(crate) fn read_limited(input: impl Read, size_hint: u64, path: &Path) -> Result<Vec<u8>> {
+    let reserve = size_hint.min(MAX_DECOMPRESSED).saturating_add(1);
+    let mut out = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     input
         .take(MAX_DECOMPRESSED + 1)
         .read_to_end(&mut out)

@@ -21,10 +21,35 @@ const WORKER_HEADER_END: &str = "// end of the module header\n";
 
 /// Writes the single-file viewer of `session`, called `name` in the page, to `out`.
 pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> Result<()> {
-    let mut json = Vec::new();
+    // The JSON is gzipped as it is written, never held whole: for a million names it was 42 MB
+    // beside the session and its gzip, the peak of `prof convert --to html` (issue 20).
+    let mut json = Counted {
+        inner: GzEncoder::new(Vec::new(), Compression::default()),
+        bytes: 0,
+    };
     crate::session::write(session, &mut json).map_err(Error::Write)?;
-    let size = json.len() as u64;
-    write_gzipped(&gzip(&json, Compression::default())?, size, name, out)
+    let size = json.bytes;
+    write_gzipped(&json.inner.finish().map_err(Error::Write)?, size, name, out)
+}
+
+/// A writer that passes everything on to `inner` and counts the bytes. Its `flush` does not
+/// flush `inner`: a gzip encoder's flush ends a deflate block, which changes the compressed bytes
+/// (the caller finishes the encoder instead).
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Writes the single-file viewer of a session file given gzipped (`size` bytes of JSON once

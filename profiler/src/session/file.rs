@@ -1,12 +1,12 @@
 //! Session files on disk (native only): `.json` or `.json.gz` by extension, written atomically.
 
-use super::io::{read_bytes_with, too_large, write, ReadOptions};
+use super::io::{gzip_size_hint, read_bytes_with, read_sized, too_large, write, ReadOptions};
 use super::Session;
 use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// True when `path` names a gzipped file (ends in `.gz`).
@@ -22,14 +22,35 @@ pub fn load(path: impl AsRef<Path>) -> Result<Session> {
 
 /// Loads a session from `path` with explicit [`ReadOptions`].
 pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session> {
-    load_bytes_with(path.as_ref(), options).map(|(_, session)| session)
+    let path = path.as_ref();
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = open_within(path, options)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    // A gzipped file is decompressed as it is read: its bytes are not held beside its JSON
+    // (7 MB of gzip for a million names, issue 20); only `prof serve` keeps them
+    // (`load_bytes_with`). Its trailer tells how much room the JSON takes.
+    let mut head = [0; 2];
+    let gzipped = size >= 18 && {
+        file.read_exact(&mut head).map_err(io_err)?;
+        head == [0x1f, 0x8b]
+    };
+    if !gzipped {
+        return load_bytes_with(path, options).map(|(_, session)| session);
+    }
+    let mut trailer = [0; 4];
+    file.seek(SeekFrom::End(-4)).map_err(io_err)?;
+    file.read_exact(&mut trailer).map_err(io_err)?;
+    file.rewind().map_err(io_err)?;
+    let hint = gzip_size_hint(trailer, size);
+    read_sized(file.take(options.max_bytes + 1), options, hint).map_err(|e| e.at(path))
 }
 
-/// Loads a session from `path` as [`load_with`] does, and returns it with the file's bytes as
-/// they are on disk (compressed if they were), for a caller that hands the file on as it was
-/// written (`prof serve`). A file larger than [`ReadOptions::max_bytes`] is refused by its size,
-/// from its first bytes, before the rest is read.
-pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<u8>, Session)> {
+/// `path` opened for reading, or an error saying why it is refused when it is larger than
+/// [`ReadOptions::max_bytes`] (told from its first bytes).
+fn open_within(path: &Path, options: ReadOptions) -> Result<File> {
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
@@ -45,6 +66,20 @@ pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<
             .map_err(io_err)?;
         return Err(too_large(&head, size, options.max_bytes).at(path));
     }
+    Ok(file)
+}
+
+/// Loads a session from `path` as [`load_with`] does, and returns it with the file's bytes as
+/// they are on disk (compressed if they were), for a caller that hands the file on as it was
+/// written (`prof serve`). A file larger than [`ReadOptions::max_bytes`] is refused by its size,
+/// from its first bytes, before the rest is read.
+pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<u8>, Session)> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = open_within(path, options)?;
+    let size = file.metadata().map_err(io_err)?.len();
     // A file that grew since it was measured is still read no further than the cap (and one
     // byte, so the reader refuses it).
     let mut raw = Vec::with_capacity(usize::try_from(size).unwrap_or(0));

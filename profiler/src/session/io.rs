@@ -162,9 +162,39 @@ fn sniff(head: &[u8]) -> Result<Kind, ReadError> {
 /// The whole (decompressed) input is read into memory first, up to [`ReadOptions::max_bytes`],
 /// then parsed; input that is neither JSON nor gzip is refused at its first bytes.
 pub fn read_with(input: impl Read, options: ReadOptions) -> Result<Session, ReadError> {
+    read_sized(input, options, 0)
+}
+
+/// The size gzip `bytes` say they decompress to: [`gzip_size_hint`] of their last four bytes.
+pub(crate) fn gzip_bytes_size_hint(bytes: &[u8]) -> u64 {
+    match bytes.len().checked_sub(4).map(|at| &bytes[at..]) {
+        Some(trailer) if bytes.starts_with(&[0x1f, 0x8b]) => {
+            gzip_size_hint(trailer.try_into().unwrap_or_default(), bytes.len() as u64)
+        }
+        _ => 0,
+    }
+}
+
+/// The size a gzip file of `compressed_len` bytes that ends in `trailer` says it decompresses
+/// to: its last member's ISIZE (the size modulo 2^32), a hint to reserve room by, never trusted
+/// further, and never more than deflate can make of that many bytes (1032 to 1), so a forged
+/// trailer cannot make a small file reserve much.
+pub(crate) fn gzip_size_hint(trailer: [u8; 4], compressed_len: u64) -> u64 {
+    u64::from(u32::from_le_bytes(trailer)).min(compressed_len.saturating_mul(1032))
+}
+
+/// [`read_with`], reserving room for `size_hint` bytes of JSON (at most `max_bytes`) at once:
+/// a vector that grows by doubling has its spare room written (zeroed) by `read_to_end`, 22 MB
+/// of resident memory for 42 MB of JSON (issue 20).
+pub(crate) fn read_sized(
+    input: impl Read,
+    options: ReadOptions,
+    size_hint: u64,
+) -> Result<Session, ReadError> {
     let mut input = BufReader::with_capacity(1 << 16, input);
     let kind = sniff(input.fill_buf().map_err(ReadError::Io)?)?;
-    let mut json = Vec::new();
+    let reserve = size_hint.min(options.max_bytes).saturating_add(1);
+    let mut json = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     let limit = |inner| Limited {
         inner,
         left: options.max_bytes,
@@ -196,7 +226,7 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Session, ReadError> {
 /// decompression) is refused.
 pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, ReadError> {
     match sniff(bytes)? {
-        Kind::Gzip => read_with(bytes, options),
+        Kind::Gzip => read_sized(bytes, options, gzip_bytes_size_hint(bytes)),
         Kind::Json if bytes.len() as u64 > options.max_bytes => Err(ReadError::Invalid(format!(
             "{} (the limit for a session file)",
             TooLarge(options.max_bytes)

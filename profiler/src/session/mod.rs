@@ -46,6 +46,9 @@ pub(crate) use file::load_bytes_with;
 #[cfg(feature = "sampler")]
 pub use file::{is_gzip_path, load, load_with, save, write_atomically};
 pub use file_format::{FORMAT_NAME, FORMAT_VERSION};
+pub(crate) use io::gzip_bytes_size_hint;
+#[cfg(feature = "sampler")]
+pub(crate) use io::gzip_size_hint;
 pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };

@@ -396,3 +396,20 @@ fn r25_an_error_quoting_the_file_stays_on_one_line() {
         "{message}"
     );
 }
+
+/// Issue 20: room for a gzipped session's JSON is reserved from its gzip trailer, which a
+/// forged file could set to 4 GiB: the hint never exceeds what deflate makes of the file's
+/// bytes (1032 to 1).
+#[test]
+fn r20_a_forged_gzip_trailer_reserves_no_more_than_deflate_can_make() {
+    use super::io::{gzip_bytes_size_hint, gzip_size_hint};
+    assert_eq!(gzip_size_hint([0xff; 4], 100), 103_200);
+    assert_eq!(gzip_size_hint(42u32.to_le_bytes(), 100), 42);
+    let json = vec![b' '; 5000];
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(&json).unwrap();
+    let gz = gz.finish().unwrap();
+    assert_eq!(gzip_bytes_size_hint(&gz), 5000);
+    assert_eq!(gzip_bytes_size_hint(b"{\"format\": 1}"), 0);
+    assert_eq!(gzip_bytes_size_hint(&[0x1f, 0x8b]), 0);
+}
