@@ -155,6 +155,11 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         kernel: options.kernel,
         kernel_time: options.kernel,
         attach: true,
+        read: false,
+    };
+    let event = RingEvent {
+        read: super::counts_per_thread(&event),
+        ..event
     };
     let mut cpus: Vec<CpuEvents> = sys::online_cpus()
         .into_iter()
@@ -167,7 +172,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
     let start_time = SystemTime::now();
     let started = Instant::now();
     let processes = family(pid, options.children);
-    let mut rec = Recorder::new(0, options.max_depth);
+    let mut rec = Recorder::new(0, options.max_depth, event.read);
     rec.keep = Some(processes.iter().copied().collect());
     rec.follow_children = options.children;
     for &p in &processes {
@@ -194,8 +199,9 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         rec.live.insert(p);
         rec.table.look(p);
         rec.table.handled(p);
+        // Mappings and names, no samples: no ring's count to follow.
         for r in mappings(p).into_iter().chain(names(p)) {
-            rec.handle(r);
+            rec.handle(0, r);
         }
     }
     let mut rings: Vec<PerfRing> = cpus

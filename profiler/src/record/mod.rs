@@ -163,6 +163,11 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         // running time, on the user stack that made the call when frames are user only.
         kernel_time: options.kernel || wall,
         attach: false,
+        read: false,
+    };
+    let event = RingEvent {
+        read: counts_per_thread(&event),
+        ..event
     };
     let mut rings = Vec::new();
     // The context-switch events of wall mode, writing to the rings (kept open while recording).
@@ -191,7 +196,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
     sys::ignore_terminal_interrupts();
-    let mut rec = Recorder::new(pid, options.max_depth);
+    let mut rec = Recorder::new(pid, options.max_depth, event.read);
     rec.wall = wall.then(switch::Switches::default);
     let mut status = None;
     let mut wait_error = None;
@@ -277,6 +282,20 @@ fn finish(
 /// command, or catches it to save): before serving the session, for example.
 pub fn interrupts_end_prof() {
     sys::default_interrupts();
+}
+
+/// Whether this kernel gives each sample of an inherited ring event (`event`'s kind) its
+/// thread's own count (`PERF_SAMPLE_READ`, Linux 6.12 and later): tried on an event of this
+/// process that is never enabled, closed at once.
+fn counts_per_thread(event: &RingEvent) -> bool {
+    let probe = RingEvent {
+        read: true,
+        attach: false,
+        stack_bytes: 8,
+        ..*event
+    };
+    let cpu = sys::online_cpus().first().copied().unwrap_or(0);
+    sys::perf_event_ring(std::process::id(), cpu, &probe).is_ok()
 }
 
 /// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
@@ -384,8 +403,14 @@ struct Recorder {
     names: HashMap<u32, String>,
     segments: HashMap<String, Option<process::Segments>>,
     samples: Vec<Sample>,
-    /// Records read but not yet handled (see [`Recorder::drain`]).
-    pending: Vec<Record>,
+    /// Records read but not yet handled, with the index of their ring (see
+    /// [`Recorder::drain`]).
+    pending: Vec<(usize, Record)>,
+    /// Whether samples carry their event's count ([`counts_per_thread`]).
+    read: bool,
+    /// The count at each thread's last task-clock sample, by ring (the thread's own copy of
+    /// the event on each CPU counts from 0).
+    counts: HashMap<u32, Vec<u64>>,
     /// The processes for the session's table.
     table: table::ProcessTable,
     /// [`attach`]: the processes recorded (records of others are dropped), and whether the
@@ -402,7 +427,7 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(child: u32, max_depth: usize) -> Recorder {
+    fn new(child: u32, max_depth: usize, read: bool) -> Recorder {
         Recorder {
             child,
             max_depth,
@@ -413,6 +438,8 @@ impl Recorder {
             segments: HashMap::new(),
             samples: Vec::new(),
             pending: Vec::new(),
+            read,
+            counts: HashMap::new(),
             table: table::ProcessTable::default(),
             keep: None,
             follow_children: false,
@@ -469,22 +496,22 @@ impl Recorder {
             ring.drain(buf);
         }
         let fullest = buffers.iter().map(Vec::len).max().unwrap_or(0);
-        for buf in buffers.iter() {
-            records::parse_all(buf, regs, |r| {
+        for (ring, buf) in buffers.iter().enumerate() {
+            records::parse_all(buf, regs, self.read, |r| {
                 self.table.read(&r);
-                self.pending.push(r);
+                self.pending.push((ring, r));
             });
         }
-        self.pending.sort_by_key(Record::time);
+        self.pending.sort_by_key(|(_, r)| r.time());
         let upto = if last {
             u64::MAX
         } else {
             began.saturating_sub(WRITE_MARGIN_NS)
         };
-        let ready = self.pending.partition_point(|r| r.time() < upto);
-        let ready: Vec<Record> = self.pending.drain(..ready).collect();
-        for r in ready {
-            self.handle(r);
+        let ready = self.pending.partition_point(|(_, r)| r.time() < upto);
+        let ready: Vec<(usize, Record)> = self.pending.drain(..ready).collect();
+        for (ring, r) in ready {
+            self.handle(ring, r);
         }
         fullest
     }
@@ -515,10 +542,26 @@ impl Recorder {
 
     /// Unwinds a sample's copied stack in its process's address space and keeps it: a task
     /// clock's sample, or in wall mode a context switch's (whose stack the thread's time
-    /// switched out is charged to).
-    fn sample(&mut self, s: &SampleRecord) {
+    /// switched out is charged to). A task-clock sample read from ring `ring` weighs the CPU
+    /// time its thread spent on that ring's CPU since its previous sample there, when samples
+    /// carry their count: the period alone comes short of the thread's CPU time on a busy
+    /// machine, where the kernel's timer fires late and the periods it skipped are not sampled.
+    fn sample(&mut self, ring: usize, s: &SampleRecord) {
         // A context switch's sample (task-clock periods are at least 10 µs).
         let switch = self.wall.is_some() && s.period == SWITCH_PERIOD;
+        let weight = match s.read {
+            Some(count) if !switch => {
+                let counts = self.counts.entry(s.tid).or_default();
+                if counts.len() <= ring {
+                    counts.resize(ring + 1, 0);
+                }
+                count.saturating_sub(std::mem::replace(&mut counts[ring], count))
+            }
+            _ => s.period,
+        };
+        if weight == 0 && !switch {
+            return;
+        }
         let Some(regs) = regs_of(&s.regs) else {
             // An exiting thread's last switch has no user registers left to copy.
             self.lost += u64::from(!switch);
@@ -536,24 +579,24 @@ impl Recorder {
             wall.sampled(s.tid, s.time, process, stack);
             return;
         }
-        self.clock = (self.clock.0 + 1, self.clock.1 + s.period);
+        self.clock = (self.clock.0 + 1, self.clock.1 + weight);
         self.samples.push(Sample {
             process,
             tid: s.tid,
             time: s.time,
-            period: s.period,
+            period: weight,
             stack,
             state: self.wall.is_some().then_some(SampleState::Running),
         });
     }
 
-    fn handle(&mut self, r: Record) {
+    fn handle(&mut self, ring: usize, r: Record) {
         if !self.wanted(&r) {
             return;
         }
         self.table.handle(&r);
         match r {
-            Record::Sample(s) => self.sample(&s),
+            Record::Sample(s) => self.sample(ring, &s),
             Record::Mmap {
                 pid,
                 addr,
@@ -598,6 +641,8 @@ impl Recorder {
                 }
             }
             Record::Exit { pid, tid, .. } => {
+                // A new thread given this id counts from 0 again.
+                self.counts.remove(&tid);
                 if pid == tid {
                     self.live.remove(&pid);
                 }

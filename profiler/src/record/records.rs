@@ -129,9 +129,10 @@ const ID_TRAILER: usize = 16;
 
 /// Splits `bytes` (whole records of `prof record`'s events, as a ring's drain gives them) into
 /// records, passing each to `each` with the number of registers each sample carries; a
-/// malformed record ends the walk. Samples carry a call chain (`RING_SAMPLE_TYPE`).
-pub fn parse_all(bytes: &[u8], regs: usize, each: impl FnMut(Record)) {
-    walk(bytes, regs, false, true, each);
+/// malformed record ends the walk. Samples carry a call chain (`RING_SAMPLE_TYPE`) and, when
+/// `read`, the event's count.
+pub fn parse_all(bytes: &[u8], regs: usize, read: bool, each: impl FnMut(Record)) {
+    walk(bytes, regs, read, true, each);
 }
 
 /// [`parse_all`] for the library's own ring (`Timer::PerfRing`), whose samples carry no call
@@ -310,7 +311,7 @@ mod tests {
         body.extend(words(&[8]));
         let bytes = record(SAMPLE, 0, &body);
         let mut got = Vec::new();
-        parse_all(&bytes, 3, |r| got.push(format!("{r:?}")));
+        parse_all(&bytes, 3, false, |r| got.push(format!("{r:?}")));
         let want = Record::Sample(SampleRecord {
             pid: 5,
             tid: 7,
@@ -376,7 +377,7 @@ mod tests {
         bytes.extend(record(SWITCH, 0, &words(&[(3u64 << 32) | 3, 47])));
         bytes.extend_from_slice(&[9, 0, 0, 0, 0, 0, 200, 0]); // claims 200 bytes
         let mut got = Vec::new();
-        parse_all(&bytes, 3, |r| got.push(r));
+        parse_all(&bytes, 3, false, |r| got.push(r));
         assert_eq!(
             got,
             vec![

@@ -87,8 +87,6 @@ pub struct OwnRings {
     states: Vec<State>,
     addresses: Vec<u64>,
     places: HashMap<u32, Place>,
-    /// Whether samples carry their event's count (see the module's documentation).
-    read: bool,
     /// The count at each thread's last task-clock sample, by thread and ring.
     counts: HashMap<(u32, usize), u64>,
     max_depth: usize,
@@ -109,6 +107,7 @@ const PROBE: RingEvent = RingEvent {
     kernel: false,
     kernel_time: false,
     attach: false,
+    read: false,
 };
 
 impl OwnRings {
@@ -124,6 +123,8 @@ impl OwnRings {
                 kernel: false,
                 kernel_time: false,
                 attach: false,
+                // Whether samples carry their event's count (see the module's documentation).
+                read: Self::counts_per_thread(),
             },
             wall,
             pid: std::process::id(),
@@ -133,7 +134,6 @@ impl OwnRings {
             states: (0..UNWIND_STATES).map(|_| State::new()).collect(),
             addresses: Vec::new(),
             places: HashMap::new(),
-            read: Self::counts_per_thread(),
             counts: HashMap::new(),
             max_depth,
             lost: 0,
@@ -143,9 +143,12 @@ impl OwnRings {
 
     /// Whether this kernel gives inherited events' samples their thread's count (Linux 6.12+).
     fn counts_per_thread() -> bool {
-        let event = PROBE;
+        let event = RingEvent {
+            read: true,
+            ..PROBE
+        };
         let cpu = sys::online_cpus().first().copied().unwrap_or(0);
-        sys::perf_event_own_ring(sys::gettid(), cpu, &event, OwnRingKind::TaskClock, true).is_ok()
+        sys::perf_event_own_ring(sys::gettid(), cpu, &event, OwnRingKind::TaskClock).is_ok()
     }
 
     /// Checks that this system lets the calling thread be sampled into a ring (and, for wall
@@ -165,19 +168,18 @@ impl OwnRings {
             kinds.push(OwnRingKind::Switches);
         }
         for kind in kinds {
-            let fd =
-                sys::perf_event_own_ring(sys::gettid(), cpu, &event, kind, false).map_err(|e| {
-                    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                        .map(|s| s.trim().to_owned())
-                        .unwrap_or_else(|_| "unknown".into());
-                    let needs = if kind == OwnRingKind::Switches {
-                        " (context-switch samples need /proc/sys/kernel/perf_event_paranoid at 1 \
+            let fd = sys::perf_event_own_ring(sys::gettid(), cpu, &event, kind).map_err(|e| {
+                let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                    .map(|s| s.trim().to_owned())
+                    .unwrap_or_else(|_| "unknown".into());
+                let needs = if kind == OwnRingKind::Switches {
+                    " (context-switch samples need /proc/sys/kernel/perf_event_paranoid at 1 \
                      or below"
-                    } else {
-                        " (/proc/sys/kernel/perf_event_paranoid"
-                    };
-                    format!("{}{needs}; it is {paranoid})", os(e))
-                })?;
+                } else {
+                    " (/proc/sys/kernel/perf_event_paranoid"
+                };
+                format!("{}{needs}; it is {paranoid})", os(e))
+            })?;
             PerfRing::new(fd, 1).map_err(os)?;
         }
         Ok(())
@@ -193,7 +195,7 @@ impl OwnRings {
         let mut fds = Vec::with_capacity(self.cpus.len() * kinds.len());
         for (i, &cpu) in self.cpus.iter().enumerate() {
             for &kind in &kinds {
-                let fd = sys::perf_event_own_ring(tid, cpu, &self.event, kind, self.read)?;
+                let fd = sys::perf_event_own_ring(tid, cpu, &self.event, kind)?;
                 match &self.rings[i] {
                     Some(ring) => sys::perf_event_set_output(&fd, &ring.owner)?,
                     None => {
@@ -257,7 +259,9 @@ impl OwnRings {
         let fullest = self.fetch();
         for (i, ring) in self.rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
-            records::parse_all_read(&ring.buffer, regs, self.read, |r| self.pending.push((i, r)));
+            records::parse_all_read(&ring.buffer, regs, self.event.read, |r| {
+                self.pending.push((i, r))
+            });
             ring.buffer.clear();
         }
         self.pending.sort_by_key(|(_, r)| r.time());

@@ -48,6 +48,10 @@ pub struct RingEvent {
     pub kernel_time: bool,
     /// The task already runs (`prof record --pid`): count from now, not from its next `exec`.
     pub attach: bool,
+    /// Whether each sample carries its event's count (`PERF_SAMPLE_READ`): for an inherited
+    /// event, the count of the sampled thread's own copy on that CPU (Linux 6.12 and later;
+    /// older kernels refuse it with `EINVAL`).
+    pub read: bool,
 }
 
 /// The attribute flags of ring events, as `perf_event_attr`'s bit field numbers them.
@@ -105,7 +109,7 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         // The kernel takes at least 10 µs between task-clock samples; saying so here keeps a
         // task-clock sample's period apart from a context switch's (1).
         sample_period: event.period_ns.max(10_000),
-        sample_type: RING_SAMPLE_TYPE,
+        sample_type: ring_sample_type(event),
         flags,
         wakeup_events: event.watermark,
         sample_regs_user: event.regs_mask,
@@ -114,6 +118,16 @@ pub fn perf_event_ring(pid: u32, cpu: u32, event: &RingEvent) -> crate::Result<O
         ..PerfEventAttr::default()
     };
     open(&attr, pid, cpu)
+}
+
+/// [`RING_SAMPLE_TYPE`], with the event's count when `event.read`: the events of one ring lay
+/// out their samples alike.
+fn ring_sample_type(event: &RingEvent) -> u64 {
+    if event.read {
+        RING_SAMPLE_TYPE | PERF_SAMPLE_READ
+    } else {
+        RING_SAMPLE_TYPE
+    }
 }
 
 /// `exclude_kernel` unless the kernel's time or frames are asked for, `exclude_callchain_kernel`
@@ -153,7 +167,7 @@ pub fn perf_switch_event(
         config: PERF_COUNT_SW_CONTEXT_SWITCHES,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         sample_period: 1,
-        sample_type: RING_SAMPLE_TYPE,
+        sample_type: ring_sample_type(event),
         flags: (DISABLED
             | INHERIT
             | EXCLUDE_HV
@@ -219,7 +233,7 @@ const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 /// Opens a disabled event on thread `tid` of this process, counted on `cpu` only, and
 /// inherited by the threads it creates (not by child processes: `inherit_thread`), sampling
 /// as `event` says with each record's `CLOCK_MONOTONIC` time (`sample_id_all`), and with
-/// `read` each sample's count of the event (`PERF_SAMPLE_READ`: the thread's own, inherited or
+/// `event.read` each sample's count of the event (`PERF_SAMPLE_READ`: the thread's own, inherited or
 /// not, since Linux 6.12, which refuses it with `EINVAL` before): what
 /// `Timer::PerfRing` samples the library's own threads with. Per CPU, because the kernel maps
 /// no ring of an inherited per-task (`cpu = -1`) event; every event of one CPU writes to one
@@ -229,7 +243,6 @@ pub fn perf_event_own_ring(
     cpu: u32,
     event: &RingEvent,
     kind: OwnRingKind,
-    read: bool,
 ) -> crate::Result<OwnedFd> {
     // disabled | inherit | exclude_hv | watermark | sample_id_all | use_clockid |
     // inherit_thread
@@ -249,7 +262,7 @@ pub fn perf_event_own_ring(
         config,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         sample_period: period,
-        sample_type: if read {
+        sample_type: if event.read {
             OWN_RING_SAMPLE_TYPE | PERF_SAMPLE_READ
         } else {
             OWN_RING_SAMPLE_TYPE
