@@ -172,6 +172,11 @@ struct Local {
     seq: Cell<u64>,
     /// Recorded scopes and polls begun and not yet ended: the buffer keeps room for their ends.
     open: Cell<u32>,
+    /// The polls begun on this thread and not yet ended, innermost in the lowest bit: 1 for a
+    /// poll whose begin was recorded (its end is written), 0 for one whose begin a full buffer
+    /// refused (its end is not: it would take room kept for others' ends). Polls nested more
+    /// than 64 deep lose their outermost bits, and those polls end at the session's stop.
+    polls: Cell<u64>,
 }
 
 std::thread_local! {
@@ -181,6 +186,7 @@ std::thread_local! {
             current: Cell::new(0),
             seq: Cell::new(0),
             open: Cell::new(0),
+            polls: Cell::new(0),
         }
     };
 }
@@ -433,16 +439,24 @@ pub(crate) fn poll_begin_named(id: u64, name: &str) {
     }
     let time = sys::monotonic_ns();
     let _ = LOCAL.try_with(|l| {
-        if l.push_opening(&[buffer::header(buffer::POLL_BEGIN, 3, 0, 0), time, id]) {
+        let recorded = l.push_opening(&[buffer::header(buffer::POLL_BEGIN, 3, 0, 0), time, id]);
+        if recorded {
             l.open.set(l.open.get() + 1);
         }
+        l.polls.set(l.polls.get() << 1 | u64::from(recorded));
     });
 }
 
-/// Records the end of a poll of task `id` on the calling thread.
+/// Records the end of a poll of task `id` on the calling thread (the innermost poll begun),
+/// unless its begin was refused.
 pub(crate) fn poll_end(id: u64) {
     let time = sys::monotonic_ns();
     let _ = LOCAL.try_with(|l| {
+        let polls = l.polls.get();
+        l.polls.set(polls >> 1);
+        if polls & 1 == 0 {
+            return;
+        }
         l.open.set(l.open.get().saturating_sub(1));
         l.push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id]);
     });
@@ -554,4 +568,37 @@ macro_rules! mark {
             $crate::scope::mark(&SITE, &[$(&$value as &dyn ::core::fmt::Display),*]);
         }
     }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r22_a_poll_whose_begin_was_refused_writes_no_end_and_keeps_the_room_of_others() {
+        // On a thread of its own (its own buffer); a session started by another test may
+        // drain the buffer meanwhile, which changes nothing checked here.
+        std::thread::spawn(|| {
+            let open = || LOCAL.with(|l| l.open.get());
+            // Begin polls until the buffer refuses one: each reserves room for every end.
+            let mut recorded = 0u32;
+            let refused = loop {
+                let before = open();
+                poll_begin_named(1, "");
+                if open() == before {
+                    break recorded;
+                }
+                recorded += 1;
+                assert!(recorded < BUFFER_WORDS as u32, "no begin was refused");
+            };
+            assert_eq!(open(), refused);
+            // The refused poll ends: nothing changes; the recorded ones then end one by one.
+            poll_end(1);
+            assert_eq!(open(), refused);
+            poll_end(1);
+            assert_eq!(open(), refused - 1);
+        })
+        .join()
+        .unwrap();
+    }
 }
