@@ -49,7 +49,7 @@ impl Serialize for FramesOut<'_> {
         let session = self.0.session;
         serializer.collect_seq(self.0.frames.iter().map(|&(name, file)| Frame {
             name: session.str(name),
-            file: file.map(|f| session.str(f)),
+            file: (file != NONE).then(|| session.str(StrId(file))),
         }))
     }
 }
@@ -168,8 +168,9 @@ const NONE: u32 = u32::MAX;
 /// vectors (a million distinct stacks cost 12 bytes each and their frames, not a `Vec` each).
 struct StackTable<'s> {
     session: &'s Session,
-    /// Each speedscope frame's name and file.
-    frames: Vec<(StrId, Option<StrId>)>,
+    /// Each speedscope frame's name and file ([`NONE`] for none: 8 bytes a frame, where an
+    /// `Option` took 12).
+    frames: Vec<(StrId, u32)>,
     /// Indices into `frames`, hashed by name and file.
     frame_index: hashbrown::HashTable<u32>,
     /// The speedscope frame of each session frame, or [`NONE`].
@@ -225,7 +226,7 @@ impl<'s> StackTable<'s> {
             return seen;
         }
         let frame = self.session.frame(id);
-        let key = (frame.name, frame.file);
+        let key = (frame.name, frame.file.map_or(NONE, |f| f.0));
         let (hasher, frames) = (&self.hasher, &mut self.frames);
         let index = match self.frame_index.entry(
             hasher.hash_one(key),

@@ -413,3 +413,23 @@ fn r20_a_forged_gzip_trailer_reserves_no_more_than_deflate_can_make() {
     assert_eq!(gzip_bytes_size_hint(b"{\"format\": 1}"), 0);
     assert_eq!(gzip_bytes_size_hint(&[0x1f, 0x8b]), 0);
 }
+
+#[test]
+fn r20_times_that_start_at_zero_or_are_all_zero_round_trip() {
+    // The builder and the reader keep no time column until a time other than 0 comes (a
+    // session without times gets its zeros at the end, in one untouched allocation): rows
+    // of time 0 before the first timed one must keep their place.
+    for times in [[0, 0, 0, 0], [0, 0, 5, 7], [3, 0, 0, 0]] {
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(1, "main");
+        for (i, &time) in times.iter().enumerate() {
+            b.push_sample(s, t, time, i as u64 + 1);
+        }
+        let session = b.finish();
+        assert_eq!(session.samples.time_ns, times);
+        assert_eq!(session.samples.weight, [1, 2, 3, 4]);
+        assert_eq!(read(&to_bytes(&session)[..]).unwrap(), session, "{times:?}");
+    }
+}

@@ -97,9 +97,7 @@ const GO_HEAP: [(&str, &str, &str); 4] = [
 /// Writes `session` as a gzipped pprof profile, with `options`.
 pub fn write_pprof_with(session: &Session, options: &PprofOptions, out: impl Write) -> Result<()> {
     let mut gz = GzEncoder::new(out, Compression::default());
-    for part in encode(session, options) {
-        gz.write_all(&part).map_err(Error::Write)?;
-    }
+    encode(session, options, &mut gz).map_err(Error::Write)?;
     gz.finish().map_err(Error::Write)?;
     Ok(())
 }
@@ -113,20 +111,22 @@ pub(crate) fn to_profile(session: &Session) -> proto::Profile {
 /// The uncompressed profile message for `session` written with `options`, decoded (for tests).
 #[cfg(test)]
 pub(crate) fn to_profile_with(session: &Session, options: &PprofOptions) -> proto::Profile {
-    proto::Profile::decode(&encode(session, options).concat()[..])
-        .expect("prof's own encoding decodes")
+    let mut bytes = Vec::new();
+    encode(session, options, &mut bytes).expect("a vector takes every write");
+    proto::Profile::decode(&bytes[..]).expect("prof's own encoding decodes")
 }
 
-/// The uncompressed profile message for `session`, in parts to write one after the other:
+/// Writes the uncompressed profile message for `session` to `out`: sample types
 /// `samples/count` first, then every sample type of the session (a `samples` count among them is
 /// not written twice), with the session's primary type as `default_sample_type`, so `go tool
 /// pprof -sample_index=NAME` picks any; or Go's heap sample types ([`PprofOptions::go_heap`]).
 ///
 /// Samples, locations, functions and strings are encoded as they are made, each table into its
 /// own buffer, rather than kept as messages until the end: a message is several times its
-/// encoded size, and a million distinct functions made a gigabyte. The parts hold the fields in
-/// field-number order, as prost encodes a whole `Profile`, so the bytes are the same.
-fn encode(session: &Session, options: &PprofOptions) -> Vec<Vec<u8>> {
+/// encoded size, and a million distinct functions made a gigabyte. The samples go to `out` as
+/// they come; the other tables follow them. The fields are in field-number order, as prost
+/// encodes a whole `Profile`, so the bytes are the same.
+fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std::io::Result<()> {
     let mut enc = Encoder::new(session);
     // Which value of a grouped sample ([count, primary, extra 0, extra 1, ...]) each pprof
     // sample type takes (none: 0).
@@ -182,13 +182,26 @@ fn encode(session: &Session, options: &PprofOptions) -> Vec<Vec<u8>> {
     enc.profile.comment = vec![comment];
     let (of_sample, contexts) = labels::sample_contexts(session);
     let (groups, sums, stride) = group_samples(session, &of_sample);
+    // The sample types (field 1) are known: the samples (field 2) follow them as they are
+    // encoded, a MiB at a time, rather than be held to the end (10 MB for a million).
+    out.write_all(&enc.sample_types())?;
     for (g, &(stack, thread, context)) in groups.iter().enumerate() {
         let sums = &sums[g * stride..(g + 1) * stride];
         let values = columns.iter().map(|c| c.map_or(0, |c| sums[c])).collect();
         enc.sample(stack, thread, &contexts[context as usize], values);
+        if enc.samples.len() >= SAMPLES_CHUNK {
+            out.write_all(&enc.samples)?;
+            enc.samples.clear();
+        }
     }
-    enc.finish()
+    for part in enc.finish() {
+        out.write_all(&part)?;
+    }
+    Ok(())
 }
+
+/// Bytes of encoded samples written at a time.
+const SAMPLES_CHUNK: usize = 1 << 20;
 
 /// Nanoseconds since the Unix epoch of an RFC 3339 time such as `2026-11-22T12:09:46.123Z` or
 /// `2026-11-22T13:09:46+01:00`; `None` when `text` is not one.
@@ -567,22 +580,29 @@ impl<'s> Encoder<'s> {
 
     /// The parts of the message in field-number order: sample types, samples, mappings,
     /// locations, functions, strings, then the remaining fields.
+    /// The encoded `sample_type` field (the first), taken out of the profile's other fields.
+    fn sample_types(&mut self) -> Vec<u8> {
+        proto::Profile {
+            sample_type: std::mem::take(&mut self.profile.sample_type),
+            ..proto::Profile::default()
+        }
+        .encode_to_vec()
+    }
+
+    /// The parts that follow the sample types and the samples written so far, in
+    /// field-number order: the samples not yet written, mappings, locations, functions,
+    /// strings and the other fields.
     fn finish(mut self) -> Vec<Vec<u8>> {
         for mapping in &mut self.profile.mapping {
             if mapping.memory_start == u64::MAX {
                 mapping.memory_start = 0;
             }
         }
-        let types = proto::Profile {
-            sample_type: std::mem::take(&mut self.profile.sample_type),
-            ..proto::Profile::default()
-        };
         let mappings = proto::Profile {
             mapping: std::mem::take(&mut self.profile.mapping),
             ..proto::Profile::default()
         };
         vec![
-            types.encode_to_vec(),
             self.samples,
             mappings.encode_to_vec(),
             self.locations_out,
