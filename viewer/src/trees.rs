@@ -290,8 +290,17 @@ impl Profile {
                 }
             }
         }
+        // Parents come before their children in the order: a row's depth is its parent's and
+        // one (the tree stores no depth).
+        let mut depth = vec![0u32; order.len()];
+        for (i, &node) in order.iter().enumerate() {
+            depth[i] = match tree.parent(node).map(|p| row_of[p.index()]) {
+                Some(p) if p != u32::MAX => depth[p as usize] + 1,
+                _ => tree.depth(node),
+            };
+        }
         TreeTable {
-            depth: order.iter().map(|&n| tree.depth(n)).collect(),
+            depth,
             order: order.iter().map(|n| n.0).collect(),
             size,
             inverted,

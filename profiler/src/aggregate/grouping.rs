@@ -263,7 +263,7 @@ impl ScopeCalls {
     /// transform that removes scope frames changes the paths: the counts are those of the path
     /// the tree shows.
     pub fn of_node(&self, tree: &CallTree, node: NodeId) -> Option<u64> {
-        let mut path = Vec::with_capacity(tree.depth(node) as usize);
+        let mut path = Vec::new();
         let mut at = node;
         while let Some(parent) = tree.parent(at) {
             path.push(self.name(tree.func(at))?);

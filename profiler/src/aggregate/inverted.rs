@@ -45,7 +45,7 @@ impl CallTree {
     /// root's total (its function's self weight, spent in the function itself), and nothing for
     /// the callers below it, which spend that weight only through their callees.
     pub fn inverted_self_weight(&self, node: NodeId) -> u64 {
-        if self.depth(node) == 1 {
+        if self.parent(node) == Some(NodeId::ROOT) {
             self.total_weight(node)
         } else {
             0

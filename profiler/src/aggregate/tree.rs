@@ -43,17 +43,42 @@ impl NodeId {
 /// nodes are flat columns indexed by [`NodeId`], a parent before its children, and each node's
 /// children are sorted by function name.
 #[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A node takes 32 bytes (issue 20: a million distinct stacks): its self weight and count are
+/// its totals less its children's, and its depth the length of its chain of parents, computed
+/// when asked for rather than stored (24 bytes more).
 pub struct CallTree {
     parent: Vec<NodeId>,
     func: Vec<StrId>,
     frame: Vec<FrameId>,
-    depth: Vec<u32>,
-    self_weight: Vec<u64>,
     total_weight: Vec<u64>,
-    self_count: Vec<u64>,
-    total_count: Vec<u64>,
+    total_count: Counts,
     child_start: Vec<u32>,
     children: Vec<NodeId>,
+}
+
+/// The nodes' sample counts: in `u32` when the root's (the largest) fits, as it nearly always
+/// does, else in `u64`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Counts {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Counts {
+    fn new(counts: Vec<u64>) -> Counts {
+        match u32::try_from(counts.first().copied().unwrap_or(0)) {
+            Ok(_) => Counts::Narrow(counts.iter().map(|&c| c as u32).collect()),
+            Err(_) => Counts::Wide(counts),
+        }
+    }
+
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Counts::Narrow(c) => u64::from(c[i]),
+            Counts::Wide(c) => c[i],
+        }
+    }
 }
 
 /// A session's stacks as a list of transforms rewrites them: the tree of functions they form
@@ -156,21 +181,20 @@ impl CallTree {
         session: &Session,
     ) -> Self {
         let n = shape.len();
-        let mut total_weight = self_weight.clone();
-        let mut total_count = self_count.clone();
+        // The self sums become the totals in place.
+        let (mut total_weight, mut total_count) = (self_weight, self_count);
         for i in (1..n).rev() {
             let p = shape.parent[i] as usize;
             total_weight[p] = total_weight[p].saturating_add(total_weight[i]);
             total_count[p] += total_count[i];
         }
-        let mut depth = vec![0u32; n];
+        let total_count = Counts::new(total_count);
         // Each node's number of children, then (summed) where its children start, then (as
         // they are placed) where the next node's start: shifted back by one at the end. One
         // column, not three (issue 20).
         let mut child_start = vec![0u32; n + 1];
         for i in 1..n {
             let p = shape.parent[i] as usize;
-            depth[i] = depth[p] + 1;
             child_start[p] += 1;
         }
         let mut acc = 0u32;
@@ -208,10 +232,7 @@ impl CallTree {
             parent: parent.into_iter().map(NodeId).collect(),
             func,
             frame,
-            depth,
-            self_weight,
             total_weight,
-            self_count,
             total_count,
             child_start,
             children,
@@ -253,9 +274,14 @@ impl CallTree {
         (node != NodeId::ROOT).then(|| self.frame[node.index()])
     }
 
-    /// The depth of `node`: 0 for the root, 1 for outermost functions.
+    /// The depth of `node`: 0 for the root, 1 for outermost functions. Walks up to the root.
     pub fn depth(&self, node: NodeId) -> u32 {
-        self.depth[node.index()]
+        let (mut depth, mut at) = (0, node);
+        while let Some(p) = self.parent(at) {
+            depth += 1;
+            at = p;
+        }
+        depth
     }
 
     /// The callees of `node`, sorted by function name.
@@ -264,9 +290,14 @@ impl CallTree {
         &self.children[self.child_start[i] as usize..self.child_start[i + 1] as usize]
     }
 
-    /// Weight of the samples whose leaf is `node`.
+    /// Weight of the samples whose leaf is `node`: its total less its callees'.
     pub fn self_weight(&self, node: NodeId) -> u64 {
-        self.self_weight[node.index()]
+        let below: u64 = self
+            .children(node)
+            .iter()
+            .map(|c| self.total_weight(*c))
+            .fold(0, u64::saturating_add);
+        self.total_weight(node).saturating_sub(below)
     }
 
     /// Weight of the samples in `node` and below.
@@ -274,14 +305,19 @@ impl CallTree {
         self.total_weight[node.index()]
     }
 
-    /// Number of samples whose leaf is `node`.
+    /// Number of samples whose leaf is `node`: its total less its callees'.
     pub fn self_count(&self, node: NodeId) -> u64 {
-        self.self_count[node.index()]
+        let below: u64 = self
+            .children(node)
+            .iter()
+            .map(|c| self.total_count(*c))
+            .sum();
+        self.total_count(node) - below
     }
 
     /// Number of samples in `node` and below.
     pub fn total_count(&self, node: NodeId) -> u64 {
-        self.total_count[node.index()]
+        self.total_count.get(node.index())
     }
 
     /// The functions from the root's child down to `node`, outermost first.

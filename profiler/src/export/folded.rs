@@ -31,9 +31,14 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
     let mut path = String::new();
     let mut ends: Vec<usize> = Vec::new();
     // Depth-first, keeping the names from the root to the current node in `path`.
-    let mut todo: Vec<NodeId> = tree.children(tree.root()).iter().rev().copied().collect();
-    while let Some(node) = todo.pop() {
-        let depth = tree.depth(node) as usize - 1;
+    // Each node with its depth below the root's children (the tree stores none).
+    let mut todo: Vec<(NodeId, usize)> = tree
+        .children(tree.root())
+        .iter()
+        .rev()
+        .map(|&n| (n, 0))
+        .collect();
+    while let Some((node, depth)) = todo.pop() {
         ends.truncate(depth);
         path.truncate(ends.last().copied().unwrap_or(0));
         if depth > 0 {
@@ -47,7 +52,7 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
             lines.push((text.len() as u64, len, node));
             text.push_str(&path);
         }
-        todo.extend(tree.children(node).iter().rev());
+        todo.extend(tree.children(node).iter().rev().map(|&c| (c, depth + 1)));
     }
     let stack =
         |&(start, len, _): &(u64, u32, NodeId)| &text.as_bytes()[start as usize..][..len as usize];
