@@ -53,6 +53,17 @@ export class ScopeBars {
     return this.scopes.lanes[thread] ?? 0;
   }
 
+  /** The depths of thread `thread`'s nested scopes deeper than its lanes: not drawn. */
+  deeper(thread) {
+    return this.scopes.deeper?.[thread] ?? 0;
+  }
+
+  /** The text that says a thread's deeper scopes are not drawn, or null. */
+  deeperText(thread) {
+    const n = this.deeper(thread);
+    return n > 0 ? `+${n} level${n === 1 ? "" : "s"} not shown` : null;
+  }
+
   /** The name bar `i` shows: its scope's, mark's or task lane's; null for a merged bar. */
   name(i) {
     const label = this.columns[i * STRIDE + 5];

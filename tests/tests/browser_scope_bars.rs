@@ -441,3 +441,91 @@ fn r22_two_hundred_thousand_spans_make_at_most_two_bars_per_pixel_of_a_lane() {
     );
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
+
+/// Scopes nested `depth` deep on one thread, the outermost `0` and the innermost `depth - 1`,
+/// each 1 ms shorter at both ends than the one around it.
+fn nested_spans(depth: u32) -> Session {
+    use prof::session::{FrameSpec, Metadata, SessionBuilder, SiteKind, Span};
+    const MS: u64 = 1_000_000;
+    let mut b = SessionBuilder::new(Metadata {
+        program: "deep".into(),
+        timer: "perf_event".into(),
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        ..Metadata::default()
+    });
+    let main = b.thread(1, "main");
+    let f = b.intern_frame(&FrameSpec::named("work"));
+    let stack = b.intern_stack_path(&[f]).unwrap();
+    let mut parent = None;
+    for d in 0..u64::from(depth) {
+        let site = b.intern_site(&format!("level{d}"), None, None, SiteKind::Scope);
+        parent = Some(b.push_span(Span {
+            site,
+            thread: main,
+            start_ns: d * MS,
+            end_ns: 40 * MS - d * MS,
+            parent,
+            fields: Vec::new(),
+        }));
+    }
+    for ms in 0..40 {
+        b.push_sample(stack, main, ms * MS + MS / 2, MS);
+    }
+    b.meta_mut().duration_ns = 40 * MS;
+    b.finish()
+}
+
+#[test]
+fn r22_scopes_nested_deeper_than_the_lanes_are_said_not_shown() {
+    // The timeline has four lanes a thread, the stack chart sixteen: six levels leave two
+    // out of the timeline, which says so beside the thread's last lane, and none out of the
+    // stack chart.
+    let session = nested_spans(6);
+    let shown = show_bars("scope-bars-deeper", &session, (1100, 500), "", TIMELINE);
+    let browser = &shown.browser;
+    assert_eq!(js(browser, &format!("{TIMELINE}.bars.lanes(0)")), json!(4));
+    assert_eq!(
+        js(browser, &format!("{TIMELINE}.bars.deeperText(0)")),
+        json!("+2 levels not shown")
+    );
+    assert!(bars(browser, TIMELINE, "level3").len() == 1);
+    assert!(bars(browser, TIMELINE, "level4").is_empty());
+    // The text is drawn in the gutter beside the fourth lane: dark pixels where the gutter
+    // is otherwise blank.
+    let top = js(browser, &format!("{TIMELINE}.trackRect(0).y"))
+        .as_f64()
+        .unwrap();
+    let lane = bars(browser, TIMELINE, "level3")[0].clone();
+    let drawn = (12..120).any(|x| {
+        let [r, g, b] = pixel(
+            browser,
+            "timeline-canvas",
+            f64::from(x),
+            lane.y + lane.height / 2.0,
+        );
+        r < 160 && g < 160 && b < 160
+    });
+    assert!(drawn, "no text beside the last lane (track top {top})");
+    browser.screenshot("scope-bars-deeper-timeline");
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+    drop(shown);
+    let shown = show_bars(
+        "scope-bars-deeper-stack-chart",
+        &session,
+        (1100, 500),
+        "#view=stack-chart",
+        STACK_CHART,
+    );
+    let browser = &shown.browser;
+    assert_eq!(
+        js(browser, &format!("{STACK_CHART}.bars.lanes(0)")),
+        json!(6)
+    );
+    assert_eq!(
+        js(browser, &format!("{STACK_CHART}.bars.deeperText(0)")),
+        json!(null)
+    );
+    assert_eq!(bars(browser, STACK_CHART, "level5").len(), 1);
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}

@@ -253,6 +253,9 @@ pub struct ScopeBars {
     drawn: Vec<Drawn>,
     /// Lanes per thread index.
     lanes: Vec<u32>,
+    /// Per thread index, the depths of nested spans beyond the lanes laid out (not drawn, and
+    /// said so on the page).
+    deeper: Vec<u32>,
     /// The task lanes laid out, and how many more task names there are.
     task_lanes: u32,
     more_tasks: u32,
@@ -278,6 +281,7 @@ impl ScopeBars {
             from,
             to,
             lanes: vec![0; index.spans.len()],
+            deeper: vec![0; index.spans.len()],
             ..ScopeBars::default()
         };
         let mut bars = Vec::new();
@@ -299,6 +303,7 @@ impl ScopeBars {
                 continue;
             };
             *slot = lanes;
+            out.deeper[t] = (index.spans[t].len() as u32).saturating_sub(lanes);
             for (depth, lane) in index.spans[t].iter().take(lanes as usize).enumerate() {
                 add(Kind::Span, t, depth, lane, &mut out.drawn);
             }
@@ -367,9 +372,10 @@ impl ScopeBars {
         out
     }
 
-    /// The lanes each thread takes (by thread index; 0: none) and the texts: each call site's
-    /// name (by site index), each task lane's name and what it holds, and how many task names
-    /// are not shown, as JSON `{lanes, sites, tasks: [{name, text}], moreText}`.
+    /// The lanes each thread takes (by thread index; 0: none), the depths of spans deeper than
+    /// its lanes (by thread index), and the texts: each call site's name (by site index), each
+    /// task lane's name and what it holds, and how many task names are not shown, as JSON
+    /// `{lanes, deeper, sites, tasks: [{name, text}], moreText}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self, profile: &Profile) -> String {
         // Values built by hand rather than by `json!`: each type `json!` serializes adds its
@@ -398,8 +404,10 @@ impl ScopeBars {
             n => format!("+{} more task names", thousands(u64::from(n))).into(),
         };
         let lanes = self.lanes.iter().map(|&n| Value::from(n)).collect();
+        let deeper = self.deeper.iter().map(|&n| Value::from(n)).collect();
         object([
             ("lanes", Value::Array(lanes)),
+            ("deeper", Value::Array(deeper)),
             ("sites", Value::Array(sites)),
             ("tasks", Value::Array(tasks)),
             ("moreText", more),
@@ -667,6 +675,7 @@ mod tests {
         let index = ScopeIndex::of(&session);
         let bars = ScopeBars::compute(&index, &[0, 1, 2], (0, 401), 401.0, 8, 8);
         assert_eq!(bars.lanes, [3, 1, 0], "three depths; a mark's lane; none");
+        assert_eq!(bars.deeper, [0, 0, 0]);
         assert_eq!(
             drawn(&bars),
             [
@@ -685,6 +694,11 @@ mod tests {
         // Two lanes at most, one task lane: `lex` and the `store` lane are left out.
         let bars = ScopeBars::compute(&index, &[0], (0, 401), 401.0, 2, 1);
         assert_eq!(bars.lanes, [2, 0, 0]);
+        assert_eq!(
+            bars.deeper,
+            [1, 0, 0],
+            "the third depth is not drawn, and said so"
+        );
         assert!(drawn(&bars)
             .iter()
             .all(|d| d.2 < 2 && (d.0 != 1 || d.1 == 0)));

@@ -230,6 +230,12 @@ export class StackChartView {
       ctx.fillRect(0, this.tops[t], width, HEADER - 2);
       ctx.fillStyle = "#222";
       ctx.fillText(l.labels[t], 6, this.tops[t] + HEADER / 2 - 1);
+      const deeper = this.bars?.deeperText(l.threads[t]);
+      if (deeper) {
+        // After the thread's name: its scopes nested deeper than the lanes are not drawn.
+        ctx.fillStyle = "#666";
+        ctx.fillText(deeper, 18 + ctx.measureText(l.labels[t]).width, this.tops[t] + HEADER / 2 - 1);
+      }
     }
     const charWidth = ctx.measureText("m").width || 7;
     const colors = new Map();

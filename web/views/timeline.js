@@ -309,6 +309,13 @@ export class Timeline {
       ctx.fillRect(0, top + trackHeight - 1, width, 1);
       ctx.fillStyle = shown ? "#222" : "#999";
       ctx.fillText(ellipsize(ctx, d.labels[t], GUTTER - 10), 6, top + TRACK / 2);
+      const deeper = this.bars?.deeperText(d.threads[t]);
+      if (deeper) {
+        // In the gutter beside the last lane: the scopes nested deeper are not drawn.
+        const lanes = this.bars.lanes(d.threads[t]);
+        ctx.fillStyle = "#666";
+        ctx.fillText(ellipsize(ctx, deeper, GUTTER - 16), 12, top + TRACK + (lanes - 1) * LANE + LANE / 2);
+      }
       const base = top + TRACK - 2;
       const full = TRACK - 5;
       for (let b = 0; b < d.buckets; b++) {
