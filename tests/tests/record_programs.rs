@@ -282,9 +282,13 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         // so each thread and all together get at least 95%; the rate on an idle machine is a
         // benchmark's. One thread against its own clock varies more than the total, as the
         // task clock's per-CPU partial periods move between threads that keep changing CPUs.
-        // The weights are the CPU time: at least `least` of it, at most all of it (a thread's
-        // last partial period on each CPU is never sampled). Weighed by the period, one thread
-        // got 503 ms for 500 ms of CPU, the other fewer.
+        // The weights are the task clock's time: at least `least` of the CPU time (a thread's
+        // last partial period on each CPU is never sampled), and at most 5% above it, as the
+        // task clock counts the interrupts taken while the thread runs, the kernel's copy of
+        // each sample's stack among them, which the thread's own clock leaves out where the
+        // kernel accounts interrupt time apart (CI at 10 kHz beside two CPU hogs: 508.3 ms for
+        // 500.0 ms of CPU). Weighed by the period, one thread got 503 ms for 500 ms of CPU
+        // and the other fewer, with the total short.
         let (mut all_got, mut all_weight, mut all_cpu) = (0.0, 0.0, 0.0);
         for line in stdout.lines() {
             let (tid, cpu_ns) = line.split_once(' ').unwrap();
@@ -302,7 +306,7 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
                 cpu_ns / 1e6,
             );
             assert!(
-                !counted || weight <= cpu_ns + period_ns,
+                !counted || weight <= IRQ_SLACK * cpu_ns + period_ns,
                 "{hz} Hz, thread {tid}: samples weigh {:.2} ms for {:.2} ms of CPU; {stderr}",
                 weight / 1e6,
                 cpu_ns / 1e6,
@@ -316,7 +320,7 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         );
         if counted {
             assert!(
-                all_weight >= least * all_cpu,
+                all_weight >= least * all_cpu && all_weight <= IRQ_SLACK * all_cpu,
                 "{hz} Hz: samples weigh {:.2} ms for {:.2} ms of CPU; {stderr}",
                 all_weight / 1e6,
                 all_cpu / 1e6,
@@ -325,6 +329,10 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         assert_eq!(stdout.lines().count(), 2, "{stdout}");
     }
 }
+
+/// How far above a thread's own CPU clock its task clock may run (see
+/// `record_samples_each_running_thread_at_the_requested_rate`).
+const IRQ_SLACK: f64 = 1.05;
 
 /// Each thread's id and the sum of its samples' weights.
 fn weight_per_tid(session: &Session) -> Vec<(u64, u64)> {
