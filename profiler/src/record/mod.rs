@@ -555,7 +555,7 @@ impl Recorder {
                 if counts.len() <= ring {
                     counts.resize(ring + 1, 0);
                 }
-                count.saturating_sub(std::mem::replace(&mut counts[ring], count))
+                records::count_since(std::mem::replace(&mut counts[ring], count), count)
             }
             _ => s.period,
         };

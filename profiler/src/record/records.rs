@@ -23,6 +23,18 @@ pub struct SampleRecord {
     pub stack: Vec<u8>,
 }
 
+/// The event's count since a thread's previous sample on the same CPU, from the counts the two
+/// samples carried (`PERF_SAMPLE_READ`): a count below the previous one is a new thread that
+/// was given the same id (its copy of the event counts from 0 again), all of whose count is
+/// new.
+pub fn count_since(previous: u64, count: u64) -> u64 {
+    if count < previous {
+        count
+    } else {
+        count - previous
+    }
+}
+
 /// One record of the ring.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Record {
@@ -288,6 +300,14 @@ mod tests {
 
     fn words(ws: &[u64]) -> Vec<u8> {
         ws.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn a_count_below_the_previous_one_is_a_new_thread_with_the_same_id() {
+        assert_eq!(count_since(0, 500), 500);
+        assert_eq!(count_since(500, 800), 300);
+        // The id's old thread counted 800 on this CPU; the new one has run 200 here.
+        assert_eq!(count_since(800, 200), 200);
     }
 
     #[test]

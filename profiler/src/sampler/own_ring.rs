@@ -367,7 +367,7 @@ impl OwnRings {
                 let weight = match read {
                     Some(count) => {
                         let last = self.counts.insert((tid, ring), count).unwrap_or(0);
-                        count.saturating_sub(last)
+                        records::count_since(last, count)
                     }
                     None => period,
                 };
