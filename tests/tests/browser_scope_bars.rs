@@ -333,19 +333,26 @@ fn the_stack_chart_draws_scope_bars_above_the_stacks_and_a_click_selects_a_bars_
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
-/// `requests` spans of `request`, 5 ms long every 10 ms, each holding a 2 ms `parse`, on one
-/// thread sampled every millisecond.
-fn many_spans(requests: u64) -> Session {
-    use prof::session::{FrameSpec, Metadata, SessionBuilder, SiteKind, Span};
-    const MS: u64 = 1_000_000;
-    let mut b = SessionBuilder::new(Metadata {
-        program: "busy-server".into(),
+const MS: u64 = 1_000_000;
+
+/// A session builder for `program` sampled every millisecond, and its one thread, `main`.
+fn sampled_every_ms(program: &str) -> (prof::session::SessionBuilder, prof::session::ThreadIdx) {
+    let mut b = prof::session::SessionBuilder::new(prof::session::Metadata {
+        program: program.into(),
         timer: "perf_event".into(),
         requested_interval_ns: MS,
         achieved_interval_ns: MS,
-        ..Metadata::default()
+        ..prof::session::Metadata::default()
     });
     let main = b.thread(1, "main");
+    (b, main)
+}
+
+/// `requests` spans of `request`, 5 ms long every 10 ms, each holding a 2 ms `parse`, on one
+/// thread sampled every millisecond.
+fn many_spans(requests: u64) -> Session {
+    use prof::session::{FrameSpec, SiteKind, Span};
+    let (mut b, main) = sampled_every_ms("busy-server");
     let request = b.intern_site("request", None, None, SiteKind::Scope);
     let parse = b.intern_site("parse", None, None, SiteKind::Scope);
     let f = b.intern_frame(&FrameSpec::named("serve"));
@@ -445,16 +452,8 @@ fn r22_two_hundred_thousand_spans_make_at_most_two_bars_per_pixel_of_a_lane() {
 /// Scopes nested `depth` deep on one thread, the outermost `0` and the innermost `depth - 1`,
 /// each 1 ms shorter at both ends than the one around it.
 fn nested_spans(depth: u32) -> Session {
-    use prof::session::{FrameSpec, Metadata, SessionBuilder, SiteKind, Span};
-    const MS: u64 = 1_000_000;
-    let mut b = SessionBuilder::new(Metadata {
-        program: "deep".into(),
-        timer: "perf_event".into(),
-        requested_interval_ns: MS,
-        achieved_interval_ns: MS,
-        ..Metadata::default()
-    });
-    let main = b.thread(1, "main");
+    use prof::session::{FrameSpec, SiteKind, Span};
+    let (mut b, main) = sampled_every_ms("deep");
     let f = b.intern_frame(&FrameSpec::named("work"));
     let stack = b.intern_stack_path(&[f]).unwrap();
     let mut parent = None;
