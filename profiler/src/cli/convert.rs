@@ -154,6 +154,12 @@ fn convert(
     if target == Target::Session && output != Path::new("-") {
         return prof::session::save(&session, output);
     }
+    if target == Target::Svg {
+        // inferno draws after the session is dropped: it keeps its own frames.
+        let flame = svg::FlameGraph::of(&session)?;
+        drop(session);
+        return write_output(output, move |bytes| flame.write(bytes));
+    }
     let name = input.file_name().map_or_else(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -30,15 +30,18 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
     // Where each name on the current path ends in `path`.
     let mut path = String::new();
     let mut ends: Vec<usize> = Vec::new();
-    // Depth-first, keeping the names from the root to the current node in `path`.
-    // Each node with its depth below the root's children (the tree stores none).
-    let mut todo: Vec<(NodeId, usize)> = tree
-        .children(tree.root())
-        .iter()
-        .rev()
-        .map(|&n| (n, 0))
-        .collect();
-    while let Some((node, depth)) = todo.pop() {
+    // Depth-first, keeping the names from the root to the current node in `path`, with one
+    // entry per node on the current path (the node and its next child to visit): the nodes
+    // waiting to be visited took 4 bytes each, 4 MB for a node of a million children.
+    let mut on_path: Vec<(NodeId, usize)> = vec![(tree.root(), 0)];
+    while let Some((parent, next)) = on_path.last_mut() {
+        let Some(&node) = tree.children(*parent).get(*next) else {
+            on_path.pop();
+            continue;
+        };
+        *next += 1;
+        // The root's children are at depth 0.
+        let depth = on_path.len() - 1;
         ends.truncate(depth);
         path.truncate(ends.last().copied().unwrap_or(0));
         if depth > 0 {
@@ -52,7 +55,7 @@ fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::
             lines.push((text.len() as u64, len, node));
             text.push_str(&path);
         }
-        todo.extend(tree.children(node).iter().rev().map(|&c| (c, depth + 1)));
+        on_path.push((node, 0));
     }
     let stack =
         |&(start, len, _): &(u64, u32, NodeId)| &text.as_bytes()[start as usize..][..len as usize];

@@ -10,20 +10,42 @@ use std::io::Write;
 /// Writes `session` as an interactive flame graph SVG: the same stacks as
 /// [`write_folded`](super::write_folded), widths in the session's weight unit.
 pub fn write_svg(session: &Session, out: impl Write) -> Result<()> {
-    let mut folded = Vec::new();
-    super::write_folded(session, &mut folded)?;
-    let folded = String::from_utf8_lossy(&folded);
-    if folded.is_empty() {
-        return Err(Error::NoSamples {
-            profile: "the session".to_owned(),
-        });
+    FlameGraph::of(session)?.write(out)
+}
+
+/// What a flame graph SVG of a session is drawn from: its folded stacks and titles, made
+/// first so that the session can be dropped before inferno draws (a million distinct stacks:
+/// the session and inferno's frames at once passed 114 MiB).
+pub struct FlameGraph {
+    folded: String,
+    options: Options<'static>,
+}
+
+impl FlameGraph {
+    /// The stacks and titles of `session`'s flame graph; an error when it has no samples.
+    pub fn of(session: &Session) -> Result<Self> {
+        let mut folded = Vec::new();
+        super::write_folded(session, &mut folded)?;
+        let folded = match String::from_utf8(folded) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        if folded.is_empty() {
+            return Err(Error::NoSamples {
+                profile: "the session".to_owned(),
+            });
+        }
+        let mut options = Options::default();
+        options.title = super::title(session);
+        options.subtitle = Some(subtitle(session));
+        options.count_name = count_name(session);
+        Ok(FlameGraph { folded, options })
     }
-    let mut options = Options::default();
-    options.title = super::title(session);
-    options.subtitle = Some(subtitle(session));
-    options.count_name = count_name(session);
-    flamegraph::from_lines(&mut options, folded.lines(), out).map_err(Error::Write)?;
-    Ok(())
+
+    /// Draws the flame graph to `out`.
+    pub fn write(mut self, out: impl Write) -> Result<()> {
+        flamegraph::from_lines(&mut self.options, self.folded.lines(), out).map_err(Error::Write)
+    }
 }
 
 /// Writes a differential flame graph of `new` against `base`: the frames are `new`'s, red where
