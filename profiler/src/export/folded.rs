@@ -9,7 +9,12 @@ use std::io::Write;
 /// Writes every sample of `session` as folded stacks (stacks merged by function name, weights in
 /// the session's unit).
 pub fn write_folded(session: &Session, out: impl Write) -> Result<()> {
-    write_folded_tree(&CallTree::new(session, &Filter::all()), session, out)
+    let tree = CallTree::new(session, &Filter::all());
+    let lines = Lines::of(&tree, session).map_err(Error::Write)?;
+    // The lines carry their weights: the tree (32 bytes a node) is not kept while they are
+    // sorted and written.
+    drop(tree);
+    lines.write(out).map_err(Error::Write)
 }
 
 /// Writes a (possibly filtered or transformed) call tree as folded stacks: one line per node
@@ -17,64 +22,101 @@ pub fn write_folded(session: &Session, out: impl Write) -> Result<()> {
 /// theirs. A `;` inside a function name becomes `:` and line breaks become spaces, so every line
 /// parses back to the same frames; stacks that read the same after that are one line.
 pub fn write_folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> Result<()> {
-    folded_tree(tree, session, out).map_err(Error::Write)
+    Lines::of(tree, session)
+        .and_then(|lines| lines.write(out))
+        .map_err(Error::Write)
 }
 
-fn folded_tree(tree: &CallTree, session: &Session, out: impl Write) -> std::io::Result<()> {
-    // Every stack's text in one buffer, then its lines sorted by text: one allocation per
-    // buffer rather than one per line, so a million distinct stacks stay small.
-    let mut text = String::new();
-    // Each line's start and length in `text` and its node, whose self weight it carries: 16
-    // bytes a line (24 with the weight and `usize`s).
-    let mut lines: Vec<(u64, u32, NodeId)> = Vec::new();
-    // Where each name on the current path ends in `path`.
-    let mut path = String::new();
-    let mut ends: Vec<usize> = Vec::new();
-    // Depth-first, keeping the names from the root to the current node in `path`, with one
-    // entry per node on the current path (the node and its next child to visit): the nodes
-    // waiting to be visited took 4 bytes each, 4 MB for a node of a million children.
-    let mut on_path: Vec<(NodeId, usize)> = vec![(tree.root(), 0)];
-    while let Some((parent, next)) = on_path.last_mut() {
-        let Some(&node) = tree.children(*parent).get(*next) else {
-            on_path.pop();
-            continue;
-        };
-        *next += 1;
-        // The root's children are at depth 0.
-        let depth = on_path.len() - 1;
-        ends.truncate(depth);
-        path.truncate(ends.last().copied().unwrap_or(0));
-        if depth > 0 {
-            path.push(';');
+/// Bits of a line's length in its place (the rest, 36 bits, are its start: 64 GiB of text).
+const LEN_BITS: u32 = 28;
+
+/// The most bytes of names one line's stack may take (256 MiB).
+const MAX_LINE: usize = (1 << LEN_BITS) - 1;
+
+/// A tree's folded lines: every stack's text in one buffer (one allocation rather than one per
+/// line, so a million distinct stacks stay small) and each line's place in it and weight, 16
+/// bytes a line.
+struct Lines {
+    text: String,
+    /// Each line's start in `text` (the high 36 bits) and length (the low [`LEN_BITS`]), and
+    /// its weight.
+    lines: Vec<(u64, u64)>,
+}
+
+impl Lines {
+    /// The lines of every node of `tree` with self weight, in depth-first order.
+    fn of(tree: &CallTree, session: &Session) -> std::io::Result<Lines> {
+        let mut text = String::new();
+        let mut lines: Vec<(u64, u64)> = Vec::new();
+        // Where each name on the current path ends in `path`.
+        let mut path = String::new();
+        let mut ends: Vec<usize> = Vec::new();
+        // Depth-first, keeping the names from the root to the current node in `path`, with one
+        // entry per node on the current path (the node and its next child to visit): the nodes
+        // waiting to be visited took 4 bytes each, 4 MB for a node of a million children.
+        let mut on_path: Vec<(NodeId, usize)> = vec![(tree.root(), 0)];
+        while let Some((parent, next)) = on_path.last_mut() {
+            let Some(&node) = tree.children(*parent).get(*next) else {
+                on_path.pop();
+                continue;
+            };
+            *next += 1;
+            // The root's children are at depth 0.
+            let depth = on_path.len() - 1;
+            ends.truncate(depth);
+            path.truncate(ends.last().copied().unwrap_or(0));
+            if depth > 0 {
+                path.push(';');
+            }
+            push_clean(&mut path, tree.name(session, node));
+            ends.push(path.len());
+            let weight = tree.self_weight(node);
+            if weight > 0 {
+                if path.len() > MAX_LINE {
+                    return Err(std::io::Error::other(
+                        "a stack of more than 256 MiB of names",
+                    ));
+                }
+                lines.push(((text.len() as u64) << LEN_BITS | path.len() as u64, weight));
+                text.push_str(&path);
+            }
+            on_path.push((node, 0));
         }
-        push_clean(&mut path, tree.name(session, node));
-        ends.push(path.len());
-        if tree.self_weight(node) > 0 {
-            let len = u32::try_from(path.len())
-                .map_err(|_| std::io::Error::other("a stack of more than 4 GiB of names"))?;
-            lines.push((text.len() as u64, len, node));
-            text.push_str(&path);
-        }
-        on_path.push((node, 0));
+        let mut folded = Lines { text, lines };
+        let mut lines = std::mem::take(&mut folded.lines);
+        lines.sort_unstable_by(|a, b| folded.stack(a.0).cmp(folded.stack(b.0)));
+        folded.lines = lines;
+        Ok(folded)
     }
-    let stack =
-        |&(start, len, _): &(u64, u32, NodeId)| &text.as_bytes()[start as usize..][..len as usize];
-    lines.sort_unstable_by(|a, b| stack(a).cmp(stack(b)));
-    let mut out = std::io::BufWriter::new(out);
-    let mut i = 0;
-    while i < lines.len() {
-        let mut weight = tree.self_weight(lines[i].2);
-        let mut j = i + 1;
-        while j < lines.len() && stack(&lines[j]) == stack(&lines[i]) {
-            weight = weight.saturating_add(tree.self_weight(lines[j].2));
-            j += 1;
-        }
-        out.write_all(stack(&lines[i]))?;
-        writeln!(out, " {weight}")?;
-        i = j;
+
+    /// The stack text of the line placed at `place`.
+    fn stack(&self, place: u64) -> &[u8] {
+        let (start, len) = (
+            (place >> LEN_BITS) as usize,
+            (place & MAX_LINE as u64) as usize,
+        );
+        &self.text.as_bytes()[start..][..len]
     }
-    out.flush()?;
-    Ok(())
+
+    /// Writes the lines, the weights of lines that read the same summed into one.
+    fn write(&self, out: impl Write) -> std::io::Result<()> {
+        let lines = &self.lines;
+        let mut out = std::io::BufWriter::new(out);
+        let mut i = 0;
+        while i < lines.len() {
+            let stack = self.stack(lines[i].0);
+            let mut weight = lines[i].1;
+            let mut j = i + 1;
+            while j < lines.len() && self.stack(lines[j].0) == stack {
+                weight = weight.saturating_add(lines[j].1);
+                j += 1;
+            }
+            out.write_all(stack)?;
+            writeln!(out, " {weight}")?;
+            i = j;
+        }
+        out.flush()
+    }
 }
 
 /// Writes a [`DiffTree`] as differential folded stacks, `root;...;leaf before after`, the input
