@@ -89,9 +89,10 @@ fn r22_tokio_hooks_name_every_task_and_split_its_cpu_as_the_tasks_measured_it() 
         100.0 * sampled
     );
     eprintln!("{line}");
-    // Within 1 point on an idle machine; 2 with two CPU hogs beside the tests (a signal due in
-    // one poll can land in the next).
-    assert!((measured - sampled).abs() <= 0.02, "{line}");
+    // Within 1 point on an idle machine; 2 seen with two CPU hogs beside the tests (a signal
+    // due in one poll can land in the next), 3 allowed: the release fixtures' CPU split, the
+    // same kind of bound, went from 2.5 to 3.3 points off between two CI runs.
+    assert!((measured - sampled).abs() <= 0.03, "{line}");
     let total = (kinds[0].cpu_ns + kinds[1].cpu_ns) as f64;
     let found = (weight[0] + weight[1]) as f64;
     assert!(found >= 0.9 * total && found <= 1.1 * total, "{line}");
