@@ -359,26 +359,37 @@ fn r24_a_later_session_reads_no_unwind_tables_again() {
     );
 }
 
+/// Runs `work` in a session sampling every `interval` (perf_event_sigtrap) and counts the
+/// collector's wake-ups while it ran (not the first ones after start: its first drain and
+/// sweep). Returns the wake-ups, how long `work` took, and the session.
+fn collector_wakeups_while(
+    interval: Duration,
+    work: impl FnOnce(),
+) -> (u64, Duration, prof::Report) {
+    use prof::diagnostics::collector_wakeups;
+    let options = prof::Options::default()
+        .timer(prof::Timer::PerfEventSigtrap)
+        .interval(interval);
+    let p = prof::Profiler::start(options).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let before = collector_wakeups();
+    let t = std::time::Instant::now();
+    work();
+    let woke = collector_wakeups() - before;
+    let elapsed = t.elapsed();
+    (woke, elapsed, p.stop().unwrap())
+}
+
 /// Issue 24: the collector woke every 20 ms (50 times a second) whatever the ring held, also
 /// while no thread ran. With inherited perf events (new threads need no sweep to be armed) it
 /// now sleeps as long as the ring allows, at most 50 ms: about 20 wake-ups in a second of a
 /// session in which no thread runs. A loaded machine only makes the collector wake less often.
 #[test]
 fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
-    use prof::diagnostics::collector_wakeups;
     let _serial = serial();
-    let options = prof::Options::default()
-        .timer(prof::Timer::PerfEventSigtrap)
-        .interval(Duration::from_millis(1));
-    let p = prof::Profiler::start(options).unwrap();
-    // The first wake-ups after start (the collector's first drain and sweep) are not counted.
-    std::thread::sleep(Duration::from_millis(100));
-    let before = collector_wakeups();
-    let t = std::time::Instant::now();
-    std::thread::sleep(Duration::from_secs(1));
-    let woke = collector_wakeups() - before;
-    let elapsed = t.elapsed();
-    p.stop().unwrap();
+    let (woke, elapsed, _) = collector_wakeups_while(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_secs(1))
+    });
     // 1 s at one wake-up per 64 ms (half the ring's fill time at 1 kHz on 2 CPUs; at least
     // 50 ms), plus those a late wake-up (a busy machine) can add.
     assert!(
@@ -391,20 +402,11 @@ fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
 fn r23_a_session_at_100_hz_wakes_its_collector_about_four_times_a_second() {
     // The fleet agents' rate: the ring holds 0.64 s of every CPU's samples, so the collector
     // sleeps 250 ms (it woke 20 times a second, the most of the push agent's cost).
-    use prof::diagnostics::collector_wakeups;
     let _serial = serial();
-    let options = prof::Options::default()
-        .timer(prof::Timer::PerfEventSigtrap)
-        .interval(Duration::from_millis(10));
-    let p = prof::Profiler::start(options).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    let before = collector_wakeups();
-    let t = std::time::Instant::now();
     // Busy, so samples arrive and are drained.
-    spin(Duration::from_secs(1));
-    let woke = collector_wakeups() - before;
-    let elapsed = t.elapsed();
-    let report = p.stop().unwrap();
+    let (woke, elapsed, report) = collector_wakeups_while(Duration::from_millis(10), || {
+        spin(Duration::from_secs(1));
+    });
     assert!(report.total_samples() > 0);
     // Four a second for as long as the spin took (longer on a busy machine), and a few more
     // that a late wake-up can add; at 1 kHz's 50 ms it would be 20 a second.
