@@ -848,3 +848,75 @@ fn r20_the_call_tree_opens_along_its_heaviest_path() {
     wait_tree_names(browser, &["worker_main", "hash_block", "compute"]);
     browser.screenshot("r20-calltree-heaviest");
 }
+
+/// Showing the call tree's tab again adopts the path in the state with a round trip to the
+/// worker, and the table's reloads its rows; rows picked by keys during that trip stay picked.
+/// On a busy machine the trip took long enough that the old row won and the keys were lost
+/// (seen in CI).
+#[test]
+fn keys_pressed_while_the_tab_shows_again_are_kept() {
+    let shown = show(
+        "trees-keys-during-redraw",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "#view=calltree&threads=0",
+    );
+    let browser = &shown.browser;
+    wait_tree_names(
+        browser,
+        &["main", "compute", "hot_loop", "cold_path", "parse"],
+    );
+    focus(browser, ".tree-rows");
+    browser.press_key(ARROW_DOWN);
+    eventually("main to be selected", || {
+        state(browser, "selected") == json!("main")
+    });
+    browser.click(&browser.find("#tabs button[data-view=flame]"));
+    eventually("the flame tab", || state(browser, "view") == json!("flame"));
+    // Every answer of the worker now comes 400 ms late, in the order asked: a busy machine.
+    browser.eval(
+        "const ctx = window.profViewer.views.get('calltree').ctx;
+         const ask = ctx.ask;
+         ctx.ask = (method, args) =>
+           new Promise((r) => setTimeout(r, 400)).then(() => ask(method, args));",
+        json!([]),
+    );
+    browser.click(&browser.find("#tabs button[data-view=calltree]"));
+    focus(browser, ".tree-rows");
+    browser.press_key(ARROW_DOWN);
+    browser.press_key(ARROW_DOWN);
+    eventually("hot_loop to be selected", || {
+        state(browser, "selected") == json!("hot_loop")
+    });
+    assert_eq!(
+        state(browser, "node"),
+        json!(["main", "compute", "hot_loop"])
+    );
+    // It stays selected once every answer is in.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(state(browser, "selected"), json!("hot_loop"));
+    eventually("the path line", || {
+        text(browser, ".node-path") == "main → compute → hot_loop"
+    });
+
+    // The top functions table reloads its rows when shown again: its cursor stays where the
+    // keys moved it during the round trip (the answer arrives with the same rows).
+    browser.click(&browser.find("#tabs button[data-view=table]"));
+    eventually("the table's rows", || table_view_rows(browser).len() > 3);
+    let rows = table_view_rows(browser);
+    focus(browser, ".table-rows");
+    browser.press_key(ARROW_DOWN);
+    browser.click(&browser.find("#tabs button[data-view=flame]"));
+    eventually("the flame tab", || state(browser, "view") == json!("flame"));
+    browser.click(&browser.find("#tabs button[data-view=table]"));
+    focus(browser, ".table-rows");
+    browser.press_key(ARROW_DOWN);
+    browser.press_key(ARROW_DOWN);
+    std::thread::sleep(Duration::from_millis(1500));
+    browser.press_key(ENTER);
+    eventually("the third row's function to be selected", || {
+        state(browser, "selected") == json!(rows[2].2)
+    });
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}

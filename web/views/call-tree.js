@@ -40,6 +40,7 @@ export class CallTreeView {
     this.texts = new Map(); // node id -> its row's texts
     this.asking = new Set(); // node ids whose texts were asked for
     this.cursor = -1; // the selected node, or -1
+    this.picks = 0; // rows picked by a key or a click so far
     this.loads = 0;
     this.probe = fontProbe(this.body);
     this.rows = new VirtualRows(this.body, { rowHeight: ROW, draw: (a, b) => this.#drawRows(a, b) });
@@ -108,11 +109,14 @@ export class CallTreeView {
    * with none named, opens the heaviest path. */
   async #adoptPath(path, fresh) {
     const table = this.table;
+    const picks = this.picks;
     let node = -1;
     if (path.length) {
       const found = await this.ctx.ask("callTreeNode", { inverted: table.inverted, path });
       if (found === null || this.table !== table) return;
-      // A newer path (a key pressed during the round trip) wins over this one.
+      // A row picked during the round trip wins over this path, though its own path may not be
+      // in the state yet (showing the tab again adopts the path the state already holds).
+      if (!fresh && this.picks !== picks) return;
       if (JSON.stringify(this.ctx.state.current.node) !== JSON.stringify(path)) return;
       node = found === 0 ? -1 : found;
     }
@@ -245,6 +249,7 @@ ${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(texts.c
 
   /** Makes `node` the selected row: its path goes in the state, its function is selected. */
   async #select(node) {
+    this.picks++;
     this.cursor = node;
     this.rows.refresh();
     this.rows.reveal(this.#visibleIndex(node));

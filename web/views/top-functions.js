@@ -76,7 +76,6 @@ export class TableView {
   /** Asks for the rows in the current order and filter; keeps the cursor on its function. */
   async #load() {
     const load = ++this.loads;
-    const before = this.list[this.cursor]?.func;
     this.filter.classList.remove("invalid");
     this.status.textContent = "";
     const { tableSort: sort, tableFilter, tableRegex } = this.ctx.state.current;
@@ -94,6 +93,8 @@ export class TableView {
       return;
     }
     if (!answer || load !== this.loads) return;
+    // The cursor stays on its function, wherever keys moved it during the round trip.
+    const before = this.list[this.cursor]?.func;
     this.list = answer.rows;
     this.summary.textContent = answer.summary;
     this.cursor = before === undefined ? -1 : this.list.findIndex((r) => r.func === before);
