@@ -18,6 +18,7 @@ use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::Write;
@@ -121,11 +122,13 @@ pub(crate) fn to_profile_with(session: &Session, options: &PprofOptions) -> prot
 /// not written twice), with the session's primary type as `default_sample_type`, so `go tool
 /// pprof -sample_index=NAME` picks any; or Go's heap sample types ([`PprofOptions::go_heap`]).
 ///
-/// Samples, locations, functions and strings are encoded as they are made, each table into its
-/// own buffer, rather than kept as messages until the end: a message is several times its
-/// encoded size, and a million distinct functions made a gigabyte. The samples go to `out` as
-/// they come; the other tables follow them. The fields are in field-number order, as prost
-/// encodes a whole `Profile`, so the bytes are the same.
+/// Two passes over the grouped samples, so that no table is held encoded: the first numbers
+/// every location, function, mapping and string in the order the samples meet them, keeping
+/// only what each id stands for (a frame, a name, a string of the session); the second encodes
+/// the samples to `out` a MiB at a time, and the tables follow, made again from the session as
+/// they are written. The fields are in field-number order, as prost encodes a whole `Profile`,
+/// so the bytes are the same. (Holding the encoded tables took 50 MB for a million distinct
+/// functions, and messages several times that.)
 fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std::io::Result<()> {
     let mut enc = Encoder::new(session);
     // Which value of a grouped sample ([count, primary, extra 0, extra 1, ...]) each pprof
@@ -181,27 +184,48 @@ fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
     let (of_sample, contexts) = labels::sample_contexts(session);
-    let (groups, sums, stride) = group_samples(session, &of_sample);
-    // The sample types (field 1) are known: the samples (field 2) follow them as they are
-    // encoded, a MiB at a time, rather than be held to the end (10 MB for a million).
-    out.write_all(&enc.sample_types())?;
-    for (g, &(stack, thread, context)) in groups.iter().enumerate() {
-        let sums = &sums[g * stride..(g + 1) * stride];
-        let values = columns.iter().map(|c| c.map_or(0, |c| sums[c])).collect();
-        enc.sample(stack, thread, &contexts[context as usize], values);
-        if enc.samples.len() >= SAMPLES_CHUNK {
-            out.write_all(&enc.samples)?;
-            enc.samples.clear();
-        }
+    let groups = Groups::new(session, &of_sample);
+    let samples = &session.samples;
+    let context = |i: u32| &contexts[of_sample.get(i as usize).copied().unwrap_or(0) as usize];
+    // The first pass numbers what the samples refer to.
+    for &i in &groups.first {
+        let i_ = i as usize;
+        enc.sample_ids(samples.stack[i_], samples.thread[i_], context(i));
     }
-    for part in enc.finish() {
-        out.write_all(&part)?;
+    // The sample types (field 1) are known: the samples (field 2) follow them.
+    let mut chunk = enc.sample_types();
+    for (g, &i) in groups.first.iter().enumerate() {
+        let sums = groups.sums(session, g);
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let i_ = i as usize;
+        let (location_id, label) =
+            enc.sample_ids(samples.stack[i_], samples.thread[i_], context(i));
+        let sample = proto::Sample {
+            location_id,
+            value: columns
+                .iter()
+                .map(|c| clamp(c.map_or(0, |c| sums[c])))
+                .collect(),
+            label,
+        };
+        prost::encoding::message::encode(2, &sample, &mut chunk);
+        flush_full(&mut chunk, out)?;
+    }
+    drop(groups);
+    enc.finish(chunk, out)
+}
+
+/// Bytes of encoded samples and tables written at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Writes `chunk` to `out` and empties it once it holds [`CHUNK`] bytes.
+fn flush_full(chunk: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
+    if chunk.len() >= CHUNK {
+        out.write_all(chunk)?;
+        chunk.clear();
     }
     Ok(())
 }
-
-/// Bytes of encoded samples written at a time.
-const SAMPLES_CHUNK: usize = 1 << 20;
 
 /// Nanoseconds since the Unix epoch of an RFC 3339 time such as `2026-11-22T12:09:46.123Z` or
 /// `2026-11-22T13:09:46+01:00`; `None` when `text` is not one.
@@ -241,78 +265,120 @@ fn unix_nanos(text: &str) -> Option<i64> {
     secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
-/// The samples summed per (stack, thread, context), in order of first appearance: the groups
-/// (the context an index into [`labels::sample_contexts`]'s), and their sums, `stride` per group (the number of samples, the primary weight and
-/// then each extra type's weight), in one vector.
-type Groups = (Vec<(StackId, ThreadIdx, u32)>, Vec<u64>, usize);
-
-fn group_samples(session: &Session, contexts: &[u32]) -> Groups {
-    let samples = &session.samples;
-    let stride = session.meta.extra_sample_types.len() + 2;
-    // The group of each stack's first thread, by stack (most stacks are sampled on one
-    // thread), and of the others in a map.
-    let mut first: Vec<u32> = vec![u32::MAX; session.stacks.len()];
-    let mut others: foldhash::HashMap<(StackId, ThreadIdx, u32), usize> = Default::default();
-    let mut groups: Vec<(StackId, ThreadIdx, u32)> = Vec::new();
-    let mut all_sums: Vec<u64> = Vec::new();
-    for i in 0..samples.len() {
-        let context = contexts.get(i).copied().unwrap_or(0);
-        let key = (samples.stack[i], samples.thread[i], context);
-        let new_group = |groups: &mut Vec<(StackId, ThreadIdx, u32)>, all_sums: &mut Vec<u64>| {
-            groups.push(key);
-            all_sums.resize(all_sums.len() + stride, 0);
-            groups.len() - 1
-        };
-        let slot = match first[key.0.index()] {
-            u32::MAX => {
-                let slot = new_group(&mut groups, &mut all_sums);
-                first[key.0.index()] = slot as u32;
-                slot
-            }
-            g if (groups[g as usize].1, groups[g as usize].2) == (key.1, key.2) => g as usize,
-            _ => *others
-                .entry(key)
-                .or_insert_with(|| new_group(&mut groups, &mut all_sums)),
-        };
-        let sums = &mut all_sums[slot * stride..(slot + 1) * stride];
-        sums[0] += samples.multiplicity(i);
-        sums[1] += samples.weight[i];
-        for (k, sum) in sums[2..].iter_mut().enumerate() {
-            *sum += samples.extra_weight(k, i);
-        }
-    }
-    (groups, all_sums, stride)
+/// The samples grouped per (stack, thread, context), in order of first appearance (the
+/// context an index into [`labels::sample_contexts`]'s).
+struct Groups {
+    /// The first sample of each group, which gives its stack, thread and context.
+    first: Vec<u32>,
+    /// Each group's sums, `stride` per group: the number of samples, the primary weight and
+    /// then each extra type's weight. Empty when every group has one sample (imported folded
+    /// stacks and pprof profiles are grouped already): its values are the sums.
+    sums: Vec<u64>,
+    stride: usize,
 }
 
-/// Builds the profile's tables, interning each string, function, location and mapping once.
+impl Groups {
+    fn new(session: &Session, contexts: &[u32]) -> Groups {
+        let samples = &session.samples;
+        let context = |i: usize| contexts.get(i).copied().unwrap_or(0);
+        let key = |i: usize| (samples.stack[i], samples.thread[i], context(i));
+        // The group of each stack's first (thread, context), by stack (most stacks are sampled
+        // on one thread), and of the others in a map.
+        let mut of_stack: Vec<u32> = vec![u32::MAX; session.stacks.len()];
+        let mut others: foldhash::HashMap<(StackId, ThreadIdx, u32), u32> = Default::default();
+        let mut first: Vec<u32> = Vec::new();
+        // The group of sample `i`, made when new; whether it was new.
+        let mut group_of = |i: usize, first: &mut Vec<u32>| {
+            let (stack, thread, context) = key(i);
+            // Samples are counted with u32 in a session, and so are groups.
+            let new_group = |first: &mut Vec<u32>| {
+                first.push(i as u32);
+                (first.len() - 1) as u32
+            };
+            match of_stack[stack.index()] {
+                u32::MAX => {
+                    let g = new_group(first);
+                    of_stack[stack.index()] = g;
+                    (g, true)
+                }
+                g if key(first[g as usize] as usize) == (stack, thread, context) => (g, false),
+                _ => match others.entry((stack, thread, context)) {
+                    Entry::Occupied(e) => (*e.get(), false),
+                    Entry::Vacant(e) => (*e.insert(new_group(first)), true),
+                },
+            }
+        };
+        let mut grouped = false;
+        for i in 0..samples.len() {
+            grouped |= !group_of(i, &mut first).1;
+        }
+        let stride = session.meta.extra_sample_types.len() + 2;
+        let mut sums = Vec::new();
+        if grouped {
+            sums = vec![0; first.len() * stride];
+            for i in 0..samples.len() {
+                let g = group_of(i, &mut first).0 as usize;
+                let sums = &mut sums[g * stride..(g + 1) * stride];
+                for (sum, value) in sums.iter_mut().zip(values(session, i)) {
+                    *sum += value;
+                }
+            }
+        }
+        Groups {
+            first,
+            sums,
+            stride,
+        }
+    }
+
+    /// Group `g`'s sums: the number of samples, the primary weight and each extra weight.
+    fn sums(&self, session: &Session, g: usize) -> Vec<u64> {
+        match self.sums.is_empty() {
+            true => values(session, self.first[g] as usize).collect(),
+            false => self.sums[g * self.stride..(g + 1) * self.stride].to_vec(),
+        }
+    }
+}
+
+/// Sample `i`'s values: the number of samples it stands for, its weight and each extra weight.
+fn values(session: &Session, i: usize) -> impl Iterator<Item = u64> + '_ {
+    let samples = &session.samples;
+    let extra = (0..session.meta.extra_sample_types.len()).map(move |k| samples.extra_weight(k, i));
+    [samples.multiplicity(i), samples.weight[i]]
+        .into_iter()
+        .chain(extra)
+}
+
+/// Numbers the profile's strings, functions, locations and mappings, each once, in the order
+/// they are first asked for, and writes the tables from what each id stands for.
 struct Encoder<'s> {
     session: &'s Session,
     /// The profile's fields other than the four tables below.
     profile: proto::Profile,
-    /// Encoded `sample`, `location`, `function` and `string_table` fields.
-    samples: Vec<u8>,
-    locations_out: Vec<u8>,
-    functions_out: Vec<u8>,
-    strings_out: Vec<u8>,
-    /// The number of strings, locations and functions written.
-    n_strings: i64,
-    n_locations: u64,
-    n_functions: u64,
-    /// String indices, hashed by their text, which is read back from `strings_out` (a map
-    /// keyed by the texts took 40 bytes a string).
-    strings: hashbrown::HashTable<u32>,
-    /// Where each string's text lies in `strings_out`.
-    string_spans: Vec<(u32, u32)>,
+    /// What each string index stands for: one of the session's strings, or with [`EXTRA`] set
+    /// one of `extras` (the few strings prof adds: sample types, label keys, ...).
+    strings: Vec<u32>,
+    extras: Vec<String>,
+    /// String indices, hashed by their text, which is read back from the session or `extras`
+    /// (a map keyed by the texts took 40 bytes a string).
+    by_text: hashbrown::HashTable<u32>,
     hasher: foldhash::fast::RandomState,
+    /// What each function id (less one) stands for: a name and a file ([`NO_FILE`]: none), in
+    /// 8 bytes rather than an `Option`'s 12.
+    functions: Vec<(StrId, u32)>,
     /// Function id per (name, file) of the functions with a file.
-    functions: foldhash::HashMap<(StrId, Option<StrId>), u64>,
+    with_file: foldhash::HashMap<(StrId, Option<StrId>), u32>,
     /// Function id of the functions without a file (0: none yet), by name: imports name most.
     fileless: Vec<u32>,
+    /// What each location id (less one) stands for: a frame's index, or with [`EXTRA`] set an
+    /// index into `runs`.
+    locations: Vec<u32>,
     /// Location id of each frame that makes a location alone (0: none yet), by frame index.
     single: Vec<u32>,
-    /// Location id per run of several frames (inlined frames, then the frame they were inlined
-    /// into).
-    locations: HashMap<Vec<FrameId>, u64>,
+    /// The runs of several frames (inlined frames, then the frame they were inlined into) that
+    /// make a location, and the location id of each.
+    runs: Vec<Vec<FrameId>>,
+    of_run: HashMap<Vec<FrameId>, u64>,
     /// Mapping index in `profile.mapping` per module (None: frames with no module), for
     /// addresses outside the session's mappings.
     mappings: HashMap<Option<StrId>, usize>,
@@ -320,25 +386,34 @@ struct Encoder<'s> {
     real: Vec<(u64, u64, u64)>,
 }
 
+/// The bit that marks an index into the second of two tables (see [`Encoder::strings`]).
+const EXTRA: u32 = 1 << 31;
+
+/// Room for the strings prof adds to the session's before growing: sample types, label keys,
+/// ... (a name per unnamed thread may go past it).
+const EXTRAS: usize = 64;
+
+/// The file of a function without one (see [`Encoder::functions`]).
+const NO_FILE: u32 = u32::MAX;
+
 impl<'s> Encoder<'s> {
     fn new(session: &'s Session) -> Self {
         let mut enc = Encoder {
             session,
             profile: proto::Profile::default(),
-            samples: Vec::new(),
-            locations_out: Vec::new(),
-            functions_out: Vec::new(),
-            strings_out: Vec::new(),
-            n_strings: 0,
-            n_locations: 0,
-            n_functions: 0,
-            strings: hashbrown::HashTable::new(),
-            string_spans: Vec::new(),
+            // Sized for the most there can be, so they never grow by copying: the system gives
+            // their pages only as they are written.
+            strings: Vec::with_capacity(session.strings.len() + EXTRAS),
+            extras: Vec::new(),
+            by_text: hashbrown::HashTable::with_capacity(session.strings.len() + EXTRAS),
             hasher: Default::default(),
-            functions: Default::default(),
+            functions: Vec::with_capacity(session.frames.len()),
+            with_file: Default::default(),
             fileless: vec![0; session.strings.len()],
+            locations: Vec::with_capacity(session.frames.len()),
             single: vec![0; session.frames.len()],
-            locations: HashMap::new(),
+            runs: Vec::new(),
+            of_run: HashMap::new(),
             mappings: HashMap::new(),
             real: Vec::new(),
         };
@@ -370,33 +445,52 @@ impl<'s> Encoder<'s> {
         enc
     }
 
-    fn string(&mut self, text: &str) -> i64 {
-        let (out, spans) = (&self.strings_out, &self.string_spans);
-        let text_of = |i: u32| {
-            let (start, end) = spans[i as usize];
-            &out[start as usize..end as usize]
-        };
-        let hash = self.hasher.hash_one(text.as_bytes());
-        if let Some(&id) = self.strings.find(hash, |&i| text_of(i) == text.as_bytes()) {
-            return i64::from(id);
+    /// The text of string index `i`.
+    fn text(&self, i: u32) -> &str {
+        match self.strings[i as usize] {
+            k if k & EXTRA != 0 => &self.extras[(k & !EXTRA) as usize],
+            k => self.session.str(StrId(k)),
         }
-        let id = self.n_strings;
-        self.n_strings += 1;
-        prost::encoding::string::encode(6, &text.to_owned(), &mut self.strings_out);
-        // The profile's strings are the session's and a few more, bounded far below 4 GiB.
-        let end = u32::try_from(self.strings_out.len()).expect("strings above 4 GiB");
-        self.string_spans.push((end - text.len() as u32, end));
-        let (out, spans, hasher) = (&self.strings_out, &self.string_spans, &self.hasher);
-        self.strings.insert_unique(hash, id as u32, |&i| {
-            let (start, end) = spans[i as usize];
-            hasher.hash_one(&out[start as usize..end as usize])
-        });
-        id
+    }
+
+    /// The index of the string `text`, `source` making it when it is new.
+    fn intern(&mut self, text: &str, source: impl FnOnce(&mut Self) -> u32) -> i64 {
+        let hash = self.hasher.hash_one(text.as_bytes());
+        if let Some(&i) = self.by_text.find(hash, |&i| self.text(i) == text) {
+            return i64::from(i);
+        }
+        let source = source(self);
+        // The profile's strings are the session's and a few more, far fewer than 2^31.
+        let i = u32::try_from(self.strings.len()).expect("fewer than 2^31 strings");
+        self.strings.push(source);
+        let Self {
+            by_text,
+            hasher,
+            strings,
+            extras,
+            session,
+            ..
+        } = self;
+        let text_of = |i: u32| match strings[i as usize] {
+            k if k & EXTRA != 0 => extras[(k & !EXTRA) as usize].as_str(),
+            k => session.str(StrId(k)),
+        };
+        by_text.insert_unique(hash, i, |&i| hasher.hash_one(text_of(i).as_bytes()));
+        i64::from(i)
+    }
+
+    /// The index of a string prof adds.
+    fn string(&mut self, text: &str) -> i64 {
+        self.intern(text, |enc| {
+            enc.extras.push(text.to_owned());
+            EXTRA | (enc.extras.len() - 1) as u32
+        })
     }
 
     /// The index of one of the session's strings.
     fn session_string(&mut self, id: StrId) -> i64 {
-        self.string(self.session.str(id))
+        let session = self.session;
+        self.intern(session.str(id), |_| id.index() as u32)
     }
 
     fn value_type(&mut self, (kind, unit): (&str, &str)) -> proto::ValueType {
@@ -406,23 +500,22 @@ impl<'s> Encoder<'s> {
         }
     }
 
-    fn sample(
+    /// A sample's location ids and labels, numbering what is new.
+    fn sample_ids(
         &mut self,
         stack: StackId,
         thread: ThreadIdx,
         (task, scopes): &labels::Context,
-        values: Vec<u64>,
-    ) {
+    ) -> (Vec<u64>, Vec<proto::Label>) {
         let location_id = self.stack_locations(stack);
         let thread = &self.session.threads[thread.index()];
-        let name = match self.session.str(thread.name) {
-            "" => format!("{}", thread.tid),
-            name => name.to_owned(),
-        };
         let mut label = vec![
             proto::Label {
                 key: self.string("thread"),
-                str: self.string(&name),
+                str: match self.session.str(thread.name) {
+                    "" => self.string(&thread.tid.to_string()),
+                    _ => self.session_string(thread.name),
+                },
                 ..proto::Label::default()
             },
             proto::Label {
@@ -439,13 +532,7 @@ impl<'s> Encoder<'s> {
                 ..proto::Label::default()
             });
         }
-        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let sample = proto::Sample {
-            location_id,
-            value: values.into_iter().map(clamp).collect(),
-            label,
-        };
-        prost::encoding::message::encode(2, &sample, &mut self.samples);
+        (location_id, label)
     }
 
     /// The location ids of a stack, leaf first: each run of inlined frames ends at (and
@@ -466,96 +553,145 @@ impl<'s> Encoder<'s> {
     fn location(&mut self, run: Vec<FrameId>) -> u64 {
         let found = match run[..] {
             [frame] => u64::from(self.single[frame.index()]),
-            _ => self.locations.get(&run).copied().unwrap_or(0),
+            _ => self.of_run.get(&run).copied().unwrap_or(0),
         };
         if found != 0 {
             return found;
         }
+        // Numbered in the order pprof's lines list them: the mapping, then each line's function.
         let caller = self.session.frame(*run.last().expect("a run has a frame"));
-        let address = caller.address.unwrap_or(0);
-        let mapping_id = self.mapping(caller.module, caller.address);
+        self.mapping(caller.module, caller.address);
+        for &f in &run {
+            let frame = self.session.frame(f);
+            self.function(frame.name, frame.file);
+        }
+        // Ids count frames, which a session indexes with u32.
+        let id = self.locations.len() as u64 + 1;
+        match run[..] {
+            [frame] => {
+                self.single[frame.index()] = id as u32;
+                self.locations.push(frame.index() as u32);
+            }
+            _ => {
+                self.locations.push(EXTRA | self.runs.len() as u32);
+                self.runs.push(run.clone());
+                self.of_run.insert(run, id);
+            }
+        }
+        id
+    }
+
+    /// The location with id `id`, as written.
+    fn location_message(&self, id: u64) -> proto::Location {
+        let one;
+        let run: &[FrameId] = match self.locations[id as usize - 1] {
+            k if k & EXTRA != 0 => &self.runs[(k & !EXTRA) as usize],
+            k => {
+                one = [FrameId(k)];
+                &one
+            }
+        };
+        let caller = self.session.frame(*run.last().expect("a run has a frame"));
         let line = run
             .iter()
             .map(|&f| {
                 let frame = self.session.frame(f);
                 proto::Line {
-                    function_id: self.function(frame.name, frame.file),
+                    function_id: self.function_id(frame.name, frame.file),
                     line: i64::from(frame.line.unwrap_or(0)),
                 }
             })
             .collect();
-        self.n_locations += 1;
-        let id = self.n_locations;
-        let location = proto::Location {
+        proto::Location {
             id,
-            mapping_id,
-            address,
+            mapping_id: self.mapping_id(caller.module, caller.address).unwrap_or(0),
+            address: caller.address.unwrap_or(0),
             line,
-        };
-        prost::encoding::message::encode(4, &location, &mut self.locations_out);
-        match run[..] {
-            // Ids count frames, which a session indexes with u32.
-            [frame] => self.single[frame.index()] = id as u32,
-            _ => {
-                self.locations.insert(run, id);
-            }
         }
-        id
     }
 
-    fn function(&mut self, name: StrId, file: Option<StrId>) -> u64 {
-        let found = match file {
-            None => u64::from(self.fileless[name.index()]),
-            Some(_) => self.functions.get(&(name, file)).copied().unwrap_or(0),
-        };
-        if found != 0 {
-            return found;
+    fn function(&mut self, name: StrId, file: Option<StrId>) {
+        if self.function_id(name, file) != 0 {
+            return;
         }
-        self.n_functions += 1;
-        let id = self.n_functions;
-        let name_idx = self.session_string(name);
-        let filename = file.map_or(0, |f| self.session_string(f));
-        let function = proto::Function {
-            id,
-            name: name_idx,
-            system_name: name_idx,
-            filename,
-            start_line: 0,
-        };
-        prost::encoding::message::encode(5, &function, &mut self.functions_out);
+        self.session_string(name);
+        if let Some(f) = file {
+            self.session_string(f);
+        }
+        self.functions.push((name, file.map_or(NO_FILE, |f| f.0)));
+        // Ids count functions, fewer than the session's frames.
+        let id = self.functions.len() as u32;
         match file {
-            // Ids count functions, fewer than the session's frames.
-            None => self.fileless[name.index()] = id as u32,
+            None => self.fileless[name.index()] = id,
             Some(_) => {
-                self.functions.insert((name, file), id);
+                self.with_file.insert((name, file), id);
             }
         }
-        id
     }
 
-    /// The id of the session's mapping holding `address`, or else of the mapping for `module`,
-    /// widened to cover `address`.
-    fn mapping(&mut self, module: Option<StrId>, address: Option<u64>) -> u64 {
-        if let Some(address) = address {
-            let after = self.real.partition_point(|&(start, _, _)| start <= address);
-            if let Some(&(_, limit, id)) = after.checked_sub(1).map(|i| &self.real[i]) {
-                if address < limit {
-                    return id;
-                }
-            }
+    /// The id of the function (name, file), 0 when it has none yet.
+    fn function_id(&self, name: StrId, file: Option<StrId>) -> u64 {
+        u64::from(match file {
+            None => self.fileless[name.index()],
+            Some(_) => self.with_file.get(&(name, file)).copied().unwrap_or(0),
+        })
+    }
+
+    /// The function with id `id`, as written.
+    fn function_message(&self, id: u64) -> proto::Function {
+        let (name, file) = self.functions[id as usize - 1];
+        let file = (file != NO_FILE).then_some(StrId(file));
+        let index = |s: &str| {
+            let hash = self.hasher.hash_one(s.as_bytes());
+            let found = self.by_text.find(hash, |&i| self.text(i) == s);
+            i64::from(*found.expect("the first pass interned every name"))
+        };
+        let name = index(self.session.str(name));
+        proto::Function {
+            id,
+            name,
+            system_name: name,
+            filename: file.map_or(0, |f| index(self.session.str(f))),
+            start_line: 0,
+        }
+    }
+
+    /// The id of the session's mapping holding `address`, or else of the mapping made for
+    /// `module`; `None` when there is none yet.
+    fn mapping_id(&self, module: Option<StrId>, address: Option<u64>) -> Option<u64> {
+        if let Some(id) = self.real_mapping(address) {
+            return Some(id);
+        }
+        // A mapping's id is its place in `profile.mapping`, plus one.
+        Some(*self.mappings.get(&module)? as u64 + 1)
+    }
+
+    /// The id of the session's mapping holding `address`, if one does.
+    fn real_mapping(&self, address: Option<u64>) -> Option<u64> {
+        let address = address?;
+        let after = self.real.partition_point(|&(start, _, _)| start <= address);
+        let &(_, limit, id) = &self.real[after.checked_sub(1)?];
+        (address < limit).then_some(id)
+    }
+
+    /// Numbers the mapping of `address` in `module` ([`Encoder::mapping_id`]): a mapping made
+    /// for the module when no mapping of the session holds it, widened to cover `address`.
+    fn mapping(&mut self, module: Option<StrId>, address: Option<u64>) {
+        if self.real_mapping(address).is_some() {
+            return;
         }
         let slot = match self.mappings.get(&module) {
             Some(&slot) => slot,
             None => {
-                let name = match module {
-                    Some(m) => self.session.str(m).to_owned(),
+                let filename = match module {
+                    Some(m) => self.session_string(m),
                     None if !self.session.meta.program.is_empty() => {
-                        self.session.meta.program.clone()
+                        let session = self.session;
+                        self.string(&session.meta.program)
                     }
-                    None => "[unknown]".to_owned(),
+                    None => self.string("[unknown]"),
                 };
                 let slot = self.profile.mapping.len();
-                let filename = self.string(&name);
                 self.profile.mapping.push(proto::Mapping {
                     id: slot as u64 + 1,
                     memory_start: u64::MAX,
@@ -575,11 +711,8 @@ impl<'s> Encoder<'s> {
             mapping.memory_start = mapping.memory_start.min(address);
             mapping.memory_limit = mapping.memory_limit.max(address.saturating_add(1));
         }
-        mapping.id
     }
 
-    /// The parts of the message in field-number order: sample types, samples, mappings,
-    /// locations, functions, strings, then the remaining fields.
     /// The encoded `sample_type` field (the first), taken out of the profile's other fields.
     fn sample_types(&mut self) -> Vec<u8> {
         proto::Profile {
@@ -589,10 +722,9 @@ impl<'s> Encoder<'s> {
         .encode_to_vec()
     }
 
-    /// The parts that follow the sample types and the samples written so far, in
-    /// field-number order: the samples not yet written, mappings, locations, functions,
-    /// strings and the other fields.
-    fn finish(mut self) -> Vec<Vec<u8>> {
+    /// Writes `chunk` (the samples not yet written) and the fields that follow the samples,
+    /// in field-number order: mappings, locations, functions, strings and the other fields.
+    fn finish(mut self, mut chunk: Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
         for mapping in &mut self.profile.mapping {
             if mapping.memory_start == u64::MAX {
                 mapping.memory_start = 0;
@@ -602,14 +734,28 @@ impl<'s> Encoder<'s> {
             mapping: std::mem::take(&mut self.profile.mapping),
             ..proto::Profile::default()
         };
-        vec![
-            self.samples,
-            mappings.encode_to_vec(),
-            self.locations_out,
-            self.functions_out,
-            self.strings_out,
-            self.profile.encode_to_vec(),
-        ]
+        mappings
+            .encode(&mut chunk)
+            .expect("a vector takes every write");
+        for id in 1..=self.locations.len() as u64 {
+            prost::encoding::message::encode(4, &self.location_message(id), &mut chunk);
+            flush_full(&mut chunk, out)?;
+        }
+        for id in 1..=self.functions.len() as u64 {
+            prost::encoding::message::encode(5, &self.function_message(id), &mut chunk);
+            flush_full(&mut chunk, out)?;
+        }
+        for i in 0..self.strings.len() as u32 {
+            let text = self.text(i);
+            prost::encoding::encode_key(6, prost::encoding::WireType::LengthDelimited, &mut chunk);
+            prost::encoding::encode_varint(text.len() as u64, &mut chunk);
+            chunk.extend_from_slice(text.as_bytes());
+            flush_full(&mut chunk, out)?;
+        }
+        self.profile
+            .encode(&mut chunk)
+            .expect("a vector takes every write");
+        out.write_all(&chunk)
     }
 }
 
@@ -800,6 +946,51 @@ mod tests {
         };
         assert_eq!(thread_of(&p.sample[0]), "main");
         assert_eq!(thread_of(&p.sample[1]), "worker");
+    }
+
+    /// Samples of one stack and thread are summed into one; a session whose samples are all
+    /// distinct (an imported profile) writes each as it is, without summing.
+    #[test]
+    fn samples_of_one_stack_and_thread_are_summed_and_distinct_ones_kept() {
+        use crate::session::{FrameSpec, Metadata, SessionBuilder};
+        let values = |rows: &[(usize, usize, u64)]| {
+            let mut b = SessionBuilder::new(Metadata::default());
+            let frames = ["a", "b"].map(|n| b.intern_frame(&FrameSpec::named(n)));
+            let stacks = frames.map(|f| b.intern_stack_path(&[f]).unwrap());
+            let threads = [b.thread(1, "one"), b.thread(2, "two")];
+            for &(stack, thread, weight) in rows {
+                b.push_sample_full(stacks[stack], threads[thread], 0, &[weight], 1, None);
+            }
+            let p = to_profile(&b.finish());
+            let s = |i: i64| p.string_table[i as usize].clone();
+            p.sample
+                .iter()
+                .map(|x| {
+                    let name = s(p.function[p.location[x.location_id[0] as usize - 1].line[0]
+                        .function_id as usize
+                        - 1]
+                    .name);
+                    (name, s(x.label[0].str), x.value.clone())
+                })
+                .collect::<Vec<_>>()
+        };
+        let row = |f: &str, t: &str, v: [i64; 2]| (f.to_owned(), t.to_owned(), v.to_vec());
+        assert_eq!(
+            values(&[(0, 0, 10), (1, 0, 1), (0, 0, 5), (0, 1, 7)]),
+            [
+                row("a", "one", [2, 15]),
+                row("b", "one", [1, 1]),
+                row("a", "two", [1, 7])
+            ]
+        );
+        assert_eq!(
+            values(&[(0, 0, 10), (1, 0, 1), (0, 1, 7)]),
+            [
+                row("a", "one", [1, 10]),
+                row("b", "one", [1, 1]),
+                row("a", "two", [1, 7])
+            ]
+        );
     }
 
     #[test]
