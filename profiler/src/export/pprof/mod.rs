@@ -185,21 +185,23 @@ fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std
     enc.profile.comment = vec![comment];
     let (of_sample, contexts) = labels::sample_contexts(session);
     let groups = Groups::new(session, &of_sample);
-    let samples = &session.samples;
-    let context = |i: u32| &contexts[of_sample.get(i as usize).copied().unwrap_or(0) as usize];
+    // The locations and labels of group `g`'s samples (of its first sample, whose stack, thread
+    // and context are the group's).
+    let ids = |enc: &mut Encoder, g: usize| {
+        let i = groups.first[g] as usize;
+        let context = &contexts[of_sample.get(i).copied().unwrap_or(0) as usize];
+        enc.sample_ids(session.samples.stack[i], session.samples.thread[i], context)
+    };
     // The first pass numbers what the samples refer to.
-    for &i in &groups.first {
-        let i_ = i as usize;
-        enc.sample_ids(samples.stack[i_], samples.thread[i_], context(i));
+    for g in 0..groups.first.len() {
+        ids(&mut enc, g);
     }
     // The sample types (field 1) are known: the samples (field 2) follow them.
     let mut chunk = enc.sample_types();
-    for (g, &i) in groups.first.iter().enumerate() {
+    let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    for g in 0..groups.first.len() {
         let sums = groups.sums(session, g);
-        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let i_ = i as usize;
-        let (location_id, label) =
-            enc.sample_ids(samples.stack[i_], samples.thread[i_], context(i));
+        let (location_id, label) = ids(&mut enc, g);
         let sample = proto::Sample {
             location_id,
             value: columns
