@@ -107,7 +107,9 @@ fn two_threads_with_different_loads_are_each_attributed_within_three_points() {
         for got in [pct(on_thread, total_weight), pct(in_fn, total_weight)] {
             assert!(
                 (expected - got).abs() <= 3.0,
-                "{needle}: measured {expected:.1}% attributed {got:.1}%"
+                "{needle}: measured {expected:.1}% attributed {got:.1}% (thread {:.1}%, fn {:.1}%)",
+                pct(on_thread, total_weight),
+                pct(in_fn, total_weight)
             );
         }
     }

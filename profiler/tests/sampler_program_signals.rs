@@ -118,8 +118,10 @@ fn r20_auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
     let report = profiler.stop().unwrap();
     assert_eq!(report.session().meta.timer, "perf_event_sigtrap");
     assert!(report.total_samples() > 0);
-    // 300 ms of CPU time at 1 ms, the kernel's tick (4 ms at 250 Hz) at worst: 75 signals.
-    assert!(during >= 20, "the program's handler got {during} signals");
+    // 300 ms of CPU time at 1 ms, the kernel's tick (4 ms at 250 Hz) at worst: 75 signals on
+    // an idle machine, but CI beside two busy processes saw 4. What matters is that they still
+    // come: taken over, the program's handler gets none.
+    assert!(during > 0, "the program's handler got no signal");
     assert_eq!(disposition(libc::SIGPROF), handler());
     assert_eq!(itimer_prof().0, Duration::from_millis(1));
 }
