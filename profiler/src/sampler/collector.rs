@@ -24,9 +24,9 @@ const SWEEP_EVERY: Duration = Duration::from_millis(20);
 /// session's rate fills half the ring (60 frames a sample), so a burst that starts just after
 /// the collector went to sleep still finds room, with a margin of two; at least this and at
 /// most [`LONGEST_SLEEP`]. The ring holds at least 0.1 s of such samples
-/// (`ring::words_for_rate`): 64 ms and 16 wake-ups a second at 1 kHz on 2 CPUs while no thread
-/// runs, the most at 100 Hz (its smallest ring holds 0.64 s). Threads are then looked for at
-/// each wake-up, for their names.
+/// (`ring::words_for_rate`): 64 ms at 1 kHz on 2 CPUs, the most at 100 Hz (its smallest ring
+/// holds 0.64 s). Threads are then looked for at each wake-up, for their names. A wake-up that
+/// finds nothing sleeps without a timeout until the handler wakes it (see `Shared::wakeup`).
 const SHORTEST_LONGEST_SLEEP: Duration = Duration::from_millis(50);
 /// See [`SHORTEST_LONGEST_SLEEP`]: 4 wake-ups a second at low rates.
 const LONGEST_SLEEP: Duration = Duration::from_millis(250);
@@ -553,7 +553,9 @@ impl Collector {
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
     pub fn run(mut self, stop: Arc<AtomicBool>) -> RawProfile {
-        crate::scope::wake_on_fill(Some(std::thread::current()));
+        let waker = self.shared.wakeup.waker();
+        // The pipe lives in `Shared`, which this thread holds until after `wake_on_fill(None)`.
+        crate::scope::wake_on_fill(Some(Box::new(move || sys::wake(waker))));
         let mut last_sweep = Instant::now();
         let mut last_maps = Instant::now();
         let mut last_drain = Instant::now();
@@ -606,7 +608,9 @@ impl Collector {
                 last_maps = Instant::now();
                 self.refresh_maps();
             }
-            // Parked rather than asleep, so that stop can wake it at once.
+            // Waiting on the pipe rather than asleep, so that stop, the handler and the scope
+            // buffers can wake it at once.
+            let wakeup = &self.shared.wakeup;
             let sleep = next_sleep(drained, since_drain, self.shared.ring.capacity(), longest);
             // A busy scope buffer shortens the sleep as a busy ring does.
             let scope_sleep = next_sleep(
@@ -618,16 +622,30 @@ impl Collector {
             let sleep = sleep.min(scope_sleep);
             if let Some(ring_sleep) = self.ring_sleep(drained) {
                 if !ring_sleep.is_zero() {
-                    std::thread::park_timeout(ring_sleep.min(sleep));
+                    wakeup.wait(Some(ring_sleep.min(sleep)));
                 }
                 continue;
             }
-            std::thread::park_timeout(if self.wall.is_some() {
-                next_tick
-                    .saturating_duration_since(Instant::now())
-                    .min(scope_sleep)
+            wakeup.wait(if self.wall.is_some() {
+                Some(
+                    next_tick
+                        .saturating_duration_since(Instant::now())
+                        .min(scope_sleep),
+                )
+            } else if drained == 0
+                && self.scope_fullest == 0
+                && longest != SWEEP_EVERY
+                && self.shared.stack_misses.load(Ordering::Relaxed) == misses
+            {
+                // Nothing came since the last wake-up, no miss waits for the mappings and no
+                // sweep needs to arm new threads: sleep until the handler (a quarter of the
+                // ring, a stack in no known mapping), a scope buffer or stop wakes the
+                // collector. The handler wakes it once per such sleep; a sample that came
+                // just before is drained by the next wake-up, or by stop.
+                self.shared.wake_pending.store(false, Ordering::SeqCst);
+                None
             } else {
-                sleep
+                Some(sleep)
             });
         }
         crate::scope::wake_on_fill(None);

@@ -8,7 +8,7 @@ use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
 use super::threads::{Parking, ThreadTable};
 use super::unwind::{self, UnwindMode};
 use crate::diagnostics::Measure;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Everything the handler reads, shared with the collector.
@@ -38,6 +38,13 @@ pub struct Shared {
     /// Samples whose stack pointer was in no known mapping (a stack that grew, or a thread
     /// newer than the last snapshot): the collector re-reads the mappings when this changes.
     pub stack_misses: AtomicU64,
+    /// The collector's pipe. An idle collector sleeps on it without a timeout; the handler
+    /// then wakes it when the ring passes a quarter full or a sample's stack lies in no known
+    /// mapping (once per such sleep, see `wake_pending`).
+    pub wakeup: sys::Wakeup,
+    /// False while the collector sleeps without a timeout and the handler has not woken it;
+    /// the handler does not wake it otherwise (the collector wakes by itself then).
+    pub wake_pending: AtomicBool,
     /// The monotonic clock at start.
     pub start_ns: u64,
     /// The monotonic clock when stop was asked for (0 until then): where `perf_ring`'s wall
@@ -363,6 +370,7 @@ impl Shared {
         let in_mapping = mapping.filter(|r| r.lo <= regs.sp && regs.sp < r.hi);
         if in_mapping.is_none() {
             self.stack_misses.fetch_add(1, Ordering::Relaxed);
+            self.wake_collector();
         }
         let stack = in_mapping
             .zip(access)
@@ -418,6 +426,16 @@ impl Shared {
                 weight,
             },
         );
+        if self.ring.past_quarter() {
+            self.wake_collector();
+        }
+    }
+
+    /// Wakes the collector unless the handler did since it last woke. Async-signal-safe.
+    fn wake_collector(&self) {
+        if !self.wake_pending.swap(true, Ordering::SeqCst) {
+            sys::wake(self.wakeup.waker());
+        }
     }
 }
 

@@ -229,6 +229,9 @@ impl Sampler {
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),
+            wakeup: sys::Wakeup::new()?,
+            // The collector's first sleeps have a timeout.
+            wake_pending: AtomicBool::new(true),
             start_ns,
             stop_ns: AtomicU64::new(0),
             register_unknown: !mechanism.per_thread() || inherit,
@@ -423,8 +426,8 @@ impl Running {
             SHARED.replace(None);
             Err(Error::ForkedChild)
         } else {
-            // The collector sleeps up to 20 ms between drains: wake it.
-            self.collector.thread().unpark();
+            // The collector may sleep until woken: wake it.
+            sys::wake(self.shared.wakeup.waker());
             let raw = self.collector.join().map_err(|_| Error::Os {
                 call: "collector thread",
                 source: std::io::Error::other("the collector thread panicked"),

@@ -111,6 +111,16 @@ impl Ring {
         self.words.len()
     }
 
+    /// Whether records (and claims) take a quarter of the ring or more. Lock-free;
+    /// async-signal-safe.
+    pub fn past_quarter(&self) -> bool {
+        let used = self
+            .head
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.tail.load(Ordering::Relaxed));
+        used >= self.words.len() as u64 / 4
+    }
+
     fn word(&self, pos: u64) -> &AtomicU64 {
         &self.words[(pos & self.mask) as usize]
     }

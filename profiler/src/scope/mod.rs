@@ -34,7 +34,6 @@ use std::fmt::Write as _;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::Thread;
 
 /// The most fields a scope or mark records (more are ignored).
 pub const MAX_FIELDS: usize = 4;
@@ -82,8 +81,8 @@ pub struct Site {
 static SITES: Mutex<Vec<&'static Site>> = Mutex::new(Vec::new());
 /// Every thread's buffer.
 static BUFFERS: Mutex<Vec<Arc<EventBuf>>> = Mutex::new(Vec::new());
-/// The collector to wake when a buffer passes a quarter full (see [`wake_on_fill`]).
-static COLLECTOR: Mutex<Option<Thread>> = Mutex::new(None);
+/// How to wake the collector when a buffer passes a quarter full (see [`wake_on_fill`]).
+static COLLECTOR: Mutex<Option<Box<dyn Fn() + Send>>> = Mutex::new(None);
 
 impl Site {
     /// A site (the macros' `static`).
@@ -229,8 +228,8 @@ impl Local {
         let quarter = BUFFER_WORDS / 4;
         if held >= quarter && held - record.len() < quarter {
             if let Ok(collector) = COLLECTOR.try_lock() {
-                if let Some(thread) = collector.as_ref() {
-                    thread.unpark();
+                if let Some(wake) = collector.as_ref() {
+                    wake();
                 }
             }
         }
@@ -238,10 +237,10 @@ impl Local {
     }
 }
 
-/// Makes `collector` (the calling thread when `Some`) the thread that a buffer passing a
-/// quarter full wakes (with [`Thread::unpark`]); `None` at its end.
-pub(crate) fn wake_on_fill(collector: Option<Thread>) {
-    *COLLECTOR.lock().unwrap_or_else(|e| e.into_inner()) = collector;
+/// Sets how a buffer passing a quarter full wakes the collector (`None` at its end: what
+/// `wake` needs may be gone after it).
+pub(crate) fn wake_on_fill(wake: Option<Box<dyn Fn() + Send>>) {
+    *COLLECTOR.lock().unwrap_or_else(|e| e.into_inner()) = wake;
 }
 
 /// A value's text, cut to `N` bytes at a character boundary, on the stack.

@@ -118,7 +118,8 @@ impl Collector {
     /// Drains until `stop` is set, then once more (the session's writers have finished by
     /// then), and hands back what was collected.
     pub fn run(mut self, stop: &AtomicBool) -> Collected {
-        crate::scope::wake_on_fill(Some(std::thread::current()));
+        let collector = std::thread::current();
+        crate::scope::wake_on_fill(Some(Box::new(move || collector.unpark())));
         let mut last_modules = Instant::now();
         let mut last_drain = Instant::now();
         while !stop.load(Ordering::Acquire) {

@@ -14,6 +14,7 @@ mod clock;
 mod rcu;
 mod signal;
 mod timer;
+mod wake;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -30,6 +31,7 @@ pub use os::*;
 pub use rcu::*;
 pub use signal::*;
 pub use timer::*;
+pub use wake::*;
 
 use std::io;
 
