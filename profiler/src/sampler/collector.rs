@@ -38,6 +38,9 @@ const MIN_SLEEP: Duration = Duration::from_millis(1);
 const MAPS_EVERY: Duration = Duration::from_secs(1);
 /// See [`MAPS_EVERY`].
 const MAPS_MISS_EVERY: Duration = Duration::from_millis(100);
+/// The most often a sample's stack in no known mapping (a new thread's) makes the collector
+/// sweep for new threads.
+const MISS_SWEEP_EVERY: Duration = Duration::from_millis(2);
 
 /// The longest stop waits for signals raised before the timers were disarmed to be delivered.
 const IN_FLIGHT_WAIT: Duration = Duration::from_millis(20);
@@ -590,8 +593,15 @@ impl Collector {
             let drained = self.drain();
             let since_drain = last_drain.elapsed();
             last_drain = Instant::now();
+            // A stack in no known mapping is most often a thread's started since the last
+            // sweep, whose stack's bounds a sweep publishes: sweep at once (at most every
+            // MISS_SWEEP_EVERY), not at the next sweep, which left up to 250 ms of each thread
+            // started during a session sampled without its callers.
+            let missed = self.shared.miss_pending.swap(false, Ordering::SeqCst);
             // A sleep rounds up to whole timer ticks: sweep when the next one would be late.
-            if last_sweep.elapsed() + MIN_SLEEP >= sweep_every {
+            if last_sweep.elapsed() + MIN_SLEEP >= sweep_every
+                || (missed && last_sweep.elapsed() >= MISS_SWEEP_EVERY)
+            {
                 last_sweep = Instant::now();
                 sweeps += 1;
                 self.sweep(false);

@@ -45,6 +45,10 @@ pub struct Shared {
     /// False while the collector sleeps without a timeout and the handler has not woken it;
     /// the handler does not wake it otherwise (the collector wakes by itself then).
     pub wake_pending: AtomicBool,
+    /// Whether a sample's stack lay in no known mapping since the collector last looked: most
+    /// often a thread started since its last sweep, whose stack's bounds the next sweep
+    /// publishes. The first such sample wakes the collector, whatever its sleep.
+    pub miss_pending: AtomicBool,
     /// The monotonic clock at start.
     pub start_ns: u64,
     /// The monotonic clock when stop was asked for (0 until then): where `perf_ring`'s wall
@@ -370,7 +374,9 @@ impl Shared {
         let in_mapping = mapping.filter(|r| r.lo <= regs.sp && regs.sp < r.hi);
         if in_mapping.is_none() {
             self.stack_misses.fetch_add(1, Ordering::Relaxed);
-            self.wake_collector();
+            if !self.miss_pending.swap(true, Ordering::SeqCst) {
+                sys::wake(self.wakeup.waker());
+            }
         }
         let stack = in_mapping
             .zip(access)
@@ -431,7 +437,8 @@ impl Shared {
         }
     }
 
-    /// Wakes the collector unless the handler did since it last woke. Async-signal-safe.
+    /// Wakes the collector if it sleeps without a timeout and the handler has not woken it.
+    /// Async-signal-safe.
     fn wake_collector(&self) {
         if !self.wake_pending.swap(true, Ordering::SeqCst) {
             sys::wake(self.wakeup.waker());

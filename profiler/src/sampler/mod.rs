@@ -232,6 +232,7 @@ impl Sampler {
             wakeup: sys::Wakeup::new()?,
             // The collector's first sleeps have a timeout.
             wake_pending: AtomicBool::new(true),
+            miss_pending: AtomicBool::new(false),
             start_ns,
             stop_ns: AtomicU64::new(0),
             register_unknown: !mechanism.per_thread() || inherit,
