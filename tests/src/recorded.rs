@@ -134,7 +134,12 @@ pub fn wait_for_cpu(parent: u32, ticks: u64) {
 /// group, and returns how prof ended and its standard error.
 pub fn record_then_ctrl_c(out: &Path, command: &[&str]) -> (std::process::ExitStatus, String) {
     use std::os::unix::process::CommandExt;
-    let mut prof = Command::new(crate::prof_bin())
+    // As a terminal's foreground job has them, whatever this process inherited: a shell
+    // running the tests in the background ignores SIGINT and SIGQUIT, and the command would
+    // inherit that through prof (as it would without prof) and never see the Ctrl-C.
+    let mut prof = Command::new("env")
+        .arg("--default-signal=INT,QUIT")
+        .arg(crate::prof_bin())
         .args(["record", "-o", out.to_str().unwrap(), "--"])
         .args(command)
         .stdout(std::process::Stdio::null())
