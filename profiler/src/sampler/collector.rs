@@ -569,7 +569,8 @@ impl Collector {
         // Per-thread timers that the kernel does not copy into new threads need a sweep to
         // arm each new thread, so the collector wakes at every sweep; the others only as the
         // ring needs.
-        let longest = if self.mechanism.per_thread() && !self.shared.inherit {
+        let arms_by_sweeping = self.mechanism.per_thread() && !self.shared.inherit;
+        let longest = if arms_by_sweeping {
             SWEEP_EVERY
         } else {
             let cpus = std::thread::available_parallelism().map_or(1, usize::from);
@@ -644,7 +645,7 @@ impl Collector {
                 )
             } else if drained == 0
                 && self.scope_fullest == 0
-                && longest != SWEEP_EVERY
+                && !arms_by_sweeping
                 && self.shared.stack_misses.load(Ordering::Relaxed) == misses
             {
                 // Nothing came since the last wake-up, no miss waits for the mappings and no
