@@ -199,8 +199,9 @@ fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std
     // The sample types (field 1) are known: the samples (field 2) follow them.
     let mut chunk = enc.sample_types();
     let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let mut sums = Vec::with_capacity(groups.stride);
     for g in 0..groups.first.len() {
-        let sums = groups.sums(session, g);
+        groups.sums_into(session, g, &mut sums);
         let (location_id, label) = ids(&mut enc, g);
         let sample = proto::Sample {
             location_id,
@@ -333,11 +334,13 @@ impl Groups {
         }
     }
 
-    /// Group `g`'s sums: the number of samples, the primary weight and each extra weight.
-    fn sums(&self, session: &Session, g: usize) -> Vec<u64> {
+    /// Group `g`'s sums into `out`: the number of samples, the primary weight and each extra
+    /// weight.
+    fn sums_into(&self, session: &Session, g: usize, out: &mut Vec<u64>) {
+        out.clear();
         match self.sums.is_empty() {
-            true => values(session, self.first[g] as usize).collect(),
-            false => self.sums[g * self.stride..(g + 1) * self.stride].to_vec(),
+            true => out.extend(values(session, self.first[g] as usize)),
+            false => out.extend_from_slice(&self.sums[g * self.stride..(g + 1) * self.stride]),
         }
     }
 }
@@ -395,6 +398,15 @@ const EXTRA: u32 = 1 << 31;
 /// ... (a name per unnamed thread may go past it).
 const EXTRAS: usize = 64;
 
+/// The text of string index `i` of an [`Encoder`] (its `strings`, `extras` and session given
+/// apart, for when the encoder is borrowed in parts).
+fn string_text<'a>(strings: &[u32], extras: &'a [String], session: &'a Session, i: u32) -> &'a str {
+    match strings[i as usize] {
+        k if k & EXTRA != 0 => &extras[(k & !EXTRA) as usize],
+        k => session.str(StrId(k)),
+    }
+}
+
 /// The file of a function without one (see [`Encoder::functions`]).
 const NO_FILE: u32 = u32::MAX;
 
@@ -449,18 +461,21 @@ impl<'s> Encoder<'s> {
 
     /// The text of string index `i`.
     fn text(&self, i: u32) -> &str {
-        match self.strings[i as usize] {
-            k if k & EXTRA != 0 => &self.extras[(k & !EXTRA) as usize],
-            k => self.session.str(StrId(k)),
-        }
+        string_text(&self.strings, &self.extras, self.session, i)
+    }
+
+    /// The index of the string `text`, if it has one.
+    fn index_of(&self, text: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(text.as_bytes());
+        self.by_text.find(hash, |&i| self.text(i) == text).copied()
     }
 
     /// The index of the string `text`, `source` making it when it is new.
     fn intern(&mut self, text: &str, source: impl FnOnce(&mut Self) -> u32) -> i64 {
-        let hash = self.hasher.hash_one(text.as_bytes());
-        if let Some(&i) = self.by_text.find(hash, |&i| self.text(i) == text) {
+        if let Some(i) = self.index_of(text) {
             return i64::from(i);
         }
+        let hash = self.hasher.hash_one(text.as_bytes());
         let source = source(self);
         // The profile's strings are the session's and a few more, far fewer than 2^31.
         let i = u32::try_from(self.strings.len()).expect("fewer than 2^31 strings");
@@ -473,10 +488,7 @@ impl<'s> Encoder<'s> {
             session,
             ..
         } = self;
-        let text_of = |i: u32| match strings[i as usize] {
-            k if k & EXTRA != 0 => extras[(k & !EXTRA) as usize].as_str(),
-            k => session.str(StrId(k)),
-        };
+        let text_of = |i| string_text(strings, extras, session, i);
         by_text.insert_unique(hash, i, |&i| hasher.hash_one(text_of(i).as_bytes()));
         i64::from(i)
     }
@@ -644,9 +656,10 @@ impl<'s> Encoder<'s> {
         let (name, file) = self.functions[id as usize - 1];
         let file = (file != NO_FILE).then_some(StrId(file));
         let index = |s: &str| {
-            let hash = self.hasher.hash_one(s.as_bytes());
-            let found = self.by_text.find(hash, |&i| self.text(i) == s);
-            i64::from(*found.expect("the first pass interned every name"))
+            i64::from(
+                self.index_of(s)
+                    .expect("the first pass interned every name"),
+            )
         };
         let name = index(self.session.str(name));
         proto::Function {
