@@ -365,6 +365,120 @@ fn tokio_tasks_get_their_cpu_and_every_sample_of_a_poll_its_task() {
     println!("tasks: {inside} samples inside polls; kinds (measured, sampled ns): {by_kind:?}");
 }
 
+#[inline(never)]
+async fn nap_in_sleep(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await
+}
+
+#[inline(never)]
+async fn wait_on_channel(rx: &mut tokio::sync::mpsc::Receiver<u64>) -> Option<u64> {
+    rx.recv().await
+}
+
+/// Issue 22: in wall mode each poll that leaves its task waiting says where: the stack at the
+/// `.await`, from the leaf future (tokio's `Sleep`, the channel's `recv`) up through the task's
+/// own async functions.
+#[test]
+fn r22_wall_mode_polls_say_at_which_await_their_task_waited() {
+    let _serial = serial();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = prof::Options::default()
+        .mode(prof::Mode::Wall)
+        .interval(Duration::from_millis(1));
+    let profiler = prof::Profiler::start(options).unwrap();
+    rt.block_on(async {
+        let mut handles = Vec::new();
+        let mut senders = Vec::new();
+        for i in 0..40u64 {
+            if i % 2 == 0 {
+                handles.push(tokio::spawn(prof::task::instrument(
+                    "sleeper",
+                    async move {
+                        for _ in 0..5 {
+                            nap_in_sleep(1 + i % 3).await;
+                        }
+                    },
+                )));
+            } else {
+                let (tx, mut rx) = tokio::sync::mpsc::channel::<u64>(1);
+                senders.push(tx);
+                handles.push(tokio::spawn(prof::task::instrument(
+                    "listener",
+                    async move {
+                        while let Some(n) = wait_on_channel(&mut rx).await {
+                            std::hint::black_box(n);
+                        }
+                    },
+                )));
+            }
+        }
+        for round in 0..5u64 {
+            for tx in &senders {
+                tx.send(round).await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        drop(senders);
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    let report = profiler.stop().unwrap();
+    drop(rt);
+    let s = report.session();
+    // Each task's polls in time order; all but its last returned `Pending`.
+    let mut by_task: HashMap<u32, Vec<&prof::session::Poll>> = HashMap::new();
+    for p in &s.tasks.polls {
+        by_task.entry(p.task.0).or_default().push(p);
+    }
+    assert_eq!(by_task.len(), 40);
+    let (mut pending, mut known) = (HashMap::new(), HashMap::new());
+    for (task, polls) in &mut by_task {
+        polls.sort_by_key(|p| p.start_ns);
+        let name = s.str(s.tasks.tasks[*task as usize].name).to_owned();
+        let (leaf, mine) = match name.as_str() {
+            "sleeper" => ("Sleep", "nap_in_sleep"),
+            _ => ("recv", "wait_on_channel"),
+        };
+        for p in &polls[..polls.len() - 1] {
+            *pending.entry(name.clone()).or_insert(0) += 1;
+            let Some(stack) = p.waited_at else { continue };
+            *known.entry(name.clone()).or_insert(0) += 1;
+            let frames: Vec<&str> = s.stack_frames(stack).map(|f| s.frame_name(f)).collect();
+            let at = |needle: &str| frames.iter().position(|f| f.contains(needle));
+            // Leaf first: the leaf future, then the task's own function above it, and the
+            // task's poll at the root: no frame of the executor above it.
+            assert!(
+                matches!((at(mine), at(leaf)), (Some(m), Some(l)) if l < m),
+                "{name}: {frames:#?}"
+            );
+            assert!(
+                frames.last().unwrap().contains("prof::task::Instrumented"),
+                "{name}: {frames:#?}"
+            );
+            assert!(
+                !frames.iter().any(|f| f.contains("backtrace")),
+                "{frames:#?}"
+            );
+        }
+        // The last poll finished the task: it waited nowhere.
+        assert_eq!(polls.last().unwrap().waited_at, None, "{name}");
+    }
+    // tokio's budget may end a poll without a clone (a wake by reference): rare.
+    for (name, n) in &pending {
+        let k = known.get(name).copied().unwrap_or(0);
+        assert!(
+            k * 100 >= n * 95,
+            "{name}: {k} of {n} pending polls say where"
+        );
+    }
+    println!("pending polls with their await: {known:?} of {pending:?}");
+}
+
 #[test]
 fn r22_scopes_in_a_tight_loop_drop_no_events() {
     let _serial = serial();

@@ -317,6 +317,7 @@ pub fn scoped_tasks() -> Session {
             thread,
             start_ns: start,
             end_ns: start + len,
+            waited_at: None,
         });
         let id = b.field("id", &i.to_string());
         let outer = b.push_span(Span {

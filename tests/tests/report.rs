@@ -163,10 +163,10 @@ fn broken_files_get_one_line_and_exit_code_2() {
         &write(
             &dir,
             "newer.json",
-            text.replacen("\"version\":5", "\"version\":6", 1)
+            text.replacen("\"version\":6", "\"version\":7", 1)
                 .as_bytes(),
         ),
-        "version 6 is newer than this prof reads (version 5)",
+        "version 7 is newer than this prof reads (version 6)",
     );
     refused(
         &write(

@@ -97,3 +97,60 @@ fn r22_tokio_hooks_name_every_task_and_split_its_cpu_as_the_tasks_measured_it() 
     let found = (weight[0] + weight[1]) as f64;
     assert!(found >= 0.9 * total && found <= 1.1 * total, "{line}");
 }
+
+/// Issue 22, in a release build (line tables only, the tasks' async functions inlined into
+/// their polls): in wall mode each poll that leaves its task waiting says at which `.await`,
+/// the leaf future below the task's own async function.
+#[test]
+fn r22_a_release_build_says_at_which_await_each_task_waited() {
+    let exe = tokio_fixture("tokio_awaits");
+    let dir = TempDir::new("tokio-awaits");
+    let file = dir.join("awaits.json");
+    let out = Command::new(&exe).arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{exe:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = prof::session::load(&file).unwrap();
+    let mut by_task: std::collections::HashMap<u32, Vec<&prof::session::Poll>> =
+        std::collections::HashMap::new();
+    for p in &s.tasks.polls {
+        by_task.entry(p.task.0).or_default().push(p);
+    }
+    assert_eq!(by_task.len(), 40);
+    let (mut pending, mut known) = (0, 0);
+    for (task, polls) in &mut by_task {
+        polls.sort_by_key(|p| p.start_ns);
+        let name = s.str(s.tasks.tasks[*task as usize].name);
+        // A line-tables-only build names an inlined async function `{async_fn#0}` (no
+        // namespace: see docs/sampler.md, Names); its line says which one it is.
+        let (leaf, line) = match name {
+            "sleeper" => ("Sleep", 10),
+            _ => ("recv", 14),
+        };
+        for p in &polls[..polls.len() - 1] {
+            pending += 1;
+            let Some(stack) = p.waited_at else { continue };
+            known += 1;
+            // Leaf first.
+            let frames: Vec<(&str, Option<u32>)> = s
+                .stack_frames(stack)
+                .map(|f| (s.frame_name(f), s.frame(f).line))
+                .collect();
+            let leaf = frames.iter().position(|f| f.0.contains(leaf));
+            let mine = frames.iter().position(|f| {
+                f.0.starts_with("{async_fn#0} (tokio_awaits.rs)") && f.1 == Some(line)
+            });
+            assert!(
+                matches!((mine, leaf), (Some(m), Some(l)) if l < m),
+                "{name}: {frames:#?}"
+            );
+        }
+        assert_eq!(polls.last().unwrap().waited_at, None, "{name}");
+    }
+    assert!(
+        known * 100 >= pending * 95,
+        "{known} of {pending} pending polls say where"
+    );
+}

@@ -650,6 +650,7 @@ mod tests {
                 thread,
                 start_ns,
                 end_ns,
+                waited_at: None,
             });
         }
         let f = b.intern_frame(&FrameSpec::named("f"));

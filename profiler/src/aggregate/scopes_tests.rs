@@ -46,6 +46,7 @@ fn scoped() -> Session {
             thread: main,
             start_ns: at,
             end_ns: at + len,
+            waited_at: None,
         });
         // One sample in `parse`, one in `request` only.
         b.push_sample(work_stack, main, at + 2_000, 1_000);

@@ -39,7 +39,13 @@ pub fn build(
         options.max_depth,
         |_| false,
     );
-    let mut threads = Threads::new(&mut builder, &raw.names, scopes.as_ref());
+    let mut threads = Threads::new(
+        &mut builder,
+        &raw.names,
+        scopes.as_ref(),
+        &raw.objects,
+        options.max_depth,
+    );
     for s in raw.samples.iter() {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;
@@ -69,19 +75,24 @@ pub(crate) struct Threads<'a> {
 
 impl<'a> Threads<'a> {
     /// Adds `scopes`' tables (sites, spans, marks, tasks, polls) to `builder`, and their
-    /// threads; `names` are the collector's.
+    /// threads; `names` are the collector's. The stacks where tasks waited are symbolized in
+    /// `objects` and interned as samples' are, cut past `max_depth`.
     pub fn new(
         builder: &mut SessionBuilder,
         names: &'a HashMap<u32, String>,
         scopes: Option<&'a crate::scope::record::Recording>,
+        objects: &[LoadedObject],
+        max_depth: usize,
     ) -> Threads<'a> {
         let mut threads = Threads {
             names,
             idx: HashMap::new(),
             scopes: None,
         };
-        let added = scopes
-            .map(|rec| crate::scope::assemble::add(builder, rec, |b, tid| threads.idx(b, tid)));
+        let added = scopes.map(|rec| {
+            let waits = intern_awaits(builder, rec, objects, max_depth);
+            crate::scope::assemble::add(builder, rec, &waits, |b, tid| threads.idx(b, tid))
+        });
         threads.scopes = added;
         threads
     }
@@ -103,6 +114,46 @@ impl<'a> Threads<'a> {
             builder.set_last_sample_context(scope, task);
         }
     }
+}
+
+/// Interns the stacks where `rec`'s tasks waited after their polls: the stack ids by thread id
+/// and index in the thread's polls.
+fn intern_awaits(
+    builder: &mut SessionBuilder,
+    rec: &crate::scope::record::Recording,
+    objects: &[LoadedObject],
+    max_depth: usize,
+) -> crate::scope::assemble::Waits {
+    let mut keys = Vec::new();
+    let mut stacks: Vec<Box<[u64]>> = Vec::new();
+    for t in &rec.threads {
+        for (i, p) in t.polls.iter().enumerate() {
+            let Some(addrs) = p.waited_at.as_deref().filter(|a| !a.is_empty()) else {
+                continue;
+            };
+            // All return addresses; the first of a stack is read as the instruction it is
+            // at, so it is moved into the call that returns to it.
+            let mut stack: Box<[u64]> = addrs.into();
+            stack[0] = stack[0].saturating_sub(1);
+            keys.push((t.tid, i));
+            stacks.push(stack);
+        }
+    }
+    if stacks.is_empty() {
+        return HashMap::new();
+    }
+    let ids = intern_stacks(
+        builder,
+        &stacks,
+        objects,
+        AddressSpace::Own,
+        max_depth,
+        |_| false,
+    );
+    keys.into_iter()
+        .zip(ids)
+        .filter_map(|(key, id)| Some((key, id?)))
+        .collect()
 }
 
 /// Symbolizes raw stacks (addresses leaf first, the first the interrupted instruction, the others

@@ -136,7 +136,7 @@ impl Sampler {
         }
         match Self::start_inner(options) {
             Ok(running) => {
-                crate::scope::start(running.start_ns);
+                crate::scope::start(running.start_ns, running.options.mode == crate::Mode::Wall);
                 Ok(Sampler {
                     inner: Some(running),
                     alloc: None,
@@ -160,7 +160,7 @@ impl Sampler {
         }
         match alloc::start(options) {
             Ok(running) => {
-                crate::scope::start(running.start_ns());
+                crate::scope::start(running.start_ns(), false);
                 Ok(Sampler {
                     inner: None,
                     alloc: Some(running),

@@ -4,7 +4,7 @@
 use super::record::Recording;
 use super::Kind;
 use crate::session::{
-    Mark, Poll, SessionBuilder, SiteIdx, SiteKind, Span, SpanIdx, TaskIdx, ThreadIdx,
+    Mark, Poll, SessionBuilder, SiteIdx, SiteKind, Span, SpanIdx, StackId, TaskIdx, ThreadIdx,
 };
 use std::collections::HashMap;
 
@@ -16,11 +16,16 @@ pub(crate) struct Added<'a> {
     tasks: HashMap<u64, TaskIdx>,
 }
 
-/// Adds `rec`'s sites, spans, marks, tasks and polls to `builder`. `thread` gives a thread's
-/// index in the session (adding it when it has no sample).
+/// Where tasks waited after their polls: stacks by thread id and the poll's index in the
+/// thread's [`super::record::ThreadEvents::polls`].
+pub(crate) type Waits = HashMap<(u32, usize), StackId>;
+
+/// Adds `rec`'s sites, spans, marks, tasks and polls to `builder`, each poll with its stack in
+/// `waits`. `thread` gives a thread's index in the session (adding it when it has no sample).
 pub(crate) fn add<'a>(
     builder: &mut SessionBuilder,
     rec: &'a Recording,
+    waits: &Waits,
     mut thread: impl FnMut(&mut SessionBuilder, u32) -> ThreadIdx,
 ) -> Added<'a> {
     builder.add_dropped_events(rec.dropped);
@@ -80,7 +85,7 @@ pub(crate) fn add<'a>(
             };
             builder.push_mark(mark);
         }
-        for p in &t.polls {
+        for (i, p) in t.polls.iter().enumerate() {
             let task = *tasks.entry(p.task).or_insert_with(|| {
                 let name = rec.task_names.get(&p.task).map_or("", String::as_str);
                 builder.intern_task(p.task, name)
@@ -90,6 +95,7 @@ pub(crate) fn add<'a>(
                 thread: thread_idx,
                 start_ns: p.start_ns,
                 end_ns: p.end_ns,
+                waited_at: waits.get(&(t.tid, i)).copied(),
             });
         }
         spans.insert(t.tid, ids);

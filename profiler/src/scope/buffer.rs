@@ -28,6 +28,10 @@ pub const POLL_END: u8 = 6;
 /// A task's name: task id, then its text.
 pub const TASK_NAME: u8 = 7;
 
+/// Where the task whose poll ended just before on this thread waited: task id, then return
+/// addresses, innermost first.
+pub const AWAIT: u8 = 8;
+
 /// The longest record, in words.
 pub const MAX_RECORD: usize = 64;
 

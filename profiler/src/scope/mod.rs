@@ -53,6 +53,8 @@ const END_WORDS: usize = 3;
 static ENABLED: AtomicBool = AtomicBool::new(false);
 /// Sessions started since the process did: a task announces its name once per session.
 static SESSION: AtomicU64 = AtomicU64::new(0);
+/// Whether task polls note where their tasks wait (wall mode sessions: see [`awaits`]).
+static AWAITS: AtomicBool = AtomicBool::new(false);
 
 /// What a call site is.
 #[doc(hidden)]
@@ -447,23 +449,44 @@ pub(crate) fn poll_begin_named(id: u64, name: &str) {
 }
 
 /// Records the end of a poll of task `id` on the calling thread (the innermost poll begun),
-/// unless its begin was refused.
-pub(crate) fn poll_end(id: u64) {
+/// unless its begin was refused; says whether it was recorded.
+pub(crate) fn poll_end(id: u64) -> bool {
     let time = sys::monotonic_ns();
-    let _ = LOCAL.try_with(|l| {
-        let polls = l.polls.get();
-        l.polls.set(polls >> 1);
-        if polls & 1 == 0 {
-            return;
-        }
-        l.open.set(l.open.get().saturating_sub(1));
-        l.push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id]);
-    });
+    LOCAL
+        .try_with(|l| {
+            let polls = l.polls.get();
+            l.polls.set(polls >> 1);
+            if polls & 1 == 0 {
+                return false;
+            }
+            l.open.set(l.open.get().saturating_sub(1));
+            l.push(&[buffer::header(buffer::POLL_END, 3, 0, 0), time, id])
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the session wants to know where tasks wait: a wall mode session, whose waits are
+/// time the task spent, unlike a CPU session's. One relaxed load.
+pub(crate) fn awaits() -> bool {
+    AWAITS.load(Ordering::Relaxed)
+}
+
+/// Records where task `id`, whose poll just ended (and was recorded) on the calling thread,
+/// waits: `addrs`, return addresses innermost first (see [`sys::poll_noting_await`]). Dropped
+/// and counted when the buffer lacks room beside the ends of the scopes and polls still open.
+pub(crate) fn await_point(id: u64, addrs: &[u64]) {
+    let n = addrs.len().min(buffer::MAX_RECORD - 2);
+    let mut out = [0u64; buffer::MAX_RECORD];
+    out[0] = buffer::header(buffer::AWAIT, 2 + n, 0, 0);
+    out[1] = id;
+    out[2..2 + n].copy_from_slice(&addrs[..n]);
+    let _ = LOCAL.try_with(|l| l.write(&out[..2 + n], l.open.get() as usize * END_WORDS));
 }
 
 /// Starts recording for a session that started at `start_ns` (monotonic): events written
-/// before (a previous session's stragglers) are discarded.
-pub(crate) fn start(start_ns: u64) {
+/// before (a previous session's stragglers) are discarded. With `awaits`, task polls note where
+/// their tasks wait.
+pub(crate) fn start(start_ns: u64, awaits: bool) {
     let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     let buffers = BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
     for buf in buffers.iter() {
@@ -473,6 +496,7 @@ pub(crate) fn start(start_ns: u64) {
     drop(buffers);
     *rec = Some(record::Recording::new(start_ns));
     SESSION.fetch_add(1, Ordering::Relaxed);
+    AWAITS.store(awaits, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
 }
 

@@ -35,6 +35,8 @@ pub(crate) struct RawPoll {
     pub task: u64,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// Where the task waited after this poll (wall mode): return addresses, innermost first.
+    pub waited_at: Option<Box<[u64]>>,
 }
 
 /// What was recorded on one thread.
@@ -134,6 +136,7 @@ impl Recording {
                     task,
                     start_ns: start,
                     end_ns: end_ns.max(start),
+                    waited_at: None,
                 });
             }
         }
@@ -200,6 +203,13 @@ impl ThreadEvents {
                 thread.task_changes.push((at(time), Some(task)));
             }
             (buffer::POLL_END, &[time, task, ..]) => thread.poll_end(at(time), task),
+            (buffer::AWAIT, [task, addrs @ ..]) => {
+                // The poll it follows is the last one of its task to end on the thread; one
+                // whose end was not recorded writes no await.
+                if let Some(p) = thread.polls.last_mut().filter(|p| p.task == *task) {
+                    p.waited_at = Some(addrs.into());
+                }
+            }
             (buffer::TASK_NAME, [task, words @ ..]) => {
                 names
                     .entry(*task)
@@ -252,6 +262,7 @@ impl ThreadEvents {
             task,
             start_ns: start,
             end_ns: time.max(start),
+            waited_at: None,
         });
         self.task_changes
             .push((time, self.polling.last().map(|&(t, _)| t)));
@@ -366,7 +377,8 @@ mod tests {
             [RawPoll {
                 task: 9,
                 start_ns: 20,
-                end_ns: 100
+                end_ns: 100,
+                waited_at: None
             }]
         );
     }
@@ -402,11 +414,36 @@ mod tests {
             [RawPoll {
                 task: 9,
                 start_ns: 20,
-                end_ns: 50
+                end_ns: 50,
+                waited_at: None
             }]
         );
         assert_eq!(t.scope_at(60), None);
         assert_eq!(t.task_at(60), None);
+    }
+
+    #[test]
+    fn r22_an_await_goes_to_the_poll_of_its_task_that_just_ended() {
+        use super::super::buffer::AWAIT;
+        let mut rec = recording(&[
+            &[header(POLL_BEGIN, 3, 0, 0), 1010, 5],
+            &[header(POLL_END, 3, 0, 0), 1020, 5],
+            &[header(AWAIT, 4, 0, 0), 5, 0xa1, 0xa2],
+            &[header(POLL_BEGIN, 3, 0, 0), 1030, 5],
+            &[header(POLL_END, 3, 0, 0), 1040, 5],
+            // Another task's await (its end was refused) goes nowhere.
+            &[header(AWAIT, 3, 0, 0), 6, 0xb1],
+            &[header(POLL_BEGIN, 3, 0, 0), 1050, 5],
+        ]);
+        rec.finish(100);
+        let waits: Vec<_> = rec
+            .thread(42)
+            .unwrap()
+            .polls
+            .iter()
+            .map(|p| p.waited_at.as_deref())
+            .collect();
+        assert_eq!(waits, [Some(&[0xa1, 0xa2][..]), None, None]);
     }
 
     #[test]

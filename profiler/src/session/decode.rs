@@ -450,6 +450,7 @@ pub(crate) fn decode(mut file: FileIn<'_>) -> Result<Session, Invalid> {
     let tables = Tables {
         strings: n_strings,
         threads: threads.len(),
+        stacks: stacks.len(),
     };
     let scopes = match &file.scopes {
         Some(scopes) => decode_scopes(scopes, tables)?,

@@ -1,4 +1,4 @@
-//! The session file's JSON shape (version 5; versions 1 to 4 are read too), as serde types,
+//! The session file's JSON shape (version 6; versions 1 to 5 are read too), as serde types,
 //! and its writer.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
@@ -20,8 +20,9 @@ pub const FORMAT_NAME: &str = "prof-session";
 /// added further sample types (`meta.extra_sample_types`, `samples.extra_weight_delta`) and the
 /// optional `samples.state` column; version 4 the optional `processes` table and each thread's
 /// `process`; version 5 the optional `scopes` and `tasks` tables and the optional
-/// `samples.scope` and `samples.task` columns. Versions 1 to 4 are still read.
-pub const FORMAT_VERSION: u32 = 5;
+/// `samples.scope` and `samples.task` columns; version 6 the optional `tasks.polls.waited_at`
+/// column. Versions 1 to 5 are still read.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// One frame as stored: absent optional fields are omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -182,7 +182,7 @@ fn written_files_match_the_schema() {
 #[test]
 fn the_schema_is_not_vacuous() {
     let mut value: Value = serde_json::from_slice(&to_bytes(&rich_session())).unwrap();
-    value["version"] = Value::from(6);
+    value["version"] = Value::from(7);
     value["samples"]["stack"] = Value::from("not base64!");
     assert_eq!(schema().iter_errors(&value).count(), 2);
 }
@@ -252,6 +252,16 @@ fn version_5_fixture_keeps_loading() {
         read(&bytes[..]).unwrap(),
         super::scopes_tests::scoped_session()
     );
+}
+
+#[test]
+fn version_6_fixture_keeps_loading_and_is_what_is_written() {
+    let bytes = std::fs::read(data_dir().join("v6.json")).unwrap();
+    assert_matches_schema(&bytes);
+    let mut session = super::scopes_tests::scoped_session();
+    session.tasks.polls[0].waited_at = Some(StackId(0));
+    assert_eq!(read(&bytes[..]).unwrap(), session);
+    assert_eq!(to_bytes(&session), bytes.trim_ascii_end());
 }
 
 /// Issue 21: files before version 4 have no process table; their threads all belong to the one

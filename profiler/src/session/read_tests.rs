@@ -87,16 +87,16 @@ fn a_session_round_trips_through_json_and_gzip() {
 fn the_file_starts_with_format_and_version() {
     let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
     assert!(
-        text.starts_with(r#"{"format":"prof-session","version":5,"meta":{"#),
+        text.starts_with(r#"{"format":"prof-session","version":6,"meta":{"#),
         "{text}"
     );
 }
 
 #[test]
 fn a_newer_version_names_both_versions() {
-    let message = invalid(&edited(r#""version":5"#, r#""version":7"#));
+    let message = invalid(&edited(r#""version":6"#, r#""version":7"#));
     assert!(
-        message.contains("version 7") && message.contains("version 5"),
+        message.contains("version 7") && message.contains("version 6"),
         "{message}"
     );
 }

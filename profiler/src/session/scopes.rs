@@ -6,7 +6,7 @@
 //! timeline. Each sample points at the innermost span open on its thread and at the task being
 //! polled there ([`Samples::scope`](super::Samples::scope), [`Samples::task`](super::Samples::task)).
 
-use super::model::{SiteIdx, SpanIdx, StrId, TaskIdx, ThreadIdx};
+use super::model::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 use serde::{Deserialize, Serialize};
 
 /// What a call site records: a span with a duration, or an instant.
@@ -151,6 +151,10 @@ pub struct Poll {
     pub start_ns: u64,
     /// When it returned; at or after [`Poll::start_ns`].
     pub end_ns: u64,
+    /// Where the task waited until its next poll, when the poll returned `Pending` in a wall
+    /// mode session of [`prof::task::instrument`](crate::task)'s tasks: the stack at which its
+    /// waker was last cloned, from the leaf future up to the task's poll (version 6).
+    pub waited_at: Option<StackId>,
 }
 
 /// The async tasks of a session and their polls. Empty (and absent from the file) when the

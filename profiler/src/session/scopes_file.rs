@@ -8,7 +8,7 @@
 //! number of fields, then all keys and all values in row order. See `docs/session-format.md`.
 
 use super::decode::{check_index, Column, Invalid};
-use super::model::{SiteIdx, SpanIdx, StrId, TaskIdx, ThreadIdx};
+use super::model::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 use super::packed::{self, unzigzag, zigzag};
 use super::scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 use serde::{Deserialize, Serialize};
@@ -111,6 +111,10 @@ pub(crate) struct PollsColumns<'a> {
     pub start_delta: Cow<'a, str>,
     #[serde(borrow)]
     pub duration: Cow<'a, str>,
+    /// Where each poll's task waited after it: 0 for unknown, `n` for stack `n - 1`
+    /// (version 6; absent when no poll knows).
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub waited_at: Option<Cow<'a, str>>,
 }
 
 /// The `tasks` object.
@@ -227,6 +231,14 @@ pub(crate) fn tasks_file(tasks: &Tasks) -> Option<TasksFile<'static>> {
                 .into(),
             duration: packed::encode(polls.iter().map(|p| p.end_ns.saturating_sub(p.start_ns)))
                 .into(),
+            waited_at: polls.iter().any(|p| p.waited_at.is_some()).then(|| {
+                packed::encode(
+                    polls
+                        .iter()
+                        .map(|p| p.waited_at.map_or(0, |s| u64::from(s.0) + 1)),
+                )
+                .into()
+            }),
         },
     })
 }
@@ -251,6 +263,7 @@ pub(crate) fn context_column<T: Copy>(
 pub(crate) struct Tables {
     pub strings: usize,
     pub threads: usize,
+    pub stacks: usize,
 }
 
 /// Reads one field list of `table` (`spans` or `marks`) of `rows` rows, row by row.
@@ -538,6 +551,10 @@ pub(crate) fn decode_tasks(file: &TasksFile<'_>, tables: Tables) -> Result<Tasks
         tables.threads,
     );
     let mut duration = Column::new("tasks.polls.duration", &cols.duration);
+    let mut waited_at = cols
+        .waited_at
+        .as_deref()
+        .map(|text| Column::new("tasks.polls.waited_at", text));
     let mut polls = Vec::with_capacity(rows_for(count, &task));
     for i in 0..count {
         let k = task.next_index(i, count, tasks.len(), "tasks")?;
@@ -547,14 +564,30 @@ pub(crate) fn decode_tasks(file: &TasksFile<'_>, tables: Tables) -> Result<Tasks
             start_ns,
             duration.next(count)?,
         )?;
+        let waited_at = match &mut waited_at {
+            Some(column) => match column.next(count)? {
+                0 => None,
+                n => Some(StackId(check_index(
+                    || format!("tasks.polls.waited_at[{i}]"),
+                    n - 1,
+                    tables.stacks,
+                    "stacks",
+                )?)),
+            },
+            None => None,
+        };
         polls.push(Poll {
             task: TaskIdx(k),
             thread,
             start_ns,
             end_ns,
+            waited_at,
         });
     }
-    for column in [task, duration] {
+    for column in [Some(task), Some(duration), waited_at]
+        .into_iter()
+        .flatten()
+    {
         column.finish(count)?;
     }
     times.finish(count)?;

@@ -64,12 +64,14 @@ pub(crate) fn scoped_session() -> Session {
         thread: main,
         start_ns: 1_500,
         end_ns: 4_000,
+        waited_at: None,
     });
     b.push_poll(Poll {
         task: store,
         thread: worker,
         start_ns: 400,
         end_ns: 600,
+        waited_at: None,
     });
     let f = b.intern_frame(&FrameSpec::named("work"));
     let stack = b.intern_stack_path(&[f]).unwrap();
@@ -116,7 +118,7 @@ fn scopes_marks_tasks_and_sample_contexts_round_trip() {
     assert_eq!(back.scopes.dropped_events, 2);
     assert_eq!(back.str(back.scopes.spans[0].fields[0].value), "7");
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.contains(r#""version":5"#));
+    assert!(text.contains(r#""version":6"#));
 }
 
 #[test]

@@ -5,12 +5,16 @@
 //! wrapper records its start and end in the polling thread's scope buffer (see
 //! [`mod@crate::scope`]), and the task's name once per session. At stop the polls become the
 //! session's task table, and every sample taken on a thread during a poll gets that poll's
-//! task (the innermost one, for instrumented futures nested in each other). While no session
-//! runs a poll costs one relaxed atomic load more than the inner future's.
+//! task (the innermost one, for instrumented futures nested in each other). In wall mode each
+//! poll that returns `Pending` also records where its task waits: the stack at which the inner
+//! future cloned the poll's waker, from the leaf future up to this poll (see
+//! [`Poll::waited_at`](crate::session::Poll::waited_at)). While no session runs a poll costs
+//! one relaxed atomic load more than the inner future's.
 
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
+use crate::sampler::sys;
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
@@ -74,13 +78,31 @@ impl<F: Future> Future for Instrumented<F> {
         }
         crate::scope::poll_begin(*this.id, this.name, this.announced);
         // Ends the poll even when the inner future panics.
-        let _end = PollEnd(*this.id);
-        this.inner.poll(cx)
+        let end = PollEnd(*this.id);
+        if !crate::scope::awaits() {
+            return this.inner.poll(cx);
+        }
+        // Wall mode: where the task waits until its next poll is time it spent.
+        let inner = this.inner;
+        let (out, waited_at) = sys::poll_noting_await(cx.waker(), |cx| inner.poll(cx));
+        let id = end.0;
+        if end.end() && out.is_pending() && !waited_at.addresses().is_empty() {
+            crate::scope::await_point(id, waited_at.addresses());
+        }
+        out
     }
 }
 
 /// Records the end of a poll when dropped.
 struct PollEnd(u64);
+
+impl PollEnd {
+    /// Records the end now; says whether it was recorded.
+    fn end(self) -> bool {
+        let this = std::mem::ManuallyDrop::new(self);
+        crate::scope::poll_end(this.0)
+    }
+}
 
 impl Drop for PollEnd {
     fn drop(&mut self) {

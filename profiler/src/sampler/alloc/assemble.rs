@@ -77,7 +77,13 @@ pub fn build(
         is_allocator_frame,
     );
     let live: HashSet<u32> = live.iter().copied().collect();
-    let mut threads = Threads::new(&mut builder, &collected.names, scopes.as_ref());
+    let mut threads = Threads::new(
+        &mut builder,
+        &collected.names,
+        scopes.as_ref(),
+        &collected.objects,
+        options.max_depth,
+    );
     for s in &collected.samples {
         let Some(stack) = stack_ids[s.stack as usize] else {
             continue;

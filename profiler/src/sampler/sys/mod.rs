@@ -15,6 +15,7 @@ mod rcu;
 mod signal;
 mod timer;
 mod wake;
+mod waker;
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -32,6 +33,7 @@ pub use rcu::*;
 pub use signal::*;
 pub use timer::*;
 pub use wake::*;
+pub use waker::*;
 
 use std::io;
 
