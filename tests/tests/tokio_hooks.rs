@@ -146,6 +146,9 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
                 matches!((mine, leaf), (Some(m), Some(l)) if l < m),
                 "{name}: {frames:#?}"
             );
+            // The root is the task's own future (an async block of `main`), not prof's wrapper.
+            let root = frames.last().unwrap().0;
+            assert!(root.starts_with("{async_block#"), "{name}: {frames:#?}");
         }
         assert_eq!(polls.last().unwrap().waited_at, None, "{name}");
     }
@@ -153,4 +156,68 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
         known * 100 >= pending * 95,
         "{known} of {pending} pending polls say where"
     );
+
+    // `prof report --waits`: each wait charged to its await stack, as long as it lasted. The
+    // sleepers waited in `Sleep`, the listeners in `recv`; grouped by task, each name's share
+    // is the gaps after its polls (until the next poll, or the session's end).
+    let path = file.to_str().unwrap();
+    let args = [
+        "report",
+        path,
+        "--waits",
+        "--group-by",
+        "task",
+        "--sort",
+        "total",
+        "--top",
+        "99",
+    ];
+    let out = prof_e2e::prof(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("task_wait"), "{text}");
+    let share_of = |name: &str| -> f64 {
+        let line = text.lines().find(|l| l.trim_end().ends_with(name));
+        let line = line.unwrap_or_else(|| panic!("no row {name}:\n{text}"));
+        let pct = line.split_whitespace().nth(2).unwrap();
+        pct.trim_end_matches('%').parse().unwrap()
+    };
+    let gaps = |name: &str| -> u64 {
+        let mut sum = 0;
+        for polls in by_task.values() {
+            if s.str(s.tasks.task(polls[0].task).name) != name {
+                continue;
+            }
+            for (k, p) in polls.iter().enumerate() {
+                if p.waited_at.is_some() {
+                    let next = polls.get(k + 1).map_or(s.meta.duration_ns, |n| n.start_ns);
+                    sum += next.saturating_sub(p.end_ns);
+                }
+            }
+        }
+        sum
+    };
+    let (sleep, listen) = (gaps("sleeper"), gaps("listener"));
+    let want = 100.0 * sleep as f64 / (sleep + listen) as f64;
+    let got = share_of("task:sleeper");
+    assert!(
+        (want - got).abs() < 0.2,
+        "sleepers waited {want:.1}% of the waits, the report says {got}%\n{text}"
+    );
+    assert!(
+        (100.0 - want - share_of("task:listener")).abs() < 0.2,
+        "{text}"
+    );
+
+    // A session whose polls say nothing of waits: a one-line error.
+    let v5 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/session/v5.json");
+    let out = prof_e2e::prof(&["report", v5.to_str().unwrap(), "--waits"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--waits: no task in"), "{err}");
 }

@@ -67,6 +67,7 @@ mod top;
 mod transform;
 mod transform_spec;
 mod tree;
+mod waits;
 
 pub use diff_table::{
     check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
@@ -100,6 +101,7 @@ pub use top::{SortBy, TopRow, DEFAULT_TOP};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId, TransformedStacks};
+pub use waits::{task_waits, TASK_WAIT_TYPE};
 
 #[cfg(test)]
 mod property_tests;

@@ -77,6 +77,13 @@ pub struct ReportArgs {
     /// `--source`, `--sort` or `--top`.
     #[arg(long, conflicts_with_all = NOT_WITH_TABLES)]
     tasks: bool,
+    /// Instead of the samples, where async tasks waited (a wall mode session of tasks wrapped
+    /// in `prof::task::instrument`): each wait between two polls of a task, weighted by its
+    /// length, charged to the stack of the `.await` the task waited at. Works with every other
+    /// option but `--type`, `--state`, `--scope`, `--scopes` and `--tasks`; `--group-by task`
+    /// shows each task's waits under its name.
+    #[arg(long, conflicts_with_all = ["sample_type", "state", "scope", "scopes", "tasks"])]
+    waits: bool,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
@@ -282,6 +289,20 @@ pub fn run(args: ReportArgs) -> ExitCode {
     let session = match super::load(&args.file, args.sample_type.clone(), args.process_root) {
         Ok(session) => session,
         Err(err) => return fail(&err),
+    };
+    let session = if args.waits {
+        match prof::aggregate::task_waits(&session) {
+            Some(waits) => waits,
+            None => {
+                return fail(&prof::Error::InvalidOption(format!(
+                    "--waits: no task in {} says where it waited (record in wall mode, with \
+                     the tasks wrapped in prof::task::instrument)",
+                    args.file.display()
+                )))
+            }
+        }
+    } else {
+        session
     };
     let mut filter = Filter::all();
     let mut threads = Vec::new();

@@ -4,7 +4,8 @@
 use super::collector::RawProfile;
 use crate::session::Session;
 use crate::session::{
-    Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId, ThreadIdx,
+    Frame, FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId,
+    ThreadIdx,
 };
 use crate::symbolize::{module_name, object_index, AddressSpace, LoadedObject, Resolver, Symbol};
 use crate::Options;
@@ -142,19 +143,58 @@ fn intern_awaits(
     if stacks.is_empty() {
         return HashMap::new();
     }
+    // Interned whole on the side, then each without its outermost frames up to the wrapper's
+    // poll (from the leaf future up to the task's own), so the session holds no stack that no
+    // poll has. Kept whole when no frame names the wrapper (no debug info).
+    let mut side = SessionBuilder::new(Metadata::default());
     let ids = intern_stacks(
-        builder,
+        &mut side,
         &stacks,
         objects,
         AddressSpace::Own,
         max_depth,
         |_| false,
     );
+    let side = side.finish();
+    let mut frame_ids: HashMap<FrameId, FrameId> = HashMap::new();
+    let mut cut: HashMap<StackId, Option<StackId>> = HashMap::new();
+    let mut stack_of = |id: StackId| -> Option<StackId> {
+        *cut.entry(id).or_insert_with(|| {
+            let mut frames: Vec<FrameId> = side.stack_frames(id).collect();
+            frames.reverse();
+            let from = frames
+                .iter()
+                .rposition(|&f| side.frame_name(f).contains(AWAIT_WRAPPER))
+                .filter(|&i| i + 1 < frames.len())
+                .map_or(0, |i| i + 1);
+            let path: Vec<FrameId> = frames[from..]
+                .iter()
+                .map(|&f| {
+                    *frame_ids.entry(f).or_insert_with(|| {
+                        let frame = side.frame(f);
+                        builder.intern_frame(&FrameSpec {
+                            name: side.str(frame.name),
+                            file: frame.file.map(|s| side.str(s)),
+                            line: frame.line,
+                            module: frame.module.map(|s| side.str(s)),
+                            address: frame.address,
+                            inlined: frame.inlined,
+                        })
+                    })
+                })
+                .collect();
+            builder.intern_stack_path(&path)
+        })
+    };
     keys.into_iter()
         .zip(ids)
-        .filter_map(|(key, id)| Some((key, id?)))
+        .filter_map(|(key, id)| Some((key, stack_of(id?)?)))
         .collect()
 }
+
+/// The function that polls a task's future with the waker that notes where it waits
+/// ([`super::sys::poll_noting_await`]): the outermost frame of an await stack kept.
+const AWAIT_WRAPPER: &str = "poll_noting_await";
 
 /// Symbolizes raw stacks (addresses leaf first, the first the interrupted instruction, the others
 /// return addresses) and interns them root first, cut at the root end past `max_depth`; each

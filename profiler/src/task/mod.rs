@@ -83,8 +83,7 @@ impl<F: Future> Future for Instrumented<F> {
             return this.inner.poll(cx);
         }
         // Wall mode: where the task waits until its next poll is time it spent.
-        let inner = this.inner;
-        let (out, waited_at) = sys::poll_noting_await(cx.waker(), |cx| inner.poll(cx));
+        let (out, waited_at) = sys::poll_noting_await(this.inner, cx.waker());
         let id = end.0;
         if end.end() && out.is_pending() && !waited_at.addresses().is_empty() {
             crate::scope::await_point(id, waited_at.addresses());

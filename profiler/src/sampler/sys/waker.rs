@@ -8,9 +8,11 @@
 //! real waker, so no stored waker is ever the wrapper and nothing of it outlives the poll.
 //! Only wall mode asks for it: a walk costs microseconds, once per clone.
 
+use std::future::Future;
 use std::mem::ManuallyDrop;
+use std::pin::Pin;
 use std::sync::Mutex;
-use std::task::{Context, RawWaker, RawWakerVTable, Waker};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 /// The most return addresses an await stack keeps (innermost first).
 pub const AWAIT_DEPTH: usize = 48;
@@ -48,12 +50,14 @@ struct Noting<'a> {
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_noting);
 
-/// Polls with `poll` given a context whose waker notes the stack where it is cloned; returns
-/// what `poll` returned and the last stack noted.
-pub fn poll_noting_await<T>(
+/// Polls `future` with a context whose waker (wrapping `waker`) notes the stack where it is
+/// cloned; returns what the poll returned and the last stack noted. The stack's outermost
+/// frame is this function's (which the future's poll may be inlined into): the collector cuts
+/// the stack there, so a stack goes from the leaf future up to the task's own future.
+pub fn poll_noting_await<F: Future>(
+    future: Pin<&mut F>,
     waker: &Waker,
-    poll: impl FnOnce(&mut Context<'_>) -> T,
-) -> (T, AwaitStack) {
+) -> (Poll<F::Output>, AwaitStack) {
     let mut noting = Noting {
         real: waker,
         bound: 0,
@@ -68,7 +72,7 @@ pub fn poll_noting_await<T>(
     // reference and a mutex), so a clone on another thread during the poll is sound too.
     let wrapper = ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(data, &VTABLE)) });
     let mut cx = Context::from_waker(&wrapper);
-    let out = poll(&mut cx);
+    let out = future.poll(&mut cx);
     let stack = *noting.stack.lock().unwrap_or_else(|e| e.into_inner());
     (out, stack)
 }
@@ -121,11 +125,10 @@ unsafe fn drop_noting(_: *const ()) {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::future::Future;
     use std::pin::pin;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::task::{Poll, Wake};
+    use std::task::Wake;
 
     struct Count(AtomicUsize);
 
@@ -159,7 +162,7 @@ mod tests {
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(Arc::clone(&count));
         let mut fut = pin!(Parks(false));
-        let (poll, stack) = poll_noting_await(&waker, |cx| fut.as_mut().poll(cx));
+        let (poll, stack) = poll_noting_await(fut.as_mut(), &waker);
         assert!(poll.is_pending());
         // The clone woke the real waker.
         assert_eq!(count.0.load(Ordering::Relaxed), 1);
@@ -188,7 +191,7 @@ mod tests {
             "{names:#?}"
         );
 
-        let (poll, stack) = poll_noting_await(&waker, |cx| fut.as_mut().poll(cx));
+        let (poll, stack) = poll_noting_await(fut.as_mut(), &waker);
         assert!(poll.is_ready());
         assert!(stack.addresses().is_empty());
     }
