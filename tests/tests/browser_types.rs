@@ -15,6 +15,11 @@ use std::collections::HashMap;
 /// A wall-time session: `compute` runs, `wait_for_io` waits; each sample also carries the
 /// sample count and a stored count (`syscalls`) that orders the functions differently.
 fn wall_session() -> Session {
+    wall_builder().finish()
+}
+
+/// [`wall_session`]'s builder, before it is finished.
+fn wall_builder() -> SessionBuilder {
     let mut b = SessionBuilder::new(Metadata {
         program: "waiter".into(),
         mode: Mode::Wall,
@@ -54,7 +59,7 @@ fn wall_session() -> Session {
         1,
         Some(SampleState::Waiting),
     );
-    b.finish()
+    b
 }
 
 /// The top functions view's rows: name → [self, self %, total, total %].
@@ -192,6 +197,63 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
         ),
         json!(["samples", "running"])
     );
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// Issue 22: the type `task_wait` (offered when polls say where their tasks waited) shows the
+/// waits between the tasks' polls in place of the samples, each on its `.await`'s stack, as
+/// `prof report --waits` does; grouped by task as `--waits --group-by task` is.
+#[test]
+fn r22_the_task_wait_type_shows_where_tasks_waited_as_prof_report_waits_does() {
+    use prof::session::Poll;
+    let mut b = wall_builder();
+    let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));
+    let (serve, nap, sleep, recv) = (
+        f(&mut b, "serve"),
+        f(&mut b, "nap"),
+        f(&mut b, "sleep"),
+        f(&mut b, "recv"),
+    );
+    let at_sleep = b.intern_stack_path(&[serve, nap, sleep]).unwrap();
+    let at_recv = b.intern_stack_path(&[serve, recv]).unwrap();
+    let t = b.thread(1, "main");
+    let (fetch, listen) = (b.intern_task(1, "fetch"), b.intern_task(2, "listen"));
+    // fetch waits 20 ms in sleep twice; listen 78 ms in recv, until the end.
+    for (task, start, end, at) in [
+        (fetch, 0, MS, Some(at_sleep)),
+        (listen, MS, 2 * MS, Some(at_recv)),
+        (fetch, 21 * MS, 22 * MS, Some(at_sleep)),
+        (fetch, 42 * MS, 43 * MS, None),
+    ] {
+        b.push_poll(Poll {
+            task,
+            thread: t,
+            start_ns: start,
+            end_ns: end,
+            waited_at: at,
+        });
+    }
+    b.meta_mut().duration_ns = 80 * MS;
+    let shown = show(
+        "types-waits",
+        &b.finish(),
+        "waits.json",
+        (1100, 700),
+        "#view=table",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
+    wait_table(browser, &report(file, &[]), "wall time rows");
+    browser.eval(
+        "const s = document.querySelector('#sample-type'); s.value = 'task_wait'; \
+         s.dispatchEvent(new Event('change'));",
+        json!([]),
+    );
+    let expected = report(file, &["--waits"]);
+    assert_eq!(expected["sleep"][2], "40.0 ms", "{expected:?}");
+    wait_table(browser, &expected, "wait rows");
+    assert!(text(browser, "#meta").contains("task_wait (nanoseconds)"));
+    browser.screenshot("types-04-task-waits");
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 

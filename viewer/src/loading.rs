@@ -2,7 +2,9 @@
 //! memory size (for the benchmark).
 
 use crate::profile::{Profile, ViewSpec};
-use prof::aggregate::{thread_totals, CallTree, Filter, StackWeights, TransformedStacks};
+use prof::aggregate::{
+    thread_totals, CallTree, Filter, StackWeights, TransformedStacks, TASK_WAIT_TYPE,
+};
 use prof::session::Session;
 use wasm_bindgen::prelude::*;
 
@@ -90,11 +92,16 @@ impl Profile {
         let tree = CallTree::build_transformed(&session, &weights, &transformed);
         let totals = thread_totals(&session);
         let time_sorted = session.samples.time_ns.is_sorted();
-        let sample_types = session
+        let mut sample_types: Vec<String> = session
             .sample_types()
             .iter()
             .map(|t| t.name.clone())
             .collect();
+        // The tasks' waits, shown in place of the samples (`prof report --waits`).
+        let waits = session.tasks.polls.iter().any(|p| p.waited_at.is_some());
+        if waits && !sample_types.iter().any(|t| t == TASK_WAIT_TYPE) {
+            sample_types.push(TASK_WAIT_TYPE.to_owned());
+        }
         Profile {
             session,
             tree,
@@ -108,6 +115,7 @@ impl Profile {
             time_sorted,
             ungrouped: None,
             grouping: None,
+            unwaited: None,
             scope_calls: None,
             scope_index: Default::default(),
         }

@@ -8,7 +8,8 @@ use prof::aggregate::{
     format_percent, format_weight, group_by_scope, group_by_task, CallTree, Filter, NodeId,
     ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
 };
-use prof::session::{SampleState, Session, ThreadIdx};
+use prof::aggregate::{task_waits, TASK_WAIT_TYPE};
+use prof::session::{SampleState, SampleType, Session, ThreadIdx, Unit};
 use wasm_bindgen::prelude::*;
 
 /// A session loaded in the page, with the call tree of the selected threads.
@@ -44,6 +45,10 @@ pub struct Profile {
     pub(crate) ungrouped: Option<Box<Session>>,
     /// What `session` is grouped by, if it is.
     pub(crate) grouping: Option<Grouping>,
+    /// The session as loaded while `session` shows its tasks' waits instead of its samples
+    /// (the sample type [`TASK_WAIT_TYPE`], `prof::aggregate::task_waits`: `prof report
+    /// --waits`), grouped or not; `None` when the samples are shown.
+    pub(crate) unwaited: Option<Box<Session>>,
     /// Grouped by scope: the calls of each path of scopes among the spans the view keeps, for
     /// the call tree's Calls column.
     pub(crate) scope_calls: Option<ScopeCalls>,
@@ -127,6 +132,15 @@ impl Grouping {
     }
 }
 
+/// `base` grouped by `grouping`, and `base` itself when it is (to ungroup).
+fn grouped(base: Session, grouping: Option<Grouping>) -> (Session, Option<Box<Session>>) {
+    match grouping {
+        None => (base, None),
+        Some(Grouping::Task) => (group_by_task(&base), Some(Box::new(base))),
+        Some(Grouping::Scope) => (group_by_scope(&base), Some(Box::new(base))),
+    }
+}
+
 /// What a search matched.
 #[wasm_bindgen]
 #[derive(Debug)]
@@ -143,28 +157,53 @@ fn to_json(value: &impl serde::Serialize) -> String {
 
 impl Profile {
     /// Shows sample type `name`: the session's weights become that type's, and everything
-    /// computed from them is computed again (the view is reset to all samples).
+    /// computed from them is computed again (the view is reset to all samples). The type
+    /// [`TASK_WAIT_TYPE`] shows the tasks' waits in place of the samples.
     fn select_sample_type(&mut self, name: &str) -> Result<(), JsError> {
+        if name == TASK_WAIT_TYPE || self.unwaited.is_some() {
+            return self.select_waits_or(name);
+        }
         let mut session = std::mem::take(&mut self.session);
-        let selected = session.select_sample_type(name);
-        let failed = selected.as_ref().err().map(ToString::to_string);
-        let highlight = self.highlight.take();
-        let types = std::mem::take(&mut self.sample_types);
+        let failed = session
+            .select_sample_type(name)
+            .err()
+            .map(|e| e.to_string());
         let ungrouped = self.ungrouped.take().map(|mut original| {
             // Its own type follows, so that ungrouping shows the same one.
             let _ = original.select_sample_type(name);
             original
         });
-        let grouping = self.grouping;
-        *self = Profile::of(session);
-        self.highlight = highlight;
-        self.sample_types = types;
-        self.ungrouped = ungrouped;
-        self.grouping = grouping;
-        match failed {
-            Some(message) => Err(JsError::new(&message)),
-            None => Ok(()),
-        }
+        self.show(session, ungrouped, self.grouping, None);
+        failed.map_or(Ok(()), |message| Err(JsError::new(&message)))
+    }
+
+    /// [`Profile::select_sample_type`] to or from the waits: the session as loaded becomes
+    /// its tasks' waits (`name` is [`TASK_WAIT_TYPE`]) or its samples weighed in type `name`,
+    /// then grouped as it was.
+    fn select_waits_or(&mut self, name: &str) -> Result<(), JsError> {
+        let shown = std::mem::take(&mut self.session);
+        let ungrouped = self.ungrouped.take().map(|s| *s);
+        let mut loaded = match self.unwaited.take() {
+            Some(loaded) => *loaded,
+            None => ungrouped.unwrap_or(shown),
+        };
+        let (base, unwaited, failed) = if name == TASK_WAIT_TYPE {
+            match task_waits(&loaded) {
+                Some(waits) => (waits, Some(Box::new(loaded)), None),
+                None => {
+                    let message = format!(
+                        "no task in this profile says where it waited: no {TASK_WAIT_TYPE} to show"
+                    );
+                    (loaded, None, Some(message))
+                }
+            }
+        } else {
+            let failed = loaded.select_sample_type(name).err().map(|e| e.to_string());
+            (loaded, None, failed)
+        };
+        let (shown, ungrouped) = grouped(base, self.grouping);
+        self.show(shown, ungrouped, self.grouping, unwaited);
+        failed.map_or(Ok(()), |message| Err(JsError::new(&message)))
     }
 
     /// Shows the session grouped by task (each task's name as a root frame), by scope (each
@@ -173,18 +212,28 @@ impl Profile {
     fn group(&mut self, grouping: Option<Grouping>) {
         let session = std::mem::take(&mut self.session);
         let original = self.ungrouped.take().map_or(session, |o| *o);
-        let (shown, ungrouped) = match grouping {
-            None => (original, None),
-            Some(Grouping::Task) => (group_by_task(&original), Some(original)),
-            Some(Grouping::Scope) => (group_by_scope(&original), Some(original)),
-        };
+        let (shown, ungrouped) = grouped(original, grouping);
+        let unwaited = self.unwaited.take();
+        self.show(shown, ungrouped, grouping, unwaited);
+    }
+
+    /// Shows `shown`, everything computed from it computed again (the view reset to all
+    /// samples), with the highlight and the sample type selector's entries kept.
+    fn show(
+        &mut self,
+        shown: Session,
+        ungrouped: Option<Box<Session>>,
+        grouping: Option<Grouping>,
+        unwaited: Option<Box<Session>>,
+    ) {
         let highlight = self.highlight.take();
         let types = std::mem::take(&mut self.sample_types);
         *self = Profile::of(shown);
         self.highlight = highlight;
         self.sample_types = types;
-        self.ungrouped = ungrouped.map(Box::new);
+        self.ungrouped = ungrouped;
         self.grouping = grouping;
+        self.unwaited = unwaited;
     }
 
     fn node(&self, node: u32) -> Result<NodeId, JsError> {
@@ -274,7 +323,12 @@ impl Profile {
     /// "cpu (nanoseconds)"}, ...]`.
     #[wasm_bindgen(js_name = sampleTypesJson)]
     pub fn sample_types_json(&self) -> String {
-        let all = self.session.sample_types();
+        let waits = SampleType::new(TASK_WAIT_TYPE, Unit::Nanoseconds);
+        let mut all = self.session.sample_types();
+        all.push(&waits);
+        if let Some(loaded) = &self.unwaited {
+            all.extend(loaded.sample_types());
+        }
         let entries: Vec<serde_json::Value> = self
             .sample_types
             .iter()

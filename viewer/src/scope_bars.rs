@@ -9,8 +9,8 @@
 
 use crate::profile::Profile;
 use crate::time::{range_text, thread_label, time_text, window, NONE};
-use prof::aggregate::{format_time_at, thousands};
-use prof::session::{Session, StrId};
+use prof::aggregate::{format_time_at, thousands, wait_after};
+use prof::session::{Session, StackId, StrId};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -176,6 +176,24 @@ struct Bar {
 /// within its first pixel, so a merged bar stays about a pixel wide and tells what is there
 /// (its tooltip counts them, a click selects their time). A zero-length interval (an instant)
 /// counts as one nanosecond long.
+/// The most frames of an await stack a poll's tooltip names.
+const AWAIT_FRAMES: usize = 4;
+
+/// How long a task waited and where: `12.0 ms at serve → nap → sleep`, the await stack's
+/// outermost frames first (the task's own future), `→ …` when it has more than
+/// [`AWAIT_FRAMES`].
+fn await_text(session: &Session, at: StackId, wait_ns: u64) -> String {
+    let mut frames: Vec<&str> = session
+        .stack_frames(at)
+        .map(|f| session.frame_name(f))
+        .collect();
+    frames.reverse();
+    let more = frames.len() > AWAIT_FRAMES;
+    frames.truncate(AWAIT_FRAMES);
+    let tail = if more { " → …" } else { "" };
+    format!("{} at {}{tail}", time_text(wait_ns), frames.join(" → "))
+}
+
 fn lay_out(lane: &Lane, from: u64, to: u64, min_ns: u64, out: &mut Vec<Bar>) {
     let first = lane
         .items
@@ -460,6 +478,9 @@ impl ScopeBars {
                     line("Task", format!("id {}", task.id));
                     line("Poll", time_text(p.end_ns.saturating_sub(p.start_ns)));
                     line("Time", range_text(p.start_ns, p.end_ns));
+                    if let Some((at, wait_ns)) = wait_after(session, b.id as usize) {
+                        line("Then waited", await_text(session, at, wait_ns));
+                    }
                     (task.name, &[][..], p.thread)
                 }
             };
@@ -704,6 +725,51 @@ mod tests {
             .iter()
             .all(|d| d.2 < 2 && (d.0 != 1 || d.1 == 0)));
         assert_eq!((bars.task_lanes, bars.more_tasks), (1, 1));
+    }
+
+    #[test]
+    fn r22_a_polls_tooltip_says_how_long_its_task_then_waited_and_where() {
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));
+        let path: Vec<_> = ["serve", "handle", "nap", "sleep", "poll"]
+            .iter()
+            .map(|n| f(&mut b, n))
+            .collect();
+        let deep = b.intern_stack_path(&path).unwrap();
+        let short = b.intern_stack_path(&path[..2]).unwrap();
+        let task = b.intern_task(1, "fetch");
+        for (start_ns, end_ns, waited_at) in [(0, 10, Some(deep)), (50, 60, Some(short))] {
+            b.push_poll(Poll {
+                task,
+                thread: main,
+                start_ns,
+                end_ns,
+                waited_at,
+            });
+        }
+        b.meta_mut().duration_ns = 100;
+        b.push_sample(short, main, 5, 1);
+        let profile = Profile::of(b.finish());
+        let bars = profile.scope_bars(-1.0, -1.0, 101.0, false, 8, 8);
+        let lines: Vec<serde_json::Value> = (0..2)
+            .map(|i| {
+                let bar: serde_json::Value =
+                    serde_json::from_str(&bars.bar_json(&profile, i).unwrap()).unwrap();
+                bar["lines"].clone()
+            })
+            .collect();
+        let waited = |l: &serde_json::Value| {
+            let l = l.as_array().unwrap();
+            let i = l.iter().position(|x| x == "Then waited").unwrap();
+            l[i + 1].as_str().unwrap().to_owned()
+        };
+        assert_eq!(
+            waited(&lines[0]),
+            "40 ns at serve → handle → nap → sleep → …"
+        );
+        // The last poll: until the session's end.
+        assert_eq!(waited(&lines[1]), "40 ns at serve → handle");
     }
 
     #[test]

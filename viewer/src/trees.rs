@@ -515,6 +515,60 @@ mod tests {
     }
 
     #[test]
+    fn r22_the_task_wait_type_shows_the_waits_grouped_or_not_and_back() {
+        use prof::session::{FrameSpec, Poll};
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));
+        let (task, nap, sleep) = (f(&mut b, "task"), f(&mut b, "nap"), f(&mut b, "sleep"));
+        let at_sleep = b.intern_stack_path(&[task, nap, sleep]).unwrap();
+        let fetch = b.intern_task(1, "fetch");
+        for (start_ns, end_ns) in [(0, 10), (40, 50), (90, 100)] {
+            b.push_poll(Poll {
+                task: fetch,
+                thread: t,
+                start_ns,
+                end_ns,
+                waited_at: (end_ns < 100).then_some(at_sleep),
+            });
+        }
+        b.push_named(&["main", "lex"], t, 5, 7);
+        b.set_last_sample_context(None, Some(fetch));
+        let mut p = Profile::of(b.finish());
+        let types: serde_json::Value = serde_json::from_str(&p.sample_types_json()).unwrap();
+        assert_eq!(types[1]["name"], "task_wait", "{types}");
+        let shown = |p: &Profile| {
+            let table = p.tree_table(false);
+            let rows: serde_json::Value =
+                serde_json::from_str(&table.rows_json(p, table.order.clone()).unwrap()).unwrap();
+            let names = names(p, &table);
+            (names, rows[0]["totalText"].as_str().unwrap().to_owned())
+        };
+        // Waits of 30 and 40 ns at `sleep` under `nap`.
+        p.set_view(r#"{"type": "task_wait"}"#).unwrap();
+        assert_eq!(
+            shown(&p),
+            (
+                vec!["task".into(), " nap".into(), "  sleep".into()],
+                "70 ns".into()
+            )
+        );
+        p.set_view(r#"{"type": "task_wait", "groupBy": "task"}"#)
+            .unwrap();
+        assert_eq!(shown(&p).0[..2], ["task:fetch", " task"]);
+        // Back to the samples, still grouped, then not.
+        p.set_view(r#"{"groupBy": "task"}"#).unwrap();
+        assert_eq!(shown(&p).0, ["task:fetch", " main", "  lex"]);
+        p.set_view(r#"{}"#).unwrap();
+        assert_eq!(
+            shown(&p),
+            (vec!["main".into(), " lex".into()], "7 ns".into())
+        );
+        let types: serde_json::Value = serde_json::from_str(&p.sample_types_json()).unwrap();
+        assert_eq!(types.as_array().unwrap().len(), 2, "{types}");
+    }
+
+    #[test]
     fn a_sandwich_has_the_functions_numbers_and_none_for_an_absent_function() {
         let p = example();
         assert!(p.sandwich("nowhere").is_none());

@@ -101,7 +101,7 @@ pub use top::{SortBy, TopRow, DEFAULT_TOP};
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId, TransformedStacks};
-pub use waits::{task_waits, TASK_WAIT_TYPE};
+pub use waits::{task_waits, wait_after, TASK_WAIT_TYPE};
 
 #[cfg(test)]
 mod property_tests;

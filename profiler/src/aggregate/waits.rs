@@ -5,7 +5,7 @@
 //! functions, the call tree, the flame graph, `--group-by task`, the task filter) charges the
 //! waits to the functions on the await stacks as they charge samples.
 
-use crate::session::{SampleState, SampleType, Samples, Session, Unit};
+use crate::session::{SampleState, SampleType, Samples, Session, StackId, Unit};
 
 /// The sample type of [`task_waits`]' sessions: nanoseconds a task waited.
 pub const TASK_WAIT_TYPE: &str = "task_wait";
@@ -23,14 +23,10 @@ pub fn task_waits(session: &Session) -> Option<Session> {
         return None;
     }
     // Each task's polls in order of their starts: a poll's next is the one after it.
+    // (The core's one sort: each instance of the standard one costs the wasm viewer kilobytes.)
     let mut order: Vec<usize> = (0..polls.len()).collect();
-    order.sort_unstable_by_key(|&i| (polls[i].task, polls[i].start_ns, polls[i].end_ns));
-    let end = polls
-        .iter()
-        .map(|p| p.end_ns)
-        .max()
-        .unwrap_or(0)
-        .max(session.meta.duration_ns);
+    super::order::sort_by_key(&mut order, |&i| (polls[i].task, polls[i].start_ns));
+    let end = session_end(session);
     // (time, poll, weight)
     let mut waits: Vec<(u64, usize, u64)> = Vec::new();
     for (k, &i) in order.iter().enumerate() {
@@ -48,7 +44,7 @@ pub fn task_waits(session: &Session) -> Option<Session> {
             waits.push((p.end_ns, i, weight));
         }
     }
-    waits.sort_unstable();
+    super::order::sort_by_key(&mut waits, |w| w.0);
     let mut out = Session {
         samples: Samples::default(),
         ..session.clone()
@@ -67,6 +63,31 @@ pub fn task_waits(session: &Session) -> Option<Session> {
         samples.task.push(Some(p.task));
     }
     Some(out)
+}
+
+/// Where the task of poll `poll` (an index into `session.tasks.polls`) waited after it, and
+/// for how long (as [`task_waits`] counts it): `None` when the poll says nothing of it.
+pub fn wait_after(session: &Session, poll: usize) -> Option<(StackId, u64)> {
+    let polls = &session.tasks.polls;
+    let p = polls.get(poll)?;
+    let at = p.waited_at?;
+    // The task's next poll: the first to start after this one (ties broken by index).
+    let next = polls
+        .iter()
+        .enumerate()
+        .filter(|&(i, n)| n.task == p.task && (n.start_ns, i) > (p.start_ns, poll))
+        .map(|(_, n)| n.start_ns)
+        .min()
+        .unwrap_or_else(|| session_end(session));
+    Some((at, next.saturating_sub(p.end_ns)))
+}
+
+/// The end of `session` for a task still waiting at its stop: its duration, or its last poll's
+/// end when that is later.
+fn session_end(session: &Session) -> u64 {
+    let polls = &session.tasks.polls;
+    let last = polls.iter().map(|p| p.end_ns).max().unwrap_or(0);
+    last.max(session.meta.duration_ns)
 }
 
 #[cfg(test)]
@@ -119,6 +140,9 @@ mod tests {
         assert_eq!(w.meta.sample_type.name, TASK_WAIT_TYPE);
         assert_eq!(w.samples.time_ns, [2_000, 3_000, 7_000]);
         assert_eq!(w.samples.weight, [4_000, 97_000, 3_000]);
+        // One poll's: the same rule.
+        let one: Vec<_> = (0..5).map(|i| wait_after(&s, i).map(|(_, w)| w)).collect();
+        assert_eq!(one, [Some(4_000), Some(97_000), Some(3_000), None, None]);
         assert!(w.samples.state.iter().all(|&s| s == SampleState::Waiting));
         let tree = CallTree::filtered(&w, &Filter::default(), &[]);
         let top = tree.top(&w, 10, SortBy::SelfWeight);

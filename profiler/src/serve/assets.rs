@@ -83,8 +83,12 @@ mod tests {
     /// calls per path of scopes, the call tree's Calls texts) added 5.9 kB (738.8 to 744.7 kB,
     /// its maps of types the module already had): raised for it. Issue 20's call tree in less
     /// memory (the shape's index a hash table of node ids, top-N in two walks) added 5.5 kB
-    /// (751.8 kB with all of the above): raised, with 4 kB of room.
-    const WASM_BOUND: usize = 756_000;
+    /// (751.8 kB with all of the above): raised, with 4 kB of room. Issue 22's task waits (the
+    /// session file's `tasks.polls.waited_at` column, the `task_wait` type shown in place of the
+    /// samples, the poll tooltip's wait, through the core's one sort rather than two more
+    /// instances of the standard one, which would have cost 12 kB) added 8.1 kB (752.5 to
+    /// 760.6 kB): raised for it, with 3.4 kB of room.
+    const WASM_BOUND: usize = 764_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
