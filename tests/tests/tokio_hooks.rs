@@ -213,6 +213,21 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
         "{text}"
     );
 
+    // `prof convert --waits`: the same waits in every format; folded, each line a stack of
+    // waits and its nanoseconds, which add up to the gaps.
+    let out = prof_e2e::prof(&["convert", path, "--waits", "--to", "folded", "-o", "-"]);
+    let folded = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sum: u64 = folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, sleep + listen, "{folded}");
+
     // A session whose polls say nothing of waits: a one-line error.
     let v5 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/session/v5.json");
     let out = prof_e2e::prof(&["report", v5.to_str().unwrap(), "--waits"]);

@@ -44,6 +44,11 @@ pub struct ConvertArgs {
     /// -tagroot` does (every format but a session file, which keeps the tasks and scopes).
     #[arg(long, value_enum, value_name = "WHAT", conflicts_with = "diff")]
     group_by: Option<super::report::GroupBy>,
+    /// Instead of the samples, where async tasks waited, as `prof report --waits` shows them:
+    /// each wait between two polls of a task, weighted by its length, on the stack of the
+    /// `.await` it waited at (a wall mode session of tasks wrapped in `prof::task::instrument`).
+    #[arg(long, conflicts_with_all = ["diff", "sample_type"])]
+    waits: bool,
 }
 
 /// The formats `prof convert` writes.
@@ -119,6 +124,7 @@ pub fn run(args: ConvertArgs) -> ExitCode {
             &args.file,
             args.sample_type,
             args.process_root,
+            args.waits,
             args.group_by,
             target,
             &args.output,
@@ -134,6 +140,7 @@ fn convert(
     input: &Path,
     sample_type: Option<String>,
     process_root: bool,
+    waits: bool,
     group_by: Option<super::report::GroupBy>,
     target: Target,
     output: &Path,
@@ -147,6 +154,11 @@ fn convert(
         ));
     }
     let session = super::load(input, sample_type, process_root)?;
+    let session = if waits {
+        super::report::waits_of(&session, input)?
+    } else {
+        session
+    };
     let session = match group_by {
         Some(group_by) => group_by.apply(&session),
         None => session,

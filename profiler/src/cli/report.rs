@@ -284,6 +284,21 @@ fn known_name(
     ))
 }
 
+/// `--waits`: the session of `session`'s tasks' waits (read from `file`), or the error saying
+/// it has none.
+pub fn waits_of(
+    session: &prof::session::Session,
+    file: &std::path::Path,
+) -> prof::Result<prof::session::Session> {
+    prof::aggregate::task_waits(session).ok_or_else(|| {
+        prof::Error::InvalidOption(format!(
+            "--waits: no task in {} says where it waited (record in wall mode, with the tasks \
+             wrapped in prof::task::instrument)",
+            file.display()
+        ))
+    })
+}
+
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
     let session = match super::load(&args.file, args.sample_type.clone(), args.process_root) {
@@ -291,15 +306,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
         Err(err) => return fail(&err),
     };
     let session = if args.waits {
-        match prof::aggregate::task_waits(&session) {
-            Some(waits) => waits,
-            None => {
-                return fail(&prof::Error::InvalidOption(format!(
-                    "--waits: no task in {} says where it waited (record in wall mode, with \
-                     the tasks wrapped in prof::task::instrument)",
-                    args.file.display()
-                )))
-            }
+        match waits_of(&session, &args.file) {
+            Ok(waits) => waits,
+            Err(e) => return fail(&e),
         }
     } else {
         session
