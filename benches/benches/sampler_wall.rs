@@ -1,13 +1,16 @@
 //! Wall-mode benchmark (issue 12): a process with one busy thread (a loop at stack depth 40)
 //! and 100 idle threads (blocked in `poll` on a pipe), unprofiled, in CPU mode and in wall mode
-//! at 100 Hz and 1 kHz, on signals (`wall`) and on `perf_ring` (`ring`, issue 21: no ticks, no
+//! at 100 Hz and 1 kHz, on signals (`wall`: the collector's ticker, which wall mode takes only
+//! where the kernel refuses context-switch samples, forced here with the `wall_signals`
+//! diagnostic) and on `perf_ring` (`ring`, wall mode's default since issue 21: no ticks, no
 //! signals; the idle threads' stacks are read once at start). Each run is a fresh child process; the configurations run round-robin,
 //! three rounds, and each figure is from the round with the least process CPU (the least
 //! disturbed by other load).
 //!
 //! Printed side by side: the whole process's CPU (collector included) and the busy thread's
 //! CPU over the unprofiled run's, the extra process CPU per second of the run's wall time, the samples
-//! taken, and for wall mode the collector's ticks per second (of those asked), the signals it
+//! taken, the share of every thread's wall time the samples' weights cover (`covered`: 101
+//! threads times the session's duration), and for wall mode on signals the collector's ticks per second (of those asked), the signals it
 //! sent (only running threads get one), the blocked stacks it unwound and counted again
 //! unchanged, and the share of the idle threads' samples whose stack reaches the thread start
 //! (`start_thread` / `clone3`: unwinding from `/proc/self/task/TID/syscall` with unknown
@@ -59,10 +62,14 @@ fn child(mode: &str, rate: u64) {
     };
     let profiler = match mode {
         "cpu" => Some(prof::Profiler::start(options(prof::Mode::Cpu)).unwrap()),
-        "wall" => Some(prof::Profiler::start(options(prof::Mode::Wall)).unwrap()),
-        "ring" => Some(
-            prof::Profiler::start(options(prof::Mode::Wall).timer(prof::Timer::PerfRing)).unwrap(),
+        "wall" => Some(
+            prof::Profiler::start(
+                options(prof::Mode::Wall)
+                    .diagnostics(prof::diagnostics::Settings::default().wall_signals(true)),
+            )
+            .unwrap(),
         ),
+        "ring" => Some(prof::Profiler::start(options(prof::Mode::Wall)).unwrap()),
         _ => None,
     };
     let thread0 = prof::sampler::thread_cpu_time();
@@ -72,7 +79,7 @@ fn child(mode: &str, rate: u64) {
     let wall = t0.elapsed();
     let cpu = prof::sampler::thread_cpu_time() - thread0;
     let process = prof::sampler::process_cpu_time() - process0;
-    let (mut samples, mut reach) = (0, 0.0);
+    let (mut samples, mut reach, mut covered) = (0, 0.0, 0.0);
     if let Some(profiler) = profiler {
         let report = profiler.stop().unwrap();
         let s = report.session();
@@ -89,6 +96,8 @@ fn child(mode: &str, rate: u64) {
             })
             .count();
         reach = reaching as f64 / idle_samples.len().max(1) as f64;
+        let weights: u64 = s.samples.weight.iter().sum();
+        covered = weights as f64 / (s.threads.len() as f64 * s.meta.duration_ns.max(1) as f64);
     }
     let stats = prof::diagnostics::last_wall_stats();
     drop(w);
@@ -97,7 +106,7 @@ fn child(mode: &str, rate: u64) {
     }
     drop(r);
     println!(
-        "{} {} {} {} {} {} {} {} {}",
+        "{} {} {} {} {} {} {} {} {} {}",
         wall.as_secs_f64(),
         cpu.as_secs_f64(),
         process.as_secs_f64(),
@@ -106,7 +115,8 @@ fn child(mode: &str, rate: u64) {
         stats.signals,
         stats.unwound,
         stats.unchanged,
-        reach
+        reach,
+        covered
     );
 }
 
@@ -121,10 +131,11 @@ struct Run {
     unwound: f64,
     unchanged: f64,
     reach: f64,
+    covered: f64,
 }
 
 fn spawn(mode: &str, rate: u64) -> Run {
-    let v = child_numbers(&["--child", mode, &rate.to_string()], 9);
+    let v = child_numbers(&["--child", mode, &rate.to_string()], 10);
     Run {
         wall: v[0],
         cpu: v[1],
@@ -135,6 +146,7 @@ fn spawn(mode: &str, rate: u64) -> Run {
         unwound: v[6],
         unchanged: v[7],
         reach: v[8],
+        covered: v[9],
     }
 }
 
@@ -173,13 +185,14 @@ fn main() {
         base.wall, base.cpu, base.process
     );
     println!(
-        "{:<6} {:>7} {:>9} {:>9} {:>13} {:>8} {:>9} {:>8} {:>8} {:>10} {:>8}",
+        "{:<6} {:>7} {:>9} {:>9} {:>13} {:>8} {:>8} {:>13} {:>8} {:>8} {:>10} {:>8}",
         "mode",
         "rate",
         "proc +%",
         "busy +%",
         "extra CPU/s",
         "samples",
+        "covered",
         "ticks/s",
         "signals",
         "unwound",
@@ -191,13 +204,18 @@ fn main() {
         let ring = mode == "ring";
         let dash = || "-".to_string();
         println!(
-            "{:<6} {:>5}Hz {:>8.2}% {:>8.2}% {:>10.1} ms {:>8} {:>9} {:>8} {:>8} {:>10} {:>8}",
+            "{:<6} {:>5}Hz {:>8.2}% {:>8.2}% {:>10.1} ms {:>8} {:>8} {:>13} {:>8} {:>8} {:>10} {:>8}",
             mode,
             rate,
             (r.process / base.process - 1.0) * 100.0,
             (r.cpu / base.cpu - 1.0) * 100.0,
             (r.process - base.process).max(0.0) / r.wall * 1e3,
             r.samples,
+            if wall_mode || ring {
+                format!("{:.1}%", r.covered * 100.0)
+            } else {
+                dash()
+            },
             if wall_mode {
                 format!(
                     "{:.0} ({:.0}%)",
