@@ -324,3 +324,39 @@ fn r20_alloc_split_in_a_line_tables_only_build() {
 fn r20_alloc_split_in_a_limited_debug_build() {
     alloc_split_in(ReleaseProfile::Limited);
 }
+
+/// Issue 24: frame reuse where optimized code holds data in bp. Each caller passes the leaf's
+/// bp on unchanged, so the registers never matched whole below the first frame that restores
+/// bp, and every sample unwound its whole recursion again (32 frames a sample where it now
+/// unwinds 2). Reuse must still give exactly the frames a full unwind gives.
+fn frame_reuse_in(profile: ReleaseProfile) {
+    let dir = TempDir::new(&format!("frame-reuse-{}", profile.debug()));
+    let (_, truths) = run_fixture(profile, "frame_reuse", &[], &dir);
+    let numbers: Vec<u64> = truths[0].iter().map(|w| w.parse().unwrap()).collect();
+    let [samples, reused, mismatches, frames_before] = numbers[..] else {
+        panic!("{truths:?}");
+    };
+    let line = format!(
+        "{profile:?}: {reused} of {samples} samples reused frames, {mismatches} differed from a \
+         full unwind; {frames_before} frames unwound before the joins"
+    );
+    eprintln!("{line}");
+    assert!(samples >= 1_000, "{line}");
+    assert_eq!(mismatches, 0, "{line}");
+    assert!(reused * 10 >= samples * 9, "{line}");
+    // 20 to 40 frames of recursion between the leaf and the outer frames: a join below them
+    // takes 2 or 3; only the first sample at each depth joins above.
+    assert!(frames_before <= reused * 6, "{line}");
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn r24_frame_reuse_with_data_in_bp_in_a_default_release_build() {
+    frame_reuse_in(ReleaseProfile::Default);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn r24_frame_reuse_with_data_in_bp_in_a_limited_debug_build() {
+    frame_reuse_in(ReleaseProfile::Limited);
+}

@@ -87,6 +87,14 @@ pub fn reuse_stats() -> (u64, u64) {
     )
 }
 
+/// Frames unwound so far in this process by samples that then copied their outer frames from
+/// their thread's previous stack, the leaf and the frame where they joined it included: over
+/// the first figure of [`reuse_stats`], how deep a sample unwinds on average before it can
+/// copy the rest.
+pub fn frames_before_reuse() -> u64 {
+    handler::FRAMES_BEFORE_REUSE.load(Ordering::Relaxed)
+}
+
 /// `timer_create` threads parked (their monotonic timer swapped for a CPU-clock one after
 /// 10 ms idle) and unparked so far in this process.
 pub fn timer_parking_stats() -> (u64, u64) {

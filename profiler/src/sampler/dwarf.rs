@@ -58,6 +58,51 @@ pub fn sp_of(regs: &UnwindRegs) -> u64 {
     regs.sp()
 }
 
+/// What a kept frame (see `frame_reuse.rs`) holds of the unwinder's registers: every register a
+/// later unwinding step can read. On x86_64 framehop's rules and its DWARF evaluation read only
+/// the stack pointer and bp besides the frame's address, which is kept apart (the other
+/// registers a rule pops are never read again), so 16 bytes stand for framehop's 136.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeptRegs {
+    /// The stack pointer.
+    pub sp: u64,
+    /// The frame pointer register (bp), which optimized code may use for anything.
+    pub fp: u64,
+}
+
+/// What a kept frame (see `frame_reuse.rs`) holds of the unwinder's registers: all of them
+/// (lr, sp and fp) on aarch64.
+#[cfg(target_arch = "aarch64")]
+pub type KeptRegs = UnwindRegs;
+
+/// The registers a kept frame holds (see [`KeptRegs`]).
+#[cfg(target_arch = "x86_64")]
+pub fn kept_regs(regs: &UnwindRegs) -> KeptRegs {
+    KeptRegs {
+        sp: regs.sp(),
+        fp: regs.bp(),
+    }
+}
+
+/// The registers a kept frame holds (see [`KeptRegs`]).
+#[cfg(target_arch = "aarch64")]
+pub fn kept_regs(regs: &UnwindRegs) -> KeptRegs {
+    *regs
+}
+
+/// The stack pointer of a kept frame.
+#[cfg(target_arch = "x86_64")]
+pub fn kept_sp(regs: &KeptRegs) -> u64 {
+    regs.sp
+}
+
+/// The stack pointer of a kept frame.
+#[cfg(target_arch = "aarch64")]
+pub fn kept_sp(regs: &KeptRegs) -> u64 {
+    regs.sp()
+}
+
 /// The frame pointer in framehop's registers.
 #[cfg(target_arch = "x86_64")]
 pub fn fp_of(regs: &UnwindRegs) -> u64 {

@@ -6,8 +6,16 @@
 //! every word the last stack's remaining steps read still holds the same value, those steps
 //! would compute exactly the same frames again (an unwinding step is a function of the address,
 //! the registers, the unwind tables and the words it reads), so they are copied instead.
+//!
+//! Optimized x86_64 code uses bp as an ordinary register, and a step that neither saves nor
+//! restores it passes it on unchanged: the leaf's value of the moment, different at every
+//! sample, rides up through every caller until a frame restores bp from the stack. Compared
+//! whole, the registers then never matched below that frame (in the samplers' bench, 38 frames
+//! of 60 unwound again at every sample). So each step of a kept stack says what it does with bp
+//! ([`BpUse`]), and a frame joins whatever its bp when no step from there reads bp before one
+//! restores it from a word the join checks.
 
-use super::dwarf::UnwindRegs;
+use super::dwarf::{KeptRegs, UnwindRegs};
 use super::sys::TryCell;
 
 /// Frames kept per stack; deeper stacks are not reused.
@@ -15,15 +23,36 @@ pub const MAX_FRAMES: usize = 128;
 /// Stack words kept per stack (two or three per frame in practice).
 const MAX_READS: usize = 4 * MAX_FRAMES;
 
+/// What the step that unwinds a frame does with the frame pointer register (bp), on x86_64,
+/// where a step reads no register but the stack pointer and bp (see `dwarf::KeptRegs`). Found
+/// by running the step a second time with bp's top bit flipped (see `unwind::bp_use`): every
+/// way framehop's rules and DWARF evaluation use bp (a frame record at it, a CFA or expression
+/// from it, a test of it against 0 or the stack pointer) reads other words, computes another
+/// stack pointer or ends otherwise with either value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BpUse {
+    /// The step's outcome may depend on bp (or was not examined: the first frame, aarch64).
+    Uses,
+    /// It passes bp on unchanged and depends on it nowhere else.
+    Carries,
+    /// It sets bp from a stack word it read, and depends on the old value nowhere else.
+    Restores,
+    /// It ended the stack (or was never run: the stack ended at this frame for another reason)
+    /// without depending on bp.
+    Ends,
+}
+
 /// One frame of a kept stack.
 #[derive(Clone, Copy)]
 struct Frame {
     /// The frame's address (instruction pointer for the first, return addresses after).
     address: u64,
-    /// The registers the unwinder had at this frame.
-    regs: UnwindRegs,
+    /// The registers the unwinder had at this frame, as far as a step reads them.
+    regs: KeptRegs,
     /// End (exclusive) in `reads` of the words read by the step that unwound this frame.
     reads_end: u16,
+    /// What that step does with bp.
+    bp: BpUse,
 }
 
 /// A read of a stack word: its address, with bit 0 set when the read failed (addresses read
@@ -52,8 +81,9 @@ impl Stack {
     pub fn new() -> Stack {
         let frame = Frame {
             address: 0,
-            regs: super::dwarf::start_regs(&super::sys::Regs::default()),
+            regs: super::dwarf::kept_regs(&super::dwarf::start_regs(&super::sys::Regs::default())),
             reads_end: 0,
+            bp: BpUse::Uses,
         };
         Stack {
             tid: 0,
@@ -75,18 +105,44 @@ impl Stack {
         self.reads_len = 0;
     }
 
-    /// Records the next frame, before the step that unwinds it.
-    pub fn push_frame(&mut self, address: u64, regs: UnwindRegs) {
+    /// Records the next frame, before the step that unwinds it (which, until
+    /// [`Stack::set_bp_use`] says otherwise, may read bp).
+    pub fn push_frame(&mut self, address: u64, regs: &UnwindRegs) {
         if self.len == self.frames.len() {
             self.complete = false;
             return;
         }
         self.frames[self.len] = Frame {
             address,
-            regs,
+            regs: super::dwarf::kept_regs(regs),
             reads_end: self.reads_len as u16,
+            bp: BpUse::Uses,
         };
         self.len += 1;
+    }
+
+    /// Says what the step unwinding the last frame pushed did with bp.
+    pub fn set_bp_use(&mut self, bp: BpUse) {
+        if let Some(frame) = self.len.checked_sub(1).and_then(|i| self.frames.get_mut(i)) {
+            frame.bp = bp;
+        }
+    }
+
+    /// The words the step unwinding the last frame pushed read so far, as (address, value or
+    /// `None` where the read failed); empty when the stack stopped keeping reads.
+    pub fn last_step_reads(&self) -> impl Iterator<Item = (u64, Option<u64>)> + '_ {
+        let from = self
+            .len
+            .checked_sub(2)
+            .map_or(0, |i| usize::from(self.frames[i].reads_end));
+        let reads = if self.complete {
+            self.reads.get(from..self.reads_len).unwrap_or_default()
+        } else {
+            &[]
+        };
+        reads
+            .iter()
+            .map(|r| (r.address & !1, (r.address & 1 == 0).then_some(r.value)))
     }
 
     /// Records a word read by the step unwinding the last frame pushed.
@@ -130,14 +186,15 @@ impl Stack {
         if !self.complete || self.tid != tid || self.generation != generation {
             return None;
         }
-        let sp = super::dwarf::sp_of(regs);
+        let regs = super::dwarf::kept_regs(regs);
+        let sp = super::dwarf::kept_sp(&regs);
         let mut j = (*from).max(1);
-        while j < self.len && super::dwarf::sp_of(&self.frames[j].regs) < sp {
+        while j < self.len && super::dwarf::kept_sp(&self.frames[j].regs) < sp {
             j += 1;
         }
         *from = j;
         let frame = self.frames.get(j).filter(|_| j < self.len)?;
-        if frame.address != address || frame.regs != *regs {
+        if frame.address != address || !self.same_regs_from(j, &regs) {
             return None;
         }
         let first_read = usize::from(self.frames[j - 1].reads_end);
@@ -150,6 +207,27 @@ impl Stack {
             }
         });
         unchanged.then_some(j)
+    }
+
+    /// Whether the steps from frame `j` on, run from `regs` (the new stack's at that frame),
+    /// read the registers they read at `j`: the same stack pointer, and on x86_64 the same bp
+    /// unless no step reads bp before one restores it from the stack (or the stack ends).
+    #[cfg(target_arch = "x86_64")]
+    fn same_regs_from(&self, j: usize, regs: &KeptRegs) -> bool {
+        let kept = &self.frames[j].regs;
+        kept.sp == regs.sp
+            && (kept.fp == regs.fp || {
+                let steps = self.frames.get(j..self.len).unwrap_or_default();
+                let first_not_carrying = steps.iter().find(|f| f.bp != BpUse::Carries);
+                first_not_carrying.is_none_or(|f| matches!(f.bp, BpUse::Restores | BpUse::Ends))
+            })
+    }
+
+    /// Whether the steps from frame `j` on, run from `regs` (the new stack's at that frame),
+    /// read the registers they read at `j`: all of them the same (lr, sp and fp).
+    #[cfg(target_arch = "aarch64")]
+    fn same_regs_from(&self, j: usize, regs: &KeptRegs) -> bool {
+        self.frames[j].regs == *regs
     }
 
     /// The addresses of the frames after `j`.
@@ -200,7 +278,10 @@ impl Stack {
         self.reads[self.reads_len..self.reads_len + reads.len()].copy_from_slice(reads);
         let shift = self.reads_len as isize - first_read as isize;
         self.reads_len += reads.len();
-        self.frames[self.len - 1].reads_end = (other.frames[j].reads_end as isize + shift) as u16;
+        let join = &mut self.frames[self.len - 1];
+        join.reads_end = (other.frames[j].reads_end as isize + shift) as u16;
+        // Its step is the other stack's step j, run from the same address and stack pointer.
+        join.bp = other.frames[j].bp;
         for (slot, frame) in self.frames[self.len..].iter_mut().zip(frames) {
             *slot = Frame {
                 reads_end: (frame.reads_end as isize + shift) as u16,

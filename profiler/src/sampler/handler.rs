@@ -95,6 +95,8 @@ pub static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
 pub static HANDLED: AtomicU64 = AtomicU64::new(0);
 /// Samples whose outer frames were copied from their thread's previous stack.
 pub static REUSED: AtomicU64 = AtomicU64::new(0);
+/// Frames unwound by samples counted in [`REUSED`], up to the frame they joined at.
+pub static FRAMES_BEFORE_REUSE: AtomicU64 = AtomicU64::new(0);
 /// With `Settings::verify_reuse`: samples whose stack with reuse differed from a full unwind.
 pub static REUSE_MISMATCHES: AtomicU64 = AtomicU64::new(0);
 
@@ -406,6 +408,8 @@ impl Shared {
                     if let Some(unwound) = unwound {
                         if unwound.reused {
                             REUSED.fetch_add(1, Ordering::Relaxed);
+                            FRAMES_BEFORE_REUSE
+                                .fetch_add(u64::from(unwound.fresh), Ordering::Relaxed);
                         }
                         done = unwound.started;
                         break;
@@ -487,6 +491,10 @@ mod verify {
             if first[..n] != again[..m] {
                 REUSE_MISMATCHES.fetch_add(1, Ordering::Relaxed);
             }
+            // The full unwind left its stack as the last one, with no step's use of bp known
+            // (it joins nothing): put back the one unwound with reuse, which holds the same
+            // frames, so that the next sample's join is the one being checked.
+            std::mem::swap(&mut state.last, &mut state.next);
         }
         unwound
     }

@@ -136,6 +136,8 @@ pub fn dwarf<S: StackWords + ?Sized>(
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);
     let mut pushed = 0;
     let mut reused = false;
+    // Frames unwound up to the join.
+    let mut fresh = 0;
     // Whether `last` was updated in place to be the new stack (else `next` is, and they swap).
     let mut in_place = false;
     let mut cursor = 0;
@@ -157,8 +159,10 @@ pub fn dwarf<S: StackWords + ?Sized>(
             break;
         }
         pushed += 1;
-        next.push_frame(at, uregs);
+        next.push_frame(at, &uregs);
         if !known {
+            // Every unwind that reaches this frame ends here, whatever its bp.
+            next.set_bp_use(super::frame_reuse::BpUse::Ends);
             break;
         }
         if reuse && pushed > 1 {
@@ -167,6 +171,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
             });
             if let Some(j) = joined {
                 reused = true;
+                fresh = pushed;
                 for a in last.addresses_after(j) {
                     if !out(a) {
                         next.cut();
@@ -181,15 +186,23 @@ pub fn dwarf<S: StackWords + ?Sized>(
                 break;
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        let before = uregs;
         let mut read = |a: u64| {
             let value = stack.word(a);
             next.record(a, value);
             value.ok_or(())
         };
-        match dwarf
+        let step = dwarf
             .unwinder
-            .unwind_frame(address, &mut uregs, rules, &mut read)
-        {
+            .unwind_frame(address, &mut uregs, rules, &mut read);
+        // What the step did with bp, for later joins (the first frame is never joined at).
+        #[cfg(target_arch = "x86_64")]
+        if reuse && pushed > 1 {
+            let used = bp_use(dwarf, address, &before, &uregs, &step, stack, rules, next);
+            next.set_bp_use(used);
+        }
+        match step {
             Ok(Some(ret)) => match FrameAddress::from_return_address(ret) {
                 Some(a) => address = a,
                 None => break,
@@ -210,6 +223,60 @@ pub fn dwarf<S: StackWords + ?Sized>(
     Unwound {
         started: pushed > 0,
         reused,
+        fresh: u32::try_from(fresh).unwrap_or(u32::MAX),
+    }
+}
+
+/// What the unwinding step from `before` to `after` (its outcome `step`, its reads the last
+/// ones `kept` holds) does with bp (see [`BpUse`](super::frame_reuse::BpUse)): found by running
+/// it again from the same address and stack pointer with bp's top bit flipped, and comparing.
+/// Whatever a step computes from bp (a frame record's address, a CFA, a test against 0 or the
+/// stack pointer) differs for the two values, one of which is not a canonical address: another
+/// word is read, another stack pointer results, or another error ends it. Reads the same words
+/// again, through framehop's rule cache.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn bp_use<S: StackWords + ?Sized>(
+    dwarf: &super::dwarf::DwarfSet,
+    address: framehop::FrameAddress,
+    before: &super::dwarf::UnwindRegs,
+    after: &super::dwarf::UnwindRegs,
+    step: &Result<Option<u64>, framehop::Error>,
+    stack: &S,
+    rules: &mut super::dwarf::Cache,
+    kept: &super::frame_reuse::Stack,
+) -> super::frame_reuse::BpUse {
+    use super::frame_reuse::BpUse;
+    use framehop::Unwinder;
+    let bp = before.bp();
+    let flipped = bp ^ (1 << 63);
+    let mut alt = super::dwarf::UnwindRegs::new(before.ip(), before.sp(), flipped);
+    let mut reads = kept.last_step_reads();
+    let mut same_reads = true;
+    let mut read = |a: u64| {
+        let value = stack.word(a);
+        same_reads &= reads.next() == Some((a, value));
+        value.ok_or(())
+    };
+    let again = dwarf
+        .unwinder
+        .unwind_frame(address, &mut alt, rules, &mut read);
+    if !same_reads || reads.next().is_some() {
+        return BpUse::Uses;
+    }
+    match (step, again) {
+        (Ok(Some(a)), Ok(Some(b))) if *a == b && after.sp() == alt.sp() => {
+            if after.bp() == bp && alt.bp() == flipped {
+                BpUse::Carries
+            } else if after.bp() == alt.bp() {
+                BpUse::Restores
+            } else {
+                BpUse::Uses
+            }
+        }
+        (Ok(None), Ok(None)) => BpUse::Ends,
+        (Err(a), Err(b)) if *a == b => BpUse::Ends,
+        _ => BpUse::Uses,
     }
 }
 
@@ -220,6 +287,8 @@ pub struct Unwound {
     pub started: bool,
     /// It copied outer frames from the thread's previous stack.
     pub reused: bool,
+    /// When it did, the frames it unwound up to the one it joined at (both included).
+    pub fresh: u32,
 }
 
 /// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
