@@ -164,45 +164,41 @@ fn register(cx: &mut Context<'_>, depth: u32) {
     }
 }
 
-/// Polls `future` `n` times with a waker that does nothing.
-fn poll_n(future: Pin<&mut impl Future>, n: u64) {
+/// Polls `future` `n` times with a waker that does nothing: nanoseconds per poll.
+fn poll_n(future: Pin<&mut impl Future>, n: u64) -> f64 {
     let mut future = future;
     let mut cx = Context::from_waker(Waker::noop());
+    let t = Instant::now();
     for _ in 0..n {
         black_box(future.as_mut().poll(&mut cx).is_pending());
     }
+    t.elapsed().as_nanos() as f64 / n as f64
 }
 
-fn bare(n: u64) {
-    poll_n(pin!(Parks), n);
+fn bare(n: u64) -> f64 {
+    poll_n(pin!(Parks), n)
 }
 
-fn instrumented(n: u64) {
-    poll_n(pin!(prof::task::instrument("bench", Parks)), n);
+fn instrumented(n: u64) -> f64 {
+    poll_n(pin!(prof::task::instrument("bench", Parks)), n)
 }
 
-/// [`instrumented`] while a second thread polls its own task the same way.
-fn instrumented_beside_another(n: u64) {
+/// [`instrumented`] on two threads at once (the second's start not timed): their mean.
+fn instrumented_beside_another(n: u64) -> f64 {
     let start = std::sync::Barrier::new(2);
     std::thread::scope(|scope| {
-        scope.spawn(|| {
+        let other = scope.spawn(|| {
             start.wait();
-            instrumented(n);
+            instrumented(n)
         });
         start.wait();
-        instrumented(n);
-    });
+        let mine = instrumented(n);
+        (mine + other.join().unwrap()) / 2.0
+    })
 }
 
-/// Nanoseconds per poll of one chunk of `f`.
-fn poll_chunk(f: fn(u64)) -> f64 {
-    let t = Instant::now();
-    f(POLL_CHUNK);
-    t.elapsed().as_nanos() as f64 / POLL_CHUNK as f64
-}
-
-/// A configuration's name, its loop, and the session around its chunks.
-type PollConfig<'a> = (&'static str, fn(u64), Option<&'a prof::Options>);
+/// A configuration's name, its timed loop, and the session around its chunks.
+type PollConfig<'a> = (&'static str, fn(u64) -> f64, Option<&'a prof::Options>);
 
 /// The polls' table: each configuration's median over `rounds` rounds of its median chunk.
 fn polls(rounds: usize) {
@@ -233,7 +229,7 @@ fn polls(rounds: usize) {
             let session = options.map(|o| prof::Profiler::start(o.clone()).unwrap());
             let mut best = Vec::new();
             for _ in 0..5 {
-                best.push(poll_chunk(f));
+                best.push(f(POLL_CHUNK));
                 if session.is_some() {
                     prof::diagnostics::drain_scopes();
                 }
