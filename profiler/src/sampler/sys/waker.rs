@@ -6,7 +6,9 @@
 //! its caller up to the poll (with the `backtrace` crate's unwinder, which reads the unwind
 //! tables, so it holds in release builds without frame pointers) and returns a clone of the
 //! real waker, so no stored waker is ever the wrapper and nothing of it outlives the poll.
-//! Only wall mode asks for it: a walk costs microseconds, once per clone.
+//! Only wall mode asks for it: a walk costs microseconds, once per clone. The walk takes no
+//! lock of the `backtrace` crate, so the workers of a runtime do not wait for each other's walks,
+//! nor for a symbolization.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -87,7 +89,7 @@ unsafe fn clone(data: *const ()) -> RawWaker {
     if let Ok(mut stack) = noting.stack.try_lock() {
         let mut walk = AwaitStack::EMPTY;
         let mut own_frame = true;
-        backtrace::trace(|frame| {
+        let note = |frame: &backtrace::Frame| {
             let cfa = frame.sp() as usize;
             if cfa <= low {
                 // The unwinder's own frames.
@@ -99,7 +101,18 @@ unsafe fn clone(data: *const ()) -> RawWaker {
             walk.addrs[walk.len] = frame.ip() as u64;
             walk.len += 1;
             walk.len < AWAIT_DEPTH && cfa <= noting.bound
-        });
+        };
+        // SAFETY: `trace_unsynchronized` is `trace` without the `backtrace` crate's global
+        // lock, which serializes its symbolization caches and Windows' dbghelp (not
+        // thread-safe). This module is Unix-only, where the walk is the system unwinder's
+        // `_Unwind_Backtrace` and touches no state of the crate, so a symbolization holding the
+        // lock meanwhile is no concern. The unwinder guards its own tables (the frame
+        // descriptions it finds through `dl_iterate_phdr`, under the loader's lock): panics on
+        // any number of threads unwind through the same lookup with no lock of Rust's, so walks
+        // on several threads at once are sound. The callback must not panic (a panic cannot
+        // cross the C unwinder; the crate aborts): it only reads the frame and stores below
+        // `AWAIT_DEPTH`, as it stops the walk when `walk.len` reaches it.
+        unsafe { backtrace::trace_unsynchronized(note) };
         *stack = walk;
     }
     let real = ManuallyDrop::new(noting.real.clone());
