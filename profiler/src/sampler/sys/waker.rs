@@ -54,8 +54,11 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, dr
 
 /// Polls `future` with a context whose waker (wrapping `waker`) notes the stack where it is
 /// cloned; returns what the poll returned and the last stack noted. The stack's outermost
-/// frame is this function's (which the future's poll may be inlined into): the collector cuts
-/// the stack there, so a stack goes from the leaf future up to the task's own future.
+/// frame is this function's, never inlined into its caller, and the future's poll is never
+/// inlined into it: the collector cuts the stack at this function, so a stack goes from the
+/// leaf future up to the task's own future, which keeps a symbol of its own (named even in a
+/// build without debug info).
+#[inline(never)]
 pub fn poll_noting_await<F: Future>(
     future: Pin<&mut F>,
     waker: &Waker,
@@ -74,7 +77,10 @@ pub fn poll_noting_await<F: Future>(
     // reference and a mutex), so a clone on another thread during the poll is sound too.
     let wrapper = ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(data, &VTABLE)) });
     let mut cx = Context::from_waker(&wrapper);
-    let out = future.poll(&mut cx);
+    // Called through a pointer the optimizer cannot see through, the future's poll is compiled
+    // on its own rather than into this function, which the cut leaves out.
+    let poll: fn(Pin<&mut F>, &mut Context<'_>) -> Poll<F::Output> = std::hint::black_box(F::poll);
+    let out = poll(future, &mut cx);
     let stack = *noting.stack.lock().unwrap_or_else(|e| e.into_inner());
     (out, stack)
 }
