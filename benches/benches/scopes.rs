@@ -10,9 +10,19 @@
 //! round's chunks of the enabled prof configuration. Printed: the median over rounds of each
 //! round's median chunk, in nanoseconds per scope (a begin and an end).
 //!
+//! Then the cost of a task's poll that returns `Pending` (issue 22's await stacks), the same
+//! way in chunks of [`POLL_CHUNK`] polls: a future that clones its waker [`NEST`] calls below its
+//! `poll` (as a leaf future does at its `.await`), polled bare, wrapped by
+//! `prof::task::instrument` with no session, during a CPU session (a poll's begin and end
+//! recorded) and during a wall session (the waker's clone also walks the stack up to the poll,
+//! and the stack is recorded), alone and while a second thread polls the same way.
+//!
 //! Run: `cargo bench -p prof-benches --bench scopes -- [--rounds N]` (default 30).
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Scopes per chunk: 4,000 begins and ends are 28,000 words of prof's 32,768-word buffer.
@@ -119,5 +129,134 @@ fn main() {
         println!("| {name} | {:.2} |", median(&mut times[k]));
     }
     println!("prof: {recorded} scopes recorded, {dropped} events dropped");
+    assert_eq!(dropped, 0, "the chunks must fit prof's buffer");
+    polls(rounds);
+}
+
+/// Polls per chunk: a wall session's poll writes a begin and an end (3 words each) and an
+/// await stack (2 words and an address per frame, about 20 here): 1,000 of them fit a thread's
+/// 32,768-word buffer.
+const POLL_CHUNK: u64 = 1_000;
+
+/// How many calls below its `poll` the bench's future clones its waker.
+const NEST: u32 = 8;
+
+/// A future that is never ready: each poll clones its waker [`NEST`] calls down.
+struct Parks;
+
+impl Future for Parks {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        register(cx, NEST);
+        Poll::Pending
+    }
+}
+
+/// Clones the waker `depth` calls down, as a leaf future hands it to what will wake it.
+#[inline(never)]
+fn register(cx: &mut Context<'_>, depth: u32) {
+    if depth == 0 {
+        drop(black_box(cx.waker().clone()));
+    } else {
+        register(cx, depth - 1);
+        black_box(depth);
+    }
+}
+
+/// Polls `future` `n` times with a waker that does nothing: nanoseconds per poll.
+fn poll_n(future: Pin<&mut impl Future>, n: u64) -> f64 {
+    let mut future = future;
+    let mut cx = Context::from_waker(Waker::noop());
+    let t = Instant::now();
+    for _ in 0..n {
+        black_box(future.as_mut().poll(&mut cx).is_pending());
+    }
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn bare(n: u64) -> f64 {
+    poll_n(pin!(Parks), n)
+}
+
+fn instrumented(n: u64) -> f64 {
+    poll_n(pin!(prof::task::instrument("bench", Parks)), n)
+}
+
+/// [`instrumented`] on two threads at once (the second's start not timed): their mean.
+fn instrumented_beside_another(n: u64) -> f64 {
+    let start = std::sync::Barrier::new(2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| {
+            start.wait();
+            instrumented(n)
+        });
+        start.wait();
+        let mine = instrumented(n);
+        (mine + other.join().unwrap()) / 2.0
+    })
+}
+
+/// A configuration's name, its timed loop, and the session around its chunks.
+type PollConfig<'a> = (&'static str, fn(u64) -> f64, Option<&'a prof::Options>);
+
+/// The polls' table: each configuration's median over `rounds` rounds of its median chunk.
+fn polls(rounds: usize) {
+    let cpu = prof::Options::default().interval(Duration::from_millis(50));
+    let wall = cpu.clone().mode(prof::Mode::Wall);
+    let configs: [PollConfig; 6] = [
+        ("bare future", bare, None),
+        ("instrument, no session", instrumented, None),
+        ("instrument, cpu session", instrumented, Some(&cpu)),
+        ("instrument, wall session", instrumented, Some(&wall)),
+        (
+            "instrument, no session, 2 threads",
+            instrumented_beside_another,
+            None,
+        ),
+        (
+            "instrument, wall session, 2 threads",
+            instrumented_beside_another,
+            Some(&wall),
+        ),
+    ];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+    let (mut dropped, mut polls, mut waits) = (0, 0, 0);
+    for round in 0..rounds + 1 {
+        for k in 0..configs.len() {
+            let k = (k + round) % configs.len();
+            let (_, f, options) = configs[k];
+            let session = options.map(|o| prof::Profiler::start(o.clone()).unwrap());
+            let mut best = Vec::new();
+            for _ in 0..5 {
+                best.push(f(POLL_CHUNK));
+                if session.is_some() {
+                    prof::diagnostics::drain_scopes();
+                }
+            }
+            if let Some(session) = session {
+                let report = session.stop().unwrap();
+                let s = report.session();
+                dropped += s.scopes.dropped_events;
+                polls += s.tasks.polls.len();
+                waits += s
+                    .tasks
+                    .polls
+                    .iter()
+                    .filter(|p| p.waited_at.is_some())
+                    .count();
+            }
+            if round > 0 {
+                times[k].push(median(&mut best));
+            }
+        }
+    }
+    println!();
+    println!("| Pending poll, clone {NEST} calls down | ns per poll (median of {rounds} rounds) |");
+    println!("|---|---:|");
+    for (k, (name, _, _)) in configs.iter().enumerate() {
+        println!("| {name} | {:.1} |", median(&mut times[k]));
+    }
+    println!("prof: {polls} polls recorded ({waits} with their await), {dropped} events dropped");
     assert_eq!(dropped, 0, "the chunks must fit prof's buffer");
 }

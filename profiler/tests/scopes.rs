@@ -176,14 +176,20 @@ impl<F: Future<Output = ()> + ?Sized> Future for Measure<F> {
     }
 }
 
-#[test]
-fn tokio_tasks_get_their_cpu_and_every_sample_of_a_poll_its_task() {
-    let _serial = serial();
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The tokio runtime the task tests run their tasks on: two worker threads (tasks move between
+/// them), with the timer.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn tokio_tasks_get_their_cpu_and_every_sample_of_a_poll_its_task() {
+    let _serial = serial();
+    let rt = runtime();
     let out = Arc::new(Mutex::new(Vec::new()));
     let options = prof::Options::default().interval(Duration::from_millis(1));
     let profiler = prof::Profiler::start(options).unwrap();
@@ -381,11 +387,7 @@ async fn wait_on_channel(rx: &mut tokio::sync::mpsc::Receiver<u64>) -> Option<u6
 #[test]
 fn r22_wall_mode_polls_say_at_which_await_their_task_waited() {
     let _serial = serial();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let options = prof::Options::default()
         .mode(prof::Mode::Wall)
         .interval(Duration::from_millis(1));

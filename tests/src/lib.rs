@@ -209,19 +209,34 @@ impl ReleaseProfile {
 }
 
 /// The path of the fixture program `name` built with the fixtures' `tokio` feature (prof's
-/// tokio task hooks), which needs `--cfg tokio_unstable`: built once per test process, in
-/// release with `line-tables-only`, into `fixtures-tokio` under the target directory (the
-/// flag changes every crate's build, so they keep a directory of their own).
+/// tokio task hooks), which needs `--cfg tokio_unstable`, in release with `line-tables-only`:
+/// [`tokio_fixture_with`].
 pub fn tokio_fixture(name: &str) -> PathBuf {
+    tokio_fixture_with(ReleaseProfile::LineTablesOnly, name)
+}
+
+/// The path of the fixture program `name` built with the fixtures' `tokio` feature, in release
+/// with `profile`: built once per test process and profile, into `fixtures-tokio` under the
+/// target directory for `line-tables-only`, `fixtures-tokio-<debug setting>` for the others
+/// (the flag changes every crate's build, so they keep directories of their own).
+pub fn tokio_fixture_with(profile: ReleaseProfile, name: &str) -> PathBuf {
     use std::sync::OnceLock;
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let target = target_dir().join("fixtures-tokio");
+    static BUILT: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = ReleaseProfile::ALL
+        .iter()
+        .position(|p| *p == profile)
+        .expect("a listed profile");
+    let dir = BUILT[slot].get_or_init(|| {
+        let target = match profile {
+            ReleaseProfile::LineTablesOnly => target_dir().join("fixtures-tokio"),
+            _ => target_dir().join(format!("fixtures-tokio-{}", profile.debug())),
+        };
         let status = cargo()
             .args(["build", "--quiet", "--release", "-p", "prof-fixtures"])
             .args(["--features", "tokio", "--bins", "--target-dir"])
             .arg(&target)
-            .env("CARGO_PROFILE_RELEASE_DEBUG", "line-tables-only")
+            // What the profile says, whatever the workspace's own [profile.release] says.
+            .env("CARGO_PROFILE_RELEASE_DEBUG", profile.debug())
             .env_remove("CARGO_PROFILE_RELEASE_STRIP")
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .env("RUSTFLAGS", "--cfg tokio_unstable")
@@ -230,7 +245,7 @@ pub fn tokio_fixture(name: &str) -> PathBuf {
             .unwrap();
         assert!(
             status.success(),
-            "cargo build --release -p prof-fixtures --features tokio"
+            "cargo build --release -p prof-fixtures --features tokio ({profile:?})"
         );
         target.join("release")
     });

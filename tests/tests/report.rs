@@ -732,3 +732,38 @@ fn r10_perf_script_headers_count_samples_in_the_events_unit() {
         "{text}"
     );
 }
+
+/// Issue 22: `--waits` on files of other tools (folded stacks, perf script, pprof), which have
+/// no tasks: one line saying so and exit code 2, from `report` and `convert` alike, and no file
+/// written.
+#[test]
+fn r22_waits_of_a_file_from_another_tool_is_one_line_and_exit_2() {
+    let dir = TempDir::new("report-waits-import");
+    let written = dir.join("waits.folded");
+    let to = written.to_str().unwrap();
+    for name in [
+        "sample.folded",
+        "perf-task-clock-callchains.perf",
+        "go-cpu.pb.gz",
+    ] {
+        let path = import_data(name);
+        let path = path.to_str().unwrap();
+        // The file reads without --waits.
+        header(Path::new(path), &[]);
+        let report = ["report", path, "--waits"];
+        let convert = ["convert", path, "--waits", "--to", "folded", "-o", to];
+        for args in [&report[..], &convert[..]] {
+            let out = prof(args);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.starts_with("prof: invalid option: --waits: no task in ") && err.contains(name),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+        }
+        assert!(!written.exists(), "{name}: convert wrote {to}");
+    }
+}

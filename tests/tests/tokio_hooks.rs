@@ -5,8 +5,10 @@
 //! every task by its spawn line, give every sample of a poll its task, and split the CPU
 //! between the tasks as they measured it.
 
-use prof::session::Session;
-use prof_e2e::{tokio_fixture, TempDir};
+use prof::session::{Poll, Session};
+use prof_e2e::{tokio_fixture, tokio_fixture_with, ReleaseProfile, TempDir};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::Command;
 
 /// What the fixture printed of one kind of task.
@@ -98,13 +100,11 @@ fn r22_tokio_hooks_name_every_task_and_split_its_cpu_as_the_tasks_measured_it() 
     assert!(found >= 0.9 * total && found <= 1.1 * total, "{line}");
 }
 
-/// Issue 22, in a release build (line tables only, the tasks' async functions inlined into
-/// their polls): in wall mode each poll that leaves its task waiting says at which `.await`,
-/// the leaf future below the task's own async function.
-#[test]
-fn r22_a_release_build_says_at_which_await_each_task_waited() {
-    let exe = tokio_fixture("tokio_awaits");
-    let dir = TempDir::new("tokio-awaits");
+/// Runs the fixture `tokio_awaits` built with `profile`: its session, and the file holding it
+/// (in the directory returned).
+fn run_awaits(profile: ReleaseProfile) -> (Session, PathBuf, TempDir) {
+    let exe = tokio_fixture_with(profile, "tokio_awaits");
+    let dir = TempDir::new(&format!("tokio-awaits-{}", profile.debug()));
     let file = dir.join("awaits.json");
     let out = Command::new(&exe).arg(&file).output().unwrap();
     assert!(
@@ -112,16 +112,31 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
         "{exe:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let s = prof::session::load(&file).unwrap();
-    let mut by_task: std::collections::HashMap<u32, Vec<&prof::session::Poll>> =
-        std::collections::HashMap::new();
+    (prof::session::load(&file).unwrap(), file, dir)
+}
+
+/// Each task's polls (by its index in the tasks table), in time order.
+fn polls_by_task(s: &Session) -> HashMap<u32, Vec<&Poll>> {
+    let mut by_task: HashMap<u32, Vec<&Poll>> = HashMap::new();
     for p in &s.tasks.polls {
         by_task.entry(p.task.0).or_default().push(p);
     }
+    for polls in by_task.values_mut() {
+        polls.sort_by_key(|p| p.start_ns);
+    }
+    by_task
+}
+
+/// Issue 22, in a release build (line tables only, the tasks' async functions inlined into
+/// their polls): in wall mode each poll that leaves its task waiting says at which `.await`,
+/// the leaf future below the task's own async function.
+#[test]
+fn r22_a_release_build_says_at_which_await_each_task_waited() {
+    let (s, file, _dir) = run_awaits(ReleaseProfile::LineTablesOnly);
+    let by_task = polls_by_task(&s);
     assert_eq!(by_task.len(), 40);
     let (mut pending, mut known) = (0, 0);
-    for (task, polls) in &mut by_task {
-        polls.sort_by_key(|p| p.start_ns);
+    for (task, polls) in &by_task {
         let name = s.str(s.tasks.tasks[*task as usize].name);
         // A line-tables-only build names an inlined async function `{async_fn#0}` (no
         // namespace: see docs/sampler.md, Names); its line says which one it is.
@@ -235,4 +250,52 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--waits: no task in"), "{err}");
+}
+
+/// Issue 22, in a release build without debug info (cargo's default profile): names come from
+/// the symbol table alone, and the async functions inlined into the tasks' futures leave no
+/// frame; the tasks' own futures keep theirs (prof polls them through a pointer, never inlined
+/// into its wrapper), so the cut at the wrapper still leaves each await stack rooted at the
+/// task's future (an async block of `main`), with no frame of prof's or of the executor.
+#[test]
+fn r22_a_release_build_without_debug_info_roots_await_stacks_at_the_tasks_future() {
+    let (s, _file, _dir) = run_awaits(ReleaseProfile::Default);
+    let by_task = polls_by_task(&s);
+    assert_eq!(by_task.len(), 40);
+    let (mut pending, mut known) = (0, 0);
+    for (task, polls) in &by_task {
+        let name = s.str(s.tasks.tasks[*task as usize].name);
+        let leaf = match name {
+            "sleeper" => "Sleep",
+            _ => "recv",
+        };
+        for p in &polls[..polls.len() - 1] {
+            pending += 1;
+            let Some(stack) = p.waited_at else { continue };
+            known += 1;
+            // Leaf first.
+            let frames: Vec<&str> = s.stack_frames(stack).map(|f| s.frame_name(f)).collect();
+            // `{{closure}}` in the default symbol mangling, `{closure#0}` in v0's.
+            let root = frames.last().unwrap();
+            assert!(
+                root.starts_with("tokio_awaits::main::{") && root.contains("closure"),
+                "{name}: {frames:#?}"
+            );
+            assert!(
+                frames.iter().any(|f| f.contains(leaf)),
+                "{name}: {frames:#?}"
+            );
+            assert!(
+                !frames
+                    .iter()
+                    .any(|f| f.contains("prof::") || f.contains("tokio::runtime")),
+                "{name}: {frames:#?}"
+            );
+        }
+        assert_eq!(polls.last().unwrap().waited_at, None, "{name}");
+    }
+    assert!(
+        known * 100 >= pending * 95,
+        "{known} of {pending} pending polls say where"
+    );
 }

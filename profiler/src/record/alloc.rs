@@ -16,6 +16,7 @@
 use super::process::{CopiedStack, Process, Segments};
 use super::{reached_root, RecordOptions, Recording};
 use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
+use crate::sampler::assemble::Cut;
 use crate::sampler::sys::{self, Regs};
 use crate::session::{Metadata, Mode, SessionBuilder};
 use crate::{Error, Report, Result};
@@ -480,8 +481,10 @@ impl Recorder {
                 &stacks,
                 &process.objects,
                 crate::symbolize::AddressSpace::Other,
-                self.max_depth,
-                is_allocator_frame,
+                Cut {
+                    leaf: &is_allocator_frame,
+                    ..Cut::depth(self.max_depth)
+                },
             ));
         }
         let listed: Vec<_> = self

@@ -690,8 +690,7 @@ impl Recorder {
                 &process.stacks,
                 &objects,
                 crate::symbolize::AddressSpace::Other,
-                self.max_depth,
-                |_| false,
+                crate::sampler::assemble::Cut::depth(self.max_depth),
             );
             ids.push(stack_ids);
         }

@@ -4,8 +4,7 @@
 use super::collector::RawProfile;
 use crate::session::Session;
 use crate::session::{
-    Frame, FrameId, FrameSpec, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId,
-    ThreadIdx,
+    Frame, FrameId, Metadata, Mode, SampleState, SessionBuilder, StackId, StrId, ThreadIdx,
 };
 use crate::symbolize::{module_name, object_index, AddressSpace, LoadedObject, Resolver, Symbol};
 use crate::Options;
@@ -37,8 +36,7 @@ pub fn build(
         &raw.stacks,
         &raw.objects,
         AddressSpace::Own,
-        options.max_depth,
-        |_| false,
+        Cut::depth(options.max_depth),
     );
     let mut threads = Threads::new(
         &mut builder,
@@ -118,7 +116,9 @@ impl<'a> Threads<'a> {
 }
 
 /// Interns the stacks where `rec`'s tasks waited after their polls: the stack ids by thread id
-/// and index in the thread's polls.
+/// and index in the thread's polls. Each goes from the leaf future up to the task's own: the
+/// wrapper's poll and its callers are cut (the stack is kept whole when no frame names the
+/// wrapper), so the session holds no stack that no poll has.
 fn intern_awaits(
     builder: &mut SessionBuilder,
     rec: &crate::scope::record::Recording,
@@ -143,52 +143,14 @@ fn intern_awaits(
     if stacks.is_empty() {
         return HashMap::new();
     }
-    // Interned whole on the side, then each without its outermost frames up to the wrapper's
-    // poll (from the leaf future up to the task's own), so the session holds no stack that no
-    // poll has. Kept whole when no frame names the wrapper (no debug info).
-    let mut side = SessionBuilder::new(Metadata::default());
-    let ids = intern_stacks(
-        &mut side,
-        &stacks,
-        objects,
-        AddressSpace::Own,
-        max_depth,
-        |_| false,
-    );
-    let side = side.finish();
-    let mut frame_ids: HashMap<FrameId, FrameId> = HashMap::new();
-    let mut cut: HashMap<StackId, Option<StackId>> = HashMap::new();
-    let mut stack_of = |id: StackId| -> Option<StackId> {
-        *cut.entry(id).or_insert_with(|| {
-            let mut frames: Vec<FrameId> = side.stack_frames(id).collect();
-            frames.reverse();
-            let from = frames
-                .iter()
-                .rposition(|&f| side.frame_name(f).contains(AWAIT_WRAPPER))
-                .filter(|&i| i + 1 < frames.len())
-                .map_or(0, |i| i + 1);
-            let path: Vec<FrameId> = frames[from..]
-                .iter()
-                .map(|&f| {
-                    *frame_ids.entry(f).or_insert_with(|| {
-                        let frame = side.frame(f);
-                        builder.intern_frame(&FrameSpec {
-                            name: side.str(frame.name),
-                            file: frame.file.map(|s| side.str(s)),
-                            line: frame.line,
-                            module: frame.module.map(|s| side.str(s)),
-                            address: frame.address,
-                            inlined: frame.inlined,
-                        })
-                    })
-                })
-                .collect();
-            builder.intern_stack_path(&path)
-        })
+    let cut = Cut {
+        root: Some(&|name: &str| name.contains(AWAIT_WRAPPER)),
+        ..Cut::depth(max_depth)
     };
+    let ids = intern_stacks(builder, &stacks, objects, AddressSpace::Own, cut);
     keys.into_iter()
         .zip(ids)
-        .filter_map(|(key, id)| Some((key, stack_of(id?)?)))
+        .filter_map(|(key, id)| Some((key, id?)))
         .collect()
 }
 
@@ -196,12 +158,43 @@ fn intern_awaits(
 /// ([`super::sys::poll_noting_await`]): the outermost frame of an await stack kept.
 const AWAIT_WRAPPER: &str = "poll_noting_await";
 
+/// Where [`intern_stacks`] cuts stacks: at the root end past a depth, and at frames whose
+/// function is matched by name.
+#[derive(Clone, Copy)]
+pub struct Cut<'a> {
+    /// The most addresses of a stack kept, its leaf end's (the ring already bounds them).
+    pub max_depth: usize,
+    /// The outermost frame whose function this matches is left out with every frame it
+    /// called (keeping at least the outermost frame of the stack): how the allocator's own
+    /// frames are cut from allocation samples.
+    pub leaf: &'a dyn Fn(&str) -> bool,
+    /// The innermost frame whose function this matches is left out with every frame that
+    /// called it, unless no frame would be left (the stack is then kept whole): how prof's
+    /// task wrapper and the executor are cut from the stacks where tasks waited. Neither these
+    /// frames nor the stacks they make are interned.
+    pub root: Option<&'a dyn Fn(&str) -> bool>,
+}
+
+impl Cut<'static> {
+    /// Cuts past `max_depth` only.
+    pub fn depth(max_depth: usize) -> Cut<'static> {
+        Cut {
+            max_depth,
+            leaf: &no_function,
+            root: None,
+        }
+    }
+}
+
+/// Matches no function.
+fn no_function(_: &str) -> bool {
+    false
+}
+
 /// Symbolizes raw stacks (addresses leaf first, the first the interrupted instruction, the others
-/// return addresses) and interns them root first, cut at the root end past `max_depth`; each
-/// distinct address is resolved once. The outermost frame whose function `trim` matches is left
-/// out with every frame it called (keeping at least the outermost frame of the stack): how the
-/// allocator's own frames are cut from allocation samples. `None` for an empty stack. `space`
-/// says whose addresses they are (this process's, or another's for `prof record`).
+/// return addresses) and interns them root first, cut as `cut` says; each distinct address is
+/// resolved once. `None` for an empty stack. `space` says whose addresses they are (this
+/// process's, or another's for `prof record`).
 ///
 /// With [`THREAD_FROM`] stacks or more, a second thread resolves the addresses in the order
 /// the walk first needs them while this one interns what is resolved: on two cores a stop
@@ -211,11 +204,10 @@ pub fn intern_stacks(
     stacks: &[Box<[u64]>],
     objects: &[LoadedObject],
     space: AddressSpace,
-    max_depth: usize,
-    trim: impl Fn(&str) -> bool,
+    cut: Cut<'_>,
 ) -> Vec<Option<StackId>> {
     let threaded = stacks.len() >= THREAD_FROM;
-    intern_with(builder, stacks, objects, space, max_depth, trim, threaded)
+    intern_with(builder, stacks, objects, space, cut, threaded)
 }
 
 /// How many stacks make a second thread for symbolization worth starting (tens of
@@ -228,10 +220,10 @@ fn intern_with(
     stacks: &[Box<[u64]>],
     objects: &[LoadedObject],
     space: AddressSpace,
-    max_depth: usize,
-    trim: impl Fn(&str) -> bool,
+    cut: Cut<'_>,
     threaded: bool,
 ) -> Vec<Option<StackId>> {
+    let max_depth = cut.max_depth;
     std::thread::scope(|scope| {
         let mut source = Symbols::Inline(None, space);
         let mut resolving = None;
@@ -252,7 +244,7 @@ fn intern_with(
                 };
             }
         }
-        let ids = intern_resolved(builder, stacks, objects, max_depth, trim, &mut source);
+        let ids = intern_resolved(builder, stacks, objects, cut, &mut source);
         // Its panic is this one's, as it would be had it resolved here.
         if let Some(Err(panic)) = resolving.map(|t| t.join()) {
             std::panic::resume_unwind(panic);
@@ -340,94 +332,80 @@ fn intern_resolved<'a>(
     builder: &mut SessionBuilder,
     stacks: &[Box<[u64]>],
     objects: &'a [LoadedObject],
-    max_depth: usize,
-    trim: impl Fn(&str) -> bool,
+    cut: Cut<'_>,
     source: &mut Symbols<'a>,
 ) -> Vec<Option<StackId>> {
-    // Each address's frames (inlined ones first), with whether `trim` matches each: where they
-    // lie in `frames`, one array for all rather than one allocation per address. Looked up for
-    // every frame of every stack: foldhash, not SipHash (see `SessionBuilder`).
-    let mut frames_of: foldhash::HashMap<Key, std::ops::Range<usize>> =
-        foldhash::HashMap::default();
-    let mut frames: Vec<(FrameId, bool)> = Vec::new();
-    // Module names by object index: each is worked out and interned once, not once per address.
-    let mut modules: HashMap<Option<usize>, Option<StrId>> = HashMap::new();
-    // Names and files by where their text lies: the addresses of one function share them (see
-    // `Symbol`), so each is hashed and interned once. The symbols are kept until the walk ends,
-    // so that no text is freed and its place taken by another.
-    let mut texts: foldhash::HashMap<(usize, usize), StrId> = foldhash::HashMap::default();
-    let mut kept: Vec<Arc<[Symbol]>> = Vec::new();
-    let mut text = |builder: &mut SessionBuilder, text: &Arc<str>| {
-        *texts
-            .entry((text.as_ptr() as usize, text.len()))
-            .or_insert_with(|| builder.intern_str(text))
+    let mut frames = Frames {
+        objects,
+        source,
+        cut,
+        of: foldhash::HashMap::default(),
+        cut_off: foldhash::HashMap::default(),
+        frames: Vec::new(),
+        modules: HashMap::new(),
+        texts: foldhash::HashMap::default(),
+        kept: Vec::new(),
     };
     let mut stack_ids = Vec::with_capacity(stacks.len());
-    // The previous stack's walk, root first.
+    // The previous stack's walk, root first from where it started.
     let mut levels: Vec<Level> = Vec::new();
+    let mut previous_start = Start::From(0);
     for stack in stacks {
         // Leaf first in the raw stack; the session wants root first. Cut at the root end when
         // deeper than max_depth (the ring already bounds it).
-        let n = stack.len().min(max_depth);
+        let n = stack.len().min(cut.max_depth);
         let key = |depth: usize| {
             let i = n - 1 - depth;
             (stack[i], i > 0)
+        };
+        let start = match cut.root {
+            Some(_) => frames.start(builder, n, key),
+            None => Start::From(0),
+        };
+        if start != previous_start {
+            levels.clear();
+            previous_start = start;
+        }
+        let from = match start {
+            Start::From(depth) => depth,
+            Start::Whole => 0,
         };
         // A stack mostly shares its root end with the one before it (the same callers): the
         // stacks interned for that part are taken over instead of being looked up again.
         let shared = levels
             .iter()
-            .take(n)
+            .take(n.saturating_sub(from))
             .enumerate()
-            .take_while(|(depth, level)| level.key == key(*depth))
+            .take_while(|(k, level)| level.key == key(from + k))
             .count();
         levels.truncate(shared);
-        let (mut node, mut cut) = levels.last().map_or((None, false), |l| (l.node, l.cut));
-        for depth in shared..n {
-            if cut {
+        let (mut node, mut trimmed) = levels.last().map_or((None, false), |l| (l.node, l.cut));
+        for depth in from + shared..n {
+            if trimmed {
                 break;
             }
-            let (address, is_return) = key(depth);
-            let range = frames_of.entry((address, is_return)).or_insert_with(|| {
-                let module = *modules
-                    .entry(object_index(objects, address))
-                    .or_insert_with_key(|&i| {
-                        let name = module_name(&objects[i?])?;
-                        Some(builder.intern_str(&name))
-                    });
-                let lookup = if is_return { address - 1 } else { address };
-                let start = frames.len();
-                let symbols = source.get((address, is_return), objects);
-                for s in symbols.iter() {
-                    let frame = Frame {
-                        name: text(builder, &s.name),
-                        file: s.file.as_ref().map(|f| text(builder, f)),
-                        line: s.line,
-                        module,
-                        address: Some(lookup),
-                        inlined: s.inlined,
-                    };
-                    frames.push((builder.intern_frame_ids(frame), trim(&s.name)));
-                }
-                kept.push(symbols);
-                start..frames.len()
-            });
-            for &(frame, trimmed) in &frames[range.clone()] {
-                if trimmed {
-                    // The outermost frame `trim` matches ends the stack, with all it called;
-                    // it stays when it is the stack's outermost frame.
+            let key = key(depth);
+            let kept = frames.resolve(builder, key).range.clone();
+            let whole = match start {
+                Start::Whole => frames.cut_off(builder, key),
+                Start::From(_) => 0..0,
+            };
+            for &(frame, trim) in frames.frames[whole].iter().chain(&frames.frames[kept]) {
+                if trim {
+                    // The outermost frame `cut.leaf` matches ends the stack, with all it
+                    // called; it stays when it is the stack's outermost frame.
                     if node.is_none() {
                         node = Some(builder.intern_stack(None, frame));
                     }
-                    cut = true;
+                    trimmed = true;
                     break;
                 }
                 node = Some(builder.intern_stack(node, frame));
             }
             levels.push(Level {
-                key: (address, is_return),
+                key,
                 node,
-                cut,
+                cut: trimmed,
             });
         }
         stack_ids.push(node);
@@ -435,9 +413,158 @@ fn intern_resolved<'a>(
     stack_ids
 }
 
+/// Where the walk of a stack starts, as [`Cut::root`] says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// At this depth (root first), with the frames of its address after the innermost one
+    /// the cut matches (all of them when none does).
+    From(usize),
+    /// At the root, with every frame: the cut would have left none.
+    Whole,
+}
+
+/// Each distinct address's symbols, and the frames interned for them, for one walk.
+struct Frames<'a, 's, 'c> {
+    objects: &'a [LoadedObject],
+    source: &'s mut Symbols<'a>,
+    cut: Cut<'c>,
+    /// By address: where its frames lie in `frames`, one array for all rather than one
+    /// allocation per address. Looked up for every frame of every stack: foldhash, not SipHash
+    /// (see `SessionBuilder`).
+    of: foldhash::HashMap<Key, Resolved>,
+    /// By address: its frames up to the innermost one `cut.root` matches, interned only for a
+    /// stack kept whole.
+    cut_off: foldhash::HashMap<Key, std::ops::Range<usize>>,
+    /// Frames, each with whether `cut.leaf` matches it.
+    frames: Vec<(FrameId, bool)>,
+    /// Module names by object index: each is worked out and interned once, not once per address.
+    modules: HashMap<Option<usize>, Option<StrId>>,
+    /// Names and files by where their text lies: the addresses of one function share them (see
+    /// `Symbol`), so each is hashed and interned once. The symbols are kept (`kept`) until the
+    /// walk ends, so that no text is freed and its place taken by another.
+    texts: foldhash::HashMap<(usize, usize), StrId>,
+    kept: Vec<Arc<[Symbol]>>,
+}
+
+/// An address's symbols as a walk uses them.
+struct Resolved {
+    /// Its frames after the innermost one [`Cut::root`] matches (all when none does), in
+    /// [`Frames::frames`].
+    range: std::ops::Range<usize>,
+    /// How many of its symbols come before them.
+    first: usize,
+    /// Its symbols, in [`Frames::kept`].
+    symbols: usize,
+}
+
+impl Frames<'_, '_, '_> {
+    /// Resolves `key` on first use, and interns its frames past the root cut.
+    fn resolve(&mut self, builder: &mut SessionBuilder, key: Key) -> &Resolved {
+        if !self.of.contains_key(&key) {
+            let symbols = self.source.get(key, self.objects);
+            let first = self.cut.root.map_or(0, |root| {
+                symbols
+                    .iter()
+                    .rposition(|s| root(&s.name))
+                    .map_or(0, |i| i + 1)
+            });
+            let range = self.intern(builder, key, &symbols[first..]);
+            self.kept.push(symbols);
+            let symbols = self.kept.len() - 1;
+            let resolved = Resolved {
+                range,
+                first,
+                symbols,
+            };
+            self.of.insert(key, resolved);
+        }
+        &self.of[&key]
+    }
+
+    /// The frames of `key` that the root cut leaves out, interned on first use.
+    fn cut_off(&mut self, builder: &mut SessionBuilder, key: Key) -> std::ops::Range<usize> {
+        if let Some(range) = self.cut_off.get(&key) {
+            return range.clone();
+        }
+        let (symbols, first) = {
+            let resolved = self.resolve(builder, key);
+            (resolved.symbols, resolved.first)
+        };
+        let symbols = Arc::clone(&self.kept[symbols]);
+        let range = self.intern(builder, key, &symbols[..first]);
+        self.cut_off.insert(key, range.clone());
+        range
+    }
+
+    /// Interns `symbols` of the address `key` as frames; where they lie in `frames`.
+    fn intern(
+        &mut self,
+        builder: &mut SessionBuilder,
+        (address, is_return): Key,
+        symbols: &[Symbol],
+    ) -> std::ops::Range<usize> {
+        let start = self.frames.len();
+        let objects = self.objects;
+        let module = *self
+            .modules
+            .entry(object_index(objects, address))
+            .or_insert_with_key(|&i| {
+                let name = module_name(&objects[i?])?;
+                Some(builder.intern_str(&name))
+            });
+        let lookup = if is_return { address - 1 } else { address };
+        for s in symbols {
+            let frame = Frame {
+                name: self.text(builder, &s.name),
+                file: s.file.as_ref().map(|f| self.text(builder, f)),
+                line: s.line,
+                module,
+                address: Some(lookup),
+                inlined: s.inlined,
+            };
+            let trim = (self.cut.leaf)(&s.name);
+            self.frames.push((builder.intern_frame_ids(frame), trim));
+        }
+        start..self.frames.len()
+    }
+
+    /// `text` interned, once for each place it lies.
+    fn text(&mut self, builder: &mut SessionBuilder, text: &Arc<str>) -> StrId {
+        *self
+            .texts
+            .entry((text.as_ptr() as usize, text.len()))
+            .or_insert_with(|| builder.intern_str(text))
+    }
+
+    /// Where the walk of a stack of `n` addresses (the one at `depth` from the root: `key`)
+    /// starts: at the innermost address with a frame [`Cut::root`] matches, unless no frame
+    /// would be left. Resolves its addresses from the leaf up to that one, and no further.
+    fn start(
+        &mut self,
+        builder: &mut SessionBuilder,
+        n: usize,
+        key: impl Fn(usize) -> Key,
+    ) -> Start {
+        let mut leafward = 0;
+        for depth in (0..n).rev() {
+            let resolved = self.resolve(builder, key(depth));
+            let kept = resolved.range.len();
+            if resolved.first > 0 {
+                return if kept + leafward == 0 {
+                    Start::Whole
+                } else {
+                    Start::From(depth)
+                };
+            }
+            leafward += kept;
+        }
+        Start::From(0)
+    }
+}
+
 /// Where the walk of a stack stood after one of its addresses (root first): the address and
-/// whether it is a return address, the stack interned so far, and whether a frame that `trim`
-/// matched ended it.
+/// whether it is a return address, the stack interned so far, and whether a frame that
+/// [`Cut::leaf`] matched ended it.
 struct Level {
     key: Key,
     node: Option<StackId>,
@@ -487,14 +614,11 @@ mod tests {
         let trim = |name: &str| name == "0x50" || name == "0x60";
         let max_depth = 5;
         let mut builder = SessionBuilder::default();
-        let ids = intern_stacks(
-            &mut builder,
-            &stacks,
-            &[],
-            AddressSpace::Own,
-            max_depth,
-            trim,
-        );
+        let cut = Cut {
+            leaf: &trim,
+            ..Cut::depth(max_depth)
+        };
+        let ids = intern_stacks(&mut builder, &stacks, &[], AddressSpace::Own, cut);
         let session = builder.finish();
         for (stack, id) in stacks.iter().zip(&ids) {
             let want = expected(stack, max_depth, &trim);
@@ -520,6 +644,69 @@ mod tests {
         assert_eq!(nodes.len(), all);
     }
 
+    #[test]
+    fn a_root_cut_leaves_out_the_innermost_frame_it_matches_and_its_callers_interning_neither() {
+        // Addresses in no object: named by their hex value, one frame each.
+        let stacks: Vec<Box<[u64]>> = [
+            &[0x30, 0x20, 0x50, 0x10][..],
+            // Shares the kept part of the previous one.
+            &[0x31, 0x20, 0x50, 0x10],
+            // Two matches: cut at the innermost.
+            &[0x32, 0x50, 0x21, 0x50, 0x11],
+            // No match: kept whole, and then a stack cut again.
+            &[0x30, 0x20, 0x12],
+            &[0x30, 0x20, 0x50, 0x10],
+            // The match is the leaf: nothing would be left, so kept whole.
+            &[0x50, 0x13],
+            // The match lies past max_depth: kept whole, as deep as that.
+            &[0x33, 0x20, 0x22, 0x23, 0x24, 0x50, 0x14],
+            &[],
+        ]
+        .iter()
+        .map(|s| s.to_vec().into_boxed_slice())
+        .collect();
+        let want: [&[&str]; 8] = [
+            &["0x20", "0x30"],
+            &["0x20", "0x31"],
+            &["0x32"],
+            &["0x12", "0x20", "0x30"],
+            &["0x20", "0x30"],
+            &["0x13", "0x50"],
+            &["0x24", "0x23", "0x22", "0x20", "0x33"],
+            &[],
+        ];
+        let root = |name: &str| name == "0x50";
+        let mut builder = SessionBuilder::default();
+        let cut = Cut {
+            root: Some(&root),
+            ..Cut::depth(5)
+        };
+        let ids = intern_stacks(&mut builder, &stacks, &[], AddressSpace::Own, cut);
+        let session = builder.finish();
+        let mut used = std::collections::HashSet::new();
+        for ((stack, id), want) in stacks.iter().zip(&ids).zip(want) {
+            let mut got: Vec<&str> = Vec::new();
+            let mut node = *id;
+            while let Some(n) = node {
+                used.insert(n);
+                got.push(session.frame_name(session.stack(n).frame));
+                node = session.stack(n).parent;
+            }
+            got.reverse();
+            assert_eq!(got, want, "stack {stack:x?}");
+        }
+        assert_eq!(ids[0], ids[4], "one stack, one id");
+        // Nothing of the parts cut was interned: no stack that no stack kept goes through, no
+        // frame only they had.
+        assert_eq!(used.len(), session.stacks.len());
+        let names: Vec<&str> = (0..session.frames.len())
+            .map(|f| session.frame_name(FrameId(f as u32)))
+            .collect();
+        for gone in ["0x10", "0x11", "0x21", "0x14"] {
+            assert!(!names.contains(&gone), "{gone} in {names:?}");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
             cases: 64,
@@ -543,24 +730,24 @@ mod tests {
         }
     }
 
-    /// Interning `stacks` with a resolving thread makes the session resolving inline makes, and
-    /// the thread sends each address the walk needs once.
+    /// Interning `stacks` with a resolving thread makes the session resolving inline makes (with
+    /// a root cut too, which asks for addresses leaf first), and the thread sends each address
+    /// the walk needs once.
     fn threaded_and_inline_agree(stacks: &[Box<[u64]>]) {
         let trim = |name: &str| name == "0x1050";
-        let session = |threaded: bool| {
+        let root = |name: &str| name == "0x1090";
+        let session = |threaded: bool, root: Option<&dyn Fn(&str) -> bool>| {
             let mut builder = SessionBuilder::default();
-            let ids = intern_with(
-                &mut builder,
-                stacks,
-                &[],
-                AddressSpace::Own,
-                9,
-                trim,
-                threaded,
-            );
+            let cut = Cut {
+                leaf: &trim,
+                root,
+                ..Cut::depth(9)
+            };
+            let ids = intern_with(&mut builder, stacks, &[], AddressSpace::Own, cut, threaded);
             (ids, builder.finish())
         };
-        assert_eq!(session(true), session(false));
+        assert_eq!(session(true, None), session(false, None));
+        assert_eq!(session(true, Some(&root)), session(false, Some(&root)));
         // The thread sent each address the walk needs, once: none was left to resolve here.
         let (tx, rx) = std::sync::mpsc::channel();
         resolve_in_walk_order(stacks, &[], AddressSpace::Own, 9, &tx);

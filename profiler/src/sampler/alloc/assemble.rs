@@ -2,7 +2,7 @@
 //! frames), scale each sample to an unbiased estimate and mark the blocks still live at stop.
 
 use super::collector::Collected;
-use crate::sampler::assemble::{intern_stacks, Threads};
+use crate::sampler::assemble::{intern_stacks, Cut, Threads};
 use crate::session::Session;
 use crate::session::{Metadata, SessionBuilder};
 use crate::Options;
@@ -73,8 +73,10 @@ pub fn build(
         &collected.stacks,
         &collected.objects,
         crate::symbolize::AddressSpace::Own,
-        options.max_depth,
-        is_allocator_frame,
+        Cut {
+            leaf: &is_allocator_frame,
+            ..Cut::depth(options.max_depth)
+        },
     );
     let live: HashSet<u32> = live.iter().copied().collect();
     let mut threads = Threads::new(

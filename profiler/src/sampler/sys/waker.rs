@@ -6,7 +6,9 @@
 //! its caller up to the poll (with the `backtrace` crate's unwinder, which reads the unwind
 //! tables, so it holds in release builds without frame pointers) and returns a clone of the
 //! real waker, so no stored waker is ever the wrapper and nothing of it outlives the poll.
-//! Only wall mode asks for it: a walk costs microseconds, once per clone.
+//! Only wall mode asks for it: a walk costs microseconds, once per clone. The walk takes no
+//! lock of the `backtrace` crate, so the workers of a runtime do not wait for each other's walks,
+//! nor for a symbolization.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -52,8 +54,11 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, dr
 
 /// Polls `future` with a context whose waker (wrapping `waker`) notes the stack where it is
 /// cloned; returns what the poll returned and the last stack noted. The stack's outermost
-/// frame is this function's (which the future's poll may be inlined into): the collector cuts
-/// the stack there, so a stack goes from the leaf future up to the task's own future.
+/// frame is this function's, never inlined into its caller, and the future's poll is never
+/// inlined into it: the collector cuts the stack at this function, so a stack goes from the
+/// leaf future up to the task's own future, which keeps a symbol of its own (named even in a
+/// build without debug info).
+#[inline(never)]
 pub fn poll_noting_await<F: Future>(
     future: Pin<&mut F>,
     waker: &Waker,
@@ -72,7 +77,10 @@ pub fn poll_noting_await<F: Future>(
     // reference and a mutex), so a clone on another thread during the poll is sound too.
     let wrapper = ManuallyDrop::new(unsafe { Waker::from_raw(RawWaker::new(data, &VTABLE)) });
     let mut cx = Context::from_waker(&wrapper);
-    let out = future.poll(&mut cx);
+    // Called through a pointer the optimizer cannot see through, the future's poll is compiled
+    // on its own rather than into this function, which the cut leaves out.
+    let poll: fn(Pin<&mut F>, &mut Context<'_>) -> Poll<F::Output> = std::hint::black_box(F::poll);
+    let out = poll(future, &mut cx);
     let stack = *noting.stack.lock().unwrap_or_else(|e| e.into_inner());
     (out, stack)
 }
@@ -87,7 +95,7 @@ unsafe fn clone(data: *const ()) -> RawWaker {
     if let Ok(mut stack) = noting.stack.try_lock() {
         let mut walk = AwaitStack::EMPTY;
         let mut own_frame = true;
-        backtrace::trace(|frame| {
+        let note = |frame: &backtrace::Frame| {
             let cfa = frame.sp() as usize;
             if cfa <= low {
                 // The unwinder's own frames.
@@ -99,7 +107,18 @@ unsafe fn clone(data: *const ()) -> RawWaker {
             walk.addrs[walk.len] = frame.ip() as u64;
             walk.len += 1;
             walk.len < AWAIT_DEPTH && cfa <= noting.bound
-        });
+        };
+        // SAFETY: `trace_unsynchronized` is `trace` without the `backtrace` crate's global
+        // lock, which serializes its symbolization caches and Windows' dbghelp (not
+        // thread-safe). This module is Unix-only, where the walk is the system unwinder's
+        // `_Unwind_Backtrace` and touches no state of the crate, so a symbolization holding the
+        // lock meanwhile is no concern. The unwinder guards its own tables (the frame
+        // descriptions it finds through `dl_iterate_phdr`, under the loader's lock): panics on
+        // any number of threads unwind through the same lookup with no lock of Rust's, so walks
+        // on several threads at once are sound. The callback must not panic (a panic cannot
+        // cross the C unwinder; the crate aborts): it only reads the frame and stores below
+        // `AWAIT_DEPTH`, as it stops the walk when `walk.len` reaches it.
+        unsafe { backtrace::trace_unsynchronized(note) };
         *stack = walk;
     }
     let real = ManuallyDrop::new(noting.real.clone());
