@@ -300,10 +300,11 @@ fn main() {
     let prof_json = big.prof.clone();
     let html = standalone_html(&big.session);
 
-    let mut size = 0;
-    for asset in ["app.js", "flame.js", "table.js", "header.js", "format.js"] {
-        size += serve::assets::get(asset).unwrap().data.len();
-    }
+    // Every module of the page's own JavaScript (the wasm-bindgen glue is counted apart).
+    let size: usize = serve::assets::paths()
+        .filter(|p| p.ends_with(".js") && !p.starts_with("pkg/"))
+        .map(|p| serve::assets::get(&p).unwrap().data.len())
+        .sum();
     let wasm = serve::assets::get("pkg/prof_viewer_bg.wasm")
         .unwrap()
         .data
