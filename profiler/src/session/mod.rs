@@ -26,9 +26,11 @@ mod decode;
 #[cfg(feature = "sampler")]
 mod file;
 mod file_format;
+mod file_reader;
 #[cfg(test)]
 pub(crate) mod file_tests;
 mod io;
+mod json;
 mod model;
 mod named;
 mod packed;
