@@ -6,6 +6,7 @@
 //! and the viewer stays small.
 
 use super::transform::{NameMatcher, Transform};
+use crate::session::json::{json_fields, json_need, Json, Step};
 use crate::session::{Session, StrId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -119,6 +120,36 @@ impl TryFrom<SpecFields> for TransformSpec {
 }
 
 impl TransformSpec {
+    /// Reads one transform's JSON form with [`Json`] (how the wasm viewer reads the page's
+    /// state, without serde_json's deserializer): the same fields as the serde form, through the
+    /// same checks, and fields a kind does not use ignored.
+    pub fn read_json(json: &mut Json<'_>) -> Step<TransformSpec> {
+        let optional = |json: &mut Json<'_>| -> Step<Option<String>> {
+            if json.null()? {
+                Ok(None)
+            } else {
+                json.string().map(|s| Some(s.into_owned()))
+            }
+        };
+        let (mut kind, mut function, mut path, mut module, mut pattern) =
+            (None, None, None, None, None);
+        json_fields!(json, "struct SpecFields", skip, {
+            "kind" => kind = json.string()?.into_owned(),
+            "function" => function = optional(json)?,
+            "path" => path = if json.null()? { None } else { Some(json.strings()?) },
+            "module" => module = optional(json)?,
+            "pattern" => pattern = optional(json)?,
+        });
+        let fields = SpecFields {
+            kind: json_need!(json, kind),
+            function: function.flatten(),
+            path: path.flatten(),
+            module: module.flatten(),
+            pattern: pattern.flatten(),
+        };
+        TransformSpec::try_from(fields).map_err(|e| json.error(e))
+    }
+
     /// The transform this describes in `session`, or one line saying why there is none: a
     /// function or module the session does not have, or a pattern that is not a regex.
     pub fn resolve(&self, session: &Session) -> Result<Transform, String> {

@@ -11,7 +11,7 @@ use super::file_format::{
     FileIn, FramesIn, MappingRow, SamplesColumns, StacksColumns, ThreadRow, FORMAT_NAME,
     FORMAT_VERSION,
 };
-use super::json::{Json, Step};
+use super::json::{json_fields as fields, json_need as need, Json, Step};
 use super::scopes_file::{
     FieldsColumns, MarksColumns, PollsColumns, ScopesFile, SiteRow, SpansColumns, TaskRow,
     TasksFile,
@@ -19,51 +19,9 @@ use super::scopes_file::{
 use super::{Frame, Frames, Metadata, Mode, Process, SampleType, SiteKind, StrId, Strings, Unit};
 use std::borrow::Cow;
 
-/// Reads the fields of an object: `fields!(json, "what", deny [known...] | skip, { "name" =>
-/// slot = step, ... })` enters the object, and for each key found fills `slot` (an `Option`)
-/// with the value `step` reads, refusing a second one; other keys are refused (`deny`, naming
-/// the known ones) or skipped (`skip`).
-macro_rules! fields {
-    ($json:ident, $what:expr, $unknown:tt, { $($name:literal => $slot:ident = $step:expr,)* }) => {{
-        $json.object($what)?;
-        let mut first = true;
-        while let Some(key) = $json.key(&mut first)? {
-            match &*key {
-                $($name => {
-                    if $slot.is_some() {
-                        return Err($json.duplicate($name));
-                    }
-                    $slot = Some($step);
-                })*
-                other => fields!(@unknown $json, other, $unknown, [$($name),*]),
-            }
-        }
-    }};
-    (@unknown $json:ident, $other:ident, deny, [$($name:literal),*]) => {
-        return Err($json.unknown($other, &[$($name),*]))
-    };
-    (@unknown $json:ident, $other:ident, skip, [$($name:literal),*]) => {{
-        let _ = $other;
-        $json.skip()?
-    }};
-}
-
-/// The value of a required field, or the error naming it.
-macro_rules! need {
-    ($json:ident, $slot:ident) => {
-        match $slot {
-            Some(value) => value,
-            None => return Err($json.missing(stringify!($slot))),
-        }
-    };
-}
-
 /// Reads a whole session file (the top-level value and nothing after it).
 pub(super) fn read_file(text: &[u8]) -> Result<FileIn<'_>, Invalid> {
-    let mut json = Json::new(text);
-    let file = file(&mut json)?;
-    json.end()?;
-    Ok(file)
+    Json::parse(text, file)
 }
 
 /// The top-level object, checking `format` and `version` as soon as they are seen (writers put
@@ -182,7 +140,7 @@ fn metadata(json: &mut Json<'_>) -> Step<Metadata> {
     let (mut extra_sample_types, mut prof_version) = (None, None);
     fields!(json, "struct Metadata", skip, {
         "program" => program = string(json)?,
-        "args" => args = rows(json, string)?,
+        "args" => args = json.strings()?,
         "pid" => pid = json.u32()?,
         "hostname" => hostname = string(json)?,
         "os" => os = string(json)?,
@@ -327,7 +285,7 @@ fn process(json: &mut Json<'_>) -> Step<Process> {
         "pid" => pid = json.u32()?,
         "parent_pid" => parent_pid = optional(json, u32)?,
         "name" => name = string(json)?,
-        "command_line" => command_line = rows(json, string)?,
+        "command_line" => command_line = json.strings()?,
         "executable" => executable = optional(json, string)?,
     });
     Ok(Process {

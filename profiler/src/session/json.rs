@@ -6,11 +6,12 @@
 //! per struct of the file, about 140 kB of the wasm viewer's code. The same reader serves the
 //! `prof` command and the viewer, so they accept exactly the same files.
 //!
+//! The viewer reads the page's state (its view, transforms and names) with it too.
+//!
 //! It is strict JSON (RFC 8259): no trailing commas, no comments, strings valid UTF-8 with
 //! escapes checked (surrogate pairs included). Errors read as serde_json's did, ending in the
 //! position: `invalid type: string "many", expected u32 at line 1 column 120`.
 
-use super::decode::Invalid;
 use std::borrow::Cow;
 use std::fmt::Display;
 
@@ -18,25 +19,45 @@ use std::fmt::Display;
 /// so hostile input cannot overflow the stack. serde_json's limit.
 const MAX_DEPTH: u32 = 128;
 
-/// A position in a JSON text, and the steps that read values from it.
-pub(super) struct Json<'a> {
+/// A position in a JSON text, and the steps that read values from it. Each step skips the white
+/// space before the value it reads; an error is one line ending in the position.
+///
+/// ```
+/// use prof::session::Json;
+///
+/// let mut json = Json::new(br#"{"names": ["main", "run"], "depth": 2}"#);
+/// let (mut names, mut depth) = (Vec::new(), 0);
+/// json.object("a map")?;
+/// let mut first = true;
+/// while let Some(key) = json.key(&mut first)? {
+///     match &*key {
+///         "names" => names = json.strings()?,
+///         "depth" => depth = json.u32()?,
+///         _ => json.skip()?,
+///     }
+/// }
+/// json.end()?;
+/// assert_eq!((names, depth), (vec!["main".to_owned(), "run".to_owned()], 2));
+/// # Ok::<(), String>(())
+/// ```
+pub struct Json<'a> {
     text: &'a [u8],
     at: usize,
 }
 
-/// The result of a reading step.
-pub(super) type Step<T> = Result<T, Invalid>;
+/// The result of a reading step: the value, or one line saying what is wrong and where.
+pub type Step<T> = Result<T, String>;
 
 impl<'a> Json<'a> {
     /// A reader at the start of `text`.
-    pub(super) fn new(text: &'a [u8]) -> Self {
+    pub fn new(text: &'a [u8]) -> Self {
         Json { text, at: 0 }
     }
 
     /// `message` with the position reached: `... at line 3 column 7`.
     #[cold]
     #[inline(never)]
-    pub(super) fn error(&self, message: impl Display) -> Invalid {
+    pub fn error(&self, message: impl Display) -> String {
         let before = &self.text[..self.at.min(self.text.len())];
         let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
         let column = before.len()
@@ -60,7 +81,7 @@ impl<'a> Json<'a> {
     }
 
     /// Checks that nothing but white space follows the top-level value.
-    pub(super) fn end(&mut self) -> Step<()> {
+    pub fn end(&mut self) -> Step<()> {
         match self.peek() {
             None => Ok(()),
             Some(_) => Err(self.error("trailing characters")),
@@ -71,7 +92,7 @@ impl<'a> Json<'a> {
     /// found (reading past it when it is a string or a number, to quote it).
     #[cold]
     #[inline(never)]
-    fn unexpected(&mut self, expected: &str) -> Invalid {
+    fn unexpected(&mut self, expected: &str) -> String {
         let found = match self.peek() {
             None => return self.error("EOF while parsing a value"),
             Some(b'"') => {
@@ -122,8 +143,27 @@ impl<'a> Json<'a> {
         Ok(())
     }
 
+    /// Reads a whole text: the value `read` reads, and nothing after it but white space.
+    pub fn parse<T>(text: &'a [u8], read: impl FnOnce(&mut Json<'a>) -> Step<T>) -> Step<T> {
+        let mut json = Json::new(text);
+        let value = read(&mut json)?;
+        json.end()?;
+        Ok(value)
+    }
+
+    /// An array of strings.
+    pub fn strings(&mut self) -> Step<Vec<String>> {
+        self.array("a sequence")?;
+        let mut strings = Vec::new();
+        let mut first = true;
+        while self.item(&mut first)? {
+            strings.push(self.string()?.into_owned());
+        }
+        Ok(strings)
+    }
+
     /// Enters an object; `expected` names it for the error when the value is something else.
-    pub(super) fn object(&mut self, expected: &str) -> Step<()> {
+    pub fn object(&mut self, expected: &str) -> Step<()> {
         match self.peek() {
             Some(b'{') => {
                 self.at += 1;
@@ -135,7 +175,7 @@ impl<'a> Json<'a> {
 
     /// The next key of the object entered, with its `:` read (its value is next), or `None`
     /// after the closing `}`. `first` is true until the first call for this object returns.
-    pub(super) fn key(&mut self, first: &mut bool) -> Step<Option<Cow<'a, str>>> {
+    pub fn key(&mut self, first: &mut bool) -> Step<Option<Cow<'a, str>>> {
         let mut next = self.peek();
         if std::mem::take(first) {
             if next == Some(b'}') {
@@ -178,7 +218,7 @@ impl<'a> Json<'a> {
     }
 
     /// Enters an array; `expected` names it for the error when the value is something else.
-    pub(super) fn array(&mut self, expected: &str) -> Step<()> {
+    pub fn array(&mut self, expected: &str) -> Step<()> {
         match self.peek() {
             Some(b'[') => {
                 self.at += 1;
@@ -190,7 +230,7 @@ impl<'a> Json<'a> {
 
     /// True when the array entered has another item (read it next), false after its `]`.
     /// `first` is true until the first call for this array returns.
-    pub(super) fn item(&mut self, first: &mut bool) -> Step<bool> {
+    pub fn item(&mut self, first: &mut bool) -> Step<bool> {
         let next = self.peek();
         if std::mem::take(first) {
             if next == Some(b']') {
@@ -221,7 +261,7 @@ impl<'a> Json<'a> {
     }
 
     /// Consumes `null` and returns true if that is the next value, else reads nothing.
-    pub(super) fn null(&mut self) -> Step<bool> {
+    pub fn null(&mut self) -> Step<bool> {
         if self.peek() == Some(b'n') {
             self.literal(b"null")?;
             return Ok(true);
@@ -230,7 +270,7 @@ impl<'a> Json<'a> {
     }
 
     /// A string, borrowed from the text unless it has escapes.
-    pub(super) fn string(&mut self) -> Step<Cow<'a, str>> {
+    pub fn string(&mut self) -> Step<Cow<'a, str>> {
         match self.peek() {
             Some(b'"') => {
                 self.at += 1;
@@ -304,7 +344,7 @@ impl<'a> Json<'a> {
     }
 
     #[cold]
-    fn control_character(&self) -> Invalid {
+    fn control_character(&self) -> String {
         self.error("control character (\\u0000-\\u001F) found while parsing a string")
     }
 
@@ -417,7 +457,7 @@ impl<'a> Json<'a> {
     }
 
     /// An unsigned 64-bit integer.
-    pub(super) fn u64(&mut self) -> Step<u64> {
+    pub fn u64(&mut self) -> Step<u64> {
         match self.peek() {
             Some(b'-' | b'0'..=b'9') => self.number("u64"),
             _ => Err(self.unexpected("u64")),
@@ -425,7 +465,7 @@ impl<'a> Json<'a> {
     }
 
     /// An unsigned 32-bit integer.
-    pub(super) fn u32(&mut self) -> Step<u32> {
+    pub fn u32(&mut self) -> Step<u32> {
         let n = match self.peek() {
             Some(b'-' | b'0'..=b'9') => self.number("u32")?,
             _ => return Err(self.unexpected("u32")),
@@ -435,7 +475,7 @@ impl<'a> Json<'a> {
     }
 
     /// `true` or `false`.
-    pub(super) fn bool(&mut self) -> Step<bool> {
+    pub fn bool(&mut self) -> Step<bool> {
         match self.peek() {
             Some(b't') => self.literal(b"true").map(|()| true),
             Some(b'f') => self.literal(b"false").map(|()| false),
@@ -444,7 +484,7 @@ impl<'a> Json<'a> {
     }
 
     /// Reads past any value (an unknown field's), checking that it is well formed.
-    pub(super) fn skip(&mut self) -> Step<()> {
+    pub fn skip(&mut self) -> Step<()> {
         self.skip_nested(0)
     }
 
@@ -492,19 +532,19 @@ impl<'a> Json<'a> {
 
     /// The error for a field that appears twice in one object.
     #[cold]
-    pub(super) fn duplicate(&self, field: &str) -> Invalid {
+    pub fn duplicate(&self, field: &str) -> String {
         self.error(format_args!("duplicate field `{field}`"))
     }
 
     /// The error for an object that lacks the required `field`.
     #[cold]
-    pub(super) fn missing(&self, field: &str) -> Invalid {
+    pub fn missing(&self, field: &str) -> String {
         self.error(format_args!("missing field `{field}`"))
     }
 
     /// The error for a field the object may not have; `known` lists the ones it may.
     #[cold]
-    pub(super) fn unknown(&self, field: &str, known: &[&str]) -> Invalid {
+    pub fn unknown(&self, field: &str, known: &[&str]) -> String {
         let known = known
             .iter()
             .map(|k| format!("`{k}`"))
@@ -515,6 +555,47 @@ impl<'a> Json<'a> {
         ))
     }
 }
+
+/// Reads the fields of an object: `json_fields!(json, "what", deny | skip, { "name" => slot =
+/// step, ... })` enters the object, and for each key found fills `slot` (an `Option`) with the
+/// value `step` reads, refusing a second one, as serde's derives do; other keys are refused
+/// (`deny`, naming the known ones) or skipped (`skip`).
+macro_rules! json_fields {
+    ($json:ident, $what:expr, $unknown:tt, { $($name:literal => $slot:ident = $step:expr,)* }) => {{
+        $json.object($what)?;
+        let mut first = true;
+        while let Some(key) = $json.key(&mut first)? {
+            match &*key {
+                $($name => {
+                    if $slot.is_some() {
+                        return Err($json.duplicate($name));
+                    }
+                    $slot = Some($step);
+                })*
+                other => $crate::session::json::json_fields!(@unknown $json, other, $unknown, [$($name),*]),
+            }
+        }
+    }};
+    (@unknown $json:ident, $other:ident, deny, [$($name:literal),*]) => {
+        return Err($json.unknown($other, &[$($name),*]))
+    };
+    (@unknown $json:ident, $other:ident, skip, [$($name:literal),*]) => {{
+        let _ = $other;
+        $json.skip()?
+    }};
+}
+pub(crate) use json_fields;
+
+/// The value of a required field read by [`json_fields!`], or the error naming it.
+macro_rules! json_need {
+    ($json:ident, $slot:ident) => {
+        match $slot {
+            Some(value) => value,
+            None => return Err($json.missing(stringify!($slot))),
+        }
+    };
+}
+pub(crate) use json_need;
 
 #[cfg(test)]
 mod tests {

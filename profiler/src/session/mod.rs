@@ -30,7 +30,7 @@ mod file_reader;
 #[cfg(test)]
 pub(crate) mod file_tests;
 mod io;
-mod json;
+pub(crate) mod json;
 mod model;
 mod named;
 mod packed;
@@ -54,6 +54,7 @@ pub(crate) use io::gzip_size_hint;
 pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };
+pub use json::{Json, Step as JsonStep};
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
     SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
