@@ -58,7 +58,7 @@ pub use json::{Json, Step as JsonStep};
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
     SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
-    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit,
+    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit, UnknownSampleType,
 };
 pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use tables::{Frames, Strings};
