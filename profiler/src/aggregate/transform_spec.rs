@@ -6,7 +6,7 @@
 //! and the viewer stays small.
 
 use super::transform::{NameMatcher, Transform};
-use crate::session::json::{json_fields, json_need, Json, Step};
+use crate::session::json::{Json, Step, Unknown};
 use crate::session::{Session, StrId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -131,23 +131,32 @@ impl TransformSpec {
                 json.string().map(|s| Some(s.into_owned()))
             }
         };
-        let (mut kind, mut function, mut path, mut module, mut pattern) =
-            (None, None, None, None, None);
-        json_fields!(json, "struct SpecFields", skip, {
-            "kind" => kind = json.string()?.into_owned(),
-            "function" => function = optional(json)?,
-            "path" => path = if json.null()? { None } else { Some(json.strings()?) },
-            "module" => module = optional(json)?,
-            "pattern" => pattern = optional(json)?,
-        });
-        let fields = SpecFields {
-            kind: json_need!(json, kind),
-            function: function.flatten(),
-            path: path.flatten(),
-            module: module.flatten(),
-            pattern: pattern.flatten(),
+        let names = &["kind", "function", "path", "module", "pattern"];
+        let mut fields = json.fields("struct SpecFields", names, Unknown::Skip)?;
+        let mut spec = SpecFields {
+            kind: String::new(),
+            function: None,
+            path: None,
+            module: None,
+            pattern: None,
         };
-        TransformSpec::try_from(fields).map_err(|e| json.error(e))
+        while let Some(i) = json.field(&mut fields)? {
+            match i {
+                0 => spec.kind = json.string()?.into_owned(),
+                1 => spec.function = optional(json)?,
+                2 => {
+                    spec.path = if json.null()? {
+                        None
+                    } else {
+                        Some(json.strings()?)
+                    }
+                }
+                3 => spec.module = optional(json)?,
+                _ => spec.pattern = optional(json)?,
+            }
+        }
+        json.require(&fields, 1)?;
+        TransformSpec::try_from(spec).map_err(|e| json.error(e))
     }
 
     /// The transform this describes in `session`, or one line saying why there is none: a

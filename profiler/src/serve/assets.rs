@@ -92,8 +92,10 @@ mod tests {
     /// it to 717.5 kB, and reading the page's view, transforms and names with it too (no serde
     /// deserializer left in the module) to 683.4 kB, and `Session::select_sample_type`'s own
     /// error type (the viewer showed it through `crate::Error`'s Display, every variant's
-    /// message and the IP address formatting with it) to 675.4 kB: lowered to just above.
-    const WASM_BOUND: usize = 676_000;
+    /// message and the IP address formatting with it) to 675.4 kB, and the file reader filling
+    /// each struct by field index (no `Option` per field and its drop on every error path) to
+    /// 657.0 kB: lowered to just above.
+    const WASM_BOUND: usize = 658_000;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {

@@ -45,6 +45,26 @@ pub struct Json<'a> {
     at: usize,
 }
 
+/// What an object read by [`Json::fields`] does with a key not among its field names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unknown {
+    /// Refuses it, naming the known fields (serde's `deny_unknown_fields`).
+    Deny,
+    /// Skips its value.
+    Skip,
+}
+
+/// The state of an object whose fields are read by index ([`Json::field`]): which of its (at
+/// most 64) fields were seen, so a field is read once and the required ones are checked at the
+/// end ([`Json::require`]), without one `Option` per field.
+#[derive(Debug)]
+pub struct Fields<'n> {
+    names: &'n [&'n str],
+    unknown: Unknown,
+    seen: u64,
+    first: bool,
+}
+
 /// The result of a reading step: the value, or one line saying what is wrong and where.
 pub type Step<T> = Result<T, String>;
 
@@ -160,6 +180,55 @@ impl<'a> Json<'a> {
             strings.push(self.string()?.into_owned());
         }
         Ok(strings)
+    }
+
+    /// Enters an object whose fields are `names` (at most 64), read with [`Json::field`];
+    /// `expected` names it for the error when the value is something else.
+    pub fn fields<'n>(
+        &mut self,
+        expected: &str,
+        names: &'n [&'n str],
+        unknown: Unknown,
+    ) -> Step<Fields<'n>> {
+        debug_assert!(names.len() <= 64);
+        self.object(expected)?;
+        Ok(Fields {
+            names,
+            unknown,
+            seen: 0,
+            first: true,
+        })
+    }
+
+    /// The index in its names of the object's next field (its value is next), or `None` after
+    /// the closing `}`. A field seen before is refused; other keys are skipped or refused as
+    /// `fields` says.
+    pub fn field(&mut self, fields: &mut Fields<'_>) -> Step<Option<usize>> {
+        while let Some(key) = self.key(&mut fields.first)? {
+            match fields.names.iter().position(|name| **name == *key) {
+                Some(i) if fields.seen & (1 << i) != 0 => {
+                    return Err(self.duplicate(fields.names[i]));
+                }
+                Some(i) => {
+                    fields.seen |= 1 << i;
+                    return Ok(Some(i));
+                }
+                None if fields.unknown == Unknown::Deny => {
+                    return Err(self.unknown(&key, fields.names));
+                }
+                None => self.skip()?,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Checks, after the object's end, that it had every field whose bit is set in `required`
+    /// (bit `i` for `names[i]`), naming the first missing one.
+    pub fn require(&self, fields: &Fields<'_>, required: u64) -> Step<()> {
+        match (0..fields.names.len()).find(|&i| required & !fields.seen & (1 << i) != 0) {
+            Some(i) => Err(self.missing(fields.names[i])),
+            None => Ok(()),
+        }
     }
 
     /// Enters an object; `expected` names it for the error when the value is something else.
@@ -532,18 +601,21 @@ impl<'a> Json<'a> {
 
     /// The error for a field that appears twice in one object.
     #[cold]
+    #[inline(never)]
     pub fn duplicate(&self, field: &str) -> String {
         self.error(format_args!("duplicate field `{field}`"))
     }
 
     /// The error for an object that lacks the required `field`.
     #[cold]
+    #[inline(never)]
     pub fn missing(&self, field: &str) -> String {
         self.error(format_args!("missing field `{field}`"))
     }
 
     /// The error for a field the object may not have; `known` lists the ones it may.
     #[cold]
+    #[inline(never)]
     pub fn unknown(&self, field: &str, known: &[&str]) -> String {
         let known = known
             .iter()
@@ -555,47 +627,6 @@ impl<'a> Json<'a> {
         ))
     }
 }
-
-/// Reads the fields of an object: `json_fields!(json, "what", deny | skip, { "name" => slot =
-/// step, ... })` enters the object, and for each key found fills `slot` (an `Option`) with the
-/// value `step` reads, refusing a second one, as serde's derives do; other keys are refused
-/// (`deny`, naming the known ones) or skipped (`skip`).
-macro_rules! json_fields {
-    ($json:ident, $what:expr, $unknown:tt, { $($name:literal => $slot:ident = $step:expr,)* }) => {{
-        $json.object($what)?;
-        let mut first = true;
-        while let Some(key) = $json.key(&mut first)? {
-            match &*key {
-                $($name => {
-                    if $slot.is_some() {
-                        return Err($json.duplicate($name));
-                    }
-                    $slot = Some($step);
-                })*
-                other => $crate::session::json::json_fields!(@unknown $json, other, $unknown, [$($name),*]),
-            }
-        }
-    }};
-    (@unknown $json:ident, $other:ident, deny, [$($name:literal),*]) => {
-        return Err($json.unknown($other, &[$($name),*]))
-    };
-    (@unknown $json:ident, $other:ident, skip, [$($name:literal),*]) => {{
-        let _ = $other;
-        $json.skip()?
-    }};
-}
-pub(crate) use json_fields;
-
-/// The value of a required field read by [`json_fields!`], or the error naming it.
-macro_rules! json_need {
-    ($json:ident, $slot:ident) => {
-        match $slot {
-            Some(value) => value,
-            None => return Err($json.missing(stringify!($slot))),
-        }
-    };
-}
-pub(crate) use json_need;
 
 #[cfg(test)]
 mod tests {
@@ -665,6 +696,32 @@ mod tests {
             .skip()
             .unwrap_err()
             .starts_with("recursion limit exceeded"));
+    }
+
+    #[test]
+    fn fields_are_read_once_by_index_and_the_required_ones_checked() {
+        let names = &["a", "b", "c"];
+        let read = |text: &str, unknown| {
+            let mut json = Json::new(text.as_bytes());
+            let mut fields = json.fields("struct T", names, unknown)?;
+            let mut found = Vec::new();
+            while let Some(i) = json.field(&mut fields)? {
+                found.push(i);
+                json.skip()?;
+            }
+            json.require(&fields, 0b011)?;
+            Ok::<_, String>(found)
+        };
+        assert_eq!(
+            read(r#"{"b":1,"x":[2],"a":{}}"#, Unknown::Skip),
+            Ok(vec![1, 0])
+        );
+        let error = |text, unknown| read(text, unknown).unwrap_err();
+        assert!(error(r#"{"a":1,"x":2}"#, Unknown::Deny)
+            .starts_with("unknown field `x`, expected one of `a`, `b`, `c`"));
+        assert!(error(r#"{"a":1,"a":2}"#, Unknown::Skip).starts_with("duplicate field `a`"));
+        assert!(error(r#"{"a":1,"c":2}"#, Unknown::Skip).starts_with("missing field `b`"));
+        assert!(error("[]", Unknown::Skip).starts_with("invalid type: sequence, expected struct T"));
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub(crate) use io::gzip_size_hint;
 pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };
-pub use json::{Json, Step as JsonStep};
+pub use json::{Fields as JsonFields, Json, Step as JsonStep, Unknown as JsonUnknown};
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
     SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
