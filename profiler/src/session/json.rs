@@ -78,7 +78,12 @@ impl<'a> Json<'a> {
     #[cold]
     #[inline(never)]
     pub fn error(&self, message: impl Display) -> String {
-        let before = &self.text[..self.at.min(self.text.len())];
+        // Up to and including the byte the reader stopped at (the one it refuses), as
+        // serde_json counted: `{x` is refused at column 2; at the end, the last byte's column.
+        let mut before = &self.text[..(self.at + 1).min(self.text.len())];
+        if self.at < self.text.len() && before.ends_with(b"\n") {
+            before = &before[..before.len() - 1];
+        }
         let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
         let column = before.len()
             - before
@@ -729,6 +734,16 @@ mod tests {
         let mut j = Json::new(b"{\n  \"a\": x");
         j.object("a map").unwrap();
         j.key(&mut true).unwrap();
-        assert_eq!(j.skip().unwrap_err(), "expected value at line 2 column 7");
+        assert_eq!(j.skip().unwrap_err(), "expected value at line 2 column 8");
+        let mut j = Json::new(b"{x");
+        j.object("a map").unwrap();
+        assert_eq!(
+            j.key(&mut true).unwrap_err(),
+            "key must be a string at line 1 column 2"
+        );
+        assert_eq!(
+            Json::new(b"\"a\nb\"").string().unwrap_err(),
+            "control character (\\u0000-\\u001F) found while parsing a string at line 1 column 2"
+        );
     }
 }
