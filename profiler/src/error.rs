@@ -61,13 +61,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A sample type was asked for that the profile does not carry.
-    #[error("no sample type `{name}` (available: {known})")]
-    UnknownSampleType {
-        /// The name asked for.
-        name: String,
-        /// The names the profile has, comma-separated, primary first.
-        known: String,
-    },
+    #[error(transparent)]
+    UnknownSampleType(#[from] crate::session::UnknownSampleType),
     /// The program handles a signal that the session would need (it installed its own handler
     /// before start): prof does not take it over. Says which signal, what needs it and what to
     /// use instead.

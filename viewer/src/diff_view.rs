@@ -288,8 +288,7 @@ impl Diff {
     /// array), as far as they lead.
     #[wasm_bindgen(js_name = nodeByPath)]
     pub fn node_by_path(&self, new: &Profile, names_json: &str) -> Result<u32, JsError> {
-        let names: Vec<String> = serde_json::from_str(names_json)
-            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let names = crate::profile::names(names_json)?;
         let tree = &self.new_tree;
         let mut node = tree.root();
         for name in &names {

@@ -9,7 +9,7 @@ use prof::aggregate::{
     ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
 };
 use prof::aggregate::{task_waits, TASK_WAIT_TYPE};
-use prof::session::{SampleState, SampleType, Session, ThreadIdx, Unit};
+use prof::session::{Json, JsonStep, SampleState, SampleType, Session, ThreadIdx, Unit};
 use wasm_bindgen::prelude::*;
 
 /// A session loaded in the page, with the call tree of the selected threads.
@@ -56,9 +56,9 @@ pub struct Profile {
     pub(crate) scope_index: std::cell::OnceCell<crate::scope_bars::ScopeIndex>,
 }
 
-/// What selects the samples every view shows, as the page's state says it (JSON).
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// What selects the samples every view shows, as the page's state says it (JSON, read by
+/// [`ViewSpec::read`]: every field optional, `null` as absent, no other field).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct ViewSpec {
     /// Thread indices, `None` for all threads.
     pub threads: Option<Vec<u32>>,
@@ -66,8 +66,7 @@ pub(crate) struct ViewSpec {
     pub range: Option<(u64, u64)>,
     /// The transform stack, applied in order (those that do not resolve are skipped).
     pub transforms: Vec<TransformSpec>,
-    /// The sample type shown, by name; `None` for the file's default.
-    #[serde(rename = "type")]
+    /// The sample type shown, by name (`type`); `None` for the file's default.
     pub sample_type: Option<String>,
     /// Only samples whose thread was running, or waiting; `None` for both.
     pub state: Option<SampleState>,
@@ -77,12 +76,105 @@ pub(crate) struct ViewSpec {
     pub task: Option<String>,
     /// `task` to put each task's name above its stacks (as `prof report --group-by task`),
     /// `scope` to put each sample's open scopes there (`--group-by scope`); `None` for the
-    /// stacks as recorded.
-    #[serde(rename = "groupBy")]
+    /// stacks as recorded (`groupBy`).
     pub group_by: Option<String>,
 }
 
 impl ViewSpec {
+    /// Reads the page's JSON form with `prof`'s JSON reader (serde_json's deserializer would
+    /// add its instances to the module).
+    pub(crate) fn read(text: &str) -> Result<ViewSpec, String> {
+        Json::parse(text.as_bytes(), |json| {
+            let mut view = ViewSpec::default();
+            json.object("struct ViewSpec")?;
+            let mut first = true;
+            let mut seen = Vec::new();
+            while let Some(key) = json.key(&mut first)? {
+                if seen.contains(&key) {
+                    return Err(json.duplicate(&key));
+                }
+                let null = json.null()?;
+                let string = |json: &mut Json<'_>| -> JsonStep<Option<String>> {
+                    match null {
+                        true => Ok(None),
+                        false => json.string().map(|s| Some(s.into_owned())),
+                    }
+                };
+                match &*key {
+                    "threads" if !null => {
+                        let mut threads = Vec::new();
+                        json.array("a sequence")?;
+                        let mut first = true;
+                        while json.item(&mut first)? {
+                            threads.push(json.u32()?);
+                        }
+                        view.threads = Some(threads);
+                    }
+                    "range" if !null => {
+                        json.array("a tuple of size 2")?;
+                        let mut first = true;
+                        let mut bounds = [0; 2];
+                        for bound in &mut bounds {
+                            if !json.item(&mut first)? {
+                                return Err(
+                                    json.error("invalid length, expected a tuple of size 2")
+                                );
+                            }
+                            *bound = json.u64()?;
+                        }
+                        if json.item(&mut first)? {
+                            return Err(json.error("trailing characters"));
+                        }
+                        view.range = Some((bounds[0], bounds[1]));
+                    }
+                    "transforms" if null => {
+                        return Err(json.error("invalid type: null, expected a sequence"))
+                    }
+                    "transforms" => {
+                        json.array("a sequence")?;
+                        let mut first = true;
+                        while json.item(&mut first)? {
+                            view.transforms.push(TransformSpec::read_json(json)?);
+                        }
+                    }
+                    "type" => view.sample_type = string(json)?,
+                    "state" if !null => {
+                        view.state = Some(match &*json.string()? {
+                            "running" => SampleState::Running,
+                            "waiting" => SampleState::Waiting,
+                            other => {
+                                return Err(json.error(format_args!(
+                                    "unknown variant `{other}`, expected `running` or `waiting`"
+                                )))
+                            }
+                        })
+                    }
+                    "scope" => view.scope = string(json)?,
+                    "task" => view.task = string(json)?,
+                    "groupBy" => view.group_by = string(json)?,
+                    "threads" | "range" | "state" => {}
+                    other => {
+                        return Err(json.unknown(
+                            other,
+                            &[
+                                "threads",
+                                "range",
+                                "transforms",
+                                "type",
+                                "state",
+                                "scope",
+                                "task",
+                                "groupBy",
+                            ],
+                        ))
+                    }
+                }
+                seen.push(key);
+            }
+            Ok(view)
+        })
+    }
+
     /// The core's filter for this view, checked against `session`.
     pub(crate) fn filter(&self, session: &Session) -> Result<Filter, String> {
         let mut filter = Filter::all();
@@ -149,6 +241,12 @@ pub struct SearchResult {
     weight: u64,
     fraction: f64,
     text: String,
+}
+
+/// The function names of a JSON array (a path the page kept), or the error saying why not.
+pub(crate) fn names(names_json: &str) -> Result<Vec<String>, JsError> {
+    Json::parse(names_json.as_bytes(), Json::strings)
+        .map_err(|e| JsError::new(&format!("not a list of names: {e}")))
 }
 
 fn to_json(value: &impl serde::Serialize) -> String {
@@ -370,8 +468,7 @@ impl Profile {
     /// everything, untransformed).
     #[wasm_bindgen(js_name = setView)]
     pub fn set_view(&mut self, spec: &str) -> Result<(), JsError> {
-        let view: ViewSpec =
-            serde_json::from_str(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
+        let view = ViewSpec::read(spec).map_err(|e| JsError::new(&format!("bad view: {e}")))?;
         if view == self.view {
             // The tree already is this view's (the page sets the view it loaded with).
             return Ok(());
@@ -420,8 +517,7 @@ impl Profile {
     /// they lead: a zoom kept across thread and file changes by names, not node ids.
     #[wasm_bindgen(js_name = nodeByPath)]
     pub fn node_by_path(&self, names_json: &str) -> Result<u32, JsError> {
-        let names: Vec<String> = serde_json::from_str(names_json)
-            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let names = names(names_json)?;
         let mut node = self.tree.root();
         for name in &names {
             match self
@@ -547,5 +643,54 @@ impl SearchResult {
     #[wasm_bindgen(getter)]
     pub fn text(&self) -> String {
         self.text.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24: the page's view is read with `prof`'s JSON reader, as serde read it: every
+    /// field optional, `null` as absent, no field twice and no other field.
+    #[test]
+    fn r24_the_view_reads_every_field_and_refuses_what_serde_refused() {
+        let view = ViewSpec::read(
+            r#"{"threads":[0,2],"range":[5,9],"transforms":[{"kind":"hide","pattern":"^std"}],
+                "type":"samples","state":"waiting","scope":"parse","task":"io","groupBy":"task"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            view,
+            ViewSpec {
+                threads: Some(vec![0, 2]),
+                range: Some((5, 9)),
+                transforms: vec![TransformSpec::Hide {
+                    pattern: "^std".into()
+                }],
+                sample_type: Some("samples".into()),
+                state: Some(SampleState::Waiting),
+                scope: Some("parse".into()),
+                task: Some("io".into()),
+                group_by: Some("task".into()),
+            }
+        );
+        let nulls = r#"{"threads":null,"range":null,"type":null,"state":null,"scope":null,
+            "task":null,"groupBy":null}"#;
+        assert_eq!(ViewSpec::read(nulls), Ok(ViewSpec::default()));
+        assert_eq!(ViewSpec::read(" {} "), Ok(ViewSpec::default()));
+        for (text, error) in [
+            (r#"{"thread":[0]}"#, "unknown field `thread`"),
+            (r#"{"scope":"a","scope":"b"}"#, "duplicate field `scope`"),
+            (r#"{"range":[1]}"#, "invalid length"),
+            (r#"{"range":[1,2,3]}"#, "trailing characters"),
+            (r#"{"state":"sleeping"}"#, "unknown variant `sleeping`"),
+            (r#"{"transforms":null}"#, "invalid type: null"),
+            (r#"{"threads":[-1]}"#, "invalid value: integer `-1`"),
+            (r#"{} x"#, "trailing characters"),
+            (r#"{"#, "EOF while parsing an object"),
+        ] {
+            let message = ViewSpec::read(text).unwrap_err();
+            assert!(message.starts_with(error), "{text}: {message}");
+        }
     }
 }

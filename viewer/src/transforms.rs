@@ -39,7 +39,8 @@ pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transf
 }
 
 fn parse_spec(spec_json: &str) -> Result<TransformSpec, JsError> {
-    serde_json::from_str(spec_json).map_err(|e| JsError::new(&format!("bad transform: {e}")))
+    prof::session::Json::parse(spec_json.as_bytes(), TransformSpec::read_json)
+        .map_err(|e| JsError::new(&format!("bad transform: {e}")))
 }
 
 #[wasm_bindgen]

@@ -166,8 +166,7 @@ impl TreeTable {
     /// they lead (0, the root, when the first is not there).
     #[wasm_bindgen(js_name = nodeByPath)]
     pub fn node_by_path(&self, profile: &Profile, names_json: &str) -> Result<u32, JsError> {
-        let names: Vec<String> = serde_json::from_str(names_json)
-            .map_err(|e| JsError::new(&format!("not a list of names: {e}")))?;
+        let names = crate::profile::names(names_json)?;
         let tree = self.tree(profile);
         let mut node = tree.root();
         for name in &names {

@@ -6,6 +6,7 @@
 //! and the viewer stays small.
 
 use super::transform::{NameMatcher, Transform};
+use crate::session::json::{Json, Step, Unknown};
 use crate::session::{Session, StrId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -119,6 +120,45 @@ impl TryFrom<SpecFields> for TransformSpec {
 }
 
 impl TransformSpec {
+    /// Reads one transform's JSON form with [`Json`] (how the wasm viewer reads the page's
+    /// state, without serde_json's deserializer): the same fields as the serde form, through the
+    /// same checks, and fields a kind does not use ignored.
+    pub fn read_json(json: &mut Json<'_>) -> Step<TransformSpec> {
+        let optional = |json: &mut Json<'_>| -> Step<Option<String>> {
+            if json.null()? {
+                Ok(None)
+            } else {
+                json.string().map(|s| Some(s.into_owned()))
+            }
+        };
+        let names = &["kind", "function", "path", "module", "pattern"];
+        let mut fields = json.fields("struct SpecFields", names, Unknown::Skip)?;
+        let mut spec = SpecFields {
+            kind: String::new(),
+            function: None,
+            path: None,
+            module: None,
+            pattern: None,
+        };
+        while let Some(i) = json.field(&mut fields)? {
+            match i {
+                0 => spec.kind = json.string()?.into_owned(),
+                1 => spec.function = optional(json)?,
+                2 => {
+                    spec.path = if json.null()? {
+                        None
+                    } else {
+                        Some(json.strings()?)
+                    }
+                }
+                3 => spec.module = optional(json)?,
+                _ => spec.pattern = optional(json)?,
+            }
+        }
+        json.require(&fields, 1)?;
+        TransformSpec::try_from(spec).map_err(|e| json.error(e))
+    }
+
     /// The transform this describes in `session`, or one line saying why there is none: a
     /// function or module the session does not have, or a pattern that is not a regex.
     pub fn resolve(&self, session: &Session) -> Result<Transform, String> {

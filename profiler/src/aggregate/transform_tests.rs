@@ -344,3 +344,52 @@ fn r24_transform_specs_read_their_json_form_as_before() {
     );
     assert!(serde_json::from_str::<TransformSpec>(r#"{"function":"f"}"#).is_err());
 }
+
+/// Issue 24: the viewer reads transforms with [`Json`](crate::session::Json) (no serde_json
+/// deserializer in the wasm module): the same forms, the same errors as the serde form.
+#[test]
+fn r24_transform_specs_read_with_the_json_reader_as_with_serde() {
+    use crate::session::Json;
+    let read = |text: &str| Json::parse(text.as_bytes(), TransformSpec::read_json);
+    let specs = [
+        r#"{"kind":"focus-function","function":"parse"}"#,
+        r#"{"kind":"focus-subtree","path":["main","run"]}"#,
+        r#"{"kind":"merge","function":"lex"}"#,
+        r#"{"kind":"drop","function":"gc"}"#,
+        r#"{"kind":"collapse-recursion"}"#,
+        r#"{"kind":"collapse-module","module":"libc.so.6"}"#,
+        r#"{"kind":"focus","pattern":"^a"}"#,
+        r#"{"kind":"ignore","pattern":"b$"}"#,
+        r#"{"function":"parse","pattern":"x","kind":"merge","extra":[1,{}]}"#,
+        r#"{"kind":"hide","pattern":"^std::","function":null}"#,
+    ];
+    for text in specs {
+        let serde: TransformSpec = serde_json::from_str(text).unwrap();
+        assert_eq!(read(text), Ok(serde), "{text}");
+    }
+    for (text, error) in [
+        (r#"{"kind":"hide"}"#, "missing field `pattern`"),
+        (r#"{"kind":"fold"}"#, "unknown variant `fold`"),
+        (r#"{"function":"f"}"#, "missing field `kind`"),
+        (
+            r#"{"kind":"drop","function":"f","function":"g"}"#,
+            "duplicate field `function`",
+        ),
+        (
+            r#"{"kind":"drop","function":7}"#,
+            "invalid type: integer `7`",
+        ),
+        (
+            r#"[]"#,
+            "invalid type: sequence, expected struct SpecFields",
+        ),
+    ] {
+        let message = read(text).unwrap_err();
+        assert!(message.starts_with(error), "{text}: {message}");
+        let serde = serde_json::from_str::<TransformSpec>(text).unwrap_err();
+        assert!(
+            serde.to_string().contains(error.split(',').next().unwrap()) || text == "[]",
+            "{text}: {serde}"
+        );
+    }
+}

@@ -1,5 +1,5 @@
-//! The session file's JSON shape (version 6; versions 1 to 5 are read too), as serde types,
-//! and its writer.
+//! The session file's JSON shape (version 6; versions 1 to 5 are read too) and its writer
+//! (serde's); [`super::file_reader`] reads it.
 //!
 //! The layout is documented for people in `docs/session-format.md` and for machines in
 //! `docs/session.schema.json`. Tables are plain JSON; the columns that grow with the number of
@@ -9,8 +9,7 @@
 use super::packed::{self, zigzag};
 use super::scopes_file::{context_column, scopes_file, tasks_file, ScopesFile, TasksFile};
 use super::{Frame, Frames, Metadata, Process, SampleState, Session, StrId, Strings, Thread};
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use std::borrow::Cow;
 
 /// The value of the `format` field of every session file.
@@ -25,75 +24,65 @@ pub const FORMAT_NAME: &str = "prof-session";
 pub const FORMAT_VERSION: u32 = 6;
 
 /// One frame as stored: absent optional fields are omitted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct FrameRow {
     pub name: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub module: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<u64>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub inlined: bool,
 }
 
 /// The stack prefix tree: `parent` holds `own index - parent index` (0 for a root), so a parent
 /// always comes first and no cycle can be written down. Packed columns borrow from the input when
 /// they can (a JSON string without escapes), so reading never copies them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct StacksColumns<'a> {
-    #[serde(borrow)]
     pub parent: Cow<'a, str>,
-    #[serde(borrow)]
     pub frame: Cow<'a, str>,
 }
 
 /// The samples in packed columns. Every column but `thread` is a zigzag delta against the previous
 /// sample *of the same thread* (0 before its first), which keeps the numbers small whatever order
 /// the threads' samples are interleaved in.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct SamplesColumns<'a> {
     pub count: u64,
-    #[serde(borrow)]
     pub stack: Cow<'a, str>,
-    #[serde(borrow)]
     pub thread: Cow<'a, str>,
-    #[serde(borrow)]
     pub time_delta: Cow<'a, str>,
-    #[serde(borrow)]
     pub weight_delta: Cow<'a, str>,
     /// How many samples each row stands for, when not every row is one (version 2).
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub multiplicity_delta: Option<Cow<'a, str>>,
     /// The weights of `meta.extra_sample_types`, one packed delta column each, or `null` for a
     /// type whose weight is the row's number of samples (version 3).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extra_weight_delta: Vec<Option<String>>,
     /// Each row's thread state, 0 running and 1 waiting, when the mode records it (version 3).
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<Cow<'a, str>>,
     /// Each row's innermost open span, 0 for none and `n` for span `n - 1` (version 5).
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<Cow<'a, str>>,
     /// Each row's task, 0 for none and `n` for task `n - 1` (version 5).
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<Cow<'a, str>>,
 }
 
 /// A thread as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ThreadRow {
     pub tid: u64,
     pub name: u32,
     /// Its process, an index into `processes` (version 4; 0 when absent).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub process: u32,
 }
 
@@ -102,14 +91,13 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// A mapping as stored: `path` is an index into the strings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct MappingRow {
     pub start: u64,
     pub limit: u64,
     pub offset: u64,
     pub path: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
 }
 
@@ -217,35 +205,6 @@ impl Serialize for FramesOut<'_> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct FramesIn(pub Frames);
 
-impl<'de> Deserialize<'de> for FramesIn {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Rows;
-        impl<'de> Visitor<'de> for Rows {
-            type Value = FramesIn;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a sequence of frames")
-            }
-
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<FramesIn, A::Error> {
-                let mut frames = Frames::default();
-                while let Some(row) = seq.next_element::<FrameRow>()? {
-                    frames.push(Frame {
-                        name: StrId(row.name),
-                        file: row.file.map(StrId),
-                        line: row.line,
-                        module: row.module.map(StrId),
-                        address: row.address,
-                        inlined: row.inlined,
-                    });
-                }
-                Ok(FramesIn(frames))
-            }
-        }
-        deserializer.deserialize_seq(Rows)
-    }
-}
-
 fn frame_row(frame: Frame) -> FrameRow {
     FrameRow {
         name: frame.name.0,
@@ -329,111 +288,5 @@ fn samples_columns(session: &Session) -> SamplesColumns<'static> {
         }),
         scope: context_column(&samples.scope, |s| s.0),
         task: context_column(&samples.task, |t| t.0),
-    }
-}
-
-const FIELDS: &[&str] = &[
-    "format",
-    "version",
-    "meta",
-    "strings",
-    "frames",
-    "stacks",
-    "threads",
-    "processes",
-    "mappings",
-    "samples",
-    "scopes",
-    "tasks",
-];
-
-impl<'de: 'a, 'a> Deserialize<'de> for FileIn<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_struct("FileIn", FIELDS, FileVisitor(std::marker::PhantomData))
-    }
-}
-
-struct FileVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-/// Reads the top-level object field by field, checking `format` and `version` as soon as they
-/// are seen (writers put them first), so a file of another kind or a newer version is refused
-/// with that reason rather than with whatever field the newer layout changed.
-impl<'de: 'a, 'a> Visitor<'de> for FileVisitor<'a> {
-    type Value = FileIn<'a>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a prof session object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut format_seen = false;
-        let mut version = None;
-        let mut meta = None;
-        let mut strings = None;
-        let mut frames = None;
-        let mut stacks = None;
-        let mut threads = None;
-        let mut processes = None;
-        let mut mappings = None;
-        let mut samples = None;
-        let mut scopes = None;
-        let mut tasks = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "format" => {
-                    let value: String = map.next_value()?;
-                    if value != FORMAT_NAME {
-                        return Err(de::Error::custom(format_args!(
-                            "not a prof session: format is {value:?}, expected {FORMAT_NAME:?}"
-                        )));
-                    }
-                    format_seen = true;
-                }
-                "version" => {
-                    let value: u64 = map.next_value()?;
-                    if value > u64::from(FORMAT_VERSION) {
-                        return Err(de::Error::custom(format_args!(
-                            "session file version {value} is newer than this prof reads \
-                             (version {FORMAT_VERSION}); upgrade prof"
-                        )));
-                    }
-                    if value == 0 {
-                        return Err(de::Error::custom("session file version 0 does not exist"));
-                    }
-                    version = Some(value as u32);
-                }
-                "meta" => meta = Some(map.next_value()?),
-                "strings" => strings = Some(map.next_value()?),
-                "frames" => frames = Some(map.next_value()?),
-                "stacks" => stacks = Some(map.next_value()?),
-                "threads" => threads = Some(map.next_value()?),
-                "processes" => processes = Some(map.next_value()?),
-                "mappings" => mappings = Some(map.next_value()?),
-                "samples" => samples = Some(map.next_value()?),
-                "scopes" => scopes = Some(map.next_value()?),
-                "tasks" => tasks = Some(map.next_value()?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        if !format_seen {
-            return Err(de::Error::custom(
-                "not a prof session: no \"format\": \"prof-session\" field",
-            ));
-        }
-        Ok(FileIn {
-            version: version.ok_or_else(|| de::Error::missing_field("version"))?,
-            meta: meta.ok_or_else(|| de::Error::missing_field("meta"))?,
-            strings: strings.ok_or_else(|| de::Error::missing_field("strings"))?,
-            frames: frames.ok_or_else(|| de::Error::missing_field("frames"))?,
-            stacks: stacks.ok_or_else(|| de::Error::missing_field("stacks"))?,
-            threads: threads.ok_or_else(|| de::Error::missing_field("threads"))?,
-            processes: processes.unwrap_or_default(),
-            mappings: mappings.unwrap_or_default(),
-            samples: samples.ok_or_else(|| de::Error::missing_field("samples"))?,
-            scopes,
-            tasks,
-        })
     }
 }

@@ -5,7 +5,8 @@
 //! [`ReadOptions::max_bytes`] so a gzip bomb cannot exhaust memory or time.
 
 use super::decode::decode;
-use super::file_format::{FileIn, FileOut};
+use super::file_format::FileOut;
+use super::file_reader::read_file;
 use super::Session;
 use flate2::read::MultiGzDecoder;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -236,12 +237,11 @@ pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, Re
 }
 
 fn parse(json: &[u8]) -> Result<Session, ReadError> {
-    let file: FileIn<'_> =
-        serde_json::from_slice(json).map_err(|e| ReadError::Invalid(one_line(&e.to_string())))?;
+    let file = read_file(json).map_err(|message| ReadError::Invalid(one_line(&message)))?;
     decode(file).map_err(|message| ReadError::Invalid(one_line(&message)))
 }
 
-/// `message` on one line: a reader's error may quote the file (serde names an unknown variant
+/// `message` on one line: a reader's error may quote the file (an unknown variant is named
 /// as it was written), and a quoted line break or other control character would break the
 /// one-line error every command prints. They are written as escapes instead.
 fn one_line(message: &str) -> String {

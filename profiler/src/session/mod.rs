@@ -26,9 +26,11 @@ mod decode;
 #[cfg(feature = "sampler")]
 mod file;
 mod file_format;
+mod file_reader;
 #[cfg(test)]
 pub(crate) mod file_tests;
 mod io;
+pub(crate) mod json;
 mod model;
 mod named;
 mod packed;
@@ -52,10 +54,11 @@ pub(crate) use io::gzip_size_hint;
 pub use io::{
     read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
 };
+pub use json::{Fields as JsonFields, Json, Step as JsonStep, Unknown as JsonUnknown};
 pub use model::{
     Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
     SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
-    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit,
+    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit, UnknownSampleType,
 };
 pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use tables::{Frames, Strings};

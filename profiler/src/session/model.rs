@@ -174,6 +174,18 @@ impl SampleType {
     }
 }
 
+/// Why [`Session::select_sample_type`] failed: the profile has no sample type of that name.
+/// Its own type rather than [`crate::Error`], so that showing it (the wasm viewer does) does
+/// not bring every other error's message along.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no sample type `{name}` (available: {known})")]
+pub struct UnknownSampleType {
+    /// The name asked for.
+    pub name: String,
+    /// The names the profile has, comma-separated, primary first.
+    pub known: String,
+}
+
 /// Facts about the recording: what ran, where, when, and how it was sampled.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metadata {
@@ -579,8 +591,9 @@ impl Session {
 
     /// Makes the sample type named `name` the primary one, so every single-weight view and
     /// export shows it; the previous primary becomes the first extra type. Fails with
-    /// [`crate::Error::UnknownSampleType`] naming the types there are.
-    pub fn select_sample_type(&mut self, name: &str) -> crate::Result<()> {
+    /// [`UnknownSampleType`] naming the types there are (which converts into
+    /// [`crate::Error::UnknownSampleType`]).
+    pub fn select_sample_type(&mut self, name: &str) -> Result<(), UnknownSampleType> {
         if self.meta.sample_type.name == name {
             return Ok(());
         }
@@ -590,7 +603,7 @@ impl Session {
             .iter()
             .position(|t| t.name == name)
         else {
-            return Err(crate::Error::UnknownSampleType {
+            return Err(UnknownSampleType {
                 name: name.to_owned(),
                 known: self
                     .sample_types()

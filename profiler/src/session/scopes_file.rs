@@ -11,78 +11,60 @@ use super::decode::{check_index, Column, Invalid};
 use super::model::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 use super::packed::{self, unzigzag, zigzag};
 use super::scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::borrow::Cow;
 
 /// A call site as stored: texts are indices into the strings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct SiteRow {
     pub name: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub kind: SiteKind,
 }
 
 /// The fields of a table's rows: `count` per row, then `key` and `value` for all of them in row
 /// order. Absent when no row has a field.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct FieldsColumns<'a> {
-    #[serde(borrow)]
     pub count: Cow<'a, str>,
-    #[serde(borrow)]
     pub key: Cow<'a, str>,
-    #[serde(borrow)]
     pub value: Cow<'a, str>,
 }
 
 /// The spans in packed columns of `count` entries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct SpansColumns<'a> {
     pub count: u64,
-    #[serde(borrow)]
     pub site: Cow<'a, str>,
-    #[serde(borrow)]
     pub thread: Cow<'a, str>,
-    #[serde(borrow)]
     pub start_delta: Cow<'a, str>,
-    #[serde(borrow)]
     pub duration: Cow<'a, str>,
-    #[serde(borrow)]
     pub parent: Cow<'a, str>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<FieldsColumns<'a>>,
 }
 
 /// The marks in packed columns of `count` entries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct MarksColumns<'a> {
     pub count: u64,
-    #[serde(borrow)]
     pub site: Cow<'a, str>,
-    #[serde(borrow)]
     pub thread: Cow<'a, str>,
-    #[serde(borrow)]
     pub time_delta: Cow<'a, str>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<FieldsColumns<'a>>,
 }
 
 /// The `scopes` object.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ScopesFile<'a> {
     pub sites: Vec<SiteRow>,
-    #[serde(borrow)]
     pub spans: SpansColumns<'a>,
-    #[serde(borrow)]
     pub marks: MarksColumns<'a>,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub dropped_events: u64,
 }
 
@@ -91,38 +73,30 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// A task as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct TaskRow {
     pub id: u64,
     pub name: u32,
 }
 
 /// The polls in packed columns of `count` entries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct PollsColumns<'a> {
     pub count: u64,
-    #[serde(borrow)]
     pub task: Cow<'a, str>,
-    #[serde(borrow)]
     pub thread: Cow<'a, str>,
-    #[serde(borrow)]
     pub start_delta: Cow<'a, str>,
-    #[serde(borrow)]
     pub duration: Cow<'a, str>,
     /// Where each poll's task waited after it: 0 for unknown, `n` for stack `n - 1`
     /// (version 6; absent when no poll knows).
-    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub waited_at: Option<Cow<'a, str>>,
 }
 
 /// The `tasks` object.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct TasksFile<'a> {
     pub tasks: Vec<TaskRow>,
-    #[serde(borrow)]
     pub polls: PollsColumns<'a>,
 }
 
