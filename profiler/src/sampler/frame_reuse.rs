@@ -30,6 +30,8 @@ const MAX_READS: usize = 4 * MAX_FRAMES;
 /// from it, a test of it against 0 or the stack pointer) reads other words, computes another
 /// stack pointer or ends otherwise with either value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// Steps are classified on x86_64 only (aarch64 compares its three registers whole).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub enum BpUse {
     /// The step's outcome may depend on bp (or was not examined: the first frame, aarch64).
     Uses,
@@ -130,6 +132,7 @@ impl Stack {
 
     /// The words the step unwinding the last frame pushed read so far, as (address, value or
     /// `None` where the read failed); empty when the stack stopped keeping reads.
+    #[cfg(target_arch = "x86_64")]
     pub fn last_step_reads(&self) -> impl Iterator<Item = (u64, Option<u64>)> + '_ {
         let from = self
             .len
