@@ -67,7 +67,14 @@ fn each_thread_is_estimated_within_5_percent() {
     let truths: Vec<(u64, u64)> = workers.into_iter().map(|w| w.join().unwrap()).collect();
     let report = profiler.stop().unwrap();
     let s = report.session();
-    assert_eq!(s.meta.dropped_samples, 0, "{report}");
+    // Drops are counted, never silent; on a busy machine the collector can fall behind the
+    // three threads for a moment (CI with two CPU hogs beside it dropped 1 of 46,845).
+    // The estimates below include what a drop loses.
+    assert!(
+        s.meta.dropped_samples * 1000 <= s.samples.len() as u64,
+        "{} dropped\n{report}",
+        s.meta.dropped_samples
+    );
     for (tid, truth) in truths {
         let mut session = s.clone();
         session.select_sample_type("alloc_bytes").unwrap();
