@@ -14,7 +14,9 @@
 //! sample (from the totals; and the median over rounds of each round's difference, with the
 //! standard error of their mean), the time inside the handler (`--timed`), faults and
 //! involuntary context switches per chunk, the CPU time and page faults of `Profiler::start`
-//! on the calling thread, and the share of samples whose weight read the thread CPU clock.
+//! on the calling thread, the share of samples whose weight read the thread CPU clock, the
+//! share that copied outer frames from the thread's previous stack, and how many frames those
+//! unwound before they could.
 //!
 //! `--gaps` runs, instead of the loop, one that only reads the monotonic clock for the same
 //! CPU time, at depth 40, and counts the interruptions it sees (gaps of 1 to 200 µs, longer
@@ -173,6 +175,10 @@ struct Chunk {
     clock_reads: f64,
     start_ns: f64,
     handler_ns: f64,
+    /// Samples that copied their outer frames from the thread's previous stack, and the
+    /// frames they unwound before they could.
+    reused: f64,
+    fresh_frames: f64,
 }
 
 /// Runs one chunk of `work` under `config`.
@@ -203,6 +209,8 @@ fn chunk(
     };
     let (handled0, in_handler0) = prof::diagnostics::handler_stats();
     let reads0 = prof::diagnostics::clock_reads();
+    let (reused0, _) = prof::diagnostics::reuse_stats();
+    let fresh0 = prof::diagnostics::frames_before_reuse();
     let started = Usage::now();
     let p = prof::Profiler::start(options).unwrap();
     let before = Usage::now();
@@ -228,6 +236,8 @@ fn chunk(
         samples,
         start_ns: start.cpu_ns,
         handler_ns: (in_handler - in_handler0).as_nanos() as f64,
+        reused: (prof::diagnostics::reuse_stats().0 - reused0) as f64,
+        fresh_frames: (prof::diagnostics::frames_before_reuse() - fresh0) as f64,
     }
 }
 
@@ -318,7 +328,7 @@ fn main() {
         load.trim()
     );
     println!(
-        "{:<13} {:>9} {:>9} {:>13} {:>13} {:>15} {:>11} {:>10} {:>10} {:>11} {:>13} {:>12}",
+        "{:<13} {:>9} {:>9} {:>13} {:>13} {:>15} {:>11} {:>10} {:>10} {:>11} {:>13} {:>12} {:>8} {:>13}",
         "config",
         "samples",
         "CPU +%",
@@ -330,7 +340,9 @@ fn main() {
         "inv. csw",
         "start CPU",
         "start faults",
-        "clock reads"
+        "clock reads",
+        "reused",
+        "fresh/reused"
     );
     let base = &all[0];
     if gap_mode {
@@ -368,10 +380,11 @@ fn main() {
             }
         }
         let handler: f64 = chunks.iter().map(|x| x.handler_ns).sum();
+        let reused: f64 = chunks.iter().map(|x| x.reused).sum();
         let start = median(chunks.iter().map(|x| x.start_ns).collect());
         let k = chunks.len() as f64;
         println!(
-            "{:<13} {:>9.0} {:>8.2}% {:>10.2} µs {:>7.2} ± {:<5.2} {:>12.2} µs {:>8.2} µs {:>10.1} {:>10.1} {:>8.2} ms {:>13.0} {:>11.1}%",
+            "{:<13} {:>9.0} {:>8.2}% {:>10.2} µs {:>7.2} ± {:<5.2} {:>12.2} µs {:>8.2} µs {:>10.1} {:>10.1} {:>8.2} ms {:>13.0} {:>11.1}% {:>7.1}% {:>13.2}",
             c,
             samples / k,
             (total.cpu_ns / base_total.cpu_ns - 1.0) * 100.0,
@@ -385,6 +398,8 @@ fn main() {
             start / 1e6,
             median(chunks.iter().map(|x| x.start_faults).collect()),
             chunks.iter().map(|x| x.clock_reads).sum::<f64>() / samples.max(1.0) * 100.0,
+            reused / samples.max(1.0) * 100.0,
+            chunks.iter().map(|x| x.fresh_frames).sum::<f64>() / reused.max(1.0),
         );
     }
 }

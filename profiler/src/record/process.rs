@@ -5,7 +5,7 @@
 use crate::sampler::dwarf::{DwarfSet, Modules};
 use crate::sampler::frame_reuse::State;
 use crate::sampler::sys::Regs;
-use crate::sampler::unwind::{self, StackWords};
+use crate::sampler::unwind::{self, Reuse, StackWords};
 use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
 use std::collections::HashMap;
@@ -102,7 +102,7 @@ impl Process {
             .get_or_insert_with(|| modules.refresh(objects));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
         let mut user = Vec::with_capacity(32);
-        unwind::copied(regs, stack, set, state, 0, false, max_depth, &mut user);
+        unwind::copied(regs, stack, set, state, 0, Reuse::Off, max_depth, &mut user);
         let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
         if user.len() == 1 && in_jit(regs.pc) {
             let mut fp = regs.fp;
@@ -125,7 +125,7 @@ impl Process {
                         fp: caller,
                         lr: 0,
                     };
-                    unwind::dwarf(&regs, stack, set, state, 0, false, &mut |a| {
+                    unwind::dwarf(&regs, stack, set, state, 0, Reuse::Off, &mut |a| {
                         user.push(a);
                         user.len() < max_depth
                     });

@@ -44,17 +44,14 @@ pub enum BpUse {
     Ends,
 }
 
-/// One frame of a kept stack.
+/// One frame of a kept stack, but for its address and its step's [`BpUse`], which are kept
+/// apart (see [`Stack`]).
 #[derive(Clone, Copy)]
 struct Frame {
-    /// The frame's address (instruction pointer for the first, return addresses after).
-    address: u64,
     /// The registers the unwinder had at this frame, as far as a step reads them.
     regs: KeptRegs,
     /// End (exclusive) in `reads` of the words read by the step that unwound this frame.
     reads_end: u16,
-    /// What that step does with bp.
-    bp: BpUse,
 }
 
 /// A read of a stack word: its address, with bit 0 set when the read failed (addresses read
@@ -65,7 +62,10 @@ struct Read {
     value: u64,
 }
 
-/// A thread's last unwound stack, as kept for reuse.
+/// A thread's last unwound stack, as kept for reuse. A join copies the frames' addresses and
+/// scans their steps' [`BpUse`]s from the join frame to the end, so each is an array of its
+/// own: at 1 kHz the handler finds little of this in the CPU's caches, and the 60 addresses of
+/// a deep stack are 8 cache lines this way, 30 inside the frames.
 pub struct Stack {
     tid: u32,
     /// The unwinder generation it was unwound with (a new set of modules unwinds differently).
@@ -73,6 +73,10 @@ pub struct Stack {
     /// True when the unwinding ran to its own end with every frame and read kept.
     complete: bool,
     frames: Box<[Frame]>,
+    /// Each frame's address (instruction pointer for the first, return addresses after).
+    addresses: Box<[u64]>,
+    /// What the step that unwound each frame does with bp.
+    bps: Box<[BpUse]>,
     len: usize,
     reads: Box<[Read]>,
     reads_len: usize,
@@ -82,16 +86,16 @@ impl Stack {
     /// An empty stack, reused by no one.
     pub fn new() -> Stack {
         let frame = Frame {
-            address: 0,
             regs: super::dwarf::kept_regs(&super::dwarf::start_regs(&super::sys::Regs::default())),
             reads_end: 0,
-            bp: BpUse::Uses,
         };
         Stack {
             tid: 0,
             generation: 0,
             complete: false,
             frames: vec![frame; MAX_FRAMES].into_boxed_slice(),
+            addresses: vec![0; MAX_FRAMES].into_boxed_slice(),
+            bps: vec![BpUse::Uses; MAX_FRAMES].into_boxed_slice(),
             len: 0,
             reads: vec![Read::default(); MAX_READS].into_boxed_slice(),
             reads_len: 0,
@@ -115,18 +119,18 @@ impl Stack {
             return;
         }
         self.frames[self.len] = Frame {
-            address,
             regs: super::dwarf::kept_regs(regs),
             reads_end: self.reads_len as u16,
-            bp: BpUse::Uses,
         };
+        self.addresses[self.len] = address;
+        self.bps[self.len] = BpUse::Uses;
         self.len += 1;
     }
 
     /// Says what the step unwinding the last frame pushed did with bp.
     pub fn set_bp_use(&mut self, bp: BpUse) {
-        if let Some(frame) = self.len.checked_sub(1).and_then(|i| self.frames.get_mut(i)) {
-            frame.bp = bp;
+        if let Some(slot) = self.len.checked_sub(1).and_then(|i| self.bps.get_mut(i)) {
+            *slot = bp;
         }
     }
 
@@ -196,8 +200,7 @@ impl Stack {
             j += 1;
         }
         *from = j;
-        let frame = self.frames.get(j).filter(|_| j < self.len)?;
-        if frame.address != address || !self.same_regs_from(j, &regs) {
+        if j >= self.len || self.addresses[j] != address || !self.same_regs_from(j, &regs) {
             return None;
         }
         let first_read = usize::from(self.frames[j - 1].reads_end);
@@ -220,9 +223,9 @@ impl Stack {
         let kept = &self.frames[j].regs;
         kept.sp == regs.sp
             && (kept.fp == regs.fp || {
-                let steps = self.frames.get(j..self.len).unwrap_or_default();
-                let first_not_carrying = steps.iter().find(|f| f.bp != BpUse::Carries);
-                first_not_carrying.is_none_or(|f| matches!(f.bp, BpUse::Restores | BpUse::Ends))
+                let steps = self.bps.get(j..self.len).unwrap_or_default();
+                let first_not_carrying = steps.iter().find(|&&bp| bp != BpUse::Carries);
+                first_not_carrying.is_none_or(|bp| matches!(bp, BpUse::Restores | BpUse::Ends))
             })
     }
 
@@ -234,12 +237,8 @@ impl Stack {
     }
 
     /// The addresses of the frames after `j`.
-    pub fn addresses_after(&self, j: usize) -> impl Iterator<Item = u64> + '_ {
-        self.frames
-            .get(j + 1..self.len)
-            .unwrap_or_default()
-            .iter()
-            .map(|f| f.address)
+    pub fn addresses_after(&self, j: usize) -> &[u64] {
+        self.addresses.get(j + 1..self.len).unwrap_or_default()
     }
 
     /// The common case of a join, without copying the outer frames: when this stack (ending at
@@ -255,6 +254,8 @@ impl Stack {
             return false;
         }
         other.frames[..j].copy_from_slice(&self.frames[..j]);
+        other.addresses[..j].copy_from_slice(&self.addresses[..j]);
+        other.bps[..j].copy_from_slice(&self.bps[..j]);
         other.reads[..reads].copy_from_slice(&self.reads[..reads]);
         true
     }
@@ -284,15 +285,66 @@ impl Stack {
         let join = &mut self.frames[self.len - 1];
         join.reads_end = (other.frames[j].reads_end as isize + shift) as u16;
         // Its step is the other stack's step j, run from the same address and stack pointer.
-        join.bp = other.frames[j].bp;
+        self.bps[self.len - 1] = other.bps[j];
         for (slot, frame) in self.frames[self.len..].iter_mut().zip(frames) {
             *slot = Frame {
                 reads_end: (frame.reads_end as isize + shift) as u16,
                 ..*frame
             };
         }
+        let (from, to) = (j + 1..other.len, self.len..self.len + frames.len());
+        self.addresses[to.clone()].copy_from_slice(&other.addresses[from.clone()]);
+        self.bps[to].copy_from_slice(&other.bps[from]);
         self.len += frames.len();
         self.complete &= other.complete;
+    }
+}
+
+/// What completed steps did with bp, by the return address they unwound from, under one
+/// generation of the unwinder. A step that returns a caller follows the rule its address has
+/// in the unwind tables, so what it does with bp is the same at every sample and is found once
+/// (by running it twice, see `unwind::bp_use`), not at every sample. Direct-mapped. x86_64's
+/// (see [`BpUse`]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub struct BpUses {
+    generation: u64,
+    slots: Box<[(u64, BpUse)]>,
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+impl BpUses {
+    /// Entries kept (a power of two).
+    const SLOTS: usize = 256;
+
+    /// An empty cache.
+    pub fn new() -> BpUses {
+        BpUses {
+            generation: 0,
+            slots: vec![(0, BpUse::Uses); Self::SLOTS].into_boxed_slice(),
+        }
+    }
+
+    fn slot(address: u64) -> usize {
+        // Return addresses differ in their low bits; fold in the next ones for functions
+        // whose call sites share them.
+        ((address ^ (address >> 8)) as usize) & (Self::SLOTS - 1)
+    }
+
+    /// What the completed step from return address `address` does with bp, if known under
+    /// `generation`.
+    pub fn get(&self, generation: u64, address: u64) -> Option<BpUse> {
+        let (at, bp) = self.slots[Self::slot(address)];
+        (self.generation == generation && at == address && address != 0).then_some(bp)
+    }
+
+    /// Keeps what the completed step from `address` does with bp, under `generation` (which
+    /// forgets the other generations' entries).
+    pub fn put(&mut self, generation: u64, address: u64, bp: BpUse) {
+        if self.generation != generation {
+            self.slots.fill((0, BpUse::Uses));
+            self.generation = generation;
+        }
+        self.slots[Self::slot(address)] = (address, bp);
     }
 }
 
@@ -301,6 +353,8 @@ impl Stack {
 pub struct State {
     /// framehop's cache of unwind rules by address.
     pub rules: super::dwarf::Cache,
+    /// What steps do with bp, by address.
+    pub bp_uses: BpUses,
     /// The last stack unwound through this state.
     pub last: Stack,
     /// The stack being unwound.
@@ -312,6 +366,7 @@ impl State {
     pub fn new() -> State {
         State {
             rules: super::dwarf::Cache::default(),
+            bp_uses: BpUses::new(),
             last: Stack::new(),
             next: Stack::new(),
         }
@@ -337,5 +392,36 @@ pub fn states(count: usize) -> Box<[TryCell<State>]> {
 pub fn keep_states(states: Box<[TryCell<State>]>) {
     if !states.is_empty() {
         *KEPT.lock().unwrap_or_else(|e| e.into_inner()) = Some(states);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bp_uses_are_kept_by_address_under_one_generation() {
+        let mut cache = BpUses::new();
+        assert_eq!(cache.get(1, 0x1000), None);
+        cache.put(1, 0x1000, BpUse::Carries);
+        cache.put(1, 0x2008, BpUse::Restores);
+        assert_eq!(cache.get(1, 0x1000), Some(BpUse::Carries));
+        assert_eq!(cache.get(1, 0x2008), Some(BpUse::Restores));
+        // Another address in the same slot is not taken for this one.
+        let other = (1..u64::MAX)
+            .map(|i| 0x1000 + i)
+            .find(|&a| BpUses::slot(a) == BpUses::slot(0x1000))
+            .unwrap();
+        assert_eq!(cache.get(1, other), None);
+        cache.put(1, other, BpUse::Uses);
+        assert_eq!(cache.get(1, 0x1000), None);
+        assert_eq!(cache.get(1, other), Some(BpUse::Uses));
+        // A new unwinder (other modules) knows none of the old entries.
+        assert_eq!(cache.get(2, 0x2008), None);
+        cache.put(2, 0x3000, BpUse::Ends);
+        assert_eq!(cache.get(2, 0x2008), None);
+        assert_eq!(cache.get(1, 0x3000), None);
+        // Address 0 is never a return address an unwind passes on: an empty slot.
+        assert_eq!(BpUses::new().get(0, 0), None);
     }
 }

@@ -27,7 +27,7 @@ pub struct Shared {
     pub unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
     /// Whether to reuse the outer frames of a thread's previous stack (the diagnostics'
     /// `Settings::reuse` turns it off, for comparison).
-    pub reuse: bool,
+    pub reuse: unwind::Reuse,
     /// Unwind every stack that reused frames a second time without reuse and count the
     /// differences (the diagnostics' `Settings::verify_reuse`, for tests).
     pub verify_reuse: bool,
@@ -400,9 +400,7 @@ impl Shared {
                         if self.verify_reuse {
                             verify::unwind(regs, stack, dwarf, state, tid, &mut claim)
                         } else {
-                            unwind::dwarf(regs, stack, dwarf, state, tid, self.reuse, &mut |a| {
-                                claim.push(a)
-                            })
+                            unwind::dwarf(regs, stack, dwarf, state, tid, self.reuse, &mut claim)
                         }
                     });
                     if let Some(unwound) = unwound {
@@ -457,6 +455,7 @@ mod verify {
     use crate::sampler::frame_reuse::{State, MAX_FRAMES};
     use crate::sampler::ring::Claim;
     use crate::sampler::sys::{Regs, StackReader};
+    use crate::sampler::unwind::Reuse;
 
     /// Unwinds with reuse into `claim`, then, if frames were reused, again without and counts a
     /// mismatch when the two differ.
@@ -471,7 +470,7 @@ mod verify {
     ) -> unwind::Unwound {
         let mut first = [0u64; MAX_FRAMES];
         let mut n = 0;
-        let unwound = unwind::dwarf(regs, stack, dwarf, state, tid, true, &mut |a| {
+        let unwound = unwind::dwarf(regs, stack, dwarf, state, tid, Reuse::Join, &mut |a| {
             if n < first.len() {
                 first[n] = a;
                 n += 1;
@@ -481,7 +480,9 @@ mod verify {
         if unwound.reused {
             let mut again = [0u64; MAX_FRAMES];
             let mut m = 0;
-            unwind::dwarf(regs, stack, dwarf, state, tid, false, &mut |a| {
+            // Check: the kept stack stays the one just unwound with reuse, so that the next
+            // sample's join is the one being checked.
+            unwind::dwarf(regs, stack, dwarf, state, tid, Reuse::Check, &mut |a| {
                 if m < n {
                     again[m] = a;
                     m += 1;
@@ -491,10 +492,6 @@ mod verify {
             if first[..n] != again[..m] {
                 REUSE_MISMATCHES.fetch_add(1, Ordering::Relaxed);
             }
-            // The full unwind left its stack as the last one, with no step's use of bp known
-            // (it joins nothing): put back the one unwound with reuse, which holds the same
-            // frames, so that the next sample's join is the one being checked.
-            std::mem::swap(&mut state.last, &mut state.next);
         }
         unwound
     }

@@ -225,7 +225,11 @@ impl Sampler {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             unwind_states: frame_reuse::states(UNWIND_STATES),
             verify_reuse: settings.verify_reuse,
-            reuse: settings.reuse,
+            reuse: if settings.reuse {
+                unwind::Reuse::Join
+            } else {
+                unwind::Reuse::Off
+            },
             fd_tids: (0..FD_SLOTS).map(|_| AtomicU32::new(0)).collect(),
             dropped: AtomicU64::new(0),
             stack_misses: AtomicU64::new(0),

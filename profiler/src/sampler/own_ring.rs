@@ -337,7 +337,7 @@ impl OwnRings {
                         set,
                         &mut self.states[tid as usize % UNWIND_STATES],
                         tid,
-                        true,
+                        unwind::Reuse::Join,
                         self.max_depth,
                         &mut self.addresses,
                     ),

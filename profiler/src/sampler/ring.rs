@@ -232,6 +232,21 @@ impl Claim<'_> {
         self.depth += 1;
         true
     }
+
+    /// Appends `addresses` in order, as many as fit; says whether all did (as [`Claim::push`]
+    /// of each would have).
+    pub fn extend(&mut self, addresses: &[u64]) -> bool {
+        let room = self.ring.max_depth.saturating_sub(self.depth);
+        let taken = &addresses[..addresses.len().min(room)];
+        let pos = self.pos + (HEADER + self.depth) as u64;
+        for (i, &address) in taken.iter().enumerate() {
+            self.ring
+                .word(pos + i as u64)
+                .store(address, Ordering::Relaxed);
+        }
+        self.depth += taken.len();
+        taken.len() == addresses.len()
+    }
 }
 
 #[cfg(test)]
@@ -283,6 +298,43 @@ mod tests {
         assert_eq!(got[1].0.weight, 10);
         assert_eq!(got[0].1, vec![100, 1, 2]);
         assert_eq!(got[2].1, vec![100, 101, 102]);
+    }
+
+    #[test]
+    fn extend_takes_what_pushes_would_across_the_ring_s_end() {
+        // Records of up to 5 addresses in a ring of 32 words, taken out one by one: the
+        // fourth wraps around its end, and so on.
+        let ring = Ring::new(16, 5);
+        assert_eq!(ring.capacity(), 32);
+        let sample = RawSample {
+            tid: 1,
+            time_ns: 2,
+            weight: 3,
+        };
+        let mut expected = Vec::new();
+        let cases = [
+            (&[1][..], &[2, 3][..]),
+            (&[4, 5], &[6, 7, 8, 9]),
+            (&[], &[10]),
+        ];
+        for (leaf, rest) in cases.into_iter().cycle().take(12) {
+            let mut c = ring.claim().unwrap();
+            assert!(leaf.iter().all(|&a| c.push(a)));
+            let all = leaf.len() + rest.len() <= 5;
+            assert_eq!(c.extend(rest), all);
+            let mut want: Vec<u64> = leaf.iter().chain(rest).copied().collect();
+            want.truncate(5);
+            expected.push(want);
+            ring.publish(c, &sample);
+            let got = collect(&ring);
+            assert_eq!(got.len(), 1);
+            assert_eq!(Some(&got[0].1), expected.last());
+        }
+        // A full record refuses even an empty slice's successor.
+        let mut c = ring.claim().unwrap();
+        assert!(c.extend(&[1, 2, 3, 4, 5]));
+        assert!(c.extend(&[]));
+        assert!(!c.extend(&[6]));
     }
 
     #[test]

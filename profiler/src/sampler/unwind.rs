@@ -6,6 +6,50 @@
 use super::ring::Claim;
 use super::sys::{Regs, StackReader};
 
+/// Where an unwinder's addresses go, leaf first: a ring record ([`Claim`]) or any closure
+/// that takes one and says whether it wants more.
+pub trait Frames {
+    /// Takes `address`; false when it wants no more (the address may or may not have been
+    /// taken: a full ring record refuses it, a closure at its depth takes it and says so).
+    fn push(&mut self, address: u64) -> bool;
+
+    /// Takes `addresses` in order until one is refused, as [`Frames::push`] of each would;
+    /// says whether none was.
+    fn extend(&mut self, addresses: &[u64]) -> bool {
+        addresses.iter().all(|&a| self.push(a))
+    }
+}
+
+impl<F: FnMut(u64) -> bool> Frames for F {
+    fn push(&mut self, address: u64) -> bool {
+        self(address)
+    }
+}
+
+impl Frames for Claim<'_> {
+    fn push(&mut self, address: u64) -> bool {
+        Claim::push(self, address)
+    }
+
+    fn extend(&mut self, addresses: &[u64]) -> bool {
+        Claim::extend(self, addresses)
+    }
+}
+
+/// Whether [`dwarf`] copies frames from the thread's previous stack, and whether its stack is
+/// kept for the next one to copy from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    /// Copies where it provably may, and keeps the stack.
+    Join,
+    /// Copies nothing, but keeps the stack (reuse turned off for comparison, or a caller whose
+    /// stacks no thread continues).
+    Off,
+    /// Copies nothing and leaves the kept stack as it was: a second unwind of the same sample
+    /// that checks a joined one (`Settings::verify_reuse`).
+    Check,
+}
+
 /// Which unwinder the handler uses, from [`crate::Unwind`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnwindMode {
@@ -93,7 +137,7 @@ pub fn frame_pointers(
         return;
     }
     if let Some(stack) = stack {
-        frame_chain(stack, regs.fp, known, &mut |a| out.push(a));
+        frame_chain(stack, regs.fp, known, out);
     }
 }
 
@@ -104,19 +148,19 @@ pub fn frame_chain<S: StackWords + ?Sized>(
     stack: &S,
     mut fp: u64,
     known: &dyn Fn(u64) -> bool,
-    out: &mut dyn FnMut(u64) -> bool,
+    out: &mut (impl Frames + ?Sized),
 ) {
     while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
-        if ret == 0 || !known(ret.wrapping_sub(1)) || !out(ret) || caller <= fp {
+        if ret == 0 || !known(ret.wrapping_sub(1)) || !out.push(ret) || caller <= fp {
             return;
         }
         fp = caller;
     }
 }
 
-/// Unwinds with DWARF CFI, passing each frame's address to `out` until it returns false. Reuses
-/// the outer frames of the thread's previous stack where they provably have not changed (see
-/// `frame_reuse.rs`), unless `reuse` is false. When DWARF knows nothing past the leaf, follows the
+/// Unwinds with DWARF CFI, passing each frame's address to `out` until it wants no more. With
+/// [`Reuse::Join`], copies the outer frames of the thread's previous stack where they provably
+/// have not changed (see `frame_reuse.rs`). When DWARF knows nothing past the leaf, follows the
 /// frame-pointer chain instead. Says whether anything was pushed (if not, the caller falls back
 /// to frame pointers) and whether frames were reused.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
@@ -126,11 +170,19 @@ pub fn dwarf<S: StackWords + ?Sized>(
     dwarf: &super::dwarf::DwarfSet,
     state: &mut super::frame_reuse::State,
     tid: u32,
-    reuse: bool,
-    out: &mut dyn FnMut(u64) -> bool,
+    reuse: Reuse,
+    out: &mut (impl Frames + ?Sized),
 ) -> Unwound {
     use framehop::{FrameAddress, Unwinder};
-    let super::frame_reuse::State { rules, last, next } = state;
+    let super::frame_reuse::State {
+        rules,
+        bp_uses,
+        last,
+        next,
+    } = state;
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bp_uses;
+    let join = reuse == Reuse::Join;
     next.start(tid, dwarf.generation);
     let mut uregs = super::dwarf::start_regs(regs);
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);
@@ -154,7 +206,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
         if pushed > 0 && !known {
             break;
         }
-        if !out(at) {
+        if !out.push(at) {
             next.cut();
             break;
         }
@@ -165,19 +217,17 @@ pub fn dwarf<S: StackWords + ?Sized>(
             next.set_bp_use(super::frame_reuse::BpUse::Ends);
             break;
         }
-        if reuse && pushed > 1 {
+        if join && pushed > 1 {
             let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, |a| {
                 stack.word(a)
             });
             if let Some(j) = joined {
                 reused = true;
                 fresh = pushed;
-                for a in last.addresses_after(j) {
-                    if !out(a) {
-                        next.cut();
-                        break;
-                    }
-                    pushed += 1;
+                let copied = last.addresses_after(j);
+                pushed += copied.len();
+                if !out.extend(copied) {
+                    next.cut();
                 }
                 in_place = next.overwrite_prefix_of(last, j);
                 if !in_place {
@@ -196,10 +246,22 @@ pub fn dwarf<S: StackWords + ?Sized>(
         let step = dwarf
             .unwinder
             .unwind_frame(address, &mut uregs, rules, &mut read);
-        // What the step did with bp, for later joins (the first frame is never joined at).
+        // What the step did with bp, for later joins (the first frame is never joined at). A
+        // step that returned a caller does what its address's rule does, found once.
         #[cfg(target_arch = "x86_64")]
-        if reuse && pushed > 1 {
-            let used = bp_use(dwarf, address, &before, &uregs, &step, stack, rules, next);
+        if join && pushed > 1 {
+            let gen = dwarf.generation;
+            let completed = matches!(step, Ok(Some(_)));
+            let used = match bp_uses.get(gen, at).filter(|_| completed) {
+                Some(used) => used,
+                None => {
+                    let used = bp_use(dwarf, address, &before, &uregs, &step, stack, rules, next);
+                    if completed {
+                        bp_uses.put(gen, at, used);
+                    }
+                    used
+                }
+            };
             next.set_bp_use(used);
         }
         match step {
@@ -217,7 +279,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
         next.cut();
         frame_chain(stack, regs.fp, &known, out);
     }
-    if !in_place {
+    if !in_place && reuse != Reuse::Check {
         std::mem::swap(last, next);
     }
     Unwound {
@@ -293,7 +355,7 @@ pub struct Unwound {
 
 /// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
 /// from `regs` into `out`, leaf first: DWARF CFI, falling back to frame pointers when it gives
-/// nothing; at most `max_depth` frames. With `reuse`, the outer frames of thread `tid`'s
+/// nothing; at most `max_depth` frames. With [`Reuse::Join`], the outer frames of thread `tid`'s
 /// previous stack in `state` are reused where they provably have not changed (see
 /// `frame_reuse.rs`): the copy holds the same words there.
 #[cfg(all(
@@ -307,7 +369,7 @@ pub fn copied<S: StackWords + ?Sized>(
     set: &super::dwarf::DwarfSet,
     state: &mut super::frame_reuse::State,
     tid: u32,
-    reuse: bool,
+    reuse: Reuse,
     max_depth: usize,
     out: &mut Vec<u64>,
 ) {

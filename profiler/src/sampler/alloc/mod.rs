@@ -23,7 +23,7 @@ mod table;
 
 use super::ring::{Claim, RawSample, Ring};
 use super::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
-use super::unwind;
+use super::unwind::{self, Reuse};
 use crate::session::Session;
 use crate::{Error, Options, Result};
 use std::cell::Cell;
@@ -303,7 +303,7 @@ impl Shared {
                 for i in 0..n {
                     let state = &self.unwind_states[(tid as usize + i) % n];
                     let unwound = state.try_with(|state| {
-                        unwind::dwarf(regs, stack, dwarf, state, tid, true, &mut |a| claim.push(a))
+                        unwind::dwarf(regs, stack, dwarf, state, tid, Reuse::Join, claim)
                     });
                     if let Some(unwound) = unwound {
                         done = unwound.started;
