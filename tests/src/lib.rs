@@ -220,36 +220,7 @@ pub fn tokio_fixture(name: &str) -> PathBuf {
 /// target directory for `line-tables-only`, `fixtures-tokio-<debug setting>` for the others
 /// (the flag changes every crate's build, so they keep directories of their own).
 pub fn tokio_fixture_with(profile: ReleaseProfile, name: &str) -> PathBuf {
-    use std::sync::OnceLock;
-    static BUILT: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = ReleaseProfile::ALL
-        .iter()
-        .position(|p| *p == profile)
-        .expect("a listed profile");
-    let dir = BUILT[slot].get_or_init(|| {
-        let target = match profile {
-            ReleaseProfile::LineTablesOnly => target_dir().join("fixtures-tokio"),
-            _ => target_dir().join(format!("fixtures-tokio-{}", profile.debug())),
-        };
-        let status = cargo()
-            .args(["build", "--quiet", "--release", "-p", "prof-fixtures"])
-            .args(["--features", "tokio", "--bins", "--target-dir"])
-            .arg(&target)
-            // What the profile says, whatever the workspace's own [profile.release] says.
-            .env("CARGO_PROFILE_RELEASE_DEBUG", profile.debug())
-            .env_remove("CARGO_PROFILE_RELEASE_STRIP")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env("RUSTFLAGS", "--cfg tokio_unstable")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "cargo build --release -p prof-fixtures --features tokio ({profile:?})"
-        );
-        target.join("release")
-    });
-    dir.join(name)
+    fixture(profile, Fixtures::Tokio, name)
 }
 
 /// The path of the fixture program `name` (a binary of `tests/fixtures`) built in release with
@@ -257,20 +228,41 @@ pub fn tokio_fixture_with(profile: ReleaseProfile, name: &str) -> PathBuf {
 /// target directory of its own (so the dependencies keep their builds): `limited` into the
 /// test's own, the others into `fixtures-<debug setting>` under it.
 pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
-    use std::sync::OnceLock;
-    static BUILT: [OnceLock<PathBuf>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    fixture(profile, Fixtures::Plain, name)
+}
+
+/// The two builds of the fixture programs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fixtures {
+    /// Default features.
+    Plain,
+    /// The `tokio` feature, with `--cfg tokio_unstable` for every crate.
+    Tokio,
+}
+
+/// The fixture program `name` from the build `fixtures` with `profile`, built (all fixtures at
+/// once) the first time this test process asks for that build.
+fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
+    static BUILT: [[OnceLock<PathBuf>; 3]; 2] = [const { [const { OnceLock::new() }; 3] }; 2];
     let slot = ReleaseProfile::ALL
         .iter()
         .position(|p| *p == profile)
         .expect("a listed profile");
-    let dir = BUILT[slot].get_or_init(|| {
-        // `limited` is this workspace's own release profile: its builds share the target
+    let dir = BUILT[fixtures as usize][slot].get_or_init(|| {
+        // `limited` is this workspace's own release profile: its plain builds share the target
         // directory (and the dependencies' builds) with the release examples'.
-        let target = match profile {
-            ReleaseProfile::Limited => target_dir(),
-            _ => target_dir().join(format!("fixtures-{}", profile.debug())),
+        let target = match (fixtures, profile) {
+            (Fixtures::Plain, ReleaseProfile::Limited) => target_dir(),
+            (Fixtures::Plain, _) => target_dir().join(format!("fixtures-{}", profile.debug())),
+            (Fixtures::Tokio, ReleaseProfile::LineTablesOnly) => {
+                target_dir().join("fixtures-tokio")
+            }
+            (Fixtures::Tokio, _) => {
+                target_dir().join(format!("fixtures-tokio-{}", profile.debug()))
+            }
         };
-        let status = cargo()
+        let mut build = cargo();
+        build
             .args([
                 "build",
                 "--quiet",
@@ -284,14 +276,23 @@ pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
             // What the profile says, whatever the workspace's own [profile.release] says.
             .env("CARGO_PROFILE_RELEASE_DEBUG", profile.debug())
             .env_remove("CARGO_PROFILE_RELEASE_STRIP")
-            .env_remove("RUSTFLAGS")
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        match fixtures {
+            Fixtures::Plain => build.env_remove("RUSTFLAGS"),
+            Fixtures::Tokio => build
+                .args(["--features", "tokio"])
+                .env("RUSTFLAGS", "--cfg tokio_unstable"),
+        };
+        let status = build.status().unwrap();
+        let features = if fixtures == Fixtures::Tokio {
+            " --features tokio"
+        } else {
+            ""
+        };
         assert!(
             status.success(),
-            "cargo build --release -p prof-fixtures ({profile:?})"
+            "cargo build --release -p prof-fixtures{features} ({profile:?})"
         );
         target.join("release")
     });
