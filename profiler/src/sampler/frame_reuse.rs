@@ -55,12 +55,9 @@ struct Frame {
 }
 
 /// A read of a stack word: its address, with bit 0 set when the read failed (addresses read
-/// are 8-aligned, so the bit is free), and the value read.
-#[derive(Clone, Copy, Default)]
-struct Read {
-    address: u64,
-    value: u64,
-}
+/// are 8-aligned, so the bit is free), and the value read (as `StackWords::same_words` takes
+/// them).
+type Read = [u64; 2];
 
 /// A thread's last unwound stack, as kept for reuse. A join copies the frames' addresses and
 /// scans their steps' [`BpUse`]s from the join frame to the end, so each is an array of its
@@ -97,7 +94,7 @@ impl Stack {
             addresses: vec![0; MAX_FRAMES].into_boxed_slice(),
             bps: vec![BpUse::Uses; MAX_FRAMES].into_boxed_slice(),
             len: 0,
-            reads: vec![Read::default(); MAX_READS].into_boxed_slice(),
+            reads: vec![[0, 0]; MAX_READS].into_boxed_slice(),
             reads_len: 0,
         }
     }
@@ -149,7 +146,7 @@ impl Stack {
         };
         reads
             .iter()
-            .map(|r| (r.address & !1, (r.address & 1 == 0).then_some(r.value)))
+            .map(|&[address, value]| (address & !1, (address & 1 == 0).then_some(value)))
     }
 
     /// Records a word read by the step unwinding the last frame pushed.
@@ -164,10 +161,7 @@ impl Stack {
         if !self.complete {
             return;
         }
-        *slot = Read {
-            address: address | u64::from(value.is_none()),
-            value: value.unwrap_or(0),
-        };
+        *slot = [address | u64::from(value.is_none()), value.unwrap_or(0)];
         self.reads_len += 1;
         frame.reads_end = self.reads_len as u16;
     }
@@ -188,7 +182,7 @@ impl Stack {
         address: u64,
         regs: &UnwindRegs,
         from: &mut usize,
-        read: impl Fn(u64) -> Option<u64>,
+        stack: &(impl super::unwind::StackWords + ?Sized),
     ) -> Option<usize> {
         if !self.complete || self.tid != tid || self.generation != generation {
             return None;
@@ -205,14 +199,7 @@ impl Stack {
         }
         let first_read = usize::from(self.frames[j - 1].reads_end);
         let reads = self.reads.get(first_read..self.reads_len)?;
-        let unchanged = reads.iter().all(|r| {
-            let failed = r.address & 1 == 1;
-            match read(r.address & !1) {
-                Some(value) => !failed && value == r.value,
-                None => failed,
-            }
-        });
-        unchanged.then_some(j)
+        stack.same_words(reads).then_some(j)
     }
 
     /// Whether the steps from frame `j` on, run from `regs` (the new stack's at that frame),

@@ -95,6 +95,24 @@ impl NoDwarf {
 pub trait StackWords {
     /// The word at `addr`, or `None` where the stack cannot be read.
     fn word(&self, addr: u64) -> Option<u64>;
+
+    /// Whether the words at the kept reads' addresses (pairs of an address, with bit 0 set
+    /// where that read failed, and the value read) would each read as they did: the same
+    /// value, or `None` again where the read failed.
+    fn same_words(&self, kept: &[[u64; 2]]) -> bool {
+        same_words_by_word(self, kept)
+    }
+}
+
+/// [`StackWords::same_words`], one word at a time.
+fn same_words_by_word<S: StackWords + ?Sized>(stack: &S, kept: &[[u64; 2]]) -> bool {
+    kept.iter().all(|&[address, value]| {
+        let failed = address & 1 == 1;
+        match stack.word(address & !1) {
+            Some(now) => !failed && now == value,
+            None => failed,
+        }
+    })
 }
 
 /// A copy of the top of a thread's stack, `bytes` from the stack pointer `sp` up.
@@ -118,6 +136,10 @@ impl StackWords for CopiedStack<'_> {
 impl StackWords for StackReader {
     fn word(&self, addr: u64) -> Option<u64> {
         self.read(addr)
+    }
+
+    fn same_words(&self, kept: &[[u64; 2]]) -> bool {
+        StackReader::same_words(self, kept).unwrap_or_else(|| same_words_by_word(self, kept))
     }
 }
 
@@ -218,9 +240,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
             break;
         }
         if join && pushed > 1 {
-            let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, |a| {
-                stack.word(a)
-            });
+            let joined = last.join(tid, dwarf.generation, at, &uregs, &mut cursor, stack);
             if let Some(j) = joined {
                 reused = true;
                 fresh = pushed;

@@ -13,6 +13,9 @@
 //! value" and the walk ends there. Any other fault goes on to the handler that was installed
 //! before prof's (Rust's stack overflow report, a program's own handler, or the default action).
 //! A read costs a call (a few nanoseconds); the handler allocates nothing and takes no lock.
+//! Checking a kept stack before reusing its frames compares a hundred words or so at once: on
+//! x86_64 `prof_sys_same_words_v1` does it in one call, a loop whose one load is caught the
+//! same way (resuming in `prof_sys_same_words_fault_v1`, which answers "different").
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -52,6 +55,28 @@ mod probe {
         fn prof_sys_read_word_fault_v1() -> Word;
     }
 
+    /// What `prof_sys_same_words_v1` found.
+    #[cfg(target_arch = "x86_64")]
+    const SAME: u64 = 1;
+    #[cfg(target_arch = "x86_64")]
+    const DIFFERENT: u64 = 0;
+    #[cfg(target_arch = "x86_64")]
+    const UNSURE: u64 = 2;
+
+    #[cfg(target_arch = "x86_64")]
+    extern "C" {
+        /// Compares `count` kept reads at `kept` (pairs of an address and the value read there)
+        /// with the words at those addresses now, in order: returns [`SAME`] when all hold
+        /// their values, [`DIFFERENT`] at the first that does not, [`UNSURE`] at the first
+        /// address that has a low bit set (a read that failed, or misaligned) or lies outside
+        /// `[lo, last]`, and 3 when a load faulted (from `prof_sys_same_words_fault_v1`).
+        fn prof_sys_same_words_v1(kept: *const [u64; 2], count: usize, lo: u64, last: u64) -> u64;
+        /// The load in `prof_sys_same_words_v1` that may fault (a label, not a function).
+        fn prof_sys_same_words_load_v1();
+        /// Where a faulting load of `prof_sys_same_words_v1` resumes: returns 3.
+        fn prof_sys_same_words_fault_v1() -> u64;
+    }
+
     // Weak and hidden: two copies of prof in one program (different versions) share one
     // definition (the same instructions under this versioned name) instead of failing to link.
     // Both are leaf functions that leave the stack alone, so the default CFI describes them.
@@ -80,6 +105,57 @@ mod probe {
         "ret",
         ".cfi_endproc",
         ".size prof_sys_read_word_fault_v1, .-prof_sys_read_word_fault_v1",
+        ".popsection",
+        // A leaf that uses only argument and scratch registers and leaves the stack alone, so
+        // that its fault path (below) finds the return address on top, as the default CFI says.
+        // rdi: the kept pairs, rsi: their count, rdx: lo, rcx: the last readable word's address.
+        ".pushsection .text.prof_sys_same_words_v1,\"ax\",@progbits",
+        ".weak prof_sys_same_words_v1",
+        ".hidden prof_sys_same_words_v1",
+        ".type prof_sys_same_words_v1,@function",
+        ".weak prof_sys_same_words_load_v1",
+        ".hidden prof_sys_same_words_load_v1",
+        ".p2align 4",
+        "prof_sys_same_words_v1:",
+        ".cfi_startproc",
+        "2:",
+        "test rsi, rsi",
+        "jz 5f",
+        "mov r8, qword ptr [rdi]",
+        "test r8b, 7",
+        "jnz 4f",
+        "cmp r8, rdx",
+        "jb 4f",
+        "cmp r8, rcx",
+        "ja 4f",
+        "prof_sys_same_words_load_v1:",
+        "mov r9, qword ptr [r8]",
+        "cmp r9, qword ptr [rdi + 8]",
+        "jne 3f",
+        "add rdi, 16",
+        "dec rsi",
+        "jmp 2b",
+        "3:",
+        "xor eax, eax",
+        "ret",
+        "4:",
+        "mov eax, 2",
+        "ret",
+        "5:",
+        "mov eax, 1",
+        "ret",
+        ".cfi_endproc",
+        ".size prof_sys_same_words_v1, .-prof_sys_same_words_v1",
+        ".weak prof_sys_same_words_fault_v1",
+        ".hidden prof_sys_same_words_fault_v1",
+        ".type prof_sys_same_words_fault_v1,@function",
+        ".p2align 4",
+        "prof_sys_same_words_fault_v1:",
+        ".cfi_startproc",
+        "mov eax, 3",
+        "ret",
+        ".cfi_endproc",
+        ".size prof_sys_same_words_fault_v1, .-prof_sys_same_words_fault_v1",
         ".popsection",
     );
 
@@ -132,17 +208,55 @@ mod probe {
         (word.ok != 0).then_some(word.value)
     }
 
-    /// If the saved context stopped on the probe's load, moves it to the probe's "no value"
-    /// path and says so. The load is the probe's first instruction: nothing was done yet, and
-    /// the other path expects the same registers and stack (a leaf, the caller's return
-    /// address on top).
+    /// Whether the words at the kept reads' addresses (pairs of an address and the value
+    /// read there) still hold those values, the addresses inside `[lo, hi)`; `None` when
+    /// this cannot tell in one pass (a kept read failed, an address is misaligned or outside
+    /// the range), and the caller reads word by word. One probe for all, where
+    /// [`read_word`] is a call each.
+    #[cfg(target_arch = "x86_64")]
+    pub fn same_words(kept: &[[u64; 2]], lo: u64, hi: u64) -> Option<bool> {
+        let last = hi.checked_sub(8)?;
+        // SAFETY: `prof_sys_same_words_v1` (the assembly above) reads the `kept.len()` pairs
+        // at `kept.as_ptr()`, which the slice holds, and loads one word at each pair's address
+        // (only 8-aligned ones inside `[lo, hi)`); it writes no memory, keeps to the scratch
+        // registers of the C ABI and returns. A load that faults is caught as
+        // `prof_sys_read_word_v1`'s is (see `read_word`, whose premises the caller's
+        // `StackAccess` stands for, as they do here): the fault handler resumes the thread
+        // at `prof_sys_same_words_fault_v1`, which returns 3 from this call as the probe would
+        // have, the stack untouched by the probe (a leaf: the return address on top).
+        let found = unsafe { prof_sys_same_words_v1(kept.as_ptr(), kept.len(), lo, last) };
+        match found {
+            SAME => Some(true),
+            DIFFERENT => Some(false),
+            UNSURE => None,
+            // A load faulted: a word read before is unreadable now.
+            _ => Some(false),
+        }
+    }
+
+    /// Word by word on aarch64 (no comparing probe there).
+    #[cfg(target_arch = "aarch64")]
+    pub fn same_words(_kept: &[[u64; 2]], _lo: u64, _hi: u64) -> Option<bool> {
+        None
+    }
+
+    /// If the saved context stopped on a probe's load, moves it to that probe's fault path
+    /// and says so. `prof_sys_read_word_v1`'s load is its first instruction: nothing was done
+    /// yet, and its other path expects the same registers and stack (a leaf, the caller's
+    /// return address on top). `prof_sys_same_words_v1`'s fault path returns its "faulted"
+    /// answer whatever its scratch registers hold, from the same stack.
     pub fn resume_if_probe(uc: &mut libc::ucontext_t) -> bool {
         let pc = pc_slot(uc);
-        if *pc != prof_sys_read_word_v1 as *const () as u64 {
-            return false;
+        if *pc == prof_sys_read_word_v1 as *const () as u64 {
+            *pc = prof_sys_read_word_fault_v1 as *const () as u64;
+            return true;
         }
-        *pc = prof_sys_read_word_fault_v1 as *const () as u64;
-        true
+        #[cfg(target_arch = "x86_64")]
+        if *pc == prof_sys_same_words_load_v1 as *const () as u64 {
+            *pc = prof_sys_same_words_fault_v1 as *const () as u64;
+            return true;
+        }
+        false
     }
 
     /// The program counter slot of a saved context, where the kernel resumes the thread.
@@ -169,6 +283,11 @@ mod probe {
 
     /// Never called: no `StackAccess` is given without a probe.
     pub fn read_word(_addr: u64) -> Option<u64> {
+        None
+    }
+
+    /// Never called, as [`read_word`].
+    pub fn same_words(_kept: &[[u64; 2]], _lo: u64, _hi: u64) -> Option<bool> {
         None
     }
 
@@ -384,6 +503,14 @@ impl StackReader {
         }
         probe::read_word(addr)
     }
+
+    /// Whether the words at the kept reads' addresses (pairs of an address and the value
+    /// read there) still hold those values, in one probe: `None` where this processor has no
+    /// such probe (aarch64) or it cannot tell (a kept read failed, or lay outside this
+    /// reader's range), and the caller reads word by word.
+    pub fn same_words(&self, kept: &[[u64; 2]]) -> Option<bool> {
+        probe::same_words(kept, self.lo, self.hi)
+    }
 }
 
 #[cfg(test)]
@@ -454,6 +581,55 @@ mod tests {
         assert_eq!(stack.read(base + PAGE as u64 + 8), None);
         assert!(READ_FAULTS.load(Ordering::Relaxed) > faults);
         assert_eq!(stack.read(base), Some(42), "reads work after a fault");
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn r24_kept_words_are_compared_in_one_probe_that_survives_a_fault() {
+        let base = map(3 * PAGE);
+        let at = |i: u64| base + 8 * i;
+        let page = PAGE as u64;
+        for i in 0..(3 * page / 8) {
+            poke(at(i), i * 3);
+        }
+        let stack = reader(base, base + 3 * page);
+        // Words on all three pages, as a kept stack holds them (outwards, not all adjacent).
+        let mut kept: Vec<[u64; 2]> = [0, 1, 7, 300, 511, 512, 900, 1100]
+            .iter()
+            .map(|&i| [at(i), i * 3])
+            .collect();
+        let same = |kept: &[[u64; 2]]| stack.same_words(kept);
+        let by_word = |kept: &[[u64; 2]]| {
+            kept.iter().all(|&[a, v]| match stack.read(a & !1) {
+                Some(now) => a & 1 == 0 && now == v,
+                None => a & 1 == 1,
+            })
+        };
+        assert_eq!(same(&kept), Some(true));
+        assert_eq!(same(&[]), Some(true));
+        poke(at(900), 1);
+        assert_eq!(same(&kept), Some(false));
+        assert!(!by_word(&kept));
+        poke(at(900), 2700);
+        // A kept failed read, a misaligned address or one outside the reader: word by word.
+        let mut failed = kept.clone();
+        failed[3][0] |= 1;
+        assert_eq!(same(&failed), None);
+        let mut outside = kept.clone();
+        outside.push([base + 3 * page, 0]);
+        assert_eq!(same(&outside), None);
+        assert_eq!(same(&[[base - 8, 0]]), None);
+        assert_eq!(same(&[[at(2) + 4, 0]]), None);
+        // The last page unmapped: the probe's load faults there, is caught, and says
+        // "different" (a word read before cannot be read now), as word by word does.
+        unmap(base + 2 * page, PAGE);
+        let faults = READ_FAULTS.load(Ordering::Relaxed);
+        assert_eq!(same(&kept), Some(false));
+        assert!(!by_word(&kept));
+        assert!(READ_FAULTS.load(Ordering::Relaxed) > faults);
+        kept.truncate(6);
+        assert_eq!(same(&kept), Some(true), "compares work after a fault");
+        assert!(by_word(&kept));
     }
 
     #[test]
