@@ -189,11 +189,15 @@ window.addEventListener("unhandledrejection", (e) => showError("The viewer faile
 
 /**
  * A backend started with the page, so its worker starts and compiles the wasm module while the
- * page fetches the file list: the first load takes it.
+ * page fetches the file list: the first load takes it. On the served page boot.js started its
+ * worker before this module ran, and asked it for the first file (`warmLoad`: `{index, id}`).
  */
 let warmBackend = null;
+let warmLoad = null;
 function startWarmBackend() {
-  warmBackend = new Backend();
+  const boot = window.profBoot;
+  warmBackend = new Backend(undefined, boot);
+  if (boot) return;
   const standalone = window.profStandalone;
   const wasm = standalone ? standalone.wasm() : Promise.resolve(undefined);
   wasm.then((bytes) => warmBackend?.call("init", { wasm: bytes })).catch(() => {});
@@ -202,8 +206,12 @@ function startWarmBackend() {
 async function start() {
   startWarmBackend();
   try {
+    const boot = window.profBoot;
     if (window.profStandalone) {
       page.files = window.profStandalone.files;
+    } else if (boot) {
+      page.files = await boot.files;
+      warmLoad = await boot.first;
     } else {
       const response = await fetch("sessions.json");
       if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
@@ -245,6 +253,14 @@ async function loadFile() {
   const index = Math.min(state.current.file, page.files.length - 1);
   const file = page.files[index];
   dropProfile();
+  // boot.js's load, when it is of this file; when it is not (the fragment changed meanwhile),
+  // the warm worker is busy with another file and a fresh one starts.
+  const early = warmLoad?.index === index && !file.local ? warmLoad : null;
+  if (warmLoad && !early) {
+    warmBackend?.end();
+    warmBackend = null;
+  }
+  warmLoad = null;
   const backend = warmBackend ?? new Backend();
   warmBackend = null;
   backend.onProgress = (text) => {
@@ -270,7 +286,7 @@ async function loadFile() {
       : standalone
         ? { bytes: await standalone.session(index), wasm }
         : { url: new URL(file.url, location.href).href, size: file.size };
-    loaded = await backend.call("load", args);
+    loaded = await (early ? backend.answer(early.id) : backend.call("load", args));
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;

@@ -69,7 +69,8 @@ pub(crate) fn write_gzipped(
         let is_page_module = path.ends_with(".js")
             && !path.starts_with("pkg/")
             && path != "worker.js"
-            && path != "standalone.js";
+            && path != "standalone.js"
+            && path != "boot.js";
         if is_page_module {
             modules.insert(path.clone(), text(&path)?);
         }
@@ -87,6 +88,9 @@ pub(crate) fn write_gzipped(
         r#"<link rel="stylesheet" href="style.css">"#,
         &format!("<style>\n{}</style>", text("style.css")?),
     )?;
+    // boot.js starts the served page's worker and download before app.js; here the page's own
+    // bootstrap (standalone.js) does, from what the file holds.
+    let head = replace_once(&head, r#"<script defer src="boot.js"></script>"#, "")?;
     let (page, tail) = head
         .split_once(r#"<script type="module" src="app.js"></script>"#)
         .ok_or_else(|| missing("index.html's script tag"))?;
@@ -189,6 +193,7 @@ mod tests {
         assert!(html.contains("<title>prof: demo &lt;/script&gt; &amp; co.json</title>"));
         assert!(html.contains("<style>"));
         assert!(!html.contains(r#"src="app.js""#));
+        assert!(!html.contains(r#"src="boot.js""#));
         assert!(!html.contains("href=\"style.css\""));
         for id in ["prof-modules", "prof-wasm", "prof-session-0"] {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
