@@ -188,34 +188,31 @@ window.addEventListener("error", (e) => {
 window.addEventListener("unhandledrejection", (e) => showError("The viewer failed", e.reason));
 
 /**
- * A backend started with the page, so its worker starts and compiles the wasm module while the
- * page fetches the file list: the first load takes it. On the served page boot.js started its
- * worker before this module ran, and asked it for the first file (`warmLoad`: `{index, id}`).
+ * A backend started with the page, whose worker compiles the wasm module while the page gets
+ * the file list: the first load takes it. The served page's was started by boot.js before this
+ * module ran, and asked for the first file (`warmLoad`: `{index, id}`); the single-file page's
+ * is started here, with the module's bytes from the file.
  */
 let warmBackend = null;
 let warmLoad = null;
 function startWarmBackend() {
-  const boot = window.profBoot;
-  warmBackend = new Backend(undefined, boot);
-  if (boot) return;
   const standalone = window.profStandalone;
-  const wasm = standalone ? standalone.wasm() : Promise.resolve(undefined);
-  wasm.then((bytes) => warmBackend?.call("init", { wasm: bytes })).catch(() => {});
+  warmBackend = new Backend(undefined, standalone ? undefined : window.profBoot);
+  if (!standalone) return;
+  standalone
+    .wasm()
+    .then((bytes) => warmBackend?.call("init", { wasm: bytes }))
+    .catch(() => {});
 }
 
 async function start() {
   startWarmBackend();
   try {
-    const boot = window.profBoot;
     if (window.profStandalone) {
       page.files = window.profStandalone.files;
-    } else if (boot) {
-      page.files = await boot.files;
-      warmLoad = await boot.first;
     } else {
-      const response = await fetch("sessions.json");
-      if (!response.ok) throw new Error(`listing the profiles failed: HTTP ${response.status}`);
-      page.files = await response.json();
+      page.files = await window.profBoot.files;
+      warmLoad = await window.profBoot.first;
     }
     if (page.files.length === 0) throw new Error("no profile was given to prof serve");
     offerDiff();

@@ -25,7 +25,7 @@ export class Backend {
     const receive = (message) => {
       if ("workerError" in message) {
         // The worker failed before this backend took it: boot.js's questions get no answer.
-        this.bootFailure = new Error(message.workerError);
+        this.bootFailure = workerFailure(message.workerError);
         this.#failAll(this.bootFailure);
         return;
       }
@@ -45,7 +45,7 @@ export class Backend {
     for (const message of boot?.early.splice(0) ?? []) receive(message);
     this.worker.onerror = (event) => {
       event.preventDefault();
-      this.#failAll(new Error(event.message || "the viewer's worker failed"));
+      this.#failAll(workerFailure(event.message));
     };
   }
 
@@ -89,4 +89,9 @@ export class Backend {
 function settle(pending, message) {
   if ("error" in message) pending.reject(new Error(message.error));
   else pending.resolve(message.result);
+}
+
+/** The error for a worker that failed with `message` (an error event's, possibly empty). */
+function workerFailure(message) {
+  return new Error(message || "the viewer's worker failed");
 }

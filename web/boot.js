@@ -14,7 +14,7 @@ window.profBoot = (() => {
   worker.onmessage = (event) => early.push(event.data);
   worker.onerror = (event) => {
     event.preventDefault();
-    early.push({ workerError: event.message || "the viewer's worker failed" });
+    early.push({ workerError: event.message });
   };
   worker.postMessage({ id: -1, method: "init", args: {} });
   const files = fetch("sessions.json").then((response) => {
