@@ -122,3 +122,42 @@ pub fn child(session: bool, thread: bool, passes: usize) {
         peak_rss_kib()
     );
 }
+
+/// The in-process comparison: an idle thread beside the workload, then `rounds` rounds of two
+/// chunks of `passes` passes each, one unprofiled and one inside its own allocation session, in
+/// alternating order (a warm-up round first, not counted). Only the passes are timed, on the
+/// workload thread's CPU clock: start and stop are not. Prints one line per round,
+/// `plain_cpu_ns session_cpu_ns session_samples`.
+pub fn chunks(rounds: usize, passes: usize) {
+    let _idle = std::thread::Builder::new()
+        .name("idle".into())
+        .spawn(std::thread::park)
+        .expect("a thread");
+    let text = document(20_000);
+    let timed = |session: bool| -> (u64, u64) {
+        let profiler = session.then(|| {
+            let options = prof::Options::default().mode(prof::Mode::Alloc);
+            prof::Profiler::start(options).expect("alloc session")
+        });
+        let cpu0 = prof::sampler::thread_cpu_time();
+        for _ in 0..passes {
+            black_box(pass(&text));
+        }
+        let cpu = (prof::sampler::thread_cpu_time() - cpu0).as_nanos() as u64;
+        let samples = profiler.map_or(0, |p| p.stop().expect("report").total_samples());
+        (cpu, samples)
+    };
+    for round in 0..=rounds {
+        let session_first = round % 2 == 1;
+        let first = timed(session_first);
+        let second = timed(!session_first);
+        let ((plain, _), (session, samples)) = if session_first {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        if round > 0 {
+            println!("{plain} {session} {samples}");
+        }
+    }
+}
