@@ -166,6 +166,8 @@ pub fn timeline_charged(
     let mut hottest = Hottest {
         scratch: vec![0u64; session.strings.len()],
         touched: Vec::new(),
+        ends: Vec::new(),
+        grouped: Vec::new(),
         leaf: &leaf,
         session,
     };
@@ -244,6 +246,10 @@ pub fn timeline_charged(
 struct Hottest<'a> {
     scratch: Vec<u64>,
     touched: Vec<StrId>,
+    /// Per track, where its samples of the current run end in `grouped` ([`Hottest::of_run`]).
+    ends: Vec<u32>,
+    /// The current run's samples, grouped by track.
+    grouped: Vec<u32>,
     /// The function each stack's samples are charged to.
     leaf: &'a [StrId],
     session: &'a Session,
@@ -280,12 +286,47 @@ impl Hottest<'_> {
 
     /// Sets the hottest function of bucket `bucket` in each track from `run`, the bucket's
     /// (track, sample) pairs, and empties `run`.
+    ///
+    /// The run is grouped with a counting sort by track (a few per process), not a comparison
+    /// sort: linear, and in wasm no sort instance of its own. The order within a track does not
+    /// matter to [`Hottest::of`].
     fn of_run(&mut self, run: &mut Vec<(u32, u32)>, bucket: usize, tracks: &mut [TimelineTrack]) {
-        run.sort_unstable_by_key(|&(track, _)| track);
-        for group in run.chunk_by(|a, b| a.0 == b.0) {
-            tracks[group[0].0 as usize].hottest[bucket] = self.of(group.iter().map(|&(_, i)| i));
+        if run.is_empty() {
+            return;
+        }
+        // `ends[t]` counts track t's samples, then is where its group starts, then (after the
+        // scatter) where it ends: the next group's start.
+        let mut ends = std::mem::take(&mut self.ends);
+        let mut grouped = std::mem::take(&mut self.grouped);
+        ends.clear();
+        ends.resize(tracks.len(), 0);
+        for &(track, _) in run.iter() {
+            ends[track as usize] += 1;
+        }
+        let mut start = 0;
+        for end in &mut ends {
+            let count = *end;
+            *end = start;
+            start += count;
+        }
+        grouped.clear();
+        grouped.resize(run.len(), 0);
+        for &(track, i) in run.iter() {
+            let at = &mut ends[track as usize];
+            grouped[*at as usize] = i;
+            *at += 1;
+        }
+        let mut start = 0;
+        for (track, &end) in ends.iter().enumerate() {
+            if end > start {
+                let members = grouped[start as usize..end as usize].iter().copied();
+                tracks[track].hottest[bucket] = self.of(members);
+            }
+            start = end;
         }
         run.clear();
+        self.ends = ends;
+        self.grouped = grouped;
     }
 }
 

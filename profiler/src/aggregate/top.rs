@@ -3,9 +3,11 @@
 //! A function's total counts each sample once even when the function is on the stack several
 //! times (recursion): only its outermost calls are summed.
 
+use super::order::sort_by;
 use super::tree::{CallTree, NodeId};
 use crate::session::{Session, StrId};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 
 /// How many rows a top-N table has unless asked for another count: `prof report`, `prof
 /// diff` and `Display` for `Report` print this many.
@@ -125,8 +127,11 @@ impl CallTree {
             SortBy::SelfWeight => (r.self_weight, r.total_weight),
             SortBy::Total => (r.total_weight, r.self_weight),
         };
-        // Functions have distinct names, so the order is total and needs no stable sort; only
-        // the `n` first are kept, selected from a buffer of at most twice as many.
+        // Functions have distinct names, so the order is total. Only the `n` first are kept: a
+        // buffer of at most twice as many is sorted and cut to `n` when full, and from then on
+        // a function that would come after the `n`th kept one cannot be among them. The sort is
+        // `order::sort_by`, not `select_nth_unstable_by` and `sort_unstable_by`: in wasm each
+        // of those was a copy of its own (16 kB for the two).
         let order = |a: &Weights, b: &Weights| {
             key(b)
                 .cmp(&key(a))
@@ -134,18 +139,21 @@ impl CallTree {
         };
         let mut rows: Vec<Weights> = Vec::new();
         let room = n.saturating_mul(2).max(1024);
+        let mut nth: Option<Weights> = None;
         for f in (0..strings).filter(|&f| seen[f]) {
-            rows.push(weights(StrId(f as u32)));
+            let row = weights(StrId(f as u32));
+            if nth.is_some_and(|nth| order(&row, &nth) == Ordering::Greater) {
+                continue;
+            }
+            rows.push(row);
             if rows.len() >= room && n < rows.len() {
-                rows.select_nth_unstable_by(n, order);
+                sort_by(&mut rows, order);
                 rows.truncate(n);
+                nth = rows.last().copied();
             }
         }
-        if n < rows.len() {
-            rows.select_nth_unstable_by(n, order);
-            rows.truncate(n);
-        }
-        rows.sort_unstable_by(order);
+        sort_by(&mut rows, order);
+        rows.truncate(n);
         drop((self_weight, total_weight, seen));
         let mut chosen: Vec<u32> = vec![u32::MAX; strings];
         for (i, row) in rows.iter().enumerate() {
@@ -165,6 +173,7 @@ impl CallTree {
 }
 
 /// A [`TopRow`] without its name.
+#[derive(Clone, Copy)]
 struct Weights {
     func: StrId,
     self_weight: u64,
