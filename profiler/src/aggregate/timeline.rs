@@ -166,7 +166,8 @@ pub fn timeline_charged(
     let mut hottest = Hottest {
         scratch: vec![0u64; session.strings.len()],
         touched: Vec::new(),
-        ends: Vec::new(),
+        ends: vec![0; tracks.len()],
+        present: Vec::new(),
         grouped: Vec::new(),
         leaf: &leaf,
         session,
@@ -246,8 +247,11 @@ pub fn timeline_charged(
 struct Hottest<'a> {
     scratch: Vec<u64>,
     touched: Vec<StrId>,
-    /// Per track, where its samples of the current run end in `grouped` ([`Hottest::of_run`]).
+    /// Per track, where its samples of the current run end in `grouped` ([`Hottest::of_run`]);
+    /// all 0 between runs.
     ends: Vec<u32>,
+    /// The tracks of the current run, in the order of their groups in `grouped`.
+    present: Vec<u32>,
     /// The current run's samples, grouped by track.
     grouped: Vec<u32>,
     /// The function each stack's samples are charged to.
@@ -287,26 +291,26 @@ impl Hottest<'_> {
     /// Sets the hottest function of bucket `bucket` in each track from `run`, the bucket's
     /// (track, sample) pairs, and empties `run`.
     ///
-    /// The run is grouped with a counting sort by track (a few per process), not a comparison
-    /// sort: linear, and in wasm no sort instance of its own. The order within a track does not
-    /// matter to [`Hottest::of`].
+    /// The run is grouped with a counting sort over the tracks it holds, not a comparison sort:
+    /// linear in the run, whatever the number of tracks, and in wasm no sort instance of its
+    /// own. The order within a track does not matter to [`Hottest::of`].
     fn of_run(&mut self, run: &mut Vec<(u32, u32)>, bucket: usize, tracks: &mut [TimelineTrack]) {
-        if run.is_empty() {
-            return;
-        }
-        // `ends[t]` counts track t's samples, then is where its group starts, then (after the
-        // scatter) where it ends: the next group's start.
         let mut ends = std::mem::take(&mut self.ends);
+        let mut present = std::mem::take(&mut self.present);
         let mut grouped = std::mem::take(&mut self.grouped);
-        ends.clear();
-        ends.resize(tracks.len(), 0);
+        // `ends[t]` counts track t's samples, then holds where its group starts, then (after
+        // the scatter) where it ends, which is where the next group in `present` starts.
+        present.clear();
         for &(track, _) in run.iter() {
+            if ends[track as usize] == 0 {
+                present.push(track);
+            }
             ends[track as usize] += 1;
         }
         let mut start = 0;
-        for end in &mut ends {
-            let count = *end;
-            *end = start;
+        for &track in &present {
+            let count = ends[track as usize];
+            ends[track as usize] = start;
             start += count;
         }
         grouped.clear();
@@ -317,15 +321,15 @@ impl Hottest<'_> {
             *at += 1;
         }
         let mut start = 0;
-        for (track, &end) in ends.iter().enumerate() {
-            if end > start {
-                let members = grouped[start as usize..end as usize].iter().copied();
-                tracks[track].hottest[bucket] = self.of(members);
-            }
+        for &track in &present {
+            let end = std::mem::take(&mut ends[track as usize]);
+            let members = grouped[start as usize..end as usize].iter().copied();
+            tracks[track as usize].hottest[bucket] = self.of(members);
             start = end;
         }
         run.clear();
         self.ends = ends;
+        self.present = present;
         self.grouped = grouped;
     }
 }

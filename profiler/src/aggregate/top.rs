@@ -131,7 +131,7 @@ impl CallTree {
         // buffer of at most twice as many is sorted and cut to `n` when full, and from then on
         // a function that would come after the `n`th kept one cannot be among them. The sort is
         // `order::sort_by`, not `select_nth_unstable_by` and `sort_unstable_by`: in wasm each
-        // of those was a copy of its own (16 kB for the two).
+        // of those was a copy of its own (22 kB with the timeline's unstable sort).
         let order = |a: &Weights, b: &Weights| {
             key(b)
                 .cmp(&key(a))

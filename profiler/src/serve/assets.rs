@@ -96,7 +96,7 @@ mod tests {
     /// each struct by field index (no `Option` per field and its drop on every error path) to
     /// 657.0 kB: lowered to just above. Top-N through the core's one sort and the timeline's
     /// runs grouped by a counting sort (no `select_nth_unstable` or unstable sort left) took it
-    /// to 634.7 kB: lowered again.
+    /// to 635.0 kB: lowered again.
     const WASM_BOUND: usize = 636_000;
 
     #[test]
