@@ -6,6 +6,7 @@
 //! range and transforms select samples within one profile and do not apply here (threads differ
 //! between runs, and so do times).
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use prof::aggregate::{
@@ -14,7 +15,6 @@ use prof::aggregate::{
     SortBy,
 };
 use prof::session::SampleType;
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// A new profile against a base: the merged call trees and the new profile's own tree, whose
@@ -39,8 +39,6 @@ pub struct Diff {
 }
 
 /// One side of a frame in the tooltip.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct SideTexts {
     label: &'static str,
     total_text: String,
@@ -50,8 +48,6 @@ struct SideTexts {
 }
 
 /// What the tooltip says about one frame: both sides and the change.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FrameTexts<'a> {
     name: &'a str,
     sides: [SideTexts; 3],
@@ -60,7 +56,6 @@ struct FrameTexts<'a> {
 }
 
 /// One row of the diff table.
-#[derive(Serialize)]
 struct TableRow<'a> {
     name: &'a str,
     base: String,
@@ -71,8 +66,6 @@ struct TableRow<'a> {
 }
 
 /// The diff table as the page shows it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct TableTexts<'a> {
     summary: [String; 3],
     /// How many functions the table has; `rows` holds at most the limit asked for.
@@ -82,8 +75,50 @@ struct TableTexts<'a> {
     rows: Vec<TableRow<'a>>,
 }
 
-fn to_json(value: &impl Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+impl ToJson for SideTexts {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("label").string(self.label);
+        w.key("totalText").string(&self.total_text);
+        w.key("totalPct").string(&self.total_pct);
+        w.key("selfText").string(&self.self_text);
+        w.key("selfPct").string(&self.self_pct);
+        w.end_object();
+    }
+}
+
+impl ToJson for FrameTexts<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(self.name);
+        w.key("sides").array(&self.sides);
+        w.key("change").i64(i64::from(self.change));
+        w.end_object();
+    }
+}
+
+impl ToJson for TableRow<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(self.name);
+        w.key("base").string(&self.base);
+        w.key("new").string(&self.new);
+        w.key("delta").string(&self.delta);
+        w.key("change").i64(i64::from(self.change));
+        w.end_object();
+    }
+}
+
+impl ToJson for TableTexts<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("summary")
+            .strings(self.summary.iter().map(String::as_str));
+        w.key("count").u64(self.count as u64);
+        w.key("cutText").string(&self.cut_text);
+        w.key("rows").array(&self.rows);
+        w.end_object();
+    }
 }
 
 fn sign(change: f64) -> i8 {
@@ -255,7 +290,7 @@ impl Diff {
             ],
             change: self.color_sign(node),
         };
-        Ok(to_json(&texts))
+        Ok(texts.to_json())
     }
 
     /// A merged block's weight in the new profile and its share of the new total, as JSON
@@ -264,10 +299,13 @@ impl Diff {
     pub fn weight_json(&self, weight: f64) -> String {
         let whole = self.new_tree.total_weight(self.new_tree.root());
         let weight = weight as u64;
-        to_json(&serde_json::json!({
-            "weight": format_weight(&self.new_type, weight),
-            "share": format_percent(weight, whole),
-        }))
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("weight")
+            .string(&format_weight(&self.new_type, weight));
+        w.key("share").string(&format_percent(weight, whole));
+        w.end_object();
+        w.finish()
     }
 
     /// The function names from the root down to the new profile's node `node` (root left out),
@@ -281,7 +319,9 @@ impl Diff {
             at = self.new_tree.parent(n);
         }
         names.reverse();
-        Ok(to_json(&names))
+        let mut w = JsonOut::new();
+        w.strings(names);
+        Ok(w.finish())
     }
 
     /// The new profile's node reached from the root by following function names (a JSON
@@ -362,12 +402,13 @@ impl Diff {
             ),
             false => String::new(),
         };
-        Ok(to_json(&TableTexts {
+        Ok(TableTexts {
             summary: table.summary(),
             count,
             cut_text,
             rows,
-        }))
+        }
+        .to_json())
     }
 }
 

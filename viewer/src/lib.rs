@@ -5,6 +5,7 @@
 //! which can hold hundreds of thousands of rectangles).
 
 mod diff_view;
+mod json_out;
 mod layout;
 mod loading;
 mod profile;

@@ -1,5 +1,6 @@
 //! [`Profile`]: one loaded session and the current call tree, as the page sees it.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::layout::FlameLayout;
 use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
@@ -249,10 +250,6 @@ pub(crate) fn names(names_json: &str) -> Result<Vec<String>, JsError> {
         .map_err(|e| JsError::new(&format!("not a list of names: {e}")))
 }
 
-fn to_json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
-}
-
 impl Profile {
     /// Shows sample type `name`: the session's weights become that type's, and everything
     /// computed from them is computed again (the view is reset to all samples). The type
@@ -408,13 +405,15 @@ impl Profile {
     /// The header's facts, as JSON.
     #[wasm_bindgen(js_name = metaJson)]
     pub fn meta_json(&self) -> String {
-        to_json(&Meta::of(&self.session))
+        Meta::of(&self.session).to_json()
     }
 
     /// The session's strings (function ids index it), as a JSON array.
     #[wasm_bindgen(js_name = functionNamesJson)]
     pub fn function_names_json(&self) -> String {
-        to_json(&self.session.strings)
+        let mut w = JsonOut::new();
+        w.strings(self.session.strings.iter());
+        w.finish()
     }
 
     /// The session's sample types, its default first, as JSON: `[{"name": "cpu", "text":
@@ -427,18 +426,21 @@ impl Profile {
         if let Some(loaded) = &self.unwaited {
             all.extend(loaded.sample_types());
         }
-        let entries: Vec<serde_json::Value> = self
+        let mut w = JsonOut::new();
+        w.begin_array();
+        for t in self
             .sample_types
             .iter()
             .filter_map(|name| all.iter().find(|t| &t.name == name))
-            .map(|t| {
-                serde_json::json!({
-                    "name": t.name,
-                    "text": format!("{} ({})", t.name, t.unit.name()),
-                })
-            })
-            .collect();
-        to_json(&entries)
+        {
+            w.begin_object();
+            w.key("name").string(&t.name);
+            w.key("text")
+                .string(&format!("{} ({})", t.name, t.unit.name()));
+            w.end_object();
+        }
+        w.end_array();
+        w.finish()
     }
 
     /// Whether the samples say if their thread was running or waiting (wall mode), so the
@@ -451,7 +453,7 @@ impl Profile {
     /// The sampled threads with their sample counts and shares, as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
-        to_json(&ThreadEntry::all(&self.session, &self.thread_totals))
+        ThreadEntry::all(&self.session, &self.thread_totals).to_json()
     }
 
     /// The processes the thread selector groups the threads under, as JSON `[{label, threads:
@@ -460,7 +462,7 @@ impl Profile {
     #[wasm_bindgen(js_name = processesJson)]
     pub fn processes_json(&self) -> String {
         let order: Vec<_> = self.thread_totals.iter().map(|t| t.thread).collect();
-        to_json(&crate::view::process_groups(&self.session, &order))
+        crate::view::process_groups(&self.session, &order).to_json()
     }
 
     /// Selects the samples every view shows: `spec` is JSON `{"threads": [indices] or null,
@@ -573,21 +575,21 @@ impl Profile {
             .iter()
             .map(|row| TopEntry::of(&self.session, row, whole))
             .collect();
-        to_json(&entries)
+        entries.to_json()
     }
 
     /// Name, location, self and total of a node, as JSON.
     #[wasm_bindgen(js_name = nodeJson)]
     pub fn node_json(&self, node: u32) -> Result<String, JsError> {
         let node = self.node(node)?;
-        Ok(to_json(&NodeInfo::of(&self.session, &self.tree, node)))
+        Ok(NodeInfo::of(&self.session, &self.tree, node).to_json())
     }
 
     /// The nodes from the root down to `node`, as JSON.
     #[wasm_bindgen(js_name = pathJson)]
     pub fn path_json(&self, node: u32) -> Result<String, JsError> {
         let node = self.node(node)?;
-        Ok(to_json(&crumbs(&self.session, &self.tree, node)))
+        Ok(crumbs(&self.session, &self.tree, node).to_json())
     }
 
     /// The functions whose names match the regular expression `pattern`, and the share of the

@@ -7,21 +7,12 @@
 //! bars per pixel, however many spans it has. The page draws the bars as they come and asks
 //! about one (its tooltip, the time a click selects) by its position.
 
+use crate::json_out::JsonOut;
 use crate::profile::Profile;
 use crate::time::{range_text, thread_label, time_text, window, NONE};
 use prof::aggregate::{format_time_at, thousands, wait_after};
 use prof::session::{Session, StackId, StrId};
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
-
-/// A JSON object of `entries`.
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    let mut map = serde_json::Map::new();
-    for (key, value) in entries {
-        map.insert(key.to_owned(), value);
-    }
-    Value::Object(map)
-}
 
 /// One interval of a lane: a span or a poll, by index.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -396,15 +387,22 @@ impl ScopeBars {
     /// `{lanes, deeper, sites, tasks: [{name, text}], moreText}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self, profile: &Profile) -> String {
-        // Values built by hand rather than by `json!`: each type `json!` serializes adds its
-        // own code to the module.
         let session = &profile.session;
         let index = profile.scope_index();
-        let mut sites = Vec::with_capacity(session.scopes.sites.len());
-        for site in &session.scopes.sites {
-            sites.push(Value::from(session.str(site.name)));
-        }
-        let mut tasks = Vec::new();
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("lanes")
+            .u64s(self.lanes.iter().map(|&n| u64::from(n)));
+        w.key("deeper")
+            .u64s(self.deeper.iter().map(|&n| u64::from(n)));
+        w.key("sites").strings(
+            session
+                .scopes
+                .sites
+                .iter()
+                .map(|site| session.str(site.name)),
+        );
+        w.key("tasks").begin_array();
         for t in &index.tasks[..self.task_lanes as usize] {
             let text = format!(
                 "{} tasks, {} polls, {} polled",
@@ -412,25 +410,19 @@ impl ScopeBars {
                 thousands(t.lane.items.len() as u64),
                 time_text(t.polled_ns)
             );
-            tasks.push(object([
-                ("name", Value::from(session.str(t.name))),
-                ("text", Value::from(text)),
-            ]));
+            w.begin_object();
+            w.key("name").string(session.str(t.name));
+            w.key("text").string(&text);
+            w.end_object();
         }
+        w.end_array();
         let more = match self.more_tasks {
-            0 => Value::Null,
-            n => format!("+{} more task names", thousands(u64::from(n))).into(),
+            0 => None,
+            n => Some(format!("+{} more task names", thousands(u64::from(n)))),
         };
-        let lanes = self.lanes.iter().map(|&n| Value::from(n)).collect();
-        let deeper = self.deeper.iter().map(|&n| Value::from(n)).collect();
-        object([
-            ("lanes", Value::Array(lanes)),
-            ("deeper", Value::Array(deeper)),
-            ("sites", Value::Array(sites)),
-            ("tasks", Value::Array(tasks)),
-            ("moreText", more),
-        ])
-        .to_string()
+        w.key("moreText").opt_string(more.as_deref());
+        w.end_object();
+        w.finish()
     }
 
     /// What bar `i` is, for its tooltip, and the time a click on it selects, as JSON `{name,
@@ -443,10 +435,10 @@ impl ScopeBars {
             .ok_or_else(|| JsError::new(&format!("no bar {i}")))?;
         let session = &profile.session;
         let b = &d.bar;
-        let mut lines: Vec<Value> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
         let mut line = |label: &str, text: String| {
-            lines.push(label.into());
-            lines.push(text.into());
+            lines.push(label.to_owned());
+            lines.push(text);
         };
         let name = if b.id == NONE {
             let what = match d.kind {
@@ -490,17 +482,22 @@ impl ScopeBars {
             }
             session.str(name).to_owned()
         };
-        let (from, to) = match self.selection(d, session) {
-            Some((from, to)) => (from.into(), to.into()),
-            None => (Value::Null, Value::Null),
-        };
-        Ok(object([
-            ("name", name.into()),
-            ("lines", Value::Array(lines)),
-            ("from", from),
-            ("to", to),
-        ])
-        .to_string())
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("name").string(&name);
+        w.key("lines").strings(lines.iter().map(String::as_str));
+        match self.selection(d, session) {
+            Some((from, to)) => {
+                w.key("from").u64(from);
+                w.key("to").u64(to);
+            }
+            None => {
+                w.key("from").null();
+                w.key("to").null();
+            }
+        }
+        w.end_object();
+        Ok(w.finish())
     }
 }
 

@@ -2,18 +2,16 @@
 //! call durations, and the task table, over the threads and time range the view selects. The
 //! rows come from `prof`'s core (`scope_table`, `task_table`) with every number formatted there.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
 use prof::aggregate::{
     duration_histogram, format_ms, format_percent, format_time_at, longest_spans, scope_durations,
     scope_table, task_table, thousands, Filter, ScopeRow,
 };
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// One row of the scope table as the page shows it: raw numbers for sorting and drawing, texts
 /// for reading.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ScopeEntry {
     name: String,
     calls: u64,
@@ -51,7 +49,6 @@ impl ScopeEntry {
 }
 
 /// One bar of a scope's duration histogram as the page draws it.
-#[derive(Serialize)]
 struct Bar {
     /// The bar's height relative to the tallest bar (0 to 1).
     height: f64,
@@ -60,8 +57,6 @@ struct Bar {
 }
 
 /// A scope's duration histogram: its bars and the texts of its axis.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Histogram {
     bars: Vec<Bar>,
     low_text: String,
@@ -70,8 +65,6 @@ struct Histogram {
 }
 
 /// One call of a scope: its time, to select, and what the page says of it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct Call {
     from: u64,
     to: u64,
@@ -80,8 +73,6 @@ struct Call {
 }
 
 /// One row of the task table as the page shows it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct TaskEntry {
     name: String,
     weight: u64,
@@ -90,6 +81,70 @@ struct TaskEntry {
     tasks_text: String,
     polls_text: String,
     poll_text: String,
+}
+
+impl ToJson for ScopeEntry {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(&self.name);
+        w.key("calls").u64(self.calls);
+        w.key("totalNs").u64(self.total_ns);
+        w.key("selfNs").u64(self.self_ns);
+        w.key("callsText").string(&self.calls_text);
+        w.key("totalText").string(&self.total_text);
+        w.key("selfText").string(&self.self_text);
+        w.key("selfPerCallText").string(&self.self_per_call_text);
+        w.key("totalPerCallText").string(&self.total_per_call_text);
+        w.key("minText").string(&self.min_text);
+        w.key("maxText").string(&self.max_text);
+        w.key("p50Text").string(&self.p50_text);
+        w.key("p99Text").string(&self.p99_text);
+        w.end_object();
+    }
+}
+
+impl ToJson for Bar {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("height").f64(self.height);
+        w.key("text").string(&self.text);
+        w.end_object();
+    }
+}
+
+impl ToJson for Histogram {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("bars").array(&self.bars);
+        w.key("lowText").string(&self.low_text);
+        w.key("highText").string(&self.high_text);
+        w.key("scaleText").string(&self.scale_text);
+        w.end_object();
+    }
+}
+
+impl ToJson for Call {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("from").u64(self.from);
+        w.key("to").u64(self.to);
+        w.key("text").string(&self.text);
+        w.end_object();
+    }
+}
+
+impl ToJson for TaskEntry {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(&self.name);
+        w.key("weight").u64(self.weight);
+        w.key("weightText").string(&self.weight_text);
+        w.key("shareText").string(&self.share_text);
+        w.key("tasksText").string(&self.tasks_text);
+        w.key("pollsText").string(&self.polls_text);
+        w.key("pollText").string(&self.poll_text);
+        w.end_object();
+    }
 }
 
 /// The time range that selects an interval from `start` to `end`: a range is `[from, to)`, so
@@ -130,11 +185,12 @@ impl Profile {
     /// tasks}` as JSON.
     #[wasm_bindgen(js_name = contextsJson)]
     pub fn contexts_json(&self) -> String {
-        serde_json::json!({
-            "scopes": !self.session.scopes.spans.is_empty(),
-            "tasks": !self.session.tasks.tasks.is_empty(),
-        })
-        .to_string()
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("scopes").bool(!self.session.scopes.spans.is_empty());
+        w.key("tasks").bool(!self.session.tasks.tasks.is_empty());
+        w.end_object();
+        w.finish()
     }
 
     /// The scope table over the view's threads and time range (spans starting in it), sorted
@@ -157,11 +213,16 @@ impl Profile {
                 thousands(dropped)
             );
         }
-        serde_json::json!({
-            "rows": rows.iter().map(ScopeEntry::of).collect::<Vec<_>>(),
-            "summary": summary,
-        })
-        .to_string()
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("rows").begin_array();
+        for row in &rows {
+            ScopeEntry::of(row).write_json(&mut w);
+        }
+        w.end_array();
+        w.key("summary").string(&summary);
+        w.end_object();
+        w.finish()
     }
 
     /// The spread of the call durations of scope `name` in at most `buckets` bars, as JSON
@@ -170,7 +231,7 @@ impl Profile {
     pub fn scope_distribution_json(&self, name: &str, buckets: u32) -> String {
         let durations = scope_durations(&self.session, &self.view_filter(), name);
         let histogram = duration_histogram(&durations, buckets as usize);
-        serde_json::to_string(&Histogram {
+        Histogram {
             bars: histogram
                 .bars
                 .into_iter()
@@ -182,8 +243,8 @@ impl Profile {
             low_text: histogram.low_text,
             high_text: histogram.high_text,
             scale_text: histogram.scale_text,
-        })
-        .unwrap_or_default()
+        }
+        .to_json()
     }
 
     /// The `n` longest calls of scope `name` over the view's threads and range, longest first,
@@ -214,7 +275,7 @@ impl Profile {
                 Call { from, to, text }
             })
             .collect();
-        serde_json::to_string(&calls).unwrap_or_default()
+        calls.to_json()
     }
 
     /// The task table over the view's filter but its task, the heaviest first, as JSON.
@@ -236,7 +297,7 @@ impl Profile {
                 poll_text: format_ms(r.poll_ns),
             })
             .collect();
-        serde_json::to_string(&entries).unwrap_or_default()
+        entries.to_json()
     }
 }
 

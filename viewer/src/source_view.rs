@@ -2,32 +2,23 @@
 //! selects (threads, range, transforms), from the core's `function_lines`, every text formatted
 //! by its one formatter. The source text itself comes from the server, not from here.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
+use crate::view::Weights;
 use prof::aggregate::{format_percent, format_weight, function_lines, FileWeights};
 use prof::session::{Session, StrId};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// One weighted line of a file.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct LineRow {
     line: u32,
-    #[serde(rename = "self")]
-    self_weight: u64,
-    total: u64,
-    self_text: String,
-    self_pct: String,
-    total_text: String,
-    total_pct: String,
+    weights: Weights,
     /// The line's total as a fraction of the function's heaviest line's (0 to 1): how hot to
     /// draw it.
     heat: f64,
 }
 
 /// One file the function has lines in.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FileRow {
     /// The file as the session names it (what the server is asked for).
     file: String,
@@ -37,8 +28,6 @@ struct FileRow {
 }
 
 /// The function's lines, heaviest file first.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct SourceLines {
     name: String,
     files: Vec<FileRow>,
@@ -46,6 +35,42 @@ struct SourceLines {
     hottest: Option<(usize, u32)>,
     /// `3 lines in 2 files`.
     summary: String,
+}
+
+impl ToJson for LineRow {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("line").u64(u64::from(self.line));
+        self.weights.write_keys(w);
+        w.key("heat").f64(self.heat);
+        w.end_object();
+    }
+}
+
+impl ToJson for FileRow {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("file").string(&self.file);
+        w.key("totalText").string(&self.total_text);
+        w.key("totalPct").string(&self.total_pct);
+        w.key("lines").array(&self.lines);
+        w.end_object();
+    }
+}
+
+impl ToJson for SourceLines {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(&self.name);
+        w.key("files").array(&self.files);
+        w.key("hottest");
+        match self.hottest {
+            Some((file, line)) => w.u64s([file as u64, u64::from(line)]),
+            None => w.null(),
+        };
+        w.key("summary").string(&self.summary);
+        w.end_object();
+    }
 }
 
 /// The id of the function named `name`, if a frame has that name.
@@ -81,12 +106,7 @@ fn rows(
                 .iter()
                 .map(|(&line, &(own, total))| LineRow {
                     line,
-                    self_weight: own,
-                    total,
-                    self_text: weight(own),
-                    self_pct: format_percent(own, whole),
-                    total_text: weight(total),
-                    total_pct: format_percent(total, whole),
+                    weights: Weights::of(&session.meta.sample_type, own, total, whole),
                     heat: if max == 0 {
                         0.0
                     } else {
@@ -131,13 +151,13 @@ impl Profile {
             plural(lines, "line", "lines"),
             plural(files.len(), "file", "files")
         );
-        serde_json::to_string(&SourceLines {
+        SourceLines {
             name: name.to_owned(),
             files,
             hottest,
             summary,
-        })
-        .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        }
+        .to_json()
     }
 }
 

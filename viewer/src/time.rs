@@ -3,13 +3,13 @@
 //! ticks, a box's span). The core computes the buckets and boxes; this module scales them to the
 //! page's pixels and hands them over as typed arrays.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
 use prof::aggregate::{
     box_function, busiest_first, format_time_at, format_weight, stack_chart, time_extent,
     timeline_charged, Filter, StackBox, TransformedStacks,
 };
 use prof::session::{SampleType, Session, ThreadIdx, Unit};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// The function id of buckets with no samples, and of merged stack chart boxes.
@@ -43,10 +43,19 @@ pub(crate) fn thread_label(session: &Session, thread: ThreadIdx) -> String {
 }
 
 /// One mark of a time axis: where (a fraction of the window) and its text.
-#[derive(Serialize, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Tick {
     pub x: f64,
     pub text: String,
+}
+
+impl ToJson for Tick {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("x").f64(self.x);
+        w.key("text").string(&self.text);
+        w.end_object();
+    }
 }
 
 /// Axis marks at round times (1, 2 or 5 times a power of ten nanoseconds) over `[from, to)`, at
@@ -269,19 +278,25 @@ impl TimelineData {
     /// [from, to], groups: [{track, label}]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
-        serde_json::json!({
-            "labels": self.labels,
-            "totals": self.totals,
-            "ticks": self.ticks,
-            "windowText": range_text(self.from, self.to),
-            "extent": [self.extent.0, self.extent.1],
-            "groups": self
-                .groups
-                .iter()
-                .map(|(track, label)| serde_json::json!({"track": track, "label": label}))
-                .collect::<Vec<_>>(),
-        })
-        .to_string()
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("labels")
+            .strings(self.labels.iter().map(String::as_str));
+        w.key("totals")
+            .strings(self.totals.iter().map(String::as_str));
+        w.key("ticks").array(&self.ticks);
+        w.key("windowText").string(&range_text(self.from, self.to));
+        w.key("extent").u64s([self.extent.0, self.extent.1]);
+        w.key("groups").begin_array();
+        for (track, label) in &self.groups {
+            w.begin_object();
+            w.key("track").u64(u64::from(*track));
+            w.key("label").string(label);
+            w.end_object();
+        }
+        w.end_array();
+        w.end_object();
+        w.finish()
     }
 }
 
@@ -434,12 +449,14 @@ impl StackChartLayout {
     /// [{x, text}], extent: [from, to]}`.
     #[wasm_bindgen(js_name = textsJson)]
     pub fn texts_json(&self) -> String {
-        serde_json::json!({
-            "labels": self.labels,
-            "ticks": self.ticks,
-            "extent": [self.extent.0, self.extent.1],
-        })
-        .to_string()
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("labels")
+            .strings(self.labels.iter().map(String::as_str));
+        w.key("ticks").array(&self.ticks);
+        w.key("extent").u64s([self.extent.0, self.extent.1]);
+        w.end_object();
+        w.finish()
     }
 
     /// What the tooltip says about box `i`, as JSON `{name, location, spanText, merged,
@@ -460,15 +477,17 @@ impl StackChartLayout {
             Some(f) => session.str(f).to_owned(),
             None => format!("{} frames, each narrower than a pixel", b.merged),
         };
-        Ok(serde_json::json!({
-            "name": name,
-            "location": if b.merged > 1 { None } else { location },
-            "spanText": range_text(b.start_ns, b.end_ns),
-            "merged": b.merged,
-            "from": b.start_ns,
-            "to": b.end_ns,
-        })
-        .to_string())
+        let mut w = JsonOut::new();
+        w.begin_object();
+        w.key("name").string(&name);
+        w.key("location")
+            .opt_string(location.as_deref().filter(|_| b.merged <= 1));
+        w.key("spanText").string(&range_text(b.start_ns, b.end_ns));
+        w.key("merged").u64(u64::from(b.merged));
+        w.key("from").u64(b.start_ns);
+        w.key("to").u64(b.end_ns);
+        w.end_object();
+        Ok(w.finish())
     }
 }
 

@@ -1,19 +1,28 @@
 //! The transform stack of the page: the specs of the state (`transforms` in the URL), resolved
 //! against the loaded session by the core, and the chips' texts.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
 use prof::aggregate::{Transform, TransformSpec};
 use prof::session::Session;
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// One chip of the transform bar: what it says, and why it is not applied (if it is not).
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub(crate) struct Chip {
     /// `Focus: parse`, `Hide /^std::/`.
     text: String,
     /// Why the transform does not apply to this session (a name it lacks), or `None`.
     error: Option<String>,
+}
+
+impl ToJson for Chip {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("text").string(&self.text);
+        w.key("error").opt_string(self.error.as_deref());
+        w.end_object();
+    }
 }
 
 /// The transforms of `specs` that apply to `session`, in order, and a chip for every spec. A
@@ -49,7 +58,7 @@ impl Profile {
     #[wasm_bindgen(js_name = transformChipsJson)]
     pub fn transform_chips_json(&self) -> String {
         let (_, chips) = resolve(&self.session, &self.view.transforms);
-        serde_json::to_string(&chips).unwrap_or_else(|_| "[]".to_owned())
+        chips.to_json()
     }
 
     /// Checks one transform (JSON, as in the state) before it joins the stack: its chip's text,
@@ -89,7 +98,7 @@ mod tests {
         .unwrap();
         let (transforms, chips) = resolve(&session, &specs);
         assert_eq!(transforms.len(), 1);
-        let json = serde_json::to_value(&chips).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&chips.to_json()).unwrap();
         assert_eq!(json[0]["text"], "Merge: nope");
         assert_eq!(
             json[0]["error"],

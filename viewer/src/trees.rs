@@ -2,46 +2,38 @@
 //! number is the core's (`CallTree::inverted`, `callers`, `callees`, `function_table`) and every
 //! text is formatted by its one formatter.
 
+use crate::json_out::{JsonOut, ToJson};
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
-use crate::view::TopEntry;
-use prof::aggregate::{
-    format_location, format_percent, format_weight, CallTree, Column, NodeId, TableOrder,
-};
+use crate::view::{TopEntry, Weights};
+use prof::aggregate::{format_location, CallTree, Column, NodeId, TableOrder};
 use prof::session::{Session, StrId};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-fn to_json(value: &impl Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
-}
-
-/// A weight's texts as the page shows them: formatted, and as a share of `whole`.
-fn texts(session: &Session, weight: u64, whole: u64) -> (String, String) {
-    (
-        format_weight(&session.meta.sample_type, weight),
-        format_percent(weight, whole),
-    )
-}
-
 /// One row of the call tree table, or one frame of a sandwich, with its texts.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct NodeRow<'a> {
     node: u32,
     func: u32,
     name: &'a str,
     location: Option<String>,
-    #[serde(rename = "self")]
-    self_weight: u64,
-    total: u64,
-    self_text: String,
-    self_pct: String,
-    total_text: String,
-    total_pct: String,
+    weights: Weights,
     /// Grouped by scope, a scope frame's exact calls (`1,234`); absent for every other row.
-    #[serde(skip_serializing_if = "Option::is_none")]
     calls: Option<String>,
+}
+
+impl ToJson for NodeRow<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("node").u64(u64::from(self.node));
+        w.key("func").u64(u64::from(self.func));
+        w.key("name").string(self.name);
+        w.key("location").opt_string(self.location.as_deref());
+        self.weights.write_keys(w);
+        if let Some(calls) = &self.calls {
+            w.key("calls").string(calls);
+        }
+        w.end_object();
+    }
 }
 
 impl<'a> NodeRow<'a> {
@@ -55,8 +47,6 @@ impl<'a> NodeRow<'a> {
         whole: u64,
     ) -> Self {
         let total = tree.total_weight(node);
-        let (self_text, self_pct) = texts(session, self_weight, whole);
-        let (total_text, total_pct) = texts(session, total, whole);
         let location = tree
             .frame(node)
             .and_then(|id| format_location(session, session.frame(id)));
@@ -65,12 +55,7 @@ impl<'a> NodeRow<'a> {
             func: tree.func(node).0,
             name: tree.name(session, node),
             location,
-            self_weight,
-            total,
-            self_text,
-            self_pct,
-            total_text,
-            total_pct,
+            weights: Weights::of(&session.meta.sample_type, self_weight, total, whole),
             calls: None,
         }
     }
@@ -146,20 +131,18 @@ impl TreeTable {
             }
             rows.push(row);
         }
-        Ok(to_json(&rows))
+        Ok(rows.to_json())
     }
 
     /// The function names from the outermost row down to `node`, as a JSON array.
     #[wasm_bindgen(js_name = pathJson)]
     pub fn path_json(&self, profile: &Profile, node: u32) -> Result<String, JsError> {
         let node = self.node(profile, node)?;
-        let names: Vec<&str> = self
-            .tree(profile)
-            .path(node)
-            .into_iter()
-            .map(|f| profile.session.str(f))
-            .collect();
-        Ok(to_json(&names))
+        let path = self.tree(profile).path(node);
+        let names = path.into_iter().map(|f| profile.session.str(f));
+        let mut w = JsonOut::new();
+        w.strings(names);
+        Ok(w.finish())
     }
 
     /// The node reached by following function names (a JSON array) from the root, as far as
@@ -216,7 +199,7 @@ impl Sandwich {
             .into_iter()
             .find(|r| r.func == self.func);
         match row {
-            Some(row) => to_json(&TopEntry::of(&profile.session, &row, whole)),
+            Some(row) => TopEntry::of(&profile.session, &row, whole).to_json(),
             None => "null".to_owned(),
         }
     }
@@ -248,23 +231,24 @@ impl Sandwich {
         let whole = profile.tree.total_weight(profile.tree.root());
         // The callers side is inverted: its stored self weights are at the outermost frames.
         let self_weight = if callers { 0 } else { tree.self_weight(node) };
-        Ok(to_json(&NodeRow::of(
-            &profile.session,
-            tree,
-            node,
-            self_weight,
-            whole,
-        )))
+        Ok(NodeRow::of(&profile.session, tree, node, self_weight, whole).to_json())
     }
 }
 
 /// The function table's answer: the rows, and what they are out of.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct FunctionTable<'a> {
     rows: Vec<TopEntry<'a>>,
     /// `12 of 500 functions`, or `500 functions`.
     summary: String,
+}
+
+impl ToJson for FunctionTable<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("rows").array(&self.rows);
+        w.key("summary").string(&self.summary);
+        w.end_object();
+    }
 }
 
 #[wasm_bindgen]
@@ -367,10 +351,11 @@ impl Profile {
             .iter()
             .map(|row| TopEntry::of(&self.session, row, whole))
             .collect();
-        Ok(to_json(&FunctionTable {
+        Ok(FunctionTable {
             rows: entries,
             summary,
-        }))
+        }
+        .to_json())
     }
 }
 

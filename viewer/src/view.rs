@@ -1,16 +1,14 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
+use crate::json_out::{JsonOut, ToJson};
 use prof::aggregate::{
     format_location, format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal,
     TopRow,
 };
 use prof::session::{SampleType, Session, Unit};
-use serde::Serialize;
 
 /// The header's facts, as numbers and as the texts the page shows (formatted by `prof`'s
 /// core, like every string the page shows).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct Meta<'a> {
     pub program: &'a str,
     pub start_time: &'a str,
@@ -134,7 +132,6 @@ pub fn threads_label(
 }
 
 /// A process of the thread selector and the timeline, with its threads.
-#[derive(Serialize)]
 pub struct ProcessEntry {
     /// `spin [4242]`.
     pub label: String,
@@ -160,8 +157,6 @@ pub fn process_groups(session: &Session, order: &[prof::session::ThreadIdx]) -> 
 }
 
 /// One entry of the thread selector, with the thread's share of the samples.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct ThreadEntry<'a> {
     pub index: usize,
     pub tid: u64,
@@ -211,95 +206,105 @@ impl<'a> ThreadEntry<'a> {
     }
 }
 
-/// One row of the top-N table. The texts are formatted exactly as `prof report` prints them.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A self and a total weight with the texts every row and tooltip shows of them, formatted
+/// exactly as `prof report` prints them.
+pub struct Weights {
+    /// The weight of the samples that end here.
+    pub self_weight: u64,
+    /// The weight of the samples that pass through here.
+    pub total: u64,
+    /// `self_weight` formatted: `1.20 s`.
+    pub self_text: String,
+    /// `self_weight` as a share of the whole: `12.3%`.
+    pub self_pct: String,
+    /// `total` formatted.
+    pub total_text: String,
+    /// `total` as a share of the whole.
+    pub total_pct: String,
+}
+
+impl Weights {
+    /// `self_weight` and `total` of `sample_type`, with their shares of `whole`.
+    pub fn of(sample_type: &SampleType, self_weight: u64, total: u64, whole: u64) -> Self {
+        Weights {
+            self_weight,
+            total,
+            self_text: format_weight(sample_type, self_weight),
+            self_pct: format_percent(self_weight, whole),
+            total_text: format_weight(sample_type, total),
+            total_pct: format_percent(total, whole),
+        }
+    }
+
+    /// Writes them into the object being written, under the keys the page reads: `self`,
+    /// `total`, `selfText`, `selfPct`, `totalText`, `totalPct`.
+    pub fn write_keys(&self, w: &mut JsonOut) {
+        w.key("self").u64(self.self_weight);
+        w.key("total").u64(self.total);
+        w.key("selfText").string(&self.self_text);
+        w.key("selfPct").string(&self.self_pct);
+        w.key("totalText").string(&self.total_text);
+        w.key("totalPct").string(&self.total_pct);
+    }
+
+    /// Writes their fractions of `whole` (0 when `whole` is): `selfFraction`, `totalFraction`.
+    fn write_fractions(&self, w: &mut JsonOut, whole: u64) {
+        let fraction = |weight: u64| match whole {
+            0 => 0.0,
+            _ => weight as f64 / whole as f64,
+        };
+        w.key("selfFraction").f64(fraction(self.self_weight));
+        w.key("totalFraction").f64(fraction(self.total));
+    }
+}
+
+/// One row of the top-N table.
 pub struct TopEntry<'a> {
     pub func: u32,
     pub name: &'a str,
-    #[serde(rename = "self")]
-    pub self_weight: u64,
-    pub total: u64,
-    pub self_fraction: f64,
-    pub total_fraction: f64,
-    pub self_text: String,
-    pub total_text: String,
-    pub self_pct: String,
-    pub total_pct: String,
+    pub weights: Weights,
+    /// What the fractions are of: the whole tree's weight.
+    pub whole: u64,
 }
 
 impl<'a> TopEntry<'a> {
     pub fn of(session: &Session, row: &'a TopRow, whole: u64) -> Self {
         let sample_type = &session.meta.sample_type;
-        let fraction = |w: u64| {
-            if whole == 0 {
-                0.0
-            } else {
-                w as f64 / whole as f64
-            }
-        };
         TopEntry {
             func: row.func.0,
             name: &row.name,
-            self_weight: row.self_weight,
-            total: row.total_weight,
-            self_fraction: fraction(row.self_weight),
-            total_fraction: fraction(row.total_weight),
-            self_text: format_weight(sample_type, row.self_weight),
-            total_text: format_weight(sample_type, row.total_weight),
-            self_pct: format_percent(row.self_weight, whole),
-            total_pct: format_percent(row.total_weight, whole),
+            weights: Weights::of(sample_type, row.self_weight, row.total_weight, whole),
+            whole,
         }
     }
 }
 
 /// What the tooltip shows about one node.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct NodeInfo<'a> {
     pub name: &'a str,
     pub location: Option<String>,
-    #[serde(rename = "self")]
-    pub self_weight: u64,
-    pub total: u64,
-    pub self_fraction: f64,
-    pub total_fraction: f64,
-    pub self_text: String,
-    pub total_text: String,
-    pub self_pct: String,
-    pub total_pct: String,
+    pub weights: Weights,
+    /// What the fractions are of: the whole tree's weight.
+    pub whole: u64,
 }
 
 impl<'a> NodeInfo<'a> {
     pub fn of(session: &'a Session, tree: &CallTree, node: NodeId) -> Self {
         let whole = tree.total_weight(tree.root());
-        let fraction = |w: u64| {
-            if whole == 0 {
-                0.0
-            } else {
-                w as f64 / whole as f64
-            }
-        };
         let location = tree
             .frame(node)
             .and_then(|id| format_location(session, session.frame(id)));
+        let (own, total) = (tree.self_weight(node), tree.total_weight(node));
         NodeInfo {
             name: root_or_name(session, tree, node),
             location,
-            self_weight: tree.self_weight(node),
-            total: tree.total_weight(node),
-            self_fraction: fraction(tree.self_weight(node)),
-            total_fraction: fraction(tree.total_weight(node)),
-            self_text: format_weight(&session.meta.sample_type, tree.self_weight(node)),
-            total_text: format_weight(&session.meta.sample_type, tree.total_weight(node)),
-            self_pct: format_percent(tree.self_weight(node), whole),
-            total_pct: format_percent(tree.total_weight(node), whole),
+            weights: Weights::of(&session.meta.sample_type, own, total, whole),
+            whole,
         }
     }
 }
 
 /// One step of the zoom path.
-#[derive(Serialize)]
 pub struct Crumb<'a> {
     pub node: u32,
     pub name: &'a str,
@@ -325,6 +330,85 @@ fn root_or_name<'a>(session: &'a Session, tree: &CallTree, node: NodeId) -> &'a 
         "all"
     } else {
         tree.name(session, node)
+    }
+}
+
+impl ToJson for Meta<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("program").string(self.program);
+        w.key("startTime").string(self.start_time);
+        w.key("durationNs").u64(self.duration_ns);
+        w.key("samples").u64(self.samples);
+        w.key("dropped").u64(self.dropped);
+        w.key("timer").string(self.timer);
+        w.key("mode").string(self.mode);
+        w.key("unit").string(self.unit);
+        w.key("totalWeight").u64(self.total_weight);
+        w.key("dateText").string(&self.date_text);
+        w.key("durationText").string(&self.duration_text);
+        w.key("timed").bool(self.timed);
+        w.key("untimedText").string(self.untimed_text);
+        w.key("samplesText").string(&self.samples_text);
+        w.key("droppedText").string(&self.dropped_text);
+        w.key("rateText").string(&self.rate_text);
+        w.key("typeText").string(&self.type_text);
+        w.end_object();
+    }
+}
+
+impl ToJson for ProcessEntry {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("label").string(&self.label);
+        w.key("threads")
+            .u64s(self.threads.iter().map(|&t| u64::from(t)));
+        w.end_object();
+    }
+}
+
+impl ToJson for ThreadEntry<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("index").u64(self.index as u64);
+        w.key("tid").u64(self.tid);
+        w.key("name").string(self.name);
+        w.key("samples").u64(self.samples);
+        w.key("weight").u64(self.weight);
+        w.key("samplesPct").string(&self.samples_pct);
+        w.key("label").string(&self.label);
+        w.end_object();
+    }
+}
+
+impl ToJson for TopEntry<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("func").u64(u64::from(self.func));
+        w.key("name").string(self.name);
+        self.weights.write_keys(w);
+        self.weights.write_fractions(w, self.whole);
+        w.end_object();
+    }
+}
+
+impl ToJson for NodeInfo<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("name").string(self.name);
+        w.key("location").opt_string(self.location.as_deref());
+        self.weights.write_keys(w);
+        self.weights.write_fractions(w, self.whole);
+        w.end_object();
+    }
+}
+
+impl ToJson for Crumb<'_> {
+    fn write_json(&self, w: &mut JsonOut) {
+        w.begin_object();
+        w.key("node").u64(u64::from(self.node));
+        w.key("name").string(self.name);
+        w.end_object();
     }
 }
 
