@@ -4,18 +4,20 @@ import { escapeHtml } from "./html-and-color.js";
 
 /** Fills the header's list with the session's metadata, as the wasm module formats it. */
 export function renderMeta(dl, meta) {
+  // [data-key, label, value]: the count's label is the wasm module's (`Samples`, or `Waits`
+  // when the tasks' waits are shown); its data-key stays `samples`.
   const items = [
-    ["Program", meta.program || "(unknown)"],
-    ["Date", meta.dateText],
-    ["Duration", meta.durationText],
-    ["Samples", meta.samplesText],
-    ["Dropped", meta.droppedText],
-    ["Rate", meta.rateText],
-    ["Timer", meta.timer || "unknown"],
-    ["Type", meta.typeText],
+    ["program", "Program", meta.program || "(unknown)"],
+    ["date", "Date", meta.dateText],
+    ["duration", "Duration", meta.durationText],
+    ["samples", meta.countLabel, meta.samplesText],
+    ["dropped", "Dropped", meta.droppedText],
+    ["rate", "Rate", meta.rateText],
+    ["timer", "Timer", meta.timer || "unknown"],
+    ["type", "Type", meta.typeText],
   ];
   dl.innerHTML = items
-    .map(([k, v]) => `<div data-key="${k.toLowerCase()}"><dt>${k}</dt><dd>${escapeHtml(v)}</dd></div>`)
+    .map(([key, label, v]) => `<div data-key="${key}"><dt>${escapeHtml(label)}</dt><dd>${escapeHtml(v)}</dd></div>`)
     .join("");
 }
 

@@ -3,7 +3,7 @@
 use crate::json_out::{JsonOut, ToJson};
 use prof::aggregate::{
     format_location, format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal,
-    TopRow,
+    TopRow, TASK_WAIT_TYPE,
 };
 use prof::session::{SampleType, Session, Unit};
 
@@ -31,6 +31,9 @@ pub struct Meta<'a> {
     pub untimed_text: &'static str,
     /// `1,234`.
     pub samples_text: String,
+    /// What `samples_text` counts, as the header names it: `Samples`, or `Waits` when the
+    /// session shows its tasks' waits (a wait is one of its samples).
+    pub count_label: &'static str,
     /// `0`.
     pub dropped_text: String,
     /// `1000 Hz`, or `unknown`.
@@ -75,6 +78,11 @@ impl<'a> Meta<'a> {
             timed: session.has_sample_times(),
             untimed_text: UNTIMED_TEXT,
             samples_text: thousands(session.sample_count()),
+            count_label: if shows_waits(session) {
+                "Waits"
+            } else {
+                "Samples"
+            },
             dropped_text: thousands(meta.dropped_samples),
             rate_text: match meta.achieved_interval_ns {
                 0 => "unknown".to_owned(),
@@ -90,8 +98,19 @@ impl<'a> Meta<'a> {
 }
 
 /// `1 sample`, `1,234 samples`.
-fn samples_text(n: u64) -> String {
-    format!("{} sample{}", thousands(n), if n == 1 { "" } else { "s" })
+/// `1 sample`, `1,234 samples`; `1,234 waits` when `session` shows its tasks' waits.
+fn samples_text(session: &Session, n: u64) -> String {
+    let noun = if shows_waits(session) {
+        "wait"
+    } else {
+        "sample"
+    };
+    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// Whether `session`'s samples are its tasks' waits (`prof::aggregate::task_waits`).
+fn shows_waits(session: &Session) -> bool {
+    session.meta.sample_type.name == TASK_WAIT_TYPE
 }
 
 /// The thread selector's first entry: `All threads (4): 1,234 samples`.
@@ -118,8 +137,8 @@ pub fn threads_label(
             .sum(),
     };
     let count = match narrowed {
-        Some(n) => format!("{} of {}", thousands(n), samples_text(samples)),
-        None => samples_text(samples),
+        Some(n) => format!("{} of {}", thousands(n), samples_text(session, samples)),
+        None => samples_text(session, samples),
     };
     match shown {
         None => format!("All threads ({}): {count}", session.threads.len()),
@@ -190,7 +209,7 @@ impl<'a> ThreadEntry<'a> {
                         format!("{name} ")
                     },
                     thread.tid,
-                    samples_text(total.samples)
+                    samples_text(session, total.samples)
                 );
                 ThreadEntry {
                     index: total.thread.index(),
@@ -350,6 +369,7 @@ impl ToJson for Meta<'_> {
         w.key("timed").bool(self.timed);
         w.key("untimedText").string(self.untimed_text);
         w.key("samplesText").string(&self.samples_text);
+        w.key("countLabel").string(self.count_label);
         w.key("droppedText").string(&self.dropped_text);
         w.key("rateText").string(&self.rate_text);
         w.key("typeText").string(&self.type_text);
@@ -415,6 +435,7 @@ impl ToJson for Crumb<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prof::aggregate::thread_totals;
     use prof::session::{FrameSpec, Metadata, SessionBuilder};
 
     fn session(duration_ns: u64, time: u64) -> Session {
@@ -442,5 +463,46 @@ mod tests {
         let meta = Meta::of(&timed);
         assert_eq!(meta.duration_text, "2.00 ms");
         assert!(meta.timed);
+    }
+
+    /// The header and the thread selector said `Samples` and `N samples` while the tasks'
+    /// waits were shown, each of which is one wait.
+    #[test]
+    fn the_tasks_waits_are_counted_as_waits_and_samples_as_samples() {
+        let samples = session(1_000, 0);
+        let totals = thread_totals(&samples);
+        assert_eq!(Meta::of(&samples).count_label, "Samples");
+        assert_eq!(all_threads_label(&samples), "All threads (1): 1 sample");
+        assert_eq!(
+            ThreadEntry::all(&samples, &totals)[0].label,
+            "main [1]: 1 sample (100.0%)"
+        );
+        let mut b = SessionBuilder::new(Metadata {
+            sample_type: SampleType::new(TASK_WAIT_TYPE, Unit::Nanoseconds),
+            ..Metadata::default()
+        });
+        let f = b.intern_frame(&FrameSpec::named("Sleep::poll"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        let t = b.thread(7, "io");
+        b.push_sample(s, t, 0, 10);
+        b.push_sample(s, t, 5, 20);
+        let waits = b.finish();
+        let totals = thread_totals(&waits);
+        let meta = Meta::of(&waits);
+        assert_eq!(
+            (meta.count_label, meta.samples_text.as_str()),
+            ("Waits", "2")
+        );
+        assert_eq!(all_threads_label(&waits), "All threads (1): 2 waits");
+        assert_eq!(
+            threads_label(&waits, &totals, Some(&[0]), Some(1)),
+            "1 of 1 threads: 1 of 2 waits"
+        );
+        assert_eq!(
+            ThreadEntry::all(&waits, &totals)[0].label,
+            "io [7]: 2 waits (100.0%)"
+        );
+        let json: serde_json::Value = serde_json::from_str(&meta.to_json()).unwrap();
+        assert_eq!(json["countLabel"], "Waits");
     }
 }
