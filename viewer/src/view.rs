@@ -240,6 +240,8 @@ pub struct Weights {
     pub total_text: String,
     /// `total` as a share of the whole.
     pub total_pct: String,
+    /// The whole the shares are of.
+    pub whole: u64,
 }
 
 impl Weights {
@@ -252,6 +254,7 @@ impl Weights {
             self_pct: format_percent(self_weight, whole),
             total_text: format_weight(sample_type, total),
             total_pct: format_percent(total, whole),
+            whole,
         }
     }
 
@@ -266,11 +269,11 @@ impl Weights {
         w.key("totalPct").string(&self.total_pct);
     }
 
-    /// Writes their fractions of `whole` (0 when `whole` is): `selfFraction`, `totalFraction`.
-    fn write_fractions(&self, w: &mut JsonOut, whole: u64) {
-        let fraction = |weight: u64| match whole {
+    /// Writes their fractions of the whole (0 when it is): `selfFraction`, `totalFraction`.
+    fn write_fractions(&self, w: &mut JsonOut) {
+        let fraction = |weight: u64| match self.whole {
             0 => 0.0,
-            _ => weight as f64 / whole as f64,
+            whole => weight as f64 / whole as f64,
         };
         w.key("selfFraction").f64(fraction(self.self_weight));
         w.key("totalFraction").f64(fraction(self.total));
@@ -282,8 +285,6 @@ pub struct TopEntry<'a> {
     pub func: u32,
     pub name: &'a str,
     pub weights: Weights,
-    /// What the fractions are of: the whole tree's weight.
-    pub whole: u64,
 }
 
 impl<'a> TopEntry<'a> {
@@ -293,7 +294,6 @@ impl<'a> TopEntry<'a> {
             func: row.func.0,
             name: &row.name,
             weights: Weights::of(sample_type, row.self_weight, row.total_weight, whole),
-            whole,
         }
     }
 }
@@ -303,8 +303,6 @@ pub struct NodeInfo<'a> {
     pub name: &'a str,
     pub location: Option<String>,
     pub weights: Weights,
-    /// What the fractions are of: the whole tree's weight.
-    pub whole: u64,
 }
 
 impl<'a> NodeInfo<'a> {
@@ -318,7 +316,6 @@ impl<'a> NodeInfo<'a> {
             name: root_or_name(session, tree, node),
             location,
             weights: Weights::of(&session.meta.sample_type, own, total, whole),
-            whole,
         }
     }
 }
@@ -407,7 +404,7 @@ impl ToJson for TopEntry<'_> {
         w.key("func").u64(u64::from(self.func));
         w.key("name").string(self.name);
         self.weights.write_keys(w);
-        self.weights.write_fractions(w, self.whole);
+        self.weights.write_fractions(w);
         w.end_object();
     }
 }
@@ -418,7 +415,7 @@ impl ToJson for NodeInfo<'_> {
         w.key("name").string(self.name);
         w.key("location").opt_string(self.location.as_deref());
         self.weights.write_keys(w);
-        self.weights.write_fractions(w, self.whole);
+        self.weights.write_fractions(w);
         w.end_object();
     }
 }
