@@ -76,17 +76,20 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// A thread that only waits, so that glibc's malloc runs as in any multi-threaded program.
+fn idle_thread() -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("idle".into())
+        .spawn(std::thread::park)
+        .expect("a thread")
+}
+
 /// A child's run: `session` says whether an allocation session runs around the workload (at the
 /// default interval); `thread` starts an idle thread first, which makes glibc's malloc take its
 /// arena lock on every call, as in any multi-threaded program (a session's collector thread
 /// does the same). Prints `wall_ns thread_cpu_ns peak_rss_kib samples in_use_rows`.
 pub fn child(session: bool, thread: bool, passes: usize) {
-    let _idle = thread.then(|| {
-        std::thread::Builder::new()
-            .name("idle".into())
-            .spawn(std::thread::park)
-            .expect("a thread")
-    });
+    let _idle = thread.then(idle_thread);
     let cpu0 = prof::sampler::thread_cpu_time();
     let t0 = Instant::now();
     let (samples, in_use) = if session {
@@ -129,10 +132,7 @@ pub fn child(session: bool, thread: bool, passes: usize) {
 /// workload thread's CPU clock: start and stop are not. Prints one line per round,
 /// `plain_cpu_ns session_cpu_ns session_samples`.
 pub fn chunks(rounds: usize, passes: usize) {
-    let _idle = std::thread::Builder::new()
-        .name("idle".into())
-        .spawn(std::thread::park)
-        .expect("a thread");
+    let _idle = idle_thread();
     let text = document(20_000);
     let timed = |session: bool| -> (u64, u64) {
         let profiler = session.then(|| {

@@ -136,6 +136,8 @@ impl JsonOut {
     }
 
     /// An unsigned integer (every `u8` to `u64` and `usize` goes through this).
+    /// Its digits are written here rather than by `write!(.., "{n}")`: going through `fmt`
+    /// made the wasm module 1.6 kB larger (598,205 against 596,618 bytes).
     pub fn u64(&mut self, n: u64) -> &mut Self {
         self.comma();
         let mut digits = [0u8; 20];
