@@ -256,6 +256,7 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
     let counted = kernel_at_least(6, 12);
     for hz in [1_000u64, 10_000] {
         let period_ns = 1e9 / hz as f64;
+        let steal_before = steal_ns();
         let (output, session) = record(
             &dir,
             &[
@@ -268,6 +269,8 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
             ],
         );
         assert!(output.status.success(), "{output:?}");
+        // Time the hypervisor took from this VM's CPUs while the program ran: see `steal_ns`.
+        let steal = steal_ns() - steal_before + STEAL_TICK_NS;
         let counts = samples_per_tid(&session);
         let weights = weight_per_tid(&session);
         // Records the kernel could not write because prof's reader was late (a busy machine
@@ -288,7 +291,10 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         // each sample's stack among them, which the thread's own clock leaves out where the
         // kernel accounts interrupt time apart (CI at 10 kHz beside two CPU hogs: 508.3 ms for
         // 500.0 ms of CPU). Weighed by the period, one thread got 503 ms for 500 ms of CPU
-        // and the other fewer, with the total short.
+        // and the other fewer, with the total short. In a VM the task clock also counts the
+        // time the hypervisor stole from the thread's CPU, which its own clock leaves out (the
+        // one cause we know for 563.2 ms for 500.0 ms of CPU in CI beside two hogs), so the
+        // bounds above the CPU time grow by all the time stolen from the VM's CPUs meanwhile.
         let (mut all_got, mut all_weight, mut all_cpu) = (0.0, 0.0, 0.0);
         for line in stdout.lines() {
             let (tid, cpu_ns) = line.split_once(' ').unwrap();
@@ -300,16 +306,20 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
             all_weight += weight;
             all_cpu += cpu_ns;
             assert!(
-                got + dropped >= 0.95 * expected && got <= 1.05 * expected + 1.0,
+                got + dropped >= 0.95 * expected
+                    && got <= 1.05 * expected + steal / period_ns + 1.0,
                 "{hz} Hz, thread {tid}: {got} samples ({dropped} dropped) for {:.1} ms of CPU \
-                 ({expected:.0} asked for); {stderr}",
+                 ({expected:.0} asked for, {:.1} ms stolen); {stderr}",
                 cpu_ns / 1e6,
+                steal / 1e6,
             );
             assert!(
-                !counted || weight <= IRQ_SLACK * cpu_ns + period_ns,
-                "{hz} Hz, thread {tid}: samples weigh {:.2} ms for {:.2} ms of CPU; {stderr}",
+                !counted || weight <= IRQ_SLACK * cpu_ns + steal + period_ns,
+                "{hz} Hz, thread {tid}: samples weigh {:.2} ms for {:.2} ms of CPU \
+                 ({:.1} ms stolen); {stderr}",
                 weight / 1e6,
                 cpu_ns / 1e6,
+                steal / 1e6,
             );
         }
         let all_expected = all_cpu / period_ns;
@@ -320,10 +330,11 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
         );
         if counted {
             assert!(
-                all_weight >= least * all_cpu && all_weight <= IRQ_SLACK * all_cpu,
-                "{hz} Hz: samples weigh {:.2} ms for {:.2} ms of CPU; {stderr}",
+                all_weight >= least * all_cpu && all_weight <= IRQ_SLACK * all_cpu + steal,
+                "{hz} Hz: samples weigh {:.2} ms for {:.2} ms of CPU ({:.1} ms stolen); {stderr}",
                 all_weight / 1e6,
                 all_cpu / 1e6,
+                steal / 1e6,
             );
         }
         assert_eq!(stdout.lines().count(), 2, "{stdout}");
@@ -333,6 +344,26 @@ fn record_samples_each_running_thread_at_the_requested_rate() {
 /// How far above a thread's own CPU clock its task clock may run (see
 /// `record_samples_each_running_thread_at_the_requested_rate`).
 const IRQ_SLACK: f64 = 1.05;
+
+/// The time, in nanoseconds, the hypervisor has taken from all of this machine's CPUs since
+/// boot: the `steal` column of /proc/stat's `cpu` line (0 on bare metal). With
+/// `CONFIG_PARAVIRT_TIME_ACCOUNTING` a thread's CPU clock leaves stolen time out and the task
+/// clock, which runs while the thread is current, counts it; what a thread can gain that way
+/// while a program runs is at most what was stolen from every CPU meanwhile.
+fn steal_ns() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let steal = stat
+        .lines()
+        .find(|l| l.starts_with("cpu "))
+        .and_then(|l| l.split_whitespace().nth(8))
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    steal * STEAL_TICK_NS
+}
+
+/// /proc/stat's unit, USER_HZ (100 a second on every Linux architecture prof runs on): the
+/// most a difference of two readings can be short by.
+const STEAL_TICK_NS: f64 = 1e7;
 
 /// Each thread's id and the sum of its samples' weights.
 fn weight_per_tid(session: &Session) -> Vec<(u64, u64)> {
