@@ -59,7 +59,7 @@
       wasm ??= embedded("prof-wasm", true);
       return wasm;
     },
-    /** The gzipped session file `index`, as bytes (prof's reader undoes the gzip). */
+    /** The gzipped session file `index`, as bytes (the worker decompresses them). */
     session(index) {
       return embedded(files[index].id, false);
     },

@@ -167,6 +167,32 @@ async function fetchBytes(request, size) {
   return bytes;
 }
 
+/** A whole file's `bytes` gathered into the wasm module's memory for the reader, as
+ * `fetchBytes` gathers a download. A gzip file (it starts with 1f 8b) is decompressed on the
+ * way by the browser's own DecompressionStream, so the module carries no inflater, and is left
+ * as soon as it grows past the largest session the reader takes. */
+async function gathered(bytes) {
+  const out = new SessionBytes(bytes.length);
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    out.push(bytes);
+    return out;
+  }
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!out.push(value)) {
+        await reader.cancel();
+        break;
+      }
+    }
+  } catch (e) {
+    out.undecompressed(String(e?.message ?? e));
+  }
+  return out;
+}
+
 /** Now on the clock every page shares (ms since the epoch), to mark worker times in the page. */
 const now = () => performance.timeOrigin + performance.now();
 
@@ -188,14 +214,14 @@ const methods = {
     const times = { compiled: now() };
     // A file opened in the page (a File) is read here, never sent anywhere.
     if (file) given = await readFile(file);
-    const bytes = given ?? (await (download ?? fetchBytes(fetch(url), size)));
+    const bytes = given ? await gathered(given) : await (download ?? fetchBytes(fetch(url), size));
     times.fetched = now();
     postMessage({ progress: loadProgressText(bytes.length, bytes.length) + " · decoding" });
     dropTrees();
     dropComparison();
     viewType = undefined;
     viewGroupBy = null;
-    profile = file ? Profile.loadOpened(given, file.name) : given ? Profile.load(given) : Profile.fromBytes(bytes);
+    profile = file ? Profile.loadOpened(bytes, file.name) : Profile.fromBytes(bytes);
     times.decoded = now();
     const contexts = JSON.parse(profile.contextsJson());
     hasScopeBars = contexts.scopes || contexts.tasks;
@@ -405,8 +431,8 @@ const methods = {
         dropComparison();
         base = profile;
         if (same) base = profile;
-        else if (file) base = Profile.loadOpened(await readFile(file), file.name);
-        else base = given ? Profile.load(given) : Profile.fromBytes(await fetchBytes(fetch(url), size));
+        else if (file) base = Profile.loadOpened(await gathered(await readFile(file)), file.name);
+        else base = Profile.fromBytes(given ? await gathered(given) : await fetchBytes(fetch(url), size));
       }
       if (base !== profile) base.followSampleType(profile);
       comparison = { index, type, base, diff: null, refused: null };

@@ -833,6 +833,26 @@ fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
         "{error}"
     );
     assert!(text(&browser, "#file").contains("dropped.folded"));
+    // The page decompresses a gzip file with the browser's own DecompressionStream (the wasm
+    // module holds no inflater): one that is not gzip inside says so, by name.
+    browser.eval(
+        "const bad = new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]);
+         const dt = new DataTransfer(); dt.items.add(new File([bad], 'bad.json.gz'));
+         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.body.dataset.state === 'error' && document.querySelector('#error').textContent.includes('bad.json.gz')",
+        LOAD,
+        "the corrupt gzip file's error",
+    );
+    let error = text(&browser, "#error");
+    assert!(
+        error.contains(
+            "bad.json.gz: not a readable prof session: gzip data the browser could not decompress"
+        ),
+        "{error}"
+    );
     // Nothing went to the server but the page, its module and the served profile.
     let sent = browser.eval(
         "return performance.getEntriesByType('resource').map(e => e.name)

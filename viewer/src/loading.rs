@@ -5,15 +5,21 @@ use crate::profile::{Profile, ViewSpec};
 use prof::aggregate::{
     thread_totals, CallTree, Filter, StackWeights, TransformedStacks, TASK_WAIT_TYPE,
 };
-use prof::session::Session;
+use prof::session::{ReadError, ReadOptions, Session, DEFAULT_MAX_BYTES};
 use wasm_bindgen::prelude::*;
 
-/// A session file's bytes, gathered in the wasm module's memory as they arrive from the network:
+/// A session file's JSON, gathered in the wasm module's memory as it arrives (from the network,
+/// or from the browser's `DecompressionStream` for a gzip file: the module holds no inflater):
 /// each chunk is copied in once, and the reader then parses them where they lie.
 #[wasm_bindgen]
 #[derive(Debug, Default)]
 pub struct SessionBytes {
     bytes: Vec<u8>,
+    /// The most bytes a session may have: [`DEFAULT_MAX_BYTES`], as for `prof report`.
+    limit: u64,
+    /// Why the file cannot be read, found while gathering it (past `limit`, or gzip the
+    /// browser could not decompress): its bytes were let go, and reading it says this.
+    refused: Option<ReadError>,
 }
 
 #[wasm_bindgen]
@@ -22,14 +28,29 @@ impl SessionBytes {
     /// known length is reserved once rather than grown by doubling.
     #[wasm_bindgen(constructor)]
     pub fn new(size: f64) -> SessionBytes {
-        SessionBytes {
-            bytes: Vec::with_capacity(size.max(0.0) as usize),
-        }
+        SessionBytes::limited(size, DEFAULT_MAX_BYTES)
     }
 
-    /// Appends a chunk of the file.
-    pub fn push(&mut self, chunk: &[u8]) {
+    /// Appends a chunk of the file. False once the file is larger than a session may be: the
+    /// bytes are let go (a gzip file that inflates without end fills no memory) and the caller
+    /// may stop, as reading the file will only say it is too large.
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        if self.refused.is_none() && (self.bytes.len() + chunk.len()) as u64 > self.limit {
+            self.refuse(ReadError::too_large(self.limit));
+        }
+        if self.refused.is_some() {
+            return false;
+        }
         self.bytes.extend_from_slice(chunk);
+        true
+    }
+
+    /// Says the browser could not decompress the gzip file (`why`, its message): reading it
+    /// then says so.
+    pub fn undecompressed(&mut self, why: &str) {
+        self.refuse(ReadError::Invalid(format!(
+            "gzip data the browser could not decompress: {why}"
+        )));
     }
 
     /// The number of bytes gathered.
@@ -39,34 +60,59 @@ impl SessionBytes {
     }
 }
 
+impl SessionBytes {
+    /// [`SessionBytes::new`] with `limit` in place of [`DEFAULT_MAX_BYTES`].
+    fn limited(size: f64, limit: u64) -> SessionBytes {
+        SessionBytes {
+            bytes: Vec::with_capacity((size.max(0.0) as u64).min(limit) as usize),
+            limit,
+            refused: None,
+        }
+    }
+
+    /// The session read from the gathered bytes, or why it cannot be.
+    fn read(self) -> Result<Session, ReadError> {
+        match self.refused {
+            Some(why) => Err(why),
+            None => prof::session::read_json_bytes(
+                &self.bytes,
+                ReadOptions::default().max_bytes(self.limit),
+            ),
+        }
+    }
+
+    fn refuse(&mut self, why: ReadError) {
+        self.refused = Some(why);
+        self.bytes = Vec::new();
+    }
+}
+
 #[wasm_bindgen]
 impl Profile {
-    /// Reads the gathered session (JSON, or gzip-compressed JSON) with `prof`'s own reader, then
-    /// frees the bytes before the call tree is built, so the tree reuses their memory.
+    /// Reads the gathered session with `prof`'s own reader, then frees the bytes before the
+    /// call tree is built, so the tree reuses their memory.
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(bytes: SessionBytes) -> Result<Profile, JsError> {
-        Profile::read(&bytes.bytes, None)
+        Profile::read_gathered(bytes, None)
         // `bytes` is dropped here, before the caller builds anything on the profile.
     }
-}
 
-#[wasm_bindgen]
-impl Profile {
-    /// Reads a session file the user opened in the page (JSON, or gzip-compressed JSON);
-    /// `name` (the file's) starts the error, which says how to open the formats the page does
-    /// not read (their readers would more than double the module's size).
+    /// Reads a session file the user opened in the page, gathered as [`Profile::from_bytes`]
+    /// reads one; `name` (the file's) starts the error, which says how to open the formats the
+    /// page does not read (their readers would more than double the module's size).
     #[wasm_bindgen(js_name = loadOpened)]
-    pub fn load_opened(bytes: &[u8], name: &str) -> Result<Profile, JsError> {
-        Profile::read(bytes, Some(name))
+    pub fn load_opened(bytes: SessionBytes, name: &str) -> Result<Profile, JsError> {
+        Profile::read_gathered(bytes, Some(name))
     }
 }
 
 impl Profile {
-    /// The one way the page reads a session: `prof`'s own reader, and on failure one message
-    /// saying what is wrong and where, prefixed by the file's name when the user opened one
-    /// (with how to open the formats the page does not read).
-    pub(crate) fn read(bytes: &[u8], opened: Option<&str>) -> Result<Profile, JsError> {
-        let session = prof::session::read_bytes(bytes).map_err(|e| {
+    /// The one way the page reads a session: `prof`'s own reader of uncompressed JSON (the
+    /// page decompresses gzip files first), and on failure one message saying what is wrong
+    /// and where, prefixed by the file's name when the user opened one (with how to open the
+    /// formats the page does not read).
+    fn read_gathered(bytes: SessionBytes, opened: Option<&str>) -> Result<Profile, JsError> {
+        let session = bytes.read().map_err(|e| {
             JsError::new(&match opened {
                 None => format!("not a readable prof session: {e}"),
                 Some(name) => format!(
@@ -132,5 +178,67 @@ pub fn wasm_memory_bytes() -> f64 {
     #[cfg(not(target_arch = "wasm32"))]
     {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::session::SessionBuilder;
+
+    fn session_json() -> Vec<u8> {
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        b.push_named(&["main", "work"], main, 0, 7);
+        let mut json = Vec::new();
+        prof::session::write(&b.finish(), &mut json).unwrap();
+        json
+    }
+
+    #[test]
+    fn gathered_chunks_read_as_the_whole_file() {
+        let json = session_json();
+        let mut bytes = SessionBytes::new(json.len() as f64);
+        for chunk in json.chunks(5) {
+            assert!(bytes.push(chunk));
+        }
+        assert_eq!(bytes.length(), json.len() as f64);
+        assert_eq!(bytes.read().unwrap().total_weight(), 7);
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_let_go_and_read_as_too_large() {
+        let json = session_json();
+        let mut bytes = SessionBytes::limited(0.0, json.len() as u64 - 1);
+        assert!(bytes.push(&json[..10]));
+        assert!(!bytes.push(&json[10..]));
+        assert_eq!(bytes.length(), 0.0);
+        // Once refused, it stays refused.
+        assert!(!bytes.push(b" "));
+        let e = bytes.read().unwrap_err().to_string();
+        assert!(e.contains("(the limit for a session file)"), "{e}");
+    }
+
+    #[test]
+    fn gzip_the_browser_could_not_decompress_says_so() {
+        let mut bytes = SessionBytes::new(0.0);
+        bytes.push(b"{");
+        bytes.undecompressed("incorrect header check");
+        let e = bytes.read().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "gzip data the browser could not decompress: incorrect header check"
+        );
+    }
+
+    #[test]
+    fn gzip_handed_to_the_reader_is_refused_with_what_to_do() {
+        let mut bytes = SessionBytes::new(0.0);
+        bytes.push(&[0x1f, 0x8b, 8, 0]);
+        let e = bytes.read().unwrap_err().to_string();
+        assert!(
+            e.contains("gzip-compressed") && e.contains("decompressed"),
+            "{e}"
+        );
     }
 }

@@ -343,12 +343,6 @@ impl Profile {
 
 #[wasm_bindgen]
 impl Profile {
-    /// Reads a session file's bytes (JSON, or gzip-compressed JSON) with `prof`'s own reader.
-    /// A malformed session is an error whose message says what is wrong and where.
-    pub fn load(bytes: &[u8]) -> Result<Profile, JsError> {
-        Profile::read(bytes, None)
-    }
-
     /// The thread selector's entry for all threads merged: `All threads (4): 1,234 samples`.
     #[wasm_bindgen(js_name = allThreadsLabel)]
     pub fn all_threads_label(&self) -> String {

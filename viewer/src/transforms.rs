@@ -125,7 +125,7 @@ mod tests {
         let session = b.finish();
         let mut bytes = Vec::new();
         prof::session::write(&session, &mut bytes).unwrap();
-        let mut profile = Profile::load(&bytes).unwrap();
+        let mut profile = Profile::of(prof::session::read_bytes(&bytes).unwrap());
         let main_only = || Filter::all().threads([ThreadIdx(0)]);
         let both = || Filter::all().threads([ThreadIdx(0), ThreadIdx(1)]);
         let merge = r#"[{"kind": "merge", "function": "parse"}]"#;

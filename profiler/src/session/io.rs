@@ -51,6 +51,15 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    /// The error for a session of more than `max_bytes` bytes of JSON: what [`read_with`] says
+    /// of one, for a reader that stops gathering a file at the limit.
+    pub fn too_large(max_bytes: u64) -> ReadError {
+        ReadError::Invalid(format!(
+            "{} (the limit for a session file)",
+            TooLarge(max_bytes)
+        ))
+    }
+
     /// The library error for this failure while reading `path` (what a user sees, with the name).
     pub fn at(self, path: &std::path::Path) -> crate::Error {
         match self {
@@ -117,7 +126,7 @@ impl<R: Read> Read for Limited<R> {
 
 fn io_error(e: io::Error, kind: Kind) -> ReadError {
     if let Some(too_large) = e.get_ref().and_then(|i| i.downcast_ref::<TooLarge>()) {
-        return ReadError::Invalid(format!("{too_large} (the limit for a session file)"));
+        return ReadError::too_large(too_large.0);
     }
     if kind == Kind::Json {
         return ReadError::Io(e);
@@ -228,10 +237,21 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Session, ReadError> {
 pub fn read_bytes_with(bytes: &[u8], options: ReadOptions) -> Result<Session, ReadError> {
     match sniff(bytes)? {
         Kind::Gzip => read_sized(bytes, options, gzip_bytes_size_hint(bytes)),
-        Kind::Json if bytes.len() as u64 > options.max_bytes => Err(ReadError::Invalid(format!(
-            "{} (the limit for a session file)",
-            TooLarge(options.max_bytes)
-        ))),
+        Kind::Json => read_json_bytes(bytes, options),
+    }
+}
+
+/// [`read_bytes_with`] for uncompressed JSON only: gzip is refused with an error that says to
+/// decompress it first. A program that never inflates a session itself (the wasm viewer, whose
+/// page decompresses with the browser's `DecompressionStream`) links no gzip decoder this way.
+pub fn read_json_bytes(bytes: &[u8], options: ReadOptions) -> Result<Session, ReadError> {
+    match sniff(bytes)? {
+        Kind::Gzip => Err(ReadError::Invalid(
+            "gzip-compressed: this reader takes the decompressed JSON".to_owned(),
+        )),
+        Kind::Json if bytes.len() as u64 > options.max_bytes => {
+            Err(ReadError::too_large(options.max_bytes))
+        }
         Kind::Json => parse(bytes),
     }
 }

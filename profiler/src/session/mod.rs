@@ -52,7 +52,8 @@ pub(crate) use io::gzip_bytes_size_hint;
 #[cfg(feature = "sampler")]
 pub(crate) use io::gzip_size_hint;
 pub use io::{
-    read, read_bytes, read_bytes_with, read_with, write, ReadError, ReadOptions, DEFAULT_MAX_BYTES,
+    read, read_bytes, read_bytes_with, read_json_bytes, read_with, write, ReadError, ReadOptions,
+    DEFAULT_MAX_BYTES,
 };
 pub use json::{Fields as JsonFields, Json, Step as JsonStep, Unknown as JsonUnknown};
 pub use model::{

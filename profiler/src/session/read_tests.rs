@@ -84,6 +84,28 @@ fn a_session_round_trips_through_json_and_gzip() {
 }
 
 #[test]
+fn the_json_only_reader_reads_json_and_refuses_gzip_and_sizes_past_its_limit() {
+    let session = rich_session();
+    let bytes = to_bytes(&session);
+    assert_eq!(
+        read_json_bytes(&bytes, ReadOptions::default()).unwrap(),
+        session
+    );
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    let message = read_json_bytes(&gz.finish().unwrap(), ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(message.starts_with("gzip-compressed"), "{message}");
+    let small = ReadOptions::default().max_bytes(bytes.len() as u64 - 1);
+    let message = read_json_bytes(&bytes, small).unwrap_err().to_string();
+    assert!(
+        message.ends_with("(the limit for a session file)"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_file_starts_with_format_and_version() {
     let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
     assert!(
