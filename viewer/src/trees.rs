@@ -329,9 +329,8 @@ impl Profile {
                 .map_err(|e| JsError::new(&format!("invalid regex: {e}")))?;
             tree.function_table(&self.session, order, |name| regex.is_match(name))
         } else {
-            let needle = filter.to_lowercase();
             tree.function_table(&self.session, order, |name| {
-                needle.is_empty() || name.to_lowercase().contains(&needle)
+                prof::aggregate::name_contains(name, filter)
             })
         };
         let whole = tree.total_weight(tree.root());

@@ -90,7 +90,7 @@ pub use scopes::{
     duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,
     DurationBar, DurationHistogram, ScopeRow, TaskRow, Tasks,
 };
-pub use search::{is_marked, SearchMatch};
+pub use search::{is_marked, name_contains, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{

@@ -22,6 +22,17 @@ pub fn is_marked(mask: &[u8], func: StrId) -> bool {
     mask.get(func.index()) == Some(&1)
 }
 
+/// Whether `name` holds `part`, ASCII letters matching in either case: the Top functions
+/// table's filter. Other letters match only as written (Unicode case folding would cost the wasm
+/// viewer its case tables for a filter on code names, nearly all ASCII).
+pub fn name_contains(name: &str, part: &str) -> bool {
+    part.is_empty()
+        || name
+            .as_bytes()
+            .windows(part.len())
+            .any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+}
+
 impl CallTree {
     /// The functions whose names `matches` accepts (e.g. a regex's `is_match`), and the weight of
     /// the samples that pass through any of them. Each name is tested once.
@@ -78,6 +89,18 @@ mod tests {
             b.push_sample(stack, t, 0, weight);
         }
         b.finish()
+    }
+
+    #[test]
+    fn a_name_holds_a_part_in_either_case_of_its_ascii_letters() {
+        assert!(name_contains("std::io::Read", "READ"));
+        assert!(name_contains("std::io::Read", "io::r"));
+        assert!(name_contains("anything", ""));
+        assert!(!name_contains("std::io::Read", "write"));
+        assert!(!name_contains("ab", "abc"));
+        // Non-ASCII letters match as written.
+        assert!(name_contains("größe", "GRöß"));
+        assert!(!name_contains("größe", "GRÖß"));
     }
 
     #[test]
