@@ -6,6 +6,9 @@
 //! object or array get one. Values are written in the order the calls come; the caller keeps
 //! objects and arrays balanced.
 
+/// The decimals [`JsonOut::f64`] writes.
+pub const F64_DECIMALS: usize = 12;
+
 /// A JSON text being written.
 pub struct JsonOut {
     out: String,
@@ -167,22 +170,21 @@ impl JsonOut {
         self.u64(n.unsigned_abs())
     }
 
-    /// A float: `null` when it is not finite (as serde_json writes it), else Rust's shortest
-    /// text that reads back as the same value, which JSON accepts: `0.1`, and with an exponent
-    /// when very large or small (`1e-7`, `1e300`) rather than hundreds of digits. Integral
-    /// values are written without a fraction (`2`, where serde_json writes `2.0`): the same
-    /// number to a JSON reader.
+    /// A float to [`F64_DECIMALS`] decimals, trailing zeros dropped (`0.5`, `1`, `0`), by the
+    /// core's integer-only [`prof::aggregate::fixed`]; `null` when it is not finite (as serde_json
+    /// writes it). The page's floats are shares and positions between 0 and 1, where a
+    /// trillionth is far below a pixel; a shortest round-trip text would link core's float
+    /// formatting, 20 kB of the module, for digits nothing draws.
     pub fn f64(&mut self, x: f64) -> &mut Self {
-        use std::fmt::Write;
         self.comma();
-        // Formatting never fails writing into a String.
-        let _ = if !x.is_finite() {
-            self.out.write_str("null")
-        } else if x != 0.0 && !(1e-5..1e16).contains(&x.abs()) {
-            write!(self.out, "{x:e}")
-        } else {
-            write!(self.out, "{x}")
-        };
+        if !x.is_finite() {
+            self.out.push_str("null");
+            return self;
+        }
+        let text = prof::aggregate::fixed(x, F64_DECIMALS, false);
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        // `-0.0000001` rounds to `-0`: the same number as 0 to the page.
+        self.out.push_str(if text == "-0" { "0" } else { text });
         self
     }
 
@@ -297,6 +299,8 @@ mod tests {
             1.0,
             -2.5,
             0.1,
+            1.0 / 3.0,
+            0.999_999_999_999_9,
             1e-7,
             1e300,
             -1e-300,
@@ -312,12 +316,34 @@ mod tests {
             let mut w = JsonOut::new();
             w.f64(x);
             let text = w.finish();
-            assert!(text.len() <= 24, "{text}");
+            if x.is_finite() && x.abs() > 1e300 {
+                // All the digits of the integer it is, which JSON.parse reads back exactly and
+                // serde_json refuses as out of range (such values never reach the page).
+                assert_eq!(text, format!("{x:.0}"));
+                continue;
+            }
             let ours = parsed(&text);
             let theirs = parsed(&serde_json::to_string(&x).unwrap());
-            assert_eq!(ours.as_f64(), theirs.as_f64(), "{x}");
             assert_eq!(ours.is_null(), theirs.is_null(), "{x}");
+            if let (Some(ours), Some(theirs)) = (ours.as_f64(), theirs.as_f64()) {
+                // To the decimals written, and exact where they hold all of it.
+                assert!((ours - theirs).abs() <= 0.5e-12, "{x}: {text}");
+                if x.abs() >= 1.0 && x.fract() == 0.0 {
+                    assert_eq!(ours, theirs, "{text}");
+                }
+            }
+            if (0.0..=1.0).contains(&x) {
+                assert!(text.len() <= 14, "{text}");
+            }
         }
+        let mut w = JsonOut::new();
+        w.begin_array()
+            .f64(0.5)
+            .f64(1.0)
+            .f64(-1e-13)
+            .f64(0.25e-10)
+            .end_array();
+        assert_eq!(w.finish(), "[0.5,1,0,0.000000000025]");
     }
 
     #[test]

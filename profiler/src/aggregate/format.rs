@@ -53,13 +53,13 @@ pub fn format_location(session: &Session, frame: Frame) -> Option<String> {
 
 /// `part` as a percentage of `whole` with one decimal, `12.3%` (`0.0%` when `whole` is 0).
 pub fn format_percent(part: u64, whole: u64) -> String {
-    format!("{:.1}%", percent(part, whole))
+    format!("{}%", fixed(percent(part, whole), 1, false))
 }
 
 /// A change in percentage points with one decimal and its sign, as diffs show it: `+2.7%`,
 /// `-0.4%`, and `0.0%` for a change that rounds to nothing.
 pub fn format_percent_change(points: f64) -> String {
-    let text = format!("{points:+.1}%");
+    let text = format!("{}%", fixed(points, 1, true));
     match text.as_str() {
         "+0.0%" | "-0.0%" => "0.0%".to_owned(),
         _ => text,
@@ -130,7 +130,10 @@ pub fn format_time_at(ns: u64, resolution_ns: u64) -> String {
     } else {
         ((-step.log10()).ceil() as usize).min(9)
     };
-    format!("{:.*} {name}", decimals, ns as f64 / factor as f64)
+    format!(
+        "{} {name}",
+        fixed(ns as f64 / factor as f64, decimals, false)
+    )
 }
 
 /// `value` in the largest of `units` (factor, name; ascending) that it reaches, with three
@@ -154,11 +157,127 @@ fn scaled(value: u64, units: &[(u64, &str)]) -> String {
     }
     // Three significant digits.
     let text = match x {
-        x if x < 9.995 => format!("{x:.2}"),
-        x if x < 99.95 => format!("{x:.1}"),
-        x => format!("{x:.0}"),
+        x if x < 9.995 => fixed(x, 2, false),
+        x if x < 99.95 => fixed(x, 1, false),
+        x => fixed(x, 0, false),
     };
     format!("{text} {name}")
+}
+
+/// `x` with `decimals` digits after the point, `+` before it when `plus` and it is not negative:
+/// exactly the text of `format!("{x:.decimals$}")` (`{x:+.decimals$}` with `plus`), rounded half
+/// to even on the float's exact binary value. Written out because core's float formatting, which
+/// also carries the shortest round-trip algorithms, is 20 kB of the wasm viewer; this needs only
+/// integer arithmetic.
+pub fn fixed(x: f64, decimals: usize, plus: bool) -> String {
+    let sign = if x.is_sign_negative() && !x.is_nan() {
+        "-"
+    } else if plus && !x.is_nan() {
+        "+"
+    } else {
+        ""
+    };
+    if x.is_nan() {
+        return "NaN".to_owned();
+    }
+    if x.is_infinite() {
+        return format!("{sign}inf");
+    }
+    // x = mantissa × 2^exponent, exactly.
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mantissa, exponent) = match biased {
+        0 => (fraction, -1074),
+        _ => (fraction | 1 << 52, biased - 1075),
+    };
+    // The digits of round(|x| × 10^decimals), the last `decimals` of them after the point.
+    let digits = scaled_digits(mantissa, exponent, decimals);
+    let (whole, after) = if decimals == 0 {
+        (digits.as_str(), "")
+    } else {
+        digits.split_at(digits.len() - decimals)
+    };
+    let point = if decimals == 0 { "" } else { "." };
+    format!("{sign}{whole}{point}{after}")
+}
+
+/// The decimal digits of `mantissa × 2^exponent × 10^decimals` rounded to an integer, half to
+/// even, with at least `decimals + 1` of them (leading zeros added).
+fn scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
+    // The digits of a number held as base-2^32 limbs, least significant first.
+    fn big_digits(mut limbs: Vec<u32>) -> String {
+        let mut chunks = Vec::new();
+        while limbs.iter().any(|&l| l != 0) {
+            let mut rest = 0u64;
+            for limb in limbs.iter_mut().rev() {
+                let cur = rest << 32 | u64::from(*limb);
+                *limb = (cur / 1_000_000_000) as u32;
+                rest = cur % 1_000_000_000;
+            }
+            chunks.push(rest as u32);
+        }
+        let mut text = chunks.pop().unwrap_or(0).to_string();
+        for chunk in chunks.iter().rev() {
+            text.push_str(&format!("{chunk:09}"));
+        }
+        text
+    }
+    // mantissa × 10^decimals as limbs (a few more limbs than `decimals` digits need).
+    let mut limbs = vec![mantissa as u32, (mantissa >> 32) as u32];
+    for _ in 0..decimals {
+        let mut carry = 0u64;
+        for limb in limbs.iter_mut() {
+            let cur = u64::from(*limb) * 10 + carry;
+            *limb = cur as u32;
+            carry = cur >> 32;
+        }
+        if carry > 0 {
+            limbs.push(carry as u32);
+        }
+    }
+    let text = if exponent >= 0 {
+        // Shift left: whole limbs, then bits.
+        let (words, bits) = ((exponent / 32) as usize, exponent % 32);
+        let mut shifted = vec![0u32; words];
+        let mut carry = 0u32;
+        for &limb in &limbs {
+            shifted.push(if bits == 0 {
+                limb
+            } else {
+                limb << bits | carry
+            });
+            carry = if bits == 0 { 0 } else { limb >> (32 - bits) };
+        }
+        shifted.push(carry);
+        big_digits(shifted)
+    } else {
+        // Shift right by `shift` bits, rounding half to even on what falls off.
+        let shift = exponent.unsigned_abs() as usize;
+        let total_bits = limbs.len() * 32;
+        let bit = |i: usize| i < total_bits && limbs[i / 32] >> (i % 32) & 1 == 1;
+        let mut kept: Vec<u32> = vec![0; limbs.len()];
+        for i in shift..total_bits {
+            if bit(i) {
+                kept[(i - shift) / 32] |= 1 << ((i - shift) % 32);
+            }
+        }
+        let half = shift >= 1 && bit(shift - 1);
+        let below_half = (0..shift.saturating_sub(1).min(total_bits)).any(bit);
+        let odd = bit(shift);
+        if half && (below_half || odd) {
+            for limb in kept.iter_mut() {
+                let (sum, over) = limb.overflowing_add(1);
+                *limb = sum;
+                if !over {
+                    break;
+                }
+            }
+            kept.push(0);
+        }
+        big_digits(kept)
+    };
+    format!("{text:0>width$}", width = decimals + 1)
 }
 
 #[cfg(test)]
@@ -171,6 +290,83 @@ mod tests {
 
     fn bytes(w: u64) -> String {
         format_weight(&SampleType::new("alloc_bytes", Unit::Bytes), w)
+    }
+
+    /// `fixed` against core's formatting: the values where they could part (ties, carries,
+    /// subnormals, the largest and smallest), and 400,000 more from a fixed-seed generator.
+    #[test]
+    fn fixed_writes_what_core_writes() {
+        let check = |x: f64| {
+            for decimals in 0..=9 {
+                assert_eq!(
+                    fixed(x, decimals, false),
+                    format!("{x:.decimals$}"),
+                    "{x:e}"
+                );
+                assert_eq!(
+                    fixed(x, decimals, true),
+                    format!("{x:+.decimals$}"),
+                    "{x:e}"
+                );
+            }
+        };
+        for x in [
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.25,
+            0.35,
+            0.05,
+            0.125,
+            9.995,
+            99.95,
+            999.5,
+            1e-7,
+            0.045,
+            1.005,
+            2.675,
+            1e15,
+            1e16 + 2.0,
+            1e22,
+            1e300,
+            4.9e-324,
+            2.2e-308,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            f64::EPSILON,
+            123_456.789,
+            0.999_999_999_95,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            18_446_744_073_709_551_615.0,
+        ] {
+            check(x);
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..400_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = match i % 4 {
+                // Any bit pattern.
+                0 => f64::from_bits(state),
+                // The formatter's own inputs: a u64 over a unit's factor, percentages.
+                1 => state as f64 / 1e6,
+                2 => (state % 1_000_000) as f64 * 100.0 / ((state >> 40) % 1_000_000 + 1) as f64,
+                // Values on a grid of halves, where ties are.
+                _ => (state % 100_000) as f64 / 2f64.powi((state >> 60) as i32),
+            };
+            assert_eq!(
+                fixed(x, (i % 4) as usize, false),
+                format!("{x:.0$}", (i % 4) as usize),
+                "{x:e}"
+            );
+        }
     }
 
     #[test]

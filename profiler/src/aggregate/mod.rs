@@ -76,7 +76,7 @@ pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    format_location, format_ms, format_percent, format_percent_change, format_time_at,
+    fixed, format_location, format_ms, format_percent, format_percent_change, format_time_at,
     format_weight, format_weight_change, format_weight_named, thousands,
 };
 pub use grouping::{
