@@ -178,7 +178,10 @@ fn build_viewer(root: &Path, out_dir: &Path) -> PathBuf {
         // Optimized for size: 664 kB instead of 710 kB, and in node and Chromium (alternated
         // under the same load) reading the 1M-sample bench file was faster, not slower (a median
         // of 175 against 202 ms in node, 165 against 187 ms in Chromium); "z" made it 591 kB but
-        // read 20% and drew the first views twice as slowly.
+        // read 20% and drew the first views twice as slowly. Measured again at 97e06d2 (the
+        // viewer bench's binaries alternated, 9 page loads each): "z" makes it 444.6 kB against
+        // 501.9 kB, but decodes the 1M-sample session 1.6 times as slowly (medians 344 against
+        // 214 ms), paints first at 699 against 541 ms, and zooms in 23 to 27 against 18 to 20 ms.
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "s")
         .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
         // The page downloads the module: no symbol names in it.
