@@ -205,6 +205,37 @@ pub fn fixed(x: f64, decimals: usize, plus: bool) -> String {
 /// The decimal digits of `mantissa × 2^exponent × 10^decimals` rounded to an integer, half to
 /// even, with at least `decimals + 1` of them (leading zeros added).
 fn scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
+    let text = match rounded_in_u64(mantissa, exponent, decimals) {
+        Some(n) => n.to_string(),
+        None => big_scaled_digits(mantissa, exponent, decimals),
+    };
+    format!("{text:0>width$}", width = decimals + 1)
+}
+
+/// [`scaled_digits`]'s integer when the arithmetic fits in 128 bits and the result in 64, as it
+/// does for every weight, share and time the formatter is given; `None` for the rest.
+fn rounded_in_u64(mantissa: u64, exponent: i32, decimals: usize) -> Option<u64> {
+    let scale = 10u128.checked_pow(u32::try_from(decimals).ok()?)?;
+    let m = u128::from(mantissa).checked_mul(scale)?;
+    let n = if exponent >= 0 {
+        if i64::from(m.leading_zeros()) <= i64::from(exponent) {
+            return None;
+        }
+        m << exponent
+    } else {
+        let shift = exponent.unsigned_abs();
+        if shift >= 128 {
+            return None;
+        }
+        let (kept, rest) = (m >> shift, m & ((1u128 << shift) - 1));
+        let half = 1u128 << (shift - 1);
+        kept + u128::from(rest > half || (rest == half && kept & 1 == 1))
+    };
+    u64::try_from(n).ok()
+}
+
+/// [`scaled_digits`] for any float, on numbers of as many 32-bit limbs as they need.
+fn big_scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
     // The digits of a number held as base-2^32 limbs, least significant first.
     fn big_digits(mut limbs: Vec<u32>) -> String {
         let mut chunks = Vec::new();
@@ -236,7 +267,7 @@ fn scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
             limbs.push(carry as u32);
         }
     }
-    let text = if exponent >= 0 {
+    if exponent >= 0 {
         // Shift left: whole limbs, then bits.
         let (words, bits) = ((exponent / 32) as usize, exponent % 32);
         let mut shifted = vec![0u32; words];
@@ -276,8 +307,7 @@ fn scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
             kept.push(0);
         }
         big_digits(kept)
-    };
-    format!("{text:0>width$}", width = decimals + 1)
+    }
 }
 
 #[cfg(test)]
@@ -367,6 +397,26 @@ mod tests {
                 "{x:e}"
             );
         }
+    }
+
+    /// The two ways `fixed` computes its digits agree wherever the quick one applies.
+    #[test]
+    fn fixed_s_big_and_quick_arithmetic_agree() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut quick = 0;
+        for i in 0..100_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let (mantissa, exponent) = (state >> 11, (state % 200) as i32 - 130);
+            let decimals = (i % 10) as usize;
+            if let Some(n) = rounded_in_u64(mantissa, exponent, decimals) {
+                quick += 1;
+                let big = big_scaled_digits(mantissa, exponent, decimals);
+                assert_eq!(big, n.to_string(), "{mantissa} × 2^{exponent}, {decimals}");
+            }
+        }
+        assert!(quick > 50_000, "{quick}");
     }
 
     #[test]
