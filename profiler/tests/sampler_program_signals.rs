@@ -255,7 +255,10 @@ fn r20_setitimer_puts_the_programs_itimer_prof_back_at_stop() {
     spin(Duration::from_millis(100));
     let report = profiler.stop().unwrap();
     assert_eq!(report.session().meta.timer, "setitimer");
-    assert!(report.total_samples() > 0);
+    // That setitimer samples is `sampler_timers`' to check (1 s of CPU there): on a machine
+    // loaded past two hogs, these 100 ms got 0 to 17 samples (0 in 3 of 15 runs with four hogs
+    // beside), as ITIMER_PROF's process-wide signal lands while this thread runs less often
+    // than the tick. What this test is for is the program's timer, put back.
     let (period, left) = itimer_prof();
     assert_eq!(period, hour);
     // The kernel adds a tick (4 ms at 250 Hz) to the value each time the timer is set: when
