@@ -45,8 +45,11 @@ fn check(timer: &str) {
     spin(Duration::from_millis(500));
     WATCHED.with(|w| w.set(false));
     let report = p.stop().unwrap();
-    // setitimer is capped near the kernel tick (250/s) and shared by the process.
-    let least = if timer == "setitimer" { 20 } else { 100 };
+    // setitimer is capped near the kernel tick (250/s) and shared by the process, and on a busy
+    // machine its signal lands in this spinning thread far less often than the tick: 39 to 79
+    // samples in these 500 ms of CPU with two hogs beside, 9 to 32 with four. A few handler
+    // runs are what this test needs.
+    let least = if timer == "setitimer" { 3 } else { 100 };
     let n = samples_on(&report, current_tid()).len();
     assert!(n >= least, "{timer}: {n} samples");
     assert_eq!(
