@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 /// or from the browser's `DecompressionStream` for a gzip file: the module holds no inflater):
 /// each chunk is copied in once, and the reader then parses them where they lie.
 #[wasm_bindgen]
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SessionBytes {
     bytes: Vec<u8>,
     /// The most bytes a session may have: [`DEFAULT_MAX_BYTES`], as for `prof report`.
