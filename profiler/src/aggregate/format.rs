@@ -170,16 +170,14 @@ fn scaled(value: u64, units: &[(u64, &str)]) -> String {
 /// also carries the shortest round-trip algorithms, is 20 kB of the wasm viewer; this needs only
 /// integer arithmetic.
 pub fn fixed(x: f64, decimals: usize, plus: bool) -> String {
-    let sign = if x.is_sign_negative() && !x.is_nan() {
-        "-"
-    } else if plus && !x.is_nan() {
-        "+"
-    } else {
-        ""
-    };
     if x.is_nan() {
         return "NaN".to_owned();
     }
+    let sign = match (x.is_sign_negative(), plus) {
+        (true, _) => "-",
+        (false, true) => "+",
+        (false, false) => "",
+    };
     if x.is_infinite() {
         return format!("{sign}inf");
     }
