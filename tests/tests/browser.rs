@@ -778,6 +778,18 @@ fn r20_a_directory_among_the_files_is_listed_with_its_error() {
     browser.screenshot("20-directory-listed");
 }
 
+/// Drops a file named `name` on the page, its content the JavaScript expression `content` (a
+/// string or a typed array), as a user's drag from the desktop does.
+fn drop_file(browser: &Browser, content: &str, name: &str) {
+    browser.eval(
+        &format!(
+            "const dt = new DataTransfer(); dt.items.add(new File([{content}], '{name}'));
+             document.body.dispatchEvent(new DragEvent('drop', {{ dataTransfer: dt, bubbles: true, cancelable: true }}));"
+        ),
+        json!([]),
+    );
+}
+
 /// A session opened from this computer, with the picker or by a drop on the page, is read in the
 /// page's worker and added to the file list; nothing is sent. A file the page does not read says
 /// why and what to do instead.
@@ -815,11 +827,7 @@ fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
         "the served file again",
     );
     // A drop on the page opens a file too: one the page does not read says what to do.
-    browser.eval(
-        "const dt = new DataTransfer(); dt.items.add(new File(['main;dropped_fn 3\\n'], 'dropped.folded'));
-         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));",
-        json!([]),
-    );
+    drop_file(&browser, "'main;dropped_fn 3\\n'", "dropped.folded");
     browser.wait_for(
         "document.body.dataset.state === 'error'",
         LOAD,
@@ -835,11 +843,10 @@ fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
     assert!(text(&browser, "#file").contains("dropped.folded"));
     // The page decompresses a gzip file with the browser's own DecompressionStream (the wasm
     // module holds no inflater): one that is not gzip inside says so, by name.
-    browser.eval(
-        "const bad = new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]);
-         const dt = new DataTransfer(); dt.items.add(new File([bad], 'bad.json.gz'));
-         document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));",
-        json!([]),
+    drop_file(
+        &browser,
+        "new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff])",
+        "bad.json.gz",
     );
     browser.wait_for(
         "document.body.dataset.state === 'error' && document.querySelector('#error').textContent.includes('bad.json.gz')",
@@ -856,7 +863,7 @@ fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
     // Nothing went to the server but the page, its module and the served profile.
     let sent = browser.eval(
         "return performance.getEntriesByType('resource').map(e => e.name)
-           .filter(n => n.includes('local') || n.includes('dropped'));",
+           .filter(n => n.includes('local') || n.includes('dropped') || n.includes('bad.json'));",
         json!([]),
     );
     assert_eq!(sent, json!([]));
