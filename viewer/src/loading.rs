@@ -46,8 +46,10 @@ impl SessionBytes {
     }
 
     /// Says the browser could not decompress the gzip file (`why`, its message): reading it
-    /// then says so.
+    /// then says so. Chromium's messages end in a full stop, which the reader's own sentence
+    /// after it would double.
     pub fn undecompressed(&mut self, why: &str) {
+        let why = why.trim_end_matches('.');
         self.refuse(ReadError::Invalid(format!(
             "gzip data the browser could not decompress: {why}"
         )));
@@ -229,6 +231,10 @@ mod tests {
             e,
             "gzip data the browser could not decompress: incorrect header check"
         );
+        let mut bytes = SessionBytes::new(0.0);
+        bytes.undecompressed("The compressed data was not valid: invalid block type.");
+        let e = bytes.read().unwrap_err().to_string();
+        assert!(e.ends_with("invalid block type"), "{e}");
     }
 
     #[test]
