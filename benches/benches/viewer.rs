@@ -4,7 +4,8 @@
 //! wasm and JavaScript the page loads. Then the same on 10M samples (generated once into
 //! `target/bench-data/`): first paint, the wasm module's memory against the JSON size, and the
 //! re-aggregation and redraw after a thread or range change; and the single-file HTML
-//! (`prof convert --to html`) of the 1M-sample session opened from disk.
+//! (`prof convert --to html`) of the 1M-sample session opened from disk. And the page's floor:
+//! its first paint on 1,000 samples, alternated with the 1M-sample session.
 //!
 //! Side by side, in the same browser: speedscope 1.25 (the npm package) loading the same session
 //! exported with prof's speedscope exporter, in its "left heavy" view (the aggregated flame graph,
@@ -16,7 +17,7 @@
 //! are `performance` marks, read as milliseconds since navigation start.
 //!
 //! Run with `cargo bench -p prof-benches --bench viewer`; `-- 10m` (or `1m`, `redraw`,
-//! `single`, several allowed) runs only those parts. Needs `chromium`, `chromedriver` and
+//! `single`, `floor`, several allowed) runs only those parts. Needs `chromium`, `chromedriver` and
 //! speedscope's npm package in `tests/node` (`.ci/install-tools` installs all three).
 
 #[path = "viewer/speedscope.rs"]
@@ -52,6 +53,11 @@ impl Lcg {
 /// few roots), then `samples` samples (1M for the benchmark) drawn with a skew towards the early,
 /// hot stacks.
 fn big_session(samples: usize) -> Session {
+    session_of(samples, STACKS)
+}
+
+/// `samples` samples over `stacks` distinct stacks, made as `big_session` describes.
+fn session_of(samples: usize, stacks: usize) -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "bench-app".into(),
         mode: Mode::Cpu,
@@ -74,10 +80,10 @@ fn big_session(samples: usize) -> Session {
         })
         .collect();
     let mut rng = Lcg(42);
-    let mut leaves = Vec::with_capacity(STACKS);
+    let mut leaves = Vec::with_capacity(stacks);
     let mut seen = std::collections::HashSet::new();
     let roots: Vec<_> = (0..4).map(|i| b.intern_stack(None, frames[i])).collect();
-    while leaves.len() < STACKS {
+    while leaves.len() < stacks {
         let parent = if leaves.is_empty() || rng.next(10) == 0 {
             roots[rng.next(roots.len())]
         } else {
@@ -94,9 +100,9 @@ fn big_session(samples: usize) -> Session {
     for i in 0..samples {
         // Half the samples on the first 1% of stacks, the rest spread over all of them.
         let stack = if i % 2 == 0 {
-            leaves[rng.next(STACKS / 100)]
+            leaves[rng.next(stacks.div_ceil(100))]
         } else {
-            leaves[rng.next(STACKS)]
+            leaves[rng.next(stacks)]
         };
         b.push_sample(
             stack,
@@ -163,6 +169,12 @@ fn prof_server(json: Vec<u8>) -> Server {
 
 /// Loads prof's viewer and returns navigation to first paint, in ms.
 fn prof_first_paint(browser: &Browser, url: &str, label: &str) -> f64 {
+    prof_marks(browser, url, label)[4]
+}
+
+/// Loads prof's viewer and returns its marks `MARKS`, in ms since navigation (-1 for one the page
+/// did not set).
+fn prof_marks(browser: &Browser, url: &str, label: &str) -> [f64; 5] {
     browser.goto("about:blank");
     browser.goto(url);
     browser.wait_for(
@@ -179,8 +191,53 @@ fn prof_first_paint(browser: &Browser, url: &str, label: &str) -> f64 {
         "  prof {label}: wasm compiled / session fetched / decoded in the worker / answer in the \
          page / first paint at {marks} ms"
     );
-    marks[4].as_f64().unwrap()
+    std::array::from_fn(|i| marks[i].as_f64().unwrap())
 }
+
+/// What `prof_marks` reads, in its order.
+const MARKS: [&str; 5] = [
+    "wasm compiled",
+    "session fetched",
+    "decoded in the worker",
+    "answer in the page",
+    "first paint",
+];
+
+/// The page's floor: first paint of a session of 1,000 samples over 100 stacks, which costs
+/// nothing to fetch or decode, alternated in one browser with the 1M-sample session. What the
+/// small one takes is what the page costs whatever the profile (its modules, the worker, the wasm
+/// module's compilation, one layout and draw); the difference is what the profile's size costs.
+fn floor() {
+    let small = session_of(1_000, 100);
+    let (mut small_json, mut big_json) = (Vec::new(), Vec::new());
+    prof::session::write(&small, &mut small_json).unwrap();
+    prof::session::write(&big_session(SAMPLES), &mut big_json).unwrap();
+    let (small_server, big_server) = (prof_server(small_json), prof_server(big_json));
+    let browser = Browser::start("bench-floor", 1280, 800, 1.0);
+    let (mut floor, mut big) = (Vec::new(), Vec::new());
+    for run in 0..FLOOR_RUNS {
+        floor.push(prof_marks(
+            &browser,
+            small_server.url(),
+            &format!("1k samples, run {run}"),
+        ));
+        big.push(prof_marks(
+            &browser,
+            big_server.url(),
+            &format!("1M samples, run {run}"),
+        ));
+    }
+    println!(
+        "the page's floor: medians of {FLOOR_RUNS}, ms from navigation, 1k samples against 1M"
+    );
+    for (i, mark) in MARKS.iter().enumerate() {
+        let of = |runs: &[[f64; 5]]| median(runs.iter().map(|m| m[i]).collect());
+        println!("  {mark}: {:.0} against {:.0}", of(&floor), of(&big));
+    }
+}
+
+/// Page loads of each session in the floor's comparison.
+const FLOOR_RUNS: usize = 9;
 
 /// How long speedscope may take before a load counts as failed.
 const SPEEDSCOPE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -290,6 +347,9 @@ fn runs(name: &str) -> bool {
 }
 
 fn main() {
+    if runs("floor") {
+        floor();
+    }
     if !["1m", "redraw", "single"].iter().any(|p| runs(p)) {
         if runs("10m") {
             ten_million();
