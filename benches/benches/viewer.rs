@@ -207,32 +207,43 @@ const MARKS: [&str; 5] = [
 /// nothing to fetch or decode, alternated in one browser with the 1M-sample session. What the
 /// small one takes is what the page costs whatever the profile (its modules, the worker, the wasm
 /// module's compilation, one layout and draw); the difference is what the profile's size costs.
+/// Each run starts a new server for each session, as a new `prof serve` is, and loads its page
+/// twice: the first load is a user's ("cold": a new origin, nothing in the browser's caches), the
+/// second a reload ("warm": the page's code from the HTTP cache, the wasm module's compiled code
+/// from V8's cache once it has it).
 fn floor() {
     let small = session_of(1_000, 100);
     let (mut small_json, mut big_json) = (Vec::new(), Vec::new());
     prof::session::write(&small, &mut small_json).unwrap();
     prof::session::write(&big_session(SAMPLES), &mut big_json).unwrap();
-    let (small_server, big_server) = (prof_server(small_json), prof_server(big_json));
     let browser = Browser::start("bench-floor", 1280, 800, 1.0);
-    let (mut floor, mut big) = (Vec::new(), Vec::new());
+    // Cold 1k, cold 1M, warm 1k, warm 1M.
+    let mut loads: [Vec<[f64; 5]>; 4] = Default::default();
     for run in 0..FLOOR_RUNS {
-        floor.push(prof_marks(
-            &browser,
-            small_server.url(),
-            &format!("1k samples, run {run}"),
-        ));
-        big.push(prof_marks(
-            &browser,
-            big_server.url(),
-            &format!("1M samples, run {run}"),
-        ));
+        for (i, (json, what)) in [(&small_json, "1k"), (&big_json, "1M")]
+            .into_iter()
+            .enumerate()
+        {
+            let server = prof_server(json.clone());
+            for (j, how) in ["cold", "warm"].into_iter().enumerate() {
+                let label = format!("{what} samples, {how}, run {run}");
+                loads[2 * j + i].push(prof_marks(&browser, server.url(), &label));
+            }
+        }
     }
     println!(
-        "the page's floor: medians of {FLOOR_RUNS}, ms from navigation, 1k samples against 1M"
+        "the page's floor: medians of {FLOOR_RUNS}, ms from navigation, 1k samples against 1M, \
+         a new server's page (cold) and its reload (warm)"
     );
     for (i, mark) in MARKS.iter().enumerate() {
         let of = |runs: &[[f64; 5]]| median(runs.iter().map(|m| m[i]).collect());
-        println!("  {mark}: {:.0} against {:.0}", of(&floor), of(&big));
+        println!(
+            "  {mark}: cold {:.0} against {:.0}, warm {:.0} against {:.0}",
+            of(&loads[0]),
+            of(&loads[1]),
+            of(&loads[2]),
+            of(&loads[3])
+        );
     }
 }
 
