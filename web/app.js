@@ -287,6 +287,8 @@ async function loadFile() {
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
+    // The worker's last progress text ("… · decoding") is not what happened.
+    $("progress").textContent = "";
     showError(`Cannot show ${file.name}`, e);
     return;
   }

@@ -860,6 +860,8 @@ fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
         ) && !error.contains(".."),
         "{error}"
     );
+    // The progress line no longer says the file is being fetched and decoded.
+    assert_eq!(text(&browser, "#progress"), "");
     // Nothing went to the server but the page, its module and the served profile.
     let sent = browser.eval(
         "return performance.getEntriesByType('resource').map(e => e.name)
