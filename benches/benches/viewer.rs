@@ -49,14 +49,9 @@ impl Lcg {
     }
 }
 
-/// 100k distinct stacks grown as a tree (each new stack extends an earlier one or starts from a
-/// few roots), then `samples` samples (1M for the benchmark) drawn with a skew towards the early,
-/// hot stacks.
-fn big_session(samples: usize) -> Session {
-    session_of(samples, STACKS)
-}
-
-/// `samples` samples over `stacks` distinct stacks, made as `big_session` describes.
+/// `stacks` distinct stacks (`STACKS` for the benchmark) grown as a tree (each new stack extends
+/// an earlier one or starts from a few roots), then `samples` samples (1M for the benchmark)
+/// drawn with a skew towards the early, hot stacks.
 fn session_of(samples: usize, stacks: usize) -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "bench-app".into(),
@@ -130,7 +125,7 @@ struct Files {
 
 fn files(samples: usize) -> Files {
     let t = Instant::now();
-    let session = big_session(samples);
+    let session = session_of(samples, STACKS);
     let mut prof = Vec::new();
     prof::session::write(&session, &mut prof).unwrap();
     let mut speedscope = Vec::new();
@@ -169,12 +164,12 @@ fn prof_server(json: Vec<u8>) -> Server {
 
 /// Loads prof's viewer and returns navigation to first paint, in ms.
 fn prof_first_paint(browser: &Browser, url: &str, label: &str) -> f64 {
-    prof_marks(browser, url, label)[4]
+    prof_marks(browser, url, label)[MARKS.len() - 1]
 }
 
-/// Loads prof's viewer and returns its marks `MARKS`, in ms since navigation (-1 for one the page
-/// did not set).
-fn prof_marks(browser: &Browser, url: &str, label: &str) -> [f64; 5] {
+/// Loads prof's viewer and returns its `MARKS`, in ms since navigation (-1 for one the page did
+/// not set).
+fn prof_marks(browser: &Browser, url: &str, label: &str) -> [f64; MARKS.len()] {
     browser.goto("about:blank");
     browser.goto(url);
     browser.wait_for(
@@ -182,25 +177,24 @@ fn prof_marks(browser: &Browser, url: &str, label: &str) -> [f64; 5] {
         Duration::from_secs(120),
         "the page to load",
     );
+    let names: Vec<&str> = MARKS.iter().map(|(name, _)| *name).collect();
     let marks = browser.eval(
-        "return ['prof-compiled', 'prof-fetched', 'prof-decoded', 'prof-parsed', 'prof-first-paint']
-           .map(n => Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1));",
-        json!([]),
+        "return arguments[0].map(n => Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1));",
+        json!([names]),
     );
-    println!(
-        "  prof {label}: wasm compiled / session fetched / decoded in the worker / answer in the \
-         page / first paint at {marks} ms"
-    );
+    let what: Vec<&str> = MARKS.iter().map(|(_, what)| *what).collect();
+    println!("  prof {label}: {} at {marks} ms", what.join(" / "));
     std::array::from_fn(|i| marks[i].as_f64().unwrap())
 }
 
-/// What `prof_marks` reads, in its order.
-const MARKS: [&str; 5] = [
-    "wasm compiled",
-    "session fetched",
-    "decoded in the worker",
-    "answer in the page",
-    "first paint",
+/// The `performance` marks the page sets while it loads, and what each says, in their order
+/// (the last is the first paint).
+const MARKS: [(&str, &str); 5] = [
+    ("prof-compiled", "wasm compiled"),
+    ("prof-fetched", "session fetched"),
+    ("prof-decoded", "decoded in the worker"),
+    ("prof-parsed", "answer in the page"),
+    ("prof-first-paint", "first paint"),
 ];
 
 /// The page's floor: first paint of a session of 1,000 samples over 100 stacks, which costs
@@ -215,10 +209,10 @@ fn floor() {
     let small = session_of(1_000, 100);
     let (mut small_json, mut big_json) = (Vec::new(), Vec::new());
     prof::session::write(&small, &mut small_json).unwrap();
-    prof::session::write(&big_session(SAMPLES), &mut big_json).unwrap();
+    prof::session::write(&session_of(SAMPLES, STACKS), &mut big_json).unwrap();
     let browser = Browser::start("bench-floor", 1280, 800, 1.0);
-    // Cold 1k, cold 1M, warm 1k, warm 1M.
-    let mut loads: [Vec<[f64; 5]>; 4] = Default::default();
+    // The loads' marks by how (cold, warm), then by session (1k, 1M).
+    let mut loads: [[Vec<[f64; MARKS.len()]>; 2]; 2] = Default::default();
     for run in 0..FLOOR_RUNS {
         for (i, (json, what)) in [(&small_json, "1k"), (&big_json, "1M")]
             .into_iter()
@@ -227,7 +221,7 @@ fn floor() {
             let server = prof_server(json.clone());
             for (j, how) in ["cold", "warm"].into_iter().enumerate() {
                 let label = format!("{what} samples, {how}, run {run}");
-                loads[2 * j + i].push(prof_marks(&browser, server.url(), &label));
+                loads[j][i].push(prof_marks(&browser, server.url(), &label));
             }
         }
     }
@@ -235,14 +229,12 @@ fn floor() {
         "the page's floor: medians of {FLOOR_RUNS}, ms from navigation, 1k samples against 1M, \
          a new server's page (cold) and its reload (warm)"
     );
-    for (i, mark) in MARKS.iter().enumerate() {
-        let of = |runs: &[[f64; 5]]| median(runs.iter().map(|m| m[i]).collect());
+    for (i, (_, mark)) in MARKS.iter().enumerate() {
+        let of = |runs: &[[f64; MARKS.len()]]| median(runs.iter().map(|m| m[i]).collect());
+        let [[cold_1k, cold_1m], [warm_1k, warm_1m]] =
+            loads.each_ref().map(|l| l.each_ref().map(|r| of(r)));
         println!(
-            "  {mark}: cold {:.0} against {:.0}, warm {:.0} against {:.0}",
-            of(&loads[0]),
-            of(&loads[1]),
-            of(&loads[2]),
-            of(&loads[3])
+            "  {mark}: cold {cold_1k:.0} against {cold_1m:.0}, warm {warm_1k:.0} against {warm_1m:.0}"
         );
     }
 }
@@ -521,7 +513,7 @@ fn ten_million_json() -> Vec<u8> {
         return json;
     }
     let t = Instant::now();
-    let session = big_session(TEN_MILLION);
+    let session = session_of(TEN_MILLION, STACKS);
     let mut json = Vec::new();
     prof::session::write(&session, &mut json).unwrap();
     std::fs::write(&path, &json).unwrap();
