@@ -176,6 +176,8 @@ function showError(title, error) {
   const message = error instanceof Error ? error.message : String(error);
   $("error").innerHTML = `<h2>${escapeHtml(title)}</h2>${escapeHtml(message)}`;
   $("error").hidden = false;
+  // The last progress text ("… · decoding") is not what happened.
+  $("progress").textContent = "";
   tooltip.hide();
   document.body.dataset.state = "error";
 }
@@ -287,8 +289,6 @@ async function loadFile() {
   } catch (e) {
     if (page.backend !== backend) return;
     document.title = `prof: ${file.name} (error)`;
-    // The worker's last progress text ("… · decoding") is not what happened.
-    $("progress").textContent = "";
     showError(`Cannot show ${file.name}`, e);
     return;
   }
