@@ -66,13 +66,19 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(180);
 /// Runs `prof` with `args` and returns its output. A run past [`COMMAND_TIMEOUT`] is killed and
 /// fails the test, so a command that hangs (say, one that serves forever) cannot stall CI.
 pub fn prof(args: &[&str]) -> Output {
-    let mut child = Command::new(prof_bin())
+    prof_with(args, |_| {})
+}
+
+/// [`prof`], the command set up by `setup` first (its environment, or its standard input).
+pub fn prof_with(args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
+    let mut command = Command::new(prof_bin());
+    command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("prof runs");
+        .stderr(Stdio::piped());
+    setup(&mut command);
+    let mut child = command.spawn().expect("prof runs");
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();

@@ -231,7 +231,7 @@ fn write_output(
     }
     // An error of the renderer's own (not of writing) is kept to be returned as it is.
     let mut failed = None;
-    let written = prof::session::write_atomically(output, |file| {
+    let written = prof::session::write_file(output, |file| {
         let mut out = std::io::BufWriter::new(file);
         match render(&mut out) {
             Ok(()) => out.flush(),

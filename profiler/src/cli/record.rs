@@ -4,7 +4,7 @@
 //! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
 //! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
 
-use super::exit::{fail, BAD_INPUT};
+use super::exit::{fail, BAD_INPUT, FAILURE};
 use clap::Args;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -138,7 +138,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
             return ExitCode::from(BAD_INPUT);
         }
     }
-    if let Err(e) = check_writable(&args.output) {
+    if let Err(e) = prof::session::check_writable(&args.output) {
         return fail(&e);
     }
     options.duration = args.duration;
@@ -166,10 +166,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     let report = &recording.report;
-    if let Err(e) = report.save(&args.output) {
-        eprintln!("prof: {e}");
-        return ExitCode::FAILURE;
-    }
+    let Some(saved) = save(report, &args.output) else {
+        // Nothing could be written anywhere: the command's failure, or prof's when it succeeded.
+        let code = exit_code(recording.status);
+        return ExitCode::from(if code == 0 { FAILURE } else { code });
+    };
     let samples = report.total_samples();
     if samples == 0 {
         let what = if options.mode == prof::Mode::Alloc {
@@ -190,14 +191,14 @@ pub fn run(args: RecordArgs) -> ExitCode {
             } else {
                 "command"
             },
-            args.output.display()
+            saved.display()
         );
     } else {
         eprint!("{report}");
         let dropped = report.session().meta.dropped_samples;
         eprintln!(
             "saved {} ({samples} samples, {} with a stack reaching the thread's start{})",
-            args.output.display(),
+            saved.display(),
             recording.reached_root,
             if dropped > 0 {
                 format!(", {dropped} dropped")
@@ -208,32 +209,59 @@ pub fn run(args: RecordArgs) -> ExitCode {
     }
     if args.serve {
         prof::record::interrupts_end_prof();
-        return super::serve::serve_files(std::slice::from_ref(&args.output), &args.serve_flags);
+        return super::serve::serve_files(std::slice::from_ref(&saved), &args.serve_flags);
     }
-    let status = recording.status;
+    ExitCode::from(exit_code(recording.status))
+}
+
+/// The exit code a shell gives for `status`: the command's own, or 128 + the signal that ended
+/// it.
+fn exit_code(status: std::process::ExitStatus) -> u8 {
     let code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,
         (None, None) => 1,
     };
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+    u8::try_from(code).unwrap_or(1)
 }
 
-/// Fails (before the command runs) when `path` cannot be written: a missing directory, no
-/// permission, a read-only file system.
-fn check_writable(path: &Path) -> prof::Result<()> {
-    let existed = path.exists();
-    let io = |source| prof::Error::Io {
-        path: path.to_owned(),
-        source,
+/// Saves `report` to `output`, or, when that fails (a full disk, a device that refuses, a
+/// FIFO nobody reads), to a new file in the temporary directory and then in the current one,
+/// saying so on standard error: the recording is not lost to where it was to go. The name it
+/// was saved under; `None` (said too) when it could be saved nowhere.
+fn save(report: &prof::Report, output: &Path) -> Option<PathBuf> {
+    let error = match report.save(output) {
+        Ok(()) => return Some(output.to_owned()),
+        Err(e) => e,
     };
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(io)?;
-    if !existed {
-        std::fs::remove_file(path).map_err(io)?;
+    let name = format!(
+        "prof-record-{}-{}.json.gz",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    );
+    let mut tried = Vec::new();
+    for dir in [std::env::temp_dir(), PathBuf::from(".")] {
+        let fallback = dir.join(&name);
+        // A new name only: never over a file that is there.
+        if fallback.exists() {
+            continue;
+        }
+        match report.save(&fallback) {
+            Ok(()) => {
+                eprintln!(
+                    "prof: {error}; saved the session to {} instead",
+                    fallback.display()
+                );
+                return Some(fallback);
+            }
+            Err(e) => tried.push(e.to_string()),
+        }
     }
-    Ok(())
+    eprintln!(
+        "prof: {error}; the session is lost: it could not be saved elsewhere either ({})",
+        tried.join("; ")
+    );
+    None
 }

@@ -4,7 +4,7 @@
 use super::{
     is_gzip, read_import, read_limited, sniff, Format, LoadOptions, Loaded, MAX_DECOMPRESSED,
 };
-use crate::session::Session;
+use crate::session::{ReadOptions, Session};
 use crate::{Error, Result};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -31,8 +31,7 @@ pub(crate) fn is_session_name(name: &str) -> bool {
 /// show), and returns it with the reader's warnings (lines skipped, events left out, stacks cut).
 pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Loaded> {
     let path = path.as_ref();
-    let session_file = |path: &Path| {
-        let mut session = crate::session::load(path)?;
+    let select = |mut session: Session| {
         if let Some(wanted) = options.sample_type.as_deref() {
             session
                 .select_sample_type(wanted)
@@ -43,12 +42,6 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
         }
         Ok(Loaded::new(session))
     };
-    if path
-        .file_name()
-        .is_some_and(|n| is_session_name(&n.to_string_lossy()))
-    {
-        return session_file(path);
-    }
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
@@ -58,6 +51,16 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
         message,
     };
     let mut file = File::open(path).map_err(io_err)?;
+    // A pipe, a terminal or a device (`<(cat s.json.gz)`, `/dev/stdin`, `/dev/zero`) is read
+    // once, and no further than the limit: its size says nothing (0), and opening it again
+    // would find what was read gone. A regular file may be measured and read again.
+    let regular = file.metadata().map_err(io_err)?.is_file();
+    let session_name = path
+        .file_name()
+        .is_some_and(|n| is_session_name(&n.to_string_lossy()));
+    if regular && session_name {
+        return select(crate::session::load(path)?);
+    }
     let mut head = Vec::new();
     (&mut file)
         .take(SNIFF_BYTES)
@@ -77,15 +80,26 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     } else {
         sniff(&head)
     };
-    if format == Format::Session {
-        return session_file(path);
+    if format == Format::Session || session_name {
+        if regular {
+            return select(crate::session::load(path)?);
+        }
+        let read = crate::session::read_with(head.chain(file), ReadOptions::default());
+        return select(read.map_err(|e| e.at(path))?);
     }
-    let size = file.metadata().map_err(io_err)?.len();
-    if size > MAX_DECOMPRESSED {
-        return Err(bad(format!(
+    let size = if regular {
+        file.metadata().map_err(io_err)?.len()
+    } else {
+        0
+    };
+    let too_large = || {
+        bad(format!(
             "larger than {} MiB, the limit for an imported profile",
             MAX_DECOMPRESSED >> 20
-        )));
+        ))
+    };
+    if size > MAX_DECOMPRESSED {
+        return Err(too_large());
     }
     let bytes = if gzipped {
         // Decompressed as it is read: the gzipped bytes are never held whole beside the
@@ -101,8 +115,14 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
         let hint = crate::session::gzip_size_hint(trailer, size);
         read_limited(flate2::read::GzDecoder::new(head.chain(file)), hint, path)?
     } else {
+        // Bounded by what is read, not by what the size said: a file that grows, or a device
+        // that never ends, stops one byte past the limit.
         let mut bytes = head;
-        file.read_to_end(&mut bytes).map_err(io_err)?;
+        let left = MAX_DECOMPRESSED + 1 - bytes.len() as u64;
+        file.take(left).read_to_end(&mut bytes).map_err(io_err)?;
+        if bytes.len() as u64 > MAX_DECOMPRESSED {
+            return Err(too_large());
+        }
         bytes
     };
     read_import(format, &bytes, path, options)
@@ -178,5 +198,54 @@ mod tests {
         );
         let err = load_any("/nonexistent/x.folded").unwrap_err().to_string();
         assert!(err.starts_with("/nonexistent/x.folded: "), "{err}");
+    }
+
+    /// A FIFO in a fresh scratch directory, and a thread writing `fill`'s bytes into it
+    /// (ignoring the error a reader that stopped early gives).
+    fn fifo(name: &str, fill: impl FnOnce(&mut File) + Send + 'static) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("prof-import-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success(), "mkfifo {path:?}");
+        let writer = path.clone();
+        std::thread::spawn(move || {
+            if let Ok(mut file) = std::fs::OpenOptions::new().write(true).open(writer) {
+                fill(&mut file);
+            }
+        });
+        path
+    }
+
+    #[test]
+    fn a_session_through_a_pipe_is_read_once() {
+        let mut json = Vec::new();
+        crate::session::write(&crate::export::fixture::session(), &mut json).unwrap();
+        let bytes = gz(&json);
+        // What `<(cat s.json.gz)` gives: a name that says nothing, content read once.
+        let path = fifo("63", move |f| {
+            let _ = std::io::Write::write_all(f, &bytes);
+        });
+        let loaded = load_any(&path).unwrap();
+        assert_eq!(loaded, crate::export::fixture::session());
+    }
+
+    #[test]
+    fn an_endless_input_is_read_no_further_than_the_limit() {
+        // As `/dev/zero` does, this never says its size: 300 MiB of zeros, past the limit.
+        let path = fifo("zeros", |f| {
+            let block = vec![0u8; 1 << 20];
+            for _ in 0..300 {
+                if std::io::Write::write_all(f, &block).is_err() {
+                    return;
+                }
+            }
+        });
+        let err = load_any(&path).unwrap_err().to_string();
+        assert!(
+            err.ends_with("zeros: larger than 256 MiB, the limit for an imported profile"),
+            "{err}"
+        );
     }
 }

@@ -89,15 +89,32 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     // Only the command's processes hold the other end now: the stream ends when the last ends.
     drop(theirs);
     sys::ignore_terminal_interrupts();
+    // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
+    sys::catch_ending_signals();
     let mut rec = Recorder::new(options.max_depth, library_path);
-    let mut stream = std::fs::File::from(ours);
+    let mut stream = std::os::unix::net::UnixStream::from(ours);
+    // Reads wake at least this often to pass signals on, however quiet the program is.
+    stream
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .map_err(os("setsockopt"))?;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
     loop {
+        // The command is not reaped before the stream ends: its pid is still its own.
+        sys::forward_ending_signals(child.id());
         let n = match stream.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted
+                        | std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
             Err(source) => {
                 return Err(Error::Os {
                     call: "read",

@@ -196,12 +196,16 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
     sys::ignore_terminal_interrupts();
+    // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
+    sys::catch_ending_signals();
     let mut rec = Recorder::new(pid, options.max_depth, event.read);
     rec.wall = wall.then(switch::Switches::default);
     let mut status = None;
     let mut wait_error = None;
     drain_until(&mut rings, &mut rec, |rec| {
         if status.is_none() {
+            // Before the wait: an unreaped child's pid is still its own.
+            sys::forward_ending_signals(pid);
             match child.try_wait() {
                 Ok(s) => status = s,
                 Err(source) => {

@@ -90,7 +90,8 @@ pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<
     Ok((raw, session))
 }
 
-/// Saves `session` to `path`, gzipped when the name ends in `.gz`.
+/// Saves `session` to `path`, gzipped when the name ends in `.gz`, as [`write_file`] writes:
+/// a regular file or a new name atomically, a character device or a FIFO through.
 ///
 /// The data goes to a temporary file in the same directory, which is synced and then renamed over
 /// `path`: a crash or a full disk never leaves a truncated file under the final name. The
@@ -98,7 +99,7 @@ pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<
 /// the next save of the same name on the same host (see [`write_atomically`]).
 pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    write_atomically(path, |file| {
+    write_file(path, |file| {
         if is_gzip_path(path) {
             // Level 1: the packed columns are dense already, so level 6 saves 2% of the size
             // for 8x the time (see the session benchmark).
@@ -110,6 +111,132 @@ pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
             write(session, file)
         }
     })
+}
+
+/// Where a write to a name goes, found before writing.
+#[derive(Debug, PartialEq, Eq)]
+enum Output {
+    /// A regular file or a new name (a symbolic link's target, resolved): written to a
+    /// temporary beside it and renamed over it.
+    File(PathBuf),
+    /// A character device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe): written
+    /// through, never replaced.
+    Stream {
+        /// A FIFO, whose `open` waits for a reader.
+        fifo: bool,
+    },
+}
+
+/// What writing to `path` means: refused (one line saying why) for a directory, a block
+/// device, a socket, or a symbolic link to nothing (prof follows links but creates nothing
+/// through them).
+fn output(path: &Path) -> io::Result<Output> {
+    use std::os::unix::fs::FileTypeExt;
+    let link = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Output::File(path.to_owned())),
+        Err(e) => return Err(e),
+        Ok(meta) => meta.file_type().is_symlink(),
+    };
+    let kind =
+        match fs::metadata(path) {
+            Ok(meta) => meta.file_type(),
+            Err(e) if link && e.kind() == io::ErrorKind::NotFound => return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "a symbolic link to nothing (prof writes through a link to a file, and creates \
+                 nothing through one)",
+            )),
+            Err(e) => return Err(e),
+        };
+    if kind.is_file() {
+        // The link stays a link: its target is replaced.
+        let path = if link {
+            fs::canonicalize(path)?
+        } else {
+            path.to_owned()
+        };
+        return Ok(Output::File(path));
+    }
+    if kind.is_char_device() || kind.is_fifo() {
+        return Ok(Output::Stream {
+            fifo: kind.is_fifo(),
+        });
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{what}: prof writes to a regular file, a new name, a character device or a FIFO"),
+    ))
+}
+
+/// Writes `path` as prof writes every output: a regular file or a new name atomically (see
+/// [`write_atomically`]), a character device (`/dev/null`) or a FIFO through, so that the name
+/// stays what it was; a symbolic link is followed, never replaced. Anything else is refused.
+/// A FIFO nobody reads is refused rather than waited on.
+pub fn write_file(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    match output(path).map_err(io_err)? {
+        Output::File(target) => write_atomically(&target, fill),
+        Output::Stream { fifo } => {
+            let mut file = open_stream(path, fifo).map_err(io_err)?;
+            fill(&mut file).and_then(|()| file.flush()).map_err(io_err)
+        }
+    }
+}
+
+/// `path`, a character device or a FIFO, opened for writing without creating or truncating
+/// anything. A FIFO is opened only when a reader has it open: first without waiting (which
+/// fails at once when there is none), then, with that descriptor held, for blocking writes.
+fn open_stream(path: &Path, fifo: bool) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if fifo {
+        let probe = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ENXIO) => io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "a FIFO that nothing reads (start its reader first)",
+                ),
+                _ => e,
+            })?;
+        let file = options.open(path);
+        drop(probe);
+        return file;
+    }
+    options.open(path)
+}
+
+/// Fails when `path` cannot be written as [`write_file`] writes it, touching nothing under
+/// that name: for a command that runs long before its output is written. A regular file or a
+/// new name needs its directory to take a temporary file (made and removed at once); a
+/// character device or a FIFO is not opened (a FIFO would wait for its reader).
+pub fn check_writable(path: &Path) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    match output(path).map_err(io_err)? {
+        Output::File(target) => {
+            let (tmp, file) = create_temp_beside(&target).map_err(io_err)?;
+            drop(file);
+            fs::remove_file(tmp).map_err(io_err)
+        }
+        Output::Stream { .. } => Ok(()),
+    }
 }
 
 /// Creates `path` atomically: `fill` writes the content into a temporary sibling file, which
