@@ -171,6 +171,20 @@ mod tests {
     }
 
     #[test]
+    fn the_table_header_states_dropped_samples_and_their_share() {
+        let mut session = report().into_session();
+        session.meta.dropped_samples = 1;
+        let text = Report::new(session).to_string();
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.ends_with("sorted by self; dropped 1 (25.0% of those taken)"),
+            "{header}"
+        );
+        // None dropped, nothing said.
+        assert!(!report().to_string().contains("dropped"));
+    }
+
+    #[test]
     fn top_and_folded_agree() {
         let r = report();
         let top = r.top(1);

@@ -2,8 +2,8 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use prof::aggregate::{
-    format_location, format_percent, format_weight, thousands, CallTree, NodeId, ThreadTotal,
-    TopRow, TASK_WAIT_TYPE,
+    format_dropped, format_location, format_percent, format_weight, thousands, CallTree, NodeId,
+    ThreadTotal, TopRow, TASK_WAIT_TYPE,
 };
 use prof::session::{SampleType, Session, Unit};
 
@@ -83,7 +83,10 @@ impl<'a> Meta<'a> {
             } else {
                 "Samples"
             },
-            dropped_text: thousands(meta.dropped_samples),
+            dropped_text: match meta.dropped_samples {
+                0 => "0".to_owned(),
+                n => format_dropped(n, session.sample_count()),
+            },
             rate_text: match meta.achieved_interval_ns {
                 0 => "unknown".to_owned(),
                 ns => format!("{} Hz", thousands((1e9 / ns as f64).round() as u64)),

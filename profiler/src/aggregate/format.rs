@@ -56,6 +56,18 @@ pub fn format_percent(part: u64, whole: u64) -> String {
     format!("{}%", fixed(percent(part, whole), 1, false))
 }
 
+/// Samples lost before they were recorded, with their share of all taken: `4,889 (70.8% of
+/// those taken)` for 4,889 dropped beside 2,012 kept. Every view that states losses says them
+/// so.
+pub fn format_dropped(dropped: u64, kept: u64) -> String {
+    let taken = dropped.saturating_add(kept);
+    format!(
+        "{} ({} of those taken)",
+        thousands(dropped),
+        format_percent(dropped, taken)
+    )
+}
+
 /// A change in percentage points with one decimal and its sign, as diffs show it: `+2.7%`,
 /// `-0.4%`, and `0.0%` for a change that rounds to nothing.
 pub fn format_percent_change(points: f64) -> String {

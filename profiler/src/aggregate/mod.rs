@@ -76,8 +76,8 @@ pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    fixed, format_location, format_ms, format_percent, format_percent_change, format_time_at,
-    format_weight, format_weight_change, format_weight_named, thousands,
+    fixed, format_dropped, format_location, format_ms, format_percent, format_percent_change,
+    format_time_at, format_weight, format_weight_change, format_weight_named, thousands,
 };
 pub use grouping::{
     group_by_scope, group_by_task, ScopeCalls, NO_SCOPE_FRAME, NO_TASK_FRAME, SCOPE_FRAME_PREFIX,

@@ -1,7 +1,7 @@
 //! The top-N table as text, like stackprof's: TOTAL (pct) SELF (pct) FRAME, with a CALLS
 //! column before FRAME for a session grouped by scope.
 
-use super::format::{format_percent, format_weight, thousands};
+use super::format::{format_dropped, format_percent, format_weight, thousands};
 use super::grouping::ScopeCalls;
 use super::top::{SortBy, TopRow};
 use crate::session::Session;
@@ -36,7 +36,7 @@ impl fmt::Display for TopTable<'_> {
         } else {
             &meta.program
         };
-        writeln!(
+        write!(
             f,
             "{program}: {} mode, {} samples, showing {} ({}), {} total, sorted by {}",
             mode.name(),
@@ -49,6 +49,15 @@ impl fmt::Display for TopTable<'_> {
                 SortBy::Total => "total",
             }
         )?;
+        // Losses are stated wherever a profile is shown, not only when it was saved.
+        match meta.dropped_samples {
+            0 => writeln!(f)?,
+            n => writeln!(
+                f,
+                "; dropped {}",
+                format_dropped(n, self.session.sample_count())
+            )?,
+        }
         write!(
             f,
             "{:>12} {:>8} {:>12} {:>8}",

@@ -164,7 +164,8 @@ fn convert(
         None => session,
     };
     if target == Target::Session && output != Path::new("-") {
-        return prof::session::save(&session, output);
+        // No larger than a session prof reads back: the input is still there to narrow.
+        return prof::session::save_within(&session, output, prof::session::DEFAULT_MAX_BYTES);
     }
     if target == Target::Svg {
         // inferno draws after the session is dropped: it keeps its own frames.

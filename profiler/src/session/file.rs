@@ -98,19 +98,82 @@ pub(crate) fn load_bytes_with(path: &Path, options: ReadOptions) -> Result<(Vec<
 /// temporary is named `.NAME.HOST.PID-….tmp`; one left by a writer that was killed is removed by
 /// the next save of the same name on the same host (see [`write_atomically`]).
 pub fn save(session: &Session, path: impl AsRef<Path>) -> Result<()> {
+    save_within(session, path, u64::MAX)
+}
+
+/// [`save`], refusing a session of more than `max_bytes` bytes of JSON, which a reader with that
+/// limit ([`ReadOptions::max_bytes`]) would refuse: nothing is left under the name, and the error
+/// says which limit it was. For writers whose input stays where it was (a conversion); a
+/// recording is saved whatever its size.
+pub fn save_within(session: &Session, path: impl AsRef<Path>, max_bytes: u64) -> Result<()> {
     let path = path.as_ref();
-    write_file(path, |file| {
+    let saved = write_file(path, |file| {
         if is_gzip_path(path) {
             // Level 1: the packed columns are dense already, so level 6 saves 2% of the size
             // for 8x the time (see the session benchmark).
             let mut gz = GzEncoder::new(file, Compression::fast());
-            write(session, &mut gz)?;
+            write(session, &mut Capped::new(&mut gz, max_bytes))?;
             gz.finish()?;
             Ok(())
         } else {
-            write(session, file)
+            write(session, &mut Capped::new(file, max_bytes))
         }
-    })
+    });
+    match saved {
+        Err(Error::Io { source, .. }) if cap_passed(&source) => Err(Error::BadInput {
+            path: path.to_owned(),
+            message: format!(
+                "the session is more than {} MiB of JSON, the most prof reads back as a session \
+                 (the limit for a session file): nothing was written",
+                max_bytes >> 20
+            ),
+        }),
+        other => other,
+    }
+}
+
+/// A writer that fails once more than `left` bytes were written through it.
+struct Capped<W> {
+    inner: W,
+    left: u64,
+}
+
+/// Marks the error of a [`Capped`] writer past its cap.
+#[derive(Debug)]
+struct CapPassed;
+
+impl std::fmt::Display for CapPassed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("larger than the limit for a session file")
+    }
+}
+
+impl std::error::Error for CapPassed {}
+
+impl<W: Write> Capped<W> {
+    fn new(inner: W, left: u64) -> Self {
+        Capped { inner, left }
+    }
+}
+
+/// True for the error a [`Capped`] writer gives past its cap.
+fn cap_passed(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|e| e.is::<CapPassed>())
+}
+
+impl<W: Write> Write for Capped<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.len() as u64 > self.left {
+            return Err(io::Error::other(CapPassed));
+        }
+        let n = self.inner.write(buf)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Where a write to a name goes, found before writing.
@@ -491,6 +554,35 @@ mod tests {
         assert_eq!(session, sample_session());
         let err = load_bytes_with(&path, ReadOptions::default().max_bytes(16)).unwrap_err();
         assert!(err.to_string().contains("larger than"), "{err}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_session_larger_than_the_read_limit_is_not_written_and_the_error_says_which_limit_was_passed(
+    ) {
+        let dir = temp_dir("within");
+        let session = sample_session();
+        let mut json = Vec::new();
+        write(&session, &mut json).unwrap();
+        for name in ["s.json", "s.json.gz"] {
+            let path = dir.join(name);
+            // A limit below its size: refused as a reader with that limit would refuse it.
+            let limit = json.len() as u64 - 1;
+            let err = save_within(&session, &path, limit).unwrap_err();
+            assert!(matches!(err, Error::BadInput { .. }), "{err:?}");
+            assert!(
+                err.to_string().contains("the limit for a session file"),
+                "{err}"
+            );
+            let read = load_with(&path, ReadOptions::default().max_bytes(limit));
+            assert!(read.is_err());
+            // Nothing under the name, no temporary beside it.
+            assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "{name}");
+            save_within(&session, &path, json.len() as u64).unwrap();
+            let read = load_with(&path, ReadOptions::default().max_bytes(json.len() as u64));
+            assert_eq!(read.unwrap(), session);
+            fs::remove_file(&path).unwrap();
+        }
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -46,7 +46,9 @@ pub use date::rfc3339_utc;
 #[cfg(feature = "serve")]
 pub(crate) use file::load_bytes_with;
 #[cfg(feature = "sampler")]
-pub use file::{check_writable, is_gzip_path, load, load_with, save, write_atomically, write_file};
+pub use file::{
+    check_writable, is_gzip_path, load, load_with, save, save_within, write_atomically, write_file,
+};
 pub use file_format::{FORMAT_NAME, FORMAT_VERSION};
 pub(crate) use io::gzip_bytes_size_hint;
 #[cfg(feature = "sampler")]
