@@ -199,3 +199,62 @@ fn r20_html_and_pprof_of_a_session_take_no_more_memory_than_saving_it() {
         );
     }
 }
+
+/// The size of the perf map of [`r36_a_large_perf_map_does_not_take_prof_records_memory`].
+const PERF_MAP_MB: u64 = 200;
+
+/// Removes the perf map whose path the program wrote to `.0`, whatever the test's end.
+struct RemoveMap(std::path::PathBuf);
+
+impl Drop for RemoveMap {
+    fn drop(&mut self) {
+        if let Ok(map) = std::fs::read_to_string(&self.0) {
+            let _ = std::fs::remove_file(map.trim());
+        }
+    }
+}
+
+/// Issue 36: prof's memory grew with twice the size of `/tmp/perf-PID.map` (an 800 MB map:
+/// 1.66 GB), which it read whole into a table of every line. The program here writes a
+/// 200 MB map of code that never runs, and names the one function it runs in its last line:
+/// prof keeps only the entries covering sampled addresses, and peaks well below the map's size.
+#[test]
+fn r36_a_large_perf_map_does_not_take_prof_records_memory() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the test's JIT code is x86_64 machine code");
+        return;
+    }
+    let dir = TempDir::new("memory-perf-map");
+    let exe = prof_e2e::recorded::build_c(dir.path(), "jit_map");
+    let note = dir.join("map-path");
+    let _remove = RemoveMap(note.clone());
+    let out = dir.join("out.json.gz");
+    let mb = PERF_MAP_MB.to_string();
+    let args = [
+        "record",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+        &mb,
+        note.to_str().unwrap(),
+    ];
+    let peak = peak_rss(&dir, &args);
+    let session = prof::session::load(&out).unwrap();
+    let named = prof_e2e::recorded::share(&session, "jit_hot_loop");
+    eprintln!(
+        "record with a {PERF_MAP_MB} MB perf map: peak {} MB, {:.0}% in jit_hot_loop",
+        peak >> 20,
+        named * 100.0
+    );
+    assert!(
+        named >= 0.2,
+        "{:.1}% of samples in jit_hot_loop",
+        named * 100.0
+    );
+    assert!(
+        peak < (PERF_MAP_MB << 20) / 2,
+        "prof record peaked at {} MB with a {PERF_MAP_MB} MB perf map",
+        peak >> 20
+    );
+}

@@ -683,7 +683,7 @@ impl Recorder {
         let mut ids = Vec::new();
         for (i, process) in self.processes.iter().enumerate() {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
-            let jit = self.jit.object(i);
+            let jit = self.jit.object(i, &process.stacks);
             let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,
