@@ -153,7 +153,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
     };
     let recording = match recorded {
         Ok(recording) => recording,
-        Err(e @ prof::Error::PerfRefused { .. }) => {
+        Err(e @ (prof::Error::PerfRefused { .. } | prof::Error::AttachRefused { .. })) => {
             eprintln!("prof: {e}");
             return ExitCode::from(BAD_INPUT);
         }

@@ -11,6 +11,7 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod access;
 mod alloc;
 mod attach;
 mod jit;
