@@ -170,8 +170,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
         eprintln!("prof: {e}");
         return ExitCode::FAILURE;
     }
+    // Why a program has no samples, when prof knows: before the counts, which it explains.
+    for unsampled in &recording.unsampled {
+        eprintln!("prof: {unsampled}");
+    }
     let samples = report.total_samples();
-    if samples == 0 {
+    if samples == 0 && !recording.unsampled.is_empty() {
+        eprintln!(
+            "prof: no samples; saved an empty session to {}",
+            args.output.display()
+        );
+    } else if samples == 0 {
         let what = if options.mode == prof::Mode::Alloc {
             format!(
                 "allocated less than the sampling interval ({} bytes on average)",
