@@ -56,7 +56,8 @@ impl JitCode {
             }
         }
         let path = perf_map::path(*pid);
-        (!exec.is_empty() && std::path::Path::new(&path).is_file()).then(|| LoadedObject {
+        let readable = !exec.is_empty() && std::path::Path::new(&path).is_file();
+        readable.then_some(LoadedObject {
             name: path,
             bias: 0,
             exec,

@@ -91,11 +91,9 @@ impl FileKey {
 
     /// The key of the part of this file that covers `ranges`.
     pub(crate) fn part(self, ranges: &[std::ops::Range<u64>]) -> FileKey {
-        use std::hash::{BuildHasher, Hash, Hasher};
-        let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
-        ranges.hash(&mut hasher);
+        use std::hash::BuildHasher;
         FileKey {
-            part: hasher.finish(),
+            part: foldhash::fast::FixedState::with_seed(0).hash_one(ranges),
             ..self
         }
     }

@@ -133,6 +133,9 @@ fn parse_line(line: &str) -> Option<(u64, u64, String)> {
 mod tests {
     use super::*;
 
+    /// Ranges that cover every address.
+    const EVERYWHERE: Range<u64> = 0..u64::MAX;
+
     #[test]
     fn names_addresses_from_good_lines_and_skips_bad_ones_without_panicking() {
         let text = "\
@@ -148,7 +151,7 @@ mod tests {
             7f00aa001000 40 LazyCompile:*hot_again /tmp/x.js:3:13\n\
             \u{1F600} \u{1F600} \u{1F600}\n\
             7f00aa006000 8 last line cut by a JIT still writ";
-        let (table, bad) = read(text.as_bytes(), &[0..u64::MAX]);
+        let (table, bad) = read(text.as_bytes(), std::slice::from_ref(&EVERYWHERE));
         assert_eq!(bad, 7);
         // The later line for the same start wins.
         assert_eq!(
@@ -198,7 +201,7 @@ mod tests {
         let long = format!("1000 10 {}\n", "x".repeat(MAX_LINE * 3));
         let text = format!("{long}2000 10 after_it\n{long}");
         let mut reader = std::io::BufReader::with_capacity(4096, text.as_bytes());
-        let (table, bad) = read(&mut reader, &[0..u64::MAX]);
+        let (table, bad) = read(&mut reader, std::slice::from_ref(&EVERYWHERE));
         assert_eq!(bad, 2);
         assert_eq!(table.function_at(0x1000), None);
         assert_eq!(table.function_at(0x2008).as_deref(), Some("after_it"));
