@@ -589,6 +589,18 @@ fn r36_record_pid_refused_names_the_owner_or_non_dumpable_not_the_paranoid_sysct
         eprintln!("skipped: needs root and setpriv or runuser to run prof as nobody");
         return;
     }
+    let reachable = as_nobody()
+        .unwrap()
+        .arg(prof_e2e::prof_bin())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !reachable {
+        eprintln!(
+            "skipped: nobody cannot run the prof binary where it was built (a private home?)"
+        );
+        return;
+    }
     let dir = TempDir::new("record_pid_refused");
     // nobody writes the session here (it is never written: the attach is refused).
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
