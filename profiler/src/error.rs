@@ -60,6 +60,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The kernel refused to let `prof record --pid` sample a process because of whose it is
+    /// (another user's) or what it made of itself (non-dumpable), not because of the
+    /// `perf_event_paranoid` sysctl.
+    #[error("cannot sample process {pid} ({name}): {why}")]
+    AttachRefused {
+        /// The process.
+        pid: u32,
+        /// Its name.
+        name: String,
+        /// Why, and what would allow it.
+        why: String,
+    },
     /// A sample type was asked for that the profile does not carry.
     #[error(transparent)]
     UnknownSampleType(#[from] crate::session::UnknownSampleType),

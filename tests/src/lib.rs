@@ -116,7 +116,13 @@ pub struct TempDir(PathBuf);
 impl TempDir {
     /// A new empty directory named after the test.
     pub fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("prof-e2e-{test}-{}", std::process::id()));
+        Self::in_dir(&std::env::temp_dir(), test)
+    }
+
+    /// A new empty directory named after the test, in `parent` (for what the temporary
+    /// directory's file system cannot hold, such as a set-uid program on a `nosuid` mount).
+    pub fn in_dir(parent: &Path, test: &str) -> Self {
+        let dir = parent.join(format!("prof-e2e-{test}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir can be created");
         TempDir(dir)

@@ -199,3 +199,74 @@ fn r20_html_and_pprof_of_a_session_take_no_more_memory_than_saving_it() {
         );
     }
 }
+
+/// The size of the large perf map of [`r36_a_large_perf_map_does_not_take_prof_records_memory`].
+const PERF_MAP_MB: u64 = 100;
+
+/// Removes the perf map whose path the program wrote to `.0`, whatever the test's end.
+struct RemoveMap(std::path::PathBuf);
+
+impl Drop for RemoveMap {
+    fn drop(&mut self) {
+        if let Ok(map) = std::fs::read_to_string(&self.0) {
+            let _ = std::fs::remove_file(map.trim());
+        }
+    }
+}
+
+/// The peak memory of `prof record` of a program that writes a perf map of `mb` MB, and the
+/// share of the recording's samples in the one function of the map it runs.
+fn record_with_perf_map(dir: &TempDir, exe: &Path, mb: u64) -> (u64, f64) {
+    let note = dir.join("map-path");
+    let _remove = RemoveMap(note.clone());
+    let out = dir.join("out.json.gz");
+    let mb = mb.to_string();
+    let args = [
+        "record",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+        &mb,
+        note.to_str().unwrap(),
+    ];
+    let peak = peak_rss(dir, &args);
+    let session = prof::session::load(&out).unwrap();
+    (peak, prof_e2e::recorded::share(&session, "jit_hot_loop"))
+}
+
+/// Issue 36: prof's memory grew with twice the size of `/tmp/perf-PID.map` (an 800 MB map:
+/// 1.66 GB), which it read whole into a table of every line: 553 MB for a 200 MB map. The
+/// program here writes a map of code that never runs and names the one function it runs in
+/// its last line: prof keeps only the entries covering sampled addresses, so a 100 MB map
+/// costs about what a 1 MB one does (the difference leaves out the fixed part: the binary,
+/// the rings, one per CPU).
+#[test]
+fn r36_a_large_perf_map_does_not_take_prof_records_memory() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the test's JIT code is x86_64 machine code");
+        return;
+    }
+    let dir = TempDir::new("memory-perf-map");
+    let exe = prof_e2e::recorded::build_c(dir.path(), "jit_map");
+    let (small, _) = record_with_perf_map(&dir, &exe, 1);
+    let (large, named) = record_with_perf_map(&dir, &exe, PERF_MAP_MB);
+    let growth = large.saturating_sub(small);
+    eprintln!(
+        "record with a {PERF_MAP_MB} MB perf map: peak {} MB, {} MB with 1 MB; {:.0}% in \
+         jit_hot_loop",
+        large >> 20,
+        small >> 20,
+        named * 100.0
+    );
+    assert!(
+        named >= 0.2,
+        "{:.1}% of samples in jit_hot_loop",
+        named * 100.0
+    );
+    assert!(
+        growth < (PERF_MAP_MB << 20) / 4,
+        "prof record peaked {} MB higher with a {PERF_MAP_MB} MB perf map than with a 1 MB one",
+        growth >> 20
+    );
+}

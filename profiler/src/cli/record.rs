@@ -153,7 +153,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
     };
     let recording = match recorded {
         Ok(recording) => recording,
-        Err(e @ prof::Error::PerfRefused { .. }) => {
+        Err(e @ (prof::Error::PerfRefused { .. } | prof::Error::AttachRefused { .. })) => {
             eprintln!("prof: {e}");
             return ExitCode::from(BAD_INPUT);
         }
@@ -171,8 +171,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
         let code = exit_code(recording.status);
         return ExitCode::from(if code == 0 { FAILURE } else { code });
     };
+    // Why a program has no samples, when prof knows: before the counts, which it explains.
+    for unsampled in &recording.unsampled {
+        eprintln!("prof: {unsampled}");
+    }
     let samples = report.total_samples();
-    if samples == 0 {
+    if samples == 0 && !recording.unsampled.is_empty() {
+        eprintln!(
+            "prof: no samples; saved an empty session to {}",
+            saved.display()
+        );
+    } else if samples == 0 {
         let what = if options.mode == prof::Mode::Alloc {
             format!(
                 "allocated less than the sampling interval ({} bytes on average)",

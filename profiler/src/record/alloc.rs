@@ -13,6 +13,8 @@
 //!
 //! A statically linked program loads no library: it is refused before it starts.
 
+use super::access::Creds;
+use super::privileged::{program_path, Execs};
 use super::process::{CopiedStack, Process, Segments};
 use super::{reached_root, RecordOptions, Recording};
 use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
@@ -24,7 +26,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -82,10 +84,12 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
         .env("PROF_ALLOC_PID", std::process::id().to_string());
     let start_time = SystemTime::now();
     let started = Instant::now();
+    let program_os = command.get_program().to_owned();
     let mut child = command.spawn().map_err(|source| Error::Spawn {
         program: program.clone(),
         source,
     })?;
+    let execs = Execs::for_command(child.id(), &program_os, Creds::own().as_ref());
     // Only the command's processes hold the other end now: the stream ends when the last ends.
     drop(theirs);
     sys::ignore_terminal_interrupts();
@@ -133,6 +137,8 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     meta.pid = child.id();
     meta.start_time = crate::sampler::meta::rfc3339(start_time);
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    // The dynamic loader ignores LD_PRELOAD in a set-uid or set-gid command.
+    let unsampled = execs.expected_unless(rec.current.contains_key(&child.id()));
     let session = rec
         .finish(meta, options.alloc_interval_bytes.max(1))
         .finish();
@@ -143,6 +149,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
         report: Report::new(session),
         status,
         reached_root,
+        unsampled,
     })
 }
 
@@ -150,14 +157,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
 /// an interpreter: statically linked. `None` for anything else, including what cannot be read
 /// (`spawn` then says why).
 fn static_program(program: &OsStr) -> Option<PathBuf> {
-    let path = Path::new(program);
-    let path = if path.components().count() > 1 {
-        path.to_owned()
-    } else {
-        std::env::split_paths(&std::env::var_os("PATH")?)
-            .map(|dir| dir.join(program))
-            .find(|p| p.is_file())?
-    };
+    let path = program_path(program)?;
     let file = std::fs::File::open(&path).ok()?;
     let cache = object::ReadCache::new(file);
     use object::read::elf::{ElfFile64, ProgramHeader};

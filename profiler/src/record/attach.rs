@@ -6,6 +6,7 @@
 //! (SIGINT, or SIGTERM: prof saves what it has), after `duration`, or when the process (and,
 //! with `children`, every process it started) has ended.
 
+use super::access::{self, Creds};
 use super::records::Record;
 use super::{drain_until, finish, map_ring, refused, RecordOptions, Recorder, Recording};
 use crate::sampler::sys::{self, PerfRing, RingEvent};
@@ -100,14 +101,15 @@ struct CpuEvents {
 }
 
 impl CpuEvents {
-    /// Opens the event of thread `tid` on this CPU; `Ok(false)` when the thread has ended.
-    fn open(&mut self, tid: u32, event: &RingEvent) -> Result<bool> {
+    /// Opens the event of thread `tid` (of process `pid`) on this CPU; `Ok(false)` when the
+    /// thread has ended.
+    fn open(&mut self, pid: u32, tid: u32, event: &RingEvent) -> Result<bool> {
         let fd = match sys::perf_event_ring(tid, self.cpu, event) {
             Ok(fd) => fd,
             Err(Error::Os { source, .. }) if source.raw_os_error() == Some(libc::ESRCH) => {
                 return Ok(false)
             }
-            Err(e) => return Err(refused(e, event.kernel, false)),
+            Err(e) => return Err(refused_by(e, pid, event.kernel)),
         };
         match &self.ring {
             None => {
@@ -126,10 +128,33 @@ impl CpuEvents {
     }
 }
 
+/// The error for a refused event on a thread of process `pid`: the process's owner or its
+/// being non-dumpable when that is the reason ([`Error::AttachRefused`]), else what [`refused`]
+/// says of the sysctl.
+fn refused_by(e: Error, pid: u32, kernel: bool) -> Error {
+    if let Error::Os {
+        call: "perf_event_open",
+        source,
+    } = &e
+    {
+        let denied = matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM));
+        if let (true, Some(caller), Some(target)) = (denied, Creds::own(), Creds::of(pid)) {
+            let non_dumpable = access::non_dumpable(pid, &target);
+            if let Some(why) = access::refusal(&caller, &target, non_dumpable) {
+                let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .map(|n| n.trim_end().to_owned())
+                    .unwrap_or_default();
+                return Error::AttachRefused { pid, name, why };
+            }
+        }
+    }
+    refused(e, kernel, false)
+}
+
 /// Samples process `pid` (with `options.children`, the processes it starts too) until Ctrl-C,
 /// `options.duration` or its end. Fails when no such process runs, or the kernel refuses the
-/// events ([`Error::PerfRefused`]: another user's process needs `CAP_PERFMON` or ptrace
-/// rights).
+/// events ([`Error::AttachRefused`]: another user's process, or a non-dumpable one, needs
+/// `CAP_PERFMON` or ptrace rights; [`Error::PerfRefused`]: the sysctl).
 pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
     if options.interval.is_zero() {
         return Err(Error::InvalidOption("the interval must be above 0".into()));
@@ -190,7 +215,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             for tid in new {
                 opened.insert(tid);
                 for cpu in &mut cpus {
-                    if !cpu.open(tid, &event)? {
+                    if !cpu.open(p, tid, &event)? {
                         break;
                     }
                 }

@@ -11,16 +11,19 @@
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
+mod access;
 mod alloc;
 mod attach;
 mod jit;
 mod kernel;
+mod privileged;
 mod process;
 pub(crate) mod records;
 mod switch;
 mod table;
 
 pub use attach::attach;
+pub use privileged::{IdChange, UnsampledExec};
 
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
 use crate::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
@@ -115,6 +118,9 @@ pub struct Recording {
     pub status: ExitStatus,
     /// Samples whose stack reaches one of [`THREAD_ROOTS`].
     pub reached_root: u64,
+    /// The processes that could not be sampled after an `exec` (of a set-uid or set-gid
+    /// program), with why: the reason they have no samples.
+    pub unsampled: Vec<UnsampledExec>,
 }
 
 /// Runs `command` to its end (and that of every process it started), sampling every thread.
@@ -143,6 +149,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         }
     };
     let program = command.get_program().to_string_lossy().into_owned();
+    let program_os = command.get_program().to_owned();
     let args = command
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())
@@ -200,6 +207,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     sys::catch_ending_signals();
     let mut rec = Recorder::new(pid, options.max_depth, event.read);
     rec.wall = wall.then(switch::Switches::default);
+    rec.execs = privileged::Execs::for_command(pid, &program_os, access::Creds::own().as_ref());
     let mut status = None;
     let mut wait_error = None;
     drain_until(&mut rings, &mut rec, |rec| {
@@ -265,7 +273,7 @@ fn drain_until(
 
 /// The recording: `meta` (program, arguments, pid) completed with the times and the samples.
 fn finish(
-    rec: Recorder,
+    mut rec: Recorder,
     mut meta: Metadata,
     start_time: SystemTime,
     started: Instant,
@@ -273,12 +281,14 @@ fn finish(
 ) -> Recording {
     meta.start_time = crate::sampler::meta::rfc3339(start_time);
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
     let session = rec.finish(meta);
     let reached_root = reached_root(&session);
     Recording {
         report: Report::new(session),
         status,
         reached_root,
+        unsampled,
     }
 }
 
@@ -428,6 +438,8 @@ struct Recorder {
     /// The task clock's samples and their periods' sum.
     clock: (u64, u64),
     jit: jit::JitCode,
+    /// The `exec`s nothing has followed yet.
+    execs: privileged::Execs,
 }
 
 impl Recorder {
@@ -452,6 +464,7 @@ impl Recorder {
             wall: None,
             clock: (0, 0),
             jit: jit::JitCode::default(),
+            execs: privileged::Execs::default(),
         }
     }
 
@@ -503,6 +516,7 @@ impl Recorder {
         for (ring, buf) in buffers.iter().enumerate() {
             records::parse_all(buf, regs, self.read, |r| {
                 self.table.read(&r);
+                self.execs.read(&r);
                 self.pending.push((ring, r));
             });
         }
@@ -599,6 +613,7 @@ impl Recorder {
             return;
         }
         self.table.handle(&r);
+        self.execs.handle(&r);
         match r {
             Record::Sample(s) => self.sample(ring, &s),
             Record::Mmap {
@@ -687,7 +702,7 @@ impl Recorder {
         let mut ids = Vec::new();
         for (i, process) in self.processes.iter().enumerate() {
             crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
-            let jit = self.jit.object(i);
+            let jit = self.jit.object(i, &process.stacks);
             let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
             let stack_ids = crate::sampler::assemble::intern_stacks(
                 &mut builder,

@@ -69,6 +69,9 @@ pub(crate) struct FileKey {
     ino: u64,
     size: u64,
     mtime_ns: i128,
+    /// Which part of the file was read, for a file read only in part (a perf map, read for
+    /// the ranges sampled); 0 for a file read as a whole.
+    part: u64,
 }
 
 impl FileKey {
@@ -82,7 +85,17 @@ impl FileKey {
             ino: m.ino(),
             size: m.size(),
             mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            part: 0,
         })
+    }
+
+    /// The key of the part of this file that covers `ranges`.
+    pub(crate) fn part(self, ranges: &[std::ops::Range<u64>]) -> FileKey {
+        use std::hash::BuildHasher;
+        FileKey {
+            part: foldhash::fast::FixedState::with_seed(0).hash_one(ranges),
+            ..self
+        }
     }
 
     /// The key of the kernel's vDSO, which has no file and is the same for the process's life.
@@ -104,6 +117,7 @@ impl FileKey {
             ino: 0,
             size: 0,
             mtime_ns: 0,
+            part: 0,
         }
     }
 }

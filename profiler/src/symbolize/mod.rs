@@ -163,6 +163,12 @@ impl<'a> Resolver<'a> {
                 } else {
                     let path = object_path(object)?;
                     let key = FileKey::of(&path)?;
+                    // A perf map is read only where the object's ranges (the addresses asked
+                    // for) lie: other ranges are another part of it.
+                    let key = match perf_map::is_perf_map(&path) {
+                        true => key.part(&object.exec),
+                        false => key,
+                    };
                     Some((path, key))
                 }
             })
@@ -175,7 +181,7 @@ impl<'a> Resolver<'a> {
             } else if *key == FileKey::kernel() {
                 cache::Entry::from_symbols(kallsyms::load())
             } else if perf_map::is_perf_map(path) {
-                cache::Entry::from_symbols(perf_map::load(path))
+                cache::Entry::from_symbols(perf_map::load(path, &object.exec))
             } else {
                 cache::Entry::load(path)
             }
