@@ -386,5 +386,43 @@ fn report_of_an_endless_device_stops_at_the_limit_with_one_line() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("larger than 256 MiB"), "{stderr}");
+    assert!(stderr.contains("more than 256 MiB"), "{stderr}");
+}
+
+#[test]
+fn a_profile_over_the_input_limit_is_refused_naming_it_and_max_input_lifts_it() {
+    let dir = TempDir::new("trust_limit");
+    // 2 MiB of folded stacks, each of its own function, over a 1 MiB limit.
+    let folded = dir.join("big.folded");
+    let long = "f".repeat(1000);
+    let text: String = (0..2048).map(|i| format!("main;{long}{i} 1\n")).collect();
+    std::fs::write(&folded, text).unwrap();
+    let path = folded.to_str().unwrap();
+    let output = prof(&["report", path, "--max-input", "1"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "more than 1 MiB, the limit for reading a profile (`--max-input MIB` lifts it)"
+        ),
+        "{stderr}"
+    );
+    let output = prof(&["report", path, "--max-input", "3"]);
+    assert!(output.status.success(), "{output:?}");
+    // A session is held to the same limit, read and written.
+    let session = dir.join("big.json");
+    let output = prof(&[
+        "convert",
+        path,
+        "-o",
+        session.to_str().unwrap(),
+        "--max-input",
+        "3",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let output = prof(&["report", session.to_str().unwrap(), "--max-input", "1"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("which `--max-input MIB` lifts"), "{stderr}");
 }

@@ -218,7 +218,7 @@ mod tests {
         // Once refused, it stays refused.
         assert!(!bytes.push(b" "));
         let e = bytes.read().unwrap_err().to_string();
-        assert!(e.contains("(the limit for a session file)"), "{e}");
+        assert!(e.contains("the limit for a session file"), "{e}");
     }
 
     #[test]

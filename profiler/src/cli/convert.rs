@@ -32,6 +32,8 @@ pub struct ConvertArgs {
     /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
     #[arg(long)]
     process_root: bool,
+    #[command(flatten)]
+    limit: super::InputLimit,
     /// Draw FILE against this profile: a differential flame graph (`--to svg`, red where FILE
     /// grew, blue where it shrank) or differential folded stacks (`--to folded`).
     #[arg(long, value_name = "BASE")]
@@ -110,20 +112,23 @@ pub fn run(args: ConvertArgs) -> ExitCode {
         );
         return ExitCode::from(BAD_INPUT);
     }
+    let reading = super::Reading {
+        sample_type: args.sample_type,
+        process_root: args.process_root,
+        limit: args.limit,
+    };
     let result = match &args.diff {
         Some(base) => convert_diff(
             base,
             &args.file,
-            args.sample_type,
-            args.process_root,
+            &reading,
             target,
             args.absolute,
             &args.output,
         ),
         None => convert(
             &args.file,
-            args.sample_type,
-            args.process_root,
+            &reading,
             args.waits,
             args.group_by,
             target,
@@ -138,8 +143,7 @@ pub fn run(args: ConvertArgs) -> ExitCode {
 
 fn convert(
     input: &Path,
-    sample_type: Option<String>,
-    process_root: bool,
+    reading: &super::Reading,
     waits: bool,
     group_by: Option<super::report::GroupBy>,
     target: Target,
@@ -153,7 +157,7 @@ fn convert(
                 .to_owned(),
         ));
     }
-    let session = super::load(input, sample_type, process_root)?;
+    let session = super::load(input, reading)?;
     let session = if waits {
         super::report::waits_of(&session, input)?
     } else {
@@ -165,7 +169,7 @@ fn convert(
     };
     if target == Target::Session && output != Path::new("-") {
         // No larger than a session prof reads back: the input is still there to narrow.
-        return prof::session::save_within(&session, output, prof::session::DEFAULT_MAX_BYTES);
+        return prof::session::save_within(&session, output, reading.limit.bytes());
     }
     if target == Target::Svg {
         // inferno draws after the session is dropped: it keeps its own frames.
@@ -184,14 +188,13 @@ fn convert(
 fn convert_diff(
     base: &Path,
     new: &Path,
-    sample_type: Option<String>,
-    process_root: bool,
+    reading: &super::Reading,
     target: Target,
     absolute: bool,
     output: &Path,
 ) -> prof::Result<()> {
-    let base_session = super::load(base, sample_type.clone(), process_root)?;
-    let new_session = super::load(new, sample_type, process_root)?;
+    let base_session = super::load(base, reading)?;
+    let new_session = super::load(new, reading)?;
     let (base_label, new_label) = (base.display().to_string(), new.display().to_string());
     let base = DiffSide {
         label: &base_label,

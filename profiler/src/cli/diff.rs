@@ -17,6 +17,8 @@ pub struct DiffArgs {
     /// How many functions to list.
     #[arg(long, default_value_t = prof::DEFAULT_TOP)]
     top: usize,
+    #[command(flatten)]
+    limit: super::InputLimit,
     /// Compare self weights (time in the function itself) or total (with callees).
     #[arg(long, value_enum, default_value_t = By::SelfWeight)]
     sort: By,
@@ -34,7 +36,9 @@ enum By {
 
 /// Runs `prof diff`.
 pub fn run(args: DiffArgs) -> ExitCode {
-    let load = |path: &PathBuf| prof::import::load_any(path);
+    let mut options = prof::import::LoadOptions::default();
+    options.max_bytes = args.limit.bytes();
+    let load = |path: &PathBuf| prof::import::load_any_with(path, &options).map(|l| l.session);
     let (base, new) = match (load(&args.base), load(&args.new)) {
         (Ok(base), Ok(new)) => (base, new),
         (Err(err), _) | (_, Err(err)) => return fail(&err),

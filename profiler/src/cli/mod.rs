@@ -17,7 +17,7 @@ mod load;
 mod reference;
 mod report;
 
-use load::load;
+use load::{load, InputLimit, Reading};
 
 /// A sampling CPU profiler with a local web viewer.
 #[derive(Debug, Parser)]

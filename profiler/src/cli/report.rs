@@ -45,6 +45,8 @@ pub struct ReportArgs {
     /// stackcollapse-perf.pl and inferno do by default; other formats have no process name.
     #[arg(long)]
     process_root: bool,
+    #[command(flatten)]
+    limit: super::InputLimit,
     /// Only samples whose thread was running (on CPU) or waiting (off CPU), as wall mode
     /// records; a profile without states has only running samples.
     #[arg(long, value_enum, value_name = "STATE")]
@@ -301,7 +303,12 @@ pub fn waits_of(
 
 /// Runs `prof report`.
 pub fn run(args: ReportArgs) -> ExitCode {
-    let session = match super::load(&args.file, args.sample_type.clone(), args.process_root) {
+    let reading = super::Reading {
+        sample_type: args.sample_type.clone(),
+        process_root: args.process_root,
+        limit: args.limit,
+    };
+    let session = match super::load(&args.file, &reading) {
         Ok(session) => session,
         Err(err) => return fail(&err),
     };

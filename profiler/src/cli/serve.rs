@@ -24,6 +24,8 @@ pub struct ServeArgs {
     #[arg(long)]
     process_root: bool,
     #[command(flatten)]
+    limit: super::InputLimit,
+    #[command(flatten)]
     flags: ServeFlags,
 }
 
@@ -53,6 +55,7 @@ const DIFF_FRAGMENT: &str = "#file=1&view=diff&base=0";
 pub fn run(args: ServeArgs) -> ExitCode {
     let mut load = LoadOptions::default();
     load.process_root = args.process_root;
+    load.max_bytes = args.limit.bytes();
     match args.diff {
         Some(pair) => {
             let files: Vec<PathBuf> = pair.into_iter().chain(args.files).collect();

@@ -1,9 +1,7 @@
 //! Loading a profile file of any format `prof` reads (native only): the format is told from the
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
-use super::{
-    is_gzip, read_import, read_limited, sniff, Format, LoadOptions, Loaded, MAX_DECOMPRESSED,
-};
+use super::{is_gzip, read_import, read_limited, sniff, Format, LoadOptions, Loaded};
 use crate::session::{ReadOptions, Session};
 use crate::{Error, Result};
 use std::fs::File;
@@ -58,8 +56,9 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     let session_name = path
         .file_name()
         .is_some_and(|n| is_session_name(&n.to_string_lossy()));
+    let limit = ReadOptions::default().max_bytes(options.max_bytes);
     if regular && session_name {
-        return select(crate::session::load(path)?);
+        return select(crate::session::load_with(path, limit)?);
     }
     let mut head = Vec::new();
     (&mut file)
@@ -82,9 +81,9 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     };
     if format == Format::Session || session_name {
         if regular {
-            return select(crate::session::load(path)?);
+            return select(crate::session::load_with(path, limit)?);
         }
-        let read = crate::session::read_with(head.chain(file), ReadOptions::default());
+        let read = crate::session::read_with(head.chain(file), limit);
         return select(read.map_err(|e| e.at(path))?);
     }
     let size = if regular {
@@ -92,13 +91,9 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     } else {
         0
     };
-    let too_large = || {
-        bad(format!(
-            "larger than {} MiB, the limit for an imported profile",
-            MAX_DECOMPRESSED >> 20
-        ))
-    };
-    if size > MAX_DECOMPRESSED {
+    let max = options.max_bytes;
+    let too_large = || bad(super::over_limit(max));
+    if size > max {
         return Err(too_large());
     }
     let bytes = if gzipped {
@@ -113,14 +108,19 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
                 .map_err(io_err)?;
         }
         let hint = crate::session::gzip_size_hint(trailer, size);
-        read_limited(flate2::read::GzDecoder::new(head.chain(file)), hint, path)?
+        read_limited(
+            flate2::read::GzDecoder::new(head.chain(file)),
+            hint,
+            path,
+            max,
+        )?
     } else {
         // Bounded by what is read, not by what the size said: a file that grows, or a device
         // that never ends, stops one byte past the limit.
         let mut bytes = head;
-        let left = MAX_DECOMPRESSED + 1 - bytes.len() as u64;
+        let left = max.saturating_add(1).saturating_sub(bytes.len() as u64);
         file.take(left).read_to_end(&mut bytes).map_err(io_err)?;
-        if bytes.len() as u64 > MAX_DECOMPRESSED {
+        if bytes.len() as u64 > max {
             return Err(too_large());
         }
         bytes
@@ -244,7 +244,10 @@ mod tests {
         });
         let err = load_any(&path).unwrap_err().to_string();
         assert!(
-            err.ends_with("zeros: larger than 256 MiB, the limit for an imported profile"),
+            err.ends_with(
+                "zeros: more than 256 MiB, the limit for reading a profile (`--max-input MIB` \
+                 lifts it)"
+            ),
             "{err}"
         );
     }

@@ -40,8 +40,10 @@ pub use pprof::{read_pprof, read_pprof_with};
 
 use crate::session::Session;
 
-/// The most bytes a compressed input may expand to (256 MiB): a gzip bomb stops here.
-pub const MAX_DECOMPRESSED: u64 = 256 << 20;
+/// The most bytes of a profile read by default, once decompressed (256 MiB): a gzip bomb or an
+/// endless device stops here. The same limit as a session file's
+/// ([`crate::session::DEFAULT_MAX_BYTES`]); [`LoadOptions::max_bytes`] lifts it.
+pub const MAX_DECOMPRESSED: u64 = crate::session::DEFAULT_MAX_BYTES;
 
 /// The deepest stack an importer keeps: deeper stacks are cut at the root end (their outermost
 /// frames are dropped, the leaf and its callers kept) and the cut is reported in
@@ -49,7 +51,7 @@ pub const MAX_DECOMPRESSED: u64 = 256 << 20;
 pub const MAX_STACK_DEPTH: usize = 4096;
 
 /// Choices a user makes when importing a profile.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LoadOptions {
     /// The sample type to show, by name (`inuse_space`, `cycles`, `samples`, ...): a pprof
@@ -61,6 +63,19 @@ pub struct LoadOptions {
     /// Other formats name no process and ignore it. Off by default: the thread is a column of
     /// its own in a session.
     pub process_root: bool,
+    /// The most bytes of the profile read, once decompressed ([`MAX_DECOMPRESSED`] by
+    /// default): larger input is refused, saying this limit.
+    pub max_bytes: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            sample_type: None,
+            process_root: false,
+            max_bytes: MAX_DECOMPRESSED,
+        }
+    }
 }
 
 /// An imported session and what the reader noticed while reading it.
@@ -190,30 +205,43 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
-/// Decompresses gzip `bytes`, refusing output beyond [`MAX_DECOMPRESSED`].
-pub(crate) fn gunzip(bytes: &[u8], path: &Path) -> Result<Vec<u8>> {
+/// Decompresses gzip `bytes`, refusing output beyond `limit` bytes.
+pub(crate) fn gunzip(bytes: &[u8], path: &Path, limit: u64) -> Result<Vec<u8>> {
     let hint = crate::session::gzip_bytes_size_hint(bytes);
-    read_limited(flate2::read::GzDecoder::new(bytes), hint, path)
+    read_limited(flate2::read::GzDecoder::new(bytes), hint, path, limit)
 }
 
-/// Reads all of `input` (e.g. a decompressing reader), refusing more than [`MAX_DECOMPRESSED`]
-/// bytes so a gzip bomb fails fast with bounded memory. Room for `size_hint` bytes (at most the
-/// limit) is reserved at once: a vector that grows by doubling has its spare room zeroed by
+/// What a refusal of a profile past `limit` bytes says: the limit, and how to lift it.
+pub(crate) fn over_limit(limit: u64) -> String {
+    format!(
+        "more than {} MiB, the limit for reading a profile (`--max-input MIB` lifts it)",
+        limit >> 20
+    )
+}
+
+/// Reads all of `input` (e.g. a decompressing reader), refusing more than `limit` bytes so a
+/// gzip bomb fails fast with bounded memory. Room for `size_hint` bytes (at most the limit) is
+/// reserved at once: a vector that grows by doubling has its spare room zeroed by
 /// `read_to_end`, resident memory the data never uses (issue 20).
-pub(crate) fn read_limited(input: impl Read, size_hint: u64, path: &Path) -> Result<Vec<u8>> {
-    let reserve = size_hint.min(MAX_DECOMPRESSED).saturating_add(1);
+pub(crate) fn read_limited(
+    input: impl Read,
+    size_hint: u64,
+    path: &Path,
+    limit: u64,
+) -> Result<Vec<u8>> {
+    let reserve = size_hint.min(limit).saturating_add(1);
     let mut out = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     input
-        .take(MAX_DECOMPRESSED + 1)
+        .take(limit.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| Error::BadInput {
             path: path.to_owned(),
             message: format!("cannot decompress: {e}"),
         })?;
-    if out.len() as u64 > MAX_DECOMPRESSED {
+    if out.len() as u64 > limit {
         return Err(Error::BadInput {
             path: path.to_owned(),
-            message: format!("decompresses to more than {} MiB", MAX_DECOMPRESSED >> 20),
+            message: format!("decompresses to {}", over_limit(limit)),
         });
     }
     Ok(out)
@@ -281,7 +309,13 @@ mod tests {
             std::io::Write::write_all(&mut gz, &zeros).unwrap();
         }
         let bomb = gz.finish().unwrap();
-        let err = gunzip(&bomb, Path::new("bomb.gz")).unwrap_err().to_string();
-        assert_eq!(err, "bomb.gz: decompresses to more than 256 MiB");
+        let err = gunzip(&bomb, Path::new("bomb.gz"), MAX_DECOMPRESSED)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "bomb.gz: decompresses to more than 256 MiB, the limit for reading a profile \
+             (`--max-input MIB` lifts it)"
+        );
     }
 }

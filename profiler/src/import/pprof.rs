@@ -31,7 +31,7 @@ pub fn read_pprof(bytes: &[u8], path: &Path) -> Result<Session> {
 pub fn read_pprof_with(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Loaded> {
     let raw;
     let bytes = if super::is_gzip(bytes) {
-        raw = super::gunzip(bytes, path)?;
+        raw = super::gunzip(bytes, path, options.max_bytes)?;
         &raw[..]
     } else {
         bytes

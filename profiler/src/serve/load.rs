@@ -35,7 +35,7 @@ pub fn load_for_serving_with(
             message: "a directory, not a profile file".to_owned(),
         })
     } else if options.sample_type.is_none() && crate::import::is_session_name(&name) {
-        as_written(path, &name)
+        as_written(path, &name, options.max_bytes)
     } else {
         crate::import::load_any_with(path, options)
             .and_then(|loaded| SessionFile::from_session(name.clone(), &loaded.session))
@@ -55,13 +55,14 @@ pub fn load_for_serving_with(
 /// command uses (which refuses a file over the cap by its size, before reading it), its source
 /// files listed, and its bytes handed on, not written out and compressed again. A one-member
 /// gzip stream (what prof writes) is sent as it is; anything else is sent as its JSON.
-fn as_written(path: &Path, name: &str) -> Result<SessionFile> {
+fn as_written(path: &Path, name: &str, max_bytes: u64) -> Result<SessionFile> {
     use std::io::Read;
     let bad = |message: String| Error::BadInput {
         path: path.to_owned(),
         message,
     };
-    let (raw, session) = crate::session::load_bytes_with(path, ReadOptions::default())?;
+    let options = ReadOptions::default().max_bytes(max_bytes);
+    let (raw, session) = crate::session::load_bytes_with(path, options)?;
     let source_files = source_files(&session);
     drop(session);
     let mut file = if raw.starts_with(&[0x1f, 0x8b]) {

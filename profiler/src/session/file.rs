@@ -124,7 +124,8 @@ pub fn save_within(session: &Session, path: impl AsRef<Path>, max_bytes: u64) ->
             path: path.to_owned(),
             message: format!(
                 "the session is more than {} MiB of JSON, the most prof reads back as a session \
-                 (the limit for a session file): nothing was written",
+                 (the limit for a session file, which `--max-input MIB` lifts): nothing was \
+                 written",
                 max_bytes >> 20
             ),
         }),
@@ -534,7 +535,8 @@ mod tests {
         };
         let err = load_large("{\"format\":");
         assert!(matches!(err, Error::BadInput { .. }));
-        let expected = "the file is 3 MiB, larger than 1 MiB (the limit for a session file)";
+        let expected = "the file is 3 MiB, larger than 1 MiB (the limit for a session file, which \
+                        `--max-input MIB` lifts)";
         assert!(err.to_string().ends_with(expected), "{err}");
         let err = load_large("garbage");
         assert!(err.to_string().contains("not a prof session"), "{err}");

@@ -50,14 +50,19 @@ pub enum ReadError {
     Io(#[source] io::Error),
 }
 
+/// How a refusal by size names its limit: with the way to lift it where there is one (the
+/// command line's `--max-input`, [`ReadOptions::max_bytes`] in code), not in the page, whose
+/// limit is the browser's.
+#[cfg(feature = "sampler")]
+const THE_LIMIT: &str = "the limit for a session file, which `--max-input MIB` lifts";
+#[cfg(not(feature = "sampler"))]
+const THE_LIMIT: &str = "the limit for a session file";
+
 impl ReadError {
     /// The error for a session of more than `max_bytes` bytes of JSON: what [`read_with`] says
     /// of one, for a reader that stops gathering a file at the limit.
     pub fn too_large(max_bytes: u64) -> ReadError {
-        ReadError::Invalid(format!(
-            "{} (the limit for a session file)",
-            TooLarge(max_bytes)
-        ))
+        ReadError::Invalid(format!("{} ({THE_LIMIT})", TooLarge(max_bytes)))
     }
 
     /// The library error for this failure while reading `path` (what a user sees, with the name).
@@ -93,7 +98,7 @@ impl std::error::Error for TooLarge {}
 pub(crate) fn too_large(head: &[u8], size: u64, max_bytes: u64) -> ReadError {
     sniff(head).err().unwrap_or_else(|| {
         ReadError::Invalid(format!(
-            "the file is {} MiB, larger than {} MiB (the limit for a session file)",
+            "the file is {} MiB, larger than {} MiB ({THE_LIMIT})",
             size >> 20,
             max_bytes >> 20
         ))

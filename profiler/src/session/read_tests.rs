@@ -100,7 +100,7 @@ fn the_json_only_reader_reads_json_and_refuses_gzip_and_sizes_past_its_limit() {
     let small = ReadOptions::default().max_bytes(bytes.len() as u64 - 1);
     let message = read_json_bytes(&bytes, small).unwrap_err().to_string();
     assert!(
-        message.ends_with("(the limit for a session file)"),
+        message.ends_with("(the limit for a session file, which `--max-input MIB` lifts)"),
         "{message}"
     );
 }
