@@ -1,9 +1,17 @@
 //! prof's allocation interposer, for `prof record --mode alloc -- CMD`.
 //!
-//! prof starts CMD with this library in `LD_PRELOAD` and three variables: `PROF_ALLOC_FD` (the
-//! descriptor of a stream socket whose other end prof reads), `PROF_ALLOC_MEAN` (the mean
-//! number of bytes between samples) and `PROF_ALLOC_STACK` (bytes of stack copied with each
-//! sample). Without them every function passes straight to the C library's.
+//! prof starts CMD with this library in `LD_PRELOAD` and these variables: `PROF_ALLOC_FD` (the
+//! descriptor of a stream socket whose other end prof reads), `PROF_ALLOC_PID` (prof's pid),
+//! `PROF_ALLOC_MEAN` (the mean number of bytes between samples) and `PROF_ALLOC_STACK` (bytes
+//! of stack copied with each sample). Without them every function passes straight to the C
+//! library's.
+//!
+//! The channel is the program's only while it is prof's: prof puts it above the descriptors
+//! programs use (the top of the first 1,024), the library uses it only when its other end is
+//! prof's (`SO_PEERCRED`) at load, and before each record it checks that the descriptor is
+//! still that socket (`fstat`: the device and inode seen at load). A program that closed it,
+//! as daemons close every descriptor, and perhaps opened one of its own under its number, is
+//! never written to: sampling stops for good (prof says so).
 //!
 //! The library defines `malloc`, `calloc`, `realloc`, `reallocarray`, `free`,
 //! `posix_memalign`, `aligned_alloc`, `memalign`, `valloc` and `pvalloc`, which the dynamic
@@ -153,15 +161,73 @@ impl Bootstrap {
 /// this process), and again after prof went away.
 struct Config {
     fd: AtomicI32,
+    /// The channel's identity (`st_dev`, `st_ino`) when the library loaded: a descriptor of that
+    /// number that is anything else is the program's, never written to.
+    dev: AtomicU64,
+    ino: AtomicU64,
     mean: AtomicU64,
     stack: AtomicUsize,
 }
 
 static CONFIG: Config = Config {
     fd: AtomicI32::new(-1),
+    dev: AtomicU64::new(0),
+    ino: AtomicU64::new(0),
     mean: AtomicU64::new(0),
     stack: AtomicUsize::new(0),
 };
+
+/// `fd`'s identity (`st_dev`, `st_ino`), or `None` when it is not open.
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    // SAFETY: an all-zero `stat` is a valid value of the plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a live, writable stat; a closed descriptor only fails with EBADF.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    Some((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// The channel's descriptor when it is still prof's socket, as it was when the library loaded;
+/// otherwise (the program closed it, and may have opened something of its own under its
+/// number) sampling stops for good, and -1.
+fn channel() -> c_int {
+    let fd = CONFIG.fd.load(Ordering::Relaxed);
+    if fd < 0 {
+        return -1;
+    }
+    let ours = (
+        CONFIG.dev.load(Ordering::Relaxed),
+        CONFIG.ino.load(Ordering::Relaxed),
+    );
+    if identity(fd) != Some(ours) {
+        CONFIG.fd.store(-1, Ordering::Relaxed);
+        return -1;
+    }
+    fd
+}
+
+/// True when the channel is still prof's socket and prof still holds its end (no `POLLHUP`):
+/// only then may a program this process starts be given the library and the channel. Makes
+/// two system calls and writes nothing but their results (it may run in a `vfork` child).
+fn channel_alive() -> bool {
+    let fd = CONFIG.fd.load(Ordering::Relaxed);
+    let ours = (
+        CONFIG.dev.load(Ordering::Relaxed),
+        CONFIG.ino.load(Ordering::Relaxed),
+    );
+    if fd < 0 || identity(fd) != Some(ours) {
+        return false;
+    }
+    let mut pfd = libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one live pollfd; a timeout of 0 returns at once.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n == 0 || (n == 1 && pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) == 0)
+}
 
 thread_local! {
     /// Bytes left before this thread's next sample (-1 before the first draw).
@@ -330,14 +396,20 @@ fn header(buf: &mut [u8], kind: u32, len: usize) {
     put(buf, 16, &now_ns().to_ne_bytes());
 }
 
-/// Sends `bytes` whole (the lock is held); when prof is gone, stops sampling for good.
+/// Sends `bytes` whole (the lock is held) when the channel is still prof's (checked before
+/// each record: one `fstat`); when prof is gone or the channel is, stops sampling for good.
 fn send(bytes: &[u8]) {
-    let fd = CONFIG.fd.load(Ordering::Relaxed);
+    let fd = channel();
     if fd < 0 {
         return;
     }
     let mut sent = 0;
     while sent < bytes.len() {
+        // Checked again before each part: another thread of the program may close it meanwhile.
+        let fd = channel();
+        if fd < 0 {
+            return;
+        }
         // SAFETY: the range `sent..` of `bytes` is valid for reads; MSG_NOSIGNAL keeps a closed
         // socket from raising SIGPIPE in the program.
         let n = unsafe {
@@ -398,6 +470,12 @@ fn send_maps(kind: u32) {
 
 /// Reads the variables prof set; called once at load (from `.init_array`).
 extern "C" fn setup() {
+    configure();
+}
+
+/// Takes prof's settings from the environment when prof started this process and the
+/// channel is prof's socket.
+fn configure() {
     let var = |name: &std::ffi::CStr| -> Option<u64> {
         // SAFETY: `name` is NUL-terminated; `getenv`'s result is a NUL-terminated string or null,
         // read at once, before anything could change the environment.
@@ -438,6 +516,11 @@ extern "C" fn setup() {
     if asked != 0 || u64::try_from(peer.pid).ok() != Some(prof) {
         return;
     }
+    let Some((dev, ino)) = identity(fd as c_int) else {
+        return;
+    };
+    CONFIG.dev.store(dev, Ordering::Relaxed);
+    CONFIG.ino.store(ino, Ordering::Relaxed);
     CONFIG.mean.store(mean.max(1), Ordering::Relaxed);
     CONFIG
         .stack

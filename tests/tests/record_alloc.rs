@@ -175,3 +175,47 @@ fn alloc_mode_names_cpp_frames_demangled() {
     );
     assert!(doubles > 0.5 && doubles < 0.8, "make<double>: {doubles}");
 }
+
+/// Runs `tests/data/record/closefds.c` under alloc mode: it closes its descriptors from 3 up to
+/// `first_kept` (0: all), opens sockets of its own and allocates 64 MiB.
+fn record_closefds(dir: &TempDir, first_kept: &str) -> (std::process::Output, Option<Session>) {
+    let exe = prof_e2e::recorded::build_c(dir.path(), "closefds");
+    record(
+        dir,
+        &[
+            "--alloc-interval",
+            "65536",
+            "--",
+            exe.to_str().unwrap(),
+            first_kept,
+            "64",
+        ],
+    )
+}
+
+#[test]
+fn alloc_mode_never_writes_into_a_socket_the_program_opened_at_the_channels_old_number() {
+    let dir = TempDir::new("record_alloc_foreign");
+    let (output, _) = record_closefds(&dir, "0");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // Its own sockets received nothing it did not send, and it ended as it does without prof.
+    assert_eq!(stdout.trim(), "foreign 0", "{output:?}");
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn alloc_mode_keeps_sampling_a_program_that_closes_its_low_descriptors() {
+    let dir = TempDir::new("record_alloc_low_closed");
+    // Closes 3 to 255 (the range ordinary programs use), as many daemons close "all" of theirs.
+    let (output, session) = record_closefds(&dir, "256");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "foreign 0");
+    let session = session.expect("a session");
+    // 64 MiB at a 64 KiB mean: about a thousand samples, after the closing.
+    assert!(
+        share(&session, "alloc_bytes", "allocate_after_closing") > 0.9,
+        "{} samples; {}",
+        session.samples.len(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
