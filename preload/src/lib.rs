@@ -11,7 +11,9 @@
 //! prof's (`SO_PEERCRED`) at load, and before each record it checks that the descriptor is
 //! still that socket (`fstat`: the device and inode seen at load). A program that closed it,
 //! as daemons close every descriptor, and perhaps opened one of its own under its number, is
-//! never written to: sampling stops for good (prof says so).
+//! never written to: sampling stops for good (prof says so). At load the library also takes
+//! prof's variables, and its own entry in `LD_PRELOAD`, out of the environment, and gives them
+//! back only to programs started while prof still reads the channel (see `env`).
 //!
 //! The library defines `malloc`, `calloc`, `realloc`, `reallocarray`, `free`,
 //! `posix_memalign`, `aligned_alloc`, `memalign`, `valloc` and `pvalloc`, which the dynamic
@@ -468,9 +470,15 @@ fn send_maps(kind: u32) {
     });
 }
 
-/// Reads the variables prof set; called once at load (from `.init_array`).
+/// Reads the variables prof set, then removes them (and the library's entry in `LD_PRELOAD`)
+/// from the environment, so that the program sees the one it would have without prof; called
+/// once at load (from `.init_array`).
 extern "C" fn setup() {
+    // Resolved now, while one thread runs: an `exec` wrapper may run in a `vfork` child, which
+    // must not call `dlsym` (it allocates in the parent's memory and takes the loader's lock).
+    env::resolve();
     configure();
+    env::strip();
 }
 
 /// Takes prof's settings from the environment when prof started this process and the
@@ -895,3 +903,6 @@ pub unsafe extern "C" fn pvalloc(size: size_t) -> *mut c_void {
     // SAFETY: the caller's contract is the C library's.
     allocated(unsafe { f(size) }, size)
 }
+
+// After `real!`, which it uses.
+mod env;

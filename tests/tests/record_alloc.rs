@@ -219,3 +219,113 @@ fn alloc_mode_keeps_sampling_a_program_that_closes_its_low_descriptors() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A daemon of `tests/data/record/daemon.c` started under alloc mode: prof's output, how long
+/// prof took, and the daemon's pid (killed when dropped) with its go and output files.
+struct Daemon {
+    output: std::process::Output,
+    took: std::time::Duration,
+    pid: Option<i32>,
+    go: PathBuf,
+    out: PathBuf,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+fn start_daemon(dir: &TempDir) -> Daemon {
+    let exe = prof_e2e::recorded::build_c(dir.path(), "daemon");
+    let (pid_file, go, out) = (dir.join("pid"), dir.join("go"), dir.join("env.txt"));
+    let started = std::time::Instant::now();
+    let (output, _) = record(
+        dir,
+        &[
+            "--",
+            exe.to_str().unwrap(),
+            pid_file.to_str().unwrap(),
+            go.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    let pid = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    Daemon {
+        output,
+        took,
+        pid,
+        go,
+        out,
+    }
+}
+
+#[test]
+fn a_daemon_started_under_alloc_mode_starts_programs_without_prof_in_their_environment() {
+    let dir = TempDir::new("record_alloc_daemon_env");
+    let daemon = start_daemon(&dir);
+    assert!(daemon.output.status.success(), "{:?}", daemon.output);
+    // prof has exited: the daemon now starts `env`.
+    std::fs::write(&daemon.go, "").unwrap();
+    let started = std::time::Instant::now();
+    let env = loop {
+        let text = std::fs::read_to_string(&daemon.out).unwrap_or_default();
+        if text.contains("PATH=") || started.elapsed().as_secs() > 60 {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(env.contains("PATH="), "env ran: {env}");
+    assert!(
+        !env.contains("LD_PRELOAD") && !env.contains("PROF_ALLOC") && !env.contains("ld.so"),
+        "{env}"
+    );
+}
+
+#[test]
+fn alloc_mode_leaves_the_environment_as_the_user_set_it_and_still_follows_exec() {
+    let dir = TempDir::new("record_alloc_env");
+    let out = dir.join("out.json.gz");
+    let run = |preload: Option<&str>| {
+        let mut command = std::process::Command::new(prof_e2e::prof_bin());
+        command.args([
+            "record",
+            "--mode",
+            "alloc",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "env; true",
+        ]);
+        command.env_remove("LD_PRELOAD");
+        if let Some(p) = preload {
+            command.env("LD_PRELOAD", p);
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let env = String::from_utf8_lossy(&output.stdout).into_owned();
+        (env, prof::session::load(&out).unwrap())
+    };
+    let (env, session) = run(None);
+    assert!(
+        !env.contains("LD_PRELOAD") && !env.contains("PROF_ALLOC"),
+        "{env}"
+    );
+    // `sh` and the `env` it started both loaded the interposer.
+    let names: Vec<_> = session.processes.iter().map(|p| p.name.as_str()).collect();
+    assert!(names.contains(&"env") && names.contains(&"sh"), "{names:?}");
+    // The user's own LD_PRELOAD is theirs, unchanged.
+    let (env, _) = run(Some("libm.so.6"));
+    let preloads: Vec<_> = env.lines().filter(|l| l.contains("LD_PRELOAD")).collect();
+    assert_eq!(preloads, ["LD_PRELOAD=libm.so.6"], "{env}");
+    assert!(!env.contains("PROF_ALLOC"), "{env}");
+}

@@ -62,17 +62,19 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     let library_path = format!("/proc/{}/fd/{}", std::process::id(), library.as_raw_fd());
     let (ours, theirs) = sys::preload_socket().map_err(os("socketpair"))?;
     let mut command = command;
+    // `LIB:OLD` whenever the user set one, even empty: the interposer restores OLD exactly.
     let preload = match std::env::var_os("LD_PRELOAD") {
-        Some(old) if !old.is_empty() => {
+        Some(old) => {
             let mut v = std::ffi::OsString::from(&library_path);
             v.push(":");
             v.push(old);
             v
         }
-        _ => library_path.clone().into(),
+        None => library_path.clone().into(),
     };
     command
         .env("LD_PRELOAD", preload)
+        .env("PROF_ALLOC_LIB", &library_path)
         .env("PROF_ALLOC_FD", theirs.as_raw_fd().to_string())
         .env(
             "PROF_ALLOC_MEAN",
