@@ -304,7 +304,7 @@ fn alloc_mode_leaves_the_environment_as_the_user_set_it_and_still_follows_exec()
             "--",
             "sh",
             "-c",
-            "env; true",
+            "env; sleep 0.3; true",
         ]);
         command.env_remove("LD_PRELOAD");
         if let Some(p) = preload {
@@ -320,12 +320,41 @@ fn alloc_mode_leaves_the_environment_as_the_user_set_it_and_still_follows_exec()
         !env.contains("LD_PRELOAD") && !env.contains("PROF_ALLOC"),
         "{env}"
     );
-    // `sh` and the `env` it started both loaded the interposer.
+    // `sh` and the `sleep` it started both loaded the interposer (`env` too, gone before prof
+    // could read its name).
     let names: Vec<_> = session.processes.iter().map(|p| p.name.as_str()).collect();
-    assert!(names.contains(&"env") && names.contains(&"sh"), "{names:?}");
+    assert!(names.contains(&"sleep") && names.contains(&"sh"), "{names:?}");
     // The user's own LD_PRELOAD is theirs, unchanged.
     let (env, _) = run(Some("libm.so.6"));
     let preloads: Vec<_> = env.lines().filter(|l| l.contains("LD_PRELOAD")).collect();
     assert_eq!(preloads, ["LD_PRELOAD=libm.so.6"], "{env}");
     assert!(!env.contains("PROF_ALLOC"), "{env}");
+}
+
+#[test]
+fn alloc_mode_says_the_program_closed_its_channel_rather_than_that_it_allocated_too_little() {
+    let dir = TempDir::new("record_alloc_closed_said");
+    let (output, session) = record_closefds(&dir, "0");
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(session.is_some(), "{stderr}");
+    assert!(
+        stderr.contains("closed prof's channel") && !stderr.contains("less than the sampling"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn alloc_mode_does_not_wait_for_a_daemon_that_left_its_session_with_the_channel() {
+    let dir = TempDir::new("record_alloc_daemon_wait");
+    let daemon = start_daemon(&dir);
+    assert!(daemon.output.status.success(), "{:?}", daemon.output);
+    assert!(daemon.pid.is_some(), "the daemon started");
+    // The daemon waits 30 s for its go file: prof must not wait for it (a generous bound, for
+    // a loaded machine; it takes well under a second).
+    assert!(
+        daemon.took < std::time::Duration::from_secs(20),
+        "prof took {:?}",
+        daemon.took
+    );
 }

@@ -171,7 +171,13 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let samples = report.total_samples();
-    if samples == 0 {
+    let closed = channel_closed(&recording.channel_closed);
+    if let (0, Some(closed)) = (samples, &closed) {
+        eprintln!(
+            "prof: no samples: {closed}; saved an empty session to {}",
+            args.output.display()
+        );
+    } else if samples == 0 {
         let what = if options.mode == prof::Mode::Alloc {
             format!(
                 "allocated less than the sampling interval ({} bytes on average)",
@@ -205,6 +211,9 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 String::new()
             }
         );
+        if let Some(closed) = closed {
+            eprintln!("prof: {closed}");
+        }
     }
     if args.serve {
         prof::record::interrupts_end_prof();
@@ -217,6 +226,23 @@ pub fn run(args: RecordArgs) -> ExitCode {
         (None, None) => 1,
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// What alloc mode lost when the program closed prof's channel: the first process seen, when,
+/// and how many did.
+fn channel_closed(closed: &[prof::record::ChannelClosed]) -> Option<String> {
+    let first = closed.first()?;
+    let others = match closed.len() - 1 {
+        0 => String::new(),
+        1 => ", and 1 other process".to_owned(),
+        n => format!(", and {n} other processes"),
+    };
+    Some(format!(
+        "the program closed prof's channel at {:.2} s (pid {}{others}); allocations after it \
+         were not sampled",
+        first.after.as_secs_f64(),
+        first.pid
+    ))
 }
 
 /// Fails (before the command runs) when `path` cannot be written: a missing directory, no

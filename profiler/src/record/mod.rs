@@ -115,6 +115,19 @@ pub struct Recording {
     pub status: ExitStatus,
     /// Samples whose stack reaches one of [`THREAD_ROOTS`].
     pub reached_root: u64,
+    /// Alloc mode: the processes seen running after they closed prof's channel (whose later
+    /// allocations were not sampled), in the order seen; empty in the other modes.
+    pub channel_closed: Vec<ChannelClosed>,
+}
+
+/// A process that closed prof's channel (alloc mode) while it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelClosed {
+    /// Its pid.
+    pub pid: u32,
+    /// When prof saw it, from the recording's start (within a tenth of a second after it
+    /// closed the channel).
+    pub after: Duration,
 }
 
 /// Runs `command` to its end (and that of every process it started), sampling every thread.
@@ -275,6 +288,7 @@ fn finish(
         report: Report::new(session),
         status,
         reached_root,
+        channel_closed: Vec::new(),
     }
 }
 
