@@ -323,7 +323,10 @@ fn alloc_mode_leaves_the_environment_as_the_user_set_it_and_still_follows_exec()
     // `sh` and the `sleep` it started both loaded the interposer (`env` too, gone before prof
     // could read its name).
     let names: Vec<_> = session.processes.iter().map(|p| p.name.as_str()).collect();
-    assert!(names.contains(&"sleep") && names.contains(&"sh"), "{names:?}");
+    assert!(
+        names.contains(&"sleep") && names.contains(&"sh"),
+        "{names:?}"
+    );
     // The user's own LD_PRELOAD is theirs, unchanged.
     let (env, _) = run(Some("libm.so.6"));
     let preloads: Vec<_> = env.lines().filter(|l| l.contains("LD_PRELOAD")).collect();

@@ -126,6 +126,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
     let mut watched = Instant::now();
+    let mut done_looks = 0;
     loop {
         let ended = match stream.read(&mut chunk) {
             Ok(0) => true,
@@ -177,7 +178,14 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
                 });
             }
         }
-        if ended || (status.is_some() && !waiting) {
+        // Two looks in a row, so that what a process sent before the first (a child started
+        // just before the command ended says it loaded) is read and that child looked at too.
+        done_looks = if status.is_some() && !waiting {
+            done_looks + 1
+        } else {
+            0
+        };
+        if ended || done_looks == 2 {
             break;
         }
     }
@@ -305,7 +313,12 @@ fn look_at(pid: u32, channel: &Channel) -> Option<Seen> {
 /// The process group of `pid` (`self` for prof's), from `/proc`.
 fn process_group(pid: &str) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(2)?.parse().ok()
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
 }
 
 /// The path of `program` (searched in `PATH` as `exec` does) when it is an ELF file without
@@ -787,6 +800,51 @@ mod tests {
         let mut short_alloc = free;
         short_alloc[0..4].copy_from_slice(&KIND_ALLOC.to_ne_bytes());
         assert!(parse(&short_alloc).is_err());
+    }
+
+    #[test]
+    fn a_process_is_waited_for_while_it_holds_the_channel_and_said_to_have_closed_it_after_two_looks(
+    ) {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let fd = a.as_raw_fd();
+        let me = std::process::id();
+        let holding = Channel {
+            fd,
+            link: std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap(),
+            group: process_group("self"),
+        };
+        let mut watch = Watch::default();
+        watch.heard([me].into_iter());
+        assert!(watch.look(&holding, Duration::from_millis(1)));
+        assert!(watch.closed.is_empty());
+        // Another process group: alive and holding, but not waited for.
+        let elsewhere = Channel {
+            fd,
+            link: holding.link.clone(),
+            group: holding.group.map(|g| g + 1),
+        };
+        assert!(!watch.look(&elsewhere, Duration::from_millis(2)));
+        // The descriptor is something else now: noted on the second look, with the first's time.
+        let gone = Channel {
+            fd,
+            link: PathBuf::from("socket:[0]"),
+            group: holding.group,
+        };
+        assert!(!watch.look(&gone, Duration::from_millis(3)));
+        assert!(watch.closed.is_empty());
+        assert!(!watch.look(&gone, Duration::from_millis(4)));
+        assert_eq!(
+            watch.closed,
+            [ChannelClosed {
+                pid: me,
+                after: Duration::from_millis(3)
+            }]
+        );
+        // A pid that is gone is forgotten, never said to have closed anything.
+        let mut watch = Watch::default();
+        watch.heard([u32::MAX - 1].into_iter());
+        assert!(!watch.look(&gone, Duration::ZERO) && !watch.look(&gone, Duration::ZERO));
+        assert!(watch.closed.is_empty() && watch.pids.is_empty());
     }
 
     #[test]
