@@ -190,37 +190,33 @@ fn identity(fd: c_int) -> Option<(u64, u64)> {
     Some((st.st_dev as u64, st.st_ino as u64))
 }
 
-/// The channel's descriptor when it is still prof's socket, as it was when the library loaded;
-/// otherwise (the program closed it, and may have opened something of its own under its
-/// number) sampling stops for good, and -1.
-fn channel() -> c_int {
+/// The channel's descriptor when it is set up and still prof's socket (the identity seen at
+/// load); one `fstat`, and nothing written.
+fn verified() -> Option<c_int> {
     let fd = CONFIG.fd.load(Ordering::Relaxed);
-    if fd < 0 {
-        return -1;
-    }
     let ours = (
         CONFIG.dev.load(Ordering::Relaxed),
         CONFIG.ino.load(Ordering::Relaxed),
     );
-    if identity(fd) != Some(ours) {
+    (fd >= 0 && identity(fd) == Some(ours)).then_some(fd)
+}
+
+/// The channel's descriptor when it is still prof's socket; otherwise (the program closed it,
+/// and may have opened something of its own under its number) sampling stops for good, and -1.
+fn channel() -> c_int {
+    verified().unwrap_or_else(|| {
         CONFIG.fd.store(-1, Ordering::Relaxed);
-        return -1;
-    }
-    fd
+        -1
+    })
 }
 
 /// True when the channel is still prof's socket and prof still holds its end (no `POLLHUP`):
 /// only then may a program this process starts be given the library and the channel. Makes
 /// two system calls and writes nothing but their results (it may run in a `vfork` child).
 fn channel_alive() -> bool {
-    let fd = CONFIG.fd.load(Ordering::Relaxed);
-    let ours = (
-        CONFIG.dev.load(Ordering::Relaxed),
-        CONFIG.ino.load(Ordering::Relaxed),
-    );
-    if fd < 0 || identity(fd) != Some(ours) {
+    let Some(fd) = verified() else {
         return false;
-    }
+    };
     let mut pfd = libc::pollfd {
         fd,
         events: 0,
@@ -401,10 +397,6 @@ fn header(buf: &mut [u8], kind: u32, len: usize) {
 /// Sends `bytes` whole (the lock is held) when the channel is still prof's (checked before
 /// each record: one `fstat`); when prof is gone or the channel is, stops sampling for good.
 fn send(bytes: &[u8]) {
-    let fd = channel();
-    if fd < 0 {
-        return;
-    }
     let mut sent = 0;
     while sent < bytes.len() {
         // Checked again before each part: another thread of the program may close it meanwhile.
