@@ -361,3 +361,18 @@ fn alloc_mode_does_not_wait_for_a_daemon_that_left_its_session_with_the_channel(
         daemon.took
     );
 }
+
+#[test]
+fn alloc_mode_follows_posix_spawn_and_exec_but_not_system() {
+    let dir = TempDir::new("record_alloc_spawns");
+    let exe = prof_e2e::recorded::build_c(dir.path(), "spawns");
+    let (output, session) = record(&dir, &["--", exe.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let session = session.expect("a session");
+    // Each `sleep` lives 0.3 s, long enough for prof to read its name when it loads the
+    // interposer: the two started by posix_spawnp and execvp did; system()'s shell did not.
+    let names: Vec<_> = session.processes.iter().map(|p| p.name.as_str()).collect();
+    let sleeps = names.iter().filter(|&&n| n == "sleep").count();
+    assert_eq!(sleeps, 2, "{names:?}");
+    assert!(!names.contains(&"sh"), "{names:?}");
+}
