@@ -1,9 +1,19 @@
 //! prof's allocation interposer, for `prof record --mode alloc -- CMD`.
 //!
-//! prof starts CMD with this library in `LD_PRELOAD` and three variables: `PROF_ALLOC_FD` (the
-//! descriptor of a stream socket whose other end prof reads), `PROF_ALLOC_MEAN` (the mean
-//! number of bytes between samples) and `PROF_ALLOC_STACK` (bytes of stack copied with each
-//! sample). Without them every function passes straight to the C library's.
+//! prof starts CMD with this library in `LD_PRELOAD` and these variables: `PROF_ALLOC_FD` (the
+//! descriptor of a stream socket whose other end prof reads), `PROF_ALLOC_PID` (prof's pid),
+//! `PROF_ALLOC_MEAN` (the mean number of bytes between samples) and `PROF_ALLOC_STACK` (bytes
+//! of stack copied with each sample). Without them every function passes straight to the C
+//! library's.
+//!
+//! The channel is the program's only while it is prof's: prof puts it above the descriptors
+//! programs use (the top of the first 1,024), the library uses it only when its other end is
+//! prof's (`SO_PEERCRED`) at load, and before each record it checks that the descriptor is
+//! still that socket (`fstat`: the device and inode seen at load). A program that closed it,
+//! as daemons close every descriptor, and perhaps opened one of its own under its number, is
+//! never written to: sampling stops for good (prof says so). At load the library also takes
+//! prof's variables, and its own entry in `LD_PRELOAD`, out of the environment, and gives them
+//! back only to programs started while prof still reads the channel (see `env`).
 //!
 //! The library defines `malloc`, `calloc`, `realloc`, `reallocarray`, `free`,
 //! `posix_memalign`, `aligned_alloc`, `memalign`, `valloc` and `pvalloc`, which the dynamic
@@ -153,15 +163,69 @@ impl Bootstrap {
 /// this process), and again after prof went away.
 struct Config {
     fd: AtomicI32,
+    /// The channel's identity (`st_dev`, `st_ino`) when the library loaded: a descriptor of that
+    /// number that is anything else is the program's, never written to.
+    dev: AtomicU64,
+    ino: AtomicU64,
     mean: AtomicU64,
     stack: AtomicUsize,
 }
 
 static CONFIG: Config = Config {
     fd: AtomicI32::new(-1),
+    dev: AtomicU64::new(0),
+    ino: AtomicU64::new(0),
     mean: AtomicU64::new(0),
     stack: AtomicUsize::new(0),
 };
+
+/// `fd`'s identity (`st_dev`, `st_ino`), or `None` when it is not open.
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    // SAFETY: an all-zero `stat` is a valid value of the plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a live, writable stat; a closed descriptor only fails with EBADF.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    Some((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// The channel's descriptor when it is set up and still prof's socket (the identity seen at
+/// load); one `fstat`, and nothing written.
+fn verified() -> Option<c_int> {
+    let fd = CONFIG.fd.load(Ordering::Relaxed);
+    let ours = (
+        CONFIG.dev.load(Ordering::Relaxed),
+        CONFIG.ino.load(Ordering::Relaxed),
+    );
+    (fd >= 0 && identity(fd) == Some(ours)).then_some(fd)
+}
+
+/// The channel's descriptor when it is still prof's socket; otherwise (the program closed it,
+/// and may have opened something of its own under its number) sampling stops for good, and -1.
+fn channel() -> c_int {
+    verified().unwrap_or_else(|| {
+        CONFIG.fd.store(-1, Ordering::Relaxed);
+        -1
+    })
+}
+
+/// True when the channel is still prof's socket and prof still holds its end (no `POLLHUP`):
+/// only then may a program this process starts be given the library and the channel. Makes
+/// two system calls and writes nothing but their results (it may run in a `vfork` child).
+fn channel_alive() -> bool {
+    let Some(fd) = verified() else {
+        return false;
+    };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one live pollfd; a timeout of 0 returns at once.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n == 0 || (n == 1 && pfd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) == 0)
+}
 
 thread_local! {
     /// Bytes left before this thread's next sample (-1 before the first draw).
@@ -330,14 +394,16 @@ fn header(buf: &mut [u8], kind: u32, len: usize) {
     put(buf, 16, &now_ns().to_ne_bytes());
 }
 
-/// Sends `bytes` whole (the lock is held); when prof is gone, stops sampling for good.
+/// Sends `bytes` whole (the lock is held) when the channel is still prof's (checked before
+/// each record: one `fstat`); when prof is gone or the channel is, stops sampling for good.
 fn send(bytes: &[u8]) {
-    let fd = CONFIG.fd.load(Ordering::Relaxed);
-    if fd < 0 {
-        return;
-    }
     let mut sent = 0;
     while sent < bytes.len() {
+        // Checked again before each part: another thread of the program may close it meanwhile.
+        let fd = channel();
+        if fd < 0 {
+            return;
+        }
         // SAFETY: the range `sent..` of `bytes` is valid for reads; MSG_NOSIGNAL keeps a closed
         // socket from raising SIGPIPE in the program.
         let n = unsafe {
@@ -396,8 +462,20 @@ fn send_maps(kind: u32) {
     });
 }
 
-/// Reads the variables prof set; called once at load (from `.init_array`).
+/// Reads the variables prof set, then removes them (and the library's entry in `LD_PRELOAD`)
+/// from the environment, so that the program sees the one it would have without prof; called
+/// once at load (from `.init_array`).
 extern "C" fn setup() {
+    // Resolved now, while one thread runs: an `exec` wrapper may run in a `vfork` child, which
+    // must not call `dlsym` (it allocates in the parent's memory and takes the loader's lock).
+    env::resolve();
+    configure();
+    env::strip();
+}
+
+/// Takes prof's settings from the environment when prof started this process and the
+/// channel is prof's socket.
+fn configure() {
     let var = |name: &std::ffi::CStr| -> Option<u64> {
         // SAFETY: `name` is NUL-terminated; `getenv`'s result is a NUL-terminated string or null,
         // read at once, before anything could change the environment.
@@ -438,6 +516,11 @@ extern "C" fn setup() {
     if asked != 0 || u64::try_from(peer.pid).ok() != Some(prof) {
         return;
     }
+    let Some((dev, ino)) = identity(fd as c_int) else {
+        return;
+    };
+    CONFIG.dev.store(dev, Ordering::Relaxed);
+    CONFIG.ino.store(ino, Ordering::Relaxed);
     CONFIG.mean.store(mean.max(1), Ordering::Relaxed);
     CONFIG
         .stack
@@ -812,3 +895,6 @@ pub unsafe extern "C" fn pvalloc(size: size_t) -> *mut c_void {
     // SAFETY: the caller's contract is the C library's.
     allocated(unsafe { f(size) }, size)
 }
+
+// After `real!`, which it uses.
+mod env;

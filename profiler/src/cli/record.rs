@@ -176,9 +176,15 @@ pub fn run(args: RecordArgs) -> ExitCode {
         eprintln!("prof: {unsampled}");
     }
     let samples = report.total_samples();
+    let closed = channel_closed(&recording.channel_closed);
     if samples == 0 && !recording.unsampled.is_empty() {
         eprintln!(
             "prof: no samples; saved an empty session to {}",
+            saved.display()
+        );
+    } else if let (0, Some(closed)) = (samples, &closed) {
+        eprintln!(
+            "prof: no samples: {closed}; saved an empty session to {}",
             saved.display()
         );
     } else if samples == 0 {
@@ -215,6 +221,9 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 String::new()
             }
         );
+        if let Some(closed) = closed {
+            eprintln!("prof: {closed}");
+        }
     }
     if args.serve {
         prof::record::interrupts_end_prof();
@@ -232,6 +241,23 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
         (None, None) => 1,
     };
     u8::try_from(code).unwrap_or(1)
+}
+
+/// What alloc mode lost when the program closed prof's channel: the first process seen, when,
+/// and how many did.
+fn channel_closed(closed: &[prof::record::ChannelClosed]) -> Option<String> {
+    let first = closed.first()?;
+    let others = match closed.len() - 1 {
+        0 => String::new(),
+        1 => ", and 1 other process".to_owned(),
+        n => format!(", and {n} other processes"),
+    };
+    Some(format!(
+        "the program closed prof's channel at {:.2} s (pid {}{others}); allocations after it \
+         were not sampled",
+        first.after.as_secs_f64(),
+        first.pid
+    ))
 }
 
 /// Saves `report` to `output`, or, when that fails (a full disk, a device that refuses, a

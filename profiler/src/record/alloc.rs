@@ -12,11 +12,21 @@
 //! mode works at any `perf_event_paranoid`.
 //!
 //! A statically linked program loads no library: it is refused before it starts.
+//!
+//! What the program can see of prof, and for how long: the channel sits at a descriptor above
+//! the program's range (`sys::preload_socket`), and the interposer checks its identity before
+//! each record, so it never writes into a descriptor the program opened; the interposer takes
+//! prof's variables out of the program's environment at load and gives them only to programs
+//! started while prof still reads (`preload/src/env.rs`). prof waits, after the command's end,
+//! only for the processes it heard from that are still in its process group and still hold
+//! the channel: a daemon that left, or one that closed the channel, is not waited for. A
+//! process seen alive without the channel (it closed it) is reported in
+//! [`Recording::channel_closed`]: its later allocations went unsampled.
 
 use super::access::Creds;
 use super::privileged::{program_path, Execs};
 use super::process::{CopiedStack, Process, Segments};
-use super::{reached_root, RecordOptions, Recording};
+use super::{reached_root, ChannelClosed, RecordOptions, Recording};
 use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
 use crate::sampler::assemble::Cut;
 use crate::sampler::sys::{self, Regs};
@@ -26,6 +36,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
@@ -43,6 +54,14 @@ const MEMFD_PREFIX: &str = "/memfd:prof-preload";
 
 /// How often one process's maps may be read again for a stack that left its known objects.
 const REREAD_EVERY: Duration = Duration::from_millis(100);
+
+/// How often prof looks at the processes it heard from (alive, in its process group, holding
+/// the channel) while it reads the channel.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// How long a process whose channel ended may take to exit before it counts as having
+/// closed the channel while running.
+const EXIT_GRACE: Duration = Duration::from_millis(250);
 
 /// Runs `command` with the interposer `image` preloaded and samples its allocations (and those
 /// of every process it starts that keeps the environment).
@@ -63,18 +82,26 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     let library = sys::memory_file(c"prof-preload", image).map_err(os("memfd_create"))?;
     let library_path = format!("/proc/{}/fd/{}", std::process::id(), library.as_raw_fd());
     let (ours, theirs) = sys::preload_socket().map_err(os("socketpair"))?;
+    let channel = Channel {
+        fd: theirs.as_raw_fd(),
+        link: std::fs::read_link(format!("/proc/self/fd/{}", theirs.as_raw_fd()))
+            .map_err(os("readlink"))?,
+        group: process_group("self"),
+    };
     let mut command = command;
+    // `LIB:OLD` whenever the user set one, even empty: the interposer restores OLD exactly.
     let preload = match std::env::var_os("LD_PRELOAD") {
-        Some(old) if !old.is_empty() => {
+        Some(old) => {
             let mut v = std::ffi::OsString::from(&library_path);
             v.push(":");
             v.push(old);
             v
         }
-        _ => library_path.clone().into(),
+        None => library_path.clone().into(),
     };
     command
         .env("LD_PRELOAD", preload)
+        .env("PROF_ALLOC_LIB", &library_path)
         .env("PROF_ALLOC_FD", theirs.as_raw_fd().to_string())
         .env(
             "PROF_ALLOC_MEAN",
@@ -96,28 +123,39 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
     sys::catch_ending_signals();
     let mut rec = Recorder::new(options.max_depth, library_path);
-    let mut stream = std::os::unix::net::UnixStream::from(ours);
-    // Reads wake at least this often to pass signals on, however quiet the program is.
+    // Reads wake at least this often to watch the processes and pass signals on, however
+    // quiet the program is.
+    let mut stream = UnixStream::from(ours);
     stream
-        .set_read_timeout(Some(Duration::from_millis(50)))
+        .set_read_timeout(Some(WATCH_EVERY))
         .map_err(os("setsockopt"))?;
+    let mut watch = Watch::default();
+    let mut status = None;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
+    let mut watched = Instant::now();
+    let mut done_looks = 0;
     loop {
-        // The command is not reaped before the stream ends: its pid is still its own.
-        sys::forward_ending_signals(child.id());
-        let n = match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
+        // Not once the command is reaped: its pid could be another process's then.
+        if status.is_none() {
+            sys::forward_ending_signals(child.id());
+        }
+        let ended = match stream.read(&mut chunk) {
+            Ok(0) => true,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                let used = rec.take(&buf)?;
+                buf.drain(..used);
+                false
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e)
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::Interrupted
-                        | std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                continue
+                false
             }
             Err(source) => {
                 return Err(Error::Os {
@@ -126,11 +164,49 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
                 })
             }
         };
-        buf.extend_from_slice(&chunk[..n]);
-        let used = rec.take(&buf)?;
-        buf.drain(..used);
+        if !ended && watched.elapsed() < WATCH_EVERY {
+            continue;
+        }
+        watched = Instant::now();
+        if status.is_none() {
+            status = child.try_wait().map_err(os("waitpid"))?;
+        }
+        watch.heard(rec.heard.drain(..));
+        let waiting = watch.look(&channel, started.elapsed());
+        if ended && status.is_none() && watch.closed.is_empty() {
+            // Every holder let the channel go, the command among them. A process closes its
+            // descriptors as it exits, a moment before it can be reaped: one that is still
+            // running after [`EXIT_GRACE`] closed the channel itself.
+            let after = started.elapsed();
+            let grace = Instant::now();
+            while status.is_none() && grace.elapsed() < EXIT_GRACE {
+                std::thread::sleep(Duration::from_millis(5));
+                status = child.try_wait().map_err(os("waitpid"))?;
+            }
+            if status.is_none() {
+                watch.closed.push(ChannelClosed {
+                    pid: child.id(),
+                    after,
+                });
+            }
+        }
+        // Two looks in a row, so that what a process sent before the first (a child started
+        // just before the command ended says it loaded) is read and that child looked at too.
+        done_looks = if status.is_some() && !waiting {
+            done_looks + 1
+        } else {
+            0
+        };
+        if ended || done_looks == 2 {
+            break;
+        }
     }
-    let status = child.wait().map_err(os("waitpid"))?;
+    // Processes still holding the channel, gone from the process group, see it close now.
+    drop(stream);
+    let status = match status {
+        Some(status) => status,
+        None => child.wait().map_err(os("waitpid"))?,
+    };
     let mut meta = crate::sampler::meta::at_start(Mode::Alloc, 0, "LD_PRELOAD");
     meta.program = program;
     meta.args = args;
@@ -150,7 +226,114 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
         status,
         reached_root,
         unsampled,
+        channel_closed: watch.closed,
     })
+}
+
+/// The program's end of the channel, as every process that inherited it holds it.
+struct Channel {
+    /// Its descriptor number (the same in every process: inherited).
+    fd: i32,
+    /// What `/proc/PID/fd/N` reads for it (`socket:[INODE]`).
+    link: PathBuf,
+    /// prof's process group, which the command starts in.
+    group: Option<i64>,
+}
+
+/// The processes prof heard from, watched while it reads.
+#[derive(Default)]
+struct Watch {
+    /// Each pid's start time (`/proc/PID/stat` field 22) when first looked at: a pid reused
+    /// by another process is not the one prof heard from.
+    pids: HashMap<u32, Option<u64>>,
+    /// Who closed the channel while alive, in the order seen.
+    closed: Vec<ChannelClosed>,
+    /// Processes seen alive without the channel once, and when: an exiting process looks so
+    /// for a moment (its descriptors are closed before it becomes a zombie), so a process
+    /// counts as having closed it when the next look sees the same.
+    suspects: HashMap<u32, Duration>,
+}
+
+impl Watch {
+    fn heard(&mut self, pids: impl Iterator<Item = u32>) {
+        for pid in pids {
+            self.pids.insert(pid, None);
+        }
+    }
+
+    /// Looks at every process heard from: forgets those gone, notes those alive without the
+    /// channel; true while one of them is still to be waited for (alive, in prof's process
+    /// group, holding the channel).
+    fn look(&mut self, channel: &Channel, now: Duration) -> bool {
+        let mut waiting = false;
+        let (closed, suspects) = (&mut self.closed, &mut self.suspects);
+        self.pids.retain(|&pid, started| {
+            let seen = look_at(pid, channel).filter(|s| started.is_none_or(|t| t == s.started));
+            let Some(seen) = seen else {
+                suspects.remove(&pid);
+                return false;
+            };
+            *started = Some(seen.started);
+            match seen.holds {
+                Some(false) => match suspects.remove(&pid) {
+                    Some(after) => {
+                        closed.push(ChannelClosed { pid, after });
+                        false
+                    }
+                    None => {
+                        suspects.insert(pid, now);
+                        true
+                    }
+                },
+                // Unknown (its descriptors are not readable to prof): as if it held it.
+                Some(true) | None => {
+                    waiting |= channel.group.is_some_and(|g| g == seen.group);
+                    true
+                }
+            }
+        });
+        waiting
+    }
+}
+
+/// What `/proc` says of a live process.
+struct Seen {
+    started: u64,
+    group: i64,
+    /// Whether it holds the channel at its number (`None`: not readable).
+    holds: Option<bool>,
+}
+
+/// `pid` as `/proc` shows it; `None` when it is gone or a zombie.
+fn look_at(pid: u32, channel: &Channel) -> Option<Seen> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    if matches!(fields.first(), Some(&("Z" | "X")) | None) {
+        return None;
+    }
+    let group = fields.get(2)?.parse().ok()?;
+    let started = fields.get(19)?.parse().ok()?;
+    let holds = match std::fs::read_link(format!("/proc/{pid}/fd/{}", channel.fd)) {
+        Ok(link) => Some(link == channel.link),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    };
+    Some(Seen {
+        started,
+        group,
+        holds,
+    })
+}
+
+/// The process group of `pid` (`self` for prof's), from `/proc`.
+fn process_group(pid: &str) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
 }
 
 /// The path of `program` (searched in `PATH` as `exec` does) when it is an ELF file without
@@ -296,6 +479,8 @@ struct Recorder {
     table: Vec<crate::session::Process>,
     owner: HashMap<u32, usize>,
     first_time: Option<u64>,
+    /// Pids heard from since the reader last took them (see `Watch`).
+    heard: Vec<u32>,
 }
 
 impl Recorder {
@@ -313,6 +498,7 @@ impl Recorder {
             table: Vec::new(),
             owner: HashMap::new(),
             first_time: None,
+            heard: Vec::new(),
         }
     }
 
@@ -380,11 +566,13 @@ impl Recorder {
     fn handle(&mut self, wire: Wire<'_>) {
         match wire {
             Wire::Start { pid, maps } => {
+                self.heard.push(pid);
                 self.list(pid, None);
                 let i = self.new_process(pid, Process::default());
                 self.map(i, maps);
             }
             Wire::Fork { pid, parent } => {
+                self.heard.push(pid);
                 self.list(pid, Some(parent));
                 let mut process = Process::default();
                 if let Some(&p) = self.current.get(&parent) {
@@ -620,6 +808,51 @@ mod tests {
         let mut short_alloc = free;
         short_alloc[0..4].copy_from_slice(&KIND_ALLOC.to_ne_bytes());
         assert!(parse(&short_alloc).is_err());
+    }
+
+    #[test]
+    fn a_process_is_waited_for_while_it_holds_the_channel_and_said_to_have_closed_it_after_two_looks(
+    ) {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let fd = a.as_raw_fd();
+        let me = std::process::id();
+        let holding = Channel {
+            fd,
+            link: std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap(),
+            group: process_group("self"),
+        };
+        let mut watch = Watch::default();
+        watch.heard([me].into_iter());
+        assert!(watch.look(&holding, Duration::from_millis(1)));
+        assert!(watch.closed.is_empty());
+        // Another process group: alive and holding, but not waited for.
+        let elsewhere = Channel {
+            fd,
+            link: holding.link.clone(),
+            group: holding.group.map(|g| g + 1),
+        };
+        assert!(!watch.look(&elsewhere, Duration::from_millis(2)));
+        // The descriptor is something else now: noted on the second look, with the first's time.
+        let gone = Channel {
+            fd,
+            link: PathBuf::from("socket:[0]"),
+            group: holding.group,
+        };
+        assert!(!watch.look(&gone, Duration::from_millis(3)));
+        assert!(watch.closed.is_empty());
+        assert!(!watch.look(&gone, Duration::from_millis(4)));
+        assert_eq!(
+            watch.closed,
+            [ChannelClosed {
+                pid: me,
+                after: Duration::from_millis(3)
+            }]
+        );
+        // A pid that is gone is forgotten, never said to have closed anything.
+        let mut watch = Watch::default();
+        watch.heard([u32::MAX - 1].into_iter());
+        assert!(!watch.look(&gone, Duration::ZERO) && !watch.look(&gone, Duration::ZERO));
+        assert!(watch.closed.is_empty() && watch.pids.is_empty());
     }
 
     #[test]

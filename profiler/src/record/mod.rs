@@ -121,6 +121,19 @@ pub struct Recording {
     /// The processes that could not be sampled after an `exec` (of a set-uid or set-gid
     /// program), with why: the reason they have no samples.
     pub unsampled: Vec<UnsampledExec>,
+    /// Alloc mode: the processes seen running after they closed prof's channel (whose later
+    /// allocations were not sampled), in the order seen; empty in the other modes.
+    pub channel_closed: Vec<ChannelClosed>,
+}
+
+/// A process that closed prof's channel (alloc mode) while it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelClosed {
+    /// Its pid.
+    pub pid: u32,
+    /// When prof saw it, from the recording's start (within a tenth of a second after it
+    /// closed the channel).
+    pub after: Duration,
 }
 
 /// Runs `command` to its end (and that of every process it started), sampling every thread.
@@ -289,6 +302,7 @@ fn finish(
         status,
         reached_root,
         unsampled,
+        channel_closed: Vec::new(),
     }
 }
 
