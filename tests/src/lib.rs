@@ -69,7 +69,7 @@ pub fn prof(args: &[&str]) -> Output {
     prof_with(args, |_| {})
 }
 
-/// [`prof`], the command set up by `setup` first (its environment, or its standard input).
+/// [`prof()`], the command set up by `setup` first (its environment, or its standard input).
 pub fn prof_with(args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
     let mut command = Command::new(prof_bin());
     command
