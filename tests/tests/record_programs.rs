@@ -117,7 +117,10 @@ fn record_attributes_a_rust_release_build_with_and_without_line_tables() {
             f == "mix (cpu_split.rs)" || f == "cpu_split::mix"
         });
         match profile {
-            ReleaseProfile::LineTablesOnly => assert!(mix >= 0.3, "mix {mix:.3}; {top:?}"),
+            // Not all of `heavy`'s loop: its counter's compare and increment are named from the
+            // range iterator (`next<u64>`, `lt`), where rustc 1.95 puts as many samples as on
+            // `mix` itself (mix 0.18 to 0.24 of all, `heavy` 0.63, in three runs here).
+            ReleaseProfile::LineTablesOnly => assert!(mix >= 0.1, "mix {mix:.3}; {top:?}"),
             _ => assert_eq!(mix, 0.0, "{top:?}"),
         }
         let start = reaching(&session, &["main", "start_thread", "__GI___clone3"]);
