@@ -104,8 +104,9 @@ mod tests {
     /// `str::to_lowercase` and its Unicode tables, took it to 525.1 kB. Floats written by the
     /// core's integer-only `fixed`, not core's float formatting (Grisu, Dragon and their
     /// tables), took it to 501.9 kB; its quick path in 128-bit integers (as fast as core's, not
-    /// 2.5 times slower) to 502.7 kB.
-    const WASM_BOUND: usize = 503_000;
+    /// 2.5 times slower) to 502.7 kB; the dropped samples' share in the header
+    /// (`aggregate::format_dropped`) to 503.03 kB.
+    const WASM_BOUND: usize = 503_100;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
