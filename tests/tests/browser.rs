@@ -144,7 +144,11 @@ fn the_viewer_shows_the_profile_and_responds_to_input() {
         );
     }
     assert!(text(&browser, "#meta [data-key=samples] dd") == "130");
-    assert!(text(&browser, "#meta [data-key=dropped] dd") == "3");
+    // 3 dropped beside 130 kept: 3 of 133 taken.
+    assert_eq!(
+        text(&browser, "#meta [data-key=dropped] dd"),
+        "3 (2.3% of those taken)"
+    );
 
     // The thread selector: every thread with its sample count and share, counted here
     // straight from the session's sample columns.
