@@ -592,8 +592,12 @@ fn r36_record_pid_refused_names_the_owner_or_non_dumpable_not_the_paranoid_sysct
         eprintln!("skipped: needs root and setpriv or runuser to run prof as nobody");
         return;
     }
+    // Through `timeout`, as the attaches below: setpriv keeps root's capabilities until its
+    // own `exec`, so it can start a binary under a directory closed to nobody, which nobody's
+    // `timeout` then cannot.
     let reachable = as_nobody()
         .unwrap()
+        .args(["timeout", "60"])
         .arg(prof_e2e::prof_bin())
         .arg("--version")
         .output()
