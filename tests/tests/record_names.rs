@@ -15,9 +15,9 @@ use std::process::Command;
 /// (about 3/5, 1/5 and 1/5).
 const FUNCTIONS: [(&str, f64); 3] = [("f", 0.35), ("i", 0.08), ("Sa", 0.08)];
 
-/// Records `exe` (running for 0.3 s of CPU) into `out` and returns the session.
+/// Records `exe` (running for 0.5 s of CPU) into `out` and returns the session.
 fn record(exe: &Path, out: &Path) -> Session {
-    let args = ["record", "-o", s(out), "--", s(exe), "0.3"];
+    let args = ["record", "-o", s(out), "--", s(exe), "0.5"];
     prof_stdout(&args);
     prof::session::load(out).unwrap()
 }
