@@ -69,6 +69,18 @@ pub fn prof(args: &[&str]) -> Output {
     prof_with(args, |_| {})
 }
 
+/// Runs `prof` with `args`, expecting success, and returns its standard output (a failure
+/// fails the test with prof's standard error).
+pub fn prof_stdout(args: &[&str]) -> String {
+    let out = prof(args);
+    assert!(
+        out.status.success(),
+        "prof {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("prof writes UTF-8")
+}
+
 /// [`prof()`], the command set up by `setup` first (its environment, or its standard input).
 pub fn prof_with(args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
     let mut command = Command::new(prof_bin());

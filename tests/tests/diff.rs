@@ -2,7 +2,7 @@
 //! table and the differential flame graph they give, and the one-line refusals.
 
 use prof::session::{Metadata, Session, SessionBuilder};
-use prof_e2e::{prof, TempDir};
+use prof_e2e::{prof, prof_stdout, TempDir};
 use std::path::{Path, PathBuf};
 
 /// `main → work` and `main → parse`, weighing `work_ms` and `parse_ms` milliseconds of CPU.
@@ -41,17 +41,6 @@ fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// Runs `prof args`, expecting success, and returns standard output.
-fn stdout(args: &[&str]) -> String {
-    let out = prof(args);
-    assert!(
-        out.status.success(),
-        "prof {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The whitespace-separated cells of the table row for `name`.
 fn row(table: &str, name: &str) -> Vec<String> {
     let line = table.lines().find(|l| l.ends_with(&format!("  {name}")));
@@ -72,21 +61,21 @@ fn refused(args: &[&str]) -> String {
 fn prof_diff_ranks_functions_by_change_in_shares_of_each_total() {
     let dir = TempDir::new("diff-table");
     let (base, new) = files(&dir);
-    let table = stdout(&["diff", s(&base), s(&new)]);
+    let table = prof_stdout(&["diff", s(&base), s(&new)]);
     assert!(table.starts_with("diff of cpu (nanoseconds), self weight, each side as a share of its own total; top 2 by change\n"), "{table}");
     assert!(table.contains("base  "), "{table}");
     // work: 75% of 400 ms, then 90% of 1 s; parse: 25%, then 10%.
     assert_eq!(row(&table, "work"), ["75.0%", "90.0%", "+15.0%", "work"]);
     assert_eq!(row(&table, "parse"), ["25.0%", "10.0%", "-15.0%", "parse"]);
 
-    let table = stdout(&["diff", s(&base), s(&new), "--absolute", "--top", "1"]);
+    let table = prof_stdout(&["diff", s(&base), s(&new), "--absolute", "--top", "1"]);
     assert_eq!(
         row(&table, "work"),
         ["300", "ms", "900", "ms", "+600", "ms", "work"]
     );
     assert!(!table.contains("parse"), "--top 1: {table}");
 
-    let table = stdout(&["diff", s(&new), s(&new), "--sort", "total"]);
+    let table = prof_stdout(&["diff", s(&new), s(&new), "--sort", "total"]);
     for name in ["main", "work", "parse"] {
         assert_eq!(row(&table, name)[2], "0.0%", "{table}");
     }
@@ -130,7 +119,7 @@ fn convert_diff_draws_growth_red_and_shrinkage_blue() {
     let dir = TempDir::new("diff-svg");
     let (base, new) = files(&dir);
     let svg_path = dir.join("diff.svg");
-    stdout(&["convert", s(&new), "--diff", s(&base), "-o", s(&svg_path)]);
+    prof_stdout(&["convert", s(&new), "--diff", s(&base), "-o", s(&svg_path)]);
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let mut reader = quick_xml::Reader::from_str(&svg);
     loop {
@@ -150,7 +139,7 @@ fn convert_diff_draws_growth_red_and_shrinkage_blue() {
     );
 
     // The differential folded stacks behind it: base scaled to the new total (1 s).
-    let folded = stdout(&[
+    let folded = prof_stdout(&[
         "convert",
         s(&new),
         "--diff",

@@ -6,7 +6,7 @@
 use prof::aggregate::{format_ms, format_percent, format_weight};
 use prof::session::Session;
 use prof_e2e::sessions::{save, scoped_tasks};
-use prof_e2e::{prof, TempDir};
+use prof_e2e::{prof, prof_stdout, TempDir};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -16,16 +16,6 @@ fn saved(test: &str) -> (TempDir, Session, PathBuf) {
     let path = dir.join("scoped.json.gz");
     save(&session, &path);
     (dir, session, path)
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = prof(args);
-    assert!(
-        out.status.success(),
-        "prof {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The durations of the spans of the scope `name`, shortest first.
@@ -64,7 +54,7 @@ fn row<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
 #[test]
 fn report_scopes_prints_exact_calls_and_durations_per_call() {
     let (_dir, session, path) = saved("scopes-report");
-    let text = stdout(&["report", path.to_str().unwrap(), "--scopes"]);
+    let text = prof_stdout(&["report", path.to_str().unwrap(), "--scopes"]);
     let request = durations(&session, "request");
     let parse = durations(&session, "parse");
     let total: u64 = request.iter().sum();
@@ -98,7 +88,7 @@ fn report_scopes_prints_exact_calls_and_durations_per_call() {
 #[test]
 fn report_group_by_task_shows_each_task_names_share_as_its_total() {
     let (_dir, session, path) = saved("scopes-group");
-    let text = stdout(&[
+    let text = prof_stdout(&[
         "report",
         path.to_str().unwrap(),
         "--group-by",
@@ -159,7 +149,7 @@ fn calls(session: &Session, name: &str, keep: impl Fn(&str) -> bool) -> usize {
 fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
     let (dir, session, path) = saved("scopes-group-scope");
     let file = path.to_str().unwrap();
-    let text = stdout(&["report", file, "--group-by", "scope", "--sort", "total"]);
+    let text = prof_stdout(&["report", file, "--group-by", "scope", "--sort", "total"]);
     let all = session.total_weight();
     let unit = &session.meta.sample_type;
     // TOTAL (2 words), (pct), SELF (2 words), (pct), CALLS, FRAME.
@@ -196,19 +186,19 @@ fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
     assert_eq!(row(&text, "server::handle").len(), 7, "{text}");
     // The calls honour the thread filter.
     let worker = "tokio-worker-0";
-    let one = stdout(&["report", file, "--group-by", "scope", "--thread", worker]);
+    let one = prof_stdout(&["report", file, "--group-by", "scope", "--thread", worker]);
     let expected = calls(&session, "request", |t| t == worker);
     assert!(expected > 0 && expected < calls(&session, "request", |_| true));
     assert_eq!(row(&one, "scope:request")[6], expected.to_string(), "{one}");
     // Without grouping by scope the table is as it was: no CALLS column.
     for args in [&[][..], &["--group-by", "task"]] {
-        let plain = stdout(&[&["report", file][..], args].concat());
+        let plain = prof_stdout(&[&["report", file][..], args].concat());
         assert!(!plain.contains("CALLS"), "{plain}");
     }
     // Nor for a profile without scopes, which grouping by scope leaves as it is.
     let folded = dir.join("plain.folded");
     std::fs::write(&folded, "main;work 3\nmain;rest 1\n").unwrap();
-    let plain = stdout(&["report", folded.to_str().unwrap(), "--group-by", "scope"]);
+    let plain = prof_stdout(&["report", folded.to_str().unwrap(), "--group-by", "scope"]);
     assert!(!plain.contains("CALLS"), "{plain}");
     assert!(plain.contains("work"), "{plain}");
 }
@@ -216,7 +206,7 @@ fn report_group_by_scope_shows_each_scopes_share_and_exact_calls() {
 #[test]
 fn folded_export_groups_by_scope_outermost_first() {
     let (_dir, session, path) = saved("scopes-folded-scope");
-    let text = stdout(&[
+    let text = prof_stdout(&[
         "convert",
         path.to_str().unwrap(),
         "--to",
@@ -249,7 +239,7 @@ fn report_task_and_scope_filters_keep_their_samples() {
     let (_dir, session, path) = saved("scopes-filter");
     let unit = &session.meta.sample_type;
     let header = |args: &[&str]| {
-        let text = stdout(&[&["report", path.to_str().unwrap()], args].concat());
+        let text = prof_stdout(&[&["report", path.to_str().unwrap()], args].concat());
         text.lines().next().unwrap().to_owned()
     };
     let store = task_weight(&session, "store");
@@ -302,7 +292,7 @@ fn go_pprof(args: &[&str]) -> String {
 fn pprof_export_labels_samples_with_task_and_scope_for_go_tool_pprof() {
     let (dir, session, path) = saved("scopes-pprof");
     let ours = dir.join("scoped.pb.gz");
-    stdout(&[
+    prof_stdout(&[
         "convert",
         path.to_str().unwrap(),
         "-o",
@@ -322,7 +312,7 @@ fn pprof_export_labels_samples_with_task_and_scope_for_go_tool_pprof() {
         ours.to_str().unwrap(),
     ]);
     let unit = &session.meta.sample_type;
-    let text = stdout(&["report", focused.to_str().unwrap()]);
+    let text = prof_stdout(&["report", focused.to_str().unwrap()]);
     let store = format_weight(unit, task_weight(&session, "store"));
     assert!(
         text.lines()
@@ -336,7 +326,7 @@ fn pprof_export_labels_samples_with_task_and_scope_for_go_tool_pprof() {
 #[test]
 fn folded_export_groups_by_task() {
     let (_dir, session, path) = saved("scopes-folded");
-    let text = stdout(&[
+    let text = prof_stdout(&[
         "convert",
         path.to_str().unwrap(),
         "--to",
@@ -363,7 +353,7 @@ fn r22_report_tasks_with_a_task_filter_shares_of_every_sample() {
     // `prof report --tasks --task fetch` showed fetch at 100%: its total kept the task filter
     // the rows had dropped.
     let (_dir, session, path) = saved("scopes-tasks-task");
-    let text = stdout(&[
+    let text = prof_stdout(&[
         "report",
         path.to_str().unwrap(),
         "--tasks",

@@ -11,7 +11,8 @@
 //!
 //! Frames are named as the reference collapsers name them (see `perf_names.rs`), so the folded
 //! stacks of a perf file are theirs; with [`LoadOptions::process_root`] each stack starts with
-//! the process name (spaces as `_`), as theirs do by default. An `(inlined)` frame is marked
+//! the process name (spaces as `_`), as theirs do by default; a sample without frames is its
+//! process name alone either way, so every sample's period counts. An `(inlined)` frame is marked
 //! inlined and takes the object of the frame at the same address it was inlined into.
 //!
 //! Bytes that are not UTF-8 become U+FFFD (�) in names, so they show.
@@ -107,7 +108,6 @@ struct Reader<'o> {
     rows: u64,
     skipped: u64,
     first_skipped: Option<String>,
-    frameless: u64,
     cut: u64,
 }
 
@@ -131,7 +131,6 @@ impl<'o> Reader<'o> {
             rows: 0,
             skipped: 0,
             first_skipped: None,
-            frameless: 0,
             cut: 0,
         }
     }
@@ -271,18 +270,24 @@ impl<'o> Reader<'o> {
         let Some(mut pending) = self.current.take() else {
             return Ok(());
         };
-        if self.process_root {
-            // The root alone stands for a sample without frames, as in the reference output.
-            let root = self
-                .b
-                .intern_frame(&FrameSpec::named(&pending.comm.replace(' ', "_")));
-            pending.frames.push(root);
-        }
+        // Root first. The process name is the root when asked for, and always of a sample
+        // without frames: it stands for the whole sample, whose weight the reference
+        // collapsers count under it.
         pending.frames.reverse();
-        let Some(leaf) = self.b.intern_stack_path(&pending.frames) else {
-            self.frameless += 1;
-            return Ok(());
+        let (root, callees) = match pending.frames.split_first() {
+            Some((&outermost, callees)) if !self.process_root => (outermost, callees),
+            _ => {
+                let process = pending.comm.replace(' ', "_");
+                (
+                    self.b.intern_frame(&FrameSpec::named(&process)),
+                    &pending.frames[..],
+                )
+            }
         };
+        let root = self.b.intern_stack(None, root);
+        let leaf = callees.iter().fold(root, |parent, &frame| {
+            self.b.intern_stack(Some(parent), frame)
+        });
         self.totals
             .add(pending.weight, 1)
             .map_err(|why| format!("line {}: {why}", pending.line))?;
@@ -333,13 +338,6 @@ impl<'o> Reader<'o> {
                 self.skipped,
                 if self.skipped == 1 { "" } else { "s" },
                 self.first_skipped.take().unwrap_or_default()
-            ));
-        }
-        if self.frameless > 0 {
-            warnings.push(format!(
-                "{} sample{} without frames left out",
-                self.frameless,
-                if self.frameless == 1 { "" } else { "s" }
             ));
         }
         warnings.extend(cut_warning(self.cut));
@@ -726,6 +724,36 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
         let s = read(text.as_bytes()).unwrap().session;
         assert_eq!(names(&s, 0), ["work"]);
+    }
+
+    #[test]
+    fn samples_without_frames_keep_their_period_under_their_process_name() {
+        // Frameless event lines: before a blank line, before the next event line, at the end.
+        let text = "web server 1/2 1.0: 100 cpu-clock:\n\t 10 work (/bin/a)\n\n\
+            web server 1/2 1.1: 20 cpu-clock:\n\n\
+            web server 1/3 1.2: 3 cpu-clock:\n\
+            db 4/4 1.3: 4000 cpu-clock:\n\t 10 query (/bin/db)\n\n\
+            db 4/4 1.4: 1 cpu-clock:\n";
+        for process_root in [false, true] {
+            let options = LoadOptions {
+                process_root,
+                ..LoadOptions::default()
+            };
+            let loaded = read_perf_script_with(text.as_bytes(), Path::new("p"), &options).unwrap();
+            let s = &loaded.session;
+            assert_eq!(s.total_weight(), 100 + 20 + 3 + 4000 + 1, "{process_root}");
+            assert_eq!(s.samples.weight, [100, 20, 3, 4000, 1]);
+            assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+            for (row, process) in [(1, "web_server"), (2, "web_server"), (4, "db")] {
+                assert_eq!(names(s, row), [process], "{process_root}");
+            }
+            let query: &[&str] = if process_root {
+                &["query", "db"]
+            } else {
+                &["query"]
+            };
+            assert_eq!(names(s, 3), query);
+        }
     }
 
     #[test]

@@ -237,7 +237,8 @@ pub struct Metadata {
 /// columns ([`Frames`]) and hands them out by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Frame {
-    /// The demangled function name (or a hex address when it could not be resolved).
+    /// The demangled function name; where no symbol names the code, its object's file name
+    /// and file address (`gzip+0x4290`), or a hex address when it is in no object.
     pub name: StrId,
     /// The source file, when debug info names one.
     pub file: Option<StrId>,

@@ -14,9 +14,12 @@
 //! trees of the units looked up, up to [`MAX_REMEMBERED_ADDRESSES`] resolved addresses, for
 //! objects whose debug info names functions without their path the function symbols, and for a
 //! stripped library whose own symbols could not name an address, the symbol table of its
-//! separate debug file (found by build ID). [`clear_cache`] releases everything.
+//! separate debug file (found by build ID), and for an object whose symbols do not name every
+//! function, the function ranges of its unwind table (see [`super::unnamed`]).
+//! [`clear_cache`] releases everything.
 
 use super::symtab::SymbolTable;
+use super::unnamed::FunctionRanges;
 use super::Symbol;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -133,6 +136,9 @@ pub(super) struct Entry {
     separate: Option<SymbolTable>,
     /// Function symbols with their full paths, read on first need.
     symtab: Option<SymbolTable>,
+    /// The functions of the object's unwind table, read the first time no symbol names an
+    /// address.
+    functions: Option<FunctionRanges>,
     /// Addresses resolved so far (file addresses), up to [`MAX_REMEMBERED_ADDRESSES`].
     remembered: foldhash::HashMap<u64, Arc<[Symbol]>>,
     /// The object's function names (demangled) and source files met so far.
@@ -165,7 +171,7 @@ impl Texts {
         if let Some(known) = self.by_place.get(&place) {
             return Some(Arc::clone(known));
         }
-        let demangled: Arc<str> = super::demangle(name.to_string_lossy().ok()?).into();
+        let demangled: Arc<str> = super::demangle(&name.to_string_lossy().ok()?).into();
         if self.by_place.len() < MAX_REMEMBERED_ADDRESSES {
             self.by_place.insert(place, Arc::clone(&demangled));
         }
@@ -235,6 +241,19 @@ impl Entry {
     pub fn symtab(&mut self, path: &str) -> &SymbolTable {
         self.symtab
             .get_or_insert_with(|| SymbolTable::load(std::path::Path::new(path)))
+    }
+
+    /// True when the symbols of the object at `path` (its own, else its separate debug
+    /// file's) list every function, not only the exported ones: it was not stripped.
+    pub fn has_every_symbol(&mut self, path: &str) -> bool {
+        self.symtab(path).is_complete() || self.separate(path).is_complete()
+    }
+
+    /// The functions of the unwind table of the object at `path`, read from its file (or
+    /// given, for the vDSO) on first use.
+    pub fn functions(&mut self, path: &str) -> &FunctionRanges {
+        self.functions
+            .get_or_insert_with(|| FunctionRanges::load(std::path::Path::new(path)))
     }
 }
 
@@ -323,18 +342,21 @@ impl Entry {
             loader: addr2line::Loader::new(path).ok(),
             separate: None,
             symtab: None,
+            functions: None,
             remembered: foldhash::HashMap::default(),
             texts: Texts::default(),
             last_used: 0,
         }
     }
 
-    /// An entry with only a symbol table (the vDSO's, read from memory).
-    pub fn from_symbols(symtab: SymbolTable) -> Entry {
+    /// An entry with only a symbol table (the kernel's, a JIT's perf map) and, for an image
+    /// read from memory (the vDSO), its unwind table's functions.
+    pub fn from_symbols(symtab: SymbolTable, functions: FunctionRanges) -> Entry {
         Entry {
             loader: None,
             separate: Some(SymbolTable::default()),
             symtab: Some(symtab),
+            functions: Some(functions),
             remembered: foldhash::HashMap::default(),
             texts: Texts::default(),
             last_used: 0,
@@ -357,7 +379,9 @@ mod tests {
         let files = [exe.as_str(), "/proc/self/exe", "/bin/sh"];
         for (i, path) in files.iter().enumerate() {
             cache.begin();
-            cache.get_or_load(&key(path), || Entry::from_symbols(SymbolTable::default()));
+            cache.get_or_load(&key(path), || {
+                Entry::from_symbols(SymbolTable::default(), FunctionRanges::default())
+            });
             cache.trim();
             assert!(
                 cache.entries.len() <= 2,
@@ -373,7 +397,9 @@ mod tests {
         cache.get_or_load(&key("/proc/self/exe"), || unreachable!("held"));
         cache.get_or_load(&key("/proc/self/exe"), || unreachable!("held"));
         cache.begin();
-        cache.get_or_load(&key(&exe), || Entry::from_symbols(SymbolTable::default()));
+        cache.get_or_load(&key(&exe), || {
+            Entry::from_symbols(SymbolTable::default(), FunctionRanges::default())
+        });
         cache.trim();
         let s = cache.stats();
         assert_eq!((s.loads, s.reuses, s.evictions), (4, 1, 2));

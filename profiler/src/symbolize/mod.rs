@@ -10,17 +10,24 @@
 //! memory with the `backtrace` crate. Return addresses are looked up one byte back so that a call at the end
 //! of a function is attributed to the call site, not to what follows it.
 //!
-//! Names are made distinct where the debug info does not qualify them (see [`names`]).
+//! Names are demangled only where they are mangled (see [`demangle`](demangle())), and made
+//! distinct where the debug info does not qualify them (see [`names`]). Code that no symbol
+//! names, in an object that lists only some of its functions (a stripped program or library),
+//! is named by its object and file address (see [`unnamed`]); an address in no object, or
+//! between the symbols of an object that lists them all, stays a hex address.
 
 pub mod cache;
+mod demangle;
 pub mod kallsyms;
 pub mod names;
 mod object;
 pub mod perf_map;
 pub mod symtab;
+pub mod unnamed;
 
 pub(crate) use cache::FileKey;
 pub use cache::{cache_stats, clear_cache, CacheStats, MAX_CACHED_OBJECTS};
+pub(crate) use demangle::demangle;
 pub use object::LoadedObject;
 
 use std::collections::HashMap;
@@ -32,7 +39,8 @@ use symtab::SymbolTable;
 /// hold the same name (and file), which a caller can intern once by its pointer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
-    /// Demangled function name, without the hash suffix; a hex address when unknown.
+    /// Function name, demangled, without the hash suffix; `OBJECT+0x…` (see [`unnamed`]) or
+    /// a hex address when no symbol names it.
     pub name: Arc<str>,
     /// Source file, when debug info names one.
     pub file: Option<Arc<str>>,
@@ -42,9 +50,15 @@ pub struct Symbol {
     pub inlined: bool,
 }
 
-/// Resolves `address`: outermost function first, then the calls inlined into it.
-/// `is_return_address` is true for every frame but the interrupted one.
+/// Resolves `address` in this process's memory: outermost function first, then the calls
+/// inlined into it; a hex address when nothing names it. `is_return_address` is true for every
+/// frame but the interrupted one.
 pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
+    resolve_in_memory(address, is_return_address).unwrap_or_else(|| vec![hex(address)])
+}
+
+/// [`resolve`], `None` when nothing names the address.
+fn resolve_in_memory(address: u64, is_return_address: bool) -> Option<Vec<Symbol>> {
     // `backtrace::resolve` looks up one byte before what it is given (it expects return
     // addresses), so an interrupted instruction's address goes in one byte further.
     let lookup = if is_return_address {
@@ -55,24 +69,32 @@ pub fn resolve(address: u64, is_return_address: bool) -> Vec<Symbol> {
     let mut inner_first = Vec::new();
     backtrace::resolve(lookup as usize as *mut std::ffi::c_void, |sym| {
         let Some(name) = sym.name() else { return };
+        let raw = String::from_utf8_lossy(name.as_bytes());
         inner_first.push(Symbol {
-            name: format!("{name:#}").into(),
+            name: demangle(&raw).into(),
             file: sym.filename().map(|f| f.display().to_string().into()),
             line: sym.lineno(),
             inlined: true,
         });
     });
-    if inner_first.is_empty() {
-        inner_first.push(Symbol {
-            name: format!("{address:#x}").into(),
-            file: None,
-            line: None,
-            inlined: true,
-        });
-    }
     inner_first.reverse();
-    inner_first[0].inlined = false;
-    inner_first
+    inner_first.first_mut()?.inlined = false;
+    Some(inner_first)
+}
+
+/// The symbol of an address nothing names, as a hex address.
+fn hex(address: u64) -> Symbol {
+    named(format!("{address:#x}"))
+}
+
+/// An outermost symbol with only a name.
+fn named(name: String) -> Symbol {
+    Symbol {
+        name: name.into(),
+        file: None,
+        line: None,
+        inlined: false,
+    }
 }
 
 /// Whose addresses a [`Resolver`] resolves.
@@ -81,8 +103,8 @@ pub enum AddressSpace {
     /// This process's: an address in no known object (or in one whose file cannot be read) is
     /// resolved in memory with the `backtrace` crate.
     Own,
-    /// Another process's (`prof record`): only the objects' files name its addresses; the rest
-    /// stay hex addresses, as this process's memory says nothing of them.
+    /// Another process's (`prof record`): only the objects' files name its addresses, as this
+    /// process's memory says nothing of them.
     Other,
 }
 
@@ -123,18 +145,18 @@ impl<'a> Resolver<'a> {
         } else {
             address
         };
-        object_index(self.objects, lookup)
+        let index = object_index(self.objects, lookup);
+        index
             .and_then(|i| self.resolve_in_object(i, address, lookup))
             .unwrap_or_else(|| {
-                let mut symbols = match self.space {
-                    AddressSpace::Own => resolve(address, is_return_address),
-                    AddressSpace::Other => vec![Symbol {
-                        name: format!("{address:#x}").into(),
-                        file: None,
-                        line: None,
-                        inlined: false,
-                    }],
+                let in_memory = match self.space {
+                    AddressSpace::Own => resolve_in_memory(address, is_return_address),
+                    AddressSpace::Other => None,
                 };
+                let mut symbols = in_memory.unwrap_or_else(|| {
+                    let object = index.map(|i| &self.objects[i]);
+                    vec![unreadable(object, address, lookup)]
+                });
                 names::qualify(&mut symbols);
                 symbols.into()
             })
@@ -174,14 +196,17 @@ impl<'a> Resolver<'a> {
             })
             .as_ref()?;
         let entry = self.cache.get_or_load(key, || {
+            let none = unnamed::FunctionRanges::default;
             if *key == FileKey::vdso() {
+                let image = vdso_image(&object.exec, self.space).unwrap_or_default();
                 cache::Entry::from_symbols(
-                    vdso_symbols(&object.exec, self.space).unwrap_or_default(),
+                    SymbolTable::parse(&image[..]),
+                    unnamed::FunctionRanges::parse(&image[..]),
                 )
             } else if *key == FileKey::kernel() {
-                cache::Entry::from_symbols(kallsyms::load())
+                cache::Entry::from_symbols(kallsyms::load(), none())
             } else if perf_map::is_perf_map(path) {
-                cache::Entry::from_symbols(perf_map::load(path, &object.exec))
+                cache::Entry::from_symbols(perf_map::load(path, &object.exec), none())
             } else {
                 cache::Entry::load(path)
             }
@@ -201,19 +226,27 @@ impl<'a> Resolver<'a> {
                 // functions, its debug file's (by build ID) the others.
                 let name = entry.symtab(path).function_at(probe);
                 let name = name.or_else(|| entry.separate(path).function_at(probe));
-                // Nothing in a readable file names it (a PLT stub): backtrace, which would
-                // parse the same file's DWARF a second time, would not either.
+                let vdso = *key == FileKey::vdso();
                 let name = match name {
                     Some(name) => name,
-                    None if entry.loader.is_some() => format!("{address:#x}"),
+                    // Between the symbols of an object that lists every function (a PLT
+                    // stub): backtrace, which would parse the same file's DWARF a second time,
+                    // would not name it either.
+                    None if entry.has_every_symbol(path) && entry.loader.is_some() => {
+                        format!("{address:#x}")
+                    }
+                    None if entry.has_every_symbol(path) => return None,
+                    // A function of a stripped file (or of the vDSO's image): by its place in
+                    // the object, the same in every run.
+                    None if entry.loader.is_some() || vdso => {
+                        let file_name = module_name(object)?;
+                        unnamed::name(&file_name, probe, entry.functions(path))
+                    }
+                    // The kernel's and JIT code's own tables name what they can; an object
+                    // whose file cannot be read is named from memory, or by its place.
                     None => return None,
                 };
-                vec![Symbol {
-                    name: name.into(),
-                    file: None,
-                    line: None,
-                    inlined: false,
-                }]
+                vec![named(name)]
             }
         };
         // Only a short outermost name of Rust code from the DWARF needs the symbol table
@@ -286,12 +319,27 @@ fn from_loader(
     Some(inner_first)
 }
 
-/// The vDSO's function symbols, from its image in this process's memory (read through
-/// `/proc/self/mem`, so a bad range is an error, not a fault): the mapping named `[vdso]` that
-/// holds the object's executable segment. Another process's vDSO (`space` is
-/// [`AddressSpace::Other`]) is the same image, which the kernel maps into every process: its
-/// symbols are read from this process's.
-fn vdso_symbols(exec: &[std::ops::Range<u64>], space: AddressSpace) -> Option<SymbolTable> {
+/// The symbol of an address that no file named: in an object whose file cannot be read (a
+/// program deleted since), `OBJECT+0x…` at the instruction's file address `lookup` (see
+/// [`unnamed`]); in no object, the kernel or JIT code, `address` in hex.
+fn unreadable(object: Option<&LoadedObject>, address: u64, lookup: u64) -> Symbol {
+    let file =
+        object.filter(|o| o.name != kallsyms::KERNEL_OBJECT && !perf_map::is_perf_map(&o.name));
+    match file.and_then(|o| Some((module_name(o)?, o.bias))) {
+        Some((file_name, bias)) => named(unnamed::name(
+            &file_name,
+            lookup.wrapping_sub(bias),
+            &unnamed::FunctionRanges::default(),
+        )),
+        None => hex(address),
+    }
+}
+
+/// The vDSO's image in this process's memory (read through `/proc/self/mem`, so a bad range is
+/// an error, not a fault): the mapping named `[vdso]` that holds the object's executable
+/// segment. Another process's vDSO (`space` is [`AddressSpace::Other`]) is the same image,
+/// which the kernel maps into every process: this process's is read.
+fn vdso_image(exec: &[std::ops::Range<u64>], space: AddressSpace) -> Option<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let code = exec.first()?.start;
     let holds =
@@ -311,12 +359,7 @@ fn vdso_symbols(exec: &[std::ops::Range<u64>], space: AddressSpace) -> Option<Sy
     let mut image = vec![0; usize::try_from(end - start).ok()?];
     let mem = std::fs::File::open("/proc/self/mem").ok()?;
     mem.read_exact_at(&mut image, start).ok()?;
-    Some(SymbolTable::parse(&image[..]))
-}
-
-/// A symbol's name as the report shows it: demangled (Rust), without the hash suffix.
-pub(crate) fn demangle(raw: impl AsRef<str>) -> String {
-    format!("{:#}", backtrace::SymbolName::new(raw.as_ref().as_bytes()))
+    Some(image)
 }
 
 /// The index of the object holding `address`. Objects are listed in the order they were first seen, so
@@ -351,18 +394,6 @@ pub fn module_name(object: &LoadedObject) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn r21_cpp_names_are_demangled() {
-        // `prof record` of a C++ program once showed `_Z6crunchI3LcgEml` for `crunch<Lcg>`:
-        // only Rust names were demangled.
-        assert_eq!(
-            demangle("_Z6crunchI3LcgEml"),
-            "unsigned long crunch<Lcg>(long)"
-        );
-        assert_eq!(demangle("_ZN8XorShift4nextEv"), "XorShift::next()");
-        assert_eq!(demangle("main"), "main");
-    }
-
     #[inline(never)]
     fn a_function_with_a_known_name() -> u64 {
         let here: fn() -> u64 = a_function_with_a_known_name;
@@ -381,6 +412,36 @@ mod tests {
             outer.name
         );
         assert!(outer.file.as_deref().unwrap_or("").ends_with("mod.rs"));
+    }
+
+    #[test]
+    fn code_of_a_file_gone_is_named_by_its_file_address_and_code_in_no_file_stays_hex() {
+        let objects = [
+            LoadedObject {
+                name: "/nonexistent/libgone.so.1".into(),
+                bias: 0x7e00_0000_0000,
+                exec: std::iter::once(0x7e00_0000_1000..0x7e00_0000_9000).collect(),
+            },
+            LoadedObject {
+                name: "/nonexistent/perf-1.map".into(),
+                bias: 0,
+                exec: std::iter::once(0x7d00_0000_0000..0x7d00_0000_1000).collect(),
+            },
+        ];
+        for space in [AddressSpace::Own, AddressSpace::Other] {
+            let mut resolver = Resolver::new(&objects, space);
+            let mut name = |address, is_return| {
+                let symbols = resolver.symbols(address, is_return);
+                assert_eq!(symbols.len(), 1);
+                symbols[0].name.to_string()
+            };
+            assert_eq!(name(0x7e00_0000_1234, false), "libgone.so.1+0x1234");
+            // A return address is the call before it.
+            assert_eq!(name(0x7e00_0000_1234, true), "libgone.so.1+0x1233");
+            // JIT code (its map gone) and an address in no object are no file's.
+            assert_eq!(name(0x7d00_0000_0010, false), "0x7d0000000010");
+            assert_eq!(name(0x10, false), "0x10");
+        }
     }
 
     #[test]
@@ -404,7 +465,7 @@ mod tests {
                 let mut names = Vec::new();
                 while let Ok(Some(frame)) = it.next() {
                     if let Some(f) = frame.function {
-                        names.push(demangle(f.raw_name().unwrap()));
+                        names.push(demangle(&f.raw_name().unwrap()));
                     }
                 }
                 names.reverse();

@@ -12,6 +12,9 @@ use std::path::Path;
 #[derive(Debug, Default)]
 pub struct SymbolTable {
     functions: Vec<Function>,
+    /// Whether the table lists every function of its object, static ones included (an ELF
+    /// file's `.symtab`, a listing such as the kernel's), not only the exported ones (`.dynsym`).
+    complete: bool,
 }
 
 impl SymbolTable {
@@ -35,10 +38,13 @@ impl SymbolTable {
             Ok(FileKind::Elf32) => elf_functions::<FileHeader32<Endianness>, R>(data),
             _ => any_functions(data),
         };
-        let mut functions = functions.unwrap_or_default();
+        let (mut functions, complete) = functions.unwrap_or_default();
         functions.sort_unstable();
         functions.dedup_by_key(|f| f.0);
-        SymbolTable { functions }
+        SymbolTable {
+            functions,
+            complete,
+        }
     }
 
     /// A table of `(start, end, raw name)` functions from elsewhere than an ELF file (the
@@ -47,7 +53,17 @@ impl SymbolTable {
     pub fn from_functions(mut functions: Vec<(u64, u64, String)>) -> SymbolTable {
         functions.sort_by_key(|f| f.0);
         functions.dedup_by_key(|f| f.0);
-        SymbolTable { functions }
+        SymbolTable {
+            functions,
+            complete: true,
+        }
+    }
+
+    /// True when the table lists every function of its object, static ones included (the
+    /// object was not stripped, or this is its debug file's table), not only those the object
+    /// exports.
+    pub fn is_complete(&self) -> bool {
+        self.complete
     }
 
     /// The start (file address) of each function, in order.
@@ -56,7 +72,14 @@ impl SymbolTable {
         self.functions.iter().map(|f| f.0)
     }
 
-    /// The demangled name of the function whose symbol covers `file_address`.
+    /// The start and end (file addresses) of each function, in order.
+    #[cfg(test)]
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.functions.iter().map(|f| (f.0, f.1))
+    }
+
+    /// The name of the function whose symbol covers `file_address`, demangled (see
+    /// [`super::demangle`]).
     pub fn function_at(&self, file_address: u64) -> Option<String> {
         let i = self
             .functions
@@ -64,7 +87,7 @@ impl SymbolTable {
         let (start, end, raw) = self.functions.get(i.checked_sub(1)?)?;
         (*start..*end)
             .contains(&file_address)
-            .then(|| format!("{:#}", backtrace::SymbolName::new(raw.as_bytes())))
+            .then(|| super::demangle(raw))
     }
 }
 
@@ -72,10 +95,10 @@ impl SymbolTable {
 type Function = (u64, u64, String);
 
 /// The function symbols (static, then dynamic) of an ELF image, each symbol table and its
-/// strings read whole. Through a file's `ReadCache`, `object`'s own iterators read every name
-/// on its own, a system call each: some 10,000 for libc's debug file, 6 ms of a first stop.
-/// `None` when the headers cannot be read.
-fn elf_functions<'data, Elf, R>(data: R) -> Option<Vec<Function>>
+/// strings read whole, and whether the static table (`.symtab`) named any. Through a file's
+/// `ReadCache`, `object`'s own iterators read every name on its own, a system call each: some
+/// 10,000 for libc's debug file, 6 ms of a first stop. `None` when the headers cannot be read.
+fn elf_functions<'data, Elf, R>(data: R) -> Option<(Vec<Function>, bool)>
 where
     Elf: object::read::elf::FileHeader<Endian = object::Endianness>,
     R: object::ReadRef<'data>,
@@ -86,6 +109,7 @@ where
     let endian = header.endian().ok()?;
     let sections = header.sections(endian, data).ok()?;
     let mut functions = Vec::new();
+    let mut complete = false;
     for kind in [elf::SHT_SYMTAB, elf::SHT_DYNSYM] {
         let Some(table) = sections.iter().find(|s| s.sh_type(endian) == kind) else {
             continue;
@@ -112,25 +136,29 @@ where
             };
             let start: u64 = symbol.st_value(endian).into();
             functions.push((start, start + size, name.to_owned()));
+            complete |= kind == elf::SHT_SYMTAB;
         }
     }
-    Some(functions)
+    Some((functions, complete))
 }
 
-/// The function symbols of any image `object` reads (Mach-O on macOS), through its iterators.
-fn any_functions<'data, R: object::ReadRef<'data>>(data: R) -> Option<Vec<Function>> {
-    use object::{Object, ObjectSymbol, SymbolKind};
+/// The function symbols of any image `object` reads (Mach-O on macOS), through its iterators,
+/// and whether its own (not dynamic) symbols named any.
+fn any_functions<'data, R: object::ReadRef<'data>>(data: R) -> Option<(Vec<Function>, bool)> {
+    use object::Object;
     let file = object::File::parse(data).ok()?;
-    let functions = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
-        .filter_map(|s| {
-            let name = s.name().ok()?;
-            Some((s.address(), s.address() + s.size(), name.to_owned()))
-        })
-        .collect();
-    Some(functions)
+    let mut functions: Vec<Function> = file.symbols().filter_map(function).collect();
+    let complete = !functions.is_empty();
+    functions.extend(file.dynamic_symbols().filter_map(function));
+    Some((functions, complete))
+}
+
+/// `symbol` as a function, if it is one (code, with a size).
+fn function<'data>(symbol: impl object::ObjectSymbol<'data>) -> Option<Function> {
+    let name = symbol.name().ok()?;
+    let (start, size) = (symbol.address(), symbol.size());
+    (symbol.kind() == object::SymbolKind::Text && size > 0)
+        .then(|| (start, start + size, name.to_owned()))
 }
 
 /// The better of two names for the same outermost frame: the symbol table's when it is the full
@@ -187,12 +215,13 @@ mod tests {
         paths.push(std::env::current_exe().unwrap());
         for path in paths {
             let cache = object::ReadCache::new(std::fs::File::open(&path).unwrap());
-            let mut expected = any_functions(&cache).unwrap();
+            let (mut expected, complete) = any_functions(&cache).unwrap();
             expected.sort_unstable();
             expected.dedup_by_key(|f| f.0);
             let table = SymbolTable::parse(&cache);
             assert!(!table.functions.is_empty(), "{path:?}");
             assert_eq!(table.functions, expected, "{path:?}");
+            assert_eq!(table.complete, complete, "{path:?}");
         }
     }
 
@@ -207,7 +236,7 @@ mod tests {
             .functions
             .iter()
             .find(|(_, _, raw)| {
-                format!("{:#}", backtrace::SymbolName::new(raw.as_bytes())).ends_with(
+                super::super::demangle(raw).ends_with(
                     "symtab::tests::this_test_binary_names_its_own_functions_with_their_paths",
                 )
             })
