@@ -29,6 +29,7 @@ use super::process::{CopiedStack, Process, Segments};
 use super::{reached_root, ChannelClosed, RecordOptions, Recording};
 use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
 use crate::sampler::assemble::Cut;
+use crate::sampler::dwarf::SectionCache;
 use crate::sampler::sys::{self, Regs};
 use crate::session::{Metadata, Mode, SessionBuilder};
 use crate::{Error, Report, Result};
@@ -465,6 +466,8 @@ struct Recorder {
     /// The interposer's path as processes map it: its frames are cut from every stack.
     library: String,
     processes: Vec<Process>,
+    /// The unwind sections of the files the processes map, read once for all of them.
+    sections: SectionCache,
     /// What is known of each process's maps.
     mapped: Vec<Mapped>,
     /// Each pid's current address space, an index in `processes`.
@@ -489,6 +492,7 @@ impl Recorder {
             max_depth,
             library,
             processes: Vec::new(),
+            sections: SectionCache::default(),
             mapped: Vec::new(),
             current: HashMap::new(),
             segments: HashMap::new(),
@@ -538,7 +542,10 @@ impl Recorder {
         self.processes.push(process);
         self.mapped.push((HashSet::new(), None));
         let i = self.processes.len() - 1;
-        self.current.insert(pid, i);
+        if let Some(before) = self.current.insert(pid, i) {
+            // An `exec` (or a reused pid) ends the address space it replaces.
+            self.processes[before].release();
+        }
         i
     }
 
@@ -604,12 +611,26 @@ impl Recorder {
             sp: a.regs.sp,
             bytes: a.stack,
         };
-        let mut stack = self.processes[i].unwind(&[], a.regs, &copied, self.max_depth, &[]);
+        let mut stack = self.processes[i].unwind(
+            &mut self.sections,
+            &[],
+            a.regs,
+            &copied,
+            self.max_depth,
+            &[],
+        );
         if !self.covered(i, stack) && self.may_reread(i) {
             // A `dlopen` since the maps were read: read them again while the process lives.
             if let Ok(maps) = std::fs::read(format!("/proc/{}/maps", a.pid)) {
                 self.map(i, &maps);
-                stack = self.processes[i].unwind(&[], a.regs, &copied, self.max_depth, &[]);
+                stack = self.processes[i].unwind(
+                    &mut self.sections,
+                    &[],
+                    a.regs,
+                    &copied,
+                    self.max_depth,
+                    &[],
+                );
             }
         }
         let end = a.name.iter().position(|&b| b == 0).unwrap_or(a.name.len());
@@ -659,7 +680,12 @@ impl Recorder {
 
     /// The session: each process's stacks (without the interposer's frames, nor the
     /// allocation layers of a Rust program) symbolized against its own objects.
-    fn finish(self, meta: Metadata, mean: u64) -> SessionBuilder {
+    fn finish(mut self, meta: Metadata, mean: u64) -> SessionBuilder {
+        // Nothing is unwound from here on: the unwind tables go before the symbols come in.
+        self.sections = SectionCache::default();
+        for process in &mut self.processes {
+            process.release();
+        }
         let mut builder = SessionBuilder::new(meta);
         let mut ids = Vec::new();
         for process in &self.processes {

@@ -25,6 +25,7 @@ mod table;
 pub use attach::attach;
 pub use privileged::{IdChange, UnsampledExec};
 
+use crate::sampler::dwarf::SectionCache;
 use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
 use crate::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
 use crate::{Error, Report, Result};
@@ -423,6 +424,8 @@ struct Recorder {
     max_depth: usize,
     /// Every address space seen: a process from its start or `exec` to its next `exec` or end.
     processes: Vec<Process>,
+    /// The unwind sections of the files the processes map, read once for all of them.
+    sections: SectionCache,
     /// Each pid's current address space, an index in `processes`.
     current: HashMap<u32, usize>,
     /// Processes started (FORK with a new pid) and not yet ended (EXIT of their main thread).
@@ -462,6 +465,7 @@ impl Recorder {
             child,
             max_depth,
             processes: Vec::new(),
+            sections: SectionCache::default(),
             current: HashMap::new(),
             live: HashSet::new(),
             names: HashMap::new(),
@@ -510,7 +514,10 @@ impl Recorder {
         process.inherit(objects);
         self.processes.push(process);
         let i = self.processes.len() - 1;
-        self.current.insert(pid, i);
+        if let Some(before) = self.current.insert(pid, i) {
+            // An `exec` ends the address space it replaces.
+            self.processes[before].release();
+        }
         i
     }
 
@@ -606,7 +613,14 @@ impl Recorder {
         };
         let process = self.process(s.pid);
         let jit = self.jit.ranges(process);
-        let stack = self.processes[process].unwind(&s.kernel, regs, &copied, self.max_depth, jit);
+        let stack = self.processes[process].unwind(
+            &mut self.sections,
+            &s.kernel,
+            regs,
+            &copied,
+            self.max_depth,
+            jit,
+        );
         if let (true, Some(wall)) = (switch, &mut self.wall) {
             wall.sampled(s.tid, s.time, process, stack);
             return;
@@ -678,6 +692,9 @@ impl Recorder {
                 self.counts.remove(&tid);
                 if pid == tid {
                     self.live.remove(&pid);
+                    if let Some(&i) = self.current.get(&pid) {
+                        self.processes[i].release();
+                    }
                 }
             }
             Record::Switch {
@@ -709,6 +726,11 @@ impl Recorder {
 
     /// The session: each process's stacks symbolized against its own objects.
     fn finish(mut self, mut meta: Metadata) -> Session {
+        // Nothing is unwound from here on: the unwind tables go before the symbols come in.
+        self.sections = SectionCache::default();
+        for process in &mut self.processes {
+            process.release();
+        }
         meta.dropped_samples = self.lost;
         meta.achieved_interval_ns = self.clock.1.checked_div(self.clock.0).unwrap_or(0);
         let mut builder = SessionBuilder::new(meta);

@@ -2,7 +2,7 @@
 //! their load bias read from the files' program headers), an unwinder over their unwind tables
 //! (the sampler's `dwarf::Modules`, reading the files), and the stacks of its samples.
 
-use crate::sampler::dwarf::{DwarfSet, Modules};
+use crate::sampler::dwarf::{DwarfSet, Modules, SectionCache};
 use crate::sampler::frame_reuse::State;
 use crate::sampler::sys::Regs;
 use crate::sampler::unwind::{self, Reuse, StackWords};
@@ -80,13 +80,24 @@ impl Process {
         self.unwinder = None;
     }
 
+    /// Drops what unwinding this address space needs (its unwinder, its modules, the kept
+    /// stack): it has ended (its last thread exited, or it called `exec`). Its objects and
+    /// stacks stay, for symbolization; a late sample would read its files again.
+    pub fn release(&mut self) {
+        self.modules = Modules::default();
+        self.unwinder = None;
+        self.state = None;
+    }
+
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
     /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
     /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
+    /// Its objects' unwind sections come from `sections`, shared with the other processes.
     /// A leaf in `jit` code (which has no unwind tables) is unwound with frame pointers, which
     /// JITs keep, through JIT frames and back into the objects' code with DWARF.
     pub fn unwind(
         &mut self,
+        sections: &mut SectionCache,
         kernel: &[u64],
         regs: Regs,
         stack: &CopiedStack<'_>,
@@ -99,7 +110,7 @@ impl Process {
         let modules = &mut self.modules;
         let set = self
             .unwinder
-            .get_or_insert_with(|| modules.refresh(objects));
+            .get_or_insert_with(|| modules.refresh_shared(objects, sections));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
         let mut user = Vec::with_capacity(32);
         unwind::copied(regs, stack, set, state, 0, Reuse::Off, max_depth, &mut user);

@@ -185,6 +185,16 @@ impl Modules {
     /// Brings the set up to date with `objects`, reading newly loaded ones; returns an unwinder
     /// over them.
     pub fn refresh(&mut self, objects: &[LoadedObject]) -> DwarfSet {
+        self.refresh_shared(objects, &mut SectionCache::default())
+    }
+
+    /// [`Modules::refresh`], with the unwind sections of files already read by another set
+    /// taken from `sections` rather than read again (see [`SectionCache`]).
+    pub fn refresh_shared(
+        &mut self,
+        objects: &[LoadedObject],
+        sections: &mut SectionCache,
+    ) -> DwarfSet {
         use framehop::Unwinder;
         let keys: Vec<ModuleKey> = objects
             .iter()
@@ -196,10 +206,13 @@ impl Modules {
         self.loaded.retain(|k, _| keys.contains(k));
         let mut unwinder = Dwarf::new();
         for (key, object) in keys.into_iter().zip(objects) {
-            let module = self
-                .loaded
-                .entry(key)
-                .or_insert_with(|| read_module(object));
+            let module = self.loaded.entry(key).or_insert_with_key(|(_, _, file)| {
+                if object.exec.is_empty() {
+                    return None;
+                }
+                let read = sections.get_or_read(file.as_ref(), object)?;
+                module_of(object, &read)
+            });
             if let Some(module) = module {
                 unwinder.add_module(module.clone());
             }
@@ -259,11 +272,71 @@ pub fn function_entries(object: &LoadedObject) -> Vec<u64> {
     entries().unwrap_or_default()
 }
 
-/// Reads the unwind sections of one loaded object. `None` for objects without a file (the vDSO)
-/// or without executable segments.
-fn read_module(object: &LoadedObject) -> Option<SharedModule> {
-    let start = object.exec.iter().map(|r| r.start).min()?;
-    let end = object.exec.iter().map(|r| r.end).max()?;
+/// The unwind sections of one file, as framehop reads them: their addresses in the file and
+/// their bytes, shared by every module made from them.
+#[derive(Clone)]
+pub struct Sections {
+    text_svma: Option<std::ops::Range<u64>>,
+    got_svma: Option<std::ops::Range<u64>>,
+    eh_frame: (std::ops::Range<u64>, Arc<[u8]>),
+    eh_frame_hdr: Option<(std::ops::Range<u64>, Arc<[u8]>)>,
+}
+
+impl Sections {
+    /// The bytes held.
+    fn bytes(&self) -> usize {
+        self.eh_frame.1.len() + self.eh_frame_hdr.as_ref().map_or(0, |h| h.1.len())
+    }
+}
+
+/// Unwind sections read from files, by file, for the unwinders of several address spaces
+/// (`prof record`: every process that runs `cc1` in a build unwinds with one copy of its
+/// `.eh_frame`, not one per process). Files no set uses any more are dropped once the kept
+/// bytes pass [`SectionCache::BUDGET`].
+#[derive(Default)]
+pub struct SectionCache {
+    files: HashMap<crate::symbolize::FileKey, Option<Arc<Sections>>>,
+    bytes: usize,
+}
+
+impl SectionCache {
+    /// The bytes of unwind sections kept for files no unwinder uses, at most.
+    pub const BUDGET: usize = 64 << 20;
+
+    /// The sections of `object`'s file (`file`: its key, `None` for an object without a file,
+    /// which is read every time), read now unless kept. `None` when it has no `.eh_frame` or
+    /// cannot be read.
+    fn get_or_read(
+        &mut self,
+        file: Option<&crate::symbolize::FileKey>,
+        object: &LoadedObject,
+    ) -> Option<Arc<Sections>> {
+        let Some(file) = file else {
+            return read_sections(object).map(Arc::new);
+        };
+        if let Some(kept) = self.files.get(file) {
+            return kept.clone();
+        }
+        let read = read_sections(object).map(Arc::new);
+        self.bytes += read.as_ref().map_or(0, |s| s.bytes());
+        self.files.insert(file.clone(), read.clone());
+        if self.bytes > Self::BUDGET {
+            // Only this cache holds them: no module of a live address space uses them.
+            self.files.retain(|_, s| match s {
+                Some(s) if Arc::strong_count(s) == 1 => {
+                    self.bytes -= s.bytes();
+                    false
+                }
+                _ => true,
+            });
+        }
+        read
+    }
+}
+
+/// Reads the unwind sections of one loaded object's file. `None` for objects without a file
+/// (the vDSO) or without `.eh_frame`.
+fn read_sections(object: &LoadedObject) -> Option<Sections> {
     super::diagnostics::MODULES_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = std::fs::File::open(path_of(object)).ok()?;
     let cache = object::ReadCache::new(file);
@@ -280,19 +353,26 @@ fn read_module(object: &LoadedObject) -> Option<SharedModule> {
     // framehop reads instruction bytes only for macOS's compact unwind info: for ELF's
     // `.eh_frame` the address of `.text` is all it needs, so its bytes (megabytes for a large
     // program) are not copied.
-    let text_svma = svma(".text");
-    let eh_frame = section(".eh_frame");
-    let eh_frame_hdr = section(".eh_frame_hdr");
-    let got = svma(".got");
-    eh_frame.as_ref()?;
-    let (eh_frame_svma, eh_frame) = eh_frame.unzip();
-    let (eh_frame_hdr_svma, eh_frame_hdr) = eh_frame_hdr.unzip();
+    Some(Sections {
+        text_svma: svma(".text"),
+        got_svma: svma(".got"),
+        eh_frame: section(".eh_frame")?,
+        eh_frame_hdr: section(".eh_frame_hdr"),
+    })
+}
+
+/// The unwind module of one loaded object from its file's `sections`. `None` for an object
+/// without executable segments.
+fn module_of(object: &LoadedObject, sections: &Sections) -> Option<SharedModule> {
+    let start = object.exec.iter().map(|r| r.start).min()?;
+    let end = object.exec.iter().map(|r| r.end).max()?;
+    let (eh_frame_hdr_svma, eh_frame_hdr) = sections.eh_frame_hdr.clone().unzip();
     let info = ExplicitModuleSectionInfo {
         base_svma: 0,
-        text_svma,
-        got_svma: got,
-        eh_frame_svma,
-        eh_frame,
+        text_svma: sections.text_svma.clone(),
+        got_svma: sections.got_svma.clone(),
+        eh_frame_svma: Some(sections.eh_frame.0.clone()),
+        eh_frame: Some(sections.eh_frame.1.clone()),
         eh_frame_hdr_svma,
         eh_frame_hdr,
         ..ExplicitModuleSectionInfo::default()
@@ -339,5 +419,30 @@ mod tests {
         assert_eq!(replaced.len(), 1);
         assert_ne!(replaced, first, "the replaced file is another module");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn processes_that_load_one_file_unwind_with_one_copy_of_its_sections() {
+        let object = |bias: u64| LoadedObject {
+            name: "/bin/true".into(),
+            bias,
+            exec: std::iter::once(bias + 0x1000..bias + 0x9000).collect(),
+        };
+        let key = crate::symbolize::FileKey::of("/bin/true");
+        let mut cache = SectionCache::default();
+        let first = cache
+            .get_or_read(key.as_ref(), &object(0x7000_0000))
+            .unwrap();
+        let second = cache
+            .get_or_read(key.as_ref(), &object(0x5000_0000))
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &second), "read once, shared");
+        assert!(Arc::ptr_eq(&first.eh_frame.1, &second.eh_frame.1));
+        // Two address spaces' modules made through the cache share the bytes too.
+        let (mut a, mut b) = (Modules::default(), Modules::default());
+        a.refresh_shared(&[object(0x7000_0000)], &mut cache);
+        b.refresh_shared(&[object(0x5000_0000)], &mut cache);
+        assert_eq!(cache.files.len(), 1);
+        assert!(cache.bytes > 0 && cache.bytes == first.bytes());
     }
 }

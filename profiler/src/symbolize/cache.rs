@@ -127,9 +127,13 @@ impl FileKey {
 
 /// One object's parsed debug info.
 pub(super) struct Entry {
-    /// DWARF and symbol table through `addr2line`; `None` when the file has neither or cannot
-    /// be parsed (and for the vDSO).
+    /// DWARF through `addr2line`; `None` when the file has none (its symbol table is then
+    /// read by [`Entry::symtab`] alone: `addr2line` would map the file and build a second
+    /// table of every symbol, 4 MB of memory and 12 MB of the file's pages for node's) or
+    /// cannot be parsed, and for the vDSO.
     pub loader: Option<addr2line::Loader>,
+    /// Whether the object's file could be read as an object file.
+    pub readable: bool,
     /// The function symbols of the separate debug file named by the object's build ID (a
     /// stripped system library's `/usr/lib/debug/.build-id/…`), read the first time the
     /// object's own file cannot name an address.
@@ -257,6 +261,27 @@ impl Entry {
     }
 }
 
+/// Whether the object file at `path` has DWARF of its own (line tables or debug info, plain or
+/// compressed, or a split unit's skeleton), or may have it elsewhere (not ELF); `None` when it
+/// cannot be read as an object file.
+fn has_dwarf(path: &str) -> Option<bool> {
+    use object::{Object, ObjectSection};
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let object = object::File::parse(&cache).ok()?;
+    if object.format() != object::BinaryFormat::Elf {
+        // Mach-O keeps its DWARF apart (a dSYM), which the loader finds.
+        return Some(true);
+    }
+    let dwarf = object.sections().any(|s| {
+        s.name().is_ok_and(|name| {
+            let name = name.trim_start_matches(['.', '_', 'z']);
+            name.starts_with("debug_info") || name.starts_with("debug_line")
+        })
+    });
+    Some(dwarf)
+}
+
 /// Parsed debug info by file, with counters.
 pub(super) struct Cache {
     /// A few entries (at most the capacity, plus the objects of the session being symbolized):
@@ -336,10 +361,15 @@ impl Cache {
 
 impl Entry {
     /// An entry for the file at `path`, its DWARF parsed (lazily: units' ranges now, line tables
-    /// when looked up).
+    /// when looked up) when it has any.
     pub fn load(path: &str) -> Entry {
+        let dwarf = has_dwarf(path);
         Entry {
-            loader: addr2line::Loader::new(path).ok(),
+            loader: dwarf
+                .unwrap_or(false)
+                .then(|| addr2line::Loader::new(path).ok())
+                .flatten(),
+            readable: dwarf.is_some(),
             separate: None,
             symtab: None,
             functions: None,
@@ -354,6 +384,7 @@ impl Entry {
     pub fn from_symbols(symtab: SymbolTable, functions: FunctionRanges) -> Entry {
         Entry {
             loader: None,
+            readable: false,
             separate: Some(SymbolTable::default()),
             symtab: Some(symtab),
             functions: Some(functions),

@@ -3,7 +3,7 @@
 //! where the next one starts. Without the privilege to see them the kernel lists every address
 //! as 0: the table is then empty and kernel frames stay hex addresses.
 
-use super::symtab::SymbolTable;
+use super::symtab::{Listing, SymbolTable};
 
 /// The name of the object kernel addresses are put in, and the module their frames show.
 pub const KERNEL_OBJECT: &str = "[kernel]";
@@ -11,17 +11,32 @@ pub const KERNEL_OBJECT: &str = "[kernel]";
 /// The lowest kernel address: the kernel's half of the address space (x86_64 and aarch64).
 pub const KERNEL_START: u64 = 1 << 63;
 
-/// The kernel's function symbols, read now from `/proc/kallsyms` (empty when unreadable).
+/// The kernel's function symbols, read now from `/proc/kallsyms` line by line (empty when
+/// unreadable): the listing (some 200,000 lines) is never held whole.
 pub fn load() -> SymbolTable {
-    parse(&std::fs::read_to_string("/proc/kallsyms").unwrap_or_default())
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open("/proc/kallsyms") else {
+        return SymbolTable::default();
+    };
+    parse_lines(
+        std::io::BufReader::new(file)
+            .split(b'\n')
+            .map_while(Result::ok)
+            .map(|line| String::from_utf8_lossy(&line).into_owned()),
+    )
 }
 
 /// The function symbols (text: types `t`, `T`, `w`, `W`) of a `/proc/kallsyms` listing; a line
 /// that is not one is skipped. Module functions keep their plain name.
 pub fn parse(text: &str) -> SymbolTable {
-    let mut starts: Vec<(u64, String)> = Vec::new();
-    for line in text.lines() {
-        let mut fields = line.split_whitespace();
+    parse_lines(text.lines())
+}
+
+/// [`parse`] of the listing's lines.
+fn parse_lines<L: AsRef<str>>(lines: impl Iterator<Item = L>) -> SymbolTable {
+    let mut listing = Listing::default();
+    for line in lines {
+        let mut fields = line.as_ref().split_whitespace();
         let (Some(address), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
         else {
             continue;
@@ -33,23 +48,10 @@ pub fn parse(text: &str) -> SymbolTable {
             continue;
         };
         if address >= KERNEL_START {
-            starts.push((address, name.to_owned()));
+            listing.push(address, address, name);
         }
     }
-    starts.sort_by_key(|s| s.0);
-    starts.dedup_by_key(|s| s.0);
-    let ends: Vec<u64> = starts
-        .iter()
-        .skip(1)
-        .map(|s| s.0)
-        .chain(starts.last().map(|s| s.0.saturating_add(4096)))
-        .collect();
-    let functions = starts
-        .into_iter()
-        .zip(ends)
-        .map(|((start, name), end)| (start, end.max(start + 1), name))
-        .collect();
-    SymbolTable::from_functions(functions)
+    listing.finish_at_next_start(4096)
 }
 
 #[cfg(test)]

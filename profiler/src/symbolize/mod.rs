@@ -232,13 +232,13 @@ impl<'a> Resolver<'a> {
                     // Between the symbols of an object that lists every function (a PLT
                     // stub): backtrace, which would parse the same file's DWARF a second time,
                     // would not name it either.
-                    None if entry.has_every_symbol(path) && entry.loader.is_some() => {
+                    None if entry.has_every_symbol(path) && entry.readable => {
                         format!("{address:#x}")
                     }
                     None if entry.has_every_symbol(path) => return None,
                     // A function of a stripped file (or of the vDSO's image): by its place in
                     // the object, the same in every run.
-                    None if entry.loader.is_some() || vdso => {
+                    None if entry.readable || vdso => {
                         let file_name = module_name(object)?;
                         unnamed::name(&file_name, probe, entry.functions(path))
                     }
