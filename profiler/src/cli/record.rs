@@ -19,7 +19,8 @@ static ALLOC_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libprof_
 /// Arguments of `prof record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Where to save the session (`.json.gz` or `.json`).
+    /// Where to save the session: a name ending in `.json.gz` (gzipped) or `.json`, or a
+    /// character device or FIFO (`/dev/stdout`), which gets the JSON whatever its name.
     #[arg(short, long, default_value = "prof.json.gz")]
     output: PathBuf,
     /// Samples per second of CPU time of each thread.
@@ -150,6 +151,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
     if let Err(e) = prof::session::check_writable(&args.output) {
         return fail(&e);
     }
+    if let Err(e) = session_name(&args.output) {
+        eprintln!("prof: {e}");
+        return ExitCode::from(BAD_INPUT);
+    }
     options.duration = args.duration;
     options.children = args.children;
     options.follow_descendants = args.follow_descendants;
@@ -253,6 +258,27 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return super::serve::serve_files(std::slice::from_ref(&saved), &args.serve_flags);
     }
     ExitCode::from(exit_code(recording.status))
+}
+
+/// Checks `-o`'s name (after [`prof::session::check_writable`]): a file, or a new name, must end
+/// in `.json` or `.json.gz`, what a session is saved as, so that nothing silently writes JSON
+/// under another format's name; a character device or a FIFO is written whatever its name.
+fn session_name(output: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let stream = std::fs::metadata(output)
+        .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo());
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if stream || name.ends_with(".json") || name.ends_with(".json.gz") {
+        return Ok(());
+    }
+    Err(format!(
+        "-o {}: prof record saves a session, as NAME.json or NAME.json.gz (gzipped); prof \
+         convert turns it into other formats",
+        output.display()
+    ))
 }
 
 /// The exit code a shell gives for `status`: the command's own, or 128 + the signal that ended
