@@ -363,7 +363,7 @@ async function applyView() {
     renderMeta($("meta"), page.meta);
   }
   transformBar.render(answer.chips);
-  renderThreads($("threads"), page.threads, page.processes, valid, answer.label, (threads) =>
+  renderThreads($("threads"), page.threads, page.processes, valid, answer.label, answer.command, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
   );
 }

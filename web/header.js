@@ -23,16 +23,18 @@ export function renderMeta(dl, meta) {
 
 /**
  * Fills the thread selector, a set: its summary says what is shown (`label`, from the wasm
- * module), and it lists every thread with a checkbox, its sample count and share, as counted and
+ * module; its tooltip the `prof report` command that selects the same samples, `command`), and
+ * it lists every thread with a checkbox, its sample count and share, as counted and
  * labelled by the wasm module. With `processes` (`{label, threads}` from the wasm module, empty
  * for a single process) the threads are listed under their process, whose own checkbox shows or
  * hides all of them. `chosen` is the shown thread indices, null for all; `onChange(threads)` gets
  * the new choice (null: all).
  */
-export function renderThreads(details, threads, processes, chosen, label, onChange) {
+export function renderThreads(details, threads, processes, chosen, label, command, onChange) {
   const shown = new Set(chosen ?? threads.map((t) => t.index));
   const summary = document.createElement("summary");
   summary.textContent = label;
+  summary.title = command;
   const list = document.createElement("div");
   list.className = "thread-list";
   const all = document.createElement("button");

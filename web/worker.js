@@ -248,7 +248,11 @@ const methods = {
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
-    const out = { label: profile.threadsLabel(), chips: JSON.parse(profile.transformChipsJson()) };
+    const out = {
+      label: profile.threadsLabel(),
+      command: profile.reportCommand(),
+      chips: JSON.parse(profile.transformChipsJson()),
+    };
     const type = view.type ?? null;
     if (type !== viewType) {
       viewType = type;

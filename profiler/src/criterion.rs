@@ -89,6 +89,7 @@ impl Profiler {
             let rows = tree.top(session, self.top, SortBy::SelfWeight);
             let table = TopTable {
                 session,
+                threads: None,
                 rows: &rows,
                 total_weight: tree.total_weight(tree.root()),
                 total_count: tree.total_count(tree.root()),

@@ -123,6 +123,7 @@ impl fmt::Display for Report {
         let rows = tree.top(&self.session, DEFAULT_TOP, SortBy::SelfWeight);
         let table = TopTable {
             session: &self.session,
+            threads: None,
             rows: &rows,
             total_weight: tree.total_weight(tree.root()),
             total_count: tree.total_count(tree.root()),

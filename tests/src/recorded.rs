@@ -98,6 +98,17 @@ pub fn samples_per_tid(session: &Session) -> Vec<(u64, usize)> {
         .collect()
 }
 
+/// The clock ticks of user CPU time process `pid` has used (0 once it is gone).
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |x| x.1)
+        .split_whitespace()
+        .collect();
+    fields.get(11).and_then(|t| t.parse().ok()).unwrap_or(0)
+}
+
 /// Waits until a child of `parent` (prof, running the command) has used `ticks` clock ticks of
 /// CPU, so that it has samples, or two minutes have passed.
 pub fn wait_for_cpu(parent: u32, ticks: u64) {
@@ -114,15 +125,9 @@ pub fn wait_for_cpu(parent: u32, ticks: u64) {
             children += &path.and_then(std::fs::read_to_string).unwrap_or_default();
             children.push(' ');
         }
-        let busy = children.split_whitespace().any(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map_or("", |x| x.1)
-                .split_whitespace()
-                .collect();
-            fields.get(11).and_then(|t| t.parse::<u64>().ok()) >= Some(ticks)
-        });
+        let busy = children
+            .split_whitespace()
+            .any(|pid| pid.parse().is_ok_and(|pid| cpu_ticks(pid) >= ticks));
         if busy {
             return;
         }
@@ -133,21 +138,49 @@ pub fn wait_for_cpu(parent: u32, ticks: u64) {
 /// foreground job), waits until it has used 30 ticks of CPU, sends Ctrl-C (SIGINT) to the whole
 /// group, and returns how prof ended and its standard error.
 pub fn record_then_ctrl_c(out: &Path, command: &[&str]) -> (std::process::ExitStatus, String) {
+    record_then_ctrl_c_with(out, &[], command)
+}
+
+/// [`record_then_ctrl_c`] with `flags` given to `prof record` too.
+pub fn record_then_ctrl_c_with(
+    out: &Path,
+    flags: &[&str],
+    command: &[&str],
+) -> (std::process::ExitStatus, String) {
+    let prof = record_in_foreground(out, flags, command, std::process::Stdio::null());
+    wait_for_cpu(prof.id(), 30);
+    ctrl_c(prof)
+}
+
+/// Starts `prof record -o OUT FLAGS... -- COMMAND...` in a process group of its own, as a
+/// terminal's foreground job, its standard error piped and its standard output to `stdout`.
+pub fn record_in_foreground(
+    out: &Path,
+    flags: &[&str],
+    command: &[&str],
+    stdout: std::process::Stdio,
+) -> std::process::Child {
     use std::os::unix::process::CommandExt;
     // As a terminal's foreground job has them, whatever this process inherited: a shell
     // running the tests in the background ignores SIGINT and SIGQUIT, and the command would
     // inherit that through prof (as it would without prof) and never see the Ctrl-C.
-    let mut prof = Command::new("env")
+    Command::new("env")
         .arg("--default-signal=INT,QUIT")
         .arg(crate::prof_bin())
-        .args(["record", "-o", out.to_str().unwrap(), "--"])
+        .args(["record", "-o", out.to_str().unwrap()])
+        .args(flags)
+        .arg("--")
         .args(command)
-        .stdout(std::process::Stdio::null())
+        .stdout(stdout)
         .stderr(std::process::Stdio::piped())
         .process_group(0)
         .spawn()
-        .unwrap();
-    wait_for_cpu(prof.id(), 30);
+        .unwrap()
+}
+
+/// Sends Ctrl-C (SIGINT) to the process group of `prof` (started by [`record_in_foreground`])
+/// and returns how prof ended and its standard error.
+pub fn ctrl_c(mut prof: std::process::Child) -> (std::process::ExitStatus, String) {
     let kill = Command::new("kill")
         .args(["-INT", "--", &format!("-{}", prof.id())])
         .status()

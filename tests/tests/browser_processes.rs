@@ -116,5 +116,30 @@ fn the_thread_selector_and_the_timeline_group_threads_under_their_process() {
     eventually("the table of processes 10 and 12", || {
         top_table_rows(&browser, expected.len()) == expected
     });
+    // The selector's tooltip says which `prof report` options show the same samples.
+    let command = || js(&browser, "document.querySelector('#threads summary').title");
+    eventually("the command of processes 10 and 12", || {
+        command() == json!("prof report FILE --tid 10,12")
+    });
     browser.screenshot("processes-02-one-hidden");
+
+    // One thread of a process: `--tid` names it, and the report of that command is the page's.
+    browser.eval(
+        "window.profViewer.state.update({ threads: [2] });",
+        json!([]),
+    );
+    eventually("the command of the helper thread", || {
+        command() == json!("prof report FILE --tid 13")
+    });
+    let expected = report_rows(&file, &["--top", "5", "--tid", "13"]);
+    assert_eq!(report_total(&file, &["--tid", "13"]), "10.0 ms");
+    eventually("the table of the helper thread", || {
+        top_table_rows(&browser, expected.len()) == expected
+    });
+    // Every thread: no option narrows the samples.
+    browser.eval(
+        "window.profViewer.state.update({ threads: null });",
+        json!([]),
+    );
+    eventually("no command for every thread", || command() == json!(""));
 }

@@ -81,6 +81,39 @@ fn record_through_a_symlink_writes_its_target_and_keeps_the_link() {
 }
 
 #[test]
+fn record_to_a_name_that_is_not_a_session_file_is_refused_before_the_command_runs() {
+    let dir = TempDir::new("trust_name");
+    let ran = dir.join("ran");
+    for name in ["x.txt", "x.gz", "x.svg"] {
+        let out = dir.join(name);
+        let output = prof(&[
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "touch",
+            ran.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("saves a session, as NAME.json or NAME.json.gz"),
+            "{stderr}"
+        );
+        assert!(!ran.exists(), "{name}: the command ran");
+        assert!(!out.exists(), "{name} was written");
+    }
+    // The documented names, in either case.
+    for name in ["x.json", "X.JSON.GZ"] {
+        let out = dir.join(name);
+        let output = prof(&["record", "-o", out.to_str().unwrap(), "--", "true"]);
+        assert!(output.status.success(), "{name}: {output:?}");
+        prof::session::load(&out).unwrap();
+    }
+}
+
+#[test]
 fn record_to_a_symlink_to_nothing_is_refused_before_the_command_runs() {
     let dir = TempDir::new("trust_dangling");
     let nowhere = dir.join("elsewhere.json");

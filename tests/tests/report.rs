@@ -202,7 +202,7 @@ fn the_version_1_fixture_reports() {
     let out = prof(&["report", v1.to_str().unwrap(), "--thread", "worker"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).starts_with("/usr/bin/demo: cpu mode, 3 samples"),
+        stdout(&out).starts_with("worker [101] of /usr/bin/demo: cpu mode, 3 samples"),
         "{}",
         stdout(&out)
     );
@@ -766,4 +766,78 @@ fn r22_waits_of_a_file_from_another_tool_is_one_line_and_exit_2() {
         }
         assert!(!written.exists(), "{name}: convert wrote {to}");
     }
+}
+
+/// `sh` (pid 10) and `node` (pid 40) with three threads all named `node`, thread 41 spending
+/// 10 ms in `f41`, 42 20 ms in `f42`, 43 40 ms in `f43`.
+fn same_named_threads() -> Session {
+    use prof::session::Process;
+    let mut b = SessionBuilder::default();
+    b.meta_mut().program = "sh".into();
+    let process = |pid, name: &str| Process {
+        pid,
+        name: name.into(),
+        ..Process::default()
+    };
+    let sh = b.push_process(process(10, "sh"));
+    let node = b.push_process(process(40, "node"));
+    let t = b.thread_in(sh, 10, "sh");
+    b.push_named(&["main", "wait"], t, 0, 10_000_000);
+    for (tid, ms) in [(41, 1), (42, 2), (43, 4)] {
+        let t = b.thread_in(node, tid, "node");
+        let function = format!("f{tid}");
+        for i in 0..ms {
+            b.push_named(&["start", &function], t, i * 10_000_000, 10_000_000);
+        }
+    }
+    b.finish()
+}
+
+#[test]
+fn report_tid_keeps_exactly_one_of_several_same_named_threads_and_the_header_names_it() {
+    let dir = TempDir::new("report-tid");
+    let file = dir.join("node.json");
+    save(&same_named_threads(), &file).unwrap();
+    let file = file.to_str().unwrap();
+    let report = |args: &[&str]| {
+        let all = [&["report", file][..], args].concat();
+        let out = prof(&all);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        out
+    };
+    let out = report(&["--tid", "42"]);
+    assert_eq!(frames(&out), ["f42", "start"]);
+    assert!(
+        stdout(&out).starts_with("node [42] of node [40]: cpu mode, 2 samples"),
+        "{}",
+        stdout(&out)
+    );
+    // A list, or the option repeated: the same two threads.
+    for args in [&["--tid", "41,43"][..], &["--tid", "43", "--tid", "41"][..]] {
+        let out = report(args);
+        assert_eq!(frames(&out), ["f43", "f41", "start"], "{args:?}");
+        assert!(
+            stdout(&out).starts_with("node [41], node [43] of node [40]: cpu mode, 5 samples"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    // The name keeps all three; the header names what is shown, not the first process.
+    let out = report(&["--thread", "node"]);
+    assert_eq!(frames(&out), ["f43", "f42", "f41", "start"]);
+    assert!(stdout(&out).starts_with("node [40]: cpu mode, 7 samples"));
+    let out = report(&["--process", "node"]);
+    assert!(stdout(&out).starts_with("node [40]: cpu mode, 7 samples"));
+    let out = report(&[]);
+    assert!(stdout(&out).starts_with("sh and 1 other process: cpu mode, 8 samples"));
+    // An id no thread has: one line naming those there are.
+    let out = prof(&["report", file, "--tid", "99"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        format!(
+            "prof: invalid option: --tid: no thread 99 in {file} \
+             (threads: 10 sh, 41 node, 42 node, 43 node)"
+        )
+    );
 }

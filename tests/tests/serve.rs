@@ -55,6 +55,28 @@ fn everything_lives_under_the_secret_path_and_other_paths_are_404() {
 }
 
 #[test]
+fn the_root_answers_a_page_saying_where_the_viewer_is_without_its_secret() {
+    let dir = TempDir::new("serve-root");
+    let served = serve_demo(&dir);
+    let secret = served.url[served.origin().len()..]
+        .trim_matches('/')
+        .to_owned();
+    // What `curl http://127.0.0.1:PORT/` gets.
+    let root = get(&format!("{}/", served.origin()), false);
+    assert_eq!(root.status_code, 404);
+    assert_eq!(
+        header(&root, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let text = root.as_str().unwrap();
+    assert!(
+        text.contains("open the URL printed by prof serve"),
+        "{text}"
+    );
+    assert!(!text.contains(&secret), "{text}");
+}
+
+#[test]
 fn assets_have_their_mime_types_and_are_cached_and_sessions_are_gzipped() {
     let dir = TempDir::new("serve-mime");
     let served = serve_demo(&dir);

@@ -6,8 +6,8 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof::aggregate::{
-    format_percent, format_weight, group_by_scope, group_by_task, CallTree, Filter, NodeId,
-    ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
+    format_percent, format_weight, group_by_scope, group_by_task, shell_words, CallTree, Filter,
+    NodeId, ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
 };
 use prof::aggregate::{task_waits, TASK_WAIT_TYPE};
 use prof::session::{Json, JsonStep, SampleState, SampleType, Session, ThreadIdx, Unit};
@@ -372,6 +372,22 @@ impl Profile {
         )
     }
 
+    /// The `prof report` command that selects the samples this view shows (its threads by
+    /// id, time range, thread state, scope and task: `prof report FILE --tid 4243,4244 --from
+    /// 0.5 --to 1.25`), so that every view can be checked against the command line; empty
+    /// when the view shows every sample.
+    #[wasm_bindgen(js_name = reportCommand)]
+    pub fn report_command(&self) -> String {
+        let options = match self.view.filter(&self.session) {
+            Ok(filter) => filter.report_options(&self.session),
+            Err(_) => Vec::new(),
+        };
+        if options.is_empty() {
+            return String::new();
+        }
+        format!("prof report FILE {}", shell_words(&options))
+    }
+
     /// `weight` as the core formats it in this session's unit (`4.70 s`).
     #[wasm_bindgen(js_name = weightText)]
     pub fn weight_text(&self, weight: f64) -> String {
@@ -645,6 +661,37 @@ impl SearchResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pages_choice_of_a_thread_is_the_filter_of_report_tid() {
+        use prof::session::{FrameSpec, SessionBuilder};
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        for tid in [41, 42, 43] {
+            let t = b.thread(tid, "node");
+            b.push_sample(stack, t, 1, 1);
+        }
+        let session = b.finish();
+        let view = ViewSpec::read(r#"{"threads":[1],"range":[5,9]}"#).unwrap();
+        let page = view.filter(&session).unwrap();
+        assert_eq!(
+            page.report_options(&session),
+            [
+                "--tid",
+                "42",
+                "--from",
+                "0.000000005",
+                "--to",
+                "0.000000009"
+            ]
+        );
+        let report = Filter::all()
+            .tids(&session, &[42])
+            .seconds(Some(0.000000005), Some(0.000000009))
+            .unwrap();
+        assert_eq!(report, page);
+    }
 
     /// Issue 24: the page's view is read with `prof`'s JSON reader, as serde read it: every
     /// field optional, `null` as absent, no field twice and no other field.

@@ -90,6 +90,70 @@ impl Filter {
         self.threads(matching)
     }
 
+    /// Keeps only the threads whose operating system id is one of `tids` (of those already
+    /// kept, when threads were chosen before): `prof report --tid`. A viewer's choice of
+    /// threads (by index) is this filter with their ids, which [`Filter::report_options`]
+    /// gives.
+    pub fn tids(mut self, session: &Session, tids: &[u64]) -> Self {
+        let chosen = self.threads.take();
+        let matching = session
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| tids.contains(&t.tid))
+            .map(|(i, _)| ThreadIdx(i as u32))
+            .filter(|t| chosen.as_ref().is_none_or(|c| c.contains(t)));
+        self.threads(matching)
+    }
+
+    /// The options of `prof report` that keep the samples this filter keeps: `--tid` (the
+    /// chosen threads' ids, as one comma-separated list), `--from` and `--to` (seconds),
+    /// `--state`, `--scope` and `--task`, in that order; none for a filter that keeps every
+    /// sample. Threads that share an id (imported profiles may have them) are told apart by
+    /// neither.
+    pub fn report_options(&self, session: &Session) -> Vec<String> {
+        let mut options = Vec::new();
+        let mut add = |option: &str, value: String| {
+            options.push(option.to_owned());
+            options.push(value);
+        };
+        if let Some(threads) = &self.threads {
+            // In the threads' order, each id once.
+            let mut tids: Vec<u64> = Vec::new();
+            let mut list = String::new();
+            for thread in threads
+                .iter()
+                .filter_map(|t| session.threads.get(t.index()))
+            {
+                if tids.contains(&thread.tid) {
+                    continue;
+                }
+                tids.push(thread.tid);
+                if !list.is_empty() {
+                    list.push(',');
+                }
+                list += &thread.tid.to_string();
+            }
+            add("--tid", list);
+        }
+        if let Some((from, to)) = self.time_ns {
+            add("--from", seconds_text(from));
+            if to != u64::MAX {
+                add("--to", seconds_text(to));
+            }
+        }
+        if let Some(state) = self.state {
+            add("--state", state.name().to_owned());
+        }
+        if let Some(scope) = &self.scope {
+            add("--scope", scope.clone());
+        }
+        if let Some(task) = &self.task {
+            add("--task", task.clone());
+        }
+        options
+    }
+
     /// Keeps only samples taken between `from_s` and `to_s` seconds after the session started
     /// (either end open when `None`); an end that is not a number of seconds at or after 0, or a
     /// range that ends before it starts, is an error (its message names the values, not where
@@ -117,6 +181,23 @@ impl Filter {
         }
         Ok(self.time_range(from, to))
     }
+}
+
+/// `ns` nanoseconds as seconds, exactly and without trailing zeros (`0.5`, `1.000000001`,
+/// `3`): [`Filter::seconds`] reads it back to the same nanosecond.
+fn seconds_text(ns: u64) -> String {
+    let (whole, mut part) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    let mut text = whole.to_string();
+    if part > 0 {
+        text.push('.');
+        let mut scale = 100_000_000;
+        while part > 0 {
+            text.push(char::from(b'0' + (part / scale) as u8));
+            part %= scale;
+            scale /= 10;
+        }
+    }
+    text
 }
 
 /// Sample weight and count per stack node, for the samples a [`Filter`] keeps. Indexed by
@@ -323,6 +404,101 @@ mod tests {
         let spin_threads = Filter::all().thread_named(&session, "spin");
         assert_eq!(total(spin_threads.processes(&session, |p| p.pid == 11)), 2);
         assert_eq!(total(Filter::all().processes(&session, |p| p.pid == 99)), 0);
+    }
+
+    /// Three threads named `node` of one process, and `sh`'s.
+    fn same_named_threads() -> Session {
+        use crate::session::Process;
+        let mut b = SessionBuilder::default();
+        let sh = b.push_process(Process {
+            pid: 10,
+            name: "sh".into(),
+            ..Process::default()
+        });
+        let node = b.push_process(Process {
+            pid: 40,
+            name: "node".into(),
+            ..Process::default()
+        });
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        for (process, tid, name, weight) in [
+            (sh, 10, "sh", 1),
+            (node, 41, "node", 2),
+            (node, 42, "node", 4),
+            (node, 43, "node", 8),
+        ] {
+            let t = b.thread_in(process, tid, name);
+            b.push_sample(stack, t, 1, weight);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn the_viewers_choice_of_a_thread_is_the_filter_report_tid_builds_from_its_options() {
+        let session = same_named_threads();
+        for (i, thread) in session.threads.iter().enumerate() {
+            // What the viewer builds from the page's choice of thread `i`.
+            let viewer = Filter::all().threads([ThreadIdx(i as u32)]);
+            let options = viewer.report_options(&session);
+            assert_eq!(options, ["--tid".to_owned(), thread.tid.to_string()]);
+            // What `prof report --tid` builds from them.
+            let tid: u64 = options[1].parse().unwrap();
+            let report = Filter::all().tids(&session, &[tid]);
+            assert_eq!(report, viewer);
+            assert_eq!(
+                StackWeights::compute(&session, &report).total(),
+                1 << i,
+                "one thread of the same name, not all of them"
+            );
+        }
+        // Several threads: one list, each id once; within threads already chosen.
+        let two = Filter::all().threads([ThreadIdx(3), ThreadIdx(1), ThreadIdx(3)]);
+        assert_eq!(two.report_options(&session), ["--tid", "43,41"]);
+        let named = Filter::all().thread_named(&session, "node");
+        assert_eq!(
+            named.tids(&session, &[41, 10]),
+            Filter::all().threads([ThreadIdx(1)])
+        );
+        assert_eq!(Filter::all().report_options(&session), Vec::<String>::new());
+    }
+
+    #[test]
+    fn report_options_read_back_to_the_same_range_state_scope_and_task() {
+        let session = same_named_threads();
+        let viewer = Filter::all()
+            .time_range(1_500_000_001, 2_000_000_000)
+            .state(SampleState::Waiting)
+            .scope("parse it")
+            .task("io");
+        let options = viewer.report_options(&session);
+        assert_eq!(
+            options,
+            [
+                "--from",
+                "1.500000001",
+                "--to",
+                "2",
+                "--state",
+                "waiting",
+                "--scope",
+                "parse it",
+                "--task",
+                "io"
+            ]
+        );
+        // As `prof report` reads them.
+        let seconds = |i: usize| Some(options[i].parse::<f64>().unwrap());
+        let report = Filter::all()
+            .seconds(seconds(1), seconds(3))
+            .unwrap()
+            .state(SampleState::Waiting)
+            .scope("parse it")
+            .task("io");
+        assert_eq!(report, viewer);
+        // A range open at its end has no `--to`.
+        let open = Filter::all().seconds(Some(0.25), None).unwrap();
+        assert_eq!(open.report_options(&session), ["--from", "0.25"]);
     }
 
     #[test]

@@ -176,6 +176,34 @@ fn scaled(value: u64, units: &[(u64, &str)]) -> String {
     format!("{text} {name}")
 }
 
+/// `words` as one command line a POSIX shell splits back into them: words of letters, digits
+/// and `,._+-:=/@%` as they are, others in single quotes (`'it'\''s'`).
+pub fn shell_words(words: &[String]) -> String {
+    let mut line = String::new();
+    for word in words {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        let plain = !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b",._+-:=/@%".contains(&b));
+        if plain {
+            line += word;
+            continue;
+        }
+        line.push('\'');
+        for c in word.chars() {
+            match c {
+                '\'' => line += "'\\''",
+                c => line.push(c),
+            }
+        }
+        line.push('\'');
+    }
+    line
+}
+
 /// `x` with `decimals` digits after the point, `+` before it when `plus` and it is not negative:
 /// exactly the text of `format!("{x:.decimals$}")` (`{x:+.decimals$}` with `plus`), rounded half
 /// to even on the float's exact binary value. Written out because core's float formatting, which
@@ -323,6 +351,19 @@ fn big_scaled_digits(mantissa: u64, exponent: i32, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split_or_expand() {
+        let words = |w: &[&str]| shell_words(&w.iter().map(|w| w.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            words(&["--tid", "41,43", "--from", "0.5"]),
+            "--tid 41,43 --from 0.5"
+        );
+        assert_eq!(
+            words(&["--scope", "it's a $scope", ""]),
+            "--scope 'it'\\''s a $scope' ''"
+        );
+    }
 
     fn ns(w: u64) -> String {
         format_weight(&SampleType::new("cpu", Unit::Nanoseconds), w)

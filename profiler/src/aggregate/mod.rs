@@ -77,7 +77,8 @@ pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
     fixed, format_dropped, format_location, format_ms, format_percent, format_percent_change,
-    format_time_at, format_weight, format_weight_change, format_weight_named, thousands,
+    format_time_at, format_weight, format_weight_change, format_weight_named, shell_words,
+    thousands,
 };
 pub use grouping::{
     group_by_scope, group_by_task, ScopeCalls, NO_SCOPE_FRAME, NO_TASK_FRAME, SCOPE_FRAME_PREFIX,
@@ -94,7 +95,8 @@ pub use search::{is_marked, name_contains, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
 pub use table::TopTable;
 pub use threads::{
-    busiest_first, group_by_process, process_label, thread_totals, ProcessGroup, ThreadTotal,
+    busiest_first, group_by_process, process_label, shown_label, thread_totals, ProcessGroup,
+    ThreadTotal,
 };
 pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
 pub use top::{SortBy, TopRow, DEFAULT_TOP};

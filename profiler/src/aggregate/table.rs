@@ -3,8 +3,9 @@
 
 use super::format::{format_dropped, format_percent, format_weight, thousands};
 use super::grouping::ScopeCalls;
+use super::threads::shown_label;
 use super::top::{SortBy, TopRow};
-use crate::session::Session;
+use crate::session::{Session, ThreadIdx};
 use std::fmt;
 
 /// A top-N table ready to print. Weights are shown in the session's unit, scaled by the one
@@ -13,6 +14,8 @@ use std::fmt;
 pub struct TopTable<'a> {
     /// The session the rows come from (for the header).
     pub session: &'a Session,
+    /// The threads the rows are of, named in the header ([`shown_label`]); `None` for all.
+    pub threads: Option<&'a [ThreadIdx]>,
     /// The rows, in the order to print.
     pub rows: &'a [TopRow],
     /// The weight percentages are relative to (the filtered total).
@@ -31,14 +34,10 @@ impl fmt::Display for TopTable<'_> {
         let meta = &self.session.meta;
         let mode = meta.mode;
         let format_weight = |w: u64| format_weight(&meta.sample_type, w);
-        let program = if meta.program.is_empty() {
-            "(unknown program)"
-        } else {
-            &meta.program
-        };
         write!(
             f,
-            "{program}: {} mode, {} samples, showing {} ({}), {} total, sorted by {}",
+            "{}: {} mode, {} samples, showing {} ({}), {} total, sorted by {}",
+            shown_label(self.session, self.threads),
             mode.name(),
             thousands(self.total_count),
             meta.sample_type.name,

@@ -93,9 +93,149 @@ pub fn process_label(process: &Process) -> String {
     }
 }
 
+/// What a view of `threads` (`None`: every thread) shows, for a header: the session's program
+/// when that is everything (`sh and 2 other processes` for a recording of several); else each
+/// process whose threads are all kept (`xz [4242]`), and the threads kept of each other one
+/// (`node [4243], node [4244] of node [4240]`; `of` the program in a session of one process),
+/// three of each at most and how many more.
+pub fn shown_label(session: &Session, threads: Option<&[ThreadIdx]>) -> String {
+    let kept: Vec<ThreadIdx> = match threads {
+        Some(threads) => (0..session.threads.len() as u32)
+            .map(ThreadIdx)
+            .filter(|t| threads.contains(t))
+            .collect(),
+        None => Vec::new(),
+    };
+    let program = match session.meta.program.as_str() {
+        "" => "(unknown program)",
+        program => program,
+    };
+    if threads.is_none() || kept.len() == session.threads.len() {
+        return match session.processes.len() {
+            0 | 1 => program.to_owned(),
+            2 => format!("{program} and 1 other process"),
+            n => format!("{program} and {} other processes", n - 1),
+        };
+    }
+    if kept.is_empty() {
+        return "no thread".to_owned();
+    }
+    let table = session.process_table();
+    let several = session.processes.len() > 1;
+    let mut whole = true;
+    let parts: Vec<String> = group_by_process(session, &kept)
+        .into_iter()
+        .map(|group| {
+            let process = table.get(group.process.index());
+            let of_process = session
+                .threads
+                .iter()
+                .filter(|t| t.process == group.process)
+                .count();
+            match process {
+                Some(p) if several && of_process == group.threads.len() => process_label(p),
+                _ => {
+                    whole = false;
+                    let names = group.threads.iter().map(|&t| {
+                        let thread = &session.threads[t.index()];
+                        match session.str(thread.name) {
+                            "" => format!("[{}]", thread.tid),
+                            name => format!("{name} [{}]", thread.tid),
+                        }
+                    });
+                    let names = at_most_three(names.collect(), ", ", " threads");
+                    match process {
+                        Some(p) if several => format!("{names} of {}", process_label(p)),
+                        _ => format!("{names} of {program}"),
+                    }
+                }
+            }
+        })
+        .collect();
+    // A group of threads names its process last: groups apart by `;` then.
+    match whole {
+        true => at_most_three(parts, ", ", " processes"),
+        false => at_most_three(parts, "; ", ""),
+    }
+}
+
+/// `parts` joined with `separator`, three at most and `and N more` (then `what`).
+fn at_most_three(mut parts: Vec<String>, separator: &str, what: &str) -> String {
+    if parts.len() > 3 {
+        let more = parts.len() - 3;
+        parts.truncate(3);
+        return format!("{} and {more} more{what}", parts.join(separator));
+    }
+    parts.join(separator)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shown_label_names_the_processes_and_threads_kept() {
+        use crate::session::{FrameSpec, Metadata, SessionBuilder};
+        let mut b = SessionBuilder::new(Metadata {
+            program: "sh".into(),
+            ..Metadata::default()
+        });
+        let process = |pid, name: &str| Process {
+            pid,
+            name: name.into(),
+            ..Process::default()
+        };
+        let sh = b.push_process(process(10, "sh"));
+        let xz = b.push_process(process(11, "xz"));
+        let node = b.push_process(process(12, "node"));
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let stack = b.intern_stack_path(&[f]).unwrap();
+        for (process, tid, name) in [
+            (sh, 10, "sh"),
+            (xz, 11, "xz"),
+            (node, 12, "node"),
+            (node, 13, "node"),
+            (node, 14, ""),
+            (node, 15, "node"),
+            (node, 16, "node"),
+        ] {
+            let t = b.thread_in(process, tid, name);
+            b.push_sample(stack, t, 1, 1);
+        }
+        let session = b.finish();
+        let label = |threads: &[u32]| {
+            let threads: Vec<ThreadIdx> = threads.iter().map(|&t| ThreadIdx(t)).collect();
+            shown_label(&session, Some(&threads))
+        };
+        assert_eq!(shown_label(&session, None), "sh and 2 other processes");
+        assert_eq!(label(&[0, 1, 2, 3, 4, 5, 6]), "sh and 2 other processes");
+        assert_eq!(label(&[1]), "xz [11]");
+        assert_eq!(label(&[0, 1]), "sh [10], xz [11]");
+        assert_eq!(label(&[3]), "node [13] of node [12]");
+        assert_eq!(label(&[1, 4, 3]), "xz [11]; node [13], [14] of node [12]");
+        assert_eq!(
+            label(&[2, 3, 4, 5]),
+            "node [12], node [13], [14] and 1 more threads of node [12]"
+        );
+        assert_eq!(label(&[]), "no thread");
+        // One process: its threads, of the program.
+        let mut one = SessionBuilder::new(Metadata {
+            program: "/usr/bin/demo".into(),
+            ..Metadata::default()
+        });
+        let f = one.intern_frame(&FrameSpec::named("f"));
+        let stack = one.intern_stack_path(&[f]).unwrap();
+        for tid in [1, 2] {
+            let t = one.thread(tid, "worker");
+            one.push_sample(stack, t, 1, 1);
+        }
+        let one = one.finish();
+        assert_eq!(shown_label(&one, None), "/usr/bin/demo");
+        assert_eq!(
+            shown_label(&one, Some(&[ThreadIdx(1)])),
+            "worker [2] of /usr/bin/demo"
+        );
+    }
 
     #[test]
     fn threads_group_under_their_process_busiest_first() {

@@ -34,6 +34,11 @@ enum Command {
     /// Show profiles in the browser viewer.
     Serve(serve::ServeArgs),
     /// Run a command and profile it (every thread and child process), then save the session.
+    ///
+    /// The recording ends when CMD exits, keeping what the processes it started did until then;
+    /// those still running are named, and neither waited for nor signalled. prof then exits
+    /// with CMD's status. `--follow-descendants` records them until the last has exited (or
+    /// Ctrl-C, or `--duration`); `--duration` ends any recording early, leaving CMD running.
     #[cfg(target_os = "linux")]
     Record(record::RecordArgs),
     /// Print the top functions of a profile.

@@ -1,5 +1,6 @@
-//! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall|alloc] [--user-only] -- CMD
-//! [ARGS...]`: runs CMD, samples every thread of it and of the processes it starts (see `prof::record`), saves the session,
+//! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall|alloc] [--user-only]
+//! [--follow-descendants] [--duration D] -- CMD [ARGS...]`: runs CMD, samples every thread of
+//! it and of the processes it starts until it exits (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
 //! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
 //! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
@@ -18,7 +19,8 @@ static ALLOC_LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libprof_
 /// Arguments of `prof record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Where to save the session (`.json.gz` or `.json`).
+    /// Where to save the session: a name ending in `.json.gz` (gzipped) or `.json`, or a
+    /// character device or FIFO (`/dev/stdout`), which gets the JSON whatever its name.
     #[arg(short, long, default_value = "prof.json.gz")]
     output: PathBuf,
     /// Samples per second of CPU time of each thread.
@@ -52,9 +54,17 @@ pub struct RecordArgs {
     /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end.
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pid: Option<u32>,
-    /// With `--pid`: record for this long at most, e.g. `30s`, `500ms`.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "pid")]
+    /// Record for this long at most, e.g. `30s`, `500ms`, then save and exit 0: a command
+    /// still running then runs on, untouched and no longer recorded (as a process attached
+    /// with `--pid` does).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
+    /// Go on recording after CMD exits, until every process it started has exited too (a
+    /// daemon that left its session included), or Ctrl-C (one pressed while CMD ran counts),
+    /// or `--duration`. Without it the recording ends when CMD exits, keeping what the
+    /// processes it started did until then; those left running are named, not waited for.
+    #[arg(long, conflicts_with = "pid")]
+    follow_descendants: bool,
     /// With `--pid`: also the processes it has started and starts.
     #[arg(long, requires = "pid")]
     children: bool,
@@ -141,8 +151,13 @@ pub fn run(args: RecordArgs) -> ExitCode {
     if let Err(e) = prof::session::check_writable(&args.output) {
         return fail(&e);
     }
+    if let Err(e) = session_name(&args.output) {
+        eprintln!("prof: {e}");
+        return ExitCode::from(BAD_INPUT);
+    }
     options.duration = args.duration;
     options.children = args.children;
+    options.follow_descendants = args.follow_descendants;
     let recorded = match args.pid {
         Some(pid) => prof::record::attach(pid, &options),
         None => {
@@ -177,6 +192,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
     }
     let samples = report.total_samples();
     let closed = channel_closed(&recording.channel_closed);
+    let ended = ending(&recording.ending, options.duration);
     if samples == 0 && !recording.unsampled.is_empty() {
         eprintln!(
             "prof: no samples; saved an empty session to {}",
@@ -185,6 +201,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
     } else if let (0, Some(closed)) = (samples, &closed) {
         eprintln!(
             "prof: no samples: {closed}; saved an empty session to {}",
+            saved.display()
+        );
+    } else if let (0, Some(ended)) = (samples, &ended) {
+        eprintln!(
+            "prof: no samples: {ended}; saved an empty session to {}",
             saved.display()
         );
     } else if samples == 0 {
@@ -198,6 +219,10 @@ pub fn run(args: RecordArgs) -> ExitCode {
                 "ran for less than one sampling interval of CPU time ({:?})",
                 options.interval
             )
+        };
+        let what = match recording.ending.command_exited {
+            Some(after) => format!("exited after {}: it {what}", elapsed(after)),
+            None => what,
         };
         eprintln!(
             "prof: no samples: the {} {what}; saved an empty session to {}",
@@ -224,12 +249,36 @@ pub fn run(args: RecordArgs) -> ExitCode {
         if let Some(closed) = closed {
             eprintln!("prof: {closed}");
         }
+        if let Some(ended) = ended {
+            eprintln!("prof: {ended}");
+        }
     }
     if args.serve {
         prof::record::interrupts_end_prof();
         return super::serve::serve_files(std::slice::from_ref(&saved), &args.serve_flags);
     }
     ExitCode::from(exit_code(recording.status))
+}
+
+/// Checks `-o`'s name (after [`prof::session::check_writable`]): a file, or a new name, must end
+/// in `.json` or `.json.gz`, what a session is saved as, so that nothing silently writes JSON
+/// under another format's name; a character device or a FIFO is written whatever its name.
+fn session_name(output: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let stream = std::fs::metadata(output)
+        .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo());
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if stream || name.ends_with(".json") || name.ends_with(".json.gz") {
+        return Ok(());
+    }
+    Err(format!(
+        "-o {}: prof record saves a session, as NAME.json or NAME.json.gz (gzipped); prof \
+         convert turns it into other formats",
+        output.display()
+    ))
 }
 
 /// The exit code a shell gives for `status`: the command's own, or 128 + the signal that ended
@@ -241,6 +290,63 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
         (None, None) => 1,
     };
     u8::try_from(code).unwrap_or(1)
+}
+
+/// `d` as the report prints times: `2.13 ms`, `1.50 s`.
+fn elapsed(d: Duration) -> String {
+    let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    prof::aggregate::format_weight(&prof::Mode::Cpu.sample_type(), ns)
+}
+
+/// What a recording left unrecorded at its end, when it did: the processes still running (the
+/// command, or those it started) and why the recording ended before them.
+fn ending(ending: &prof::record::Ending, duration: Option<Duration>) -> Option<String> {
+    use prof::record::EndedBy;
+    let running = &ending.left_running;
+    let listed = {
+        let mut shown: Vec<String> = running
+            .iter()
+            .take(3)
+            .map(|p| format!("pid {} `{}`", p.pid, p.name))
+            .collect();
+        if running.len() > 3 {
+            shown.push(format!("{} more", running.len() - 3));
+        }
+        shown.join(", ")
+    };
+    let processes = match running.len() {
+        1 => "1 process".to_owned(),
+        n => format!("{n} processes"),
+    };
+    let why = match (ending.by, duration) {
+        (EndedBy::Duration, Some(d)) => format!("recorded for --duration {}", elapsed(d)),
+        (EndedBy::Interrupted, _) => "interrupted".to_owned(),
+        _ => String::new(),
+    };
+    let text = match ending.command_exited {
+        // Every process recorded ended with the recording.
+        Some(_) if running.is_empty() => return None,
+        Some(after) => {
+            let left = format!(
+                "the command exited after {}, leaving {processes} running ({listed}), not \
+                 recorded after that",
+                elapsed(after)
+            );
+            if why.is_empty() {
+                format!("{left}: --follow-descendants records them until they end")
+            } else {
+                format!("{why}: {left}")
+            }
+        }
+        None if running.is_empty() => {
+            format!("{why}: the command runs on, not recorded after that")
+        }
+        None => format!(
+            "{why}: the command and {processes} it started ({listed}) run on, not recorded \
+             after that"
+        ),
+    };
+    Some(text)
 }
 
 /// What alloc mode lost when the program closed prof's channel: the first process seen, when,

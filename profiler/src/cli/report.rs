@@ -30,6 +30,11 @@ pub struct ReportArgs {
     /// Only samples of threads with this name (repeat for several threads).
     #[arg(long, value_name = "NAME")]
     thread: Vec<String>,
+    /// Only samples of the thread with this id (repeat, or list them with commas): one of
+    /// several threads of the same name, as the viewer's thread selector picks it (it shows
+    /// each thread's id in brackets, and the options of its selection in the selector's tooltip).
+    #[arg(long, value_name = "TID", value_delimiter = ',')]
+    tid: Vec<u64>,
     /// Only samples of the process with this id (repeat for several processes).
     #[arg(long, value_name = "PID")]
     pid: Vec<u32>,
@@ -260,6 +265,44 @@ fn process_filter(
     Ok(())
 }
 
+/// Narrows `filter` to the threads `--tid` names; an id no thread has is an error listing some
+/// that there are.
+fn tid_filter(
+    session: &prof::session::Session,
+    args: &ReportArgs,
+    filter: &mut Filter,
+) -> Result<(), prof::Error> {
+    if args.tid.is_empty() {
+        return Ok(());
+    }
+    if let Some(tid) = args
+        .tid
+        .iter()
+        .find(|&&tid| session.threads.iter().all(|t| t.tid != tid))
+    {
+        const LISTED: usize = 20;
+        let mut known: Vec<String> = session
+            .threads
+            .iter()
+            .take(LISTED)
+            .map(|t| match session.str(t.name) {
+                "" => t.tid.to_string(),
+                name => format!("{} {name}", t.tid),
+            })
+            .collect();
+        if session.threads.len() > LISTED {
+            known.push(format!("and {} more", session.threads.len() - LISTED));
+        }
+        return Err(prof::Error::InvalidOption(format!(
+            "--tid: no thread {tid} in {} (threads: {})",
+            args.file.display(),
+            known.join(", ")
+        )));
+    }
+    *filter = std::mem::take(filter).tids(session, &args.tid);
+    Ok(())
+}
+
 /// Checks that `name` (given to `option`) is one of the session's `names` of a `what`, or says
 /// which there are.
 fn known_name(
@@ -347,6 +390,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
     if !args.thread.is_empty() {
         filter = filter.threads(threads);
     }
+    if let Err(e) = tid_filter(&session, &args, &mut filter) {
+        return fail(&e);
+    }
     if let Err(e) = process_filter(&session, &args, &mut filter) {
         return fail(&e);
     }
@@ -428,6 +474,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
     let rows = tree.top(&session, args.top, sort);
     let table = TopTable {
         session: &session,
+        threads: filter.threads.as_deref(),
         rows: &rows,
         total_weight: tree.total_weight(tree.root()),
         total_count: tree.total_count(tree.root()),

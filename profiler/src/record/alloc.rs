@@ -17,16 +17,18 @@
 //! the program's range (`sys::preload_socket`), and the interposer checks its identity before
 //! each record, so it never writes into a descriptor the program opened; the interposer takes
 //! prof's variables out of the program's environment at load and gives them only to programs
-//! started while prof still reads (`preload/src/env.rs`). prof waits, after the command's end,
-//! only for the processes it heard from that are still in its process group and still hold
-//! the channel: a daemon that left, or one that closed the channel, is not waited for. A
-//! process seen alive without the channel (it closed it) is reported in
-//! [`Recording::channel_closed`]: its later allocations went unsampled.
+//! started while prof still reads (`preload/src/env.rs`). The recording ends when the command
+//! exits, as in CPU mode (what its processes sent before is still read; nothing sent after is
+//! kept); with [`RecordOptions::follow_descendants`] prof waits, after the command's end, for
+//! the processes it heard from that still hold the channel, wherever they went (a daemon that
+//! left the session included): one that closed the channel is not waited for. A process seen
+//! alive without the channel (it closed it) is reported in [`Recording::channel_closed`]: its
+//! later allocations went unsampled.
 
 use super::access::Creds;
 use super::privileged::{program_path, Execs};
 use super::process::{CopiedStack, Process, Segments};
-use super::{reached_root, ChannelClosed, RecordOptions, Recording};
+use super::{reached_root, ChannelClosed, EndedBy, RecordOptions, Recording, Running};
 use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
 use crate::sampler::assemble::Cut;
 use crate::sampler::dwarf::SectionCache;
@@ -38,8 +40,9 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
 
 // The wire format of `preload/src/lib.rs` (see its documentation).
@@ -56,9 +59,17 @@ const MEMFD_PREFIX: &str = "/memfd:prof-preload";
 /// How often one process's maps may be read again for a stack that left its known objects.
 const REREAD_EVERY: Duration = Duration::from_millis(100);
 
-/// How often prof looks at the processes it heard from (alive, in its process group, holding
-/// the channel) while it reads the channel.
+/// How often prof looks at the processes it heard from (alive, holding the channel) while it
+/// reads the channel.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// How often prof looks whether the command has exited, while it reads the channel: the
+/// recording's end is at most this late.
+const STATUS_EVERY: Duration = Duration::from_millis(10);
+
+/// At the end, how long prof reads what the processes sent before it (what a sender blocked on
+/// a full socket sends last), unless the socket falls quiet for [`STATUS_EVERY`] first.
+const LAST_READ: Duration = Duration::from_millis(250);
 
 /// How long a process whose channel ended may take to exit before it counts as having
 /// closed the channel while running.
@@ -87,7 +98,6 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
         fd: theirs.as_raw_fd(),
         link: std::fs::read_link(format!("/proc/self/fd/{}", theirs.as_raw_fd()))
             .map_err(os("readlink"))?,
-        group: process_group("self"),
     };
     let mut command = command;
     // `LIB:OLD` whenever the user set one, even empty: the interposer restores OLD exactly.
@@ -120,58 +130,57 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     let execs = Execs::for_command(child.id(), &program_os, Creds::own().as_ref());
     // Only the command's processes hold the other end now: the stream ends when the last ends.
     drop(theirs);
-    sys::ignore_terminal_interrupts();
+    // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
+    sys::note_terminal_interrupts();
     // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
     sys::catch_ending_signals();
     let mut rec = Recorder::new(options.max_depth, library_path);
-    // Reads wake at least this often to watch the processes and pass signals on, however
-    // quiet the program is.
+    // Reads wake at least this often to see whether the command exited and pass signals on,
+    // however quiet the program is.
     let mut stream = UnixStream::from(ours);
     stream
-        .set_read_timeout(Some(WATCH_EVERY))
+        .set_read_timeout(Some(STATUS_EVERY))
         .map_err(os("setsockopt"))?;
+    let follow = options.follow_descendants;
+    let until = options.duration.map(|d| started + d);
     let mut watch = Watch::default();
     let mut status = None;
+    let mut exited_after = None;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 20];
     let mut watched = Instant::now();
+    let mut checked = Instant::now();
     let mut done_looks = 0;
-    loop {
+    let by = loop {
         // Not once the command is reaped: its pid could be another process's then.
         if status.is_none() {
             sys::forward_ending_signals(child.id());
         }
-        let ended = match stream.read(&mut chunk) {
-            Ok(0) => true,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                let used = rec.take(&buf)?;
-                buf.drain(..used);
-                false
+        let ended = read_once(&mut stream, &mut buf, &mut chunk, &mut rec)?.is_none();
+        if status.is_none() && (ended || checked.elapsed() >= STATUS_EVERY) {
+            checked = Instant::now();
+            status = child.try_wait().map_err(os("waitpid"))?;
+            if status.is_some() {
+                exited_after = Some(started.elapsed());
+                if !follow {
+                    // The recording ends here: what was sent until now is read below.
+                    rec.end_at(sys::monotonic_ns());
+                    break EndedBy::CommandExited;
+                }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                false
-            }
-            Err(source) => {
-                return Err(Error::Os {
-                    call: "read",
-                    source,
-                })
-            }
-        };
+        }
+        if until.is_some_and(|t| Instant::now() >= t) {
+            rec.end_at(sys::monotonic_ns());
+            break EndedBy::Duration;
+        }
+        if status.is_some() && (sys::interrupted() || sys::ending_signal_arrived()) {
+            rec.end_at(sys::monotonic_ns());
+            break EndedBy::Interrupted;
+        }
         if !ended && watched.elapsed() < WATCH_EVERY {
             continue;
         }
         watched = Instant::now();
-        if status.is_none() {
-            status = child.try_wait().map_err(os("waitpid"))?;
-        }
         watch.heard(rec.heard.drain(..));
         let waiting = watch.look(&channel, started.elapsed());
         if ended && status.is_none() && watch.closed.is_empty() {
@@ -189,6 +198,8 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
                     pid: child.id(),
                     after,
                 });
+            } else {
+                exited_after = Some(started.elapsed());
             }
         }
         // Two looks in a row, so that what a process sent before the first (a child started
@@ -199,15 +210,38 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
             0
         };
         if ended || done_looks == 2 {
-            break;
+            break EndedBy::AllExited;
+        }
+    };
+    if by != EndedBy::AllExited {
+        // What the processes sent before the end, still in the socket (or being sent).
+        read_rest(&mut stream, &mut buf, &mut chunk, &mut rec)?;
+    }
+    // Processes still holding the channel see it close now: their later allocations are not
+    // sampled (nor held up: the interposer stops sending).
+    drop(stream);
+    watch.heard(rec.heard.drain(..));
+    let left_running = watch.running(child.id());
+    // The stream ended with the channel closed but the command running: the recording ends
+    // with the command (or the duration) all the same.
+    while status.is_none() && until.is_none_or(|t| Instant::now() < t) {
+        std::thread::sleep(STATUS_EVERY);
+        status = child.try_wait().map_err(os("waitpid"))?;
+        if status.is_some() {
+            exited_after = Some(started.elapsed());
         }
     }
-    // Processes still holding the channel, gone from the process group, see it close now.
-    drop(stream);
-    let status = match status {
-        Some(status) => status,
-        None => child.wait().map_err(os("waitpid"))?,
+    let ending = super::Ending {
+        by: if status.is_none() {
+            EndedBy::Duration
+        } else {
+            by
+        },
+        command_exited: exited_after.filter(|_| status.is_some()),
+        left_running,
     };
+    // Still running after `duration`: it runs on, and prof ends as if it had succeeded.
+    let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
     let mut meta = crate::sampler::meta::at_start(Mode::Alloc, 0, "LD_PRELOAD");
     meta.program = program;
     meta.args = args;
@@ -225,6 +259,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     Ok(Recording {
         report: Report::new(session),
         status,
+        ending,
         reached_root,
         unsampled,
         channel_closed: watch.closed,
@@ -237,8 +272,6 @@ struct Channel {
     fd: i32,
     /// What `/proc/PID/fd/N` reads for it (`socket:[INODE]`).
     link: PathBuf,
-    /// prof's process group, which the command starts in.
-    group: Option<i64>,
 }
 
 /// The processes prof heard from, watched while it reads.
@@ -263,8 +296,8 @@ impl Watch {
     }
 
     /// Looks at every process heard from: forgets those gone, notes those alive without the
-    /// channel; true while one of them is still to be waited for (alive, in prof's process
-    /// group, holding the channel).
+    /// channel; true while one of them still holds it (or may: its descriptors are not
+    /// readable to prof).
     fn look(&mut self, channel: &Channel, now: Duration) -> bool {
         let mut waiting = false;
         let (closed, suspects) = (&mut self.closed, &mut self.suspects);
@@ -288,7 +321,7 @@ impl Watch {
                 },
                 // Unknown (its descriptors are not readable to prof): as if it held it.
                 Some(true) | None => {
-                    waiting |= channel.group.is_some_and(|g| g == seen.group);
+                    waiting = true;
                     true
                 }
             }
@@ -297,44 +330,104 @@ impl Watch {
     }
 }
 
+impl Watch {
+    /// The processes heard from that still run, but `command`, in the order they started.
+    fn running(&self, command: u32) -> Vec<Running> {
+        let mut running: Vec<(u64, Running)> = Vec::new();
+        for (&pid, &started) in &self.pids {
+            let Some(seen) = live_process(pid).filter(|&(t, _)| started.is_none_or(|s| s == t))
+            else {
+                continue;
+            };
+            if pid != command {
+                running.push((seen.0, Running { pid, name: seen.1 }));
+            }
+        }
+        running.sort_by_key(|&(started, ref r)| (started, r.pid));
+        running.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// Reads what is left in the channel until it falls quiet for [`STATUS_EVERY`] or
+/// [`LAST_READ`] has passed (records after the recording's end are dropped as they are read).
+fn read_rest(
+    stream: &mut UnixStream,
+    buf: &mut Vec<u8>,
+    chunk: &mut [u8],
+    rec: &mut Recorder,
+) -> Result<()> {
+    let until = Instant::now() + LAST_READ;
+    while Instant::now() < until {
+        if read_once(stream, buf, chunk, rec)? != Some(true) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the channel once (waiting at most its read timeout) and hands `rec` the whole records
+/// read, keeping the rest in `buf`: whether anything was read, `None` at its end (every
+/// holder closed it).
+fn read_once(
+    stream: &mut UnixStream,
+    buf: &mut Vec<u8>,
+    chunk: &mut [u8],
+    rec: &mut Recorder,
+) -> Result<Option<bool>> {
+    match stream.read(chunk) {
+        Ok(0) => Ok(None),
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            let used = rec.take(buf)?;
+            buf.drain(..used);
+            Ok(Some(true))
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted
+                    | std::io::ErrorKind::WouldBlock
+                    | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(Some(false))
+        }
+        Err(source) => Err(Error::Os {
+            call: "read",
+            source,
+        }),
+    }
+}
+
+/// A live process's start time (`/proc/PID/stat` field 22) and name; `None` when it is gone or
+/// a zombie.
+fn live_process(pid: u32) -> Option<(u64, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1.to_owned();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if matches!(fields.first(), Some(&("Z" | "X")) | None) {
+        return None;
+    }
+    Some((fields.get(19)?.parse().ok()?, name))
+}
+
 /// What `/proc` says of a live process.
 struct Seen {
     started: u64,
-    group: i64,
     /// Whether it holds the channel at its number (`None`: not readable).
     holds: Option<bool>,
 }
 
 /// `pid` as `/proc` shows it; `None` when it is gone or a zombie.
 fn look_at(pid: u32, channel: &Channel) -> Option<Seen> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    if matches!(fields.first(), Some(&("Z" | "X")) | None) {
-        return None;
-    }
-    let group = fields.get(2)?.parse().ok()?;
-    let started = fields.get(19)?.parse().ok()?;
+    let (started, _) = live_process(pid)?;
     let holds = match std::fs::read_link(format!("/proc/{pid}/fd/{}", channel.fd)) {
         Ok(link) => Some(link == channel.link),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
         Err(_) => None,
     };
-    Some(Seen {
-        started,
-        group,
-        holds,
-    })
-}
-
-/// The process group of `pid` (`self` for prof's), from `/proc`.
-fn process_group(pid: &str) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(2)?
-        .parse()
-        .ok()
+    Some(Seen { started, holds })
 }
 
 /// The path of `program` (searched in `PATH` as `exec` does) when it is an ELF file without
@@ -484,6 +577,8 @@ struct Recorder {
     first_time: Option<u64>,
     /// Pids heard from since the reader last took them (see `Watch`).
     heard: Vec<u32>,
+    /// Records sent after this time (`CLOCK_MONOTONIC`) are dropped: the recording's end.
+    end: Option<u64>,
 }
 
 impl Recorder {
@@ -503,6 +598,7 @@ impl Recorder {
             owner: HashMap::new(),
             first_time: None,
             heard: Vec::new(),
+            end: None,
         }
     }
 
@@ -510,10 +606,19 @@ impl Recorder {
     fn take(&mut self, bytes: &[u8]) -> Result<usize> {
         let mut used = 0;
         while let Some((wire, len)) = parse(&bytes[used..])? {
-            self.handle(wire);
+            // Every record's header has its time (`parse` checked the length).
+            let time = u64_at(&bytes[used..], 16);
+            if self.end.is_none_or(|end| time <= end) {
+                self.handle(wire);
+            }
             used += len;
         }
         Ok(used)
+    }
+
+    /// Ends the recording at `time` (`CLOCK_MONOTONIC`): later records are dropped.
+    fn end_at(&mut self, time: u64) {
+        self.end = Some(self.end.map_or(time, |end| end.min(time)));
     }
 
     /// Lists process `pid` in the session's table (again after an `exec`: its latest name,
@@ -845,24 +950,16 @@ mod tests {
         let holding = Channel {
             fd,
             link: std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap(),
-            group: process_group("self"),
         };
         let mut watch = Watch::default();
         watch.heard([me].into_iter());
         assert!(watch.look(&holding, Duration::from_millis(1)));
+        assert!(watch.look(&holding, Duration::from_millis(2)));
         assert!(watch.closed.is_empty());
-        // Another process group: alive and holding, but not waited for.
-        let elsewhere = Channel {
-            fd,
-            link: holding.link.clone(),
-            group: holding.group.map(|g| g + 1),
-        };
-        assert!(!watch.look(&elsewhere, Duration::from_millis(2)));
         // The descriptor is something else now: noted on the second look, with the first's time.
         let gone = Channel {
             fd,
             link: PathBuf::from("socket:[0]"),
-            group: holding.group,
         };
         assert!(!watch.look(&gone, Duration::from_millis(3)));
         assert!(watch.closed.is_empty());

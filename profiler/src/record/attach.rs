@@ -8,7 +8,9 @@
 
 use super::access::{self, Creds};
 use super::records::Record;
-use super::{drain_until, finish, map_ring, refused, RecordOptions, Recorder, Recording};
+use super::{
+    drain_until, finish, map_ring, refused, EndedBy, Ending, RecordOptions, Recorder, Recording,
+};
 use crate::sampler::sys::{self, PerfRing, RingEvent};
 use crate::session::Mode;
 use crate::{Error, Result};
@@ -221,7 +223,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
                 }
             }
         }
-        rec.live.insert(p);
+        rec.live.push(p);
         rec.table.look(p);
         rec.table.handled(p);
         // Mappings and names, no samples: no ring's count to follow.
@@ -234,10 +236,26 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         .filter_map(|c| c.ring.take().map(|(_, ring)| ring))
         .collect();
     let until = options.duration.map(|d| started + d);
+    let mut by = EndedBy::AllExited;
     drain_until(&mut rings, &mut rec, |rec| {
-        sys::interrupted() || until.is_some_and(|t| Instant::now() >= t) || rec.others_gone()
+        by = if sys::interrupted() {
+            EndedBy::Interrupted
+        } else if until.is_some_and(|t| Instant::now() >= t) {
+            EndedBy::Duration
+        } else if rec.others_gone() {
+            EndedBy::AllExited
+        } else {
+            return false;
+        };
+        true
     });
     drop(cpus);
+    drop(rings);
+    let ending = Ending {
+        by,
+        command_exited: None,
+        left_running: Vec::new(),
+    };
     let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
     meta.program = target
         .executable
@@ -251,5 +269,6 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         start_time,
         started,
         ExitStatus::from_raw(0),
+        ending,
     ))
 }

@@ -8,6 +8,12 @@
 //! frame pointers where that fails), and after the command's end symbolizes each distinct
 //! address once from the files (`symbolize`) and builds a [`Session`] as the sampler does.
 //!
+//! For how long: until the command exits, keeping what the processes it started did until
+//! then (as `perf record` and samply do); with [`RecordOptions::follow_descendants`], until
+//! the last of them has exited too (a daemon that left the command's session included); in
+//! both, at most [`RecordOptions::duration`]. Nothing left running is waited for or signalled
+//! (see [`Ending`]).
+//!
 //! Per-CPU events, not one per process: the kernel refuses to map the ring of an inherited
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
@@ -32,6 +38,7 @@ use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
 use records::{Record, SampleRecord};
 use std::collections::{HashMap, HashSet};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -88,8 +95,17 @@ pub struct RecordOptions {
     /// Alloc mode: the image of prof's allocation interposer (the `prof-preload` crate's
     /// `cdylib`), which the `prof` binary embeds.
     pub alloc_library: Option<&'static [u8]>,
-    /// [`attach`] only: how long to record (until Ctrl-C or the process's end when `None`).
+    /// How long to record at most. [`record`] then leaves the command running, untouched
+    /// ([`Ending::command_exited`] is `None` and [`Recording::status`] a success); [`attach`]
+    /// records until Ctrl-C or the process's end when `None`.
     pub duration: Option<Duration>,
+    /// [`record`] only: go on after the command has exited, until every process it started
+    /// (through any number of forks, a daemon that called `setsid` included) has exited too, or
+    /// Ctrl-C, SIGTERM or SIGHUP (one received while the command ran ends the recording at the
+    /// command's exit), or [`RecordOptions::duration`]. Without it the recording ends when the
+    /// command exits: what its descendants did until then is kept, and those still running
+    /// are listed in [`Ending::left_running`].
+    pub follow_descendants: bool,
     /// [`attach`] only: also the processes it has started and starts (else only its threads).
     pub children: bool,
 }
@@ -106,6 +122,7 @@ impl Default for RecordOptions {
             alloc_library: None,
             duration: None,
             children: false,
+            follow_descendants: false,
         }
     }
 }
@@ -115,8 +132,11 @@ impl Default for RecordOptions {
 pub struct Recording {
     /// The profile.
     pub report: Report,
-    /// How the command ended.
+    /// How the command ended (a success when it still ran at the recording's end: see
+    /// [`Ending::command_exited`]; always a success for [`attach`]).
     pub status: ExitStatus,
+    /// Why the recording ended, and what was still running then.
+    pub ending: Ending,
     /// Samples whose stack reaches one of [`THREAD_ROOTS`].
     pub reached_root: u64,
     /// The processes that could not be sampled after an `exec` (of a set-uid or set-gid
@@ -125,6 +145,44 @@ pub struct Recording {
     /// Alloc mode: the processes seen running after they closed prof's channel (whose later
     /// allocations were not sampled), in the order seen; empty in the other modes.
     pub channel_closed: Vec<ChannelClosed>,
+}
+
+/// Why a recording ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndedBy {
+    /// The command exited ([`record`] without [`RecordOptions::follow_descendants`]).
+    CommandExited,
+    /// Every process recorded had exited: the command and all it started (with
+    /// [`RecordOptions::follow_descendants`]), the attached process (and its children).
+    AllExited,
+    /// [`RecordOptions::duration`] had passed.
+    Duration,
+    /// Ctrl-C, SIGTERM or SIGHUP: at once for [`attach`]; for [`record`] with
+    /// [`RecordOptions::follow_descendants`], once the command had exited.
+    Interrupted,
+}
+
+/// How a recording ended: why, when the command exited, and what it left running.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ending {
+    /// Why.
+    pub by: EndedBy,
+    /// [`record`]: when the command exited, from the recording's start; `None` when it still
+    /// ran at the recording's end (after [`RecordOptions::duration`]: it runs on, untouched),
+    /// and for [`attach`].
+    pub command_exited: Option<Duration>,
+    /// The processes the command started that still ran when the recording ended, in the order
+    /// they started; their samples end there. They are not signalled or waited for.
+    pub left_running: Vec<Running>,
+}
+
+/// A process still running at the end of a recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    /// Its pid.
+    pub pid: u32,
+    /// Its name (its main thread's, as the kernel names it: at most 15 bytes).
+    pub name: String,
 }
 
 /// A process that closed prof's channel (alloc mode) while it ran.
@@ -137,9 +195,10 @@ pub struct ChannelClosed {
     pub after: Duration,
 }
 
-/// Runs `command` to its end (and that of every process it started), sampling every thread.
-/// Fails before the command runs when the kernel refuses the events
-/// ([`Error::PerfRefused`]).
+/// Runs `command`, sampling every thread of it and of every process it starts, until it exits
+/// (with [`RecordOptions::follow_descendants`], until they all have; at most
+/// [`RecordOptions::duration`]). Fails before the command runs when the kernel refuses the
+/// events ([`Error::PerfRefused`]).
 pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let stack_bytes = options.stack_bytes.min(65_528) & !7;
     if options.interval.is_zero() {
@@ -213,17 +272,23 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         }
     }
     let start_time = SystemTime::now();
+    // Before `started`: the recording lasts at least `duration` by either clock.
+    let start_ns = sys::monotonic_ns();
     let started = Instant::now();
     let mut child = held.release().map_err(spawn_error)?;
     // Ctrl-C is the command's to act on, as without prof; prof saves what it has at its end.
-    sys::ignore_terminal_interrupts();
+    sys::note_terminal_interrupts();
     // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
     sys::catch_ending_signals();
     let mut rec = Recorder::new(pid, options.max_depth, event.read);
     rec.wall = wall.then(switch::Switches::default);
     rec.execs = privileged::Execs::for_command(pid, &program_os, access::Creds::own().as_ref());
+    rec.cut_at_command_exit = !options.follow_descendants;
+    rec.start_ns = Some(start_ns);
+    let until = options.duration.map(|d| started + d);
     let mut status = None;
     let mut wait_error = None;
+    let mut by = EndedBy::CommandExited;
     drain_until(&mut rings, &mut rec, |rec| {
         if status.is_none() {
             // Before the wait: an unreaped child's pid is still its own.
@@ -239,13 +304,36 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
                 }
             }
         }
-        status.is_some() && rec.others_gone()
+        let exited = status.is_some();
+        let end = if until.is_some_and(|t| Instant::now() >= t) {
+            Some(EndedBy::Duration)
+        } else if exited && !options.follow_descendants {
+            Some(EndedBy::CommandExited)
+        } else if exited && (sys::interrupted() || sys::ending_signal_arrived()) {
+            Some(EndedBy::Interrupted)
+        } else if exited && rec.descendants_gone() {
+            Some(EndedBy::AllExited)
+        } else {
+            None
+        };
+        let Some(end) = end else {
+            return false;
+        };
+        by = end;
+        // Nothing after this moment is kept (nor, without `follow_descendants`, after the
+        // command's last thread exited, when its records said when).
+        rec.end_at(sys::monotonic_ns());
+        true
     });
     if let Some(e) = wait_error {
         return Err(e);
     }
-    let status = status.unwrap_or_else(|| unreachable!("the loop ends after the wait"));
+    // What still runs is sampled no more.
     drop(switch_events);
+    drop(rings);
+    let ending = rec.ending(by, start_ns, status.is_some());
+    // Still running after `duration`: it runs on, and prof ends as if it had succeeded.
+    let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
     let timer = if wall {
         "perf_event_ring+context_switches"
     } else {
@@ -255,7 +343,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
-    Ok(finish(rec, meta, start_time, started, status))
+    Ok(finish(rec, meta, start_time, started, status, ending))
 }
 
 /// Reads the rings into `rec` until `done` (asked before each drain) says the recording is
@@ -273,6 +361,10 @@ fn drain_until(
     let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); rings.len()];
     loop {
         let quiet = done(rec);
+        if quiet {
+            // Every record stamped before now is written by the time the last drain reads.
+            std::thread::sleep(Duration::from_nanos(WRITE_MARGIN_NS));
+        }
         let fullest = rec.drain(rings, &mut buffers, quiet);
         if quiet {
             break;
@@ -292,15 +384,21 @@ fn finish(
     start_time: SystemTime,
     started: Instant,
     status: ExitStatus,
+    ending: Ending,
 ) -> Recording {
     meta.start_time = crate::sampler::meta::rfc3339(start_time);
-    meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    // To the recording's end when it is known (not to this moment, after the last drain).
+    meta.duration_ns = match (rec.start_ns, rec.end) {
+        (Some(start), Some(end)) => end.saturating_sub(start),
+        _ => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+    };
     let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
     let session = rec.finish(meta);
     let reached_root = reached_root(&session);
     Recording {
         report: Report::new(session),
         status,
+        ending,
         reached_root,
         unsampled,
         channel_closed: Vec::new(),
@@ -428,8 +526,26 @@ struct Recorder {
     sections: SectionCache,
     /// Each pid's current address space, an index in `processes`.
     current: HashMap<u32, usize>,
-    /// Processes started (FORK with a new pid) and not yet ended (EXIT of their main thread).
-    live: HashSet<u32>,
+    /// Processes started (FORK with a new pid) and not yet ended (EXIT of their main thread),
+    /// in the order they started.
+    live: Vec<u32>,
+    /// The command's threads not yet ended (its main thread, then those FORK records add).
+    command_threads: HashSet<u32>,
+    /// When the command's last thread ended (its EXIT record's time).
+    command_exit: Option<u64>,
+    /// Whether records after `command_exit` are dropped (the recording ends there).
+    cut_at_command_exit: bool,
+    /// When the command started ([`record`]; `CLOCK_MONOTONIC`).
+    start_ns: Option<u64>,
+    /// Records after this time are dropped: the recording's end, once known.
+    end: Option<u64>,
+    /// Every record before this time has been handled (the last drain's bound).
+    horizon: u64,
+    /// How many processes FORK records have started.
+    forks: u64,
+    /// A look at `/proc` that found every process started gone: when (after the look), and
+    /// how many had been started then (see [`Recorder::descendants_gone`]).
+    gone_look: Option<(u64, u64)>,
     /// Each thread's name (from COMM), and each process's (its main thread's) by pid.
     names: HashMap<u32, String>,
     segments: HashMap<String, Option<process::Segments>>,
@@ -467,7 +583,15 @@ impl Recorder {
             processes: Vec::new(),
             sections: SectionCache::default(),
             current: HashMap::new(),
-            live: HashSet::new(),
+            live: Vec::new(),
+            command_threads: HashSet::from([child]),
+            command_exit: None,
+            cut_at_command_exit: false,
+            start_ns: None,
+            end: None,
+            horizon: 0,
+            forks: 0,
+            gone_look: None,
             names: HashMap::new(),
             segments: HashMap::new(),
             samples: Vec::new(),
@@ -486,7 +610,8 @@ impl Recorder {
         }
     }
 
-    /// True when no process the command started is still running.
+    /// True when no process the command started is still running (or, for [`attach`], no
+    /// process recorded), by `/proc`: those whose FORK records have been handled.
     fn others_gone(&mut self) -> bool {
         self.live.retain(|&pid| {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -498,6 +623,64 @@ impl Recorder {
                 .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
         });
         self.live.iter().all(|&p| p == self.child)
+    }
+
+    /// True when no process the command started can still run: a look at `/proc` found every
+    /// one known gone, every record older than that look has been handled since, and none of
+    /// them started another process (a process started before the look by one that ended
+    /// before it is known only from a record not yet handled at the look). After that nothing
+    /// can start one any more.
+    fn descendants_gone(&mut self) -> bool {
+        if let Some((at, forks)) = self.gone_look {
+            if self.horizon < at {
+                return false;
+            }
+            if self.forks == forks {
+                return true;
+            }
+            self.gone_look = None;
+        }
+        if self.others_gone() {
+            self.gone_look = Some((sys::monotonic_ns(), self.forks));
+        }
+        false
+    }
+
+    /// Ends the recording at `time` (`CLOCK_MONOTONIC`) at the latest: later records are
+    /// dropped.
+    fn end_at(&mut self, time: u64) {
+        self.end = Some(self.end.map_or(time, |end| end.min(time)));
+    }
+
+    /// How the recording ended, `by` what, after the last drain: when the command exited
+    /// (`exited`: it was reaped; `start_ns` is when it started), and the processes it started
+    /// that still run.
+    fn ending(&mut self, by: EndedBy, start_ns: u64, exited: bool) -> Ending {
+        let command_exited = exited.then(|| {
+            let at = self.command_exit.or(self.end).unwrap_or(start_ns);
+            Duration::from_nanos(at.saturating_sub(start_ns))
+        });
+        self.others_gone();
+        let left_running = self
+            .live
+            .iter()
+            .filter(|&&pid| pid != self.child)
+            .map(|&pid| Running {
+                pid,
+                // Its name now (the records after the end, an `exec`'s among them, were not
+                // read), else the last its records gave.
+                name: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .map(|n| n.trim_end_matches('\n').to_owned())
+                    .ok()
+                    .or_else(|| self.names.get(&pid).cloned())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        Ending {
+            by,
+            command_exited,
+            left_running,
+        }
     }
 
     /// The index of `pid`'s current address space (a new one for a pid not seen before).
@@ -552,6 +735,7 @@ impl Recorder {
         for (ring, r) in ready {
             self.handle(ring, r);
         }
+        self.horizon = self.horizon.max(upto);
         fullest
     }
 
@@ -637,7 +821,8 @@ impl Recorder {
     }
 
     fn handle(&mut self, ring: usize, r: Record) {
-        if !self.wanted(&r) {
+        // A LOST record (time 0) counts whenever it comes.
+        if !self.wanted(&r) || self.end.is_some_and(|end| r.time() > end) {
             return;
         }
         self.table.handle(&r);
@@ -674,8 +859,14 @@ impl Recorder {
                 self.names.insert(tid, name);
             }
             Record::Fork { pid, ppid, tid, .. } => {
+                if pid == self.child {
+                    self.command_threads.insert(tid);
+                }
                 if pid != ppid {
-                    self.live.insert(pid);
+                    self.forks += 1;
+                    if !self.live.contains(&pid) {
+                        self.live.push(pid);
+                    }
                     // A child process starts with its parent's mappings.
                     let objects = match self.current.get(&ppid) {
                         Some(&parent) => self.processes[parent].objects.clone(),
@@ -687,13 +878,22 @@ impl Recorder {
                     self.names.entry(tid).or_insert(name);
                 }
             }
-            Record::Exit { pid, tid, .. } => {
+            Record::Exit { pid, tid, time } => {
                 // A new thread given this id counts from 0 again.
                 self.counts.remove(&tid);
                 if pid == tid {
-                    self.live.remove(&pid);
+                    self.live.retain(|&p| p != pid);
                     if let Some(&i) = self.current.get(&pid) {
                         self.processes[i].release();
+                    }
+                }
+                if pid == self.child
+                    && self.command_threads.remove(&tid)
+                    && self.command_threads.is_empty()
+                {
+                    self.command_exit = Some(time);
+                    if self.cut_at_command_exit {
+                        self.end_at(time);
                     }
                 }
             }
@@ -836,6 +1036,89 @@ mod tests {
             source: std::io::Error::from_raw_os_error(libc::EMFILE),
         };
         assert!(matches!(refused(other, false, false), Error::Os { .. }));
+    }
+
+    /// Pids above the kernel's largest (`pid_max` is at most 2^22): no such process runs.
+    const COMMAND: u32 = 1 << 23;
+
+    #[test]
+    fn the_recording_ends_at_the_exit_of_the_commands_last_thread_not_its_first() {
+        let mut rec = Recorder::new(COMMAND, 8, false);
+        rec.cut_at_command_exit = true;
+        let (thread, child) = (COMMAND + 1, COMMAND + 2);
+        let records = [
+            Record::Fork {
+                pid: COMMAND,
+                ppid: COMMAND,
+                tid: thread,
+                time: 5,
+            },
+            Record::Fork {
+                pid: child,
+                ppid: COMMAND,
+                tid: child,
+                time: 6,
+            },
+            // The main thread ends first; the other runs on.
+            Record::Exit {
+                pid: COMMAND,
+                tid: COMMAND,
+                time: 10,
+            },
+            Record::Comm {
+                pid: child,
+                tid: child,
+                time: 11,
+                exec: true,
+                name: "before".into(),
+            },
+            Record::Exit {
+                pid: COMMAND,
+                tid: thread,
+                time: 20,
+            },
+            Record::Comm {
+                pid: child,
+                tid: child,
+                time: 21,
+                exec: true,
+                name: "after".into(),
+            },
+            Record::Lost { lost: 3 },
+        ];
+        for r in records {
+            rec.handle(0, r);
+        }
+        assert_eq!(rec.command_exit, Some(20));
+        assert_eq!(rec.end, Some(20));
+        // What the child did before the end is kept, not what it did after; losses count.
+        assert_eq!(rec.names[&child], "before");
+        assert_eq!(rec.lost, 3);
+        let ending = rec.ending(EndedBy::CommandExited, 2, true);
+        assert_eq!(ending.command_exited, Some(Duration::from_nanos(18)));
+        // The child is no process that runs.
+        assert_eq!(ending.left_running, []);
+    }
+
+    #[test]
+    fn descendants_count_as_gone_only_once_every_record_older_than_the_look_is_handled() {
+        let mut rec = Recorder::new(COMMAND, 8, false);
+        let fork = |pid, time| Record::Fork {
+            pid,
+            ppid: COMMAND,
+            tid: pid,
+            time,
+        };
+        rec.handle(0, fork(COMMAND + 1, 1));
+        rec.horizon = 2;
+        // Not running: the look finds them gone, but records up to the look are not all read.
+        assert!(!rec.descendants_gone());
+        assert!(!rec.descendants_gone());
+        // A process started before the look, read after it: another look is needed.
+        rec.handle(0, fork(COMMAND + 2, 3));
+        rec.horizon = u64::MAX;
+        assert!(!rec.descendants_gone());
+        assert!(rec.descendants_gone());
     }
 
     #[test]

@@ -105,8 +105,10 @@ mod tests {
     /// core's integer-only `fixed`, not core's float formatting (Grisu, Dragon and their
     /// tables), took it to 501.9 kB; its quick path in 128-bit integers (as fast as core's, not
     /// 2.5 times slower) to 502.7 kB; the dropped samples' share in the header
-    /// (`aggregate::format_dropped`) to 503.03 kB.
-    const WASM_BOUND: usize = 503_100;
+    /// (`aggregate::format_dropped`) to 503.03 kB. The `prof report` command of the view's
+    /// selection in the thread selector's tooltip (`Filter::report_options`, `shell_words`)
+    /// took it to 507.32 kB.
+    const WASM_BOUND: usize = 507_400;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {

@@ -20,6 +20,13 @@ pub(crate) const CACHE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
 /// `Cache-Control` for profiles: they may hold private data, so they are never stored.
 pub(crate) const CACHE_NONE: &str = "no-store";
 
+/// What the server's bare root (`/`) answers, with status 404: where the viewer is, without
+/// saying it (its path holds the secret, which only the one who started the server has).
+const ROOT_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>prof serve</title></head>\n<body><h1>prof serve</h1>\n<p>The viewer is not here: open \
+the URL printed by prof serve when it started (http://HOST:PORT/ followed by a secret path, \
+which only the one who started it has).</p></body></html>\n";
+
 /// A profile the server hands out: a name for the page and the session JSON, or why the file
 /// could not be read (the page then shows that).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,6 +212,18 @@ impl Site {
         let Some(path) = path.strip_prefix('/') else {
             return now(Reply::not_found());
         };
+        if path.is_empty() {
+            return now(Reply {
+                status: 404,
+                mime: "text/html; charset=utf-8",
+                body: Payload::Bytes(Bytes::from_static(ROOT_PAGE.as_bytes())),
+                gzip: false,
+                vary_encoding: false,
+                cache: Some(CACHE_NONE),
+                location: None,
+                attachment: None,
+            });
+        }
         let (first, rest) = match path.split_once('/') {
             Some((first, rest)) => (first, Some(rest)),
             None => (path, None),
@@ -395,6 +414,28 @@ mod tests {
         ] {
             assert_eq!(ask(&site, "GET", path, true).status, 404, "{path}");
         }
+    }
+
+    #[test]
+    fn the_root_says_to_open_the_printed_url_without_giving_away_the_secret() {
+        let reply = ask(&site(), "GET", "/", true);
+        assert_eq!(reply.status, 404);
+        assert_eq!(reply.mime, "text/html; charset=utf-8");
+        assert_eq!(reply.cache, Some(CACHE_NONE));
+        let Payload::Bytes(body) = reply.body else {
+            panic!("a page")
+        };
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        assert!(
+            text.contains("open the URL printed by prof serve"),
+            "{text}"
+        );
+        assert!(!text.contains(SECRET), "{text}");
+        // Elsewhere outside the secret: the plain 404.
+        assert_eq!(
+            ask(&site(), "GET", "/index.html", true).mime,
+            "text/plain; charset=utf-8"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The signals of a recording. `prof record --pid` notices Ctrl-C (prof handles SIGINT itself
 //! there: the attached process is not its child and does not get the terminal's signal), and
-//! SIGTERM or SIGHUP, and saves. `prof record -- CMD` passes on the SIGTERM or SIGHUP sent to
-//! it alone (by `timeout`, systemd, `docker stop`, a closed terminal) to the command and saves
-//! when the command ends; a second signal of the same kind ends prof at once.
+//! SIGTERM or SIGHUP, and saves. `prof record -- CMD` leaves Ctrl-C to the command, noting only
+//! that it came, and passes on the SIGTERM or SIGHUP sent to it alone (by `timeout`, systemd,
+//! `docker stop`, a closed terminal) to the command; it saves when the command ends (with
+//! `--follow-descendants`, a signal noted ends the recording then, whatever still runs); a
+//! second SIGTERM or SIGHUP ends prof at once.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -23,9 +25,31 @@ pub fn catch_interrupts() {
     }
 }
 
-/// True once SIGINT, SIGTERM or SIGHUP arrived after [`catch_interrupts`].
+/// True once SIGINT, SIGTERM or SIGHUP arrived after [`catch_interrupts`], or SIGINT or
+/// SIGQUIT after [`note_terminal_interrupts`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// From now on the terminal's interrupt and quit keys (SIGINT, SIGQUIT), which reach the
+/// recorded command too, only set the flag [`interrupted`] reads: the command decides whether
+/// to end, and prof knows the user asked for the end. A signal this process was started
+/// ignoring (a background job's SIGINT) stays ignored. Call after the command has started, so
+/// that it starts with the dispositions prof was given.
+pub fn note_terminal_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: an all-zero `sigaction` is a valid value of the C struct for the kernel to
+        // write the current action into.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: asks for the current action only (no new one): `old` is live and writable.
+        let read = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+        if read == 0 && old.sa_sigaction == libc::SIG_IGN {
+            continue;
+        }
+        // SAFETY: `on_interrupt` is an `extern "C" fn(c_int)`, what `signal` expects of a
+        // handler, and it only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(signal, on_interrupt as *const () as libc::sighandler_t) };
+    }
 }
 
 /// Gives SIGINT, SIGQUIT, SIGTERM and SIGHUP their default action again (ending prof), after a
@@ -78,6 +102,11 @@ pub fn catch_ending_signals() {
         // previous action is not asked for.
         unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
     }
+}
+
+/// True once SIGTERM or SIGHUP arrived after [`catch_ending_signals`] (passed on or not).
+pub fn ending_signal_arrived() -> bool {
+    ARRIVED.load(Ordering::Relaxed) | PASSED_ON.load(Ordering::Relaxed) != 0
 }
 
 /// Sends process `pid` each of SIGTERM and SIGHUP that reached prof since the last call (after

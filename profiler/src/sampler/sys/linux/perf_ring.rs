@@ -541,15 +541,3 @@ pub fn spawn_held(mut command: Command) -> io::Result<Held> {
         spawning,
     })
 }
-
-/// Makes this process ignore the terminal's interrupt and quit keys (SIGINT, SIGQUIT), which
-/// reach the recorded command too: it decides whether to end, and prof saves what it has when
-/// it does. Call after the command has started (a child forked later would inherit the
-/// disposition across `exec`).
-pub fn ignore_terminal_interrupts() {
-    for signal in [libc::SIGINT, libc::SIGQUIT] {
-        // SAFETY: setting a standard signal's disposition to SIG_IGN installs no handler and
-        // touches no memory of this process.
-        unsafe { libc::signal(signal, libc::SIG_IGN) };
-    }
-}
