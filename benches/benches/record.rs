@@ -8,17 +8,20 @@
 //!   thread over its own CPU time times the rate; `burst.c` (1,000 threads of 2 ms, four at a
 //!   time) and a shell script starting `split` 100 times for 3 ms each: threads and processes
 //!   with samples.
-//! - `cost`: `xz -6 -T1` on 5 MB of generated text and the `fixed_work` Rust fixture (default
-//!   release profile, no profiler inside), each unprofiled, under `prof record -F 1000`,
+//! - `cost`: the programs of `programs` (xz and gzip on 5 MB of generated text, the
+//!   `fixed_work` Rust fixture, sqlite3, python3, node with its perf map, a shell pipeline and
+//!   `make -j2` of 17 C files), each unprofiled, under `prof record -F 1000`,
 //!   `samply record --rate 1000 --save-only` and `perf record --call-graph dwarf -F 1000`, the
 //!   configurations alternating within each round. Per configuration, the median over rounds
 //!   of: wall time and the CPU time of the whole tree (the recorder and the command, from
 //!   `wait4`) over the unprofiled run's; the recorder process's own CPU time and peak resident
 //!   memory (`/proc/PID/stat` and `VmHWM`, read every 10 ms until it exits, so up to 10 ms of
 //!   its end is missed); the output's bytes, and for prof its bytes per sample. A recorder that
-//!   is not installed (or samply where `perf_event_paranoid` is above 1) is left out with a note.
+//!   is not installed is left out with a note; samply refuses `perf_event_paranoid` above 1
+//!   even for root, so its runs set it to 1 and back (as root).
 //!
-//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [--rounds N]`.
+//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [--rounds N]
+//! [--program NAME]` (`--program` keeps the programs whose name holds NAME).
 
 use prof_e2e::recorded::{build_c, samples_per_tid, share};
 use prof_e2e::{release_fixture, ReleaseProfile, TempDir};
@@ -49,7 +52,12 @@ fn main() {
         rate(&prof, &dir);
     }
     if all || parts.contains(&"cost") {
-        cost(&prof, &dir, rounds);
+        let only = args
+            .iter()
+            .position(|a| a == "--program")
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str);
+        cost(&prof, &dir, rounds, only);
     }
 }
 
@@ -277,22 +285,131 @@ fn installed(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
+/// The programs of the cost table: compressors (xz with liblzma, gzip: stripped distro
+/// binaries), a Rust release build, sqlite3, python3, node with its JIT's perf map, a shell
+/// pipeline and `make -j2` of 17 C files (a process per compiler pass).
+fn programs(dir: &TempDir) -> Vec<(&'static str, Vec<String>)> {
     let input = dir.join("text.txt");
     text(&input);
+    let input = input.display().to_string();
     let fixed = release_fixture(ReleaseProfile::Default, "fixed_work");
-    let programs: Vec<(&str, Vec<String>)> = vec![
+    let node_script = dir.join("fib.js");
+    std::fs::write(
+        &node_script,
+        "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
+         let t = 0; for (let k = 0; k < 60; k++) t += fib(26); console.log(t);\n",
+    )
+    .unwrap();
+    let make_dir = dir.join("make");
+    std::fs::create_dir_all(&make_dir).unwrap();
+    let mut objects = String::new();
+    for i in 1..=17 {
+        std::fs::write(
+            make_dir.join(format!("f{i}.c")),
+            format!(
+                "#include <string.h>\nstruct s{{int a[64];}};\n\
+                 static int g(struct s *p, int n) {{ int t = 0; for (int k = 0; k < n; k++) t += p->a[k % 64] * k; return t; }}\n\
+                 int f{i}(int n) {{ struct s x; memset(&x, 0, sizeof x); for (int k = 0; k < 64; k++) x.a[k] = k * {i}; return g(&x, n); }}\n"
+            ),
+        )
+        .unwrap();
+        objects += &format!("f{i}.o ");
+    }
+    std::fs::write(
+        make_dir.join("Makefile"),
+        format!(
+            "all: {objects}\n\t$(CC) -shared -o libf.so {objects}\n\
+             %.o: %.c\n\t$(CC) -O2 -fPIC -c $< -o $@\n"
+        ),
+    )
+    .unwrap();
+    let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    vec![
         (
             "xz -6 -T1 (5 MB of text)",
-            ["xz", "-6", "-T1", "-c", "-k", input.to_str().unwrap()]
-                .map(String::from)
-                .to_vec(),
+            argv(&["xz", "-6", "-T1", "-c", "-k", &input]),
         ),
         (
             "fixed_work (Rust, default release profile)",
             vec![fixed.display().to_string()],
         ),
-    ];
+        (
+            "gzip -9 (5 MB of text)",
+            argv(&["gzip", "-9", "-c", &input]),
+        ),
+        (
+            "sqlite3, a recursive query",
+            argv(&[
+                "sqlite3",
+                ":memory:",
+                "with recursive c(x) as (select 1 union all select x + 1 from c \
+                 where x < 3000000) select sum(x * x) from c;",
+            ]),
+        ),
+        (
+            "python3, a loop",
+            argv(&[
+                "python3",
+                "-c",
+                "print(sum(i * i for i in range(6 * 10**6)))",
+            ]),
+        ),
+        (
+            "node --perf-basic-prof (JIT)",
+            argv(&[
+                "node",
+                "--perf-basic-prof",
+                &node_script.display().to_string(),
+            ]),
+        ),
+        (
+            "sh -c 'xz | gzip'",
+            argv(&["sh", "-c", &format!("xz -6 -T1 -c {input} | gzip -9 -c")]),
+        ),
+        (
+            "make -j2, 17 C files",
+            argv(&[
+                "sh",
+                "-c",
+                &format!(
+                    "rm -f {0}/*.o {0}/libf.so && make -s -j2 -C {0}",
+                    make_dir.display()
+                ),
+            ]),
+        ),
+    ]
+}
+
+/// Sets `perf_event_paranoid` to 1 while it lives, and back: samply refuses more (even for
+/// root), and the other recorders and prof's tests run at the machine's own setting.
+struct Paranoid(Option<String>);
+
+impl Paranoid {
+    const PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
+
+    fn at_most_one() -> Paranoid {
+        let was = std::fs::read_to_string(Self::PATH).unwrap_or_default();
+        let above = was.trim().parse::<i32>().is_ok_and(|p| p > 1);
+        if above && std::fs::write(Self::PATH, "1").is_ok() {
+            return Paranoid(Some(was));
+        }
+        Paranoid(None)
+    }
+}
+
+impl Drop for Paranoid {
+    fn drop(&mut self) {
+        if let Some(was) = &self.0 {
+            std::fs::write(Self::PATH, was.trim()).ok();
+        }
+    }
+}
+
+fn cost(prof: &Path, dir: &TempDir, rounds: usize, only: Option<&str>) {
+    let programs: Vec<_> = programs(dir)
+        .into_iter()
+        .filter(|(name, _)| only.is_none_or(|o| name.contains(o)))
+        .collect();
     let out = |name: &str| -> PathBuf { dir.join(name) };
     let mut configs: Vec<(&str, Vec<String>, Option<PathBuf>)> = vec![("unprofiled", vec![], None)];
     let prof_out = out("prof.json.gz");
@@ -309,14 +426,9 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
         ],
         Some(prof_out.clone()),
     ));
-    // samply checks the sysctl itself and refuses above 1, even for root.
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|p| p.trim().parse::<i32>().ok())
-        .unwrap_or(2);
-    if installed("samply") && paranoid > 1 {
-        println!("samply refuses perf_event_paranoid {paranoid} (it needs 1 or lower): left out");
-    } else if installed("samply") {
+    // samply checks the sysctl itself and refuses above 1, even for root: its runs set it to 1
+    // (as root) and back.
+    if installed("samply") {
         let o = out("samply.json.gz");
         configs.push((
             "samply record --rate 1000",
@@ -335,7 +447,7 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
             Some(o),
         ));
     } else {
-        println!("samply is not installed (cargo install samply): left out");
+        println!("samply is not installed (cargo install samply --locked): left out");
     }
     if installed("perf") {
         let o = out("perf.data");
@@ -371,12 +483,18 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize) {
                 let (_, prefix, o) = &configs[c];
                 let mut full = prefix.clone();
                 full.extend(argv.iter().cloned());
+                let _paranoid = (prefix.first().map(String::as_str) == Some("samply"))
+                    .then(Paranoid::at_most_one);
                 runs[c].push(run(&full, o.as_deref()));
             }
         }
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let base_wall = median(runs[0].iter().map(|r| r.wall).collect());
         let base_cpu = median(runs[0].iter().map(|r| r.tree_cpu).collect());
-        println!("\n### {name}: unprofiled {base_wall:.2} s wall, {base_cpu:.2} s CPU");
+        println!(
+            "\n### {name}: unprofiled {base_wall:.2} s wall, {base_cpu:.2} s CPU (load after: {})",
+            load.trim()
+        );
         println!(
             "| recorder | wall | CPU (all) | recorder's own CPU | recorder's peak RSS | output | \
              bytes/sample |"
