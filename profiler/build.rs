@@ -3,9 +3,7 @@
 //! with rust-embed; since this runs whenever the viewer's sources change, the embedded viewer is
 //! never stale.
 //!
-//! Without the `serve` feature (the viewer itself depends on `prof` without it) nothing is done:
-//! that is what keeps the nested build from recursing, and what spares library users the wasm
-//! tool chain.
+//! Without the `serve` feature nothing is done: that spares library users the wasm tool chain.
 //!
 //! With the `cli` feature it also builds the allocation interposer (`preload/`, a `cdylib` that
 //! `prof record --mode alloc` loads into the recorded program) into `$OUT_DIR`, which the binary
@@ -42,15 +40,9 @@ fn main() {
         root.join("viewer/Cargo.toml"),
         root.join("web"),
         root.join("Cargo.lock"),
-        manifest_dir.join("Cargo.toml"),
-        manifest_dir.join("src/lib.rs"),
-        manifest_dir.join("src/error.rs"),
-        manifest_dir.join("src/options.rs"),
-        manifest_dir.join("src/report.rs"),
-        manifest_dir.join("src/session"),
-        manifest_dir.join("src/aggregate"),
-        manifest_dir.join("src/export"),
-        manifest_dir.join("src/import"),
+        // The one crate of the workspace the viewer is built on.
+        manifest_dir.join("session/src"),
+        manifest_dir.join("session/Cargo.toml"),
     ] {
         println!("cargo:rerun-if-changed={}", path.display());
     }

@@ -47,23 +47,18 @@
 // Output belongs to the caller: only the command line (src/main.rs, src/cli/) prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod aggregate;
 #[cfg(feature = "sampler")]
 pub mod alloc;
 #[cfg(feature = "criterion")]
 pub mod criterion;
 #[doc(hidden)]
 pub mod diagnostics;
-mod error;
-pub mod export;
-pub mod import;
 mod options;
 #[cfg(feature = "sampler")]
 mod profiler;
 mod report;
 #[cfg(feature = "sampler")]
 pub mod scope;
-pub mod session;
 #[cfg(feature = "sampler")]
 pub mod task;
 
@@ -83,11 +78,15 @@ mod serve;
 #[cfg(feature = "sampler")]
 pub mod symbolize;
 
-pub use error::{Error, Result};
+// The session model, the aggregation core and the formats: the `prof-session` crate, which
+// the browser viewer is built on too.
 pub use options::{
     Options, Timer, Unwind, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_SAMPLES,
 };
+#[doc(inline)]
+pub use prof_session::{aggregate, export, import, session};
+pub use prof_session::{Error, Result};
 pub use report::{Report, DEFAULT_TOP};
 pub use session::Mode;
 
@@ -95,7 +94,7 @@ pub use session::Mode;
 pub use profiler::{clear_caches, profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = prof_session::VERSION;
 
 /// The README's Rust example, compiled and run as a doc test (`cargo test --doc`) so that the
 /// front door's code stays true.

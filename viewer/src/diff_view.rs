@@ -9,12 +9,12 @@
 use crate::json_out::{JsonOut, ToJson};
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
-use prof::aggregate::{
+use prof_session::aggregate::{
     check_comparable, format_percent, format_share_change, format_weight, format_weight_change,
     thousands, CallTree, DiffColumn, DiffOptions, DiffSide, DiffTable, DiffTree, Filter, NodeId,
     SortBy,
 };
-use prof::session::SampleType;
+use prof_session::session::SampleType;
 use wasm_bindgen::prelude::*;
 
 /// A new profile against a base: the merged call trees and the new profile's own tree, whose
@@ -201,7 +201,9 @@ impl Diff {
     /// The colour of `new_tree`'s node `node`, as `[r, g, b]`.
     fn color(&self, node: u32) -> [u8; 3] {
         match self.diff_node.get(node as usize).copied().flatten() {
-            Some(d) => prof::aggregate::diff_color(self.normalized.self_change(d), self.max_change),
+            Some(d) => {
+                prof_session::aggregate::diff_color(self.normalized.self_change(d), self.max_change)
+            }
             None => [250, 250, 250],
         }
     }
@@ -424,7 +426,7 @@ impl Diff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::SessionBuilder;
+    use prof_session::session::SessionBuilder;
 
     fn profile(lines: &[(&str, u64)]) -> Profile {
         let mut b = SessionBuilder::default();
@@ -507,7 +509,7 @@ mod tests {
 
     #[test]
     fn a_base_follows_the_sample_type_the_new_profile_shows() {
-        use prof::session::{SampleType, Unit};
+        use prof_session::session::{SampleType, Unit};
         // cpu time first, sample counts second; each row is one sample.
         let typed = |rows: &[(&str, u64)]| {
             let mut b = SessionBuilder::default();

@@ -171,7 +171,7 @@ impl JsonOut {
     }
 
     /// A float to [`F64_DECIMALS`] decimals, trailing zeros dropped (`0.5`, `1`, `0`), by the
-    /// core's integer-only [`prof::aggregate::fixed`]; `null` when it is not finite (as serde_json
+    /// core's integer-only [`prof_session::aggregate::fixed`]; `null` when it is not finite (as serde_json
     /// writes it). The page's floats are shares and positions between 0 and 1, where a
     /// trillionth is far below a pixel; a shortest round-trip text would link core's float
     /// formatting, 20 kB of the module, for digits nothing draws.
@@ -181,7 +181,7 @@ impl JsonOut {
             self.out.push_str("null");
             return self;
         }
-        let text = prof::aggregate::fixed(x, F64_DECIMALS, false);
+        let text = prof_session::aggregate::fixed(x, F64_DECIMALS, false);
         let text = text.trim_end_matches('0').trim_end_matches('.');
         // `-0.0000001` rounds to `-0`: the same number as 0 to the page.
         self.out.push_str(if text == "-0" { "0" } else { text });

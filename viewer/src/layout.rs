@@ -1,6 +1,6 @@
 //! A flame graph layout in columns, handed to JavaScript as typed arrays.
 
-use prof::aggregate::{CallTree, FlameOptions, FlameOrder, NodeId, Rect};
+use prof_session::aggregate::{CallTree, FlameOptions, FlameOrder, NodeId, Rect};
 use wasm_bindgen::prelude::*;
 
 /// The function id given to rectangles that stand for several merged slivers.
@@ -89,7 +89,9 @@ impl FlameLayout {
         let scale = 1.0 / visible as f64;
         for r in &rects {
             let marked = highlight.is_some_and(|mask| {
-                tree.rect_matches(r, min_width, |f| prof::aggregate::is_marked(mask, f))
+                tree.rect_matches(r, min_width, |f| {
+                    prof_session::aggregate::is_marked(mask, f)
+                })
             });
             layout.highlight.push(u8::from(marked));
             // A merged rectangle zooms into the heaviest of the nodes it stands for.
@@ -180,11 +182,11 @@ impl FlameLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::aggregate::Filter;
-    use prof::session::{FrameSpec, SessionBuilder};
+    use prof_session::aggregate::Filter;
+    use prof_session::session::{FrameSpec, SessionBuilder};
 
     /// `main` calls `big` (weight 1000) and 500 tiny functions (weight 1 each).
-    fn tree() -> (prof::session::Session, CallTree) {
+    fn tree() -> (prof_session::session::Session, CallTree) {
         let mut b = SessionBuilder::default();
         let t = b.thread(1, "main");
         let main = b.intern_frame(&FrameSpec::named("main"));

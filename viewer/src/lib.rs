@@ -30,15 +30,15 @@ use wasm_bindgen::prelude::*;
 /// The version of `prof` this viewer was built from.
 #[wasm_bindgen(js_name = profVersion)]
 pub fn prof_version() -> String {
-    prof::VERSION.to_owned()
+    prof_session::VERSION.to_owned()
 }
 
 /// What the page shows while a profile loads: `Fetching 12.3 MiB of 45.6 MiB (27.0%)`, or
 /// without the total when it is unknown (0).
 #[wasm_bindgen(js_name = loadProgressText)]
 pub fn load_progress_text(received: f64, total: f64) -> String {
-    use prof::aggregate::{format_percent, format_weight};
-    use prof::session::{SampleType, Unit};
+    use prof_session::aggregate::{format_percent, format_weight};
+    use prof_session::session::{SampleType, Unit};
     let bytes = SampleType::new("bytes", Unit::Bytes);
     let (received, total) = (received as u64, total as u64);
     if total == 0 {

@@ -2,10 +2,10 @@
 //! memory size (for the benchmark).
 
 use crate::profile::{Profile, ViewSpec};
-use prof::aggregate::{
+use prof_session::aggregate::{
     thread_totals, CallTree, Filter, StackWeights, TransformedStacks, TASK_WAIT_TYPE,
 };
-use prof::session::{ReadError, ReadOptions, Session, DEFAULT_MAX_BYTES};
+use prof_session::session::{ReadError, ReadOptions, Session, DEFAULT_MAX_BYTES};
 use wasm_bindgen::prelude::*;
 
 /// A session file's JSON, gathered in the wasm module's memory as it arrives (from the network,
@@ -76,7 +76,7 @@ impl SessionBytes {
     fn read(self) -> Result<Session, ReadError> {
         match self.refused {
             Some(why) => Err(why),
-            None => prof::session::read_json_bytes(
+            None => prof_session::session::read_json_bytes(
                 &self.bytes,
                 ReadOptions::default().max_bytes(self.limit),
             ),
@@ -186,14 +186,14 @@ pub fn wasm_memory_bytes() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::SessionBuilder;
+    use prof_session::session::SessionBuilder;
 
     fn session_json() -> Vec<u8> {
         let mut b = SessionBuilder::default();
         let main = b.thread(1, "main");
         b.push_named(&["main", "work"], main, 0, 7);
         let mut json = Vec::new();
-        prof::session::write(&b.finish(), &mut json).unwrap();
+        prof_session::session::write(&b.finish(), &mut json).unwrap();
         json
     }
 

@@ -5,12 +5,13 @@ use crate::layout::FlameLayout;
 use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
-use prof::aggregate::{
+use prof_session::aggregate::{
     format_percent, format_weight, group_by_scope, group_by_task, shell_words, CallTree, Filter,
     NodeId, ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
 };
-use prof::aggregate::{task_waits, TASK_WAIT_TYPE};
-use prof::session::{Json, JsonStep, SampleState, SampleType, Session, ThreadIdx, Unit};
+use prof_session::aggregate::{task_waits, TASK_WAIT_TYPE};
+use prof_session::json::{Json, Step as JsonStep};
+use prof_session::session::{SampleState, SampleType, Session, ThreadIdx, Unit};
 use wasm_bindgen::prelude::*;
 
 /// A session loaded in the page, with the call tree of the selected threads.
@@ -41,13 +42,13 @@ pub struct Profile {
     /// Whether the samples are in time order: a time range is then one run of them.
     pub(crate) time_sorted: bool,
     /// The session as loaded while `session` shows it grouped (by task, each task's name as a
-    /// root frame, `prof::aggregate::group_by_task`; or by scope, `group_by_scope`); `None`
+    /// root frame, `prof_session::aggregate::group_by_task`; or by scope, `group_by_scope`); `None`
     /// when it is not grouped.
     pub(crate) ungrouped: Option<Box<Session>>,
     /// What `session` is grouped by, if it is.
     pub(crate) grouping: Option<Grouping>,
     /// The session as loaded while `session` shows its tasks' waits instead of its samples
-    /// (the sample type [`TASK_WAIT_TYPE`], `prof::aggregate::task_waits`: `prof report
+    /// (the sample type [`TASK_WAIT_TYPE`], `prof_session::aggregate::task_waits`: `prof report
     /// --waits`), grouped or not; `None` when the samples are shown.
     pub(crate) unwaited: Option<Box<Session>>,
     /// Grouped by scope: the calls of each path of scopes among the spans the view keeps, for
@@ -664,7 +665,7 @@ mod tests {
 
     #[test]
     fn the_pages_choice_of_a_thread_is_the_filter_of_report_tid() {
-        use prof::session::{FrameSpec, SessionBuilder};
+        use prof_session::session::{FrameSpec, SessionBuilder};
         let mut b = SessionBuilder::default();
         let f = b.intern_frame(&FrameSpec::named("f"));
         let stack = b.intern_stack_path(&[f]).unwrap();

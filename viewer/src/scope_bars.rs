@@ -10,8 +10,8 @@
 use crate::json_out::JsonOut;
 use crate::profile::Profile;
 use crate::time::{range_text, thread_label, time_text, window, NONE};
-use prof::aggregate::{format_time_at, thousands, wait_after};
-use prof::session::{Session, StackId, StrId};
+use prof_session::aggregate::{format_time_at, thousands, wait_after};
+use prof_session::session::{Session, StackId, StrId};
 use wasm_bindgen::prelude::*;
 
 /// One interval of a lane: a span or a poll, by index.
@@ -46,7 +46,7 @@ impl Lane {
     }
 
     fn sort(&mut self) {
-        prof::aggregate::order::sort_by_key(&mut self.items, |i| (i.start, i.id));
+        prof_session::order::sort_by_key(&mut self.items, |i| (i.start, i.id));
     }
 }
 
@@ -133,7 +133,7 @@ impl ScopeIndex {
         for lane in &mut index.tasks {
             lane.lane.sort();
         }
-        prof::aggregate::order::sort_by(&mut index.tasks, |a, b| {
+        prof_session::order::sort_by(&mut index.tasks, |a, b| {
             b.polled_ns
                 .cmp(&a.polled_ns)
                 .then_with(|| session.str(a.name).cmp(session.str(b.name)))
@@ -531,7 +531,7 @@ impl Profile {
             _ => (0..session.threads.len()).collect(),
         };
         // A thread named twice has its bars once.
-        prof::aggregate::order::sort_by_key(&mut threads, |&t| t);
+        prof_session::order::sort_by_key(&mut threads, |&t| t);
         threads.dedup();
         ScopeBars::compute(
             self.scope_index(),
@@ -547,7 +547,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::{FrameSpec, Mark, Poll, SessionBuilder, SiteKind, Span};
+    use prof_session::session::{FrameSpec, Mark, Poll, SessionBuilder, SiteKind, Span};
 
     fn lane(items: &[(u64, u64)]) -> Lane {
         let mut lane = Lane::default();

@@ -4,7 +4,7 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
-use prof::aggregate::{
+use prof_session::aggregate::{
     duration_histogram, format_ms, format_percent, format_time_at, longest_spans, scope_durations,
     scope_table, task_table, thousands, Filter, ScopeRow,
 };
@@ -155,7 +155,7 @@ pub(crate) fn selection(start: u64, end: u64) -> (u64, u64) {
 
 /// The columns the scope table sorts by.
 fn sort_rows(rows: &mut [ScopeRow], column: &str, descending: bool) {
-    prof::aggregate::order::sort_by(rows, |a, b| {
+    prof_session::order::sort_by(rows, |a, b| {
         let order = match column {
             "name" => a.name.cmp(&b.name),
             "calls" => a.calls.cmp(&b.calls),
@@ -290,7 +290,7 @@ impl Profile {
             .map(|r| TaskEntry {
                 name: r.name.clone(),
                 weight: r.weight,
-                weight_text: prof::aggregate::format_weight(unit, r.weight),
+                weight_text: prof_session::aggregate::format_weight(unit, r.weight),
                 share_text: format_percent(r.weight, total),
                 tasks_text: thousands(r.tasks),
                 polls_text: thousands(r.polls),
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn r22_a_call_ending_at_the_last_nanosecond_selects_without_overflow() {
         // The reader accepts span ends up to u64::MAX; one past the end overflowed.
-        use prof::session::{FrameSpec, SessionBuilder, SiteKind, Span};
+        use prof_session::session::{FrameSpec, SessionBuilder, SiteKind, Span};
         let mut b = SessionBuilder::default();
         let main = b.thread(1, "main");
         let site = b.intern_site("late", None, None, SiteKind::Scope);

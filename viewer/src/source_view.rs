@@ -5,8 +5,8 @@
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
 use crate::view::Weights;
-use prof::aggregate::{format_percent, format_weight, function_lines, FileWeights};
-use prof::session::{Session, StrId};
+use prof_session::aggregate::{format_percent, format_weight, function_lines, FileWeights};
+use prof_session::session::{Session, StrId};
 use wasm_bindgen::prelude::*;
 
 /// One weighted line of a file.
@@ -142,7 +142,7 @@ impl Profile {
         let plural = |n: usize, one: &str, many: &str| {
             format!(
                 "{} {}",
-                prof::aggregate::thousands(n as u64),
+                prof_session::aggregate::thousands(n as u64),
                 if n == 1 { one } else { many }
             )
         };
@@ -164,7 +164,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::{FrameSpec, SessionBuilder};
+    use prof_session::session::{FrameSpec, SessionBuilder};
 
     fn profile() -> Profile {
         let mut b = SessionBuilder::default();

@@ -5,11 +5,11 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
-use prof::aggregate::{
+use prof_session::aggregate::{
     box_function, busiest_first, format_time_at, format_weight, stack_chart, time_extent,
     timeline_charged, Filter, StackBox, TransformedStacks,
 };
-use prof::session::{SampleType, Session, ThreadIdx, Unit};
+use prof_session::session::{SampleType, Session, ThreadIdx, Unit};
 use wasm_bindgen::prelude::*;
 
 /// The function id of buckets with no samples, and of merged stack chart boxes.
@@ -166,7 +166,7 @@ impl TimelineData {
                 *slot = k;
             }
         }
-        prof::aggregate::order::sort_by_key(&mut tracks, |t| {
+        prof_session::order::sort_by_key(&mut tracks, |t| {
             rank.get(t.thread.index()).copied().unwrap_or(usize::MAX)
         });
         // Each process's tracks together, in the order of its first (busiest) one.
@@ -178,7 +178,7 @@ impl TimelineData {
                 group_rank[t as usize] = g;
             }
         }
-        prof::aggregate::order::sort_by_key(&mut tracks, |t| {
+        prof_session::order::sort_by_key(&mut tracks, |t| {
             group_rank.get(t.thread.index()).copied().unwrap_or(0)
         });
         let heaviest = tracks
@@ -354,7 +354,7 @@ impl StackChartLayout {
         let shown: Vec<ThreadIdx> = match &filter.threads {
             Some(t) => {
                 let mut t = t.clone();
-                prof::aggregate::order::sort_by(&mut t, |a, b| a.cmp(b));
+                prof_session::order::sort_by(&mut t, |a, b| a.cmp(b));
                 t.dedup();
                 t
             }
@@ -558,7 +558,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+    use prof_session::session::{FrameSpec, Metadata, Mode, SessionBuilder};
 
     #[test]
     fn a_range_reads_as_its_ends_and_its_length() {

@@ -3,8 +3,8 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
-use prof::aggregate::{Transform, TransformSpec};
-use prof::session::Session;
+use prof_session::aggregate::{Transform, TransformSpec};
+use prof_session::session::Session;
 use wasm_bindgen::prelude::*;
 
 /// One chip of the transform bar: what it says, and why it is not applied (if it is not).
@@ -48,7 +48,7 @@ pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transf
 }
 
 fn parse_spec(spec_json: &str) -> Result<TransformSpec, JsError> {
-    prof::session::Json::parse(spec_json.as_bytes(), TransformSpec::read_json)
+    prof_session::json::Json::parse(spec_json.as_bytes(), TransformSpec::read_json)
         .map_err(|e| JsError::new(&format!("bad transform: {e}")))
 }
 
@@ -74,7 +74,7 @@ impl Profile {
     /// what "collapse module" offers for that frame.
     #[wasm_bindgen(js_name = nodeModule)]
     pub fn node_module(&self, node: u32) -> Option<String> {
-        let frame = self.tree.frame(prof::aggregate::NodeId(node))?;
+        let frame = self.tree.frame(prof_session::aggregate::NodeId(node))?;
         let module = self.session.frames.get(frame.index())?.module?;
         Some(self.session.str(module).to_owned())
     }
@@ -83,7 +83,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::SessionBuilder;
+    use prof_session::session::SessionBuilder;
 
     #[test]
     fn a_transform_the_session_cannot_resolve_is_a_chip_not_applied() {
@@ -114,8 +114,8 @@ mod tests {
 
     #[test]
     fn a_change_of_transforms_alone_reuses_the_weights_and_gives_fresh_numbers() {
-        use prof::aggregate::{CallTree, Filter, StackWeights};
-        use prof::session::ThreadIdx;
+        use prof_session::aggregate::{CallTree, Filter, StackWeights};
+        use prof_session::session::ThreadIdx;
         let mut b = SessionBuilder::default();
         let main = b.thread(1, "main");
         let worker = b.thread(2, "worker");
@@ -124,8 +124,8 @@ mod tests {
         b.push_named(&["work", "lex"], worker, 20, 5);
         let session = b.finish();
         let mut bytes = Vec::new();
-        prof::session::write(&session, &mut bytes).unwrap();
-        let mut profile = Profile::of(prof::session::read_bytes(&bytes).unwrap());
+        prof_session::session::write(&session, &mut bytes).unwrap();
+        let mut profile = Profile::of(prof_session::session::read_bytes(&bytes).unwrap());
         let main_only = || Filter::all().threads([ThreadIdx(0)]);
         let both = || Filter::all().threads([ThreadIdx(0), ThreadIdx(1)]);
         let merge = r#"[{"kind": "merge", "function": "parse"}]"#;

@@ -6,8 +6,8 @@ use crate::json_out::{JsonOut, ToJson};
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
 use crate::view::{TopEntry, Weights};
-use prof::aggregate::{format_location, CallTree, Column, NodeId, TableOrder};
-use prof::session::{Session, StrId};
+use prof_session::aggregate::{format_location, CallTree, Column, NodeId, TableOrder};
+use prof_session::session::{Session, StrId};
 use wasm_bindgen::prelude::*;
 
 /// One row of the call tree table, or one frame of a sandwich, with its texts.
@@ -127,7 +127,9 @@ impl TreeTable {
             let mut row = NodeRow::of(&profile.session, tree, node, self_weight, whole);
             // The inverted tree's paths run from the leaves: not paths of scopes.
             if let (None, Some(calls)) = (&self.inverted, &profile.scope_calls) {
-                row.calls = calls.of_node(tree, node).map(prof::aggregate::thousands);
+                row.calls = calls
+                    .of_node(tree, node)
+                    .map(prof_session::aggregate::thousands);
             }
             rows.push(row);
         }
@@ -330,7 +332,7 @@ impl Profile {
             tree.function_table(&self.session, order, |name| regex.is_match(name))
         } else {
             tree.function_table(&self.session, order, |name| {
-                prof::aggregate::name_contains(name, filter)
+                prof_session::aggregate::name_contains(name, filter)
             })
         };
         let whole = tree.total_weight(tree.root());
@@ -339,7 +341,7 @@ impl Profile {
         } else {
             tree.functions(&self.session).len()
         };
-        let count = |n: usize| prof::aggregate::thousands(n as u64);
+        let count = |n: usize| prof_session::aggregate::thousands(n as u64);
         let noun = if all == 1 { "function" } else { "functions" };
         let summary = if rows.len() == all {
             format!("{} {noun}", count(all))
@@ -361,7 +363,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::session::SessionBuilder;
+    use prof_session::session::SessionBuilder;
 
     fn profile(lines: &[(&str, u64)]) -> Profile {
         let mut b = SessionBuilder::default();
@@ -449,7 +451,7 @@ mod tests {
 
     #[test]
     fn grouped_by_scope_the_tree_rows_of_scope_frames_carry_their_calls() {
-        use prof::session::{SiteKind, Span};
+        use prof_session::session::{SiteKind, Span};
         let mut b = SessionBuilder::default();
         let t = b.thread(1, "main");
         let request = b.intern_site("request", None, None, SiteKind::Scope);
@@ -499,7 +501,7 @@ mod tests {
 
     #[test]
     fn r22_the_task_wait_type_shows_the_waits_grouped_or_not_and_back() {
-        use prof::session::{FrameSpec, Poll};
+        use prof_session::session::{FrameSpec, Poll};
         let mut b = SessionBuilder::default();
         let t = b.thread(1, "main");
         let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));

@@ -1,11 +1,11 @@
 //! The JSON shapes the page reads: metadata, threads, top-N rows, a node's details, zoom path.
 
 use crate::json_out::{JsonOut, ToJson};
-use prof::aggregate::{
+use prof_session::aggregate::{
     format_dropped, format_location, format_percent, format_weight, thousands, CallTree, NodeId,
     ThreadTotal, TopRow, TASK_WAIT_TYPE,
 };
-use prof::session::{SampleType, Session, Unit};
+use prof_session::session::{SampleType, Session, Unit};
 
 /// The header's facts, as numbers and as the texts the page shows (formatted by `prof`'s
 /// core, like every string the page shows).
@@ -111,7 +111,7 @@ fn samples_text(session: &Session, n: u64) -> String {
     format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
-/// Whether `session`'s samples are its tasks' waits (`prof::aggregate::task_waits`).
+/// Whether `session`'s samples are its tasks' waits (`prof_session::aggregate::task_waits`).
 fn shows_waits(session: &Session) -> bool {
     session.meta.sample_type.name == TASK_WAIT_TYPE
 }
@@ -163,8 +163,11 @@ pub struct ProcessEntry {
 
 /// The threads of `order` grouped by process ([`group_by_process`]); empty when they are all
 /// of one process.
-pub fn process_groups(session: &Session, order: &[prof::session::ThreadIdx]) -> Vec<ProcessEntry> {
-    let groups = prof::aggregate::group_by_process(session, order);
+pub fn process_groups(
+    session: &Session,
+    order: &[prof_session::session::ThreadIdx],
+) -> Vec<ProcessEntry> {
+    let groups = prof_session::aggregate::group_by_process(session, order);
     if groups.len() < 2 {
         return Vec::new();
     }
@@ -172,7 +175,7 @@ pub fn process_groups(session: &Session, order: &[prof::session::ThreadIdx]) -> 
     groups
         .into_iter()
         .map(|g| ProcessEntry {
-            label: prof::aggregate::process_label(&table[g.process.index()]),
+            label: prof_session::aggregate::process_label(&table[g.process.index()]),
             threads: g.threads.iter().map(|t| t.0).collect(),
         })
         .collect()
@@ -435,8 +438,8 @@ impl ToJson for Crumb<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof::aggregate::thread_totals;
-    use prof::session::{FrameSpec, Metadata, SessionBuilder};
+    use prof_session::aggregate::thread_totals;
+    use prof_session::session::{FrameSpec, Metadata, SessionBuilder};
 
     fn session(duration_ns: u64, time: u64) -> Session {
         let mut b = SessionBuilder::new(Metadata {

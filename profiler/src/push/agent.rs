@@ -253,7 +253,8 @@ fn pprof_options(options: &Options) -> PprofOptions {
             default: GoHeapIndex::AllocSpace,
             interval_bytes: options.alloc_interval_bytes,
         }),
-        Mode::Cpu | Mode::Wall => PprofOptions::default(),
+        // Cpu and Wall, and any mode the session model adds: no heap shape.
+        _ => PprofOptions::default(),
     }
 }
 

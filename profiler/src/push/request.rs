@@ -91,6 +91,8 @@ pub fn profile_name(mode: Mode) -> &'static str {
         Mode::Cpu => "process_cpu",
         Mode::Wall => "wall",
         Mode::Alloc => "memory",
+        // A mode the session model adds later is filed under its own name.
+        other => other.name(),
     }
 }
 

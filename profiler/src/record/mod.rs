@@ -220,6 +220,13 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             };
             return alloc::record(command, &options, image);
         }
+        // `Mode` may grow (it is the session model's, in another crate).
+        mode => {
+            return Err(Error::InvalidOption(format!(
+                "prof record has no {} mode",
+                mode.name()
+            )))
+        }
     };
     let program = command.get_program().to_string_lossy().into_owned();
     let program_os = command.get_program().to_owned();

@@ -144,7 +144,7 @@ mod tests {
     /// a `.json` as its JSON, and a bad one is still listed with its error.
     #[test]
     fn r25_session_files_are_served_as_written() {
-        let session = crate::export::fixture::session();
+        let session = prof_session::export::fixture::session();
         let gz = temp("as-written.json.gz", b"");
         crate::session::save(&session, &gz).unwrap();
         let written = std::fs::read(&gz).unwrap();

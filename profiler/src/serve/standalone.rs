@@ -182,10 +182,11 @@ fn missing(what: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prof_session::export::fixture;
 
     #[test]
     fn the_file_holds_the_page_the_modules_the_wasm_and_the_session() {
-        let session = crate::export::fixture::session();
+        let session = fixture::session();
         let mut out = Vec::new();
         write_standalone_html(&session, "demo </script> & co.json", &mut out).unwrap();
         let html = String::from_utf8(out).unwrap();
@@ -208,5 +209,36 @@ mod tests {
         assert!(!worker.contains("import.meta") && !worker.contains("export "));
         assert!(worker.contains("const init = __wbg_init;"));
         assert!(html.trim_end().ends_with("</html>"));
+    }
+
+    /// The single-file viewer's own parts: its `<title>`, the script elements it adds (their
+    /// attributes, and the session's payload in full; not the embedded page modules, wasm and start
+    /// script, which are the viewer's files and change with it).
+    #[test]
+    fn standalone_html_matches_its_golden_file() {
+        let mut html = Vec::new();
+        write_standalone_html(&fixture::session(), "demo.json", &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let title = html.lines().find(|l| l.contains("<title>")).unwrap();
+        let mut own = format!("{}\n", title.trim());
+        // Element by element, so a `<script` inside an embedded module is not taken for one.
+        let mut rest = html.as_str();
+        while let Some(at) = rest.find("<script") {
+            let (open, after) = rest[at..].split_once('>').unwrap();
+            let (body, after) = after.split_once("</script>").unwrap();
+            let body = if open.contains("data-prof-session") {
+                body
+            } else {
+                "(embedded)"
+            };
+            own.push_str(&format!("{open}>{body}</script>\n"));
+            rest = after;
+        }
+        fixture::check_golden(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/serve/golden/fixture.standalone.txt"),
+            own.as_bytes(),
+            "PROF_BLESS=1 cargo test -p prof --features serve --lib serve::standalone",
+        );
     }
 }
