@@ -34,7 +34,14 @@
 //! started are not counted, nor are their frees.
 
 #[doc(inline)]
-pub use crate::sampler::sys::{keep_large_blocks_mapped, Sampling};
+pub use prof_capture::sys::keep_large_blocks_mapped;
+
+/// A global allocator that samples the allocations of `A` while an allocation session runs
+/// ([`Mode::Alloc`](crate::Mode::Alloc)), and otherwise costs one thread-local subtraction and
+/// one branch per allocation (and one load and branch per free): `Sampling::new(inner)` wraps
+/// the allocator the program uses (see the module's docs). Its `unsafe` part lives in the
+/// capture core's OS module; the sampling is `prof`'s allocation sampler.
+pub type Sampling<A> = prof_capture::sys::Sampling<A, crate::sampler::alloc::Hooks>;
 
 /// Bytes the in-use table of an allocation session takes: it is allocated whole at start (a
 /// fixed number of slots), whatever the workload, and freed at stop.

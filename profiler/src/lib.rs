@@ -51,7 +51,7 @@
 pub mod alloc;
 #[cfg(feature = "criterion")]
 pub mod criterion;
-#[doc(hidden)]
+#[cfg(all(feature = "testing", feature = "sampler"))]
 pub mod diagnostics;
 mod options;
 #[cfg(feature = "sampler")]
@@ -75,8 +75,16 @@ pub mod serve;
 // `debug-http` without `serve`: only the HTTP side of the server, for `debug`.
 #[cfg(all(feature = "debug-http", not(feature = "serve")))]
 mod serve;
+/// Turning addresses into functions, files, lines and inlined frames, as the samplers do after
+/// stop (the capture core's symbolizer), and the cache of parsed debug info the sessions of a
+/// process share.
 #[cfg(feature = "sampler")]
-pub mod symbolize;
+pub mod symbolize {
+    #[doc(inline)]
+    pub use prof_capture::symbolize::{
+        cache_stats, clear_cache, resolve, CacheStats, Symbol, MAX_CACHED_OBJECTS,
+    };
+}
 
 // The session model, the aggregation core and the formats: the `prof-session` crate, which
 // the browser viewer is built on too.
@@ -95,6 +103,9 @@ pub use profiler::{clear_caches, profile, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = prof_session::VERSION;
+
+#[cfg(all(test, feature = "sampler"))]
+mod layers_tests;
 
 /// The README's Rust example, compiled and run as a doc test (`cargo test --doc`) so that the
 /// front door's code stays true.

@@ -36,7 +36,7 @@ pub struct Options {
     /// How stacks are walked ([`Unwind::Auto`]), in every mode.
     pub unwind: Unwind,
     /// Switches for prof's own tests and benchmarks (see `prof::diagnostics`).
-    pub(crate) diagnostics: crate::diagnostics::Settings,
+    pub(crate) diagnostics: Settings,
 }
 
 impl Default for Options {
@@ -49,7 +49,7 @@ impl Default for Options {
             alloc_interval_bytes: DEFAULT_ALLOC_INTERVAL_BYTES,
             timer: Timer::Auto,
             unwind: Unwind::Auto,
-            diagnostics: crate::diagnostics::Settings::default(),
+            diagnostics: Settings::default(),
         }
     }
 }
@@ -99,9 +99,10 @@ impl Options {
         self
     }
 
-    /// Sets the switches that only prof's own tests and benchmarks use.
-    #[doc(hidden)]
-    pub fn diagnostics(mut self, settings: crate::diagnostics::Settings) -> Self {
+    /// Sets the switches that only prof's own tests and benchmarks use (the `testing`
+    /// feature).
+    #[cfg(feature = "testing")]
+    pub fn diagnostics(mut self, settings: Settings) -> Self {
         self.diagnostics = settings;
         self
     }
@@ -244,6 +245,22 @@ impl Unwind {
             Unwind::FramePointers => "fp",
         }
     }
+
+    /// The unwinder a sampler uses for this choice: [`Unwind::Dwarf`] is refused where this
+    /// build has no DWARF unwinder, which [`Unwind::Auto`] then replaces with frame pointers.
+    #[cfg(feature = "sampler")]
+    pub(crate) fn mode(self) -> crate::Result<prof_capture::unwind::UnwindMode> {
+        use prof_capture::unwind::{UnwindMode, HAS_DWARF};
+        match self {
+            Unwind::Auto if HAS_DWARF => Ok(UnwindMode::Dwarf),
+            Unwind::Auto | Unwind::FramePointers => Ok(UnwindMode::FramePointers),
+            Unwind::Dwarf if HAS_DWARF => Ok(UnwindMode::Dwarf),
+            Unwind::Dwarf => Err(crate::Error::InvalidOption(format!(
+                "unwind dwarf is not available on {}: it needs x86_64 or aarch64",
+                std::env::consts::ARCH
+            ))),
+        }
+    }
 }
 
 impl fmt::Display for Unwind {
@@ -266,4 +283,86 @@ impl FromStr for Unwind {
                 ))
             })
     }
+}
+
+/// Switches that only prof's tests and benchmarks use. The default is what users get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// What the signal handler measures (CPU and wall modes).
+    pub measure: Measure,
+    /// Whether to reuse the outer frames of a thread's previous stack (true).
+    pub reuse: bool,
+    /// Unwind every stack that reused frames a second time without reuse and count the
+    /// differences in `reuse_stats` (false).
+    pub verify_reuse: bool,
+    /// Whether `perf_event_sigtrap` events are inherited by threads created during the session
+    /// (true where the kernel allows it); false finds new threads by sweeping
+    /// `/proc/self/task` only, to compare.
+    pub inherit: bool,
+    /// Wall mode on signals (the collector's ticks, see `sampler/wall.rs`) even where
+    /// `perf_ring`, its default, works: to compare, and to test the signal path (false).
+    pub wall_signals: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            measure: Measure::Off,
+            reuse: true,
+            verify_reuse: false,
+            inherit: true,
+            wall_signals: false,
+        }
+    }
+}
+
+// Only `Options::diagnostics` (the `testing` feature) takes other settings than the default.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+impl Settings {
+    /// Sets what the handler measures.
+    pub fn measure(mut self, measure: Measure) -> Self {
+        self.measure = measure;
+        self
+    }
+
+    /// Turns frame reuse on or off.
+    pub fn reuse(mut self, reuse: bool) -> Self {
+        self.reuse = reuse;
+        self
+    }
+
+    /// Turns the verification of reused stacks on or off.
+    pub fn verify_reuse(mut self, verify: bool) -> Self {
+        self.verify_reuse = verify;
+        self
+    }
+
+    /// Turns inherited perf events on or off.
+    pub fn inherit(mut self, inherit: bool) -> Self {
+        self.inherit = inherit;
+        self
+    }
+
+    /// Makes wall mode take its samples with signals rather than `perf_ring`.
+    pub fn wall_signals(mut self, signals: bool) -> Self {
+        self.wall_signals = signals;
+        self
+    }
+}
+
+/// What the signal handler measures, for benchmarks.
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Measure {
+    /// Sample, measure nothing.
+    #[default]
+    Off,
+    /// Time each handler run, entry to exit, with the monotonic clock (see `handler_stats`).
+    Time,
+    /// Return at once without sampling, only counting the signals in `handler_stats`, so that
+    /// what a session then costs is the kernel's timer and signal delivery alone (the floor
+    /// under any handler).
+    Empty,
 }

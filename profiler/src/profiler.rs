@@ -18,12 +18,12 @@ pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Report> 
 }
 
 /// Drops what the process keeps from one session for the next: the parsed debug info of the
-/// symbol cache ([`crate::symbolize::clear_cache`]) and the sampler's unwind tables. The next
+/// symbol cache ([`prof_capture::symbolize::clear_cache`]) and the sampler's unwind tables. The next
 /// session's start and stop read them again. A session running now keeps what it holds.
 pub fn clear_caches() {
-    crate::symbolize::clear_cache();
+    prof_capture::symbolize::clear_cache();
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    crate::sampler::dwarf::clear_kept();
+    prof_capture::unwind::dwarf::clear_kept();
 }
 
 impl Profiler {

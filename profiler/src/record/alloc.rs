@@ -29,12 +29,12 @@ use super::access::Creds;
 use super::privileged::{program_path, Execs};
 use super::process::{CopiedStack, Process, Segments};
 use super::{reached_root, ChannelClosed, EndedBy, RecordOptions, Recording, Running};
-use crate::sampler::alloc::assemble::{estimate, is_allocator_frame};
-use crate::sampler::assemble::Cut;
-use crate::sampler::dwarf::SectionCache;
-use crate::sampler::sys::{self, Regs};
 use crate::session::{Metadata, Mode, SessionBuilder};
 use crate::{Error, Report, Result};
+use prof_capture::assemble::Cut;
+use prof_capture::assemble::{estimate, is_allocator_frame, splitmix};
+use prof_capture::sys::{self, Regs};
+use prof_capture::unwind::dwarf::SectionCache;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
@@ -242,11 +242,11 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     };
     // Still running after `duration`: it runs on, and prof ends as if it had succeeded.
     let status = status.unwrap_or_else(|| ExitStatus::from_raw(0));
-    let mut meta = crate::sampler::meta::at_start(Mode::Alloc, 0, "LD_PRELOAD");
+    let mut meta = prof_capture::assemble::at_start(Mode::Alloc, 0, "LD_PRELOAD");
     meta.program = program;
     meta.args = args;
     meta.pid = child.id();
-    meta.start_time = crate::sampler::meta::rfc3339(start_time);
+    meta.start_time = prof_capture::assemble::rfc3339(start_time);
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     // The dynamic loader ignores LD_PRELOAD in a set-uid or set-gid command.
     let unsampled = execs.expected_unless(rec.current.contains_key(&child.id()));
@@ -624,7 +624,7 @@ impl Recorder {
     /// Lists process `pid` in the session's table (again after an `exec`: its latest name,
     /// command line and executable), as `/proc` describes it now; `parent` when known.
     fn list(&mut self, pid: u32, parent: Option<u32>) {
-        let mut entry = crate::sampler::meta::process_from_proc(pid).unwrap_or_else(|| {
+        let mut entry = prof_capture::assemble::process_from_proc(pid).unwrap_or_else(|| {
             crate::session::Process {
                 pid,
                 parent_pid: None,
@@ -794,7 +794,7 @@ impl Recorder {
         let mut builder = SessionBuilder::new(meta);
         let mut ids = Vec::new();
         for process in &self.processes {
-            crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            prof_capture::assemble::add_mappings(&mut builder, &process.objects);
             let ours: Vec<_> = process
                 .objects
                 .iter()
@@ -812,11 +812,11 @@ impl Recorder {
                     s[skip..].into()
                 })
                 .collect();
-            ids.push(crate::sampler::assemble::intern_stacks(
+            ids.push(prof_capture::assemble::intern_stacks(
                 &mut builder,
                 &stacks,
                 &process.objects,
-                crate::symbolize::AddressSpace::Other,
+                prof_capture::symbolize::AddressSpace::Other,
                 Cut {
                     leaf: &is_allocator_frame,
                     ..Cut::depth(self.max_depth)
@@ -839,8 +839,7 @@ impl Recorder {
                 let process = listed[self.owner[&s.pid]];
                 builder.thread_in(process, u64::from(s.tid), name)
             });
-            let (bytes, objects) =
-                estimate(s.size, mean, crate::sampler::alloc::splitmix(n as u64));
+            let (bytes, objects) = estimate(s.size, mean, splitmix(n as u64));
             let (inuse_bytes, inuse_objects) = if s.live { (bytes, objects) } else { (0, 0) };
             builder.push_sample_full(
                 stack,

@@ -11,9 +11,9 @@ use super::records::Record;
 use super::{
     drain_until, finish, map_ring, refused, EndedBy, Ending, RecordOptions, Recorder, Recording,
 };
-use crate::sampler::sys::{self, PerfRing, RingEvent};
 use crate::session::Mode;
 use crate::{Error, Result};
+use prof_capture::sys::{self, PerfRing, RingEvent};
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -167,7 +167,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             options.mode.name()
         )));
     }
-    let Some(target) = crate::sampler::meta::process_from_proc(pid) else {
+    let Some(target) = prof_capture::assemble::process_from_proc(pid) else {
         return Err(Error::InvalidOption(format!(
             "--pid: no process {pid} is running"
         )));
@@ -256,7 +256,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         command_exited: None,
         left_running: Vec::new(),
     };
-    let mut meta = crate::sampler::meta::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    let mut meta = prof_capture::assemble::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
     meta.program = target
         .executable
         .or_else(|| target.command_line.first().cloned())

@@ -2,7 +2,7 @@
 //! recording from the process's `/tmp/perf-PID.map` when it wrote one (see
 //! `symbolize::perf_map`), as perf and samply name them.
 
-use crate::symbolize::{perf_map, LoadedObject};
+use prof_capture::symbolize::{perf_map, LoadedObject};
 use std::collections::HashMap;
 use std::ops::Range;
 

@@ -2,8 +2,8 @@
 //! in the kernel's half of the address space, and are named from `/proc/kallsyms` as one
 //! object, [`KERNEL_OBJECT`], which is their frames' module.
 
-use crate::symbolize::kallsyms::{KERNEL_OBJECT, KERNEL_START};
-use crate::symbolize::LoadedObject;
+use prof_capture::symbolize::kallsyms::{KERNEL_OBJECT, KERNEL_START};
+use prof_capture::symbolize::LoadedObject;
 use std::borrow::Cow;
 
 /// `objects`, plus the kernel's when one of `stacks` holds a kernel address, plus `jit` (the

@@ -24,38 +24,28 @@ mod jit;
 mod kernel;
 mod privileged;
 mod process;
-pub(crate) mod records;
 mod switch;
 mod table;
 
 pub use attach::attach;
 pub use privileged::{IdChange, UnsampledExec};
+pub use prof_capture::perf::{DEFAULT_STACK_BYTES, DRAIN_EVERY};
 
-use crate::sampler::dwarf::SectionCache;
-use crate::sampler::sys::{self, PerfRing, Regs, RingEvent};
 use crate::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
 use crate::{Error, Report, Result};
 use process::{CopiedStack, Process};
-use records::{Record, SampleRecord};
+use prof_capture::perf::records::{self, Record, SampleRecord};
+use prof_capture::perf::{map_ring, regs_of, REGS_MASK, RING_PAGES};
+use prof_capture::sys::{self, PerfRing, RingEvent};
+use prof_capture::unwind::dwarf::SectionCache;
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Bytes of user stack the kernel copies with each sample by default. Measured on the
-/// `-O2 -fomit-frame-pointer` C program of `tests/tests/record.rs` (see the docs): the same as
-/// samply's, four times perf's 8,192 default, so deep stacks still reach `main`.
-pub const DEFAULT_STACK_BYTES: u32 = 32_000;
-
-/// How often prof's thread drains the rings (rings of 1,024 data pages; smaller ones more often).
-pub const DRAIN_EVERY: Duration = Duration::from_millis(5);
-
 /// How long after its time a record may still be being written to its ring: records newer
 /// than a drain's start less this wait for the next drain.
 const WRITE_MARGIN_NS: u64 = 1_000_000;
-
-/// Data pages of each CPU's ring (4 MiB with 4 KiB pages: over a hundred samples of 32 KB).
-pub(crate) const RING_PAGES: usize = 1024;
 
 /// The functions a complete stack ends in: its thread's start (the dynamic loader's, while it
 /// loads a program).
@@ -346,7 +336,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     } else {
         "perf_event_ring"
     };
-    let mut meta = crate::sampler::meta::at_start(options.mode, event.period_ns, timer);
+    let mut meta = prof_capture::assemble::at_start(options.mode, event.period_ns, timer);
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
@@ -393,7 +383,7 @@ fn finish(
     status: ExitStatus,
     ending: Ending,
 ) -> Recording {
-    meta.start_time = crate::sampler::meta::rfc3339(start_time);
+    meta.start_time = prof_capture::assemble::rfc3339(start_time);
     // To the recording's end when it is known (not to this moment, after the last drain).
     meta.duration_ns = match (rec.start_ns, rec.end) {
         (Some(start), Some(end)) => end.saturating_sub(start),
@@ -432,27 +422,6 @@ fn counts_per_thread(event: &RingEvent) -> bool {
     sys::perf_event_ring(std::process::id(), cpu, &probe).is_ok()
 }
 
-/// Maps the ring of `fd`: [`RING_PAGES`] data pages, or fewer where the user may lock no more
-/// (users without `CAP_IPC_LOCK` get `/proc/sys/kernel/perf_event_mlock_kb` per CPU, 516 KiB
-/// by default, plus `RLIMIT_MEMLOCK`), down to 16.
-pub(crate) fn map_ring(fd: std::os::fd::OwnedFd) -> Result<PerfRing> {
-    let mut pages = RING_PAGES;
-    loop {
-        let copy = fd.try_clone().map_err(|source| Error::Os {
-            call: "dup(perf event)",
-            source,
-        })?;
-        match PerfRing::new(copy, pages) {
-            Err(Error::Os { source, .. })
-                if pages > 16 && source.raw_os_error() == Some(libc::EPERM) =>
-            {
-                pages /= 2;
-            }
-            ring => return ring,
-        }
-    }
-}
-
 /// The error for a refused `perf_event_open` (of an event with the `kernel`'s frames, or in
 /// wall mode, whose context `switches` and time count in the kernel): a permission error names
 /// the sysctl and the value it needs (1 for the kernel's frames or wall mode, 2 for user space
@@ -489,27 +458,6 @@ fn refused(e: Error, kernel: bool, switches: bool) -> Error {
 
 /// The period of a context switch's sample (see `sys::perf_switch_event`).
 const SWITCH_PERIOD: u64 = 1;
-
-/// The user registers each sample carries, in the kernel's numbering: x86_64's bp, sp, ip.
-#[cfg(target_arch = "x86_64")]
-pub(crate) const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
-/// The user registers each sample carries, in the kernel's numbering: aarch64's x29, lr, sp, pc.
-#[cfg(target_arch = "aarch64")]
-pub(crate) const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
-
-/// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
-#[cfg(target_arch = "x86_64")]
-pub(crate) fn regs_of(r: &[u64]) -> Option<Regs> {
-    let [fp, sp, pc] = r.try_into().ok()?;
-    Some(Regs { pc, sp, fp, lr: 0 })
-}
-
-/// The sampler's registers from a sample's (ordered by register number, see [`REGS_MASK`]).
-#[cfg(target_arch = "aarch64")]
-pub(crate) fn regs_of(r: &[u64]) -> Option<Regs> {
-    let [fp, lr, sp, pc] = r.try_into().ok()?;
-    Some(Regs { pc, sp, fp, lr })
-}
 
 /// One sample, its stack in its process's table.
 struct Sample {
@@ -699,7 +647,11 @@ impl Recorder {
     }
 
     /// Starts a new address space for `pid` with `objects` mapped (at `fork` or `exec`).
-    fn start_process(&mut self, pid: u32, objects: Vec<crate::symbolize::LoadedObject>) -> usize {
+    fn start_process(
+        &mut self,
+        pid: u32,
+        objects: Vec<prof_capture::symbolize::LoadedObject>,
+    ) -> usize {
         let mut process = Process::default();
         process.inherit(objects);
         self.processes.push(process);
@@ -944,15 +896,15 @@ impl Recorder {
         let owners = std::mem::take(&mut self.table).build(&mut builder);
         let mut ids = Vec::new();
         for (i, process) in self.processes.iter().enumerate() {
-            crate::sampler::mappings::add_mappings(&mut builder, &process.objects);
+            prof_capture::assemble::add_mappings(&mut builder, &process.objects);
             let jit = self.jit.object(i, &process.stacks);
             let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
-            let stack_ids = crate::sampler::assemble::intern_stacks(
+            let stack_ids = prof_capture::assemble::intern_stacks(
                 &mut builder,
                 &process.stacks,
                 &objects,
-                crate::symbolize::AddressSpace::Other,
-                crate::sampler::assemble::Cut::depth(self.max_depth),
+                prof_capture::symbolize::AddressSpace::Other,
+                prof_capture::assemble::Cut::depth(self.max_depth),
             );
             ids.push(stack_ids);
         }
@@ -1135,7 +1087,7 @@ mod tests {
             sp: 0x1000,
             bytes: &bytes,
         };
-        use crate::sampler::unwind::StackWords;
+        use prof_capture::unwind::StackWords;
         assert_eq!(
             stack.word(0x1008),
             Some(u64::from_ne_bytes([8, 9, 10, 11, 12, 13, 14, 15]))

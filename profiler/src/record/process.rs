@@ -2,15 +2,15 @@
 //! their load bias read from the files' program headers), an unwinder over their unwind tables
 //! (the sampler's `dwarf::Modules`, reading the files), and the stacks of its samples.
 
-use crate::sampler::dwarf::{DwarfSet, Modules, SectionCache};
-use crate::sampler::frame_reuse::State;
-use crate::sampler::sys::Regs;
-use crate::sampler::unwind::{self, Reuse, StackWords};
-use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
+use prof_capture::symbolize::LoadedObject;
+use prof_capture::sys::Regs;
+use prof_capture::unwind::dwarf::{DwarfSet, Modules, SectionCache};
+use prof_capture::unwind::frame_reuse::State;
+use prof_capture::unwind::{self, Reuse, StackWords};
 use std::collections::HashMap;
 
-pub use crate::sampler::unwind::CopiedStack;
+pub use prof_capture::unwind::CopiedStack;
 
 /// The `PT_LOAD` segments of an object's file: (file offset, file size, virtual address).
 pub type Segments = Vec<(u64, u64, u64)>;

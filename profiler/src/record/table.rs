@@ -46,8 +46,8 @@ impl ProcessTable {
     /// samples do not look again).
     pub fn look(&mut self, pid: u32) {
         let entry = self.entry(pid);
-        if let Some(process) = crate::sampler::meta::process_from_proc(pid) {
-            let now = crate::sampler::sys::monotonic_ns();
+        if let Some(process) = prof_capture::assemble::process_from_proc(pid) {
+            let now = prof_capture::sys::monotonic_ns();
             entry.seen = Some((process, now));
         }
     }

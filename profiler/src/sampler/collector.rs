@@ -6,11 +6,11 @@ use super::handler::Shared;
 use super::ring::RawSample;
 use super::stack_index::StackIndex;
 use super::stackmap;
-use super::sys;
 use super::threads;
 use super::timer::{self, Armed, Mechanism};
 use super::wall::{Found, Wall};
-use crate::symbolize::LoadedObject;
+use prof_capture::symbolize::LoadedObject;
+use prof_capture::sys;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -134,7 +134,7 @@ pub struct Collector {
     scratch: Vec<u64>,
     /// The most words a thread's scope buffer held at the last drain (see `scope::drain`).
     scope_fullest: usize,
-    objects: super::objects::ObjectWatch,
+    objects: prof_capture::objects::ObjectWatch,
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
     max_depth: usize,
@@ -200,7 +200,7 @@ impl Collector {
             out: RawProfile::default(),
             scratch: Vec::new(),
             scope_fullest: 0,
-            objects: super::objects::ObjectWatch::new(),
+            objects: prof_capture::objects::ObjectWatch::new(),
             wall: None,
             max_depth: usize::MAX,
             #[cfg(all(
@@ -494,11 +494,11 @@ impl Collector {
         ))]
         if let Some(rings) = &self.rings {
             let smallest = rings.smallest();
-            let full = crate::record::RING_PAGES * 4096;
+            let full = prof_capture::perf::RING_PAGES * 4096;
             if fullest * 8 >= smallest / 8 {
                 return Some(Duration::ZERO);
             }
-            let every = crate::record::DRAIN_EVERY * smallest.min(full) as u32 / full as u32;
+            let every = prof_capture::perf::DRAIN_EVERY * smallest.min(full) as u32 / full as u32;
             return Some(every.max(Duration::from_micros(500)));
         }
         let _ = fullest;

@@ -1,5 +1,7 @@
 //! The sampler's side of `prof::diagnostics` (see there): which handlers are installed, and
-//! counters the handler keeps since the process started.
+//! counters the handler keeps since the process started. The counters are kept in every build;
+//! only the `testing` feature reads them.
+#![cfg_attr(not(feature = "testing"), allow(dead_code, unused_imports))]
 
 use super::{handler, sys};
 use std::sync::atomic::Ordering;
@@ -62,7 +64,10 @@ pub fn clock_reads() -> u64 {
 /// sessions of a process share what they read: a later one reads only objects loaded since).
 /// (Always 0 where this build has no DWARF unwinder.)
 pub fn unwind_modules_read() -> u64 {
-    MODULES_READ.load(Ordering::Relaxed)
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    return prof_capture::unwind::dwarf::modules_read();
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    0
 }
 
 /// Times the collector threads of this process woke (went round their loop) so far.
@@ -73,9 +78,6 @@ pub fn collector_wakeups() -> u64 {
 /// Counts what [`collector_wakeups`] returns.
 pub(super) static COLLECTOR_WAKEUPS: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(0);
-
-/// Counts what [`unwind_modules_read`] returns.
-pub(super) static MODULES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Samples so far in this process whose outer frames were copied from their thread's previous
 /// stack, and (with `Settings::verify_reuse` at start, which unwinds those stacks again in

@@ -4,10 +4,10 @@
 
 use super::ring::{RawSample, Ring};
 use super::stackmap::{Range, StackMap};
-use super::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
 use super::threads::{Parking, ThreadTable};
-use super::unwind::{self, UnwindMode};
-use crate::diagnostics::Measure;
+use crate::options::Measure;
+use prof_capture::sys::{self, Rcu, Regs, Source, StackAccess, StackReader, TryCell};
+use prof_capture::unwind::{self, UnwindMode};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -21,10 +21,10 @@ pub struct Shared {
     pub maps: StackMap,
     /// The DWARF unwinder over the loaded objects, replaced when objects change.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub dwarf: Rcu<super::dwarf::DwarfSet>,
+    pub dwarf: Rcu<prof_capture::unwind::dwarf::DwarfSet>,
     /// Unwinding scratch space (rule cache, last stack), a thread's chosen by its slot.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    pub unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
+    pub unwind_states: Box<[TryCell<prof_capture::unwind::frame_reuse::State>]>,
     /// Whether to reuse the outer frames of a thread's previous stack (the diagnostics'
     /// `Settings::reuse` turns it off, for comparison).
     pub reuse: unwind::Reuse,
@@ -220,7 +220,7 @@ const MEASURE_CAP_NS: u64 = 50_000;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 impl Drop for Shared {
     fn drop(&mut self) {
-        super::frame_reuse::keep_states(std::mem::take(&mut self.unwind_states));
+        prof_capture::unwind::frame_reuse::keep_states(std::mem::take(&mut self.unwind_states));
     }
 }
 
@@ -452,10 +452,10 @@ impl Shared {
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod verify {
     use super::{unwind, Ordering, REUSE_MISMATCHES};
-    use crate::sampler::frame_reuse::{State, MAX_FRAMES};
     use crate::sampler::ring::Claim;
-    use crate::sampler::sys::{Regs, StackReader};
-    use crate::sampler::unwind::Reuse;
+    use prof_capture::sys::{Regs, StackReader};
+    use prof_capture::unwind::frame_reuse::{State, MAX_FRAMES};
+    use prof_capture::unwind::Reuse;
 
     /// Unwinds with reuse into `claim`, then, if frames were reused, again without and counts a
     /// mismatch when the two differ.
@@ -463,7 +463,7 @@ mod verify {
     pub fn unwind(
         regs: &Regs,
         stack: &StackReader,
-        dwarf: &crate::sampler::dwarf::DwarfSet,
+        dwarf: &prof_capture::unwind::dwarf::DwarfSet,
         state: &mut State,
         tid: u32,
         claim: &mut Claim<'_>,
@@ -494,5 +494,98 @@ mod verify {
             }
         }
         unwound
+    }
+}
+
+/// The handler's stack reads against memory that goes away under them.
+#[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
+mod fault_tests {
+    use prof_capture::sys::testing::{
+        frame_marker, in_child, map, poke, run_child, spin_on, unmap,
+    };
+    use prof_capture::sys::READ_FAULTS;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    const PAGE: usize = 4096;
+
+    /// A thread runs on a stack whose mapping the kernel merged with the anonymous
+    /// mapping above it, its frame pointer pointing into that upper part; the part is unmapped
+    /// while the session samples, the snapshot of the mappings still listing it. Without reads
+    /// that catch faults the handler's frame-pointer (or DWARF) walk takes SIGSEGV there.
+    #[test]
+    fn sampling_a_frame_chain_into_a_region_unmapped_after_the_snapshot_does_not_crash() {
+        const NAME: &str =
+            "sampling_a_frame_chain_into_a_region_unmapped_after_the_snapshot_does_not_crash";
+        if !in_child(NAME) {
+            let (status, out) = run_child(module_path!(), NAME);
+            assert!(status.success(), "{status:?}: {out}");
+            return;
+        }
+        const STACK: usize = 256 * PAGE;
+        const UPPER: usize = 16 * PAGE;
+        // One mapping: the stack, and right above it the part to unmap.
+        let base = map(STACK + UPPER);
+        let upper = base + STACK as u64;
+        let record = upper + 64;
+        poke(record, 0);
+        poke(record + 8, frame_marker as *const () as u64 + 1);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let spinner = {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                tid_tx.send(crate::sampler::current_tid()).unwrap();
+                spin_on(upper - PAGE as u64, record, &stop)
+            })
+        };
+        let tid = tid_rx.recv().unwrap();
+        let options = crate::Options::default().interval(Duration::from_millis(1));
+        let profiler = crate::Profiler::start(options).unwrap();
+        let cpu = |tid| {
+            prof_capture::sys::thread_cpu_ns_of(tid as u32)
+                .map(Duration::from_nanos)
+                .unwrap_or_default()
+        };
+        let wait_for_cpu = |ms| {
+            let (start, since) = (cpu(tid), Instant::now());
+            while cpu(tid) < start + Duration::from_millis(ms) && since.elapsed().as_secs() < 5 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        wait_for_cpu(20);
+        let faults = READ_FAULTS.load(Ordering::Relaxed);
+        unmap(upper, UPPER);
+        wait_for_cpu(100);
+        // Stopped while the thread still spins: a sample of its way out (dropping its channel,
+        // ending) would have none of the frames this test is about.
+        let report = profiler.stop().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        spinner.join().unwrap();
+        let faults = READ_FAULTS.load(Ordering::Relaxed) - faults;
+        let s = report.session();
+        let stacks: Vec<Vec<String>> = (0..s.samples.len())
+            .filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
+            .map(|i| {
+                s.stack_frames(s.samples.stack[i])
+                    .map(|f| s.frame_name(f).to_owned())
+                    .collect()
+            })
+            .collect();
+        let leaf_only = stacks.iter().filter(|st| st.len() == 1).count();
+        let counts = format!(
+            "{} samples, {leaf_only} leaf only, {faults} faults",
+            stacks.len()
+        );
+        assert!(faults > 0, "no read reached the unmapped part: {counts}");
+        assert!(leaf_only > 0, "{counts}: {stacks:?}");
+        for stack in &stacks {
+            assert!(stack[0].contains("spin_on"), "{stack:?}");
+            assert!(
+                stack[1..].iter().all(|f| f.contains("frame_marker")),
+                "{stack:?}"
+            );
+            assert!(stack.len() <= 2, "{stack:?}");
+        }
     }
 }

@@ -20,14 +20,7 @@ pub(crate) mod alloc;
 pub(crate) mod assemble;
 mod collector;
 pub(crate) mod diagnostics;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) mod dwarf;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) mod frame_reuse;
 mod handler;
-pub(crate) mod mappings;
-pub(crate) mod meta;
-mod objects;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -37,16 +30,18 @@ mod ring;
 mod samples;
 mod stack_index;
 mod stackmap;
-#[allow(unsafe_code)]
-pub(crate) mod sys;
 mod threads;
 mod timer;
-pub(crate) mod unwind;
 mod wall;
 
 use crate::session::Session;
 use crate::{Error, Options, Result};
 use handler::{Shared, SHARED};
+use prof_capture::assemble::at_start;
+use prof_capture::sys;
+use prof_capture::unwind;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use prof_capture::unwind::frame_reuse;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -201,7 +196,7 @@ impl Sampler {
         } else {
             timer::Mechanism::choose(options.timer, interval_ns)?
         };
-        let unwind = unwind::UnwindMode::choose(options.unwind)?;
+        let unwind = options.unwind.mode()?;
         let settings = options.diagnostics;
         let inherit = timer::inherit_threads(mechanism, settings.inherit);
         let start_ns = sys::monotonic_ns();
@@ -258,7 +253,7 @@ impl Sampler {
             measure: settings.measure,
             wall: wall_mode,
         });
-        let meta = meta::at_start(options.mode, interval_ns, mechanism.name());
+        let meta = at_start(options.mode, interval_ns, mechanism.name());
         let mut collector = collector::Collector::new(
             Arc::clone(&shared),
             mechanism,

@@ -22,18 +22,18 @@
 //! task-clock sample's the interval (at least `MIN_INTERVAL`, 10 µs).
 
 use super::collector::StoredSample;
-use super::frame_reuse::State;
 use super::handler::Shared;
 use super::ring::RawSample;
-use super::sys::{self, OwnRingKind, PerfRing, RingEvent};
-use super::unwind::{self, CopiedStack};
-use crate::record::records::{self, Record, SampleRecord};
+use prof_capture::perf::records::{self, Record, SampleRecord};
+use prof_capture::sys::{self, OwnRingKind, PerfRing, RingEvent};
+use prof_capture::unwind::frame_reuse::State;
+use prof_capture::unwind::{self, CopiedStack};
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
 /// Bytes of user stack the kernel copies with each sample: `prof record`'s default (see
-/// `crate::record::DEFAULT_STACK_BYTES`).
-pub const STACK_BYTES: u32 = crate::record::DEFAULT_STACK_BYTES;
+/// `prof_capture::perf::DEFAULT_STACK_BYTES`).
+pub const STACK_BYTES: u32 = prof_capture::perf::DEFAULT_STACK_BYTES;
 
 /// How long after its time a record may still be being written to another CPU's ring:
 /// records newer than a drain's start less this wait for the next drain.
@@ -101,7 +101,7 @@ pub struct OwnRings {
 /// stack copy.
 const PROBE: RingEvent = RingEvent {
     period_ns: 3_600_000_000_000,
-    regs_mask: crate::record::REGS_MASK,
+    regs_mask: prof_capture::perf::REGS_MASK,
     stack_bytes: 8,
     watermark: 1,
     kernel: false,
@@ -117,9 +117,9 @@ impl OwnRings {
         OwnRings {
             event: RingEvent {
                 period_ns: interval_ns,
-                regs_mask: crate::record::REGS_MASK,
+                regs_mask: prof_capture::perf::REGS_MASK,
                 stack_bytes: STACK_BYTES,
-                watermark: (crate::record::RING_PAGES * 4096 / 4) as u32,
+                watermark: (prof_capture::perf::RING_PAGES * 4096 / 4) as u32,
                 kernel: false,
                 kernel_time: false,
                 attach: false,
@@ -204,7 +204,7 @@ impl OwnRings {
                             source,
                         })?;
                         let ring =
-                            crate::record::map_ring(owner.try_clone().map_err(|source| {
+                            prof_capture::perf::map_ring(owner.try_clone().map_err(|source| {
                                 crate::Error::Os {
                                     call: "dup(perf event)",
                                     source,
@@ -255,7 +255,7 @@ impl OwnRings {
     /// one ring held.
     pub fn drain(&mut self, shared: &Shared, sink: &mut dyn Sink, last: bool) -> usize {
         let began = sys::monotonic_ns();
-        let regs = crate::record::REGS_MASK.count_ones() as usize;
+        let regs = prof_capture::perf::REGS_MASK.count_ones() as usize;
         let fullest = self.fetch();
         for (i, ring) in self.rings.iter_mut().enumerate() {
             let Some(ring) = ring else { continue };
@@ -277,7 +277,7 @@ impl OwnRings {
         let dwarf = shared
             .dwarf
             .get(&guard)
-            .filter(|_| shared.unwind == super::unwind::UnwindMode::Dwarf);
+            .filter(|_| shared.unwind == prof_capture::unwind::UnwindMode::Dwarf);
         for (n, (ring, record)) in ready.into_iter().enumerate() {
             self.handle(ring, record, dwarf, shared.start_ns, sink);
             if n % FETCH_EVERY == FETCH_EVERY - 1 {
@@ -304,7 +304,7 @@ impl OwnRings {
         &mut self,
         ring: usize,
         record: Record,
-        dwarf: Option<&super::dwarf::DwarfSet>,
+        dwarf: Option<&prof_capture::unwind::dwarf::DwarfSet>,
         start_ns: u64,
         sink: &mut dyn Sink,
     ) {
@@ -322,7 +322,7 @@ impl OwnRings {
                 read,
                 ..
             }) if pid == self.pid => {
-                let Some(regs) = crate::record::regs_of(&regs) else {
+                let Some(regs) = prof_capture::perf::regs_of(&regs) else {
                     self.lost += 1;
                     return;
                 };

@@ -249,6 +249,17 @@ impl Claim<'_> {
     }
 }
 
+/// The capture core's unwinders write a sample's frames straight into its ring record.
+impl prof_capture::unwind::Frames for Claim<'_> {
+    fn push(&mut self, address: u64) -> bool {
+        Claim::push(self, address)
+    }
+
+    fn extend(&mut self, addresses: &[u64]) -> bool {
+        Claim::extend(self, addresses)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -397,8 +397,8 @@ impl Signals {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sys;
     use super::*;
+    use prof_capture::sys;
 
     #[test]
     fn the_signal_masks_are_read_from_a_status_file() {
@@ -584,11 +584,11 @@ mod tests {
 
     #[test]
     fn this_thread_is_listed_with_its_name() {
-        let tid = super::super::sys::gettid();
+        let tid = prof_capture::sys::gettid();
         assert!(list_tids().contains(&tid));
         let name = std::thread::Builder::new()
             .name("named-one".into())
-            .spawn(|| thread_name(super::super::sys::gettid()))
+            .spawn(|| thread_name(prof_capture::sys::gettid()))
             .unwrap()
             .join()
             .unwrap();

@@ -2,8 +2,8 @@
 //! itself where the kernel can, SIGPROF through the descriptor otherwise), per-thread monotonic
 //! POSIX timers, and the process-wide `setitimer(ITIMER_PROF)`.
 
-use super::sys::{self, PerfDelivery};
 use crate::Timer;
+use prof_capture::sys::{self, PerfDelivery};
 use std::os::fd::OwnedFd;
 
 /// How samples are triggered.

@@ -19,8 +19,8 @@
 //! without frame pointers) unwind normally.
 
 use super::handler::Shared;
-use super::sys::{self, Regs};
-use crate::symbolize::LoadedObject;
+use prof_capture::symbolize::LoadedObject;
+use prof_capture::sys::{self, Regs};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
@@ -172,7 +172,7 @@ pub struct Wall {
     mem: File,
     watched: HashMap<u32, Watched>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    rules: super::dwarf::Cache,
+    rules: prof_capture::unwind::dwarf::Cache,
     /// Function entries of each loaded object (by name and bias), read when a frame record
     /// is first looked for in it (see [`CallCheck`]).
     entries: HashMap<(String, u64), Vec<u64>>,
@@ -205,7 +205,7 @@ impl Wall {
             mem,
             watched: HashMap::new(),
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            rules: super::dwarf::Cache::default(),
+            rules: prof_capture::unwind::dwarf::Cache::default(),
             entries: HashMap::new(),
             buffer: Vec::new(),
             text: [0; 256],
@@ -370,7 +370,7 @@ impl<'a> CallCheck<'a> {
         let entries = self
             .entries
             .entry((object.name.clone(), object.bias))
-            .or_insert_with(|| super::dwarf::function_entries(object));
+            .or_insert_with(|| prof_capture::unwind::dwarf::function_entries(object));
         let i = entries.partition_point(|&e| e <= a);
         i.checked_sub(1).map(|i| entries[i])
     }
@@ -541,8 +541,8 @@ const FP_SCAN_WORDS: u64 = 512;
 /// unknown (zero). Returns whether a frame pointer was found that way.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn unwind_copied(
-    unwinder: &super::dwarf::Dwarf,
-    rules: &mut super::dwarf::Cache,
+    unwinder: &prof_capture::unwind::dwarf::Dwarf,
+    rules: &mut prof_capture::unwind::dwarf::Cache,
     stack: &CopiedStack<'_>,
     regs: Regs,
     calls: &mut CallCheck<'_>,
@@ -550,7 +550,7 @@ fn unwind_copied(
     out: &mut Vec<u64>,
 ) -> bool {
     use framehop::{FrameAddress, Unwinder};
-    let mut uregs = super::dwarf::start_regs(&regs);
+    let mut uregs = prof_capture::unwind::dwarf::start_regs(&regs);
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);
     let mut guessed = false;
     let mut read = |a: u64| stack.read(a).ok_or(());
@@ -560,19 +560,21 @@ fn unwind_copied(
             Ok(Some(ret)) => ret,
             // framehop takes a zero frame pointer for the end of the chain; here it means
             // "unknown" until a frame restores it from the stack or a record is found.
-            Ok(None) if super::dwarf::fp_of(&before) != 0 => break,
-            Err(_) if super::dwarf::fp_of(&before) != 0 => break,
+            Ok(None) if prof_capture::unwind::dwarf::fp_of(&before) != 0 => break,
+            Err(_) if prof_capture::unwind::dwarf::fp_of(&before) != 0 => break,
             Ok(None) | Err(_) => {
-                let sp = super::dwarf::sp_of(&before);
+                let sp = prof_capture::unwind::dwarf::sp_of(&before);
                 let function = address.address_for_lookup();
                 // Where the function's prologue puts its record, if that record is one; else
                 // the nearest record whose call is known to target this function; failing
                 // that, the nearest whose call could (an indirect call, a stub).
                 let mut try_record = |at: u64| {
                     let mut tried = before;
-                    super::dwarf::set_fp(&mut tried, at);
+                    prof_capture::unwind::dwarf::set_fp(&mut tried, at);
                     match unwinder.unwind_frame(address, &mut tried, rules, &mut read) {
-                        Ok(Some(r)) if super::dwarf::sp_of(&tried) > sp => Some((r, tried)),
+                        Ok(Some(r)) if prof_capture::unwind::dwarf::sp_of(&tried) > sp => {
+                            Some((r, tried))
+                        }
                         _ => None,
                     }
                 };

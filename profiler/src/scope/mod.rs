@@ -27,8 +27,8 @@ pub(crate) mod assemble;
 pub(crate) mod buffer;
 pub(crate) mod record;
 
-use crate::sampler::sys;
 use buffer::EventBuf;
+use prof_capture::sys;
 use std::cell::{Cell, OnceCell};
 use std::fmt::Write as _;
 use std::marker::PhantomData;
@@ -120,7 +120,7 @@ impl Site {
         // Another thread may have registered it meanwhile.
         match self.id.load(Ordering::Relaxed) {
             0 => {
-                crate::sampler::alloc::bypass(|| sites.push(self));
+                prof_capture::sys::bypass(|| sites.push(self));
                 let id = sites.len() as u32;
                 self.id.store(id, Ordering::Relaxed);
                 id
@@ -196,7 +196,7 @@ impl Local {
     fn buf(&self) -> &EventBuf {
         self.buf.get_or_init(|| {
             // prof's memory, not the program's: an alloc session does not sample it.
-            crate::sampler::alloc::bypass(|| {
+            prof_capture::sys::bypass(|| {
                 let buf = Arc::new(EventBuf::new(BUFFER_WORDS, sys::gettid()));
                 BUFFERS
                     .lock()

@@ -14,7 +14,7 @@
 #[cfg(feature = "tokio")]
 pub mod tokio;
 
-use crate::sampler::sys;
+use prof_capture::sys;
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;

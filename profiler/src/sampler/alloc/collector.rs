@@ -3,7 +3,7 @@
 
 use super::Shared;
 use crate::sampler::stack_index::StackIndex;
-use crate::symbolize::LoadedObject;
+use prof_capture::symbolize::LoadedObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub struct Collector {
     max_samples: usize,
     out: Collected,
     index: StackIndex,
-    objects: crate::sampler::objects::ObjectWatch,
+    objects: prof_capture::objects::ObjectWatch,
 }
 
 impl Collector {
@@ -61,7 +61,7 @@ impl Collector {
             max_samples,
             out: Collected::default(),
             index: StackIndex::default(),
-            objects: crate::sampler::objects::ObjectWatch::new(),
+            objects: prof_capture::objects::ObjectWatch::new(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! Allocation sampling: what [`Sampling`](super::sys::Sampling) calls on every allocation and
+//! Allocation sampling: what [`Sampling`](crate::alloc::Sampling) calls on every allocation and
 //! free, and the allocation session that [`Profiler::start`](crate::Profiler::start) runs in
 //! [`Mode::Alloc`](crate::Mode::Alloc).
 //!
@@ -22,10 +22,10 @@ mod collector;
 mod table;
 
 use super::ring::{Claim, RawSample, Ring};
-use super::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
-use super::unwind::{self, Reuse};
 use crate::session::Session;
 use crate::{Error, Options, Result};
+use prof_capture::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
+use prof_capture::unwind::{self, Reuse};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -72,19 +72,25 @@ std::thread_local! {
     static EPOCH: Cell<u64> = const { Cell::new(0) };
     /// The thread's random state (0: not seeded yet).
     static RNG: Cell<u64> = const { Cell::new(0) };
-    /// Set while this thread samples (or for good on the collector): allocations bypass.
-    static BUSY: Cell<bool> = const { Cell::new(false) };
     /// The thread's stack bounds, once read (hi 0: not yet).
     static STACK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
-/// Runs `f` with the calling thread's allocations left unsampled: for prof's own memory made
-/// on a program's thread (its scope buffers), which is not the program's.
-pub(crate) fn bypass<T>(f: impl FnOnce() -> T) -> T {
-    let was = BUSY.with(|b| b.replace(true));
-    let out = f();
-    BUSY.with(|b| b.set(was));
-    out
+/// The allocation sampler as [`Sampling`](crate::alloc::Sampling)'s hooks: told of every
+/// block the program's global allocator hands out or takes back.
+#[derive(Debug)]
+pub struct Hooks;
+
+impl sys::AllocHooks for Hooks {
+    #[inline(always)]
+    fn allocated(addr: usize, size: usize) {
+        allocated(addr, size);
+    }
+
+    #[inline(always)]
+    fn freed(addr: usize) {
+        freed(addr);
+    }
 }
 
 /// Called after every successful allocation of `size` bytes at `addr`.
@@ -111,7 +117,7 @@ pub fn freed(addr: usize) {
 #[cold]
 #[inline(never)]
 fn slow_alloc(addr: u64, size: u64) {
-    if BUSY.with(Cell::get) {
+    if sys::bypassing() {
         return;
     }
     let session = SESSION_ID.load(Ordering::Acquire);
@@ -120,7 +126,7 @@ fn slow_alloc(addr: u64, size: u64) {
         LEFT.with(|l| l.set(CHECK_BYTES));
         return;
     }
-    BUSY.with(|b| b.set(true));
+    sys::set_bypass(true);
     let mean = MEAN.load(Ordering::Relaxed);
     let sampled = if EPOCH.with(Cell::get) == session {
         true
@@ -141,7 +147,7 @@ fn slow_alloc(addr: u64, size: u64) {
         // The process is memoryless: the next point is a fresh distance from this block's end.
         LEFT.with(|l| l.set(draw(mean)));
     }
-    BUSY.with(|b| b.set(false));
+    sys::set_bypass(false);
 }
 
 /// A free whose bucket holds a listed block: unlist it if it is one.
@@ -162,7 +168,9 @@ fn draw(mean: u64) -> i64 {
         let mut x = rng.get();
         if x == 0 {
             // Seeded from the clock and this thread's own storage address (distinct per thread).
-            x = splitmix(sys::monotonic_ns() ^ (rng as *const Cell<u64> as u64)) | 1;
+            x = prof_capture::assemble::splitmix(
+                sys::monotonic_ns() ^ (rng as *const Cell<u64> as u64),
+            ) | 1;
         }
         // xorshift64*
         x ^= x >> 12;
@@ -175,14 +183,6 @@ fn draw(mean: u64) -> i64 {
     let uniform = ((u >> 11) + 1) as f64 / (1u64 << 53) as f64;
     let distance = -uniform.ln() * mean as f64;
     distance.min((1u64 << 62) as f64) as i64
-}
-
-/// SplitMix64's output function: a well-mixed word from any seed.
-pub(crate) fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Records a sampled allocation: lists it, unwinds the calling stack into a ring record and
@@ -250,9 +250,9 @@ struct Shared {
     dropped: AtomicU64,
     start_ns: u64,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    dwarf: Rcu<super::dwarf::DwarfSet>,
+    dwarf: Rcu<prof_capture::unwind::dwarf::DwarfSet>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    unwind_states: Box<[TryCell<super::frame_reuse::State>]>,
+    unwind_states: Box<[TryCell<prof_capture::unwind::frame_reuse::State>]>,
     unwind: unwind::UnwindMode,
 }
 
@@ -354,7 +354,7 @@ pub fn check(options: &Options) -> Result<()> {
 /// Starts an allocation session (the caller holds the one-session-per-process flag).
 pub fn start(options: Options) -> Result<Running> {
     check(&options)?;
-    let unwind = unwind::UnwindMode::choose(options.unwind)?;
+    let unwind = options.unwind.mode()?;
     let mean = options.alloc_interval_bytes;
     // Stack reads that fault are caught before any allocation's stack is read.
     sys::catch_read_faults()?;
@@ -372,11 +372,11 @@ pub fn start(options: Options) -> Result<Running> {
         dwarf: Rcu::empty(),
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         unwind_states: (0..UNWIND_STATES)
-            .map(|_| TryCell::new(super::frame_reuse::State::new()))
+            .map(|_| TryCell::new(prof_capture::unwind::frame_reuse::State::new()))
             .collect(),
         unwind,
     });
-    let meta = super::meta::at_start(crate::Mode::Alloc, 0, "global_allocator");
+    let meta = prof_capture::assemble::at_start(crate::Mode::Alloc, 0, "global_allocator");
     let mut collector = collector::Collector::new(Arc::clone(&shared), options.max_samples);
     collector.refresh_modules();
     let stop = Arc::new(AtomicBool::new(false));
@@ -386,7 +386,7 @@ pub fn start(options: Options) -> Result<Running> {
             .name("prof-alloc".into())
             .spawn(move || {
                 // The collector's own allocations are never sampled.
-                BUSY.with(|b| b.set(true));
+                sys::set_bypass(true);
                 collector.run(&stop)
             })
             .map_err(|source| Error::Os {
@@ -420,14 +420,14 @@ pub fn forked_child() {
     TRACKING.store(false, Ordering::SeqCst);
 }
 
-/// Whether this program's global allocator is [`Sampling`](super::sys::Sampling): an allocation
+/// Whether this program's global allocator is [`Sampling`](prof_capture::sys::Sampling): an allocation
 /// made here moves the thread's countdown only if it is.
 fn wrapper_installed() -> bool {
     let before = LEFT.with(Cell::get);
     let probe = std::hint::black_box(Box::new([0u8; 64]));
     let after = LEFT.with(Cell::get);
     drop(probe);
-    before != after || BUSY.with(Cell::get)
+    before != after || sys::bypassing()
 }
 
 impl Running {

@@ -37,7 +37,7 @@ pub fn at_start(mode: Mode, requested_interval_ns: u64, timer: &str) -> Metadata
         dropped_samples: 0,
         sample_type: mode.sample_type(),
         extra_sample_types: mode.extra_sample_types(),
-        prof_version: crate::VERSION.to_owned(),
+        prof_version: prof_session::VERSION.to_owned(),
     }
 }
 

@@ -2,17 +2,23 @@
 //! objects again, installs a new DWARF unwinder over them for the handlers, and lists every
 //! object seen for symbolization. The CPU and the allocation collectors share it.
 
-use super::sys;
 use crate::symbolize::LoadedObject;
+use crate::sys;
 
 /// What a collector knows of the loaded objects between two looks.
 pub struct ObjectWatch {
     /// The unwind tables, kept across sessions: taken from the process at start and given back
     /// when the watch is dropped (see `dwarf::Modules::kept`).
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    modules: super::dwarf::Modules,
+    modules: crate::unwind::dwarf::Modules,
     /// The loader's counters at the last look; `u64::MAX` before the first.
     loader_counters: (u64, u64),
+}
+
+impl Default for ObjectWatch {
+    fn default() -> Self {
+        ObjectWatch::new()
+    }
 }
 
 impl ObjectWatch {
@@ -20,7 +26,7 @@ impl ObjectWatch {
     pub fn new() -> ObjectWatch {
         ObjectWatch {
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-            modules: super::dwarf::Modules::kept(),
+            modules: crate::unwind::dwarf::Modules::kept(),
             loader_counters: (u64::MAX, u64::MAX),
         }
     }
@@ -32,7 +38,7 @@ impl ObjectWatch {
     pub fn refresh(
         &mut self,
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] dwarf: &sys::Rcu<
-            super::dwarf::DwarfSet,
+            crate::unwind::dwarf::DwarfSet,
         >,
         seen: &mut Vec<LoadedObject>,
     ) {

@@ -1,13 +1,19 @@
-//! Walking the interrupted stack, from the registers in the signal's `ucontext` (so the
-//! handler's own frames and the signal trampoline never appear), or from those a perf ring
-//! recorded with its copy of another process's stack (`crate::record`). DWARF CFI first where
-//! the code has unwind tables, frame pointers otherwise; every stack read is bounds-checked.
+//! Walking a stack: the interrupted thread's own, from the registers in the signal's `ucontext`
+//! (so the handler's own frames and the signal trampoline never appear), or a copy a perf ring
+//! recorded with its registers (`prof record`'s, or the in-process sampler's own rings). DWARF
+//! CFI first where the code has unwind tables ([`dwarf`], with [`frame_reuse`]), frame pointers
+//! otherwise; every stack read is bounds-checked. Frames go to any [`Frames`] sink: a closure,
+//! or the in-process sampler's ring record.
 
-use super::ring::Claim;
-use super::sys::{Regs, StackReader};
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub mod dwarf;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub mod frame_reuse;
 
-/// Where an unwinder's addresses go, leaf first: a ring record ([`Claim`]) or any closure
-/// that takes one and says whether it wants more.
+use crate::sys::{Regs, StackReader};
+
+/// Where an unwinder's addresses go, leaf first: any closure that takes one and says whether it
+/// wants more, or a sink of the caller's (the in-process sampler's ring record).
 pub trait Frames {
     /// Takes `address`; false when it wants no more (the address may or may not have been
     /// taken: a full ring record refuses it, a closure at its depth takes it and says so).
@@ -26,16 +32,6 @@ impl<F: FnMut(u64) -> bool> Frames for F {
     }
 }
 
-impl Frames for Claim<'_> {
-    fn push(&mut self, address: u64) -> bool {
-        Claim::push(self, address)
-    }
-
-    fn extend(&mut self, addresses: &[u64]) -> bool {
-        Claim::extend(self, addresses)
-    }
-}
-
 /// Whether [`dwarf`] copies frames from the thread's previous stack, and whether its stack is
 /// kept for the next one to copy from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +46,7 @@ pub enum Reuse {
     Check,
 }
 
-/// Which unwinder the handler uses, from [`crate::Unwind`].
+/// Which unwinder a sampler uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnwindMode {
     /// DWARF CFI where available, falling back to frame pointers.
@@ -60,23 +56,7 @@ pub enum UnwindMode {
 }
 
 /// Whether this build has the DWARF unwinder (framehop's x86_64 and aarch64 unwinders).
-const HAS_DWARF: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-
-impl UnwindMode {
-    /// The mode for the option: [`crate::Unwind::Dwarf`] is refused where this build has no
-    /// DWARF unwinder, which [`crate::Unwind::Auto`] then replaces with frame pointers.
-    pub fn choose(unwind: crate::Unwind) -> crate::Result<UnwindMode> {
-        match unwind {
-            crate::Unwind::Auto if HAS_DWARF => Ok(UnwindMode::Dwarf),
-            crate::Unwind::Auto | crate::Unwind::FramePointers => Ok(UnwindMode::FramePointers),
-            crate::Unwind::Dwarf if HAS_DWARF => Ok(UnwindMode::Dwarf),
-            crate::Unwind::Dwarf => Err(crate::Error::InvalidOption(format!(
-                "unwind dwarf is not available on {}: it needs x86_64 or aarch64",
-                std::env::consts::ARCH
-            ))),
-        }
-    }
-}
+pub const HAS_DWARF: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// Where there is no DWARF unwinder (other processors), no list of the loaded objects' code
 /// either: every pc counts as known.
@@ -153,7 +133,7 @@ pub fn frame_pointers(
     regs: &Regs,
     stack: Option<&StackReader>,
     known: &dyn Fn(u64) -> bool,
-    out: &mut Claim<'_>,
+    out: &mut (impl Frames + ?Sized),
 ) {
     if !out.push(regs.pc) || !known(regs.pc) {
         return;
@@ -189,14 +169,14 @@ pub fn frame_chain<S: StackWords + ?Sized>(
 pub fn dwarf<S: StackWords + ?Sized>(
     regs: &Regs,
     stack: &S,
-    dwarf: &super::dwarf::DwarfSet,
-    state: &mut super::frame_reuse::State,
+    dwarf: &dwarf::DwarfSet,
+    state: &mut frame_reuse::State,
     tid: u32,
     reuse: Reuse,
     out: &mut (impl Frames + ?Sized),
 ) -> Unwound {
     use framehop::{FrameAddress, Unwinder};
-    let super::frame_reuse::State {
+    let frame_reuse::State {
         rules,
         bp_uses,
         last,
@@ -206,7 +186,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
     let _ = bp_uses;
     let join = reuse == Reuse::Join;
     next.start(tid, dwarf.generation);
-    let mut uregs = super::dwarf::start_regs(regs);
+    let mut uregs = dwarf::start_regs(regs);
     let mut address = FrameAddress::from_instruction_pointer(regs.pc);
     let mut pushed = 0;
     let mut reused = false;
@@ -236,7 +216,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
         next.push_frame(at, &uregs);
         if !known {
             // Every unwind that reaches this frame ends here, whatever its bp.
-            next.set_bp_use(super::frame_reuse::BpUse::Ends);
+            next.set_bp_use(frame_reuse::BpUse::Ends);
             break;
         }
         if join && pushed > 1 {
@@ -310,7 +290,7 @@ pub fn dwarf<S: StackWords + ?Sized>(
 }
 
 /// What the unwinding step from `before` to `after` (its outcome `step`, its reads the last
-/// ones `kept` holds) does with bp (see [`BpUse`](super::frame_reuse::BpUse)): found by running
+/// ones `kept` holds) does with bp (see [`BpUse`](frame_reuse::BpUse)): found by running
 /// it again from the same address and stack pointer with bp's top bit flipped, and comparing.
 /// Whatever a step computes from bp (a frame record's address, a CFA, a test against 0 or the
 /// stack pointer) differs for the two values, one of which is not a canonical address: another
@@ -319,20 +299,20 @@ pub fn dwarf<S: StackWords + ?Sized>(
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 fn bp_use<S: StackWords + ?Sized>(
-    dwarf: &super::dwarf::DwarfSet,
+    dwarf: &dwarf::DwarfSet,
     address: framehop::FrameAddress,
-    before: &super::dwarf::UnwindRegs,
-    after: &super::dwarf::UnwindRegs,
+    before: &dwarf::UnwindRegs,
+    after: &dwarf::UnwindRegs,
     step: &Result<Option<u64>, framehop::Error>,
     stack: &S,
-    rules: &mut super::dwarf::Cache,
-    kept: &super::frame_reuse::Stack,
-) -> super::frame_reuse::BpUse {
-    use super::frame_reuse::BpUse;
+    rules: &mut dwarf::Cache,
+    kept: &frame_reuse::Stack,
+) -> frame_reuse::BpUse {
+    use frame_reuse::BpUse;
     use framehop::Unwinder;
     let bp = before.bp();
     let flipped = bp ^ (1 << 63);
-    let mut alt = super::dwarf::UnwindRegs::new(before.ip(), before.sp(), flipped);
+    let mut alt = dwarf::UnwindRegs::new(before.ip(), before.sp(), flipped);
     let mut reads = kept.last_step_reads();
     let mut same_reads = true;
     let mut read = |a: u64| {
@@ -373,7 +353,7 @@ pub struct Unwound {
     pub fresh: u32,
 }
 
-/// Unwinds a copied stack (a perf ring sample's, see `crate::record` and `super::own_ring`)
+/// Unwinds a copied stack (a perf ring sample's: `prof record`'s, or the sampler's own rings)
 /// from `regs` into `out`, leaf first: DWARF CFI, falling back to frame pointers when it gives
 /// nothing; at most `max_depth` frames. With [`Reuse::Join`], the outer frames of thread `tid`'s
 /// previous stack in `state` are reused where they provably have not changed (see
@@ -386,8 +366,8 @@ pub struct Unwound {
 pub fn copied<S: StackWords + ?Sized>(
     regs: Regs,
     stack: &S,
-    set: &super::dwarf::DwarfSet,
-    state: &mut super::frame_reuse::State,
+    set: &dwarf::DwarfSet,
+    state: &mut frame_reuse::State,
     tid: u32,
     reuse: Reuse,
     max_depth: usize,

@@ -6,9 +6,13 @@
 /// A sample: the task, when, its weight, the user registers and the copied stack.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SampleRecord {
+    /// The process.
     pub pid: u32,
+    /// The thread.
     pub tid: u32,
+    /// When, on `CLOCK_MONOTONIC` (nanoseconds).
     pub time: u64,
+    /// The event's count since the previous sample (CPU nanoseconds for a task clock).
     pub period: u64,
     /// The kernel's part of the call chain, innermost first (empty for a sample taken in
     /// user space, or of an event that excludes the kernel).
@@ -38,45 +42,76 @@ pub fn count_since(previous: u64, count: u64) -> u64 {
 /// One record of the ring.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Record {
-    /// A sample (handled by `Recorder::sample`).
+    /// A sample.
     Sample(SampleRecord),
     /// A mapping of a file (or the vDSO): `prot` has `PROT_EXEC` for code.
     Mmap {
+        /// The process.
         pid: u32,
+        /// When.
         time: u64,
+        /// The mapping's first address.
         addr: u64,
+        /// Its length in bytes.
         len: u64,
+        /// The file offset mapped at `addr`.
         pgoff: u64,
+        /// Its protection (`PROT_*`).
         prot: u32,
+        /// The file's path (or `[vdso]` and the like).
         filename: String,
     },
     /// A thread's name (`exec` set when the process called `exec`, replacing its mappings).
     Comm {
+        /// The process.
         pid: u32,
+        /// The thread.
         tid: u32,
+        /// When.
         time: u64,
+        /// Whether the name changed because the process called `exec`.
         exec: bool,
+        /// The new name.
         name: String,
     },
     /// A new thread or process (`pid != ppid`).
     Fork {
+        /// The new thread's process.
         pid: u32,
+        /// The process it was started from.
         ppid: u32,
+        /// The new thread.
         tid: u32,
+        /// When.
         time: u64,
     },
     /// A thread's end (the process's when `pid == tid`).
-    Exit { pid: u32, tid: u32, time: u64 },
+    Exit {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+        /// When.
+        time: u64,
+    },
     /// A thread switched out (`out`; `preempt` when it was still runnable) or in.
     Switch {
+        /// The process.
         pid: u32,
+        /// The thread.
         tid: u32,
+        /// When.
         time: u64,
+        /// Switched out (else in).
         out: bool,
+        /// Switched out while still runnable (preempted, not blocked).
         preempt: bool,
     },
     /// The kernel dropped `lost` records (the ring was full).
-    Lost { lost: u64 },
+    Lost {
+        /// How many records.
+        lost: u64,
+    },
     /// A record of another kind.
     Other,
 }

@@ -446,7 +446,7 @@ impl StackAccess {
 
 /// Leave to read the stack in the signal handler, from the interrupted thread's mask and
 /// alternate stack saved in the `ucontext` (the handler's mask adds only its own signal).
-pub(in crate::sampler::sys) fn stack_access(ctx: *mut libc::c_void) -> Option<StackAccess> {
+pub(in crate::sys) fn stack_access(ctx: *mut libc::c_void) -> Option<StackAccess> {
     if ctx.is_null() {
         return None;
     }
@@ -515,53 +515,11 @@ impl StackReader {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{in_child, map, poke, run_child, unmap};
     use super::*;
     use std::os::unix::process::ExitStatusExt;
-    use std::process::Command;
-    use std::time::{Duration, Instant};
 
     const PAGE: usize = 4096;
-
-    /// An anonymous read-write mapping of `len` bytes.
-    fn map(len: usize) -> u64 {
-        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED);
-        base as u64
-    }
-
-    /// Unmaps `[addr, addr + len)`, then keeps the range unreadable (`PROT_NONE`) so that no
-    /// other mapping lands there while the test still points into it.
-    fn unmap(addr: u64, len: usize) {
-        // SAFETY: the range is part of a mapping this test made and nothing refers to it as
-        // Rust memory (only raw addresses in frame records and reads through the probe).
-        unsafe {
-            assert_eq!(libc::munmap(addr as *mut libc::c_void, len), 0);
-            libc::mmap(
-                addr as *mut libc::c_void,
-                len,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            );
-        }
-    }
-
-    /// Writes `value` at `addr`, in a mapping this test made.
-    fn poke(addr: u64, value: u64) {
-        // SAFETY: `addr` is 8-aligned, inside a read-write mapping this test made and owns.
-        unsafe { (addr as *mut u64).write(value) };
-    }
 
     /// A reader over `[lo, hi)` as the handler would make one.
     fn reader(lo: u64, hi: u64) -> StackReader {
@@ -660,35 +618,6 @@ mod tests {
         assert_eq!(stack.read(base + PAGE as u64), None);
     }
 
-    /// Set in a child process: the name of the test it runs.
-    const CHILD_ENV: &str = "PROF_SYS_STACK_CHILD";
-
-    /// Runs this test binary's test `name` alone in a child process (which then does the work),
-    /// killing it after a minute; returns its exit status and output.
-    fn run_child(name: &str) -> (std::process::ExitStatus, String) {
-        let path = format!("{}::{name}", module_path!().trim_start_matches("prof::"));
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", &path, "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, name)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        (out.status, text)
-    }
-
-    fn in_child(name: &str) -> bool {
-        std::env::var(CHILD_ENV).as_deref() == Ok(name)
-    }
-
     #[test]
     fn other_faults_still_end_the_process_with_sigsegv() {
         if in_child("other_faults_still_end_the_process_with_sigsegv") {
@@ -701,7 +630,10 @@ mod tests {
             std::hint::black_box(value);
             return;
         }
-        let (status, out) = run_child("other_faults_still_end_the_process_with_sigsegv");
+        let (status, out) = run_child(
+            module_path!(),
+            "other_faults_still_end_the_process_with_sigsegv",
+        );
         assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}: {out}");
     }
 
@@ -721,125 +653,11 @@ mod tests {
             std::hint::black_box(recurse(u64::MAX));
             return;
         }
-        let (status, out) = run_child("a_stack_overflow_is_still_reported_by_rusts_handler");
+        let (status, out) = run_child(
+            module_path!(),
+            "a_stack_overflow_is_still_reported_by_rusts_handler",
+        );
         assert_eq!(status.signal(), Some(libc::SIGABRT), "{status:?}: {out}");
         assert!(out.contains("has overflowed its stack"), "{out}");
-    }
-
-    /// A return address inside this function, for a frame record the test writes.
-    #[inline(never)]
-    fn frame_marker() -> u64 {
-        std::hint::black_box(17)
-    }
-
-    /// Spins with the stack pointer at `stack_top` and the frame pointer at `fp` until `stop`.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(never)]
-    fn spin_on(stack_top: u64, fp: u64, stop: &AtomicBool) -> u64 {
-        let mut n = 0u64;
-        // SAFETY: switches to the test's own stack `stack_top` (16-aligned, below it a mapping
-        // this test owns with room for signal frames and the handler), points rbp at a frame
-        // record (or at memory that is unmapped on purpose: only prof's fault-catching reads
-        // follow it), spins until `stop` is set, and puts rsp and rbp back before the block
-        // ends. The saved registers are outputs distinct from the inputs.
-        unsafe {
-            std::arch::asm!(
-                "mov {sp_saved}, rsp",
-                "mov {fp_saved}, rbp",
-                "mov rsp, {top}",
-                "mov rbp, {fp}",
-                "2:",
-                "add {n}, 1",
-                "pause",
-                "cmp byte ptr [{stop}], 0",
-                "je 2b",
-                "mov rsp, {sp_saved}",
-                "mov rbp, {fp_saved}",
-                top = in(reg) stack_top,
-                fp = in(reg) fp,
-                stop = in(reg) stop.as_ptr(),
-                n = inout(reg) n,
-                sp_saved = out(reg) _,
-                fp_saved = out(reg) _,
-            );
-        }
-        n
-    }
-
-    /// Issue 13: a thread runs on a stack whose mapping the kernel merged with the anonymous
-    /// mapping above it, its frame pointer pointing into that upper part; the part is unmapped
-    /// while the session samples, the snapshot of the mappings still listing it. Without reads
-    /// that catch faults the handler's frame-pointer (or DWARF) walk takes SIGSEGV there.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn r13_sampling_a_frame_chain_into_a_region_unmapped_after_the_snapshot_does_not_crash() {
-        const NAME: &str =
-            "r13_sampling_a_frame_chain_into_a_region_unmapped_after_the_snapshot_does_not_crash";
-        if !in_child(NAME) {
-            let (status, out) = run_child(NAME);
-            assert!(status.success(), "{status:?}: {out}");
-            return;
-        }
-        const STACK: usize = 256 * PAGE;
-        const UPPER: usize = 16 * PAGE;
-        // One mapping: the stack, and right above it the part to unmap.
-        let base = map(STACK + UPPER);
-        let upper = base + STACK as u64;
-        let record = upper + 64;
-        poke(record, 0);
-        poke(record + 8, frame_marker as *const () as u64 + 1);
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
-        let spinner = {
-            let stop = std::sync::Arc::clone(&stop);
-            std::thread::spawn(move || {
-                tid_tx.send(crate::sampler::current_tid()).unwrap();
-                spin_on(upper - PAGE as u64, record, &stop)
-            })
-        };
-        let tid = tid_rx.recv().unwrap();
-        let options = crate::Options::default().interval(Duration::from_millis(1));
-        let profiler = crate::Profiler::start(options).unwrap();
-        let cpu = |tid| crate::diagnostics::thread_cpu_time_of(tid).unwrap_or_default();
-        let wait_for_cpu = |ms| {
-            let (start, since) = (cpu(tid), Instant::now());
-            while cpu(tid) < start + Duration::from_millis(ms) && since.elapsed().as_secs() < 5 {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        };
-        wait_for_cpu(20);
-        let faults = READ_FAULTS.load(Ordering::Relaxed);
-        unmap(upper, UPPER);
-        wait_for_cpu(100);
-        // Stopped while the thread still spins: a sample of its way out (dropping its channel,
-        // ending) would have none of the frames this test is about.
-        let report = profiler.stop().unwrap();
-        stop.store(true, Ordering::Relaxed);
-        spinner.join().unwrap();
-        let faults = READ_FAULTS.load(Ordering::Relaxed) - faults;
-        let s = report.session();
-        let stacks: Vec<Vec<String>> = (0..s.samples.len())
-            .filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
-            .map(|i| {
-                s.stack_frames(s.samples.stack[i])
-                    .map(|f| s.frame_name(f).to_owned())
-                    .collect()
-            })
-            .collect();
-        let leaf_only = stacks.iter().filter(|st| st.len() == 1).count();
-        let counts = format!(
-            "{} samples, {leaf_only} leaf only, {faults} faults",
-            stacks.len()
-        );
-        assert!(faults > 0, "no read reached the unmapped part: {counts}");
-        assert!(leaf_only > 0, "{counts}: {stacks:?}");
-        for stack in &stacks {
-            assert!(stack[0].contains("spin_on"), "{stack:?}");
-            assert!(
-                stack[1..].iter().all(|f| f.contains("frame_marker")),
-                "{stack:?}"
-            );
-            assert!(stack.len() <= 2, "{stack:?}");
-        }
     }
 }

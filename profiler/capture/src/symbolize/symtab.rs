@@ -490,7 +490,7 @@ mod tests {
             .expect("this test's own symbol is in the table");
         let name = table.function_at(start + (end - start) / 2).unwrap();
         assert!(
-            name.starts_with("prof::symbolize::symtab::tests::"),
+            name.starts_with("prof_capture::symbolize::symtab::tests::"),
             "{name}"
         );
         assert_eq!(table.function_at(0), None);

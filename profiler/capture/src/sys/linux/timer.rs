@@ -12,7 +12,7 @@ unsafe impl Send for PosixTimer {}
 
 /// Set in the value of a signal from a thread's CPU-clock timer (see [`timer_thread_cpu`]):
 /// bit 32 and up, above the thread id.
-pub(in crate::sampler::sys) const CPU_TIMER_TAG: u64 = 1 << 32;
+pub(in crate::sys) const CPU_TIMER_TAG: u64 = 1 << 32;
 
 /// Creates a `CLOCK_MONOTONIC` timer sending SIGPROF to thread `tid` every `interval_ns`.
 pub fn timer_thread(tid: u32, interval_ns: u64) -> crate::Result<PosixTimer> {

@@ -13,7 +13,7 @@ use std::process::{Child, Command};
 use std::sync::atomic::{fence, Ordering};
 
 /// `PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN | REGS_USER | STACK_USER`: the layout of
-/// the sample records `crate::record::records` parses. The call chain is the kernel's part only
+/// the sample records `crate::perf::records` parses. The call chain is the kernel's part only
 /// (`exclude_callchain_user`: user stacks are unwound from the copy), empty for events that
 /// exclude the kernel: 8 bytes a sample for one layout in every mode.
 pub const RING_SAMPLE_TYPE: u64 = OWN_RING_SAMPLE_TYPE | (1 << 5);

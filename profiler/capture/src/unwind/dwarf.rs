@@ -129,13 +129,13 @@ pub fn set_fp(regs: &mut UnwindRegs, fp: u64) {
 
 /// framehop's registers from the interrupted ones.
 #[cfg(target_arch = "x86_64")]
-pub fn start_regs(regs: &super::sys::Regs) -> framehop::x86_64::UnwindRegsX86_64 {
+pub fn start_regs(regs: &crate::sys::Regs) -> framehop::x86_64::UnwindRegsX86_64 {
     framehop::x86_64::UnwindRegsX86_64::new(regs.pc, regs.sp, regs.fp)
 }
 
 /// framehop's registers from the interrupted ones.
 #[cfg(target_arch = "aarch64")]
-pub fn start_regs(regs: &super::sys::Regs) -> framehop::aarch64::UnwindRegsAarch64 {
+pub fn start_regs(regs: &crate::sys::Regs) -> framehop::aarch64::UnwindRegsAarch64 {
     framehop::aarch64::UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp)
 }
 
@@ -334,10 +334,19 @@ impl SectionCache {
     }
 }
 
+/// Counts the objects whose unwind sections were read from their files (see [`modules_read`]).
+static MODULES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Objects whose unwind sections were read from their files so far in this process (the
+/// sessions of a process share what they read: a later one reads only objects loaded since).
+pub fn modules_read() -> u64 {
+    MODULES_READ.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Reads the unwind sections of one loaded object's file. `None` for objects without a file
 /// (the vDSO) or without `.eh_frame`.
 fn read_sections(object: &LoadedObject) -> Option<Sections> {
-    super::diagnostics::MODULES_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    MODULES_READ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = std::fs::File::open(path_of(object)).ok()?;
     let cache = object::ReadCache::new(file);
     let elf = object::File::parse(&cache).ok()?;

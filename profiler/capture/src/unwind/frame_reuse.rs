@@ -16,7 +16,7 @@
 //! restores it from a word the join checks.
 
 use super::dwarf::{KeptRegs, UnwindRegs};
-use super::sys::TryCell;
+use crate::sys::TryCell;
 
 /// Frames kept per stack; deeper stacks are not reused.
 pub const MAX_FRAMES: usize = 128;
@@ -79,11 +79,17 @@ pub struct Stack {
     reads_len: usize,
 }
 
+impl Default for Stack {
+    fn default() -> Self {
+        Stack::new()
+    }
+}
+
 impl Stack {
     /// An empty stack, reused by no one.
     pub fn new() -> Stack {
         let frame = Frame {
-            regs: super::dwarf::kept_regs(&super::dwarf::start_regs(&super::sys::Regs::default())),
+            regs: super::dwarf::kept_regs(&super::dwarf::start_regs(&crate::sys::Regs::default())),
             reads_end: 0,
         };
         Stack {
@@ -182,7 +188,7 @@ impl Stack {
         address: u64,
         regs: &UnwindRegs,
         from: &mut usize,
-        stack: &(impl super::unwind::StackWords + ?Sized),
+        stack: &(impl super::StackWords + ?Sized),
     ) -> Option<usize> {
         if !self.complete || self.tid != tid || self.generation != generation {
             return None;
@@ -299,6 +305,12 @@ pub struct BpUses {
 }
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+impl Default for BpUses {
+    fn default() -> Self {
+        BpUses::new()
+    }
+}
+
 impl BpUses {
     /// Entries kept (a power of two).
     const SLOTS: usize = 256;
@@ -346,6 +358,12 @@ pub struct State {
     pub last: Stack,
     /// The stack being unwound.
     pub next: Stack,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::new()
+    }
 }
 
 impl State {

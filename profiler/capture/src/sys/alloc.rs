@@ -1,23 +1,66 @@
 //! The allocation sampler's `unsafe` part: the [`GlobalAlloc`] wrapper that forwards every call
-//! to the wrapped allocator and tells the safe hooks in `sampler::alloc` about each block, the
-//! registers of the calling function (where a sampled allocation's unwinding starts).
+//! to the wrapped allocator and tells the sampler's safe hooks ([`AllocHooks`]) about each
+//! block, and the registers of the calling function (where a sampled allocation's unwinding
+//! starts).
 
-use crate::sampler::alloc as hooks;
-use crate::sampler::sys::Regs;
+use super::Regs;
 use std::alloc::{GlobalAlloc, Layout};
+use std::marker::PhantomData;
 
-/// A global allocator that samples the allocations of `A` while an allocation session runs
-/// ([`Mode::Alloc`](crate::Mode::Alloc)), and otherwise costs one thread-local subtraction and
-/// one branch per allocation (and one load and branch per free). See [`crate::alloc`].
-#[derive(Debug, Default)]
-pub struct Sampling<A> {
-    inner: A,
+/// What [`Sampling`] tells of every block: the allocation sampler's side of the wrapper (the
+/// in-process sampler above this crate implements it). Neither may touch the block's memory,
+/// panic, or allocate through the wrapper in a way that recurses without end.
+pub trait AllocHooks {
+    /// Called after every successful allocation of `size` bytes at `addr`.
+    fn allocated(addr: usize, size: usize);
+    /// Called before every free of the block at `addr`.
+    fn freed(addr: usize);
 }
 
-impl<A> Sampling<A> {
+std::thread_local! {
+    /// Set while this thread's allocations are not the program's to sample: while it samples
+    /// one (or for good on a collector thread), or makes prof's own memory ([`bypass`]).
+    static BYPASS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the calling thread's allocations left unsampled: for prof's own memory made
+/// on a program's thread (its scope buffers), which is not the program's.
+pub fn bypass<T>(f: impl FnOnce() -> T) -> T {
+    let was = set_bypass(true);
+    let out = f();
+    set_bypass(was);
+    out
+}
+
+/// Sets whether the calling thread's allocations are left unsampled (see [`bypass`]); returns
+/// what it was.
+#[inline]
+pub fn set_bypass(on: bool) -> bool {
+    BYPASS.with(|b| b.replace(on))
+}
+
+/// Whether the calling thread's allocations are left unsampled now (see [`bypass`]).
+#[inline]
+pub fn bypassing() -> bool {
+    BYPASS.with(std::cell::Cell::get)
+}
+
+/// A global allocator that samples the allocations of `A` while an allocation session runs
+/// (`prof::Mode::Alloc`), telling `H` of each block, and otherwise costs what `H` costs: one
+/// thread-local subtraction and one branch per allocation (and one load and branch per free)
+/// for `prof`'s sampler. Programs name it as `prof::alloc::Sampling<A>`.
+pub struct Sampling<A, H> {
+    inner: A,
+    hooks: PhantomData<fn() -> H>,
+}
+
+impl<A, H> Sampling<A, H> {
     /// Wraps `inner`, e.g. `Sampling::new(std::alloc::System)`.
     pub const fn new(inner: A) -> Self {
-        Sampling { inner }
+        Sampling {
+            inner,
+            hooks: PhantomData,
+        }
     }
 
     /// The wrapped allocator.
@@ -26,20 +69,37 @@ impl<A> Sampling<A> {
     }
 }
 
+impl<A: Default, H> Default for Sampling<A, H> {
+    fn default() -> Self {
+        Sampling::new(A::default())
+    }
+}
+
+impl<A: std::fmt::Debug, H> std::fmt::Debug for Sampling<A, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampling")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
 // SAFETY: every method forwards to `inner` with the caller's own arguments and returns what it
 // returned, so each method's contract is exactly `A`'s, which `A: GlobalAlloc` upholds. The hooks
-// only read the block's address and size; they never touch the block's memory, never unwind
-// (they cannot panic: no indexing without bounds, no unwrap on the allocation path), and never
-// allocate through this allocator re-entrantly in a way that recurses without end (a thread-local
-// flag makes nested allocations go straight to `inner`). A block is removed from the in-use table
-// before `inner` frees it, so the address is not handed out again while it is still listed.
-unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampling<A> {
+// are told only the block's address and size, so they cannot touch the block's memory; they are
+// called before a free (so a block leaves the sampler's in-use table before `inner` may hand its
+// address out again) and after an allocation succeeded. A global allocator must not unwind: the
+// hooks are called through `extern "C"` functions ([`allocated`], [`freed`]), out of which a
+// panic cannot unwind (it aborts the process), whatever the hooks do. Recursion through this
+// allocator is the hooks' to bound (prof's sampler sends nested allocations straight to `inner`
+// with a thread-local flag); unbounded recursion would overflow the stack, which Rust reports
+// and aborts on, not undefined behaviour.
+unsafe impl<A: GlobalAlloc, H: AllocHooks> GlobalAlloc for Sampling<A, H> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller upholds `alloc`'s contract for `layout`, which is `inner`'s too.
         let ptr = unsafe { self.inner.alloc(layout) };
         if !ptr.is_null() {
-            hooks::allocated(ptr as usize, layout.size());
+            allocated::<H>(ptr as usize, layout.size());
         }
         ptr
     }
@@ -49,14 +109,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampling<A> {
         // SAFETY: as for `alloc`.
         let ptr = unsafe { self.inner.alloc_zeroed(layout) };
         if !ptr.is_null() {
-            hooks::allocated(ptr as usize, layout.size());
+            allocated::<H>(ptr as usize, layout.size());
         }
         ptr
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        hooks::freed(ptr as usize);
+        freed::<H>(ptr as usize);
         // SAFETY: the caller guarantees `ptr` was allocated by this allocator (so by `inner`)
         // with `layout`.
         unsafe { self.inner.dealloc(ptr, layout) }
@@ -66,15 +126,28 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampling<A> {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // A reallocation is a free and an allocation: the old block leaves the in-use table
         // before `inner` may hand its address to another thread.
-        hooks::freed(ptr as usize);
+        freed::<H>(ptr as usize);
         // SAFETY: the caller upholds `realloc`'s contract (`ptr` from this allocator with
         // `layout`, `new_size` valid for it), which is `inner`'s.
         let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if !new.is_null() {
-            hooks::allocated(new as usize, new_size);
+            allocated::<H>(new as usize, new_size);
         }
         new
     }
+}
+
+/// Tells `H` of an allocation. `extern "C"`: a panic in the hook aborts instead of unwinding out
+/// of the allocator.
+#[inline(always)]
+extern "C" fn allocated<H: AllocHooks>(addr: usize, size: usize) {
+    H::allocated(addr, size);
+}
+
+/// Tells `H` of a free, as [`allocated`] does of an allocation.
+#[inline(always)]
+extern "C" fn freed<H: AllocHooks>(addr: usize) {
+    H::freed(addr);
 }
 
 /// The registers of the calling function at the point of the call (inlined into it), for

@@ -9,6 +9,8 @@ mod perf_ring;
 mod preload;
 mod signal;
 mod stack;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod thread;
 mod timer;
 

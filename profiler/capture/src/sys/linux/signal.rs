@@ -8,14 +8,14 @@ use super::super::signal::{Regs, Source, SIGNAL, TRAP};
 const TRAP_PERF: i32 = 6;
 /// The high half of the data our perf events attach to their SIGTRAP ("prof"); the low half is
 /// the thread id. Tells our SIGTRAPs from a debugger's or another tool's.
-pub(in crate::sampler::sys) const TRAP_TAG: u64 = 0x7072_6f66;
+pub(in crate::sys) const TRAP_TAG: u64 = 0x7072_6f66;
 /// `si_code` of a signal queued by `sigqueue` / `rt_tgsigqueueinfo`.
 const SI_QUEUE: i32 = -1;
 
 /// Reads the sender from the siginfo (Linux layout, same on x86_64 and aarch64: `si_code` at
 /// byte 8, the union at 16; `si_fd` of a SIGPOLL-style signal, the `sigval` of a timer signal
 /// and the 64-bit `si_perf_data` of a perf SIGTRAP all at 24).
-pub(in crate::sampler::sys) fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
+pub(in crate::sys) fn source(sig: libc::c_int, info: *const libc::siginfo_t) -> Source {
     const SI_TIMER: i32 = -2;
     if info.is_null() {
         return if sig == TRAP {
@@ -54,11 +54,11 @@ pub(in crate::sampler::sys) fn source(sig: libc::c_int, info: *const libc::sigin
 }
 
 /// The calling thread's errno slot.
-pub(in crate::sampler::sys) use libc::__errno_location as errno_location;
+pub(in crate::sys) use libc::__errno_location as errno_location;
 
 /// The interrupted registers from the `ucontext` the kernel passed (x86_64).
 #[cfg(target_arch = "x86_64")]
-pub(in crate::sampler::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
+pub(in crate::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
     if ctx.is_null() {
         return Regs::default();
     }
@@ -76,7 +76,7 @@ pub(in crate::sampler::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
 
 /// The interrupted registers from the `ucontext` the kernel passed (aarch64).
 #[cfg(target_arch = "aarch64")]
-pub(in crate::sampler::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
+pub(in crate::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
     if ctx.is_null() {
         return Regs::default();
     }
@@ -94,7 +94,7 @@ pub(in crate::sampler::sys) fn registers(ctx: *mut libc::c_void) -> Regs {
 
 /// The interrupted registers: not read on other architectures (no stack is walked there).
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub(in crate::sampler::sys) fn registers(_ctx: *mut libc::c_void) -> Regs {
+pub(in crate::sys) fn registers(_ctx: *mut libc::c_void) -> Regs {
     Regs::default()
 }
 

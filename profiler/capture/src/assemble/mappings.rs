@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn the_running_code_is_where_its_mapping_says_in_the_file() {
-        let (objects, _) = super::super::sys::loaded_objects();
+        let (objects, _) = crate::sys::loaded_objects();
         let this: fn() = the_running_code_is_where_its_mapping_says_in_the_file;
         let here = this as usize as u64;
         let mut b = SessionBuilder::default();
