@@ -895,10 +895,15 @@ impl Recorder {
         let mut builder = SessionBuilder::new(meta);
         let owners = std::mem::take(&mut self.table).build(&mut builder);
         let mut ids = Vec::new();
+        let kernel = kernel::kernel_ranges(
+            self.processes
+                .iter()
+                .flat_map(|p| p.stacks.iter().map(|s| &s[..])),
+        );
         for (i, process) in self.processes.iter().enumerate() {
             prof_capture::assemble::add_mappings(&mut builder, &process.objects);
             let jit = self.jit.object(i, &process.stacks);
-            let objects = kernel::with_kernel(&process.objects, &process.stacks, jit);
+            let objects = kernel::with_kernel(&process.objects, &process.stacks, &kernel, jit);
             let stack_ids = prof_capture::assemble::intern_stacks(
                 &mut builder,
                 &process.stacks,

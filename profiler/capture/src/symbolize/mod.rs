@@ -181,7 +181,8 @@ impl<'a> Resolver<'a> {
                 if object.name.starts_with("linux-vdso") {
                     Some(("[vdso]".to_owned(), FileKey::vdso()))
                 } else if object.name == kallsyms::KERNEL_OBJECT {
-                    Some((object.name.clone(), FileKey::kernel()))
+                    // Read for the addresses sampled (the object's ranges) only.
+                    Some((object.name.clone(), FileKey::kernel().part(&object.exec)))
                 } else {
                     let path = object_path(object)?;
                     let key = FileKey::of(&path)?;
@@ -203,8 +204,8 @@ impl<'a> Resolver<'a> {
                     SymbolTable::parse(&image[..]),
                     unnamed::FunctionRanges::parse(&image[..]),
                 )
-            } else if *key == FileKey::kernel() {
-                cache::Entry::from_symbols(kallsyms::load(), none())
+            } else if object.name == kallsyms::KERNEL_OBJECT {
+                cache::Entry::from_symbols(kallsyms::load(&object.exec), none())
             } else if perf_map::is_perf_map(path) {
                 cache::Entry::from_symbols(perf_map::load(path, &object.exec), none())
             } else {

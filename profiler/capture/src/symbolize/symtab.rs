@@ -365,6 +365,8 @@ where
         let (strings_at, strings_size) = strings.file_range(endian).unwrap_or_default();
         tables[index] = strings_at;
         let second = if index == 1 { SECOND_TABLE } else { 0 };
+        // At most one function a symbol: no doubling of a vector of 100,000 on the way.
+        functions.reserve(symbols.len());
         for symbol in symbols {
             let size: u64 = symbol.st_size(endian).into();
             let name = u64::from(symbol.st_name(endian));
