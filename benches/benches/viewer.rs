@@ -364,15 +364,18 @@ fn main() {
     let html = standalone_html(&big.session);
 
     // Every module of the page's own JavaScript (the wasm-bindgen glue is counted apart).
-    let size: usize = serve::assets::paths()
+    let size: usize = prof_serve::assets::paths()
         .filter(|p| p.ends_with(".js") && !p.starts_with("pkg/"))
-        .map(|p| serve::assets::get(&p).unwrap().data.len())
+        .map(|p| prof_serve::assets::get(&p).unwrap().data.len())
         .sum();
-    let wasm = serve::assets::get("pkg/prof_viewer_bg.wasm")
+    let wasm = prof_serve::assets::get("pkg/prof_viewer_bg.wasm")
         .unwrap()
         .data
         .len();
-    let glue = serve::assets::get("pkg/prof_viewer.js").unwrap().data.len();
+    let glue = prof_serve::assets::get("pkg/prof_viewer.js")
+        .unwrap()
+        .data
+        .len();
     println!(
         "page code: wasm {:.0} kB + wasm-bindgen JS {:.0} kB + page JS {:.0} kB = {:.0} kB",
         wasm as f64 / 1e3,

@@ -70,11 +70,19 @@ pub mod push;
 pub mod record;
 #[cfg(feature = "sampler")]
 pub mod sampler;
+/// The local HTTP server behind `prof serve` and [`Report::open_in_browser`], with the embedded
+/// browser viewer (the `prof-serve` crate): it binds loopback by default, puts a random secret
+/// segment in every URL, and serves only the embedded viewer, the sessions it was given and,
+/// for the Source view, the source files their frames name under a source root.
 #[cfg(feature = "serve")]
-pub mod serve;
-// `debug-http` without `serve`: only the HTTP side of the server, for `debug`.
-#[cfg(all(feature = "debug-http", not(feature = "serve")))]
-mod serve;
+pub mod serve {
+    #[doc(inline)]
+    pub use prof_serve::{
+        exposure_warning, load_for_serving, load_for_serving_with, open_browser,
+        write_standalone_html, Opened, Port, ServeOptions, ServedViewer, Server, SessionFile,
+        DEFAULT_PORT, PORT_ATTEMPTS,
+    };
+}
 /// Turning addresses into functions, files, lines and inlined frames, as the samplers do after
 /// stop (the capture core's symbolizer), and the cache of parsed debug info the sessions of a
 /// process share.

@@ -108,6 +108,25 @@ impl Report {
     pub fn load(path: impl AsRef<std::path::Path>) -> crate::Result<Report> {
         crate::session::load(path).map(Report::new)
     }
+
+    /// Serves this report's viewer from this process on a background thread and opens it in
+    /// the default browser (`$BROWSER`, or the desktop's opener when there is a display); the
+    /// `serve` feature.
+    ///
+    /// Prints nothing: the returned [`ServedViewer`](crate::serve::ServedViewer) has the URL and
+    /// says whether a browser was started (no browser is not an error). It keeps the server
+    /// running until it is dropped; `report.open_in_browser()?.wait()` serves until Ctrl-C.
+    /// Fails only when the session cannot be encoded or no port can be bound.
+    #[cfg(feature = "serve")]
+    pub fn open_in_browser(&self) -> crate::Result<crate::serve::ServedViewer> {
+        let program = &self.session().meta.program;
+        let name = match program.rsplit('/').next() {
+            Some(base) if !base.is_empty() => format!("{base}.json"),
+            _ => "profile.json".to_owned(),
+        };
+        let file = crate::serve::SessionFile::from_session(name, self.session())?;
+        crate::serve::ServedViewer::open(file)
+    }
 }
 
 impl From<Session> for Report {

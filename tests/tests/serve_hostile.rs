@@ -462,7 +462,7 @@ fn r20_a_head_over_64_kib_sent_at_once_is_answered_431() {
     let dir = TempDir::new("hostile-head-whole");
     let served = serve(&dir);
     let path = &served.url[served.origin().len()..];
-    let max = prof::serve::MAX_HEAD_BYTES;
+    let max = prof_serve::MAX_HEAD_BYTES;
     let head = |header_bytes: usize| {
         format!(
             "GET {path} HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\nConnection: close\r\n\r\n",

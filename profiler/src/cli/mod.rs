@@ -65,7 +65,7 @@ pub fn run() -> ExitCode {
     }
     match cli.command {
         Command::Assets => {
-            for path in prof::serve::assets::paths() {
+            for path in prof_serve::assets::paths() {
                 println!("{path}");
             }
             ExitCode::SUCCESS

@@ -39,10 +39,10 @@
 //! between is trusted.
 
 use crate::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
-use crate::serve::http::{Handler, Serving};
-use crate::serve::reply::Reply;
 use crate::{Error, Mode, Options, Profiler, Result};
 use bytes::Bytes;
+use prof_serve::http::{Handler, Serving};
+use prof_serve::reply::Reply;
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -427,7 +427,7 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::body::Payload;
+    use prof_serve::body::Payload;
 
     fn status(route: Route) -> u16 {
         match route {

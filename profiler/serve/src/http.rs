@@ -16,12 +16,12 @@
 //!   read 64 KiB at a time;
 //! - no file operation runs on the serving thread: source files are found, opened (without
 //!   blocking: a FIFO is refused, not waited on), checked and read on tokio's blocking pool,
-//!   within [`super::source_files::SOURCE_OPEN_TIMEOUT`] and a limit per read;
+//!   within `SOURCE_OPEN_TIMEOUT` and a limit per read;
 //! - at most [`MAX_CONNECTIONS`] connections are served at once; further clients wait in the
 //!   kernel's listen queue until one ends;
 //! - when accepting fails for lack of descriptors or memory, the loop waits [`ACCEPT_BACKOFF`]
 //!   and tries again; it ends only when asked to, or on an error that no retry can cure, which
-//!   [`super::Server::wait`] returns.
+//!   `Server::wait` returns.
 
 use super::body::Body;
 use super::encoding::accepts_gzip;
@@ -65,7 +65,7 @@ const BLOCKING_THREADS: usize = 4;
 /// What a server serves: the reply to each request, from its method, its path with the query,
 /// and whether the client takes gzip. Work that blocks (files, profiling sessions) belongs on
 /// tokio's blocking pool, never on the serving thread that awaits this.
-pub(crate) trait Handler: Send + Sync + 'static {
+pub trait Handler: Send + Sync + 'static {
     /// The reply to `method path`.
     fn answer(
         &self,
@@ -77,7 +77,7 @@ pub(crate) trait Handler: Send + Sync + 'static {
 
 /// A server running on its own thread: it serves until dropped, and the drop returns once the
 /// thread has ended and every connection and the listening socket are closed.
-pub(crate) struct Serving {
+pub struct Serving {
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<Result<()>>>,
 }
@@ -123,7 +123,7 @@ impl Serving {
 
     /// Blocks while the server runs (it does not stop by itself); should it fail in a way it
     /// cannot recover from (its listening socket broken), returns why.
-    #[cfg(feature = "serve")]
+    #[cfg(feature = "viewer")]
     pub fn wait(mut self) -> Result<()> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(result)) => result,

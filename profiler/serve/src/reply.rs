@@ -4,9 +4,17 @@
 use super::body::Payload;
 use bytes::Bytes;
 
+/// `Cache-Control` for the page and its assets: the bytes behind a URL never change while the
+/// server runs, and every run has a new secret, hence new URLs.
+#[cfg(feature = "viewer")]
+pub(crate) const CACHE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
+/// `Cache-Control` for profiles: they may hold private data, so they are never stored.
+#[cfg(feature = "viewer")]
+pub(crate) const CACHE_NONE: &str = "no-store";
+
 /// What to send back.
 #[derive(Debug)]
-pub(crate) struct Reply {
+pub struct Reply {
     /// HTTP status.
     pub status: u16,
     /// `Content-Type`.
@@ -27,7 +35,7 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// A plain 404.
-    #[cfg(feature = "serve")]
+    #[cfg(feature = "viewer")]
     pub fn not_found() -> Reply {
         Reply::text(404, "not found")
     }

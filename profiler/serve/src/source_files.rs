@@ -17,7 +17,7 @@
 //! a chunk, not the file.
 
 use super::body::{read_chunk, Payload, FILE_CHUNK};
-use super::routes::{Reply, CACHE_NONE};
+use super::reply::{Reply, CACHE_NONE};
 use bytes::Bytes;
 use percent_encoding::percent_decode_str;
 use std::collections::HashSet;

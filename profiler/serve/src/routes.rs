@@ -5,7 +5,7 @@
 
 use super::assets;
 use super::body::Payload;
-pub(crate) use super::reply::Reply;
+use super::reply::{Reply, CACHE_IMMUTABLE, CACHE_NONE};
 use super::source_files::Sources;
 use bytes::Bytes;
 use flate2::{write::GzEncoder, Compression};
@@ -13,12 +13,6 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::io::Write;
 use subtle::ConstantTimeEq;
-
-/// `Cache-Control` for the page and its assets: the bytes behind a URL never change while the
-/// server runs, and every run has a new secret, hence new URLs.
-pub(crate) const CACHE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
-/// `Cache-Control` for profiles: they may hold private data, so they are never stored.
-pub(crate) const CACHE_NONE: &str = "no-store";
 
 /// What the server's bare root (`/`) answers, with status 404: where the viewer is, without
 /// saying it (its path holds the secret, which only the one who started the server has).

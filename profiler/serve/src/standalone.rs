@@ -236,9 +236,9 @@ mod tests {
         }
         fixture::check_golden(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("src/serve/golden/fixture.standalone.txt"),
+                .join("src/golden/fixture.standalone.txt"),
             own.as_bytes(),
-            "PROF_BLESS=1 cargo test -p prof --features serve --lib serve::standalone",
+            "PROF_BLESS=1 cargo test -p prof-serve --features viewer --lib standalone",
         );
     }
 }

@@ -1,8 +1,8 @@
-//! [`Report::open_in_browser`]: the viewer for a profile taken in this process, and the guard
-//! that keeps it served.
+//! `prof::Report::open_in_browser`: the viewer for a profile taken in this process, and the
+//! guard that keeps it served.
 
 use super::{browser, Opened, ServeOptions, Server, SessionFile};
-use crate::{Report, Result};
+use crate::Result;
 
 /// The viewer of a report, served from this process: its URL, whether a browser was opened on
 /// it, and the server. **Serving stops when this is dropped**, so `let _ =
@@ -38,21 +38,11 @@ impl ServedViewer {
     }
 }
 
-impl Report {
-    /// Serves this report's viewer from this process on a background thread and opens it in
-    /// the default browser (`$BROWSER`, or the desktop's opener when there is a display).
-    ///
-    /// Prints nothing: the returned [`ServedViewer`] has the URL and says whether a browser was
-    /// started (no browser is not an error). It keeps the server running until it is dropped;
-    /// `report.open_in_browser()?.wait()` serves until Ctrl-C. Fails only when the session
-    /// cannot be encoded or no port can be bound.
-    pub fn open_in_browser(&self) -> Result<ServedViewer> {
-        let program = &self.session().meta.program;
-        let name = match program.rsplit('/').next() {
-            Some(base) if !base.is_empty() => format!("{base}.json"),
-            _ => "profile.json".to_owned(),
-        };
-        let file = SessionFile::from_session(name, self.session())?;
+impl ServedViewer {
+    /// Serves `file`'s viewer from this process on a background thread and opens it in the
+    /// default browser (`$BROWSER`, or the desktop's opener when there is a display): what
+    /// `prof::Report::open_in_browser` does. Fails only when no port can be bound.
+    pub fn open(file: SessionFile) -> Result<ServedViewer> {
         let server = Server::start(vec![file], &ServeOptions::default())?;
         let browser = browser::open(server.url());
         Ok(ServedViewer { server, browser })

@@ -31,8 +31,8 @@ pub(crate) const FILE_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// The content of a reply. `/debug/pprof` (feature `debug-http` alone) sends only
 /// [`Payload::Bytes`]: the other two are the viewer's sessions and source files.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(feature = "serve"), allow(dead_code))]
-pub(crate) enum Payload {
+#[cfg_attr(not(feature = "viewer"), allow(dead_code))]
+pub enum Payload {
     /// Sent as it is; cloning shares the buffer.
     Bytes(Bytes),
     /// gzip data sent decompressed, `len` bytes once decompressed.
@@ -54,7 +54,7 @@ pub(crate) enum Payload {
 
 impl Payload {
     /// The number of bytes this payload sends.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             Payload::Bytes(bytes) => bytes.len() as u64,
             Payload::Gunzip { len, .. } | Payload::File { len, .. } => *len,
@@ -63,7 +63,7 @@ impl Payload {
 
     /// The bytes sent, all at once (for tests).
     #[cfg(test)]
-    pub fn to_vec(&self) -> Vec<u8> {
+    pub(crate) fn to_vec(&self) -> Vec<u8> {
         match self {
             Payload::Bytes(bytes) => bytes.to_vec(),
             Payload::Gunzip { gzip, .. } => {
@@ -80,7 +80,7 @@ impl Payload {
     }
 
     /// The body hyper sends.
-    pub fn into_body(self) -> Body {
+    pub(crate) fn into_body(self) -> Body {
         match self {
             Payload::Bytes(bytes) => Body::Bytes(Some(bytes)),
             Payload::Gunzip { gzip, len } => Body::Gunzip {
