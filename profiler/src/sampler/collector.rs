@@ -4,6 +4,7 @@
 
 use super::handler::Shared;
 use super::ring::RawSample;
+use super::samples::StoredSample;
 use super::stack_index::StackIndex;
 use super::stackmap;
 use super::threads;
@@ -80,17 +81,6 @@ pub(super) fn next_sleep(
     let per_second = drained as f64 / over.as_secs_f64().max(1e-3);
     let until_quarter = (capacity / 4) as f64 / per_second.max(1.0);
     Duration::from_secs_f64(until_quarter).clamp(MIN_SLEEP, longest)
-}
-
-/// One stored sample: an index into [`RawProfile::stacks`] and the rest of the raw sample.
-#[derive(Clone, Debug)]
-pub struct StoredSample {
-    /// Index into the stack list.
-    pub stack: u32,
-    /// The sample.
-    pub raw: RawSample,
-    /// Wall mode: the thread was off CPU (blocked), sampled by the collector without a signal.
-    pub waiting: bool,
 }
 
 /// What the collector hands back at stop.

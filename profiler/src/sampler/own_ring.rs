@@ -21,9 +21,9 @@
 //! The two events' samples are told apart by their period: a context-switch sample's is 1, a
 //! task-clock sample's the interval (at least `MIN_INTERVAL`, 10 µs).
 
-use super::collector::StoredSample;
 use super::handler::Shared;
 use super::ring::RawSample;
+use super::samples::StoredSample;
 use prof_capture::perf::records::{self, Record, SampleRecord};
 use prof_capture::sys::{self, OwnRingKind, PerfRing, RingEvent};
 use prof_capture::unwind::frame_reuse::State;

@@ -20,10 +20,21 @@
 //! so the log holds at most one chunk more than it uses (a growing vector would hold up to twice
 //! what it uses).
 
-use super::collector::StoredSample;
 use super::ring::RawSample;
 use integer_encoding::VarInt;
 use std::collections::HashMap;
+
+/// One stored sample: an index into the collector's distinct stacks and the rest of the raw
+/// sample.
+#[derive(Clone, Debug)]
+pub struct StoredSample {
+    /// Index into the stack list.
+    pub stack: u32,
+    /// The sample.
+    pub raw: RawSample,
+    /// Wall mode: the thread was off CPU (blocked), sampled by the collector without a signal.
+    pub waiting: bool,
+}
 
 /// Bytes of each chunk of the log.
 const CHUNK: usize = 64 << 10;

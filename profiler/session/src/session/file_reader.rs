@@ -7,7 +7,7 @@
 //! unknown fields while the top level, `meta` and its sample types skip them (so that a newer
 //! writer's additions there stay readable).
 
-use super::decode::Invalid;
+use super::column::Invalid;
 use super::file_format::{
     FileIn, FramesIn, MappingRow, SamplesColumns, StacksColumns, ThreadRow, FORMAT_NAME,
     FORMAT_VERSION,

@@ -21,6 +21,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
+mod column;
 mod date;
 mod decode;
 #[cfg(feature = "fs")]
@@ -29,6 +31,7 @@ mod file_format;
 mod file_reader;
 #[cfg(test)]
 pub(crate) mod file_tests;
+mod ids;
 mod io;
 mod model;
 mod named;
@@ -41,6 +44,7 @@ mod scopes_file;
 pub(crate) mod scopes_tests;
 mod tables;
 
+pub use builder::{FrameSpec, MappingSpec, SessionBuilder};
 pub use date::rfc3339_utc;
 #[cfg(feature = "fs")]
 pub use file::{
@@ -48,6 +52,7 @@ pub use file::{
     write_atomically, write_file,
 };
 pub use file_format::{FORMAT_NAME, FORMAT_VERSION};
+pub use ids::{FrameId, ProcessIdx, SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 pub(crate) use io::gzip_bytes_size_hint;
 #[cfg(feature = "fs")]
 pub(crate) use io::gzip_size_hint;
@@ -56,9 +61,8 @@ pub use io::{
     DEFAULT_MAX_BYTES,
 };
 pub use model::{
-    Frame, FrameId, FrameSpec, Mapping, MappingSpec, Metadata, Mode, Process, ProcessIdx,
-    SampleState, SampleType, Samples, Session, SessionBuilder, SiteIdx, SpanIdx, StackId,
-    StackNode, StrId, TaskIdx, Thread, ThreadIdx, Unit, UnknownSampleType,
+    Mapping, Metadata, Mode, Process, SampleState, SampleType, Samples, Session, StackNode, Thread,
+    Unit, UnknownSampleType,
 };
 pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
-pub use tables::{Frames, Strings};
+pub use tables::{Frame, Frames, Strings};

@@ -6,7 +6,7 @@
 //! timeline. Each sample points at the innermost span open on its thread and at the task being
 //! polled there ([`Samples::scope`](super::Samples::scope), [`Samples::task`](super::Samples::task)).
 
-use super::model::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
+use super::ids::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 use serde::{Deserialize, Serialize};
 
 /// What a call site records: a span with a duration, or an instant.

@@ -7,8 +7,8 @@
 //! back to it (so a parent always comes first). Fields are one packed list per table: each row's
 //! number of fields, then all keys and all values in row order. See `docs/session-format.md`.
 
-use super::decode::{check_index, Column, Invalid};
-use super::model::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
+use super::column::{check_index, Column, Invalid};
+use super::ids::{SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
 use super::packed::{self, unzigzag, zigzag};
 use super::scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 use serde::Serialize;

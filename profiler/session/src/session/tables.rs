@@ -5,11 +5,31 @@
 //! each; [`Frames`] keeps the frames in columns, each optional column empty until a frame has the
 //! field, so frames known by name only (folded stacks) take 4 bytes each.
 
-use super::model::{Frame, StrId};
+use super::ids::StrId;
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::ops::Index;
+
+/// One frame: a function at a place in the code. Inlined calls are frames of their own, marked
+/// [`Frame::inlined`], sharing the caller's [`Frame::address`]. A session stores its frames in
+/// columns ([`Frames`]) and hands them out by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Frame {
+    /// The demangled function name; where no symbol names the code, its object's file name
+    /// and file address (`gzip+0x4290`), or a hex address when it is in no object.
+    pub name: StrId,
+    /// The source file, when debug info names one.
+    pub file: Option<StrId>,
+    /// The line in [`Frame::file`], when known.
+    pub line: Option<u32>,
+    /// The binary or shared library the code lives in.
+    pub module: Option<StrId>,
+    /// The instruction address sampled, when the frame came from a native stack.
+    pub address: Option<u64>,
+    /// True when this call was inlined into the frame below it (its caller).
+    pub inlined: bool,
+}
 
 /// Interned strings, all in one buffer: string `i` is `text[ends[i - 1]..ends[i]]`. Serialized
 /// as a sequence of strings, as a `Vec<String>` is.
