@@ -55,7 +55,7 @@ pub struct Profile {
     /// the call tree's Calls column.
     pub(crate) scope_calls: Option<ScopeCalls>,
     /// The session's spans, marks and polls indexed for the scope bars, built on first use.
-    pub(crate) scope_index: std::cell::OnceCell<crate::scope_bars::ScopeIndex>,
+    pub(crate) scope_index: std::cell::OnceCell<prof_session::aggregate::ScopeIndex>,
 }
 
 /// What selects the samples every view shows, as the page's state says it (JSON, read by
@@ -499,7 +499,8 @@ impl Profile {
         }
         let filter = view.filter(&self.session).map_err(|e| JsError::new(&e))?;
         if view.transforms != self.view.transforms {
-            let (transforms, _) = crate::transforms::resolve(&self.session, &view.transforms);
+            let (transforms, _) =
+                TransformSpec::resolve_those_that_apply(&view.transforms, &self.session);
             self.transformed = TransformedStacks::new(&self.session, &transforms);
         }
         let selects = |v: &ViewSpec| {

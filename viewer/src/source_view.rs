@@ -5,7 +5,9 @@
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
 use crate::view::Weights;
-use prof_session::aggregate::{format_percent, format_weight, function_lines, FileWeights};
+use prof_session::aggregate::{
+    format_percent, format_weight, function_lines, FileWeights, TransformSpec,
+};
 use prof_session::session::{Session, StrId};
 use wasm_bindgen::prelude::*;
 
@@ -131,7 +133,7 @@ impl Profile {
         let files = match function_id(&self.session, name) {
             Some(func) => {
                 let (transforms, _) =
-                    crate::transforms::resolve(&self.session, &self.view.transforms);
+                    TransformSpec::resolve_those_that_apply(&self.view.transforms, &self.session);
                 function_lines(&self.session, &self.weights, &transforms, func)
             }
             None => Vec::new(),

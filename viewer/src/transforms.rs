@@ -29,21 +29,15 @@ impl ToJson for Chip {
 /// spec that does not resolve (a function of another profile, say) is left out and its chip
 /// says why: the page never fails on a stale URL.
 pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transform>, Vec<Chip>) {
-    let mut transforms = Vec::with_capacity(specs.len());
-    let mut chips = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let error = match spec.resolve(session) {
-            Ok(t) => {
-                transforms.push(t);
-                None
-            }
-            Err(e) => Some(format!("not applied: {e}")),
-        };
-        chips.push(Chip {
+    let (transforms, errors) = TransformSpec::resolve_those_that_apply(specs, session);
+    let chips = specs
+        .iter()
+        .zip(errors)
+        .map(|(spec, error)| Chip {
             text: spec.to_string(),
-            error,
-        });
-    }
+            error: error.map(|e| format!("not applied: {e}")),
+        })
+        .collect();
     (transforms, chips)
 }
 

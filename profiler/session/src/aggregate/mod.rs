@@ -52,6 +52,7 @@ mod inverted;
 mod lines;
 mod listing;
 mod sandwich;
+mod scope_lanes;
 mod scope_table;
 mod scopes;
 #[cfg(test)]
@@ -85,6 +86,7 @@ pub use grouping::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scope_lanes::{Bar, BarKind, DrawnBar, ScopeIndex, ScopeLayout, TaskLane, MERGED};
 pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{
     duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,

@@ -195,6 +195,27 @@ impl TransformSpec {
             .map(|spec| spec.resolve(session).map_err(|e| format!("{spec}: {e}")))
             .collect()
     }
+
+    /// The specs that resolve in `session`, resolved in order, and for every spec why it does
+    /// not (`None` when it does): a spec of another profile (a stale URL, say) is left out,
+    /// never an error. How the viewer applies the page's transforms.
+    pub fn resolve_those_that_apply(
+        specs: &[TransformSpec],
+        session: &Session,
+    ) -> (Vec<Transform>, Vec<Option<String>>) {
+        let mut transforms = Vec::with_capacity(specs.len());
+        let errors = specs
+            .iter()
+            .map(|spec| match spec.resolve(session) {
+                Ok(t) => {
+                    transforms.push(t);
+                    None
+                }
+                Err(e) => Some(e),
+            })
+            .collect();
+        (transforms, errors)
+    }
 }
 
 /// What a chip in the page says: `Focus: parse`, `Hide /^std::/`, `Collapse recursion`.

@@ -2,7 +2,9 @@
 //! feature, the tests of the crates above): two threads, modules, addresses, source lines and one
 //! inlined frame; and the golden-file comparison those tests share.
 
-use crate::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
+use crate::session::{
+    FrameSpec, Mark, Metadata, Mode, Poll, Session, SessionBuilder, SiteKind, Span,
+};
 
 /// Thread "main" (tid 1): `main → work → hash` (hash inlined into work) three times, weight 300 in
 /// all, with `main → idle` (weight 50) between. Thread "worker" (tid 2): the same hot stack
@@ -95,4 +97,63 @@ pub fn check_golden(path: &std::path::Path, got: &[u8], bless: &str) {
             )
         }
     }
+}
+
+/// Two threads: `main` with `request` (0..100) holding `parse` (10..40) holding `lex`
+/// (12..13), then `request` (200..300), and a mark at 50; `idle` with a mark only; tasks
+/// `fetch` (two tasks) and `store`, `fetch` polled longer.
+pub fn scopes_session() -> Session {
+    let mut b = SessionBuilder::default();
+    let main = b.thread(1, "main");
+    let idle = b.thread(2, "idle");
+    let quiet = b.thread(3, "quiet");
+    let request = b.intern_site("request", None, None, SiteKind::Scope);
+    let parse = b.intern_site("parse", None, None, SiteKind::Scope);
+    let lex = b.intern_site("lex", None, None, SiteKind::Scope);
+    let gc = b.intern_site("gc", None, None, SiteKind::Mark);
+    let span = |b: &mut SessionBuilder, site, start, end, parent| {
+        let id = b.field("id", "7");
+        b.push_span(Span {
+            site,
+            thread: main,
+            start_ns: start,
+            end_ns: end,
+            parent,
+            fields: vec![id],
+        })
+    };
+    let outer = span(&mut b, request, 0, 100, None);
+    let inner = span(&mut b, parse, 10, 40, Some(outer));
+    span(&mut b, lex, 12, 13, Some(inner));
+    span(&mut b, request, 200, 300, None);
+    for (thread, time_ns) in [(main, 50), (idle, 60)] {
+        b.push_mark(Mark {
+            site: gc,
+            thread,
+            time_ns,
+            fields: Vec::new(),
+        });
+    }
+    let tasks = [
+        b.intern_task(1, "store"),
+        b.intern_task(2, "fetch"),
+        b.intern_task(3, "fetch"),
+    ];
+    for (task, thread, start_ns, end_ns) in [
+        (tasks[0], idle, 0, 10),
+        (tasks[1], main, 0, 30),
+        (tasks[2], idle, 20, 60),
+    ] {
+        b.push_poll(Poll {
+            task,
+            thread,
+            start_ns,
+            end_ns,
+            waited_at: None,
+        });
+    }
+    let f = b.intern_frame(&FrameSpec::named("f"));
+    let stack = b.intern_stack_path(&[f]).unwrap();
+    b.push_sample(stack, quiet, 400, 1);
+    b.finish()
 }
