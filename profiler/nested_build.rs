@@ -27,15 +27,19 @@ pub fn nested_build(root: &Path, manifest: &str, target_dir: &Path) -> Command {
 }
 
 /// A directory named `name` beside the outer build's profiles (`target/NAME`), so `cargo check`,
-/// `cargo build`, `cargo test` and `cargo doc` share one nested build instead of making one each.
+/// `cargo build`, `cargo test` and `cargo doc` share one nested build instead of making one each,
+/// and so do the builds for other targets (`target/TRIPLE/` holds a `CACHEDIR.TAG` of its own:
+/// the outermost one is taken, since what is built here does not depend on the outer target).
 pub fn beside_profiles(out_dir: &Path, name: &str) -> PathBuf {
     out_dir
         .ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .filter(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .last()
         .map(|target| target.join(name))
         .unwrap_or_else(|| out_dir.join(name))
 }
 
+/// Stops the build script with one line saying what went wrong.
 pub fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     exit(1);

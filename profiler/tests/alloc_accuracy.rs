@@ -125,6 +125,7 @@ fn samples_end_in_the_allocating_code_not_in_the_allocator() {
         let leaf = s.frame_name(s.stack(s.samples.stack[i]).frame);
         assert!(
             !leaf.contains("prof::")
+                && !leaf.contains("prof_capture::")
                 && !leaf.starts_with("__rust")
                 && !leaf.starts_with("alloc::alloc"),
             "a sample ends in the allocator: {leaf}"

@@ -194,7 +194,7 @@ fn wait_child(pid: libc::pid_t, limit: Duration) -> libc::c_int {
 }
 
 #[test]
-fn r20_a_child_forked_during_an_alloc_session_allocates_as_without_prof() {
+fn a_child_forked_during_an_alloc_session_allocates_as_without_prof() {
     let _serial = serial();
     let p = prof::Profiler::start(alloc_options()).unwrap();
     churns(1 << 20);
@@ -231,7 +231,7 @@ fn r20_a_child_forked_during_an_alloc_session_allocates_as_without_prof() {
 }
 
 #[test]
-fn r22_prof_scope_buffers_are_not_the_programs_memory_in_use() {
+fn prof_scope_buffers_are_not_the_programs_memory_in_use() {
     let _serial = serial();
     let profiler = prof::Profiler::start(alloc_options()).unwrap();
     // A thread's first scope allocates its 256 KiB event buffer; the thread (and so the

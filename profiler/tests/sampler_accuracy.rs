@@ -161,13 +161,13 @@ fn find_collector_cpu() -> Option<Duration> {
     None
 }
 
-/// Issue 13 (the cost of a sample at 1 kHz): the handler read the thread's CPU clock for every
+/// The cost of a sample at 1 kHz: the handler read the thread's CPU clock for every
 /// sample's weight, a system call that was a quarter to a third of its time. With the
 /// perf-event timers each signal marks the end of one period of the thread's CPU time, so a
 /// busy thread's samples now weigh the period without the read; the weights must still add up
 /// to the CPU time the thread spent while sampled.
 #[test]
-fn r13_a_busy_threads_samples_skip_the_clock_read_and_still_add_up_to_its_cpu_time() {
+fn a_busy_threads_samples_skip_the_clock_read_and_still_add_up_to_its_cpu_time() {
     let _serial = serial();
     let interval = Duration::from_millis(1);
     let reads_before = prof::diagnostics::clock_reads();

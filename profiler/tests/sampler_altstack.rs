@@ -1,10 +1,10 @@
 //! A program whose own signal handler runs on a small alternate stack (`sigaltstack`), profiled
 //! at 10 kHz: prof's signal interrupts that handler, prof's handler runs on the same alternate
-//! stack, and it must fit in what is left there (issue 9: DWARF unwinding overflowed an 8 KiB
+//! stack, and it must fit in what is left there (DWARF unwinding overflowed an 8 KiB
 //! alternate stack into its guard page). Each case runs in a child process with a time limit.
 //!
 //! Handlers installed with `SA_ONSTACK` before a session starts get prof's signal in their mask
-//! for the session (issue 20: the kernel could not fit prof's signal frame below a handler using
+//! for the session (the kernel could not fit prof's signal frame below a handler using
 //! 2 KiB of an 8 KiB alternate stack, and the process died), so prof's handler runs on an
 //! alternate stack only under a handler installed after start: the r9 cases install theirs then.
 
@@ -286,7 +286,7 @@ fn assert_survives(size: usize, env: &[(&str, &str)]) -> String {
 }
 
 #[test]
-fn r9_a_handler_on_an_8_kib_alternate_stack_survives_10_khz_sampling() {
+fn a_handler_on_an_8_kib_alternate_stack_survives_10_khz_sampling() {
     let out = assert_survives(8192, &[]);
     eprintln!("{out}");
     // Samples taken on the alternate stack had no room for DWARF there.
@@ -295,7 +295,7 @@ fn r9_a_handler_on_an_8_kib_alternate_stack_survives_10_khz_sampling() {
 }
 
 #[test]
-fn r9_a_handler_on_a_minimal_alternate_stack_survives_10_khz_sampling() {
+fn a_handler_on_a_minimal_alternate_stack_survives_10_khz_sampling() {
     // About the least that holds the program's signal frame and prof's (the kernel's own frames
     // for two nested signals, and a little for the program's handler): without prof, a
     // handler that returns at once already needs 6.9 KiB of it on x86_64 with AVX-512.
@@ -323,7 +323,7 @@ fn the_handler_uses_no_more_stack_than_it_checks_for() {
 }
 
 #[test]
-fn r20_prof_never_lands_in_a_handler_using_2_kib_of_an_8_kib_alternate_stack() {
+fn prof_never_lands_in_a_handler_using_2_kib_of_an_8_kib_alternate_stack() {
     // The program's handler, installed before start, spins with 2 KiB of its 8 KiB alternate
     // stack in use, most of the time; prof samples at 1 kHz. The kernel cannot put prof's
     // signal frame (`AT_MINSIGSTKSZ`, 3.5 KiB with AVX-512) below it on that stack: before, the

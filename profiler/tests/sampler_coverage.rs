@@ -1,4 +1,4 @@
-//! What a session covers (issue 9): threads that live only a few milliseconds are sampled with
+//! What a session covers: threads that live only a few milliseconds are sampled with
 //! their CPU time, and code in a library closed with `dlclose` before stop keeps its names.
 
 mod common;
@@ -12,7 +12,7 @@ use std::time::Duration;
 const SHORT_THREADS: usize = 1_000;
 
 #[test]
-fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
+fn short_lived_threads_are_sampled_with_their_cpu_time() {
     let _serial = serial();
     let p =
         prof::Profiler::start(prof::Options::default().interval(Duration::from_millis(1))).unwrap();
@@ -74,7 +74,7 @@ fn r9_short_lived_threads_are_sampled_with_their_cpu_time() {
 }
 
 #[test]
-fn r9_a_child_forked_while_profiling_inherits_no_sampling() {
+fn a_child_forked_while_profiling_inherits_no_sampling() {
     let _serial = serial();
     let p = prof::Profiler::start(prof::Options::default()).unwrap();
     spin(Duration::from_millis(20));
@@ -112,7 +112,7 @@ fn r9_a_child_forked_while_profiling_inherits_no_sampling() {
 type Crc32 = extern "C" fn(libc::c_ulong, *const u8, libc::c_uint) -> libc::c_ulong;
 
 #[test]
-fn r9_a_library_closed_before_stop_keeps_its_names() {
+fn a_library_closed_before_stop_keeps_its_names() {
     let _serial = serial();
     let name = c"libz.so.1";
     // SAFETY: dlopen with RTLD_NOLOAD only looks libz up; the name is a valid C string.
@@ -160,7 +160,7 @@ fn r9_a_library_closed_before_stop_keeps_its_names() {
 }
 
 #[test]
-fn r9_stop_ends_the_events_of_threads_created_while_profiling() {
+fn stop_ends_the_events_of_threads_created_while_profiling() {
     let _serial = serial();
     let p = prof::Profiler::start(prof::Options::default()).unwrap();
     let (go, wait) = std::sync::mpsc::channel::<()>();

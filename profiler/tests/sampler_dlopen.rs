@@ -1,6 +1,6 @@
 //! Code in a library opened with `dlopen` after start, sampled before the collector reads the
 //! loaded objects again (up to 20 ms later): its pc is in no known object, so the stack ends
-//! there (issue 20: 21 of 298 such stacks had a garbage second frame, guessed with a frame
+//! there (21 of 298 such stacks had a garbage second frame, guessed with a frame
 //! pointer that the library's code used for data). x86_64: the library's loop holds a pointer
 //! to a fake frame record in `rbp`, as code built without frame pointers may hold any value.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -142,11 +142,11 @@ fn no_caller_outside_a_known_object(unwind: prof::Unwind, tag: &str) {
 }
 
 #[test]
-fn r20_a_library_opened_after_start_gets_no_guessed_caller_dwarf() {
+fn a_library_opened_after_start_gets_no_guessed_caller_dwarf() {
     no_caller_outside_a_known_object(prof::Unwind::Dwarf, "dwarf");
 }
 
 #[test]
-fn r20_a_library_opened_after_start_gets_no_guessed_caller_frame_pointers() {
+fn a_library_opened_after_start_gets_no_guessed_caller_frame_pointers() {
     no_caller_outside_a_known_object(prof::Unwind::FramePointers, "fp");
 }

@@ -23,7 +23,7 @@ fn a_second_start_is_already_running() {
         .unwrap()
         .stop()
         .unwrap();
-    // The session's process table holds this process, as the only entry (issue 21).
+    // The session's process table holds this process, as the only entry.
     let processes = &report.session().processes;
     assert_eq!(processes.len(), 1, "{processes:?}");
     assert_eq!(processes[0].pid, std::process::id());
@@ -100,7 +100,7 @@ fn child_kills_itself_with(name: &str) -> std::process::ExitStatus {
 }
 
 #[test]
-fn r9_a_program_started_after_a_session_gets_the_default_disposition() {
+fn a_program_started_after_a_session_gets_the_default_disposition() {
     use std::os::unix::process::ExitStatusExt;
     let _serial = serial();
     for (timer, signal, name) in [
@@ -156,7 +156,7 @@ fn late_sigprof() {
 }
 
 #[test]
-fn r9_a_signal_sent_after_a_session_gets_the_default_action() {
+fn a_signal_sent_after_a_session_gets_the_default_action() {
     use std::os::unix::process::ExitStatusExt;
     for (name, signal) in [("TRAP", libc::SIGTRAP), ("PROF", libc::SIGPROF)] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
@@ -287,7 +287,7 @@ fn fork_while_profiling_breaks_neither_process() {
 }
 
 #[test]
-fn r20_a_child_forked_during_a_cpu_session_runs_as_without_prof() {
+fn a_child_forked_during_a_cpu_session_runs_as_without_prof() {
     let _serial = serial();
     // perf_event delivers SIGPROF, whose disposition was the default: prof's handler.
     let options = prof::Options::default().timer(prof::Timer::PerfEvent);
@@ -332,12 +332,12 @@ fn a_profiler_can_be_stopped_from_another_thread() {
     assert!(report.total_samples() > 0);
 }
 
-/// Issue 24: a session read every loaded object's unwind tables from its file at start (11 ms
+/// A session read every loaded object's unwind tables from its file at start (11 ms
 /// the first time, 2-3 ms each later start); the sessions of a process now share them as they
 /// share the symbol cache, so a later session reads none for objects still loaded.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[test]
-fn r24_a_later_session_reads_no_unwind_tables_again() {
+fn a_later_session_reads_no_unwind_tables_again() {
     use prof::diagnostics::unwind_modules_read;
     let _serial = serial();
     let before = unwind_modules_read();
@@ -380,13 +380,13 @@ fn collector_wakeups_while(
     (woke, elapsed, p.stop().unwrap())
 }
 
-/// Issue 24: the collector woke every 20 ms (50 times a second) whatever the ring held, also
+/// The collector woke every 20 ms (50 times a second) whatever the ring held, also
 /// while no thread ran, then every 50 ms (as long as the ring allowed). With inherited perf
 /// events (new threads need no sweep to be armed) a collector that found nothing sleeps until
 /// the handler wakes it (the ring a quarter full, a stack in no known mapping), a scope buffer
 /// or stop: no wake-up in a second of a session in which no thread runs.
 #[test]
-fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
+fn an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
     let _serial = serial();
     let idle = std::cell::Cell::new(0);
     let (woke, elapsed, _) = collector_wakeups_while(Duration::from_millis(1), || {
@@ -406,7 +406,7 @@ fn r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
     );
 }
 
-/// The other side of [`r24_an_idle_session_wakes_its_collector_only_as_the_ring_needs`]: a
+/// The other side of [`an_idle_session_wakes_its_collector_only_as_the_ring_needs`]: a
 /// thread that starts after the collector went to sleep without a timeout (its stack in no
 /// mapping the collector knew) is sampled whole, its samples drained before stop.
 #[test]
@@ -451,7 +451,7 @@ fn a_thread_started_while_the_collector_sleeps_is_sampled_whole() {
 }
 
 #[test]
-fn r23_a_session_at_100_hz_wakes_its_collector_about_four_times_a_second() {
+fn a_session_at_100_hz_wakes_its_collector_about_four_times_a_second() {
     // The fleet agents' rate: the ring holds 0.64 s of every CPU's samples, so the collector
     // sleeps 250 ms (it woke 20 times a second, the most of the push agent's cost).
     let _serial = serial();

@@ -1,5 +1,5 @@
 //! A program that handles SIGPROF (or SIGTRAP) itself keeps its handler and its `ITIMER_PROF`
-//! timer: prof never takes over a signal the program handles (issue 20: with the SIGPROF timers
+//! timer: prof never takes over a signal the program handles (with the SIGPROF timers
 //! and wall mode, the session started and the program's handler got 0 calls; a `setitimer`
 //! session left the program's timer disarmed). Its own test binary: signal dispositions and
 //! `ITIMER_PROF` are process-wide.
@@ -109,7 +109,7 @@ fn sigtrap_handler() -> usize {
 }
 
 #[test]
-fn r20_auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
+fn auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
     let _program = Program::new(handler(), false, Duration::from_millis(1));
     let profiler = prof::Profiler::start(prof::Options::default()).unwrap();
     let before = PROGRAM_SIGPROFS.load(Ordering::Relaxed);
@@ -127,7 +127,7 @@ fn r20_auto_leaves_the_programs_sigprof_handler_and_timer_alone() {
 }
 
 #[test]
-fn r20_a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
+fn a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
     let _program = Program::new(handler(), false, Duration::from_millis(1));
     let timers = [
         prof::Timer::PerfEvent,
@@ -178,7 +178,7 @@ fn r20_a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
 }
 
 #[test]
-fn r20_auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
+fn auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
     let _program = Program::new(handler(), true, Duration::from_millis(1));
     match prof::Profiler::start(prof::Options::default()) {
         Err(
@@ -206,7 +206,7 @@ fn r20_auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
 }
 
 #[test]
-fn r21_wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alone() {
+fn wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alone() {
     let _program = Program::new(handler(), false, Duration::from_millis(1));
     let wall = prof::Options::default().mode(prof::Mode::Wall);
     let profiler = prof::Profiler::start(wall).unwrap();
@@ -223,7 +223,7 @@ fn r21_wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alon
 }
 
 #[test]
-fn r21_perf_ring_samples_a_program_that_handles_sigprof_and_sigtrap_without_touching_them() {
+fn perf_ring_samples_a_program_that_handles_sigprof_and_sigtrap_without_touching_them() {
     let _program = Program::new(handler(), true, Duration::from_millis(1));
     let options = prof::Options::default().timer(prof::Timer::PerfRing);
     let profiler = prof::Profiler::start(options).unwrap();
@@ -243,7 +243,7 @@ fn r21_perf_ring_samples_a_program_that_handles_sigprof_and_sigtrap_without_touc
 }
 
 #[test]
-fn r20_setitimer_puts_the_programs_itimer_prof_back_at_stop() {
+fn setitimer_puts_the_programs_itimer_prof_back_at_stop() {
     // The program's timer, with SIGPROF ignored (a disposition prof may take for the session):
     // an hour, so it never fires here.
     let hour = Duration::from_secs(3600);

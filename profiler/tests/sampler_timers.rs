@@ -114,7 +114,7 @@ fn an_interval_too_short_to_deliver_is_refused() {
 }
 
 #[test]
-fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
+fn timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
     // Its wall-clock timers wake blocked threads too: each wake-up used to be a sample of a
     // few microseconds, 10,000 a second per blocked thread, more than the ring could take.
     let _serial = serial();
@@ -140,7 +140,7 @@ fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
     // Before the fix 38% were dropped. Later, with blocked threads still woken every interval
     // (each wake-up costing them CPU time, so that every second one became a sample), the
     // collector fell behind by 1.1% and 3.9% in two runs; idle threads are now parked (see
-    // `r13_timer_create_stops_waking_a_thread_blocked_for_the_whole_session`).
+    // `timer_create_stops_waking_a_thread_blocked_for_the_whole_session`).
     assert!(
         (meta.dropped_samples as f64) < 0.01 * total,
         "{} of {total} samples dropped",
@@ -158,7 +158,7 @@ fn r9_timer_create_drops_nothing_for_blocked_threads_at_10_khz() {
 }
 
 #[test]
-fn r13_timer_create_stops_waking_a_thread_blocked_for_the_whole_session() {
+fn timer_create_stops_waking_a_thread_blocked_for_the_whole_session() {
     // Its timers are on the monotonic clock, so they used to wake a blocked thread at every
     // interval: 15,000 wake-ups in 1.5 s at 10 kHz, each costing the thread CPU time. After
     // 10 ms of signals that found it idle the thread now waits on a timer of its own CPU clock.
@@ -207,7 +207,7 @@ fn r13_timer_create_stops_waking_a_thread_blocked_for_the_whole_session() {
 }
 
 #[test]
-fn r13_timer_create_samples_a_thread_again_when_it_runs_after_waiting() {
+fn timer_create_samples_a_thread_again_when_it_runs_after_waiting() {
     // A parked thread is unparked by its CPU-clock timer: its work after a long wait is
     // sampled at the full rate again and all its CPU time is counted.
     let _serial = serial();
@@ -251,7 +251,7 @@ fn r13_timer_create_samples_a_thread_again_when_it_runs_after_waiting() {
 extern "C" fn foreign_trap_handler(_: libc::c_int) {}
 
 #[test]
-fn r13_a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
+fn a_named_timer_that_cannot_run_here_is_an_error_not_a_fallback() {
     let _serial = serial();
     // The program handles SIGTRAP: `perf_event_sigtrap` would take it over, so naming it is
     // refused (Auto would pick `perf_event` instead, see sampler_lifecycle.rs).
@@ -317,7 +317,7 @@ fn environment_child() {
 }
 
 #[test]
-fn r13_the_library_reads_no_prof_variables_from_the_environment() {
+fn the_library_reads_no_prof_variables_from_the_environment() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "environment_child", "--nocapture"])
         .env("PROF_TIMERS_ENV_CHILD", "1")

@@ -1,5 +1,5 @@
-//! Wall mode (issue 12): every thread is sampled at the interval of wall time. By default on
-//! `perf_ring` (issue 21: the task clock for running threads, context-switch samples for
+//! Wall mode: every thread is sampled at the interval of wall time. By default on
+//! `perf_ring` (the task clock for running threads, context-switch samples for
 //! blocked ones, no signal at all); on signals (forced here with the diagnostics'
 //! `wall_signals`, the path taken where the kernel refuses context-switch samples) running
 //! threads through a signal, blocked ones by the collector from `/proc/self/task/TID/syscall`

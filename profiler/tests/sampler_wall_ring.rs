@@ -1,4 +1,4 @@
-//! Wall mode on `Timer::PerfRing` (issue 21): running threads sampled from their task clock,
+//! Wall mode on `Timer::PerfRing`: running threads sampled from their task clock,
 //! blocked ones charged from the stack their context switch left them at, and no signal at
 //! all, so a thread that computes for 100 µs and then blocks for 2 ms sees no EINTR, whichever
 //! blocking call it makes. The signal timers cannot promise that: a thread seen running can
@@ -277,12 +277,12 @@ fn no_eintr_at(interval: Duration) {
 }
 
 #[test]
-fn r21_threads_that_compute_then_block_see_no_eintr_on_perf_ring_at_1_khz() {
+fn threads_that_compute_then_block_see_no_eintr_on_perf_ring_at_1_khz() {
     no_eintr_at(Duration::from_millis(1));
 }
 
 #[test]
-fn r21_threads_that_compute_then_block_see_no_eintr_on_perf_ring_at_10_khz() {
+fn threads_that_compute_then_block_see_no_eintr_on_perf_ring_at_10_khz() {
     no_eintr_at(Duration::from_micros(100));
 }
 

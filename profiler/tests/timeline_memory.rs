@@ -36,7 +36,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 #[test]
-fn r11_timeline_of_samples_in_time_order_holds_no_per_sample_arrays() {
+fn timeline_of_samples_in_time_order_holds_no_per_sample_arrays() {
     const SAMPLES: u64 = 400_000;
     const BUCKETS: usize = 1000;
     let mut b = SessionBuilder::default();

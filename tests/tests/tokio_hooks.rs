@@ -286,9 +286,11 @@ fn r22_a_release_build_without_debug_info_roots_await_stacks_at_the_tasks_future
                 "{name}: {frames:#?}"
             );
             assert!(
-                !frames
-                    .iter()
-                    .any(|f| f.contains("prof::") || f.contains("tokio::runtime")),
+                !frames.iter().any(|f| {
+                    f.contains("prof::")
+                        || f.contains("prof_capture::")
+                        || f.contains("tokio::runtime")
+                }),
                 "{name}: {frames:#?}"
             );
         }

@@ -1,8 +1,9 @@
-//! WebAssembly bindings over `prof`'s aggregation core, for the browser viewer in `web/`.
+//! WebAssembly bindings over `prof`'s aggregation core (the `prof-session` crate), for the browser viewer in `web/`.
 //!
 //! Every number the page shows is computed here by `prof` itself; the JavaScript only draws.
 //! Structured results cross the boundary as JSON text (small) or typed arrays (flame layouts,
 //! which can hold hundreds of thousands of rectangles).
+#![deny(unsafe_code)]
 
 mod diff_view;
 mod json_out;

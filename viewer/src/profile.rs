@@ -695,10 +695,10 @@ mod tests {
         assert_eq!(report, page);
     }
 
-    /// Issue 24: the page's view is read with `prof`'s JSON reader, as serde read it: every
+    /// The page's view is read with `prof`'s JSON reader, as serde read it: every
     /// field optional, `null` as absent, no field twice and no other field.
     #[test]
-    fn r24_the_view_reads_every_field_and_refuses_what_serde_refused() {
+    fn the_view_reads_every_field_and_refuses_what_serde_refused() {
         let view = ViewSpec::read(
             r#"{"threads":[0,2],"range":[5,9],"transforms":[{"kind":"hide","pattern":"^std"}],
                 "type":"samples","state":"waiting","scope":"parse","task":"io","groupBy":"task"}"#,

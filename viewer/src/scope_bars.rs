@@ -247,7 +247,7 @@ mod tests {
     use prof_session::session::{FrameSpec, Poll, SessionBuilder};
 
     #[test]
-    fn r22_a_polls_tooltip_says_how_long_its_task_then_waited_and_where() {
+    fn a_polls_tooltip_says_how_long_its_task_then_waited_and_where() {
         let mut b = SessionBuilder::default();
         let main = b.thread(1, "main");
         let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));

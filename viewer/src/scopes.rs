@@ -1,4 +1,4 @@
-//! The scopes and tasks the page shows (issue 22): the scope table, the spread of one scope's
+//! The scopes and tasks the page shows: the scope table, the spread of one scope's
 //! call durations, and the task table, over the threads and time range the view selects. The
 //! rows come from `prof`'s core (`scope_table`, `task_table`) with every number formatted there.
 
@@ -306,7 +306,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r22_a_call_ending_at_the_last_nanosecond_selects_without_overflow() {
+    fn a_call_ending_at_the_last_nanosecond_selects_without_overflow() {
         // The reader accepts span ends up to u64::MAX; one past the end overflowed.
         use prof_session::session::{FrameSpec, SessionBuilder, SiteKind, Span};
         let mut b = SessionBuilder::default();

@@ -500,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn r22_the_task_wait_type_shows_the_waits_grouped_or_not_and_back() {
+    fn the_task_wait_type_shows_the_waits_grouped_or_not_and_back() {
         use prof_session::session::{FrameSpec, Poll};
         let mut b = SessionBuilder::default();
         let t = b.thread(1, "main");

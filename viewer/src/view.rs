@@ -453,10 +453,10 @@ mod tests {
         b.finish()
     }
 
-    /// Issue 20: a Go heap profile (no duration, no sample times) read `Duration 0 ns` and was
+    /// A Go heap profile (no duration, no sample times) read `Duration 0 ns` and was
     /// drawn as one spike at 0.
     #[test]
-    fn r20_no_duration_reads_unknown_and_no_times_mean_no_timeline() {
+    fn no_duration_reads_unknown_and_no_times_mean_no_timeline() {
         let untimed = session(0, 0);
         let meta = Meta::of(&untimed);
         assert_eq!(meta.duration_text, "unknown");

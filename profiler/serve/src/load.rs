@@ -127,9 +127,9 @@ mod tests {
         path
     }
 
-    /// Issue 10: `prof serve` refused folded, perf and pprof files that `prof report` reads.
+    /// `prof serve` refused folded, perf and pprof files that `prof report` reads.
     #[test]
-    fn r10_imported_formats_are_served_as_sessions() {
+    fn imported_formats_are_served_as_sessions() {
         let (file, problem) =
             load_for_serving(&temp("a.folded", b"main;work 3\nmain 1\n")).unwrap();
         assert!(problem.is_none(), "{problem:?}");
@@ -139,11 +139,11 @@ mod tests {
         assert_eq!(session.total_weight(), 4);
     }
 
-    /// Issue 25: a session file was parsed, written out as JSON again and compressed again
+    /// A session file was parsed, written out as JSON again and compressed again
     /// before the page parsed it once more. Now a `.json.gz` prof wrote is sent byte for byte,
     /// a `.json` as its JSON, and a bad one is still listed with its error.
     #[test]
-    fn r25_session_files_are_served_as_written() {
+    fn session_files_are_served_as_written() {
         let session = prof_session::export::fixture::session();
         let gz = temp("as-written.json.gz", b"");
         crate::session::save(&session, &gz).unwrap();
@@ -182,10 +182,10 @@ mod tests {
         assert!(problem.is_some() && file.problem.unwrap().starts_with("bad.json: "));
     }
 
-    /// Issue 9: `prof serve` decompressed any file whole (a 1 MB gzip bomb took it to 1.6 GB)
+    /// `prof serve` decompressed any file whole (a 1 MB gzip bomb took it to 1.6 GB)
     /// while `prof report` refused more than 256 MiB.
     #[test]
-    fn r9_a_gzip_bomb_is_refused_by_the_shared_cap() {
+    fn a_gzip_bomb_is_refused_by_the_shared_cap() {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let mut json = b"{\"format\": \"prof-session\", \"pad\": \"".to_vec();
         json.resize(1 << 20, b' ');
@@ -206,10 +206,10 @@ mod tests {
         );
     }
 
-    /// Issue 20: a directory among the files stopped `prof serve` (reading it failed with
+    /// A directory among the files stopped `prof serve` (reading it failed with
     /// EISDIR, an I/O error), while corrupt and oversized files were listed with their error.
     #[test]
-    fn r20_a_directory_is_listed_with_its_one_line_error() {
+    fn a_directory_is_listed_with_its_one_line_error() {
         let dir = temp("x.folded", b"main 1\n").with_file_name("profiles.d");
         std::fs::create_dir_all(&dir).unwrap();
         let (file, problem) = load_for_serving(&dir).unwrap();

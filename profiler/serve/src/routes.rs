@@ -513,10 +513,10 @@ mod tests {
         }
     }
 
-    /// Issue 20: every download built its own copy of the single-file viewer (11 MB for a
+    /// Every download built its own copy of the single-file viewer (11 MB for a
     /// 14.6 MB session): 50 clients that did not read took the server from 36 to 586 MB.
     #[test]
-    fn r20_every_download_of_a_session_shares_one_buffer() {
+    fn every_download_of_a_session_shares_one_buffer() {
         let site = site();
         let url = format!("/{SECRET}/download/0");
         let buffer = |reply: Reply| match reply.body {
@@ -554,10 +554,10 @@ mod tests {
         assert_eq!(plain.body.to_vec(), br#"{"hello":1}"#);
     }
 
-    /// Issue 9: each request for a profile held its own full copy of it (10 slow readers of an
+    /// Each request for a profile held its own full copy of it (10 slow readers of an
     /// 88 MB profile: 958 MB). Every reply shares the one compressed buffer.
     #[test]
-    fn r9_every_request_for_a_session_shares_one_buffer() {
+    fn every_request_for_a_session_shares_one_buffer() {
         let site = site();
         let url = format!("/{SECRET}/session/0");
         let buffer = |reply: Reply| match reply.body {

@@ -1,7 +1,7 @@
 //! The viewer's server: binds, serves on a thread named `prof-serve`, stops when its guard is
 //! dropped. The HTTP side is in [`super::http`].
 //!
-//! It ran on tiny_http 0.12 until issue 9, whose defects sat inside tiny_http's own accept thread
+//! It ran on tiny_http 0.12 at first, whose defects sat inside tiny_http's own accept thread
 //! and request reader, out of reach of the code that used it: it allocated a declared
 //! `Content-Length` whole before reading the body (one request aborted the process), kept a
 //! thread and two descriptors forever for every request with a version it did not know, never

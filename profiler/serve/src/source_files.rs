@@ -317,10 +317,10 @@ mod tests {
         assert!(why.contains("/nonexistent/prof-root"), "{why}");
     }
 
-    /// Issue 20: a FIFO under the source root hung the whole server, whose thread waited in
+    /// A FIFO under the source root hung the whole server, whose thread waited in
     /// `open` for a writer that never came.
     #[test]
-    fn r20_a_fifo_is_refused_at_once_without_waiting_for_a_writer() {
+    fn a_fifo_is_refused_at_once_without_waiting_for_a_writer() {
         let (_dir, root) = tree("fifo");
         let made = std::process::Command::new("mkfifo")
             .arg(root.join("fifo.rs"))

@@ -22,7 +22,7 @@ const WORKER_HEADER_END: &str = "// end of the module header\n";
 /// Writes the single-file viewer of `session`, called `name` in the page, to `out`.
 pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> Result<()> {
     // The JSON is gzipped as it is written, never held whole: for a million names it was 42 MB
-    // beside the session and its gzip, the peak of `prof convert --to html` (issue 20).
+    // beside the session and its gzip, the peak of `prof convert --to html`.
     let mut json = Counted {
         inner: GzEncoder::new(Vec::new(), Compression::default()),
         bytes: 0,

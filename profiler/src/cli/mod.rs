@@ -59,7 +59,7 @@ pub fn run() -> ExitCode {
         cli.command,
         Command::Convert(_) | Command::Diff(_) | Command::Report(_) | Command::Serve(_)
     ) {
-        // The commands that read profiles build large tables in turn (issue 20); the others
+        // The commands that read profiles build large tables in turn; the others
         // run workloads whose allocations keep glibc's own tuning.
         prof::alloc::keep_large_blocks_mapped();
     }

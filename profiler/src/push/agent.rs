@@ -419,11 +419,11 @@ fn fail_all(shared: &Shared) {
 mod tests {
     use super::*;
 
-    /// Issue 23 review: allocation windows were pushed with prof's column names
+    /// Allocation windows were pushed with prof's column names
     /// (`alloc_bytes`, `inuse_bytes`), not the `alloc_space`/`inuse_space` of Go's heap profile
     /// that backends read, and a heap period of the default interval whatever was used.
     #[test]
-    fn r23_allocation_windows_are_pushed_in_go_heap_shape() {
+    fn allocation_windows_are_pushed_in_go_heap_shape() {
         let alloc = Options::default()
             .mode(Mode::Alloc)
             .alloc_interval_bytes(64 * 1024);

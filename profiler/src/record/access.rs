@@ -122,7 +122,7 @@ mod tests {
     }
 
     #[test]
-    fn r36_a_refused_attach_names_another_users_process_or_a_non_dumpable_one() {
+    fn a_refused_attach_names_another_users_process_or_a_non_dumpable_one() {
         let nobody = creds(65534, 65534);
         // Another user's process (root's): the owner and the capability, not the sysctl.
         let text = refusal(&nobody, &creds(0, 0), false).unwrap();

@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r36_the_jit_object_covers_only_the_sampled_addresses_of_its_code() {
+    fn the_jit_object_covers_only_the_sampled_addresses_of_its_code() {
         let mut jit = JitCode::default();
         let pid = std::process::id();
         jit.mapped(0, pid, 0x1000..0x9000);

@@ -264,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn r36_an_exec_that_nothing_follows_is_named_with_what_changed() {
+    fn an_exec_that_nothing_follows_is_named_with_what_changed() {
         let mut execs = Execs {
             expected: Some((10, "/bin/setuid".into(), IdChange::SetUid { euid: 65534 })),
             ..Execs::default()

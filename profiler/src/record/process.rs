@@ -201,7 +201,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r21_the_code_segment_of_an_lld_linked_binary_gets_its_own_bias() {
+    fn the_code_segment_of_an_lld_linked_binary_gets_its_own_bias() {
         // Rust's release builds (linked by lld): the code segment starts mid-page in the file,
         // right after the read-only one, and at another page offset in memory. Its mapping
         // (from the page below) once took the read-only segment's bias, a page off: every

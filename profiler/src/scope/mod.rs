@@ -598,7 +598,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r22_a_poll_whose_begin_was_refused_writes_no_end_and_keeps_the_room_of_others() {
+    fn a_poll_whose_begin_was_refused_writes_no_end_and_keeps_the_room_of_others() {
         // On a thread of its own (its own buffer); a session started by another test may
         // drain the buffer meanwhile, which changes nothing checked here.
         std::thread::spawn(|| {

@@ -384,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn r22_records_written_after_the_sessions_end_are_not_kept() {
+    fn records_written_after_the_sessions_end_are_not_kept() {
         let mut field = [0u64; 2];
         buffer::pack(b"7", &mut field[1..]);
         field[0] = header(FIELD, 2, 0, 1);
@@ -423,7 +423,7 @@ mod tests {
     }
 
     #[test]
-    fn r22_an_await_goes_to_the_poll_of_its_task_that_just_ended() {
+    fn an_await_goes_to_the_poll_of_its_task_that_just_ended() {
         use super::super::buffer::AWAIT;
         let mut rec = recording(&[
             &[header(POLL_BEGIN, 3, 0, 0), 1010, 5],

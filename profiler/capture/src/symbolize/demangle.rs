@@ -29,7 +29,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn r21_cpp_names_are_demangled() {
+    fn cpp_names_are_demangled() {
         // `prof record` of a C++ program once showed `_Z6crunchI3LcgEml` for `crunch<Lcg>`:
         // only Rust names were demangled.
         assert_eq!(

@@ -170,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn r36_only_entries_covering_sampled_addresses_are_kept() {
+    fn only_entries_covering_sampled_addresses_are_kept() {
         // A map of 10,000 functions of which two hold a sampled address; a later line for one
         // of them (the JIT reused its memory) wins, as when every entry is kept.
         let mut text = String::new();
@@ -197,7 +197,7 @@ mod tests {
     }
 
     #[test]
-    fn r36_a_line_longer_than_the_limit_is_skipped_without_being_held() {
+    fn a_line_longer_than_the_limit_is_skipped_without_being_held() {
         let long = format!("1000 10 {}\n", "x".repeat(MAX_LINE * 3));
         let text = format!("{long}2000 10 after_it\n{long}");
         let mut reader = std::io::BufReader::with_capacity(4096, text.as_bytes());

@@ -206,7 +206,7 @@ pub fn current_regs() -> Regs {
 /// resident. A command that builds large tables in turn (an import's hash tables, then a call
 /// tree, then an export's buffers) then peaks at the sum of its phases rather than at the
 /// largest: on two million distinct names, `prof convert --to pprof` took 264 MiB instead of
-/// 203 (issue 20). Setting the threshold fixes it at glibc's default, 128 KiB.
+/// 203. Setting the threshold fixes it at glibc's default, 128 KiB.
 ///
 /// For the `prof` command only: a program that links prof keeps its allocator's behaviour.
 pub fn keep_large_blocks_mapped() {

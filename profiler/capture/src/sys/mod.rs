@@ -1,5 +1,8 @@
-//! Every system call and raw memory access of the sampler, each `unsafe` block argued in a
-//! `// SAFETY:` comment. The rest of the sampler is safe Rust over the wrappers here.
+//! Every system call and raw memory access of `prof`, each `unsafe` block argued in a
+//! `// SAFETY:` comment: the OS module of the capture core, the only module of prof's crates that
+//! allows `unsafe` (every other crate and module denies it; the allocation interposer in
+//! `preload/` is a C library of its own). The samplers, the recorder and the scope recorder
+//! above are safe Rust over the wrappers here.
 //!
 //! What every Unix has lives in this folder's files; what differs is chosen once, on the `mod`
 //! lines below: `linux/` (perf events, per-thread timers, the kernel's `siginfo` and `ucontext`

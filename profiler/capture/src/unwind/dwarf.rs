@@ -400,7 +400,7 @@ fn module_of(object: &LoadedObject, sections: &Sections) -> Option<SharedModule>
 mod tests {
     use super::*;
 
-    /// Review of issue 24's kept tables: modules were keyed by name and bias, so a library
+    /// The kept tables: modules were keyed by name and bias, so a library
     /// replaced on disk and loaded again at the same address (between two sessions, now that
     /// the tables outlive one) kept the old file's unwind tables.
     #[test]

@@ -531,7 +531,7 @@ mod tests {
     }
 
     #[test]
-    fn r22_select_with_per_thread_sums_honours_the_state_filter() {
+    fn select_with_per_thread_sums_honours_the_state_filter() {
         // The viewer summed its per-thread weights whenever no time range was set, so a wall
         // session's waiting-state filter showed every sample.
         let mut b = SessionBuilder::default();

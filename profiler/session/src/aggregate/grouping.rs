@@ -1,4 +1,4 @@
-//! Group by task and group by scope (issue 22): session transforms that put synthetic frames
+//! Group by task and group by scope: session transforms that put synthetic frames
 //! above each sample's stack, as `go tool pprof -tagroot` does with labels, so that every view
 //! and export shows a task's or a scope's share as the total of its frame. And the exact call
 //! counts of the scope frames, from the spans table.

@@ -1,4 +1,4 @@
-//! Instrumented scopes and async tasks (issue 22): exact call counts and per-call durations per
+//! Instrumented scopes and async tasks: exact call counts and per-call durations per
 //! scope name, and time per task (grouping by task or scope is in `grouping`).
 //!
 //! Scopes count calls exactly (every span was recorded), unlike samples; durations are the spans'

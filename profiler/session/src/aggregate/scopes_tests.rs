@@ -171,7 +171,7 @@ fn task_rows_sum_poll_time_and_sample_weight_per_name() {
 }
 
 #[test]
-fn r22_the_task_table_total_ignores_the_task_filter_it_lists() {
+fn the_task_table_total_ignores_the_task_filter_it_lists() {
     // `prof report --tasks --task fetch` showed fetch at 100%: its total was a second pass
     // that kept the task filter the rows had dropped.
     let session = scoped();
@@ -190,7 +190,7 @@ fn r22_the_task_table_total_ignores_the_task_filter_it_lists() {
 }
 
 #[test]
-fn r22_grouping_a_session_without_tasks_changes_nothing() {
+fn grouping_a_session_without_tasks_changes_nothing() {
     // The page kept `group=task` across a switch to a file without tasks (its checkbox hidden),
     // and every stack went under one `task:(none)` root.
     let mut b = SessionBuilder::default();
@@ -266,7 +266,7 @@ fn histogram_bars_cover_every_call_shortest_to_longest() {
 }
 
 #[test]
-fn r22_the_last_histogram_bar_is_as_wide_as_the_others() {
+fn the_last_histogram_bar_is_as_wide_as_the_others() {
     // The viewer's bars were (high - low) / bars wide, rounded down, and everything past the
     // last one was clamped into it: 0..=399 ns in 200 bars put 201 calls in bar 199.
     let durations: Vec<u64> = (0..400).collect();
@@ -281,7 +281,7 @@ fn r22_the_last_histogram_bar_is_as_wide_as_the_others() {
 }
 
 #[test]
-fn r22_a_long_tailed_spread_gets_logarithmic_bars_and_axis_texts() {
+fn a_long_tailed_spread_gets_logarithmic_bars_and_axis_texts() {
     // A `prof demo` session's `collatz batch`: 0.365 to 12.573 ms, median 0.665 ms. Equal
     // widths put every call but the longest in the first bar.
     let mut durations = vec![365_000u64; 40];

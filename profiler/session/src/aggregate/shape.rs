@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 /// a parent always has a smaller index than its children.
 ///
 /// While it is built, `index` finds a node by (parent, function): a table of node ids hashed by
-/// the node's columns, 5 bytes a slot (issue 20: a `HashMap<(u32, StrId), u32>` took 13 bytes a
+/// the node's columns, 5 bytes a slot (a `HashMap<(u32, StrId), u32>` took 13 bytes a
 /// slot, 52 MB for two million nodes, more than the tree's own columns). [`Shape::finish`] frees
 /// it once no node is added any more.
 #[derive(Clone, Debug)]

@@ -288,12 +288,12 @@ fn a_normalized_diff_scales_the_base_to_the_new_total() {
     assert_eq!(diff.total_weight(0), (0, 80));
 }
 
-/// Issue 20: top-N sums weights by name id, keeps its candidates in a buffer of at most twice N
+/// Top-N sums weights by name id, keeps its candidates in a buffer of at most twice N
 /// (1,024 at least) that it cuts as it goes, and counts samples in a second walk. On 3,000
 /// functions (recursive ones, ties of weight, functions with samples of no weight) its rows
 /// equal every function's figures ranked and cut, for N below, at and above the buffer's size.
 #[test]
-fn r20_top_n_equals_every_function_ranked_and_cut() {
+fn top_n_equals_every_function_ranked_and_cut() {
     let names: Vec<String> = (0..3000)
         .map(|i| format!("f{:04}", (i * 7919) % 3000))
         .collect();

@@ -99,7 +99,7 @@ impl CallTree {
 
     /// The `n` heaviest functions by `sort`, heaviest first; ties by the other weight, then name.
     ///
-    /// Two walks over the tree keep it small on a million functions (issue 20): the first sums
+    /// Two walks over the tree keep it small on a million functions: the first sums
     /// each function's weights in two columns indexed by its name's id (16 bytes a string; a
     /// row of four figures per function took 40 and a slot of 4), the second counts the samples
     /// of the `n` chosen ones only.

@@ -289,10 +289,10 @@ fn session_total(s: &Session) -> u64 {
     s.samples.weight.iter().sum()
 }
 
-/// Issue 24: `TransformSpec` is read through a struct of optional fields instead of serde's
+/// `TransformSpec` is read through a struct of optional fields instead of serde's
 /// internally tagged enum (29 kB of the wasm viewer); its JSON form reads as it did.
 #[test]
-fn r24_transform_specs_read_their_json_form_as_before() {
+fn transform_specs_read_their_json_form_as_before() {
     let specs = vec![
         TransformSpec::FocusFunction {
             function: "parse".into(),
@@ -345,10 +345,10 @@ fn r24_transform_specs_read_their_json_form_as_before() {
     assert!(serde_json::from_str::<TransformSpec>(r#"{"function":"f"}"#).is_err());
 }
 
-/// Issue 24: the viewer reads transforms with [`Json`](crate::json::Json) (no serde_json
+/// The viewer reads transforms with [`Json`](crate::json::Json) (no serde_json
 /// deserializer in the wasm module): the same forms, the same errors as the serde form.
 #[test]
-fn r24_transform_specs_read_with_the_json_reader_as_with_serde() {
+fn transform_specs_read_with_the_json_reader_as_with_serde() {
     use crate::json::Json;
     let read = |text: &str| Json::parse(text.as_bytes(), TransformSpec::read_json);
     let specs = [

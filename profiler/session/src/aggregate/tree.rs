@@ -44,7 +44,7 @@ impl NodeId {
 /// children are sorted by function name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 ///
-/// A node takes 32 bytes (issue 20: a million distinct stacks): its self weight and count are
+/// A node takes 32 bytes (a million distinct stacks): its self weight and count are
 /// its totals less its children's, and its depth the length of its chain of parents, computed
 /// when asked for rather than stored (24 bytes more).
 pub struct CallTree {
@@ -144,7 +144,7 @@ impl CallTree {
     /// The call tree of the samples `filter` keeps, rewritten by `transforms` applied in order.
     /// What [`CallTree::build`] gives for the filter's weights, built in less memory: the
     /// per-stack sums and the rewritten stacks are freed as soon as the tree has what it needs
-    /// of them (issue 20: two million distinct stacks).
+    /// of them (two million distinct stacks).
     pub fn filtered(session: &Session, filter: &Filter, transforms: &[Transform]) -> Self {
         let weights = StackWeights::compute(session, filter);
         let TransformedStacks { shape, map, .. } = TransformedStacks::new(session, transforms);
@@ -191,7 +191,7 @@ impl CallTree {
         let total_count = Counts::new(total_count);
         // Each node's number of children, then (summed) where its children start, then (as
         // they are placed) where the next node's start: shifted back by one at the end. One
-        // column, not three (issue 20).
+        // column, not three.
         let mut child_start = vec![0u32; n + 1];
         for i in 1..n {
             let p = shape.parent[i] as usize;

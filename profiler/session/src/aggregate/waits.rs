@@ -1,4 +1,4 @@
-//! Where async tasks waited (issue 22): in wall mode each poll that left its task waiting says
+//! Where async tasks waited: in wall mode each poll that left its task waiting says
 //! at which `.await` ([`Poll::waited_at`](crate::session::Poll::waited_at)), and the time until
 //! the task's next poll is the wait. [`task_waits`] turns those waits into a session of their
 //! own, one sample per wait weighted by its length, so that every view and export (the top

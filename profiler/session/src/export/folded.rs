@@ -191,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn r20_lines_are_sorted_by_their_bytes_as_the_reference_collapsers_sort_them() {
+    fn lines_are_sorted_by_their_bytes_as_the_reference_collapsers_sort_them() {
         let mut b = SessionBuilder::default();
         let t = b.thread(1, "main");
         b.push_named(&["fn_1", "x"], t, 0, 1);

@@ -98,7 +98,7 @@ pub fn load_any_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Lo
     }
     let bytes = if gzipped {
         // Decompressed as it is read: the gzipped bytes are never held whole beside the
-        // decompressed ones (issue 20: 12.5 MB of a pprof file, kept while its session was built).
+        // decompressed ones (12.5 MB of a pprof file, kept while its session was built).
         // The gzip trailer says how much room the decompressed bytes take.
         let mut trailer = [0; 4];
         if size >= 18 {

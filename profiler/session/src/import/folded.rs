@@ -196,7 +196,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_bad_lines_are_skipped_and_counted_not_the_end_of_reading() {
+    fn bad_lines_are_skipped_and_counted_not_the_end_of_reading() {
         let loaded = read_with_warnings(b"main 1\nmain;work x\nmain;a 2\nnoweight\n").unwrap();
         assert_eq!(loaded.session.sample_count(), 3);
         assert_eq!(
@@ -216,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_comment_lines_are_skipped() {
+    fn comment_lines_are_skipped() {
         let loaded = read_with_warnings(b"# austin: 3.3.0\n# mode: wall\nmain;work 3\n").unwrap();
         assert_eq!(loaded.session.sample_count(), 3);
         assert!(loaded.warnings.is_empty());
@@ -224,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_differential_folded_is_refused_pointing_to_prof_diff() {
+    fn differential_folded_is_refused_pointing_to_prof_diff() {
         let err = read("main;work 3 5\nmain 1 2\n").unwrap_err().to_string();
         assert_eq!(
             err,
@@ -234,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_fractional_weights_are_refused_with_that_reason() {
+    fn fractional_weights_are_refused_with_that_reason() {
         let err = read("main;work 31.5\n").unwrap_err().to_string();
         assert_eq!(
             err,
@@ -244,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_totals_past_2_64_are_refused() {
+    fn totals_past_2_64_are_refused() {
         let err = read("main;a 18446744073709551615\nmain;b 18446744073709551615\n")
             .unwrap_err()
             .to_string();
@@ -255,14 +255,14 @@ mod tests {
     }
 
     #[test]
-    fn r10_bytes_that_are_not_utf8_show_as_replacement_characters() {
+    fn bytes_that_are_not_utf8_show_as_replacement_characters() {
         let s = read_with_warnings(b"main;w\xffork 3\n").unwrap().session;
         let leaf = s.stack(s.samples.stack[0]).frame;
         assert_eq!(s.frame_name(leaf), "w\u{fffd}ork");
     }
 
     #[test]
-    fn r10_a_stack_of_millions_of_frames_keeps_its_leaf_end() {
+    fn a_stack_of_millions_of_frames_keeps_its_leaf_end() {
         let mut line = "f;".repeat(1_000_000);
         line.push_str("leaf 2\n");
         let loaded = read_with_warnings(line.as_bytes()).unwrap();

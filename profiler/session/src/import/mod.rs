@@ -220,7 +220,7 @@ pub(crate) fn over_limit(limit: u64) -> String {
 /// Reads all of `input` (e.g. a decompressing reader), refusing more than `limit` bytes so a
 /// gzip bomb fails fast with bounded memory. Room for `size_hint` bytes (at most the limit) is
 /// reserved at once: a vector that grows by doubling has its spare room zeroed by
-/// `read_to_end`, resident memory the data never uses (issue 20).
+/// `read_to_end`, resident memory the data never uses.
 pub(crate) fn read_limited(
     input: impl Read,
     size_hint: u64,
@@ -267,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_text_with_bytes_that_are_not_utf8_is_still_text() {
+    fn text_with_bytes_that_are_not_utf8_is_still_text() {
         assert_eq!(sniff(b"main;w\xffork 3\n"), Format::Folded);
         let perf =
             b"burn 1  7992.386479:    1001001 cpu-clock:pppH: \n\t  141d ma\xffin+0x39 (/b)\n";
@@ -275,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_every_perf_script_layout_is_told_by_its_structure() {
+    fn every_perf_script_layout_is_told_by_its_structure() {
         let real = [
             &include_bytes!("../../../../tests/data/import/perf-task-clock-callchains.perf")[..],
             include_bytes!("../../../../tests/data/import/perf-cpu-clock-no-callchain.perf"),

@@ -554,7 +554,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_three_identical_samples_count_as_three() {
+    fn three_identical_samples_count_as_three() {
         let text =
             "burn 1/1 [000] 1.0: 1000 cpu-clock:\n\t 55aa01 hot+0x10 (/bin/burn)\n\n".repeat(3);
         let s = read(text.as_bytes()).unwrap().session;
@@ -563,7 +563,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_cycles_are_counts_of_cycles_not_nanoseconds() {
+    fn cycles_are_counts_of_cycles_not_nanoseconds() {
         let text = "swapper     0 [012] 2281339.604067:   20834821 cycles:\n        ffffffffc09ace93 idle_loop+0xb80 ([kernel.kallsyms])\n\n";
         let s = read(text.as_bytes()).unwrap().session;
         assert_eq!(s.meta.sample_type, SampleType::new("cycles", Unit::Count));
@@ -574,7 +574,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_samples_without_a_period_count_one_each() {
+    fn samples_without_a_period_count_one_each() {
         let text = "iperf 1/2 [000] 1.0: cpu-clock: \n\t    55aa01 hot (/bin/iperf)\n\niperf 1/2 [000] 1.1: cpu-clock: \n\t    55aa01 hot (/bin/iperf)\n\n";
         let s = read(text.as_bytes()).unwrap().session;
         assert_eq!(s.meta.sample_type, SampleType::samples());
@@ -583,7 +583,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_a_record_without_callchains_has_the_frame_on_the_event_line() {
+    fn a_record_without_callchains_has_the_frame_on_the_event_line() {
         let text = "burn 26036  7992.386479:    1001001 cpu-clock:pppH:      1226 hot70+0x55 (/opt/app/burn)\n\
             burn 26036  7992.387480:    1001001 cpu-clock:pppH:      1226 hot70+0x55 (/opt/app/burn)\n";
         let s = read(text.as_bytes()).unwrap().session;
@@ -610,7 +610,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_the_older_layout_with_unindented_frames_reads() {
+    fn the_older_layout_with_unindented_frames_reads() {
         let text = "java 19983 cycles:\nffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n7f0000001000 main (/usr/bin/java)\n\n";
         let s = read(text.as_bytes()).unwrap().session;
         assert_eq!(names(&s, 0), ["native_write_msr_safe", "main"]);
@@ -619,14 +619,14 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_bytes_that_are_not_utf8_show_as_replacement_characters() {
+    fn bytes_that_are_not_utf8_show_as_replacement_characters() {
         let text = b"burn 26036  7992.386479:    1001001 cpu-clock:pppH: \n\t            1226 hot70+0x55 (/opt/app/burn)\n\t            141d ma\xffin+0x39 (/opt/app/burn)\n\n";
         let s = read(text).unwrap().session;
         assert_eq!(names(&s, 0), ["hot70", "ma\u{fffd}in"]);
     }
 
     #[test]
-    fn r10_frame_lines_before_any_event_line_are_refused_not_a_panic() {
+    fn frame_lines_before_any_event_line_are_refused_not_a_panic() {
         let text =
             "\t    55aa01 hash+0x10 (/usr/bin/demo)\n\t    55aa02 main+0x20 (/usr/bin/demo)\n\n";
         let err = read(text.as_bytes()).unwrap_err().to_string();
@@ -687,7 +687,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r20_inlined_is_no_module_and_inlined_frames_take_the_object_they_were_inlined_into() {
+    fn inlined_is_no_module_and_inlined_frames_take_the_object_they_were_inlined_into() {
         let text = "a 1/1 1.0: 1 cycles:\n\t 10 inner (inlined)\n\t 20 lost (inlined)\n\t 10 outer+0x4 (/lib/ld.so)\n\t 30 main (/bin/a)\n\n";
         let s = read(text.as_bytes()).unwrap().session;
         assert_eq!(names(&s, 0), ["inner", "lost", "outer", "main"]);
@@ -710,7 +710,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r20_the_process_root_is_the_command_with_spaces_as_underscores() {
+    fn the_process_root_is_the_command_with_spaces_as_underscores() {
         let text = "web server 1/2 1.0: 1 cycles:\n\t 10 work (/bin/a)\n\nweb server 1/2 1.1: 1 cycles:\n\n";
         let options = LoadOptions {
             process_root: true,
@@ -775,7 +775,7 @@ demo 100/100 [001] 1.002000: 250000 cpu-clock:
     }
 
     #[test]
-    fn r10_periods_adding_up_past_2_64_are_refused() {
+    fn periods_adding_up_past_2_64_are_refused() {
         let text = "a 1 1.0: 18446744073709551615 cycles: 55 f (x)\n".repeat(2);
         let err = read(text.as_bytes()).unwrap_err().to_string();
         assert_eq!(

@@ -193,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn r20_unknown_frames_are_named_after_their_object_or_unknown_in_single_brackets() {
+    fn unknown_frames_are_named_after_their_object_or_unknown_in_single_brackets() {
         assert_eq!(names(None, None, "a"), [("[unknown]".to_owned(), false)]);
         assert_eq!(names(None, Some("[unknown]"), "a")[0].0, "[unknown]");
         assert_eq!(
@@ -204,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn r20_java_class_signatures_lose_their_l_in_java_processes_only() {
+    fn java_class_signatures_lose_their_l_in_java_processes_only() {
         let sig = "Lorg/mozilla/javascript/ContextFactory;.call(Lorg/mozilla/javascript/ContextAction;)Ljava/lang/Object;";
         assert_eq!(
             one(sig, "java"),
@@ -222,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn r20_argument_lists_are_cut_except_go_methods_and_anonymous_namespaces() {
+    fn argument_lists_are_cut_except_go_methods_and_anonymous_namespaces() {
         assert_eq!(one("java_start(Thread*)", "a"), "java_start");
         assert_eq!(one("net/http.(*Client).Do", "a"), "net/http.(*Client).Do");
         assert_eq!(
@@ -242,12 +242,12 @@ mod tests {
     }
 
     #[test]
-    fn r20_process_names_in_the_chain_are_no_frame() {
+    fn process_names_in_the_chain_are_no_frame() {
         assert!(names(Some("(java)"), Some("/bin/x"), "a").is_empty());
     }
 
     #[test]
-    fn r20_unfolded_java_inlining_is_callers_first_with_inlined_callees() {
+    fn unfolded_java_inlining_is_callers_first_with_inlined_callees() {
         assert_eq!(
             names(Some("a->b->[unknown]"), Some("/tmp/perf-1.map"), "node"),
             [
@@ -259,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn r20_half_demangled_rust_symbols_are_finished() {
+    fn half_demangled_rust_symbols_are_finished() {
         let cases = [
             (
                 "_$LT$std..fs..ReadDir$u20$as$u20$core..iter..Iterator$GT$::next::hc14f1750ca79129b",

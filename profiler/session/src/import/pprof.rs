@@ -59,7 +59,7 @@ struct Importer<'p, 'a> {
     /// The frames of each location (by its index in the table) once converted, caller first:
     /// its one frame's id with [`SINGLE`] set (most locations), else where its frames' count
     /// and then the frames are in [`Importer::frame_pool`]. 4 bytes a location; a range in the
-    /// pool took 8 and the pool 4 more (issue 20: a million locations).
+    /// pool took 8 and the pool 4 more (a million locations).
     location_frames: Vec<u32>,
     frame_pool: Vec<u32>,
     /// Mapping id to its index in the profile's mappings (the last of an id wins).
@@ -500,11 +500,11 @@ mod tests {
         );
     }
 
-    /// Found beside `session::read_tests::r13_an_empty_sample_type_name_is_refused_with_its_field`:
+    /// Found beside `session::read_tests::an_empty_sample_type_name_is_refused_with_its_field`:
     /// an unnamed pprof column became a sample type named "", and the session saved from it
     /// broke the schema.
     #[test]
-    fn r13_an_unnamed_column_is_named_by_its_position_and_saves_valid() {
+    fn an_unnamed_column_is_named_by_its_position_and_saves_valid() {
         let profile = profile(&[("", "count"), ("cpu", "nanoseconds")], &[3, 30], None);
         let bytes = profile.encode_to_vec();
         let s = read_pprof(&bytes, Path::new("x.pb")).unwrap();
@@ -580,7 +580,7 @@ mod tests {
     ];
 
     #[test]
-    fn r10_the_column_shown_is_pprofs_default_or_the_one_asked_for() {
+    fn the_column_shown_is_pprofs_default_or_the_one_asked_for() {
         // No default_sample_type: the last column, as go tool pprof shows.
         let s = import(&profile(&HEAP, &[3, 300, 1, 100], None), None).unwrap();
         assert_eq!(
@@ -612,7 +612,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_samples_count_is_kept_as_the_number_of_samples() {
+    fn samples_count_is_kept_as_the_number_of_samples() {
         let types = [("samples", "count"), ("cpu", "nanoseconds")];
         let s = import(&profile(&types, &[7, 70_000_000], None), None).unwrap();
         assert_eq!(
@@ -625,7 +625,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_negative_values_and_empty_profiles_are_refused() {
+    fn negative_values_and_empty_profiles_are_refused() {
         let types = [("cpu", "nanoseconds")];
         let err = import(&profile(&types, &[-5], None), None).unwrap_err();
         assert_eq!(
@@ -639,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn r10_totals_past_2_64_are_refused() {
+    fn totals_past_2_64_are_refused() {
         let mut p = profile(&[("cpu", "nanoseconds")], &[i64::MAX], None);
         p.sample.extend([p.sample[0].clone(), p.sample[0].clone()]);
         let err = import(&p, None).unwrap_err();
@@ -649,11 +649,11 @@ mod tests {
         );
     }
 
-    /// Issue 20: Go profiles read "unknown" for Program and Date though they hold both, as
+    /// Go profiles read "unknown" for Program and Date though they hold both, as
     /// `go tool pprof` shows (`File: burn`, `Time: 2026-11-23 07:04:18.693463541 UTC`,
     /// `Duration: 3.10`); a heap profile has no duration (`go tool pprof` shows none).
     #[test]
-    fn r20_go_profiles_keep_their_program_date_and_duration() {
+    fn go_profiles_keep_their_program_date_and_duration() {
         let burn = include_bytes!("../../../../tests/data/import/go-cpu-burn.pprof");
         let s = read_pprof(burn, Path::new("burn.pprof")).unwrap();
         assert_eq!(s.meta.program, "/tmp/ceo/conformance/t2/burn/burn");

@@ -1,5 +1,5 @@
 //! A reader of pprof's `profile.proto` in its protobuf wire form that keeps the bytes where they
-//! are (issue 20). Decoding the whole message (prost) made a heap object of every sample, line
+//! are. Decoding the whole message (prost) made a heap object of every sample, line
 //! and string: about 75 times the gzipped size for a million distinct names. Here the samples are
 //! read one at a time straight from the bytes, and the string, function and location tables are
 //! the places of their entries (4 bytes each: where the entry's field starts; 8 with its end

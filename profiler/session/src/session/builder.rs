@@ -74,7 +74,7 @@ pub struct SessionBuilder {
     /// True while every sample pushed had time 0 (folded stacks, pprof without timestamps):
     /// the time column is then not kept but made at [`SessionBuilder::finish`] as one zeroed
     /// allocation, whose pages the system gives only when written (8 MB for a million
-    /// samples, issue 20).
+    /// samples).
     untimed: bool,
 }
 
@@ -473,9 +473,9 @@ mod tests {
         assert_eq!(names, ["work", "main"]);
     }
 
-    /// Issue 20: a pprof profile without per-sample times was drawn as one spike at 0 ms.
+    /// A pprof profile without per-sample times was drawn as one spike at 0 ms.
     #[test]
-    fn r20_a_session_whose_times_are_all_zero_has_no_sample_times() {
+    fn a_session_whose_times_are_all_zero_has_no_sample_times() {
         let mut b = SessionBuilder::default();
         let f = b.intern_frame(&FrameSpec::named("f"));
         let s = b.intern_stack_path(&[f]).unwrap();

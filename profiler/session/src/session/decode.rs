@@ -148,7 +148,7 @@ fn samples(file: &FileIn<'_>, sizes: SampleTables) -> Result<Samples, Invalid> {
         thread: Vec::with_capacity(rows),
         // Made when the first time other than 0 comes: a session without times (imported
         // from folded stacks or pprof) gets one zeroed allocation at the end, whose pages
-        // the system gives only when written (8 MB for a million samples, issue 20).
+        // the system gives only when written (8 MB for a million samples).
         time_ns: Vec::new(),
         weight: Vec::with_capacity(rows),
         multiplicity: Vec::with_capacity(if multiplicity.is_some() { rows } else { 0 }),

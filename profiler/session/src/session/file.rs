@@ -30,7 +30,7 @@ pub fn load_with(path: impl AsRef<Path>, options: ReadOptions) -> Result<Session
     let mut file = open_within(path, options)?;
     let size = file.metadata().map_err(io_err)?.len();
     // A gzipped file is decompressed as it is read: its bytes are not held beside its JSON
-    // (7 MB of gzip for a million names, issue 20); only `prof serve` keeps them
+    // (7 MB of gzip for a million names); only `prof serve` keeps them
     // (`load_bytes_with`). Its trailer tells how much room the JSON takes.
     let mut head = [0; 2];
     let gzipped = size >= 18 && {
@@ -490,7 +490,7 @@ mod tests {
     }
 
     #[test]
-    fn r9_a_save_removes_the_temporaries_of_killed_writers_only() {
+    fn a_save_removes_the_temporaries_of_killed_writers_only() {
         use std::process::Command;
         let dir = temp_dir("stale");
         let path = dir.join("p.json");

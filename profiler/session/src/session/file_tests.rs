@@ -264,10 +264,10 @@ fn version_6_fixture_keeps_loading_and_is_what_is_written() {
     assert_eq!(to_bytes(&session), bytes.trim_ascii_end());
 }
 
-/// Issue 21: files before version 4 have no process table; their threads all belong to the one
+/// Files before version 4 have no process table; their threads all belong to the one
 /// process their metadata describes, even where a (foreign) writer put a `process` in a row.
 #[test]
-fn r21_threads_of_files_before_version_4_belong_to_the_process_meta_describes() {
+fn threads_of_files_before_version_4_belong_to_the_process_meta_describes() {
     for name in ["v1.json", "v2.json", "v3.json"] {
         let bytes = std::fs::read(data_dir().join(name)).unwrap();
         let session = read(&bytes[..]).unwrap();

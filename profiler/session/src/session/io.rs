@@ -200,7 +200,7 @@ pub(crate) fn gzip_size_hint(trailer: [u8; 4], compressed_len: u64) -> u64 {
 
 /// [`read_with`], reserving room for `size_hint` bytes of JSON (at most `max_bytes`) at once:
 /// a vector that grows by doubling has its spare room written (zeroed) by `read_to_end`, 22 MB
-/// of resident memory for 42 MB of JSON (issue 20).
+/// of resident memory for 42 MB of JSON.
 pub(crate) fn read_sized(
     input: impl Read,
     options: ReadOptions,

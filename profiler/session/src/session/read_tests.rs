@@ -390,7 +390,7 @@ fn bad_extra_columns_and_states_are_refused_with_their_field() {
 /// Found by `file_tests::mutated_values_are_refused_cleanly_or_load_consistently`: a session whose
 /// sample type name was empty loaded, and the file written back broke the schema.
 #[test]
-fn r13_an_empty_sample_type_name_is_refused_with_its_field() {
+fn an_empty_sample_type_name_is_refused_with_its_field() {
     let text = String::from_utf8(to_bytes(&typed_session())).unwrap();
     for (field, from, to) in [
         (
@@ -412,10 +412,10 @@ fn r13_an_empty_sample_type_name_is_refused_with_its_field() {
     }
 }
 
-/// Issue 25's fuzz run: a unit written `n\noseconds` (a JSON escape) made serde's "unknown
+/// A fuzz run: a unit written `n\noseconds` (a JSON escape) made serde's "unknown
 /// variant" message quote a line break, and the one-line error took two lines.
 #[test]
-fn r25_an_error_quoting_the_file_stays_on_one_line() {
+fn an_error_quoting_the_file_stays_on_one_line() {
     let message = invalid(&edited(r#""nanoseconds""#, r#""n\noseconds\u0007""#));
     assert!(
         message.contains(r"n\noseconds\u{7}") && !message.chars().any(char::is_control),
@@ -423,11 +423,11 @@ fn r25_an_error_quoting_the_file_stays_on_one_line() {
     );
 }
 
-/// Issue 20: room for a gzipped session's JSON is reserved from its gzip trailer, which a
+/// Room for a gzipped session's JSON is reserved from its gzip trailer, which a
 /// forged file could set to 4 GiB: the hint never exceeds what deflate makes of the file's
 /// bytes (1032 to 1).
 #[test]
-fn r20_a_forged_gzip_trailer_reserves_no_more_than_deflate_can_make() {
+fn a_forged_gzip_trailer_reserves_no_more_than_deflate_can_make() {
     use super::io::{gzip_bytes_size_hint, gzip_size_hint};
     assert_eq!(gzip_size_hint([0xff; 4], 100), 103_200);
     assert_eq!(gzip_size_hint(42u32.to_le_bytes(), 100), 42);
@@ -441,7 +441,7 @@ fn r20_a_forged_gzip_trailer_reserves_no_more_than_deflate_can_make() {
 }
 
 #[test]
-fn r20_times_that_start_at_zero_or_are_all_zero_round_trip() {
+fn times_that_start_at_zero_or_are_all_zero_round_trip() {
     // The builder and the reader keep no time column until a time other than 0 comes (a
     // session without times gets its zeros at the end, in one untouched allocation): rows
     // of time 0 before the first timed one must keep their place.

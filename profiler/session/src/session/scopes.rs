@@ -1,4 +1,4 @@
-//! What a sampler cannot see, recorded by instrumentation (issue 22): scopes (`prof::scope!`)
+//! What a sampler cannot see, recorded by instrumentation: scopes (`prof::scope!`)
 //! with their exact calls and durations, marks (`prof::mark!`), and async tasks with their polls.
 //!
 //! Times are nanoseconds since the session started, on the clock of

@@ -1,4 +1,4 @@
-//! The session's dense tables of strings and frames (issue 20: a million distinct names).
+//! The session's dense tables of strings and frames (a million distinct names).
 //!
 //! A `Vec<String>` costs 24 bytes plus a heap block per name, and a `Vec<Frame>` 48 bytes per
 //! frame, most of it `Option` padding. [`Strings`] keeps every text in one buffer with the end of

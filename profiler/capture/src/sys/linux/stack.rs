@@ -529,7 +529,7 @@ mod tests {
     }
 
     #[test]
-    fn r13_a_read_of_an_unmapped_page_reports_a_fault_instead_of_taking_it() {
+    fn a_read_of_an_unmapped_page_reports_a_fault_instead_of_taking_it() {
         let base = map(2 * PAGE);
         poke(base, 42);
         let stack = reader(base, base + 2 * PAGE as u64);
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn r24_kept_words_are_compared_in_one_probe_that_survives_a_fault() {
+    fn kept_words_are_compared_in_one_probe_that_survives_a_fault() {
         let base = map(3 * PAGE);
         let at = |i: u64| base + 8 * i;
         let page = PAGE as u64;
@@ -591,7 +591,7 @@ mod tests {
     }
 
     #[test]
-    fn r13_a_read_past_the_end_of_a_truncated_file_reports_a_fault() {
+    fn a_read_past_the_end_of_a_truncated_file_reports_a_fault() {
         // SAFETY: memfd_create takes a NUL-terminated name and flags; the descriptor is ours.
         let fd = unsafe { libc::memfd_create(c"prof-truncated".as_ptr(), libc::MFD_CLOEXEC) };
         assert!(fd >= 0);

@@ -1,4 +1,4 @@
-//! The `task` and `scope` labels of pprof samples (issue 22): each sample is labelled with the
+//! The `task` and `scope` labels of pprof samples: each sample is labelled with the
 //! name of the task being polled when it was taken and, once per name, the scopes open on its
 //! thread (innermost first), so `go tool pprof -tagfocus scope=NAME` keeps the samples inside
 //! a scope NAME and `-tags` lists them.
