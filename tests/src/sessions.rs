@@ -18,7 +18,7 @@ pub const MS: u64 = 1_000_000;
 pub fn two_threads() -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "demo-app".into(),
-        start_time: "2026-11-22T10:00:00Z".into(),
+        start_time_ns: Some(1_795_341_600_000_000_000), // 2026-11-22T10:00:00Z
         duration_ns: 130 * MS,
         mode: Mode::Cpu,
         requested_interval_ns: MS,
@@ -259,7 +259,7 @@ pub fn deep(depth: usize) -> Session {
 pub fn scoped_tasks() -> Session {
     let mut b = SessionBuilder::new(Metadata {
         program: "scoped-app".into(),
-        start_time: "2026-11-22T10:00:00Z".into(),
+        start_time_ns: Some(1_795_341_600_000_000_000), // 2026-11-22T10:00:00Z
         mode: Mode::Cpu,
         requested_interval_ns: MS,
         achieved_interval_ns: MS,

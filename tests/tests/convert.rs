@@ -439,7 +439,8 @@ fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
     assert!(!stderr.contains("symboliz"), "{stderr}");
     // The start time and duration come across from the session's metadata.
     let stdout = String::from_utf8_lossy(&result.stdout);
-    let year = &report.session().meta.start_time[..4];
+    let start = report.session().meta.start_time_ns.unwrap();
+    let year = &prof::session::rfc3339_utc(start)[..4];
     let time_line = stdout.lines().find(|l| l.starts_with("Time: "));
     assert!(time_line.is_some_and(|l| l.contains(year)), "{stdout}");
     assert!(stdout.contains("Duration: "), "{stdout}");

@@ -5,13 +5,13 @@ use prof_session::aggregate::{
     format_dropped, format_location, format_percent, format_weight, thousands, CallTree, NodeId,
     ThreadTotal, TopRow, TASK_WAIT_TYPE,
 };
-use prof_session::session::{SampleType, Session, Unit};
+use prof_session::session::{rfc3339_utc, SampleType, Session, Unit};
 
 /// The header's facts, as numbers and as the texts the page shows (formatted by `prof`'s
 /// core, like every string the page shows).
 pub struct Meta<'a> {
     pub program: &'a str,
-    pub start_time: &'a str,
+    pub start_time: String,
     pub duration_ns: u64,
     pub samples: u64,
     pub dropped: u64,
@@ -51,18 +51,18 @@ impl<'a> Meta<'a> {
     pub fn of(session: &'a Session) -> Self {
         let meta = &session.meta;
         let time = SampleType::new("time", Unit::Nanoseconds);
-        let date_text = match meta.start_time.split_once('T') {
+        let start_time = meta.start_time_ns.map(rfc3339_utc).unwrap_or_default();
+        let date_text = match start_time.split_once('T') {
             Some((day, clock)) => {
                 let clock = clock.trim_end_matches('Z');
                 let clock = clock.split_once('.').map_or(clock, |(whole, _)| whole);
                 format!("{day} {clock}")
             }
-            None if meta.start_time.is_empty() => "unknown".to_owned(),
-            None => meta.start_time.clone(),
+            None => "unknown".to_owned(),
         };
         Meta {
             program: &meta.program,
-            start_time: &meta.start_time,
+            start_time,
             duration_ns: meta.duration_ns,
             samples: session.sample_count(),
             dropped: meta.dropped_samples,
@@ -359,7 +359,7 @@ impl ToJson for Meta<'_> {
     fn write_json(&self, w: &mut JsonOut) {
         w.begin_object();
         w.key("program").string(self.program);
-        w.key("startTime").string(self.start_time);
+        w.key("startTime").string(&self.start_time);
         w.key("durationNs").u64(self.duration_ns);
         w.key("samples").u64(self.samples);
         w.key("dropped").u64(self.dropped);

@@ -109,8 +109,10 @@ mod tests {
     /// selection in the thread selector's tooltip (`Filter::report_options`, `shell_words`)
     /// took it to 507.32 kB. The aggregation core moving into its own crate (`prof-session`) took
     /// it to 507.51 kB: the 24 source paths its panic locations carry are 8 bytes longer each
-    /// (`profiler/session/src/` for `profiler/src/`).
-    const WASM_BOUND: usize = 507_600;
+    /// (`profiler/session/src/` for `profiler/src/`). The session's start time held as
+    /// nanoseconds (read from the file's RFC 3339 text, and shown as it) took it to 512.74 kB:
+    /// raised for it.
+    const WASM_BOUND: usize = 513_000;
 
     #[test]
     fn the_wasm_viewer_stays_within_its_size_bound() {

@@ -246,7 +246,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
     meta.program = program;
     meta.args = args;
     meta.pid = child.id();
-    meta.start_time = prof_capture::assemble::rfc3339(start_time);
+    meta.start_time_ns = Some(prof_capture::assemble::start_time_ns(start_time));
     meta.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     // The dynamic loader ignores LD_PRELOAD in a set-uid or set-gid command.
     let unsampled = execs.expected_unless(rec.current.contains_key(&child.id()));

@@ -383,7 +383,7 @@ fn finish(
     status: ExitStatus,
     ending: Ending,
 ) -> Recording {
-    meta.start_time = prof_capture::assemble::rfc3339(start_time);
+    meta.start_time_ns = Some(prof_capture::assemble::start_time_ns(start_time));
     // To the recording's end when it is known (not to this moment, after the last drain).
     meta.duration_ns = match (rec.start_ns, rec.end) {
         (Some(start), Some(end)) => end.saturating_sub(start),

@@ -3,11 +3,12 @@
 use crate::session::{Metadata, Mode, Process};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Formats a time as RFC 3339 in UTC with millisecond precision, e.g.
-/// `2026-11-22T12:09:46.123Z`.
-pub fn rfc3339(time: SystemTime) -> String {
+/// `time` as a session's start: nanoseconds since the Unix epoch, to the millisecond (what its
+/// file keeps, so a session reads back equal).
+pub fn start_time_ns(time: SystemTime) -> i64 {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    crate::session::rfc3339_utc(i64::try_from(since.as_nanos()).unwrap_or(i64::MAX))
+    let ns = i64::try_from(since.as_nanos()).unwrap_or(i64::MAX);
+    ns - ns % 1_000_000
 }
 
 /// The metadata known at start; duration, rates and drops are filled in at stop.
@@ -28,7 +29,7 @@ pub fn at_start(mode: Mode, requested_interval_ns: u64, timer: &str) -> Metadata
             .unwrap_or_default(),
         os: std::env::consts::OS.to_owned(),
         arch: std::env::consts::ARCH.to_owned(),
-        start_time: rfc3339(SystemTime::now()),
+        start_time_ns: Some(start_time_ns(SystemTime::now())),
         duration_ns: 0,
         mode,
         requested_interval_ns,
@@ -103,11 +104,13 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn formats_known_instants() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000 + 3_723_456);
-        assert_eq!(rfc3339(t), "2000-02-29T01:02:03.456Z");
-        let t = UNIX_EPOCH + Duration::from_secs(1_795_305_600);
-        assert_eq!(rfc3339(t), "2026-11-22T00:00:00.000Z");
+    fn start_times_are_kept_to_the_millisecond() {
+        assert_eq!(start_time_ns(UNIX_EPOCH), 0);
+        let t = UNIX_EPOCH + Duration::from_nanos(951_782_400_000_000_000 + 3_723_456_789);
+        assert_eq!(start_time_ns(t), 951_782_400_000_000_000 + 3_723_000_000);
+        assert_eq!(
+            crate::session::rfc3339_utc(start_time_ns(t)),
+            "2000-02-29T00:00:03.723Z"
+        );
     }
 }

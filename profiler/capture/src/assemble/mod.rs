@@ -12,5 +12,5 @@ mod stacks;
 
 pub use heap::{estimate, is_allocator_frame, splitmix};
 pub use mappings::add_mappings;
-pub use meta::{at_start, own_process, process_from_proc, rfc3339};
+pub use meta::{at_start, own_process, process_from_proc, start_time_ns};
 pub use stacks::{intern_stacks, Cut, THREAD_FROM};

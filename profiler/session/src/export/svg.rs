@@ -102,9 +102,9 @@ fn subtitle(session: &Session) -> String {
         thousands(session.sample_count()),
         session.threads.len()
     );
-    if !meta.start_time.is_empty() {
+    if let Some(ns) = meta.start_time_ns {
         text.push_str(", started ");
-        text.push_str(&meta.start_time);
+        text.push_str(&crate::session::rfc3339_utc(ns));
     }
     text
 }

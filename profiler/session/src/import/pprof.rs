@@ -174,9 +174,9 @@ impl<'p, 'a> Importer<'p, 'a> {
         let name = sample_type.name.clone();
         *self.b.meta_mut() = Metadata {
             program: self.program()?.to_owned(),
-            start_time: match self.profile.time_nanos {
-                0 => String::new(),
-                nanos => crate::session::rfc3339_utc(nanos),
+            start_time_ns: match self.profile.time_nanos {
+                0 => None,
+                nanos => Some(nanos),
             },
             mode,
             duration_ns: u64::try_from(self.profile.duration_nanos).unwrap_or(0),
@@ -657,7 +657,10 @@ mod tests {
         let burn = include_bytes!("../../../../tests/data/import/go-cpu-burn.pprof");
         let s = read_pprof(burn, Path::new("burn.pprof")).unwrap();
         assert_eq!(s.meta.program, "/tmp/ceo/conformance/t2/burn/burn");
-        assert_eq!(s.meta.start_time, "2026-11-23T07:04:18.693Z");
+        // Kept to the nanosecond, shown to the millisecond.
+        assert_eq!(s.meta.start_time_ns, Some(1_795_417_458_693_463_541));
+        let shown = crate::session::rfc3339_utc(s.meta.start_time_ns.unwrap());
+        assert_eq!(shown, "2026-11-23T07:04:18.693Z");
         assert_eq!(
             s.meta.duration_ns / 10_000_000,
             310,
@@ -669,12 +672,13 @@ mod tests {
         let heap = include_bytes!("../../../../tests/data/import/go-heap.pb.gz");
         let s = read_pprof(heap, Path::new("heap.pb.gz")).unwrap();
         assert_eq!(s.meta.program, "/tmp/go-build169460002/b001/exe/heapdemo");
-        assert_eq!(s.meta.start_time, "2026-11-23T10:22:13.463Z");
+        let shown = crate::session::rfc3339_utc(s.meta.start_time_ns.unwrap());
+        assert_eq!(shown, "2026-11-23T10:22:13.463Z");
         assert_eq!(s.meta.duration_ns, 0);
         // prof's own pprof puts the program's mapping first, so it reads back the same.
         let mut session = crate::export::fixture::session();
         session.meta.program = "/usr/bin/demo".into();
-        session.meta.start_time = "2026-11-22T10:00:00.250Z".into();
+        session.meta.start_time_ns = crate::session::parse_rfc3339("2026-11-22T10:00:00.250Z");
         for path in ["/lib/libc.so.6", "/usr/bin/demo"] {
             session.strings.push(path);
             let start = 0x1000 * session.strings.len() as u64;
@@ -690,9 +694,9 @@ mod tests {
         write_pprof(&session, &mut gz).unwrap();
         let s = read_pprof(&gz, Path::new("p.pb.gz")).unwrap();
         assert_eq!(s.meta.program, "/usr/bin/demo");
-        assert_eq!(s.meta.start_time, session.meta.start_time);
+        assert_eq!(s.meta.start_time_ns, session.meta.start_time_ns);
         // Without mappings or a time, nothing is made up.
         let s = import(&profile(&[("cpu", "nanoseconds")], &[5], None), None).unwrap();
-        assert_eq!((&*s.meta.program, &*s.meta.start_time), ("", ""));
+        assert_eq!((&*s.meta.program, s.meta.start_time_ns), ("", None));
     }
 }

@@ -169,7 +169,11 @@ fn metadata(json: &mut Json<'_>) -> Step<Metadata> {
             3 => meta.hostname = string(json)?,
             4 => meta.os = string(json)?,
             5 => meta.arch = string(json)?,
-            6 => meta.start_time = string(json)?,
+            6 => {
+                let text = string(json)?;
+                meta.start_time_ns =
+                    super::date::read_start_time(&text).map_err(|e| json.error(e))?;
+            }
             7 => meta.duration_ns = json.u64()?,
             8 => {
                 meta.mode = match variant(json, &["cpu", "wall", "alloc"])? {

@@ -45,7 +45,7 @@ pub(crate) mod scopes_tests;
 mod tables;
 
 pub use builder::{FrameSpec, MappingSpec, SessionBuilder};
-pub use date::rfc3339_utc;
+pub use date::{parse_rfc3339, rfc3339_utc};
 #[cfg(feature = "fs")]
 pub use file::{
     check_writable, is_gzip_path, load, load_bytes_with, load_with, save, save_within,

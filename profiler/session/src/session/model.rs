@@ -150,8 +150,11 @@ pub struct Metadata {
     pub os: String,
     /// CPU architecture, e.g. `x86_64`.
     pub arch: String,
-    /// When sampling started, RFC 3339 in UTC.
-    pub start_time: String,
+    /// When sampling started, in nanoseconds since the Unix epoch (UTC); `None` when unknown
+    /// (an imported profile that does not say). The file holds it as RFC 3339 text
+    /// (`start_time`), which [`rfc3339_utc`](super::rfc3339_utc) shows.
+    #[serde(rename = "start_time", with = "super::date::serde_start_time")]
+    pub start_time_ns: Option<i64>,
     /// How long sampling ran, in nanoseconds of wall time.
     pub duration_ns: u64,
     /// What the samples measure.

@@ -15,7 +15,7 @@ pub(crate) fn rich_session() -> Session {
         hostname: "box".into(),
         os: "linux".into(),
         arch: "x86_64".into(),
-        start_time: "2026-11-22T12:00:00Z".into(),
+        start_time_ns: Some(1_795_348_800_000_000_000),
         duration_ns: 2_000_000_000,
         mode: Mode::Cpu,
         requested_interval_ns: 1_000_000,
@@ -458,4 +458,38 @@ fn times_that_start_at_zero_or_are_all_zero_round_trip() {
         assert_eq!(session.samples.weight, [1, 2, 3, 4]);
         assert_eq!(read(&to_bytes(&session)[..]).unwrap(), session, "{times:?}");
     }
+}
+
+/// The start time is held as nanoseconds and written as RFC 3339 text, as every version wrote
+/// it: any RFC 3339 time reads (an offset, no fraction), and text that is none is refused in
+/// one line naming the field, where it used to be kept as it was.
+#[test]
+fn start_times_read_from_any_rfc3339_text_and_other_text_is_refused() {
+    let text = String::from_utf8(to_bytes(&rich_session())).unwrap();
+    assert!(
+        text.contains(r#""start_time":"2026-11-22T12:00:00.000Z""#),
+        "{text}"
+    );
+    let with = |start: &str| {
+        text.replace(
+            r#""start_time":"2026-11-22T12:00:00.000Z""#,
+            &format!(r#""start_time":"{start}""#),
+        )
+    };
+    let read_start = |start: &str| read(with(start).as_bytes()).map(|s| s.meta.start_time_ns);
+    assert_eq!(
+        read_start("2026-11-22T13:00:00+01:00").unwrap(),
+        Some(1_795_348_800_000_000_000)
+    );
+    assert_eq!(
+        read_start("2026-11-22T12:00:00Z").unwrap(),
+        Some(1_795_348_800_000_000_000)
+    );
+    assert_eq!(read_start("").unwrap(), None);
+    let err = read_start("yesterday").unwrap_err().to_string();
+    assert!(
+        err.contains(r#"start_time "yesterday" is not an RFC 3339 time"#),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -179,7 +179,7 @@ fn encode(session: &Session, options: &PprofOptions, out: &mut dyn Write) -> std
         enc.profile.period = i64::try_from(heap.interval_bytes).unwrap_or(i64::MAX);
     }
     enc.profile.duration_nanos = i64::try_from(meta.duration_ns).unwrap_or(i64::MAX);
-    enc.profile.time_nanos = unix_nanos(&meta.start_time).unwrap_or(0);
+    enc.profile.time_nanos = meta.start_time_ns.unwrap_or(0);
     let title = super::title(session);
     let comment = enc.string(&title);
     enc.profile.comment = vec![comment];
@@ -228,44 +228,6 @@ fn flush_full(chunk: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
         chunk.clear();
     }
     Ok(())
-}
-
-/// Nanoseconds since the Unix epoch of an RFC 3339 time such as `2026-11-22T12:09:46.123Z` or
-/// `2026-11-22T13:09:46+01:00`; `None` when `text` is not one.
-fn unix_nanos(text: &str) -> Option<i64> {
-    let num = |s: &str| s.parse::<i64>().ok();
-    let (date, time) = text.split_once(['T', 't', ' '])?;
-    let mut ymd = date.splitn(3, '-').map(num);
-    let (y, m, d) = (ymd.next()??, ymd.next()??, ymd.next()??);
-    let zone_at = time.rfind(['Z', 'z', '+', '-'])?;
-    let (clock, zone) = time.split_at(zone_at);
-    let offset_s = match zone {
-        "Z" | "z" => 0,
-        _ => {
-            let (h, min) = zone[1..].split_once(':')?;
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            sign * (num(h)? * 3600 + num(min)? * 60)
-        }
-    };
-    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, ""));
-    let mut parts = hms.splitn(3, ':').map(num);
-    let (h, min, sec) = (parts.next()??, parts.next()??, parts.next()??);
-    let nanos = match fraction {
-        "" => 0,
-        f if f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) => {
-            num(f)? * 10_i64.pow(9 - f.len() as u32)
-        }
-        _ => return None,
-    };
-    // Days from 1970-01-01 to the civil date (Howard Hinnant's days_from_civil).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + min * 60 + sec - offset_s;
-    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
 /// The samples grouped per (stack, thread, context), in order of first appearance (the
@@ -889,22 +851,6 @@ mod tests {
         assert_eq!(p.sample[0].location_id.len(), 2, "hash+work, then main");
         // The hot stack on the worker reuses the same locations.
         assert_eq!(p.sample[1].location_id, p.sample[0].location_id);
-    }
-
-    #[test]
-    fn start_times_in_rfc_3339_become_unix_nanoseconds() {
-        assert_eq!(unix_nanos("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(unix_nanos("1970-01-01T00:00:00.000Z"), Some(0));
-        // `date -u -d 2026-11-22T12:09:46Z +%s` = 1795349386.
-        let t = 1_795_349_386_000_000_000;
-        assert_eq!(unix_nanos("2026-11-22T12:09:46.5Z"), Some(t + 500_000_000));
-        assert_eq!(unix_nanos("2026-11-22T13:09:46+01:00"), Some(t));
-        assert_eq!(
-            unix_nanos("2000-02-29T00:00:00Z"),
-            Some(951_782_400_000_000_000)
-        );
-        assert_eq!(unix_nanos(""), None);
-        assert_eq!(unix_nanos("yesterday"), None);
     }
 
     #[test]
