@@ -2,8 +2,10 @@
 //! their load bias read from the files' program headers), an unwinder over their unwind tables
 //! (the sampler's `dwarf::Modules`, reading the files), and the stacks of its samples.
 
+use super::stitch::{self, Completed};
 use crate::sampler::dwarf::{DwarfSet, Modules};
 use crate::sampler::frame_reuse::State;
+use crate::sampler::stack_index::StackIndex;
 use crate::sampler::sys::Regs;
 use crate::sampler::unwind::{self, Reuse, StackWords};
 use crate::symbolize::LoadedObject;
@@ -25,8 +27,80 @@ pub struct Process {
     state: Option<Box<State>>,
     /// Each distinct stack (addresses, leaf first) once.
     pub stacks: Vec<Box<[u64]>>,
-    index: HashMap<Box<[u64]>, u32>,
+    index: StackIndex,
+    /// Scratch space of [`Process::unwind`], kept between samples.
+    scratch: Scratch,
+    /// Each thread's last complete stack, to complete a stack cut short by its copy.
+    threads: stitch::Threads,
+    /// The function entries of each object (by its index in `objects`), read when a completion
+    /// needs them (see [`function_of`]).
+    entries: HashMap<usize, Vec<u64>>,
+    /// Stacks of earlier samples completed since [`Process::take_later`]: thread, sample time,
+    /// completed stack.
+    later: Vec<(u32, u64, u32)>,
 }
+
+/// The buffers [`Process::unwind`] fills at each sample.
+#[derive(Default)]
+struct Scratch {
+    user: Vec<u64>,
+    frames: Vec<(u64, u64)>,
+    addresses: Vec<u64>,
+}
+
+/// A sample's thread, for [`Process::unwind`].
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled {
+    /// Its thread.
+    pub tid: u32,
+    /// Its time.
+    pub time: u64,
+    /// Where its copy ends when the kernel copied all it was asked for: the stack may go on
+    /// past it (a shorter copy reached the stack's end).
+    pub copy_end: Option<u64>,
+    /// Whether a stack cut short by its copy may be completed from another of its thread
+    /// (see `stitch`).
+    pub may_stitch: bool,
+}
+
+impl Sampled {
+    /// A sample of thread `tid` whose stack is unwound as far as its copy goes, never
+    /// completed.
+    pub fn whole(tid: u32, time: u64) -> Sampled {
+        Sampled {
+            tid,
+            time,
+            copy_end: None,
+            may_stitch: false,
+        }
+    }
+}
+
+/// A copied stack that notes whether a read went past its end, where the stack goes on.
+struct Watched<'a, 'b> {
+    copy: &'a CopiedStack<'b>,
+    end: Option<u64>,
+    ran_off: std::cell::Cell<bool>,
+}
+
+impl StackWords for Watched<'_, '_> {
+    fn word(&self, addr: u64) -> Option<u64> {
+        let word = self.copy.word(addr);
+        // A read within a frame's reach past the end (not a wild one through a register that
+        // held data) is one the copy was too short for.
+        if word.is_none()
+            && self
+                .end
+                .is_some_and(|end| addr.wrapping_sub(end) < MAX_FRAME)
+        {
+            self.ran_off.set(true);
+        }
+        word
+    }
+}
+
+/// How far past the end of a copy a read counts as running off it (see [`Watched`]).
+const MAX_FRAME: u64 = 64 * 1024;
 
 impl Process {
     /// Adds the executable mapping of `path` at `addr` (`len` bytes, from file offset `pgoff`);
@@ -78,13 +152,16 @@ impl Process {
     pub fn inherit(&mut self, objects: Vec<LoadedObject>) {
         self.objects = objects;
         self.unwinder = None;
+        self.entries.clear();
     }
 
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
     /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
     /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
     /// A leaf in `jit` code (which has no unwind tables) is unwound with frame pointers, which
-    /// JITs keep, through JIT frames and back into the objects' code with DWARF.
+    /// JITs keep, through JIT frames and back into the objects' code with DWARF. A stack that
+    /// runs off the end of its copy is completed from another stack of its thread where
+    /// `thread.may_stitch` allows and a frame matches (see `stitch`); how is returned with it.
     pub fn unwind(
         &mut self,
         kernel: &[u64],
@@ -92,7 +169,8 @@ impl Process {
         stack: &CopiedStack<'_>,
         max_depth: usize,
         jit: &[std::ops::Range<u64>],
-    ) -> u32 {
+        thread: Sampled,
+    ) -> (u32, Completed) {
         let kept = kernel.len().min(max_depth);
         let max_depth = max_depth.saturating_sub(kept).max(1);
         let objects = &self.objects;
@@ -101,9 +179,19 @@ impl Process {
             .unwinder
             .get_or_insert_with(|| modules.refresh(objects));
         let state = self.state.get_or_insert_with(|| Box::new(State::new()));
-        let mut user = Vec::with_capacity(32);
-        unwind::copied(regs, stack, set, state, 0, Reuse::Off, max_depth, &mut user);
+        let Scratch {
+            user,
+            frames,
+            addresses,
+        } = &mut self.scratch;
+        let watched = Watched {
+            copy: stack,
+            end: thread.copy_end,
+            ran_off: std::cell::Cell::new(false),
+        };
+        unwind::copied(regs, &watched, set, state, 0, Reuse::Off, max_depth, user);
         let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
+        let mut completed = Completed::Unwound;
         if user.len() == 1 && in_jit(regs.pc) {
             let mut fp = regs.fp;
             while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
@@ -132,19 +220,72 @@ impl Process {
                 }
                 break;
             }
+        } else {
+            // The unwinder's frames, when they are the stack's (not the frame chain's).
+            frames.clear();
+            frames.extend(state.last.frames());
+            if frames.len() == user.len() && frames.iter().zip(&*user).all(|(f, &a)| f.0 == a) {
+                let (objects, entries) = (&self.objects, &mut self.entries);
+                let mut same_function = |a: u64, b: u64| {
+                    let a = function_of(objects, entries, a.wrapping_sub(1));
+                    a.is_some() && a == function_of(objects, entries, b.wrapping_sub(1))
+                };
+                completed = self.threads.complete(
+                    thread.tid,
+                    frames,
+                    watched.ran_off.get(),
+                    thread.may_stitch,
+                    user,
+                    max_depth,
+                    &mut same_function,
+                );
+            }
         }
-        let mut addresses = Vec::with_capacity(kept + user.len());
+        addresses.clear();
         addresses.extend_from_slice(&kernel[..kept]);
-        addresses.extend(user);
-        let stack: Box<[u64]> = addresses.into();
-        if let Some(&i) = self.index.get(&stack) {
-            return i;
+        addresses.extend_from_slice(user);
+        let full_depth = max_depth + kept;
+        if let (Completed::Cut, true, [_, .., outer]) =
+            (completed, thread.may_stitch, frames.as_slice())
+        {
+            let outer = *outer;
+            self.threads
+                .wait_for_next(thread.tid, thread.time, outer, addresses, full_depth);
         }
-        let i = self.stacks.len() as u32;
-        self.stacks.push(stack.clone());
-        self.index.insert(stack, i);
-        i
+        for (tid, time, stack) in self.threads.take_later() {
+            let i = self.index.intern(&mut self.stacks, &stack);
+            self.later.push((tid, time, i));
+        }
+        (self.index.intern(&mut self.stacks, addresses), completed)
     }
+
+    /// The samples whose cut stack a later one completed (see `stitch`), since the last call:
+    /// each one's thread, time and completed stack.
+    pub fn take_later(&mut self) -> std::vec::Drain<'_, (u32, u64, u32)> {
+        self.later.drain(..)
+    }
+
+    /// Forgets thread `tid`'s last stack (it has ended).
+    pub fn thread_ended(&mut self, tid: u32) {
+        self.threads.forget(tid);
+    }
+}
+
+/// The entry of the function holding `pc` (the last function entry in its object's unwind
+/// tables not above it), the object's entries read into `entries` the first time.
+fn function_of(
+    objects: &[LoadedObject],
+    entries: &mut HashMap<usize, Vec<u64>>,
+    pc: u64,
+) -> Option<u64> {
+    let i = objects
+        .iter()
+        .position(|o| o.exec.iter().any(|r| r.contains(&pc)))?;
+    let entries = entries
+        .entry(i)
+        .or_insert_with(|| crate::sampler::dwarf::function_entries(&objects[i]));
+    let at = entries.partition_point(|&e| e <= pc);
+    at.checked_sub(1).map(|at| entries[at])
 }
 
 /// The load bias of the object whose file bytes from `pgoff` are mapped at `addr` (`len`

@@ -41,9 +41,21 @@ pub struct Switches {
     out: HashMap<u32, Out>,
     /// Intervals without their switch-out's sample (a lost record): not charged to any stack.
     pub unattributed_ns: u64,
+    /// Bytes of stack each switch-out asks the kernel to copy.
+    pub copy_bytes: usize,
+    /// Switch-out stacks completed beyond their copy from another stack of their thread.
+    pub stitched: u64,
 }
 
 impl Switches {
+    /// No thread switched out yet; each switch-out copies `copy_bytes` of stack.
+    pub fn new(copy_bytes: u32) -> Switches {
+        Switches {
+            copy_bytes: copy_bytes as usize,
+            ..Switches::default()
+        }
+    }
+
     /// A context-switch sample: thread `tid` goes out at `time` with this stack.
     pub fn sampled(&mut self, tid: u32, time: u64, process: usize, stack: u32) {
         self.out.insert(
@@ -54,6 +66,18 @@ impl Switches {
                 preempted: false,
             },
         );
+    }
+
+    /// Gives thread `tid`'s switch-out at `time`, when it is still out, stack `stack` of
+    /// process `process` (completed since); says whether it was.
+    pub fn restack(&mut self, tid: u32, time: u64, process: usize, stack: u32) -> bool {
+        match self.out.get_mut(&tid) {
+            Some(out) if out.time == time && out.stack.is_some_and(|(p, _)| p == process) => {
+                out.stack = Some((process, stack));
+                true
+            }
+            _ => false,
+        }
     }
 
     /// A `PERF_RECORD_SWITCH` of `tid`: out (after its sample) or back in, which ends its

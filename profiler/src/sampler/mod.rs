@@ -35,7 +35,7 @@ mod objects;
 mod own_ring;
 mod ring;
 mod samples;
-mod stack_index;
+pub(crate) mod stack_index;
 mod stackmap;
 #[allow(unsafe_code)]
 pub(crate) mod sys;
