@@ -3,7 +3,7 @@
 //! against their own `CLOCK_MONOTONIC` measure of where their time went.
 
 use prof::session::Session;
-use prof_e2e::recorded::{build_c, record, share};
+use prof_e2e::recorded::{build_c, record, share, share_where};
 use prof_e2e::TempDir;
 
 /// The words of the program's one line of output, as `name value` pairs.
@@ -117,5 +117,90 @@ fn record_wall_mode_completes_a_deep_blocked_stack_from_the_threads_previous_one
     assert!(
         (nap - value(&truth, "nap")).abs() <= 0.05,
         "prof: nap {nap:.4}; the program: {truth:?}"
+    );
+}
+
+/// Runs `exe ARGS...` with its standard output piped (prof built first, so that it attaches
+/// at once).
+fn start(exe: &std::path::Path, args: &[&str]) -> std::process::Child {
+    prof_e2e::prof_bin();
+    std::process::Command::new(exe)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn record_pid_in_wall_mode_splits_a_running_program_as_its_own_clock_does() {
+    // sleepy loops 14 ms asleep, 6 ms computing, for 4 s; prof attaches to it for 2 s.
+    let dir = TempDir::new("record_pid_wall");
+    let exe = build_c(dir.path(), "sleepy");
+    let target = start(&exe, &["4"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--mode", "wall", "--pid", &pid, "--duration", "2s"]);
+    let program = target.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(program.status.success());
+    assert_eq!(session.meta.mode, prof::Mode::Wall);
+    let truth = measured(&program.stdout);
+    let (sleepy, compute) = (share(&session, "sleepy"), share(&session, "compute"));
+    // The program's split is over its whole run, prof's over 2 s of it: the same loop.
+    assert!(
+        (sleepy - value(&truth, "sleepy")).abs() <= 0.05
+            && (compute - value(&truth, "compute")).abs() <= 0.05,
+        "prof: sleepy {sleepy:.4} compute {compute:.4}; the program: {truth:?}"
+    );
+    // The recording's wall time is the 2 s attached, all of it charged.
+    let total = session.total_weight() as f64 / 1e9;
+    assert!((1.9..2.3).contains(&total), "{total:.3} s recorded");
+    // Alloc mode loads prof's allocator at the program's start: refused in one line.
+    let refused = prof_e2e::prof(&["record", "--mode", "alloc", "--pid", &pid]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not alloc mode") && stderr.trim_end().lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn record_pid_in_wall_mode_charges_a_thread_blocked_all_along_to_where_it_waits() {
+    // `pipe consume` blocks reading its standard input, which nothing writes to: it has no
+    // context switch while prof records, so only the stack read at the start says where it
+    // waits, and the recording's end how long.
+    let dir = TempDir::new("record_pid_wall_blocked");
+    let exe = build_c(dir.path(), "pipe");
+    prof_e2e::prof_bin();
+    let mut target = std::process::Command::new(&exe)
+        .arg("consume")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = target.id().to_string();
+    let (output, session) = record(&dir, &["--mode", "wall", "--pid", &pid, "--duration", "1s"]);
+    drop(target.stdin.take());
+    assert!(target.wait().unwrap().success());
+    assert!(output.status.success(), "{output:?}");
+    let waiting: u64 = (0..session.samples.len())
+        .filter(|&i| session.samples.state(i) == Some(prof::session::SampleState::Waiting))
+        .map(|i| session.samples.weight[i])
+        .sum();
+    // All of the recording's time: at least the second asked for, at most the recording's
+    // whole length (which a busy machine stretches past it).
+    let recorded = session.meta.duration_ns;
+    assert!(
+        waiting >= 950_000_000 && waiting <= recorded,
+        "{:.3} s waiting in a recording of {:.3} s",
+        waiting as f64 / 1e9,
+        recorded as f64 / 1e9
+    );
+    assert!(
+        share(&session, "main") >= 0.99 && share_where(&session, |f| f.ends_with("fgets")) >= 0.99,
+        "not charged to main's fgets: {}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }

@@ -1,7 +1,7 @@
 //! `prof record [-o FILE] [-F HZ | --interval DURATION] [--mode cpu|wall|alloc] [--user-only] -- CMD
 //! [ARGS...]`: runs CMD, samples every thread of it and of the processes it starts (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
-//! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
+//! `prof record --pid PID [--duration D] [--children] [--mode cpu|wall]` attaches to a running process instead
 //! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
 
 use super::exit::{fail, BAD_INPUT, FAILURE};
@@ -54,7 +54,8 @@ pub struct RecordArgs {
     #[arg(long, value_name = "BYTES", default_value_t = prof::DEFAULT_ALLOC_INTERVAL_BYTES)]
     alloc_interval: u64,
     /// Attach to this running process (all its threads, and those it starts) instead of
-    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end.
+    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end. CPU or
+    /// wall mode.
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pid: Option<u32>,
     /// With `--pid`: record for this long at most, e.g. `30s`, `500ms`.

@@ -87,7 +87,7 @@ pub struct RecordOptions {
     /// What is sampled: [`Mode::Cpu`] (time on CPU, from perf rings), [`Mode::Wall`] (also
     /// each thread's time switched out, charged to the stack it blocked in) or [`Mode::Alloc`]
     /// (allocations, from an interposer library loaded with `LD_PRELOAD`: see
-    /// [`RecordOptions::alloc_library`]). [`attach`] records CPU time only.
+    /// [`RecordOptions::alloc_library`]). [`attach`] records CPU or wall time.
     pub mode: Mode,
     /// Whether to record kernel frames (and time in the kernel) too: needs
     /// `perf_event_paranoid` 1 or lower (or `CAP_PERFMON`). Alloc mode has none.
@@ -463,6 +463,20 @@ struct Sample {
     state: Option<SampleState>,
 }
 
+impl Sample {
+    /// Thread `tid`'s interval off CPU `off`.
+    fn off_cpu(tid: u32, off: switch::OffCpu) -> Sample {
+        Sample {
+            process: off.process,
+            tid,
+            time: off.time,
+            period: off.weight,
+            stack: off.stack,
+            state: Some(off.state),
+        }
+    }
+}
+
 /// The state of a recording: the processes, threads and samples seen so far.
 struct Recorder {
     child: u32,
@@ -776,14 +790,7 @@ impl Recorder {
                     .as_mut()
                     .and_then(|w| w.switched(tid, time, out, preempt));
                 if let Some(off) = off {
-                    self.samples.push(Sample {
-                        process: off.process,
-                        tid,
-                        time: off.time,
-                        period: off.weight,
-                        stack: off.stack,
-                        state: Some(off.state),
-                    });
+                    self.samples.push(Sample::off_cpu(tid, off));
                 }
             }
             Record::Lost { lost } => self.lost += lost,

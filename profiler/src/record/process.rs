@@ -8,6 +8,7 @@ use crate::sampler::frame_reuse::State;
 use crate::sampler::stack_index::StackIndex;
 use crate::sampler::sys::Regs;
 use crate::sampler::unwind::{self, Reuse, StackWords};
+use crate::sampler::wall::Blocked;
 use crate::symbolize::LoadedObject;
 use object::{Object, ObjectSegment};
 use std::collections::HashMap;
@@ -22,9 +23,7 @@ pub type Segments = Vec<(u64, u64, u64)>;
 pub struct Process {
     /// Its objects, in the order first mapped.
     pub objects: Vec<LoadedObject>,
-    modules: Modules,
-    unwinder: Option<DwarfSet>,
-    state: Option<Box<State>>,
+    unwinding: Unwinding,
     /// Each distinct stack (addresses, leaf first) once.
     pub stacks: Vec<Box<[u64]>>,
     index: StackIndex,
@@ -32,9 +31,9 @@ pub struct Process {
     scratch: Scratch,
     /// Each thread's last complete stack, to complete a stack cut short by its copy.
     threads: stitch::Threads,
-    /// The function entries of each object (by its index in `objects`), read when a completion
-    /// needs them (see [`function_of`]).
-    entries: HashMap<usize, Vec<u64>>,
+    /// The function entries of each object (by its name and bias), read when a completion or
+    /// a blocked thread's unwinding needs them (see [`function_of`]).
+    entries: HashMap<(String, u64), Vec<u64>>,
     /// Stacks of earlier samples completed since [`Process::take_later`]: thread, sample time,
     /// completed stack.
     later: Vec<(u32, u64, u32)>,
@@ -145,14 +144,13 @@ impl Process {
                 exec: vec![range],
             }),
         }
-        self.unwinder = None;
+        self.unwinding.unwinder = None;
     }
 
     /// Starts from the mappings of the parent this process was forked from.
     pub fn inherit(&mut self, objects: Vec<LoadedObject>) {
         self.objects = objects;
-        self.unwinder = None;
-        self.entries.clear();
+        self.unwinding.unwinder = None;
     }
 
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
@@ -174,11 +172,7 @@ impl Process {
         let kept = kernel.len().min(max_depth);
         let max_depth = max_depth.saturating_sub(kept).max(1);
         let objects = &self.objects;
-        let modules = &mut self.modules;
-        let set = self
-            .unwinder
-            .get_or_insert_with(|| modules.refresh(objects));
-        let state = self.state.get_or_insert_with(|| Box::new(State::new()));
+        let (set, state) = self.unwinding.get(objects);
         let Scratch {
             user,
             frames,
@@ -265,9 +259,51 @@ impl Process {
         self.later.drain(..)
     }
 
+    /// The stack of a thread found blocked in a system call (`prof record --pid` in wall mode,
+    /// at the start), read from its process's memory and unwound as in-process wall mode
+    /// unwinds a blocked thread (`sampler::wall`); its index. User frames only: `/proc` gives no
+    /// kernel call chain.
+    pub fn blocked(&mut self, blocked: &Blocked<'_>, max_depth: usize) -> u32 {
+        let objects = &self.objects;
+        let (set, state) = self.unwinding.get(objects);
+        let mut stack = vec![blocked.pc];
+        let mut buffer = Vec::new();
+        blocked.unwind(
+            &set.unwinder,
+            &mut state.rules,
+            objects,
+            &mut self.entries,
+            &mut buffer,
+            max_depth,
+            &mut stack,
+        );
+        self.index.intern(&mut self.stacks, &stack)
+    }
+
     /// Forgets thread `tid`'s last stack (it has ended).
     pub fn thread_ended(&mut self, tid: u32) {
         self.threads.forget(tid);
+    }
+}
+
+/// The unwinder of a process's objects and its unwinding state.
+#[derive(Default)]
+struct Unwinding {
+    modules: Modules,
+    /// Made again after a mapping changed the objects.
+    unwinder: Option<DwarfSet>,
+    state: Option<Box<State>>,
+}
+
+impl Unwinding {
+    /// The unwinder over `objects` and the unwinding state, made on first use.
+    fn get(&mut self, objects: &[LoadedObject]) -> (&DwarfSet, &mut State) {
+        let modules = &mut self.modules;
+        let set = self
+            .unwinder
+            .get_or_insert_with(|| modules.refresh(objects));
+        let state = self.state.get_or_insert_with(|| Box::new(State::new()));
+        (set, state)
     }
 }
 
@@ -275,15 +311,15 @@ impl Process {
 /// tables not above it), the object's entries read into `entries` the first time.
 fn function_of(
     objects: &[LoadedObject],
-    entries: &mut HashMap<usize, Vec<u64>>,
+    entries: &mut HashMap<(String, u64), Vec<u64>>,
     pc: u64,
 ) -> Option<u64> {
-    let i = objects
+    let object = objects
         .iter()
-        .position(|o| o.exec.iter().any(|r| r.contains(&pc)))?;
+        .find(|o| o.exec.iter().any(|r| r.contains(&pc)))?;
     let entries = entries
-        .entry(i)
-        .or_insert_with(|| crate::sampler::dwarf::function_entries(&objects[i]));
+        .entry((object.name.clone(), object.bias))
+        .or_insert_with(|| crate::sampler::dwarf::function_entries(object));
     let at = entries.partition_point(|&e| e <= pc);
     at.checked_sub(1).map(|at| entries[at])
 }

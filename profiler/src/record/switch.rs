@@ -80,6 +80,32 @@ impl Switches {
         }
     }
 
+    /// The threads still switched out at `end` (the recording stops while they wait), each
+    /// one's interval to `end` charged to its stack, in the order they went out; those whose
+    /// switch-out lost its sample add to [`Switches::unattributed_ns`].
+    pub fn still_out(&mut self, end: u64) -> Vec<(u32, OffCpu)> {
+        let mut out: Vec<(u32, Out)> = self.out.drain().collect();
+        out.sort_by_key(|(tid, o)| (o.time, *tid));
+        let mut charged = Vec::new();
+        for (tid, was) in out {
+            let weight = end.saturating_sub(was.time);
+            match was.stack {
+                Some((process, stack)) => charged.push((
+                    tid,
+                    OffCpu {
+                        process,
+                        stack,
+                        time: was.time,
+                        weight,
+                        state: state(was.preempted),
+                    },
+                )),
+                None => self.unattributed_ns += weight,
+            }
+        }
+        charged
+    }
+
     /// A `PERF_RECORD_SWITCH` of `tid`: out (after its sample) or back in, which ends its
     /// interval off CPU.
     pub fn switched(&mut self, tid: u32, time: u64, out: bool, preempted: bool) -> Option<OffCpu> {
@@ -103,12 +129,18 @@ impl Switches {
             stack,
             time: was.time,
             weight,
-            state: if was.preempted {
-                SampleState::Running
-            } else {
-                SampleState::Waiting
-            },
+            state: state(was.preempted),
         })
+    }
+}
+
+/// The state of an interval off CPU: running (waiting for a CPU) when the thread was
+/// preempted, else waiting.
+fn state(preempted: bool) -> SampleState {
+    if preempted {
+        SampleState::Running
+    } else {
+        SampleState::Waiting
     }
 }
 
@@ -145,5 +177,44 @@ mod tests {
         assert_eq!(s.unattributed_ns, 400);
         // A switch-in with no switch-out before it (the first one after exec): nothing.
         assert_eq!(s.switched(9, 10, false, false), None);
+    }
+
+    #[test]
+    fn the_threads_still_out_at_the_end_are_charged_up_to_it() {
+        let mut s = Switches::default();
+        s.sampled(7, 100, 0, 3);
+        s.switched(7, 100, true, false);
+        s.sampled(8, 50, 1, 4);
+        s.switched(8, 50, true, true);
+        // Out without its sample: not charged to a stack.
+        s.switched(9, 20, true, false);
+        let out = s.still_out(1_000);
+        assert_eq!(
+            out,
+            [
+                (
+                    8,
+                    OffCpu {
+                        process: 1,
+                        stack: 4,
+                        time: 50,
+                        weight: 950,
+                        state: SampleState::Running
+                    }
+                ),
+                (
+                    7,
+                    OffCpu {
+                        process: 0,
+                        stack: 3,
+                        time: 100,
+                        weight: 900,
+                        state: SampleState::Waiting
+                    }
+                )
+            ]
+        );
+        assert_eq!(s.unattributed_ns, 980);
+        assert!(s.still_out(2_000).is_empty(), "charged once");
     }
 }

@@ -42,7 +42,7 @@ pub(crate) mod sys;
 mod threads;
 mod timer;
 pub(crate) mod unwind;
-mod wall;
+pub(crate) mod wall;
 
 use crate::session::Session;
 use crate::{Error, Options, Result};
