@@ -204,3 +204,48 @@ fn record_pid_in_wall_mode_charges_a_thread_blocked_all_along_to_where_it_waits(
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// The share a report row's self weight says (`57.6%`), as a fraction.
+fn self_share(row: &prof_e2e::page::TopRow) -> f64 {
+    row.self_pct.trim_end_matches('%').parse::<f64>().unwrap() / 100.0
+}
+
+#[test]
+fn the_default_report_of_a_wall_session_charges_blocked_time_to_the_blocking_call() {
+    use prof_e2e::page::{parse_report, report_rows};
+    // sleepy: 14 ms in nanosleep, 6 ms computing. As recorded, most self weight is the kernel's
+    // `schedule`, under which every switched-out interval sits.
+    let dir = TempDir::new("record_wall_report");
+    let exe = build_c(dir.path(), "sleepy");
+    let (output, _) = record(&dir, &["--mode", "wall", "--", exe.to_str().unwrap(), "1"]);
+    assert!(output.status.success(), "{output:?}");
+    let truth = measured(&output.stdout);
+    let file = dir.join("out.json.gz");
+    let rows = report_rows(&file, &["--top", "5"]);
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    // The sleep's wrapper (`clock_nanosleep` in glibc 2.31 and later, `__nanosleep` before)
+    // and `compute`, each with the program's own share of its time.
+    let sleep = rows
+        .iter()
+        .find(|r| r.name.contains("nanosleep"))
+        .unwrap_or_else(|| panic!("no nanosleep in {names:?}"));
+    let compute = rows.iter().find(|r| r.name == "compute").unwrap();
+    assert!(
+        (self_share(sleep) - value(&truth, "sleepy")).abs() <= 0.05
+            && (self_share(compute) - value(&truth, "compute")).abs() <= 0.05,
+        "{rows:?}; the program: {truth:?}"
+    );
+    assert!(!names.contains(&"schedule"), "{names:?}");
+    // `prof record` prints the same table when it saves.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let table: String = stderr
+        .lines()
+        .take_while(|l| !l.starts_with("saved "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let printed = parse_report(&table);
+    assert_eq!(printed.first().map(|r| &r.name), Some(&rows[0].name));
+    // As recorded: `--scheduler-frames`.
+    let raw = report_rows(&file, &["--top", "1", "--scheduler-frames"]);
+    assert_eq!(raw[0].name, "schedule", "{raw:?}");
+}

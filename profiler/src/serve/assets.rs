@@ -105,8 +105,11 @@ mod tests {
     /// core's integer-only `fixed`, not core's float formatting (Grisu, Dragon and their
     /// tables), took it to 501.9 kB; its quick path in 128-bit integers (as fast as core's, not
     /// 2.5 times slower) to 502.7 kB; the dropped samples' share in the header
-    /// (`aggregate::format_dropped`) to 503.03 kB.
-    const WASM_BOUND: usize = 503_100;
+    /// (`aggregate::format_dropped`) to 503.03 kB. A wall session's default transform (the
+    /// scheduler folded into the blocking call, `aggregate::scheduler`, which the page applies
+    /// as `prof report` does: the fold, its spec and the specs written back to the page as
+    /// JSON) added 3.4 kB (506.51 kB): raised for it.
+    const WASM_BOUND: usize = 506_600;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
