@@ -53,6 +53,7 @@ mod lines;
 mod listing;
 pub mod order;
 mod sandwich;
+mod scheduler;
 mod scope_table;
 mod scopes;
 #[cfg(test)]
@@ -86,6 +87,7 @@ pub use grouping::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scheduler::{default_transforms, is_kernel_module, SCHEDULER_FUNCTIONS};
 pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{
     duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,

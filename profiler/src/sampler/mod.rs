@@ -35,14 +35,14 @@ mod objects;
 mod own_ring;
 mod ring;
 mod samples;
-mod stack_index;
+pub(crate) mod stack_index;
 mod stackmap;
 #[allow(unsafe_code)]
 pub(crate) mod sys;
 mod threads;
 mod timer;
 pub(crate) mod unwind;
-mod wall;
+pub(crate) mod wall;
 
 use crate::session::Session;
 use crate::{Error, Options, Result};

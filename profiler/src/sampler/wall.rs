@@ -309,27 +309,22 @@ impl Wall {
         let Some(range) = shared.maps.find(sp) else {
             return out;
         };
-        let stack = CopiedStack::new(&self.mem, sp, range.hi, std::mem::take(&mut self.buffer));
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         {
             let guard = sys::read_begin();
             if let Some(dwarf) = shared.dwarf.get(&guard) {
-                let mut calls = CallCheck {
+                let blocked = Blocked {
                     mem: &self.mem,
-                    objects,
-                    entries: &mut self.entries,
+                    sp,
+                    pc,
+                    hi: range.hi,
                 };
-                let guessed = unwind_copied(
+                let guessed = blocked.unwind(
                     &dwarf.unwinder,
                     &mut self.rules,
-                    &stack,
-                    Regs {
-                        pc,
-                        sp,
-                        fp: 0,
-                        lr: 0,
-                    },
-                    &mut calls,
+                    objects,
+                    &mut self.entries,
+                    &mut self.buffer,
                     max_depth,
                     &mut out,
                 );
@@ -339,9 +334,57 @@ impl Wall {
             }
         }
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        let _ = (objects, max_depth, Regs::default());
-        self.buffer = stack.into_buffer();
+        let _ = (objects, max_depth, range, Regs::default());
         out
+    }
+}
+
+/// A thread blocked in a system call at stack pointer `sp` and program counter `pc` (as
+/// `/proc/PID/task/TID/syscall` gives them), its stack readable through `mem` (its process's
+/// `/proc/PID/mem`) up to `hi`, the end of the stack's mapping.
+pub struct Blocked<'a> {
+    /// The process's memory.
+    pub mem: &'a File,
+    /// The thread's user stack pointer.
+    pub sp: u64,
+    /// The address it resumes at.
+    pub pc: u64,
+    /// The end of the mapping that holds `sp`.
+    pub hi: u64,
+}
+
+impl Blocked<'_> {
+    /// Unwinds the thread into `out` (which holds its leaf, `pc`), copying its stack into
+    /// `buffer` as unwinding reaches further, with `unwinder` over `objects` (whose function
+    /// entries `entries` keeps): the search for frame records while the frame pointer is
+    /// unknown (see [`unwind_copied`]). Returns whether a frame pointer was found that way.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn unwind(
+        &self,
+        unwinder: &super::dwarf::Dwarf,
+        rules: &mut super::dwarf::Cache,
+        objects: &[LoadedObject],
+        entries: &mut HashMap<(String, u64), Vec<u64>>,
+        buffer: &mut Vec<u8>,
+        max_depth: usize,
+        out: &mut Vec<u64>,
+    ) -> bool {
+        let stack = CopiedStack::new(self.mem, self.sp, self.hi, std::mem::take(buffer));
+        let mut calls = CallCheck {
+            mem: self.mem,
+            objects,
+            entries,
+        };
+        let regs = Regs {
+            pc: self.pc,
+            sp: self.sp,
+            fp: 0,
+            lr: 0,
+        };
+        let guessed = unwind_copied(unwinder, rules, &stack, regs, &mut calls, max_depth, out);
+        *buffer = stack.into_buffer();
+        guessed
     }
 }
 

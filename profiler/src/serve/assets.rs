@@ -107,8 +107,11 @@ mod tests {
     /// 2.5 times slower) to 502.7 kB; the dropped samples' share in the header
     /// (`aggregate::format_dropped`) to 503.03 kB. The `prof report` command of the view's
     /// selection in the thread selector's tooltip (`Filter::report_options`, `shell_words`)
-    /// took it to 507.32 kB.
-    const WASM_BOUND: usize = 507_400;
+    /// took it to 507.32 kB; a wall session's default transform (the scheduler folded into the
+    /// blocking call, `aggregate::scheduler`, which the page applies as `prof report` does: the
+    /// fold, its spec and the specs written back to the page as JSON) added 3.4 kB more
+    /// (510.82 kB).
+    const WASM_BOUND: usize = 511_200;
 
     #[test]
     fn r24_the_wasm_viewer_stays_within_its_size_bound() {
