@@ -14,7 +14,7 @@ import {
   renderThreads,
 } from "./header.js";
 import { escapeHtml } from "./html-and-color.js";
-import { State } from "./state.js";
+import { State, namesTransforms } from "./state.js";
 import { TransformBar, TransformMenu } from "./transforms.js";
 import { FlameView } from "./views/flame-graph.js";
 import { CallTreeView } from "./views/call-tree.js";
@@ -293,6 +293,13 @@ async function loadFile() {
     return;
   }
   if (page.backend !== backend) return;
+  // The transforms `prof report` applies to this file by default (a wall session's scheduler
+  // folded into the blocking call), unless the URL names the transforms or they were removed.
+  // Before `page.meta`: the state's listener leaves the view to `applyView` below.
+  const defaults = loaded.defaultTransforms ?? [];
+  if (defaults.length && !state.current.defaultsOff && !namesTransforms(location.hash)) {
+    state.update({ transforms: defaults }, { replace: true });
+  }
   // The worker's times, on the page's clock.
   for (const [name, at] of Object.entries(loaded.times ?? {})) {
     performance.mark(`prof-${name}`, { startTime: at - performance.timeOrigin });

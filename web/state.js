@@ -16,7 +16,8 @@
 // compares `file` with), dzoom (the Diff view's zoomed frame: function names from the root,
 // joined by U+001F), dwin (the Diff view's visible part of its zoomed frame, as fwin), tsort (the Top functions table's order: its column, name, self or total,
 // and asc or desc, `total-asc`; absent: self, heaviest first), tfilter (that table's filter
-// text), tregex (1: the filter is a regular expression).
+// text), tregex (1: the filter is a regular expression), defaults (0: the file's default
+// transforms were removed; absent, a file whose URL names no transforms starts with them).
 
 const SEP = "\u001f";
 const TRANSFORM_SEP = "\u001e";
@@ -32,7 +33,13 @@ const TRANSFORM_ARGS = {
   focus: "pattern",
   ignore: "pattern",
   hide: "pattern",
+  "fold-scheduler": null,
 };
+
+/** Whether the fragment `hash` names the transforms (else the file's defaults apply). */
+export function namesTransforms(hash) {
+  return new URLSearchParams(hash.replace(/^#/, "")).has("transforms");
+}
 
 /** The transform specs in a `transforms` value; unknown kinds are left out. */
 function parseTransforms(text) {
@@ -75,6 +82,7 @@ function defaults() {
     node: [], // the call tree's selected node: function names from its root
     inverted: false, // the call tree is inverted (roots are the functions with self time)
     transforms: [], // the transform stack: the core's TransformSpec objects, applied in order
+    defaultsOff: false, // the file's default transforms were removed (not put back on reload)
     window: null, // null: the whole session; else [from_ns, to_ns) the time views show
     sampleType: null, // null: the file's default sample type; else its name
     threadState: null, // null: every sample; "running" or "waiting": those in that state
@@ -137,6 +145,7 @@ export function parse(hash) {
   state.inverted = params.get("inverted") === "1";
   const transforms = params.get("transforms");
   if (transforms) state.transforms = parseTransforms(transforms);
+  state.defaultsOff = params.get("defaults") === "0";
   state.window = span(params.get("window"));
   state.sampleType = params.get("type") || null;
   const threadState = params.get("state");
@@ -175,6 +184,7 @@ export function format(state) {
   if (state.node.length) params.set("node", state.node.join(SEP));
   if (state.inverted) params.set("inverted", "1");
   if (state.transforms.length) params.set("transforms", formatTransforms(state.transforms));
+  if (state.defaultsOff) params.set("defaults", "0");
   if (state.window) params.set("window", `${state.window[0]}-${state.window[1]}`);
   if (state.sampleType) params.set("type", state.sampleType);
   if (state.threadState) params.set("state", state.threadState);

@@ -48,7 +48,8 @@ export class TransformBar {
       if (!button) return;
       const index = Number(button.dataset.index);
       const transforms = ctx.state.current.transforms.filter((_, i) => i !== index);
-      ctx.state.update({ transforms, zoom: [], flameWindow: null });
+      // A removed default (a wall session's folded scheduler) stays removed on reload.
+      ctx.state.update({ transforms, zoom: [], flameWindow: null, defaultsOff: true });
     });
   }
 

@@ -237,6 +237,7 @@ const methods = {
       processes: JSON.parse(profile.processesJson()),
       sampleTypes: JSON.parse(profile.sampleTypesJson()),
       hasStates: profile.hasStates(),
+      defaultTransforms: JSON.parse(profile.defaultTransformsJson()),
       hasTasks: contexts.tasks,
       hasScopes: contexts.scopes,
       version: profVersion(),

@@ -20,8 +20,17 @@
 //!   is not installed is left out with a note; samply refuses `perf_event_paranoid` above 1
 //!   even for root, so its runs set it to 1 and back (as root).
 //!
-//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [--rounds N]
-//! [--program NAME]` (`--program` keeps the programs whose name holds NAME).
+//! - `wall`: `tests/data/record/pingpong.c` (two threads passing a byte over pipes, 1 µs of
+//!   work a round: about 150,000 context switches a second unprofiled on the 2-core machines),
+//!   `ROUNDS` times unprofiled and under `prof record --mode wall` with the switch's stack copy
+//!   at 32,000 bytes (the task clock's, as every switch copied before) and at its default,
+//!   alternating: per configuration the median of the program's switches a second, the share
+//!   of records dropped, prof's split against the program's (`compute` and `wait_peer`, in
+//!   points), prof's own CPU time (as in `cost`) and the stacks reaching the thread's start.
+//!
+//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [wall]
+//! [--rounds N] [--program NAME]` (`--program` keeps the cost table's programs whose name holds
+//! NAME).
 
 use prof_e2e::recorded::{build_c, samples_per_tid, share};
 use prof_e2e::{release_fixture, ReleaseProfile, TempDir};
@@ -39,7 +48,7 @@ fn main() {
     let parts: Vec<&str> = args
         .iter()
         .map(String::as_str)
-        .filter(|a| ["accuracy", "rate", "cost"].contains(a))
+        .filter(|a| ["accuracy", "rate", "cost", "wall"].contains(a))
         .collect();
     let all = parts.is_empty();
     let dir = TempDir::new("bench_record");
@@ -58,6 +67,9 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .map(String::as_str);
         cost(&prof, &dir, rounds, only);
+    }
+    if all || parts.contains(&"wall") {
+        wall(&prof, &dir, rounds);
     }
 }
 
@@ -297,22 +309,24 @@ fn programs(dir: &TempDir) -> Vec<(&'static str, Vec<String>)> {
     std::fs::write(
         &node_script,
         "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n\
-         let t = 0; for (let k = 0; k < 60; k++) t += fib(26); console.log(t);\n",
+         let t = 0; for (let k = 0; k < 200; k++) t += fib(30); console.log(t);\n",
     )
     .unwrap();
     let make_dir = dir.join("make");
     std::fs::create_dir_all(&make_dir).unwrap();
     let mut objects = String::new();
     for i in 1..=17 {
-        std::fs::write(
-            make_dir.join(format!("f{i}.c")),
-            format!(
-                "#include <string.h>\nstruct s{{int a[64];}};\n\
-                 static int g(struct s *p, int n) {{ int t = 0; for (int k = 0; k < n; k++) t += p->a[k % 64] * k; return t; }}\n\
-                 int f{i}(int n) {{ struct s x; memset(&x, 0, sizeof x); for (int k = 0; k < 64; k++) x.a[k] = k * {i}; return g(&x, n); }}\n"
-            ),
-        )
-        .unwrap();
+        // Thirty functions a file, so each compiler pass runs tens of milliseconds.
+        let mut source = String::from("#include <string.h>\nstruct s { int a[64]; };\n");
+        for f in 0..30 {
+            source += &format!(
+                "int f{i}_{f}(int n) {{ struct s x; memset(&x, 0, sizeof x); \
+                 for (int k = 0; k < 64; k++) x.a[k] = k * {f} + {i}; int t = 0; \
+                 for (int k = 0; k < n; k++) t += x.a[(k * {f}) % 64] * k - (t >> 3); \
+                 return t; }}\n"
+            );
+        }
+        std::fs::write(make_dir.join(format!("f{i}.c")), source).unwrap();
         objects += &format!("f{i}.o ");
     }
     std::fs::write(
@@ -343,7 +357,7 @@ fn programs(dir: &TempDir) -> Vec<(&'static str, Vec<String>)> {
                 "sqlite3",
                 ":memory:",
                 "with recursive c(x) as (select 1 union all select x + 1 from c \
-                 where x < 3000000) select sum(x * x) from c;",
+                 where x < 12000000) select sum(x % 1000) from c;",
             ]),
         ),
         (
@@ -520,5 +534,135 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize, only: Option<&str>) {
                 }
             );
         }
+    }
+}
+
+/// One run of `pingpong` (under prof when `prof_args` is given): the program's own line, and
+/// for prof its session, own CPU seconds and summary line.
+struct PingPong {
+    truth: Vec<(String, f64)>,
+    session: Option<prof::session::Session>,
+    own_cpu: f64,
+    saved: String,
+}
+
+fn ping_pong(exe: &Path, prof: &Path, prof_args: Option<&[&str]>, out: &Path) -> PingPong {
+    let program = [exe.to_str().unwrap(), "2", "1"];
+    let mut command = match prof_args {
+        Some(args) => {
+            let mut c = Command::new(prof);
+            c.args(["record", "-o", out.to_str().unwrap()])
+                .args(args)
+                .arg("--")
+                .args(program);
+            c
+        }
+        None => {
+            let mut c = Command::new(program[0]);
+            c.args(&program[1..]);
+            c
+        }
+    };
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let errors = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let mut own_cpu = 0.0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some((cpu, _)) = own_usage(pid) {
+            own_cpu = cpu;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = reader.join().unwrap();
+    let saved = errors.join().unwrap();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let truth = words
+        .chunks(2)
+        .filter_map(|w| Some((w[0].to_owned(), w.get(1)?.parse().ok()?)))
+        .collect();
+    PingPong {
+        truth,
+        session: prof_args.map(|_| prof::session::load(out).unwrap()),
+        own_cpu,
+        saved: saved
+            .lines()
+            .find(|l| l.starts_with("saved "))
+            .unwrap_or("")
+            .to_owned(),
+    }
+}
+
+fn wall(prof: &Path, dir: &TempDir, rounds: usize) {
+    let exe = build_c(dir.path(), "pingpong");
+    let out = dir.join("wall.json.gz");
+    let configs: [(&str, Option<&[&str]>); 3] = [
+        ("unprofiled", None),
+        (
+            "--switch-stack-bytes 32000 (the task clock's copy, as before)",
+            Some(&["--mode", "wall", "--switch-stack-bytes", "32000"]),
+        ),
+        (
+            "--mode wall (2,048-byte switch copy)",
+            Some(&["--mode", "wall"]),
+        ),
+    ];
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "\n## wall: pingpong 2 1, {rounds} rounds, configurations alternating; load before: {}",
+        load.trim()
+    );
+    let mut runs: Vec<Vec<PingPong>> = (0..configs.len()).map(|_| Vec::new()).collect();
+    for round in 0..rounds {
+        for k in 0..configs.len() {
+            let c = (k + round) % configs.len();
+            runs[c].push(ping_pong(&exe, prof, configs[c].1, &out));
+        }
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load after: {}", load.trim());
+    let value = |r: &PingPong, name: &str| {
+        r.truth
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(f64::NAN, |(_, v)| *v)
+    };
+    println!(
+        "| configuration | switches/s | dropped | compute: prof − program | wait: prof − \
+         program | prof's own CPU | samples (reaching the start) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---|");
+    for (c, (name, _)) in configs.iter().enumerate() {
+        let r = &runs[c];
+        let m = |f: &dyn Fn(&PingPong) -> f64| median(r.iter().map(f).collect());
+        // Two switch-outs a round, over 2 s.
+        let rate = m(&|r| value(r, "rounds"));
+        if c == 0 {
+            println!("| {name} | {rate:.0} | | | | | |");
+            continue;
+        }
+        let dropped = m(&|r| {
+            let s = r.session.as_ref().unwrap();
+            let d = s.meta.dropped_samples as f64;
+            100.0 * d / (d + s.samples.len() as f64)
+        });
+        let points = |f: &'static str, t: &'static str| {
+            move |r: &PingPong| 100.0 * (share(r.session.as_ref().unwrap(), f) - value(r, t))
+        };
+        let compute = m(&points("compute", "compute"));
+        let wait = m(&points("wait_peer", "wait"));
+        let saved = &r[r.len() / 2].saved;
+        println!(
+            "| {name} | {rate:.0} | {dropped:.2}% | {compute:+.2} | {wait:+.2} | {:.2} s | {} |",
+            m(&|r| r.own_cpu),
+            saved
+                .split_once(" (")
+                .map_or("", |(_, rest)| rest.trim_end_matches(')'))
+        );
     }
 }

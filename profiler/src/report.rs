@@ -1,6 +1,6 @@
 //! [`Report`]: the result of a profiling session, with the ways to read, save and export it.
 
-use crate::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable};
+use crate::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable, TransformSpec};
 use crate::session::Session;
 use std::fmt;
 use std::io::Write;
@@ -53,9 +53,12 @@ impl Report {
         self.session.sample_count()
     }
 
-    /// The call tree of all samples.
+    /// The call tree of all samples, as the default report shows it: a wall session's time
+    /// switched out at the call that blocked (see [`crate::aggregate::default_transforms`]).
     pub fn call_tree(&self) -> CallTree {
-        CallTree::new(&self.session, &Filter::all())
+        let defaults = crate::aggregate::default_transforms(&self.session);
+        let transforms = TransformSpec::resolve_all(&defaults, &self.session).unwrap_or_default();
+        CallTree::filtered(&self.session, &Filter::all(), &transforms)
     }
 
     /// The `n` functions with the most self weight, heaviest first.

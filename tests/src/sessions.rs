@@ -356,3 +356,76 @@ pub fn scoped_tasks() -> Session {
     b.meta_mut().duration_ns = clock[0].max(clock[1]);
     b.finish()
 }
+
+/// A wall session of `wall-app` as `prof record --mode wall` records one, with the kernel's
+/// frames (module `[kernel]`), on one thread:
+///
+/// - blocked: `main;serve;read` entering the kernel (`entry_SYSCALL_64;pipe_read;schedule`),
+///   six samples of 100 ms, waiting; and `main;serve;epoll_wait` (`entry_SYSCALL_64;
+///   do_epoll_wait;schedule_hrtimeout_range;schedule`), two of 100 ms, waiting
+/// - preempted in `main;handle` (`asm_sysvec_apic_timer_interrupt;irqentry_exit;schedule`),
+///   one of 50 ms, running
+/// - on CPU: `main;handle` ten of 10 ms, `main;serve;read` in the kernel's `pipe_read`, two of
+///   10 ms
+pub fn wall_blocked() -> Session {
+    use prof::session::SampleState;
+    let mut b = SessionBuilder::new(Metadata {
+        program: "wall-app".into(),
+        duration_ns: 1_000 * MS,
+        mode: Mode::Wall,
+        ..Metadata::default()
+    });
+    let thread = b.thread(1, "main");
+    const USER: [&str; 5] = ["main", "serve", "read", "epoll_wait", "handle"];
+    let stack = |b: &mut SessionBuilder, path: &[&str]| {
+        let frames: Vec<_> = path
+            .iter()
+            .map(|&name| {
+                let mut spec = FrameSpec::named(name);
+                let kernel = !USER.contains(&name);
+                spec.module = Some(if kernel { "[kernel]" } else { "/bin/wall-app" });
+                b.intern_frame(&spec)
+            })
+            .collect();
+        b.intern_stack_path(&frames).expect("stacks are not empty")
+    };
+    let syscall = ["main", "serve", "read", "entry_SYSCALL_64", "pipe_read"];
+    let read = stack(&mut b, &[&syscall[..], &["schedule"]].concat());
+    let epoll = stack(
+        &mut b,
+        &[
+            "main",
+            "serve",
+            "epoll_wait",
+            "entry_SYSCALL_64",
+            "do_epoll_wait",
+            "schedule_hrtimeout_range",
+            "schedule",
+        ],
+    );
+    let preempted = stack(
+        &mut b,
+        &[
+            "main",
+            "handle",
+            "asm_sysvec_apic_timer_interrupt",
+            "irqentry_exit",
+            "schedule",
+        ],
+    );
+    let handle = stack(&mut b, &["main", "handle"]);
+    let in_kernel = stack(&mut b, &syscall);
+    let mut at = 0;
+    let mut push = |b: &mut SessionBuilder, stack, n: u64, ms: u64, state| {
+        for _ in 0..n {
+            b.push_sample_full(stack, thread, at, &[ms * MS], 1, Some(state));
+            at += ms * MS;
+        }
+    };
+    push(&mut b, read, 6, 100, SampleState::Waiting);
+    push(&mut b, epoll, 2, 100, SampleState::Waiting);
+    push(&mut b, preempted, 1, 50, SampleState::Running);
+    push(&mut b, handle, 10, 10, SampleState::Running);
+    push(&mut b, in_kernel, 2, 10, SampleState::Running);
+    b.finish()
+}

@@ -403,3 +403,46 @@ fn r11_the_timeline_follows_the_transforms_and_says_what_prof_report_totals() {
     );
     eventually("the timeline with eval again", || untransformed(&browser));
 }
+
+#[test]
+fn a_wall_session_starts_with_the_scheduler_folded_as_prof_report_prints_it() {
+    let shown = show(
+        "transforms-wall",
+        &sessions::wall_blocked(),
+        "wall.json",
+        (1280, 800),
+        "",
+    );
+    let browser = &shown.browser;
+    let file = &shown.file;
+    // The page starts with the core's default transform, and its table is `prof report`'s
+    // default: the blocking calls, not the kernel's `schedule`.
+    let folded = "Scheduler folded into the blocking call".to_owned();
+    eventually("the default chip", || {
+        chips(browser) == [(folded.clone(), false)]
+    });
+    table_matches_report(browser, file, &[]);
+    let top = top_table_rows(browser, 1);
+    assert_eq!(top[0].name, "read", "{top:?}");
+    assert_eq!(
+        transforms_state(browser),
+        json!([{ "kind": "fold-scheduler" }])
+    );
+    browser.screenshot("transforms-wall-01-folded");
+    // Removed, the table is the one `--scheduler-frames` prints, and stays so on reload.
+    remove_chip(browser, 0);
+    table_matches_report(browser, file, &["--scheduler-frames"]);
+    assert_eq!(top_table_rows(browser, 1)[0].name, "schedule");
+    let url: String =
+        serde_json::from_value(browser.eval("return location.href;", json!([]))).unwrap();
+    assert!(url.contains("defaults=0"), "{url}");
+    browser.goto("about:blank");
+    open(browser, &url);
+    table_matches_report(browser, file, &["--scheduler-frames"]);
+    assert!(chips(browser).is_empty());
+    // A URL that names its transforms gets those alone.
+    let named = url.replace("defaults=0", "transforms=hide%1F%5Eserve%24");
+    browser.goto("about:blank");
+    open(browser, &named);
+    table_matches_report(browser, file, &["--scheduler-frames", "--hide", "^serve$"]);
+}

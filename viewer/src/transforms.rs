@@ -41,6 +41,40 @@ pub(crate) fn resolve(session: &Session, specs: &[TransformSpec]) -> (Vec<Transf
     (transforms, chips)
 }
 
+/// A spec in the JSON form the page's state holds (`{"kind": "hide", "pattern": "^std::"}`).
+impl ToJson for TransformSpec {
+    fn write_json(&self, w: &mut JsonOut) {
+        let (kind, arg) = match self {
+            TransformSpec::FocusFunction { function } => {
+                ("focus-function", Some(("function", function)))
+            }
+            TransformSpec::FocusSubtree { path } => {
+                w.begin_object();
+                w.key("kind").string("focus-subtree");
+                w.key("path").strings(path.iter().map(String::as_str));
+                w.end_object();
+                return;
+            }
+            TransformSpec::Merge { function } => ("merge", Some(("function", function))),
+            TransformSpec::Drop { function } => ("drop", Some(("function", function))),
+            TransformSpec::CollapseRecursion => ("collapse-recursion", None),
+            TransformSpec::CollapseModule { module } => {
+                ("collapse-module", Some(("module", module)))
+            }
+            TransformSpec::Focus { pattern } => ("focus", Some(("pattern", pattern))),
+            TransformSpec::Ignore { pattern } => ("ignore", Some(("pattern", pattern))),
+            TransformSpec::Hide { pattern } => ("hide", Some(("pattern", pattern))),
+            TransformSpec::FoldScheduler => ("fold-scheduler", None),
+        };
+        w.begin_object();
+        w.key("kind").string(kind);
+        if let Some((key, value)) = arg {
+            w.key(key).string(value);
+        }
+        w.end_object();
+    }
+}
+
 fn parse_spec(spec_json: &str) -> Result<TransformSpec, JsError> {
     prof_session::json::Json::parse(spec_json.as_bytes(), TransformSpec::read_json)
         .map_err(|e| JsError::new(&format!("bad transform: {e}")))
@@ -53,6 +87,14 @@ impl Profile {
     pub fn transform_chips_json(&self) -> String {
         let (_, chips) = resolve(&self.session, &self.view.transforms);
         chips.to_json()
+    }
+
+    /// The transforms the page starts this file with when its URL names none, as JSON specs:
+    /// what `prof report` applies by default (a wall session's scheduler folded into the
+    /// blocking call, `prof_session::aggregate::default_transforms`), so the two show the same table.
+    #[wasm_bindgen(js_name = defaultTransformsJson)]
+    pub fn default_transforms_json(&self) -> String {
+        prof_session::aggregate::default_transforms(&self.session).to_json()
     }
 
     /// Checks one transform (JSON, as in the state) before it joins the stack: its chip's text,
@@ -78,6 +120,25 @@ impl Profile {
 mod tests {
     use super::*;
     use prof_session::session::SessionBuilder;
+
+    #[test]
+    fn specs_are_written_as_the_page_and_serde_read_them() {
+        let specs: Vec<TransformSpec> = serde_json::from_str(
+            r#"[{"kind":"focus-function","function":"a"},{"kind":"focus-subtree","path":["a","b"]},
+                {"kind":"merge","function":"m"},{"kind":"drop","function":"d"},
+                {"kind":"collapse-recursion"},{"kind":"collapse-module","module":"libc.so.6"},
+                {"kind":"focus","pattern":"f"},{"kind":"ignore","pattern":"i"},
+                {"kind":"hide","pattern":"h\""},{"kind":"fold-scheduler"}]"#,
+        )
+        .unwrap();
+        let again: Vec<TransformSpec> = serde_json::from_str(&specs.to_json()).unwrap();
+        assert_eq!(again, specs);
+        assert_eq!(
+            serde_json::to_string(&specs).unwrap(),
+            specs.to_json(),
+            "the same text as serde's"
+        );
+    }
 
     #[test]
     fn a_transform_the_session_cannot_resolve_is_a_chip_not_applied() {

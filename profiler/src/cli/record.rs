@@ -2,7 +2,7 @@
 //! [--follow-descendants] [--duration D] -- CMD [ARGS...]`: runs CMD, samples every thread of
 //! it and of the processes it starts until it exits (see `prof::record`), saves the session,
 //! prints its name and the top functions on standard error, and exits as CMD did.
-//! `prof record --pid PID [--duration D] [--children]` attaches to a running process instead
+//! `prof record --pid PID [--duration D] [--children] [--mode cpu|wall]` attaches to a running process instead
 //! (see `prof::record::attach`), until Ctrl-C, the duration or its end.
 
 use super::exit::{fail, BAD_INPUT, FAILURE};
@@ -47,11 +47,17 @@ pub struct RecordArgs {
     /// Bytes of user stack copied with each sample (a multiple of 8, up to 65528).
     #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_STACK_BYTES)]
     stack_bytes: u32,
+    /// Wall mode: bytes of user stack copied with each context switch (a multiple of 8; at
+    /// most --stack-bytes are); a stack going on past them is completed from the thread's
+    /// previous (or next) stack where that has the same frame, and such stacks are counted.
+    #[arg(long, value_name = "BYTES", default_value_t = prof::record::DEFAULT_SWITCH_STACK_BYTES)]
+    switch_stack_bytes: u32,
     /// Alloc mode: mean bytes allocated between samples of each thread.
     #[arg(long, value_name = "BYTES", default_value_t = prof::DEFAULT_ALLOC_INTERVAL_BYTES)]
     alloc_interval: u64,
     /// Attach to this running process (all its threads, and those it starts) instead of
-    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end.
+    /// running a command; it is not stopped. Ends on Ctrl-C, `--duration`, or its end. CPU or
+    /// wall mode.
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pid: Option<u32>,
     /// Record for this long at most, e.g. `30s`, `500ms`, then save and exit 0: a command
@@ -134,6 +140,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
         return ExitCode::from(BAD_INPUT);
     }
     options.stack_bytes = args.stack_bytes;
+    if args.switch_stack_bytes % 8 != 0 || args.switch_stack_bytes > 65_528 {
+        eprintln!("prof: --switch-stack-bytes must be a multiple of 8 up to 65528");
+        return ExitCode::from(BAD_INPUT);
+    }
+    options.switch_stack_bytes = args.switch_stack_bytes;
     options.mode = args.mode;
     options.kernel = !args.user_only;
     if args.mode == prof::Mode::Alloc {
@@ -237,9 +248,17 @@ pub fn run(args: RecordArgs) -> ExitCode {
         eprint!("{report}");
         let dropped = report.session().meta.dropped_samples;
         eprintln!(
-            "saved {} ({samples} samples, {} with a stack reaching the thread's start{})",
+            "saved {} ({samples} samples, {} with a stack reaching the thread's start{}{})",
             saved.display(),
             recording.reached_root,
+            if recording.stitched > 0 {
+                format!(
+                    " ({} completed from another stack of their thread)",
+                    recording.stitched
+                )
+            } else {
+                String::new()
+            },
             if dropped > 0 {
                 format!(", {dropped} dropped")
             } else {

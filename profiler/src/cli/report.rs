@@ -91,6 +91,12 @@ pub struct ReportArgs {
     /// shows each task's waits under its name.
     #[arg(long, conflicts_with_all = ["sample_type", "state", "scope", "scopes", "tasks"])]
     waits: bool,
+    /// Show the kernel's scheduler frames of a wall session as recorded. By default the time a
+    /// thread spent switched out (blocked, or preempted) is charged to the user frame that
+    /// entered the kernel (the blocking call: `read`, `epoll_wait`, a futex wait), before any
+    /// other transform, as the viewer's default transform stack does.
+    #[arg(long)]
+    scheduler_frames: bool,
     /// Boxed: keeps the subcommand enum small.
     #[command(flatten)]
     transforms: Box<TransformArgs>,
@@ -457,7 +463,18 @@ pub fn run(args: ReportArgs) -> ExitCode {
     // No CALLS column for a session without scopes: grouping by scope leaves it as it is.
     let by_scope = args.group_by == Some(GroupBy::Scope) && !session.scopes.spans.is_empty();
     let calls = by_scope.then(|| ScopeCalls::count(&session, &filter));
-    let transforms = match TransformSpec::resolve_all(&args.transforms.specs(), &session) {
+    let mut specs = Vec::new();
+    if !args.scheduler_frames {
+        specs = prof::aggregate::default_transforms(&session);
+        if !specs.is_empty() {
+            eprintln!(
+                "prof: time switched out is charged to the call that blocked (the kernel's \
+                 scheduler frames folded into it; --scheduler-frames shows them)"
+            );
+        }
+    }
+    specs.extend(args.transforms.specs());
+    let transforms = match TransformSpec::resolve_all(&specs, &session) {
         Ok(transforms) => transforms,
         Err(e) => return options(e),
     };

@@ -263,6 +263,7 @@ pub fn record(command: Command, options: &RecordOptions, image: &[u8]) -> Result
         reached_root,
         unsampled,
         channel_closed: watch.closed,
+        stitched: 0,
     })
 }
 
@@ -716,26 +717,31 @@ impl Recorder {
             sp: a.regs.sp,
             bytes: a.stack,
         };
-        let mut stack = self.processes[i].unwind(
+        let thread = super::process::Sampled::whole(a.tid, a.time);
+        let (mut stack, _) = self.processes[i].unwind(
             &mut self.sections,
             &[],
             a.regs,
             &copied,
             self.max_depth,
             &[],
+            thread,
         );
         if !self.covered(i, stack) && self.may_reread(i) {
             // A `dlopen` since the maps were read: read them again while the process lives.
             if let Ok(maps) = std::fs::read(format!("/proc/{}/maps", a.pid)) {
                 self.map(i, &maps);
-                stack = self.processes[i].unwind(
-                    &mut self.sections,
-                    &[],
-                    a.regs,
-                    &copied,
-                    self.max_depth,
-                    &[],
-                );
+                stack = self.processes[i]
+                    .unwind(
+                        &mut self.sections,
+                        &[],
+                        a.regs,
+                        &copied,
+                        self.max_depth,
+                        &[],
+                        thread,
+                    )
+                    .0;
             }
         }
         let end = a.name.iter().position(|&b| b == 0).unwrap_or(a.name.len());

@@ -1,8 +1,12 @@
 //! `prof record --pid PID`: sampling a process that already runs, without stopping it. Each of
-//! its threads gets a task-clock event per CPU (inherited by the threads and, with
-//! `children`, the processes it starts later), all of a CPU's events writing to one ring; what
-//! the kernel would have said in MMAP2 and COMM records had prof been there from the start is
-//! read from `/proc/PID/maps` and `/proc/PID/task/*/comm`. The recording ends on Ctrl-C
+//! its threads gets a task-clock event per CPU (in wall mode a context-switch event too),
+//! inherited by the threads and, with `children`, the processes it starts later, all of a CPU's
+//! events writing to one ring; what the kernel would have said in MMAP2 and COMM records had
+//! prof been there from the start is read from `/proc/PID/maps` and `/proc/PID/task/*/comm`.
+//! In wall mode a thread already blocked when the events open has no switch-out to say where:
+//! its stack is read from `/proc/PID/task/TID/syscall` and `/proc/PID/mem` as in-process wall
+//! mode reads a blocked thread's (`sampler::wall`), and its wait counts from the start; the
+//! threads still switched out at the end are charged up to it. The recording ends on Ctrl-C
 //! (SIGINT, or SIGTERM: prof saves what it has), after `duration`, or when the process (and,
 //! with `children`, every process it started) has ended.
 
@@ -10,10 +14,12 @@ use super::access::{self, Creds};
 use super::records::Record;
 use super::{
     drain_until, finish, map_ring, refused, EndedBy, Ending, RecordOptions, Recorder, Recording,
+    Sample,
 };
 use crate::session::Mode;
 use crate::{Error, Result};
 use prof_capture::sys::{self, PerfRing, RingEvent};
+use prof_capture::unwind::blocked::{self, Blocked, TaskState};
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -95,6 +101,62 @@ fn names(pid: u32) -> Vec<Record> {
         .collect()
 }
 
+/// Wall mode: the threads of process `pid` blocked in a system call now, each one's wait
+/// counted from `start_ns` (when the events began to open) at the stack `/proc` and its memory
+/// show, as its switch-out sample would have said; its next switch-in ends it. A thread that
+/// woke while its stack was read (its `syscall` file changed) is left out: its next switch-out
+/// says where it waits.
+fn blocked_at_start(rec: &mut Recorder, pid: u32, start_ns: u64) {
+    let Ok(mem) = std::fs::File::open(format!("/proc/{pid}/mem")) else {
+        return;
+    };
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let state = |tid: u32| {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()?;
+        blocked::parse_syscall(&text)
+    };
+    for tid in tasks(pid) {
+        let Some(before @ TaskState::Blocked { sp, pc, .. }) = state(tid) else {
+            continue;
+        };
+        let Some(hi) = mapping_end(&maps, sp) else {
+            continue;
+        };
+        let process = rec.process(pid);
+        let blocked = Blocked {
+            mem: &mem,
+            sp,
+            pc,
+            hi,
+        };
+        let stack = rec.processes[process].blocked(&mut rec.sections, &blocked, rec.max_depth);
+        if let (true, Some(switches)) = (state(tid) == Some(before), &mut rec.wall) {
+            switches.sampled(tid, start_ns, process, stack);
+        }
+    }
+}
+
+/// The end of the mapping of `/proc/PID/maps` (its text) that holds `addr`.
+fn mapping_end(maps: &str, addr: u64) -> Option<u64> {
+    maps.lines().find_map(|line| {
+        let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+        let start = u64::from_str_radix(start, 16).ok()?;
+        let end = u64::from_str_radix(end, 16).ok()?;
+        (start..end).contains(&addr).then_some(end)
+    })
+}
+
+/// Wall mode: the threads still switched out at `end` (the recording stops while they wait)
+/// are charged up to it.
+fn still_out_at(rec: &mut Recorder, end: u64) {
+    let Some(switches) = &mut rec.wall else {
+        return;
+    };
+    for (tid, off) in switches.still_out(end) {
+        rec.samples.push(Sample::off_cpu(tid, off));
+    }
+}
+
 /// The events of one CPU: the first one's ring, which the others write to.
 struct CpuEvents {
     cpu: u32,
@@ -103,27 +165,40 @@ struct CpuEvents {
 }
 
 impl CpuEvents {
-    /// Opens the event of thread `tid` (of process `pid`) on this CPU; `Ok(false)` when the
-    /// thread has ended.
-    fn open(&mut self, pid: u32, tid: u32, event: &RingEvent) -> Result<bool> {
+    /// Opens the event of thread `tid` (of process `pid`) on this CPU, and its `switches`
+    /// event in wall mode; `Ok(false)` when the thread has ended.
+    fn open(
+        &mut self,
+        pid: u32,
+        tid: u32,
+        event: &RingEvent,
+        switches: Option<&RingEvent>,
+    ) -> Result<bool> {
+        let ended = |e: &Error| matches!(e, Error::Os { source, .. } if source.raw_os_error() == Some(libc::ESRCH));
         let fd = match sys::perf_event_ring(tid, self.cpu, event) {
             Ok(fd) => fd,
-            Err(Error::Os { source, .. }) if source.raw_os_error() == Some(libc::ESRCH) => {
-                return Ok(false)
-            }
-            Err(e) => return Err(refused_by(e, pid, event.kernel)),
+            Err(e) if ended(&e) => return Ok(false),
+            Err(e) => return Err(refused_by(e, pid, event.kernel, switches.is_some())),
         };
-        match &self.ring {
+        let ring = match &mut self.ring {
             None => {
                 let keep = fd.try_clone().map_err(|source| Error::Os {
                     call: "dup(perf event)",
                     source,
                 })?;
-                self.ring = Some((keep, map_ring(fd)?));
+                &self.ring.insert((keep, map_ring(fd)?)).1
             }
-            Some((ring, _)) => {
-                sys::perf_event_set_output(&fd, ring)?;
+            Some((owner, ring)) => {
+                sys::perf_event_set_output(&fd, owner)?;
                 self.others.push(fd);
+                &*ring
+            }
+        };
+        if let Some(switches) = switches {
+            match sys::perf_switch_event(tid, self.cpu, switches, ring) {
+                Ok(fd) => self.others.push(fd),
+                Err(e) if ended(&e) => return Ok(false),
+                Err(e) => return Err(refused_by(e, pid, event.kernel, true)),
             }
         }
         Ok(true)
@@ -132,8 +207,8 @@ impl CpuEvents {
 
 /// The error for a refused event on a thread of process `pid`: the process's owner or its
 /// being non-dumpable when that is the reason ([`Error::AttachRefused`]), else what [`refused`]
-/// says of the sysctl.
-fn refused_by(e: Error, pid: u32, kernel: bool) -> Error {
+/// says of the sysctl (for kernel frames, or wall mode's context `switches`).
+fn refused_by(e: Error, pid: u32, kernel: bool, switches: bool) -> Error {
     if let Error::Os {
         call: "perf_event_open",
         source,
@@ -150,23 +225,35 @@ fn refused_by(e: Error, pid: u32, kernel: bool) -> Error {
             }
         }
     }
-    refused(e, kernel, false)
+    refused(e, kernel, switches)
 }
 
 /// Samples process `pid` (with `options.children`, the processes it starts too) until Ctrl-C,
-/// `options.duration` or its end. Fails when no such process runs, or the kernel refuses the
-/// events ([`Error::AttachRefused`]: another user's process, or a non-dumpable one, needs
-/// `CAP_PERFMON` or ptrace rights; [`Error::PerfRefused`]: the sysctl).
+/// `options.duration` or its end, in CPU or wall mode. Fails when no such process runs, or the
+/// kernel refuses the events ([`Error::AttachRefused`]: another user's process, or a
+/// non-dumpable one, needs `CAP_PERFMON` or ptrace rights; [`Error::PerfRefused`]: the sysctl).
 pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
     if options.interval.is_zero() {
         return Err(Error::InvalidOption("the interval must be above 0".into()));
     }
-    if options.mode != Mode::Cpu {
-        return Err(Error::InvalidOption(format!(
-            "--pid records CPU time only, not {} mode",
-            options.mode.name()
-        )));
-    }
+    let wall = match options.mode {
+        Mode::Cpu => false,
+        Mode::Wall => true,
+        Mode::Alloc => {
+            return Err(Error::InvalidOption(
+                "--pid records CPU or wall time, not alloc mode (which loads prof's allocator \
+                 into the program at its start)"
+                    .into(),
+            ))
+        }
+        // `Mode` may grow (it is the session model's, in another crate).
+        mode => {
+            return Err(Error::InvalidOption(format!(
+                "--pid records CPU or wall time, not {} mode",
+                mode.name()
+            )))
+        }
+    };
     let Some(target) = prof_capture::assemble::process_from_proc(pid) else {
         return Err(Error::InvalidOption(format!(
             "--pid: no process {pid} is running"
@@ -180,7 +267,8 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         stack_bytes: options.stack_bytes.min(65_528) & !7,
         watermark: (super::RING_PAGES * 4096 / 4) as u32,
         kernel: options.kernel,
-        kernel_time: options.kernel,
+        // As `record`'s: a thread's time in system calls is running time in wall mode.
+        kernel_time: options.kernel || wall,
         attach: true,
         read: false,
     };
@@ -188,6 +276,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         read: super::counts_per_thread(&event),
         ..event
     };
+    let switches = wall.then(|| super::switch_event(&event, options));
     let mut cpus: Vec<CpuEvents> = sys::online_cpus()
         .into_iter()
         .map(|cpu| CpuEvents {
@@ -198,8 +287,13 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         .collect();
     let start_time = SystemTime::now();
     let started = Instant::now();
+    let start_ns = sys::monotonic_ns();
     let processes = family(pid, options.children);
     let mut rec = Recorder::new(0, options.max_depth, event.read);
+    if let Some(switches) = &switches {
+        rec.wall = Some(super::switch::Switches::new(switches.stack_bytes));
+        rec.first_time = Some(start_ns);
+    }
     rec.keep = Some(processes.iter().copied().collect());
     rec.follow_children = options.children;
     for &p in &processes {
@@ -217,7 +311,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             for tid in new {
                 opened.insert(tid);
                 for cpu in &mut cpus {
-                    if !cpu.open(p, tid, &event)? {
+                    if !cpu.open(p, tid, &event, switches.as_ref())? {
                         break;
                     }
                 }
@@ -229,6 +323,11 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         // Mappings and names, no samples: no ring's count to follow.
         for r in mappings(p).into_iter().chain(names(p)) {
             rec.handle(0, r);
+        }
+    }
+    if wall {
+        for &p in &processes {
+            blocked_at_start(&mut rec, p, start_ns);
         }
     }
     let mut rings: Vec<PerfRing> = cpus
@@ -249,6 +348,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         };
         true
     });
+    still_out_at(&mut rec, sys::monotonic_ns());
     drop(cpus);
     drop(rings);
     let ending = Ending {
@@ -256,7 +356,12 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         command_exited: None,
         left_running: Vec::new(),
     };
-    let mut meta = prof_capture::assemble::at_start(Mode::Cpu, event.period_ns, "perf_event_ring");
+    let timer = if wall {
+        "perf_event_ring+context_switches"
+    } else {
+        "perf_event_ring"
+    };
+    let mut meta = prof_capture::assemble::at_start(options.mode, event.period_ns, timer);
     meta.program = target
         .executable
         .or_else(|| target.command_line.first().cloned())

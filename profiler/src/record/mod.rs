@@ -24,6 +24,7 @@ mod jit;
 mod kernel;
 mod privileged;
 mod process;
+mod stitch;
 mod switch;
 mod table;
 
@@ -42,6 +43,12 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
+
+/// Bytes of user stack the kernel copies with each context switch of wall mode by default:
+/// enough for the frames of a blocking call below the code that made it; a stack that goes on
+/// past them is completed from its thread's previous or next stack (see `stitch`). Measured in
+/// docs/record.md ("Wall mode at high switch rates").
+pub const DEFAULT_SWITCH_STACK_BYTES: u32 = 2_048;
 
 /// How long after its time a record may still be being written to its ring: records newer
 /// than a drain's start less this wait for the next drain.
@@ -70,12 +77,15 @@ pub struct RecordOptions {
     pub interval: Duration,
     /// Bytes of user stack copied with each sample (a multiple of 8, at most 65,528).
     pub stack_bytes: u32,
+    /// Wall mode: bytes of user stack copied with each context switch (a multiple of 8, at
+    /// most [`RecordOptions::stack_bytes`]); see [`DEFAULT_SWITCH_STACK_BYTES`].
+    pub switch_stack_bytes: u32,
     /// Frames kept per stack, from the leaf.
     pub max_depth: usize,
     /// What is sampled: [`Mode::Cpu`] (time on CPU, from perf rings), [`Mode::Wall`] (also
     /// each thread's time switched out, charged to the stack it blocked in) or [`Mode::Alloc`]
     /// (allocations, from an interposer library loaded with `LD_PRELOAD`: see
-    /// [`RecordOptions::alloc_library`]). [`attach`] records CPU time only.
+    /// [`RecordOptions::alloc_library`]). [`attach`] records CPU or wall time.
     pub mode: Mode,
     /// Whether to record kernel frames (and time in the kernel) too: needs
     /// `perf_event_paranoid` 1 or lower (or `CAP_PERFMON`). Alloc mode has none.
@@ -105,6 +115,7 @@ impl Default for RecordOptions {
         RecordOptions {
             interval: crate::DEFAULT_INTERVAL,
             stack_bytes: DEFAULT_STACK_BYTES,
+            switch_stack_bytes: DEFAULT_SWITCH_STACK_BYTES,
             max_depth: crate::DEFAULT_MAX_DEPTH,
             mode: Mode::Cpu,
             kernel: true,
@@ -135,6 +146,10 @@ pub struct Recording {
     /// Alloc mode: the processes seen running after they closed prof's channel (whose later
     /// allocations were not sampled), in the order seen; empty in the other modes.
     pub channel_closed: Vec<ChannelClosed>,
+    /// Wall mode: samples whose switch-out stack ran past its copy and was completed from
+    /// another stack of its thread (see [`RecordOptions::switch_stack_bytes`]); 0 in the
+    /// others.
+    pub stitched: u64,
 }
 
 /// Why a recording ended.
@@ -246,6 +261,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         read: counts_per_thread(&event),
         ..event
     };
+    let switch_event = switch_event(&event, options);
     let mut rings = Vec::new();
     // The context-switch events of wall mode, writing to the rings (kept open while recording).
     let mut switch_events = Vec::new();
@@ -255,7 +271,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             .map_err(|e| refused(e, event.kernel, wall))
             .and_then(|ring| {
                 if wall {
-                    let fd = sys::perf_switch_event(pid, cpu, &event, &ring);
+                    let fd = sys::perf_switch_event(pid, cpu, &switch_event, &ring);
                     switch_events.push(fd.map_err(|e| refused(e, event.kernel, true))?);
                 }
                 Ok(ring)
@@ -278,7 +294,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     // SIGTERM or SIGHUP sent to prof alone goes on to the command; prof saves at its end.
     sys::catch_ending_signals();
     let mut rec = Recorder::new(pid, options.max_depth, event.read);
-    rec.wall = wall.then(switch::Switches::default);
+    rec.wall = wall.then(|| switch::Switches::new(switch_event.stack_bytes));
     rec.execs = privileged::Execs::for_command(pid, &program_os, access::Creds::own().as_ref());
     rec.cut_at_command_exit = !options.follow_descendants;
     rec.start_ns = Some(start_ns);
@@ -343,6 +359,34 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     Ok(finish(rec, meta, start_time, started, status, ending))
 }
 
+/// How many of the latest samples are searched for one whose stack a later sample completed
+/// (see `Recorder::sample`): a thread's next complete stack comes soon after its cut one.
+const LATER_WITHIN: usize = 100_000;
+
+/// Records handled between two copies of the rings while a drain handles its records (see
+/// `Recorder::drain`).
+const FETCH_EVERY: usize = 256;
+
+/// Copies out what the rings hold, appending to `buffers`, as long as each ring's buffer holds
+/// less than four times the ring (past that prof is behind for good, and the ring fills and
+/// counts its losses rather than prof's memory growing without end).
+fn fetch(rings: &mut [PerfRing], buffers: &mut [Vec<u8>]) {
+    for (ring, buf) in rings.iter_mut().zip(buffers.iter_mut()) {
+        if buf.len() < 4 * ring.data_bytes() {
+            ring.drain(buf);
+        }
+    }
+}
+
+/// The context-switch event of wall mode: `event`'s, with the stack copy of
+/// [`RecordOptions::switch_stack_bytes`].
+fn switch_event(event: &RingEvent, options: &RecordOptions) -> RingEvent {
+    RingEvent {
+        stack_bytes: options.switch_stack_bytes.min(event.stack_bytes) & !7,
+        ..*event
+    }
+}
+
 /// Reads the rings into `rec` until `done` (asked before each drain) says the recording is
 /// over; the last drain handles every record read.
 fn drain_until(
@@ -390,6 +434,7 @@ fn finish(
         _ => u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
     };
     let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
+    let stitched = rec.wall.as_ref().map_or(0, |w| w.stitched);
     let session = rec.finish(meta);
     let reached_root = reached_root(&session);
     Recording {
@@ -399,6 +444,7 @@ fn finish(
         reached_root,
         unsampled,
         channel_closed: Vec::new(),
+        stitched,
     }
 }
 
@@ -469,6 +515,20 @@ struct Sample {
     stack: u32,
     /// Wall mode's running/waiting column.
     state: Option<SampleState>,
+}
+
+impl Sample {
+    /// Thread `tid`'s interval off CPU `off`.
+    fn off_cpu(tid: u32, off: switch::OffCpu) -> Sample {
+        Sample {
+            process: off.process,
+            tid,
+            time: off.time,
+            period: off.weight,
+            stack: off.stack,
+            state: Some(off.state),
+        }
+    }
 }
 
 /// The state of a recording: the processes, threads and samples seen so far.
@@ -666,13 +726,15 @@ impl Recorder {
     /// Reads what every ring holds and handles, in time order, the records older than the
     /// start of this drain (all of them when `last`). The rings are per CPU: a sample read from
     /// one can be newer than a mapping not yet read from another, so a record waits until every
-    /// ring has been read past its time.
+    /// ring has been read past its time. While handling, the rings are copied out again every
+    /// [`FETCH_EVERY`] records (into `buffers`, read at the next drain), so that they do not
+    /// fill while prof unwinds: at thousands of context switches a second a drain's records
+    /// take longer to handle than a ring takes to fill.
     /// Returns the most bytes one ring held.
     fn drain(&mut self, rings: &mut [PerfRing], buffers: &mut [Vec<u8>], last: bool) -> usize {
         let began = sys::monotonic_ns();
         let regs = REGS_MASK.count_ones() as usize;
         for (ring, buf) in rings.iter_mut().zip(buffers.iter_mut()) {
-            buf.clear();
             ring.drain(buf);
         }
         let fullest = buffers.iter().map(Vec::len).max().unwrap_or(0);
@@ -683,6 +745,7 @@ impl Recorder {
                 self.pending.push((ring, r));
             });
         }
+        buffers.iter_mut().for_each(Vec::clear);
         self.pending.sort_by_key(|(_, r)| r.time());
         let upto = if last {
             u64::MAX
@@ -691,8 +754,11 @@ impl Recorder {
         };
         let ready = self.pending.partition_point(|(_, r)| r.time() < upto);
         let ready: Vec<(usize, Record)> = self.pending.drain(..ready).collect();
-        for (ring, r) in ready {
+        for (i, (ring, r)) in ready.into_iter().enumerate() {
             self.handle(ring, r);
+            if !last && i % FETCH_EVERY == FETCH_EVERY - 1 {
+                fetch(rings, buffers);
+            }
         }
         self.horizon = self.horizon.max(upto);
         fullest
@@ -754,17 +820,46 @@ impl Recorder {
             sp: regs.sp,
             bytes: &s.stack,
         };
+        // A switch-out's copy ends where it was asked to stop, when the stack went on.
+        let full = self
+            .wall
+            .as_ref()
+            .is_some_and(|w| switch && s.stack.len() == w.copy_bytes);
+        let thread = process::Sampled {
+            tid: s.tid,
+            time: s.time,
+            copy_end: full.then(|| regs.sp.wrapping_add(s.stack.len() as u64)),
+            may_stitch: switch,
+        };
         let process = self.process(s.pid);
         let jit = self.jit.ranges(process);
-        let stack = self.processes[process].unwind(
+        let (stack, completed) = self.processes[process].unwind(
             &mut self.sections,
             &s.kernel,
             regs,
             &copied,
             self.max_depth,
             jit,
+            thread,
         );
+        if let Some(wall) = &mut self.wall {
+            // Earlier switch-outs of the thread whose cut stacks this one completed.
+            for (tid, time, stack) in self.processes[process].take_later() {
+                let at = self.samples.iter_mut().rev().take(LATER_WITHIN).find(|o| {
+                    (o.tid, o.time, o.process) == (tid, time, process) && o.state.is_some()
+                });
+                let restacked = match at {
+                    Some(sample) => {
+                        sample.stack = stack;
+                        true
+                    }
+                    None => wall.restack(tid, time, process, stack),
+                };
+                wall.stitched += u64::from(restacked);
+            }
+        }
         if let (true, Some(wall)) = (switch, &mut self.wall) {
+            wall.stitched += u64::from(completed == stitch::Completed::Stitched);
             wall.sampled(s.tid, s.time, process, stack);
             return;
         }
@@ -840,6 +935,9 @@ impl Recorder {
             Record::Exit { pid, tid, time } => {
                 // A new thread given this id counts from 0 again.
                 self.counts.remove(&tid);
+                if let Some(&process) = self.current.get(&pid) {
+                    self.processes[process].thread_ended(tid);
+                }
                 if pid == tid {
                     self.live.retain(|&p| p != pid);
                     if let Some(&i) = self.current.get(&pid) {
@@ -868,14 +966,7 @@ impl Recorder {
                     .as_mut()
                     .and_then(|w| w.switched(tid, time, out, preempt));
                 if let Some(off) = off {
-                    self.samples.push(Sample {
-                        process: off.process,
-                        tid,
-                        time: off.time,
-                        period: off.weight,
-                        stack: off.stack,
-                        state: Some(off.state),
-                    });
+                    self.samples.push(Sample::off_cpu(tid, off));
                 }
             }
             Record::Lost { lost } => self.lost += lost,

@@ -2,9 +2,12 @@
 //! their load bias read from the files' program headers), an unwinder over their unwind tables
 //! (the sampler's `dwarf::Modules`, reading the files), and the stacks of its samples.
 
+use super::stitch::{self, Completed};
 use object::{Object, ObjectSegment};
+use prof_capture::assemble::StackIndex;
 use prof_capture::symbolize::LoadedObject;
 use prof_capture::sys::Regs;
+use prof_capture::unwind::blocked::Blocked;
 use prof_capture::unwind::dwarf::{DwarfSet, Modules, SectionCache};
 use prof_capture::unwind::frame_reuse::State;
 use prof_capture::unwind::{self, Reuse, StackWords};
@@ -20,13 +23,83 @@ pub type Segments = Vec<(u64, u64, u64)>;
 pub struct Process {
     /// Its objects, in the order first mapped.
     pub objects: Vec<LoadedObject>,
-    modules: Modules,
-    unwinder: Option<DwarfSet>,
-    state: Option<Box<State>>,
+    unwinding: Unwinding,
     /// Each distinct stack (addresses, leaf first) once.
     pub stacks: Vec<Box<[u64]>>,
-    index: HashMap<Box<[u64]>, u32>,
+    index: StackIndex,
+    /// Scratch space of [`Process::unwind`], kept between samples.
+    scratch: Scratch,
+    /// Each thread's last complete stack, to complete a stack cut short by its copy.
+    threads: stitch::Threads,
+    /// The function entries of each object (by its name and bias), read when a completion or
+    /// a blocked thread's unwinding needs them (see [`function_of`]).
+    entries: HashMap<(String, u64), Vec<u64>>,
+    /// Stacks of earlier samples completed since [`Process::take_later`]: thread, sample time,
+    /// completed stack.
+    later: Vec<(u32, u64, u32)>,
 }
+
+/// The buffers [`Process::unwind`] fills at each sample.
+#[derive(Default)]
+struct Scratch {
+    user: Vec<u64>,
+    frames: Vec<(u64, u64)>,
+    addresses: Vec<u64>,
+}
+
+/// A sample's thread, for [`Process::unwind`].
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled {
+    /// Its thread.
+    pub tid: u32,
+    /// Its time.
+    pub time: u64,
+    /// Where its copy ends when the kernel copied all it was asked for: the stack may go on
+    /// past it (a shorter copy reached the stack's end).
+    pub copy_end: Option<u64>,
+    /// Whether a stack cut short by its copy may be completed from another of its thread
+    /// (see `stitch`).
+    pub may_stitch: bool,
+}
+
+impl Sampled {
+    /// A sample of thread `tid` whose stack is unwound as far as its copy goes, never
+    /// completed.
+    pub fn whole(tid: u32, time: u64) -> Sampled {
+        Sampled {
+            tid,
+            time,
+            copy_end: None,
+            may_stitch: false,
+        }
+    }
+}
+
+/// A copied stack that notes whether a read went past its end, where the stack goes on.
+struct Watched<'a, 'b> {
+    copy: &'a CopiedStack<'b>,
+    end: Option<u64>,
+    ran_off: std::cell::Cell<bool>,
+}
+
+impl StackWords for Watched<'_, '_> {
+    fn word(&self, addr: u64) -> Option<u64> {
+        let word = self.copy.word(addr);
+        // A read within a frame's reach past the end (not a wild one through a register that
+        // held data) is one the copy was too short for.
+        if word.is_none()
+            && self
+                .end
+                .is_some_and(|end| addr.wrapping_sub(end) < MAX_FRAME)
+        {
+            self.ran_off.set(true);
+        }
+        word
+    }
+}
+
+/// How far past the end of a copy a read counts as running off it (see [`Watched`]).
+const MAX_FRAME: u64 = 64 * 1024;
 
 impl Process {
     /// Adds the executable mapping of `path` at `addr` (`len` bytes, from file offset `pgoff`);
@@ -71,30 +144,31 @@ impl Process {
                 exec: vec![range],
             }),
         }
-        self.unwinder = None;
+        self.unwinding.unwinder = None;
     }
 
     /// Starts from the mappings of the parent this process was forked from.
     pub fn inherit(&mut self, objects: Vec<LoadedObject>) {
         self.objects = objects;
-        self.unwinder = None;
+        self.unwinding.unwinder = None;
     }
 
     /// Drops what unwinding this address space needs (its unwinder, its modules, the kept
     /// stack): it has ended (its last thread exited, or it called `exec`). Its objects and
     /// stacks stay, for symbolization; a late sample would read its files again.
     pub fn release(&mut self) {
-        self.modules = Modules::default();
-        self.unwinder = None;
-        self.state = None;
+        self.unwinding = Unwinding::default();
     }
 
     /// Unwinds a sample (registers as the kernel numbered them, see `super::regs_of`) with
     /// DWARF CFI, falling back to frame pointers, below its `kernel` frames (innermost first),
     /// and keeps its stack; returns its index. Frames past `max_depth` (from the leaf) are cut.
-    /// Its objects' unwind sections come from `sections`, shared with the other processes.
     /// A leaf in `jit` code (which has no unwind tables) is unwound with frame pointers, which
-    /// JITs keep, through JIT frames and back into the objects' code with DWARF.
+    /// JITs keep, through JIT frames and back into the objects' code with DWARF. A stack that
+    /// runs off the end of its copy is completed from another stack of its thread where
+    /// `thread.may_stitch` allows and a frame matches (see `stitch`); how is returned with it.
+    /// Its objects' unwind sections come from `sections`, shared with the other processes.
+    #[allow(clippy::too_many_arguments)]
     pub fn unwind(
         &mut self,
         sections: &mut SectionCache,
@@ -103,18 +177,25 @@ impl Process {
         stack: &CopiedStack<'_>,
         max_depth: usize,
         jit: &[std::ops::Range<u64>],
-    ) -> u32 {
+        thread: Sampled,
+    ) -> (u32, Completed) {
         let kept = kernel.len().min(max_depth);
         let max_depth = max_depth.saturating_sub(kept).max(1);
         let objects = &self.objects;
-        let modules = &mut self.modules;
-        let set = self
-            .unwinder
-            .get_or_insert_with(|| modules.refresh_shared(objects, sections));
-        let state = self.state.get_or_insert_with(|| Box::new(State::new()));
-        let mut user = Vec::with_capacity(32);
-        unwind::copied(regs, stack, set, state, 0, Reuse::Off, max_depth, &mut user);
+        let (set, state) = self.unwinding.get(objects, sections);
+        let Scratch {
+            user,
+            frames,
+            addresses,
+        } = &mut self.scratch;
+        let watched = Watched {
+            copy: stack,
+            end: thread.copy_end,
+            ran_off: std::cell::Cell::new(false),
+        };
+        unwind::copied(regs, &watched, set, state, 0, Reuse::Off, max_depth, user);
         let in_jit = |pc: u64| jit.iter().any(|r| r.contains(&pc));
+        let mut completed = Completed::Unwound;
         if user.len() == 1 && in_jit(regs.pc) {
             let mut fp = regs.fp;
             while let (Some(caller), Some(ret)) = (stack.word(fp), stack.word(fp.wrapping_add(8))) {
@@ -143,19 +224,124 @@ impl Process {
                 }
                 break;
             }
+        } else {
+            // The unwinder's frames, when they are the stack's (not the frame chain's).
+            frames.clear();
+            frames.extend(state.last.frames());
+            if frames.len() == user.len() && frames.iter().zip(&*user).all(|(f, &a)| f.0 == a) {
+                let (objects, entries) = (&self.objects, &mut self.entries);
+                let mut same_function = |a: u64, b: u64| {
+                    let a = function_of(objects, entries, a.wrapping_sub(1));
+                    a.is_some() && a == function_of(objects, entries, b.wrapping_sub(1))
+                };
+                completed = self.threads.complete(
+                    thread.tid,
+                    frames,
+                    watched.ran_off.get(),
+                    thread.may_stitch,
+                    user,
+                    max_depth,
+                    &mut same_function,
+                );
+            }
         }
-        let mut addresses = Vec::with_capacity(kept + user.len());
+        addresses.clear();
         addresses.extend_from_slice(&kernel[..kept]);
-        addresses.extend(user);
-        let stack: Box<[u64]> = addresses.into();
-        if let Some(&i) = self.index.get(&stack) {
-            return i;
+        addresses.extend_from_slice(user);
+        let full_depth = max_depth + kept;
+        if let (Completed::Cut, true, [_, .., outer]) =
+            (completed, thread.may_stitch, frames.as_slice())
+        {
+            let outer = *outer;
+            self.threads
+                .wait_for_next(thread.tid, thread.time, outer, addresses, full_depth);
         }
-        let i = self.stacks.len() as u32;
-        self.stacks.push(stack.clone());
-        self.index.insert(stack, i);
-        i
+        for (tid, time, stack) in self.threads.take_later() {
+            let i = self.index.intern(&mut self.stacks, &stack);
+            self.later.push((tid, time, i));
+        }
+        (self.index.intern(&mut self.stacks, addresses), completed)
     }
+
+    /// The samples whose cut stack a later one completed (see `stitch`), since the last call:
+    /// each one's thread, time and completed stack.
+    pub fn take_later(&mut self) -> std::vec::Drain<'_, (u32, u64, u32)> {
+        self.later.drain(..)
+    }
+
+    /// The stack of a thread found blocked in a system call (`prof record --pid` in wall mode,
+    /// at the start), read from its process's memory and unwound as in-process wall mode
+    /// unwinds a blocked thread (`sampler::wall`); its index. User frames only: `/proc` gives no
+    /// kernel call chain.
+    pub fn blocked(
+        &mut self,
+        sections: &mut SectionCache,
+        blocked: &Blocked<'_>,
+        max_depth: usize,
+    ) -> u32 {
+        let objects = &self.objects;
+        let (set, state) = self.unwinding.get(objects, sections);
+        let mut stack = vec![blocked.pc];
+        let mut buffer = Vec::new();
+        blocked.unwind(
+            &set.unwinder,
+            &mut state.rules,
+            objects,
+            &mut self.entries,
+            &mut buffer,
+            max_depth,
+            &mut stack,
+        );
+        self.index.intern(&mut self.stacks, &stack)
+    }
+
+    /// Forgets thread `tid`'s last stack (it has ended).
+    pub fn thread_ended(&mut self, tid: u32) {
+        self.threads.forget(tid);
+    }
+}
+
+/// The unwinder of a process's objects and its unwinding state.
+#[derive(Default)]
+struct Unwinding {
+    modules: Modules,
+    /// Made again after a mapping changed the objects.
+    unwinder: Option<DwarfSet>,
+    state: Option<Box<State>>,
+}
+
+impl Unwinding {
+    /// The unwinder over `objects` and the unwinding state, made on first use, the objects'
+    /// unwind sections taken from `sections` (shared with the other processes).
+    fn get(
+        &mut self,
+        objects: &[LoadedObject],
+        sections: &mut SectionCache,
+    ) -> (&DwarfSet, &mut State) {
+        let modules = &mut self.modules;
+        let set = self
+            .unwinder
+            .get_or_insert_with(|| modules.refresh_shared(objects, sections));
+        let state = self.state.get_or_insert_with(|| Box::new(State::new()));
+        (set, state)
+    }
+}
+
+/// The entry of the function holding `pc` (the last function entry in its object's unwind
+/// tables not above it), the object's entries read into `entries` the first time.
+fn function_of(
+    objects: &[LoadedObject],
+    entries: &mut HashMap<(String, u64), Vec<u64>>,
+    pc: u64,
+) -> Option<u64> {
+    let object = objects
+        .iter()
+        .find(|o| o.exec.iter().any(|r| r.contains(&pc)))?;
+    let entries = entries
+        .entry((object.name.clone(), object.bias))
+        .or_insert_with(|| prof_capture::unwind::dwarf::function_entries(object));
+    let at = entries.partition_point(|&e| e <= pc);
+    at.checked_sub(1).map(|at| entries[at])
 }
 
 /// The load bias of the object whose file bytes from `pgoff` are mapped at `addr` (`len`

@@ -41,9 +41,21 @@ pub struct Switches {
     out: HashMap<u32, Out>,
     /// Intervals without their switch-out's sample (a lost record): not charged to any stack.
     pub unattributed_ns: u64,
+    /// Bytes of stack each switch-out asks the kernel to copy.
+    pub copy_bytes: usize,
+    /// Switch-out stacks completed beyond their copy from another stack of their thread.
+    pub stitched: u64,
 }
 
 impl Switches {
+    /// No thread switched out yet; each switch-out copies `copy_bytes` of stack.
+    pub fn new(copy_bytes: u32) -> Switches {
+        Switches {
+            copy_bytes: copy_bytes as usize,
+            ..Switches::default()
+        }
+    }
+
     /// A context-switch sample: thread `tid` goes out at `time` with this stack.
     pub fn sampled(&mut self, tid: u32, time: u64, process: usize, stack: u32) {
         self.out.insert(
@@ -54,6 +66,44 @@ impl Switches {
                 preempted: false,
             },
         );
+    }
+
+    /// Gives thread `tid`'s switch-out at `time`, when it is still out, stack `stack` of
+    /// process `process` (completed since); says whether it was.
+    pub fn restack(&mut self, tid: u32, time: u64, process: usize, stack: u32) -> bool {
+        match self.out.get_mut(&tid) {
+            Some(out) if out.time == time && out.stack.is_some_and(|(p, _)| p == process) => {
+                out.stack = Some((process, stack));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The threads still switched out at `end` (the recording stops while they wait), each
+    /// one's interval to `end` charged to its stack, in the order they went out; those whose
+    /// switch-out lost its sample add to [`Switches::unattributed_ns`].
+    pub fn still_out(&mut self, end: u64) -> Vec<(u32, OffCpu)> {
+        let mut out: Vec<(u32, Out)> = self.out.drain().collect();
+        out.sort_by_key(|(tid, o)| (o.time, *tid));
+        let mut charged = Vec::new();
+        for (tid, was) in out {
+            let weight = end.saturating_sub(was.time);
+            match was.stack {
+                Some((process, stack)) => charged.push((
+                    tid,
+                    OffCpu {
+                        process,
+                        stack,
+                        time: was.time,
+                        weight,
+                        state: state(was.preempted),
+                    },
+                )),
+                None => self.unattributed_ns += weight,
+            }
+        }
+        charged
     }
 
     /// A `PERF_RECORD_SWITCH` of `tid`: out (after its sample) or back in, which ends its
@@ -79,12 +129,18 @@ impl Switches {
             stack,
             time: was.time,
             weight,
-            state: if was.preempted {
-                SampleState::Running
-            } else {
-                SampleState::Waiting
-            },
+            state: state(was.preempted),
         })
+    }
+}
+
+/// The state of an interval off CPU: running (waiting for a CPU) when the thread was
+/// preempted, else waiting.
+fn state(preempted: bool) -> SampleState {
+    if preempted {
+        SampleState::Running
+    } else {
+        SampleState::Waiting
     }
 }
 
@@ -121,5 +177,44 @@ mod tests {
         assert_eq!(s.unattributed_ns, 400);
         // A switch-in with no switch-out before it (the first one after exec): nothing.
         assert_eq!(s.switched(9, 10, false, false), None);
+    }
+
+    #[test]
+    fn the_threads_still_out_at_the_end_are_charged_up_to_it() {
+        let mut s = Switches::default();
+        s.sampled(7, 100, 0, 3);
+        s.switched(7, 100, true, false);
+        s.sampled(8, 50, 1, 4);
+        s.switched(8, 50, true, true);
+        // Out without its sample: not charged to a stack.
+        s.switched(9, 20, true, false);
+        let out = s.still_out(1_000);
+        assert_eq!(
+            out,
+            [
+                (
+                    8,
+                    OffCpu {
+                        process: 1,
+                        stack: 4,
+                        time: 50,
+                        weight: 950,
+                        state: SampleState::Running
+                    }
+                ),
+                (
+                    7,
+                    OffCpu {
+                        process: 0,
+                        stack: 3,
+                        time: 100,
+                        weight: 900,
+                        state: SampleState::Waiting
+                    }
+                )
+            ]
+        );
+        assert_eq!(s.unattributed_ns, 980);
+        assert!(s.still_out(2_000).is_empty(), "charged once");
     }
 }

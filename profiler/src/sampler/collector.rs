@@ -5,11 +5,11 @@
 use super::handler::Shared;
 use super::ring::RawSample;
 use super::samples::StoredSample;
-use super::stack_index::StackIndex;
 use super::stackmap;
 use super::threads;
 use super::timer::{self, Armed, Mechanism};
 use super::wall::{Found, Wall};
+use prof_capture::assemble::StackIndex;
 use prof_capture::symbolize::LoadedObject;
 use prof_capture::sys;
 use std::collections::HashMap;

@@ -28,7 +28,6 @@ mod handler;
 mod own_ring;
 mod ring;
 mod samples;
-mod stack_index;
 mod stackmap;
 mod threads;
 mod timer;

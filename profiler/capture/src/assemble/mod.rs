@@ -8,9 +8,11 @@
 mod heap;
 mod mappings;
 mod meta;
+mod stack_index;
 mod stacks;
 
 pub use heap::{estimate, is_allocator_frame, splitmix};
 pub use mappings::add_mappings;
 pub use meta::{at_start, own_process, process_from_proc, start_time_ns};
+pub use stack_index::StackIndex;
 pub use stacks::{intern_stacks, Cut, THREAD_FROM};

@@ -162,6 +162,16 @@ impl<'a> Cursor<'a> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_ne_bytes(self.take(8)?.try_into().ok()?))
     }
+    /// `n` words (one bounds check for all of them).
+    fn words(&mut self, n: usize) -> Option<Vec<u64>> {
+        let bytes = self.take(n.checked_mul(8)?)?;
+        Some(
+            bytes
+                .chunks_exact(8)
+                .map(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+                .collect(),
+        )
+    }
     /// A NUL-terminated string padded to 8 bytes, up to the last `tail` bytes.
     fn string(&mut self, tail: usize) -> Option<String> {
         let n = self.bytes.len().checked_sub(tail)?;
@@ -227,19 +237,14 @@ fn parse(
             let read = if read { Some(c.u64()?) } else { None };
             let kernel = if callchain {
                 let chain = usize::try_from(c.u64()?).ok()?;
-                (0..chain)
-                    .map(|_| c.u64())
-                    .filter(|a| a.is_none_or(|a| a < PERF_CONTEXT_MAX))
-                    .collect::<Option<Vec<u64>>>()?
+                let mut kernel = c.words(chain)?;
+                kernel.retain(|&a| a < PERF_CONTEXT_MAX);
+                kernel
             } else {
                 Vec::new()
             };
             let abi = c.u64()?;
-            let regs = if abi == 0 {
-                Vec::new()
-            } else {
-                (0..regs).map(|_| c.u64()).collect::<Option<Vec<u64>>>()?
-            };
+            let regs = if abi == 0 { Vec::new() } else { c.words(regs)? };
             let size = usize::try_from(c.u64()?).ok()?;
             let mut stack = Vec::new();
             if size > 0 {

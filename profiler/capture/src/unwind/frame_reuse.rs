@@ -229,6 +229,16 @@ impl Stack {
         self.frames[j].regs == *regs
     }
 
+    /// Each kept frame's address and the stack pointer the unwinder had there, leaf first.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn frames(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let frames = self.frames.get(..self.len).unwrap_or_default();
+        self.addresses
+            .iter()
+            .zip(frames)
+            .map(|(&address, f)| (address, super::dwarf::kept_sp(&f.regs)))
+    }
+
     /// The addresses of the frames after `j`.
     pub fn addresses_after(&self, j: usize) -> &[u64] {
         self.addresses.get(j + 1..self.len).unwrap_or_default()

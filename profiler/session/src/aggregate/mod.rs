@@ -52,6 +52,7 @@ mod inverted;
 mod lines;
 mod listing;
 mod sandwich;
+mod scheduler;
 mod scope_lanes;
 mod scope_table;
 mod scopes;
@@ -86,6 +87,7 @@ pub use grouping::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
+pub use scheduler::{default_transforms, is_kernel_module, SCHEDULER_FUNCTIONS};
 pub use scope_lanes::{Bar, BarKind, DrawnBar, ScopeIndex, ScopeLayout, TaskLane, MERGED};
 pub use scope_table::{ScopeTable, TaskTable};
 pub use scopes::{

@@ -68,6 +68,12 @@ pub enum Transform {
     /// Drop samples whose stack has a frame whose function name matches (pprof's `-ignore`).
     /// Drops weight: exactly what [`Transform::FocusMatching`] would keep.
     IgnoreMatching(NameMatcher),
+    /// Charge the samples taken in the kernel's scheduler (a thread switched out, blocked or
+    /// preempted: its frames from a [`SCHEDULER_FUNCTIONS`](super::SCHEDULER_FUNCTIONS) one
+    /// down) to the user frame that entered the kernel, removing their kernel frames; the
+    /// other kernel frames keep their own samples. What a wall session's views start with
+    /// (see [`default_transforms`](super::default_transforms)). Keeps every sample.
+    FoldScheduler,
 }
 
 impl Transform {
@@ -97,6 +103,7 @@ impl Transform {
             Transform::CollapseModule(module) => collapse_module(shape, session, *module),
             Transform::FocusMatching(matcher) => focus_matching(shape, verdicts(matcher, session)),
             Transform::IgnoreMatching(matcher) => ignore(shape, verdicts(matcher, session)),
+            Transform::FoldScheduler => super::scheduler::fold(shape, session),
         };
         out.finish();
         (out, map)

@@ -64,6 +64,9 @@ pub enum TransformSpec {
         /// The regular expression.
         pattern: String,
     },
+    /// [`Transform::FoldScheduler`]: a switched-out thread's time charged to the call that
+    /// entered the kernel.
+    FoldScheduler,
 }
 
 /// The JSON form's fields, every one optional: what [`TransformSpec`] is read through. Fields
@@ -110,9 +113,10 @@ impl TryFrom<SpecFields> for TransformSpec {
             "hide" => TransformSpec::Hide {
                 pattern: needs(f.pattern, "pattern")?,
             },
+            "fold-scheduler" => TransformSpec::FoldScheduler,
             other => {
                 return Err(format!(
-                    "unknown variant `{other}`, expected one of `focus-function`, `focus-subtree`, `merge`, `drop`, `collapse-recursion`, `collapse-module`, `focus`, `ignore`, `hide`"
+                    "unknown variant `{other}`, expected one of `focus-function`, `focus-subtree`, `merge`, `drop`, `collapse-recursion`, `collapse-module`, `focus`, `ignore`, `hide`, `fold-scheduler`"
                 ))
             }
         })
@@ -182,6 +186,7 @@ impl TransformSpec {
             TransformSpec::Focus { pattern } => Transform::FocusMatching(matcher(pattern)?),
             TransformSpec::Ignore { pattern } => Transform::IgnoreMatching(matcher(pattern)?),
             TransformSpec::Hide { pattern } => Transform::Hide(matcher(pattern)?),
+            TransformSpec::FoldScheduler => Transform::FoldScheduler,
         })
     }
 
@@ -233,6 +238,7 @@ impl fmt::Display for TransformSpec {
             TransformSpec::Focus { pattern } => write!(f, "Focus /{pattern}/"),
             TransformSpec::Ignore { pattern } => write!(f, "Ignore /{pattern}/"),
             TransformSpec::Hide { pattern } => write!(f, "Hide /{pattern}/"),
+            TransformSpec::FoldScheduler => f.write_str("Scheduler folded into the blocking call"),
         }
     }
 }

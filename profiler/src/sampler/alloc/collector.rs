@@ -2,7 +2,7 @@
 //! interned stacks, and keeps the unwinder's modules up to date as libraries are loaded.
 
 use super::Shared;
-use crate::sampler::stack_index::StackIndex;
+use prof_capture::assemble::StackIndex;
 use prof_capture::symbolize::LoadedObject;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
