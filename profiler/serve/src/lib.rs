@@ -8,7 +8,8 @@
 //! gzip-compressed to clients that take it. What it guarantees against hostile clients is listed
 //! in the `http` module.
 //!
-//! The HTTP side ([`http`], [`body`], [`reply`], `stall`, `encoding`) is always built: the
+//! The HTTP side (`http`, `body`, `reply`, `stall`, `encoding`: [`Serving`], [`Handler`],
+//! [`Reply`], [`Payload`]) is always built: the
 //! `/debug/pprof` endpoint (`prof::debug`, feature `debug-http`) serves with it, without the
 //! viewer and its wasm build. `prof` re-exports what users name (`prof::serve`); the embedded
 //! assets and the server's tuning constants are this crate's alone.
@@ -18,16 +19,16 @@
 
 #[cfg(feature = "viewer")]
 pub mod assets;
-pub mod body;
+mod body;
 #[cfg(feature = "viewer")]
 mod browser;
 mod encoding;
-pub mod http;
+mod http;
 #[cfg(feature = "viewer")]
 mod load;
 #[cfg(feature = "viewer")]
 mod open_in_browser;
-pub mod reply;
+mod reply;
 #[cfg(feature = "viewer")]
 mod routes;
 #[cfg(feature = "viewer")]
@@ -40,14 +41,17 @@ mod stall;
 #[cfg(feature = "viewer")]
 mod standalone;
 
+pub use body::Payload;
 #[cfg(feature = "viewer")]
 pub use browser::{open as open_browser, Opened};
+pub use http::{Handler, Serving};
 #[cfg(feature = "viewer")]
 pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};
 #[cfg(feature = "viewer")]
 pub use load::{load_for_serving, load_for_serving_with};
 #[cfg(feature = "viewer")]
 pub use open_in_browser::ServedViewer;
+pub use reply::Reply;
 #[cfg(feature = "viewer")]
 pub use routes::SessionFile;
 #[cfg(feature = "viewer")]

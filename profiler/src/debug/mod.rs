@@ -41,8 +41,8 @@
 use crate::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
 use crate::{Error, Mode, Options, Profiler, Result};
 use bytes::Bytes;
-use prof_serve::http::{Handler, Serving};
-use prof_serve::reply::Reply;
+use prof_serve::Reply;
+use prof_serve::{Handler, Serving};
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -427,7 +427,7 @@ async fn take(busy: Arc<AtomicU8>, kind: Kind, seconds: u64) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prof_serve::body::Payload;
+    use prof_serve::Payload;
 
     fn status(route: Route) -> u16 {
         match route {

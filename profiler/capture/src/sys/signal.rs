@@ -35,7 +35,7 @@ pub const TRAP: libc::c_int = libc::SIGTRAP;
 
 /// A signal's disposition that was in place before ours, to put back at stop, and the
 /// program's handlers on an alternate stack whose mask got our signal (see
-/// [`mask_in_onstack_handlers`]).
+/// `mask_in_onstack_handlers`).
 pub struct SavedAction {
     signal: libc::c_int,
     action: libc::sigaction,
@@ -85,7 +85,7 @@ fn mask_in_onstack_handlers(signal: libc::c_int) -> u128 {
     masked
 }
 
-/// Takes `signal` out of the masks [`mask_in_onstack_handlers`] added it to (`masked`), for the
+/// Takes `signal` out of the masks `mask_in_onstack_handlers` added it to (`masked`), for the
 /// handlers still installed with `SA_ONSTACK` and `signal` in their mask (one the program
 /// replaced since is left as it is).
 fn unmask_onstack_handlers(signal: libc::c_int, masked: u128) {
@@ -295,7 +295,7 @@ fn alt_stack(ctx: *mut libc::c_void, here: u64) -> Option<(u64, u64)> {
 /// (see `catch_read_faults`), (SIGPROF, or SIGTRAP for perf events with
 /// [`PerfDelivery::Sigtrap`](super::PerfDelivery::Sigtrap)) with `SA_RESTART`, returning the old disposition;
 /// adds `signal` to the mask of every handler installed with `SA_ONSTACK` (see
-/// [`mask_in_onstack_handlers`]).
+/// `mask_in_onstack_handlers`).
 /// Our own handler, left in place by an earlier session, stands for the default disposition it
 /// replaced (see [`restore_handler`]).
 /// Signals go to `sink` (the first sink given stays: a process has one sampler).

@@ -144,7 +144,7 @@ impl Blocked<'_> {
     /// Unwinds the thread into `out` (which holds its leaf, `pc`), copying its stack into
     /// `buffer` as unwinding reaches further, with `unwinder` over `objects` (whose function
     /// entries `entries` keeps): the search for frame records while the frame pointer is
-    /// unknown (see [`unwind_copied`]). Returns whether a frame pointer was found that way.
+    /// unknown (see `unwind_copied`). Returns whether a frame pointer was found that way.
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[allow(clippy::too_many_arguments)]
     pub fn unwind(
@@ -356,7 +356,7 @@ fn call_before(_: &File, _: u64) -> Option<Call> {
 }
 
 /// How far above a frame's stack pointer to look for its frame record when its frame pointer
-/// is unknown (see [`unwind_copied`]).
+/// is unknown (see `unwind_copied`).
 const FP_SCAN_WORDS: u64 = 512;
 
 /// Unwinds a copied stack with DWARF CFI from `regs` (its frame pointer unknown), pushing

@@ -1,7 +1,7 @@
 //! Walking a stack: the interrupted thread's own, from the registers in the signal's `ucontext`
 //! (so the handler's own frames and the signal trampoline never appear), or a copy a perf ring
 //! recorded with its registers (`prof record`'s, or the in-process sampler's own rings). DWARF
-//! CFI first where the code has unwind tables ([`dwarf`], with [`frame_reuse`]), frame pointers
+//! CFI first where the code has unwind tables ([`dwarf()`], over [`dwarf`](mod@dwarf), with [`frame_reuse`]), frame pointers
 //! otherwise; every stack read is bounds-checked. Frames go to any [`Frames`] sink: a closure,
 //! or the in-process sampler's ring record.
 
@@ -34,7 +34,7 @@ impl<F: FnMut(u64) -> bool> Frames for F {
     }
 }
 
-/// Whether [`dwarf`] copies frames from the thread's previous stack, and whether its stack is
+/// Whether [`dwarf()`] copies frames from the thread's previous stack, and whether its stack is
 /// kept for the next one to copy from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reuse {
@@ -344,7 +344,7 @@ fn bp_use<S: StackWords + ?Sized>(
     }
 }
 
-/// What [`dwarf`] did.
+/// What [`dwarf()`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unwound {
     /// It pushed at least the leaf (otherwise fall back to frame pointers).

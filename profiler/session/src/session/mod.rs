@@ -3,7 +3,7 @@
 //! The sampler produces a [`Session`]; everything else (aggregation, exports, the viewer) consumes
 //! one. This module knows nothing about the sampler. Sessions are stored as versioned JSON (see
 //! `docs/session-format.md`): [`read()`] and [`write()`] work on any reader or writer, and with the
-//! `sampler` feature [`load()`] and [`save()`] work on files, gzipped when the name ends in `.gz`.
+//! `fs` feature [`load()`] and [`save()`] work on files, gzipped when the name ends in `.gz`.
 //!
 //! ```
 //! use prof_session::session::{FrameSpec, Metadata, SessionBuilder};

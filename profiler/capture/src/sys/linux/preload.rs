@@ -24,7 +24,7 @@ fn channel_number() -> libc::c_int {
 }
 
 /// A connected pair of stream sockets: (prof's end, close-on-exec; the program's end, inherited
-/// across `exec`, at a number above the program's own: see [`channel_number`], falling back to
+/// across `exec`, at a number above the program's own: see `channel_number`, falling back to
 /// the lowest free one when the limit leaves none). The program's end can buffer 4 MiB where
 /// the kernel allows it (`net.core.wmem_max`), so that a burst of samples rarely waits for prof.
 pub fn preload_socket() -> io::Result<(OwnedFd, OwnedFd)> {
