@@ -14,7 +14,7 @@
 //! the sampler benchmark does, to measure what it saves.
 
 pub use crate::options::{Measure, Settings};
-pub use crate::sampler::diagnostics::*;
+pub use crate::sampler::counters::*;
 
 /// Moves every thread's scope events into the running session now, as the collector does
 /// between its sleeps: for benchmarks that write more events than a thread's buffer holds

@@ -11,7 +11,7 @@ mod layout;
 mod loading;
 mod profile;
 mod scope_bars;
-mod scopes;
+mod scope_view;
 mod source_view;
 mod time;
 mod transforms;

@@ -18,15 +18,15 @@
 //! per-task event (`cpu = -1`), as `perf record` works around the same way.
 
 mod access;
-mod alloc;
 mod attach;
+mod interposer;
 mod jit;
 mod kernel;
 mod privileged;
 mod process;
+mod processes;
 mod stitch;
 mod switch;
-mod table;
 
 pub use attach::attach;
 pub use privileged::{IdChange, UnsampledExec};
@@ -223,7 +223,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
                 stack_bytes,
                 ..options.clone()
             };
-            return alloc::record(command, &options, image);
+            return interposer::record(command, &options, image);
         }
         // `Mode` may grow (it is the session model's, in another crate).
         mode => {
@@ -574,7 +574,7 @@ struct Recorder {
     /// the event on each CPU counts from 0).
     counts: HashMap<u32, Vec<u64>>,
     /// The processes for the session's table.
-    table: table::ProcessTable,
+    table: processes::ProcessTable,
     /// [`attach`]: the processes recorded (records of others are dropped), and whether the
     /// processes they start join them; `None` records everything (`record`).
     keep: Option<HashSet<u32>>,
@@ -613,7 +613,7 @@ impl Recorder {
             pending: Vec::new(),
             read,
             counts: HashMap::new(),
-            table: table::ProcessTable::default(),
+            table: processes::ProcessTable::default(),
             keep: None,
             follow_children: false,
             lost: 0,

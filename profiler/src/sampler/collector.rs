@@ -3,11 +3,11 @@
 //! disarms everything and hands back the raw profile.
 
 use super::handler::Shared;
+use super::mechanism::{self, Armed, Mechanism};
 use super::ring::RawSample;
 use super::samples::StoredSample;
 use super::stackmap;
 use super::threads;
-use super::timer::{self, Armed, Mechanism};
 use super::wall::{Found, Wall};
 use prof_capture::assemble::StackIndex;
 use prof_capture::symbolize::LoadedObject;
@@ -341,7 +341,7 @@ impl Collector {
                 let armed = if self.mechanism == Mechanism::PerfRing {
                     self.arm_ring(tid)
                 } else {
-                    timer::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit)
+                    mechanism::arm(self.mechanism, tid, self.interval_ns, self.shared.inherit)
                 };
                 if at_start && self.mechanism == Mechanism::PerfRing && armed.is_ok() {
                     self.note_blocked_at_start(tid);
@@ -349,7 +349,9 @@ impl Collector {
                 match armed {
                     Ok(armed) => {
                         self.note_fd(armed.as_ref(), tid);
-                        if let Some((monotonic, cpu)) = armed.as_ref().and_then(timer::timer_ids) {
+                        if let Some((monotonic, cpu)) =
+                            armed.as_ref().and_then(mechanism::timer_ids)
+                        {
                             self.shared.threads.set_timers(slot, monotonic, cpu);
                         }
                         armed
@@ -376,7 +378,7 @@ impl Collector {
                     self.retired.push(armed);
                 } else {
                     self.note_fd(Some(&armed), 0);
-                    timer::disarm(armed);
+                    mechanism::disarm(armed);
                 }
             }
             self.shared.threads.remove(*tid);
@@ -571,7 +573,7 @@ impl Collector {
         // a sweep only names them, as often as the collector wakes.
         let sweep_every = SWEEP_EVERY.max(longest);
         while !stop.load(Ordering::Acquire) {
-            super::diagnostics::COLLECTOR_WAKEUPS.fetch_add(1, Ordering::Relaxed);
+            super::counters::COLLECTOR_WAKEUPS.fetch_add(1, Ordering::Relaxed);
             if self.wall.is_some()
                 && self.mechanism == Mechanism::WallTicker
                 && Instant::now() >= next_tick
@@ -677,7 +679,7 @@ impl Collector {
         let armed = std::mem::take(&mut self.armed).into_values().flatten();
         for armed in armed.chain(retired) {
             self.note_fd(Some(&armed), 0);
-            timer::disarm(armed);
+            mechanism::disarm(armed);
         }
         if self.mechanism.signals() {
             wait_for_signals_in_flight(self.mechanism.signal());

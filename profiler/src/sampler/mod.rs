@@ -17,10 +17,11 @@
 //! ([`thread_cpu_time`], [`process_cpu_time`], [`current_tid`]).
 
 pub(crate) mod alloc;
-pub(crate) mod assemble;
 mod collector;
-pub(crate) mod diagnostics;
+pub(crate) mod counters;
+pub(crate) mod finish;
 mod handler;
+mod mechanism;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -30,7 +31,6 @@ mod ring;
 mod samples;
 mod stackmap;
 mod threads;
-mod timer;
 mod wall;
 
 use crate::session::Session;
@@ -177,9 +177,9 @@ impl Sampler {
                 ));
             }
             if options.timer == crate::Timer::PerfRing {
-                timer::Mechanism::ring_wall()?
+                mechanism::Mechanism::ring_wall()?
             } else if let Some(ring) = (!options.diagnostics.wall_signals)
-                .then(timer::Mechanism::ring_wall_by_default)
+                .then(mechanism::Mechanism::ring_wall_by_default)
                 .flatten()
             {
                 // No signal, so no EINTR and no signal frame: the ring is wall mode's first
@@ -188,20 +188,20 @@ impl Sampler {
             } else {
                 // Wall mode's collector signals the running threads with SIGPROF.
                 if sys::program_handles(sys::SIGNAL) {
-                    return Err(timer::signal_in_use(sys::SIGNAL, "wall mode".into()));
+                    return Err(mechanism::signal_in_use(sys::SIGNAL, "wall mode".into()));
                 }
-                timer::Mechanism::WallTicker
+                mechanism::Mechanism::WallTicker
             }
         } else {
-            timer::Mechanism::choose(options.timer, interval_ns)?
+            mechanism::Mechanism::choose(options.timer, interval_ns)?
         };
         let unwind = options.unwind.mode()?;
         let settings = options.diagnostics;
-        let inherit = timer::inherit_threads(mechanism, settings.inherit);
+        let inherit = mechanism::inherit_threads(mechanism, settings.inherit);
         let start_ns = sys::monotonic_ns();
         // Its monotonic timers wake idle threads: their samples need a minimum weight and the
         // threads are parked (see `handler::Shared::park_after`).
-        let timer_create = mechanism == timer::Mechanism::TimerCreate;
+        let timer_create = mechanism == mechanism::Mechanism::TimerCreate;
         let shared = Arc::new(Shared {
             ring: {
                 let depth = options.max_depth.min(MAX_RING_DEPTH);
@@ -238,7 +238,7 @@ impl Sampler {
             unwind,
             periodic: matches!(
                 mechanism,
-                timer::Mechanism::PerfEventSigtrap | timer::Mechanism::PerfEvent
+                mechanism::Mechanism::PerfEventSigtrap | mechanism::Mechanism::PerfEvent
             ) && interval_ns >= handler::PERIOD_WEIGHT_MIN_NS,
             min_weight_ns: if timer_create { interval_ns / 2 } else { 0 },
             park_after: if timer_create {
@@ -339,7 +339,7 @@ impl Sampler {
                 itimer,
             }),
             Err(e) => {
-                if mechanism == timer::Mechanism::Setitimer {
+                if mechanism == mechanism::Mechanism::Setitimer {
                     let _ = sys::setitimer_prof(0);
                 }
                 SHARED.clear_and_wait();
@@ -377,7 +377,7 @@ impl Sampler {
         let running = self.inner.take().expect("a sampler is stopped once");
         let f = running.finish()?;
         Ok(Box::new(move || {
-            Ok(assemble::build(
+            Ok(finish::build(
                 f.raw,
                 f.meta,
                 f.dropped_in_handler,
@@ -403,7 +403,7 @@ struct Finished {
     dropped_in_handler: u64,
     options: Options,
     /// The scopes, marks and task polls recorded (see [`crate::scope`]).
-    scopes: Option<crate::scope::record::Recording>,
+    scopes: Option<crate::scope::recording::Recording>,
 }
 
 impl Running {
@@ -453,7 +453,7 @@ impl Running {
         RUNNING.store(false, Ordering::Release);
         let (raw, ()) = (raw?, restored?);
         if let Some(stats) = raw.wall {
-            *diagnostics::LAST_WALL_STATS
+            *counters::LAST_WALL_STATS
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = stats;
         }

@@ -23,9 +23,9 @@
 //! A [`Guard`] is not `Send`: a scope is one thread's. Across `.await` points use
 //! [`crate::task::instrument`].
 
-pub(crate) mod assemble;
 pub(crate) mod buffer;
-pub(crate) mod record;
+pub(crate) mod join;
+pub(crate) mod recording;
 
 use buffer::EventBuf;
 use prof_capture::sys;
@@ -494,7 +494,7 @@ pub(crate) fn start(start_ns: u64, awaits: bool) {
         buf.take_dropped();
     }
     drop(buffers);
-    *rec = Some(record::Recording::new(start_ns));
+    *rec = Some(recording::Recording::new(start_ns));
     SESSION.fetch_add(1, Ordering::Relaxed);
     AWAITS.store(awaits, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
@@ -507,7 +507,7 @@ pub(crate) fn forked_child() {
 }
 
 /// The session's recording so far.
-static RECORDING: Mutex<Option<record::Recording>> = Mutex::new(None);
+static RECORDING: Mutex<Option<recording::Recording>> = Mutex::new(None);
 
 /// Moves the events in every thread's buffer into the session's recording; forgets the buffers
 /// of threads that exited. The collector calls this between its sleeps and chooses the next
@@ -537,13 +537,13 @@ pub(crate) fn drain() -> usize {
 
 /// Stops recording new scopes, marks and polls: called as the session's end time is read.
 /// A thread that saw `enabled()` just before may still write (a scope begun then, the end of
-/// one open): [`record::Recording::finish`] keeps nothing that began after the end.
+/// one open): [`recording::Recording::finish`] keeps nothing that began after the end.
 pub(crate) fn disable() {
     ENABLED.store(false, Ordering::Release);
 }
 
 /// Stops recording and returns what was recorded (`None` when recording was not started).
-pub(crate) fn stop() -> Option<record::Recording> {
+pub(crate) fn stop() -> Option<recording::Recording> {
     disable();
     drain();
     let mut rec = RECORDING.lock().unwrap_or_else(|e| e.into_inner()).take()?;

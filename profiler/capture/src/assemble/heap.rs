@@ -31,7 +31,7 @@ pub fn estimate(size: u64, mean: u64, draw: u64) -> (u64, u64) {
 /// `String::from`, the program's own functions).
 pub fn is_allocator_frame(name: &str) -> bool {
     const PREFIXES: [&str; 10] = [
-        "prof_capture::sys::alloc::",
+        "prof_capture::sys::global_alloc::",
         "__rust_alloc",
         "__rust_realloc",
         "__rg_alloc",
@@ -104,8 +104,8 @@ mod tests {
     #[test]
     fn the_allocation_path_is_trimmed_and_the_callers_kept() {
         for name in [
-            "<prof_capture::sys::alloc::Sampling<A,H> as core::alloc::global::GlobalAlloc>::alloc",
-            "prof_capture::sys::alloc::allocated",
+            "<prof_capture::sys::global_alloc::Sampling<A,H> as core::alloc::global::GlobalAlloc>::alloc",
+            "prof_capture::sys::global_alloc::allocated",
             "__rustc::__rust_alloc",
             "__rustc::__rust_alloc_zeroed",
             "__rust_realloc",

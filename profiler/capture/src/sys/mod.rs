@@ -12,8 +12,8 @@
 //! tagged signal, perf events and per-thread timers (unsupported on macOS), and reading the
 //! interrupted stack (not done on macOS, which has no `/proc/self/maps` for its bounds).
 
-mod alloc;
 mod clock;
+mod global_alloc;
 mod rcu;
 mod signal;
 mod timer;
@@ -29,8 +29,8 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
-pub use alloc::*;
 pub use clock::*;
+pub use global_alloc::*;
 pub use os::*;
 pub use rcu::*;
 pub use signal::*;

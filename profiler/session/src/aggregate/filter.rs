@@ -271,11 +271,11 @@ impl StackWeights {
         let in_scope = filter
             .scope
             .as_deref()
-            .map(|name| super::scopes::spans_inside(session, name));
+            .map(|name| super::scope_stats::spans_inside(session, name));
         let of_task = filter
             .task
             .as_deref()
-            .map(|name| super::scopes::tasks_named(session, name));
+            .map(|name| super::scope_stats::tasks_named(session, name));
         let samples = &session.samples;
         let end = rows.end.min(samples.len());
         for i in rows.start.min(end)..end {

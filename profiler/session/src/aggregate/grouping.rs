@@ -6,7 +6,7 @@
 //! Both transforms share one loop ([`regroup`]): a sample's stack is copied under a prefix of
 //! synthetic frames ([`Prefixes`]), each prefix node and each copied stack made once.
 
-use super::scopes::{span_kept, thread_mask};
+use super::scope_stats::{span_kept, thread_mask};
 use super::tree::{CallTree, NodeId};
 use super::Filter;
 use crate::session::{Frame, FrameId, Session, SpanIdx, StackId, StackNode, StrId};

@@ -54,17 +54,17 @@ mod listing;
 mod sandwich;
 mod scheduler;
 mod scope_lanes;
-mod scope_table;
-mod scopes;
+mod scope_stats;
 #[cfg(test)]
-mod scopes_tests;
+mod scope_stats_tests;
+mod scope_table;
 mod search;
 mod shape;
 mod stack_chart;
-mod table;
 mod threads;
 mod timeline;
 mod top;
+mod top_table;
 mod transform;
 mod transform_spec;
 mod tree;
@@ -89,20 +89,20 @@ pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
 pub use scheduler::{default_transforms, is_kernel_module, SCHEDULER_FUNCTIONS};
 pub use scope_lanes::{Bar, BarKind, DrawnBar, ScopeIndex, ScopeLayout, TaskLane, MERGED};
-pub use scope_table::{ScopeTable, TaskTable};
-pub use scopes::{
+pub use scope_stats::{
     duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,
     DurationBar, DurationHistogram, ScopeRow, TaskRow, Tasks,
 };
+pub use scope_table::{ScopeTable, TaskTable};
 pub use search::{is_marked, name_contains, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
-pub use table::TopTable;
 pub use threads::{
     busiest_first, group_by_process, process_label, shown_label, thread_totals, ProcessGroup,
     ThreadTotal,
 };
 pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
 pub use top::{SortBy, TopRow, DEFAULT_TOP};
+pub use top_table::TopTable;
 pub use transform::{NameMatcher, Transform};
 pub use transform_spec::TransformSpec;
 pub use tree::{CallTree, NodeId, TransformedStacks};

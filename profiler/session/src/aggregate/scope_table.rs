@@ -2,7 +2,7 @@
 //! milliseconds per call, as Ruby's profiler prints them.
 
 use super::format::{format_ms, format_percent, format_weight, thousands};
-use super::scopes::{ScopeRow, TaskRow};
+use super::scope_stats::{ScopeRow, TaskRow};
 use crate::session::Session;
 use std::fmt;
 

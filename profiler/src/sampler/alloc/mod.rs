@@ -10,26 +10,28 @@
 //! allocated, as Go's and tcmalloc's heap profilers sample), so an allocation of `s` bytes is
 //! sampled with probability `1 - exp(-s/m)`, and the report scales each sample by the inverse.
 //!
-//! A sampled allocation is listed in the in-use table (`table.rs`), unwinds its own stack from
+//! A sampled allocation is listed in the in-use table (`in_use.rs`), unwinds its own stack from
 //! the registers of the sampling function with the signal handler's unwinder into a ring
 //! record, and publishes it for the collector (`collector.rs`). Nothing on that path allocates:
 //! a thread-local flag makes any allocation made meanwhile (and the collector's own) bypass
 //! sampling. Frees check a small filter first and the table only when their bucket holds a
 //! listed block.
 
-pub(crate) mod assemble;
 mod collector;
-mod table;
+mod in_use;
 
+use super::finish::Threads;
 use super::ring::{Claim, RawSample, Ring};
-use crate::session::Session;
+use crate::session::{Metadata, Session, SessionBuilder};
 use crate::{Error, Options, Result};
+use in_use::{Filter, InUse};
+use prof_capture::assemble::{estimate, intern_stacks, is_allocator_frame, splitmix, Cut};
 use prof_capture::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
 use prof_capture::unwind::{self, Reuse};
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use table::{Filter, InUse};
 
 /// Bytes a thread allocates between two looks at whether a session started, while none runs.
 /// Allocations made after a session starts and before a thread's next look are not sampled (at
@@ -47,7 +49,7 @@ const MAX_DEPTH: usize = 256;
 const PREFIX: usize = 3;
 /// The in-use table's size: 32,768 slots, 384 KiB, up to about 30,000 sampled blocks live at
 /// once (16 GB of live heap at the default interval).
-const LOG2_SLOTS: u32 = table::MAX_LOG2_SLOTS;
+const LOG2_SLOTS: u32 = in_use::MAX_LOG2_SLOTS;
 /// Unwinding states (about 40 KiB each) shared by the threads that sample at once.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 const UNWIND_STATES: usize = 8;
@@ -60,7 +62,7 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 static MEAN: AtomicU64 = AtomicU64::new(1);
 /// True while frees should look for their block in the in-use table.
 static TRACKING: AtomicBool = AtomicBool::new(false);
-/// Counts the sampled blocks still listed per address bucket (see `table.rs`).
+/// Counts the sampled blocks still listed per address bucket (see `in_use.rs`).
 static FILTER: Filter = Filter::new();
 /// The running session's shared state, read by allocating threads under a read guard.
 static SHARED: Rcu<Arc<Shared>> = Rcu::empty();
@@ -168,9 +170,7 @@ fn draw(mean: u64) -> i64 {
         let mut x = rng.get();
         if x == 0 {
             // Seeded from the clock and this thread's own storage address (distinct per thread).
-            x = prof_capture::assemble::splitmix(
-                sys::monotonic_ns() ^ (rng as *const Cell<u64> as u64),
-            ) | 1;
+            x = splitmix(sys::monotonic_ns() ^ (rng as *const Cell<u64> as u64)) | 1;
         }
         // xorshift64*
         x ^= x >> 12;
@@ -476,7 +476,7 @@ impl Running {
         let dropped = self.shared.dropped.load(Ordering::Relaxed);
         let options = self.options;
         Ok(move || {
-            assemble::build(
+            build(
                 collected,
                 &live,
                 meta,
@@ -493,4 +493,89 @@ impl Running {
 /// workload): a key and an id per slot.
 pub fn in_use_table_bytes() -> usize {
     (1usize << LOG2_SLOTS) * (8 + 4)
+}
+
+/// True for the frames of the allocation path, which every sample would otherwise end in: the
+/// capture core's list ([`is_allocator_frame`]) and this sampler's own code.
+fn is_sampling_frame(name: &str) -> bool {
+    is_allocator_frame(name)
+        || name
+            .trim_start_matches('<')
+            .starts_with("prof::sampler::alloc::")
+}
+
+/// Builds the allocation session at stop (symbolizing the stacks without the allocator's own
+/// frames, scaling each sample to an unbiased estimate, marking the blocks still live): per
+/// sample, `alloc_bytes`, `alloc_objects`, and `inuse_bytes`,
+/// `inuse_objects` (the same estimate when its block was still listed at stop, else 0).
+pub fn build(
+    collected: collector::Collected,
+    live: &[u32],
+    mut meta: Metadata,
+    dropped: u64,
+    mean: u64,
+    options: &Options,
+    scopes: Option<crate::scope::recording::Recording>,
+) -> Session {
+    meta.dropped_samples = dropped + collected.dropped;
+    let mut builder = SessionBuilder::new(meta);
+    prof_capture::assemble::add_mappings(&mut builder, &collected.objects);
+    let stack_ids = intern_stacks(
+        &mut builder,
+        &collected.stacks,
+        &collected.objects,
+        prof_capture::symbolize::AddressSpace::Own,
+        Cut {
+            leaf: &is_sampling_frame,
+            ..Cut::depth(options.max_depth)
+        },
+    );
+    let live: HashSet<u32> = live.iter().copied().collect();
+    let mut threads = Threads::new(
+        &mut builder,
+        &collected.names,
+        scopes.as_ref(),
+        &collected.objects,
+        options.max_depth,
+    );
+    for s in &collected.samples {
+        let Some(stack) = stack_ids[s.stack as usize] else {
+            continue;
+        };
+        let thread = threads.idx(&mut builder, s.tid);
+        let (bytes, objects) = estimate(s.size, mean, splitmix(u64::from(s.id)));
+        let (inuse_bytes, inuse_objects) = if live.contains(&s.id) {
+            (bytes, objects)
+        } else {
+            (0, 0)
+        };
+        builder.push_sample_full(
+            stack,
+            thread,
+            s.time_ns,
+            &[bytes, objects, inuse_bytes, inuse_objects],
+            1,
+            None,
+        );
+        threads.set_context(&mut builder, s.tid, s.time_ns);
+    }
+    builder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_samplers_own_frames_are_cut_with_the_allocation_path() {
+        for name in [
+            "prof::sampler::alloc::record",
+            "<prof::sampler::alloc::Hooks as prof_capture::sys::global_alloc::AllocHooks>::allocated",
+            "__rustc::__rust_alloc",
+        ] {
+            assert!(is_sampling_frame(name), "{name}");
+        }
+        assert!(!is_sampling_frame("prof::sampler::assemble::build"));
+        assert!(!is_sampling_frame("alloc::vec::Vec<T,A>::push"));
+    }
 }

@@ -1,7 +1,7 @@
-//! From a session's recording (see [`super::record`]) to its scope and task tables, and each
+//! From a session's recording (see [`super::recording`]) to its scope and task tables, and each
 //! sample's scope and task.
 
-use super::record::Recording;
+use super::recording::Recording;
 use super::Kind;
 use crate::session::{
     Mark, Poll, SessionBuilder, SiteIdx, SiteKind, Span, SpanIdx, StackId, TaskIdx, ThreadIdx,
@@ -17,7 +17,7 @@ pub(crate) struct Added<'a> {
 }
 
 /// Where tasks waited after their polls: stacks by thread id and the poll's index in the
-/// thread's [`super::record::ThreadEvents::polls`].
+/// thread's [`super::recording::ThreadEvents::polls`].
 pub(crate) type Waits = HashMap<(u32, usize), StackId>;
 
 /// Adds `rec`'s sites, spans, marks, tasks and polls to `builder`, each poll with its stack in

@@ -16,7 +16,7 @@ pub fn build(
     mut meta: Metadata,
     dropped_in_handler: u64,
     options: Options,
-    scopes: Option<crate::scope::record::Recording>,
+    scopes: Option<crate::scope::recording::Recording>,
 ) -> Session {
     meta.dropped_samples = dropped_in_handler + raw.dropped;
     let total_weight: u64 = raw.samples.iter().map(|s| s.raw.weight).sum();
@@ -68,7 +68,7 @@ pub(crate) struct Threads<'a> {
     /// Names by thread id, as the collector last saw them.
     names: &'a HashMap<u32, String>,
     idx: HashMap<u32, ThreadIdx>,
-    scopes: Option<crate::scope::assemble::Added<'a>>,
+    scopes: Option<crate::scope::join::Added<'a>>,
 }
 
 impl<'a> Threads<'a> {
@@ -78,7 +78,7 @@ impl<'a> Threads<'a> {
     pub fn new(
         builder: &mut SessionBuilder,
         names: &'a HashMap<u32, String>,
-        scopes: Option<&'a crate::scope::record::Recording>,
+        scopes: Option<&'a crate::scope::recording::Recording>,
         objects: &[LoadedObject],
         max_depth: usize,
     ) -> Threads<'a> {
@@ -89,7 +89,7 @@ impl<'a> Threads<'a> {
         };
         let added = scopes.map(|rec| {
             let waits = intern_awaits(builder, rec, objects, max_depth);
-            crate::scope::assemble::add(builder, rec, &waits, |b, tid| threads.idx(b, tid))
+            crate::scope::join::add(builder, rec, &waits, |b, tid| threads.idx(b, tid))
         });
         threads.scopes = added;
         threads
@@ -120,10 +120,10 @@ impl<'a> Threads<'a> {
 /// wrapper), so the session holds no stack that no poll has.
 fn intern_awaits(
     builder: &mut SessionBuilder,
-    rec: &crate::scope::record::Recording,
+    rec: &crate::scope::recording::Recording,
     objects: &[LoadedObject],
     max_depth: usize,
-) -> crate::scope::assemble::Waits {
+) -> crate::scope::join::Waits {
     let mut keys = Vec::new();
     let mut stacks: Vec<Box<[u64]>> = Vec::new();
     for t in &rec.threads {
