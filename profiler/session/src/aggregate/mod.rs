@@ -87,7 +87,7 @@ pub use grouping::{
 };
 pub use lines::{function_lines, line_weights, FileWeights};
 pub use listing::{Column, TableOrder};
-pub use scheduler::{default_transforms, is_kernel_module, SCHEDULER_FUNCTIONS};
+pub use scheduler::{is_kernel_module, SCHEDULER_FUNCTIONS};
 pub use scope_lanes::{Bar, BarKind, DrawnBar, ScopeIndex, ScopeLayout, TaskLane, MERGED};
 pub use scope_stats::{
     duration_histogram, longest_spans, percentile, scope_durations, scope_table, task_table,
@@ -104,7 +104,7 @@ pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineT
 pub use top::{SortBy, TopRow, DEFAULT_TOP};
 pub use top_table::TopTable;
 pub use transform::{NameMatcher, Transform};
-pub use transform_spec::TransformSpec;
+pub use transform_spec::{default_transforms, TransformSpec};
 pub use tree::{CallTree, NodeId, TransformedStacks};
 pub use waits::{task_waits, wait_after, TASK_WAIT_TYPE};
 

@@ -6,12 +6,11 @@
 //! charges those samples to the user frame that entered the kernel (the system call's wrapper:
 //! `read`, `epoll_wait`, `clock_nanosleep`, a futex wait; for a preemption, the code that was
 //! running), so the self column is the time per blocking call, as the page's waiting view and
-//! `--user-only` show it. It is what [`default_transforms`] gives a wall session with scheduler
-//! frames, for `prof report` and the viewer alike.
+//! `--user-only` show it. It is what `TransformSpec`'s `default_transforms` gives a wall session
+//! with scheduler frames, for `prof report` and the viewer alike.
 
 use super::shape::Shape;
-use super::transform_spec::TransformSpec;
-use crate::session::{Mode, Session, StrId};
+use crate::session::{Session, StrId};
 
 /// The kernel functions a thread leaves its CPU through: a sample whose kernel frames include
 /// one was taken while its thread was switched out (or switching).
@@ -30,21 +29,6 @@ pub const SCHEDULER_FUNCTIONS: &[&str] = &[
 /// script`).
 pub fn is_kernel_module(module: &str) -> bool {
     module.starts_with("[kernel")
-}
-
-/// The transforms every view of `session` starts with unless asked otherwise: for a wall
-/// session with the kernel's scheduler frames, [`TransformSpec::FoldScheduler`]; none for the
-/// others.
-pub fn default_transforms(session: &Session) -> Vec<TransformSpec> {
-    let scheduler = session.frames.iter().any(|f| {
-        f.module.is_some_and(|m| is_kernel_module(session.str(m)))
-            && SCHEDULER_FUNCTIONS.contains(&session.str(f.name))
-    });
-    if session.meta.mode == Mode::Wall && scheduler {
-        vec![TransformSpec::FoldScheduler]
-    } else {
-        Vec::new()
-    }
 }
 
 /// [`Transform::FoldScheduler`](super::Transform::FoldScheduler): each node of a run of kernel
@@ -93,8 +77,8 @@ pub(crate) fn fold(shape: &Shape, session: &Session) -> (Shape, Vec<Option<u32>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aggregate::{CallTree, Filter, SortBy, TransformSpec};
-    use crate::session::{FrameSpec, Metadata, SampleState, SessionBuilder};
+    use crate::aggregate::{default_transforms, CallTree, Filter, SortBy, TransformSpec};
+    use crate::session::{FrameSpec, Metadata, Mode, SampleState, SessionBuilder};
 
     /// A wall session: `main;wait_peer;read` blocked in the kernel's `pipe_read;schedule`
     /// (600), preempted in `compute` through `irqentry_exit;schedule;finish_task_switch`

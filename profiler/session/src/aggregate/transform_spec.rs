@@ -289,3 +289,19 @@ fn matcher(pattern: &str) -> Result<NameMatcher, String> {
     })?;
     Ok(NameMatcher::new(move |name| re.is_match(name)))
 }
+
+/// The transforms every view of `session` starts with unless asked otherwise: for a wall
+/// session with the kernel's scheduler frames, [`TransformSpec::FoldScheduler`]; none for the
+/// others.
+pub fn default_transforms(session: &Session) -> Vec<TransformSpec> {
+    use super::scheduler::{is_kernel_module, SCHEDULER_FUNCTIONS};
+    let scheduler = session.frames.iter().any(|f| {
+        f.module.is_some_and(|m| is_kernel_module(session.str(m)))
+            && SCHEDULER_FUNCTIONS.contains(&session.str(f.name))
+    });
+    if session.meta.mode == crate::session::Mode::Wall && scheduler {
+        vec![TransformSpec::FoldScheduler]
+    } else {
+        Vec::new()
+    }
+}
