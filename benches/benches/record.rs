@@ -365,7 +365,7 @@ fn programs(dir: &TempDir) -> Vec<(&'static str, Vec<String>)> {
             argv(&[
                 "python3",
                 "-c",
-                "print(sum(i * i for i in range(6 * 10**6)))",
+                "print(sum(i * i for i in range(3 * 10**7)))",
             ]),
         ),
         (
