@@ -138,8 +138,13 @@ impl TempDir {
 
     /// A new empty directory named after the test, in `parent` (for what the temporary
     /// directory's file system cannot hold, such as a set-uid program on a `nosuid` mount).
+    ///
+    /// Its name also has the process id and a count of this process's directories: the tests of
+    /// one test binary share a process, and two of them may pass the same name.
     pub fn in_dir(parent: &Path, test: &str) -> Self {
-        let dir = parent.join(format!("prof-e2e-{test}-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = parent.join(format!("prof-e2e-{test}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir can be created");
         TempDir(dir)
