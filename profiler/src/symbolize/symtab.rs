@@ -79,7 +79,7 @@ impl SymbolTable {
     }
 
     /// The name of the function whose symbol covers `file_address`, demangled (see
-    /// [`super::demangle`]).
+    /// `super::demangle`).
     pub fn function_at(&self, file_address: u64) -> Option<String> {
         let i = self
             .functions
