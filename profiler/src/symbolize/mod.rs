@@ -10,7 +10,7 @@
 //! memory with the `backtrace` crate. Return addresses are looked up one byte back so that a call at the end
 //! of a function is attributed to the call site, not to what follows it.
 //!
-//! Names are demangled only where they are mangled (see [`demangle`](demangle())), and made
+//! Names are demangled only where they are mangled (see `demangle.rs`), and made
 //! distinct where the debug info does not qualify them (see [`names`]). Code that no symbol
 //! names, in an object that lists only some of its functions (a stripped program or library),
 //! is named by its object and file address (see [`unnamed`]); an address in no object, or

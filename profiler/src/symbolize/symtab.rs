@@ -231,7 +231,7 @@ impl SymbolTable {
     }
 
     /// The name of the function whose symbol covers `file_address`, demangled (see
-    /// [`super::demangle`]).
+    /// `super::demangle`).
     pub fn function_at(&self, file_address: u64) -> Option<String> {
         let i = self.functions.partition_point(|f| f.start <= file_address);
         let function = self.functions.get(i.checked_sub(1)?)?;
