@@ -228,12 +228,14 @@ fn own_usage(pid: u32) -> Option<(f64, u64)> {
     Some((ticks as f64 / hz, hwm))
 }
 
-/// Runs `argv` to its end, watching it; the CPU of the whole tree comes from `wait4`.
+/// Runs `argv` to its end in the directory `cwd` (node writes its V8 logs where it runs),
+/// watching it; the CPU of the whole tree comes from `wait4`.
 #[expect(clippy::zombie_processes, reason = "reaped by wait4, for its rusage")]
-fn run(argv: &[String], out: Option<&Path>) -> Run {
+fn run(argv: &[String], cwd: &Path, out: Option<&Path>) -> Run {
     let start = Instant::now();
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
+        .current_dir(cwd)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -499,7 +501,7 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize, only: Option<&str>) {
                 full.extend(argv.iter().cloned());
                 let _paranoid = (prefix.first().map(String::as_str) == Some("samply"))
                     .then(Paranoid::at_most_one);
-                runs[c].push(run(&full, o.as_deref()));
+                runs[c].push(run(&full, dir.path(), o.as_deref()));
             }
         }
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

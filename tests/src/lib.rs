@@ -10,14 +10,21 @@ pub mod webdriver;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The `prof` binary, built from the current sources.
 ///
-/// `cargo test -p prof-e2e` does not rebuild the `prof` binary by itself, so the first call runs
-/// `cargo build -p prof --bin prof` (a no-op when it is current) with the same profile as this
-/// test executable, and every test drives what the sources say, never a stale binary.
+/// `cargo test -p prof-e2e` does not rebuild the `prof` binary by itself (it is another
+/// package's), so the first call asks cargo for it with the same profile as this test
+/// executable, and every test drives what the sources say, never a stale binary.
+///
+/// It asks for the binary `cargo test --workspace` builds (the README's test command builds it
+/// for `profiler/`'s own integration tests): `cargo build --workspace --bin prof --examples`
+/// resolves features as that command does (the whole workspace, dev-dependencies included,
+/// since examples are selected), so after it the request is a no-op and the binary is the one
+/// that command left. A narrower request (`-p prof --features cli`) would rebuild `prof` and the
+/// twenty crates whose features differ, and overwrite the workspace's binary with its own.
 pub fn prof_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(build_prof).clone()
@@ -40,12 +47,10 @@ fn build_prof() -> PathBuf {
         .args([
             "build",
             "--quiet",
-            "-p",
-            "prof",
-            "--features",
-            "cli",
+            "--workspace",
             "--bin",
             "prof",
+            "--examples",
             "--target-dir",
         ])
         .arg(target_dir)
@@ -133,8 +138,13 @@ impl TempDir {
 
     /// A new empty directory named after the test, in `parent` (for what the temporary
     /// directory's file system cannot hold, such as a set-uid program on a `nosuid` mount).
+    ///
+    /// Its name also has the process id and a count of this process's directories: the tests of
+    /// one test binary share a process, and two of them may pass the same name.
     pub fn in_dir(parent: &Path, test: &str) -> Self {
-        let dir = parent.join(format!("prof-e2e-{test}-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = parent.join(format!("prof-e2e-{test}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir can be created");
         TempDir(dir)
@@ -172,31 +182,13 @@ fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
-/// Builds `prof`'s example `name` with `--release` (into the test's own target directory) and
-/// runs it, returning its standard output; panics when either step fails.
+/// Runs `prof`'s example `name` built in release as the docs say to (`cargo run --release -p
+/// prof --example NAME`: the library's default features, this workspace's release profile) and
+/// returns its standard output; panics when it fails. The examples the tests run are binaries
+/// of `tests/fixtures` too, from the same files, so they come from the fixtures' `limited`
+/// build ([`release_fixture`]) rather than a build of prof's dev-dependencies in release.
 pub fn run_release_example(name: &str) -> String {
-    let target = target_dir();
-    let status = cargo()
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "prof",
-            "--features",
-            "cli",
-            "--example",
-            name,
-        ])
-        .arg("--target-dir")
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo build --release --example {name}");
-    let example = target.join("release/examples").join(name);
+    let example = release_fixture(ReleaseProfile::Limited, name);
     let out = Command::new(&example).output().unwrap();
     assert!(out.status.success(), "{example:?}: {out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -240,39 +232,109 @@ pub fn tokio_fixture(name: &str) -> PathBuf {
 }
 
 /// The path of the fixture program `name` built with the fixtures' `tokio` feature, in release
-/// with `profile`: built once per test process and profile, into `fixtures-tokio` under the
-/// target directory for `line-tables-only`, `fixtures-tokio-<debug setting>` for the others
-/// (the flag changes every crate's build, so they keep directories of their own).
+/// with `profile`: built once per test process into `fixtures-tokio` under the target directory
+/// (the flag changes every crate's build, so it keeps a directory of its own), with
+/// `line-tables-only`; [`ReleaseProfile::Default`] is that build without its debug info
+/// ([`release_fixture`] says why that is the default profile's build), and `limited` is not
+/// built.
 pub fn tokio_fixture_with(profile: ReleaseProfile, name: &str) -> PathBuf {
+    assert_ne!(
+        profile,
+        ReleaseProfile::Limited,
+        "the tokio fixtures are built with line-tables-only (and stripped for Default)"
+    );
     fixture(profile, Fixtures::Tokio, name)
 }
 
 /// The path of the fixture program `name` (a binary of `tests/fixtures`) built in release with
-/// `profile`; all fixtures are built once per test process and profile, each profile into a
+/// `profile`. All fixtures are built once per test process and debug setting, each into a
 /// target directory of its own (so the dependencies keep their builds): `limited` into the
-/// test's own, the others into `fixtures-<debug setting>` under it.
+/// test's own, `line-tables-only` into `fixtures-line-tables-only` under it.
+///
+/// [`ReleaseProfile::Default`] is not a third build but the `limited` one without its debug
+/// info (`objcopy --strip-debug`, into `fixtures-stripped`): the same program a default release
+/// profile builds, since `debug = false` makes cargo pass `-C strip=debuginfo`, which strips
+/// the same sections at link time, and debug info does not change the code LLVM generates.
+/// Checked on the fixtures: the `.text`, `.rodata`, `.eh_frame` and `.symtab` of each stripped
+/// copy equal those of a `cargo build --release` with `CARGO_PROFILE_RELEASE_DEBUG=false`.
 pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
     fixture(profile, Fixtures::Plain, name)
 }
 
 /// The two builds of the fixture programs.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Fixtures {
-    /// Default features.
+    /// Default features, built with `limited` and `line-tables-only`.
     Plain,
-    /// The `tokio` feature, with `--cfg tokio_unstable` for every crate.
+    /// The `tokio` feature, with `--cfg tokio_unstable` for every crate, built with
+    /// `line-tables-only`.
     Tokio,
 }
 
+impl Fixtures {
+    /// The debug setting whose build [`ReleaseProfile::Default`] strips.
+    fn stripped_from(self) -> ReleaseProfile {
+        match self {
+            Fixtures::Plain => ReleaseProfile::Limited,
+            Fixtures::Tokio => ReleaseProfile::LineTablesOnly,
+        }
+    }
+}
+
 /// The fixture program `name` from the build `fixtures` with `profile`, built (all fixtures at
-/// once) the first time this test process asks for that build.
+/// once) the first time this test process asks for that build; for
+/// [`ReleaseProfile::Default`], a copy without debug info, made the first time it is asked for.
 fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
-    static BUILT: [[OnceLock<PathBuf>; 3]; 2] = [const { [const { OnceLock::new() }; 3] }; 2];
-    let slot = ReleaseProfile::ALL
+    if profile != ReleaseProfile::Default {
+        return built_fixtures(profile, fixtures).join(name);
+    }
+    static STRIPPED: Mutex<Vec<(Fixtures, String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut stripped = STRIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, path)) = stripped
         .iter()
-        .position(|p| *p == profile)
-        .expect("a listed profile");
-    let dir = BUILT[fixtures as usize][slot].get_or_init(|| {
+        .find(|(f, n, _)| *f == fixtures && n == name)
+    {
+        return path.clone();
+    }
+    let from = built_fixtures(fixtures.stripped_from(), fixtures).join(name);
+    let dir = target_dir().join(match fixtures {
+        Fixtures::Plain => "fixtures-stripped",
+        Fixtures::Tokio => "fixtures-tokio-stripped",
+    });
+    std::fs::create_dir_all(&dir).expect("the stripped fixtures' directory can be created");
+    let path = dir.join(name);
+    // Written beside and renamed, so no process ever runs a half-written copy.
+    let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
+    let out = Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg(&from)
+        .arg(&partial)
+        .output()
+        .expect("objcopy (binutils) runs");
+    assert!(
+        out.status.success(),
+        "objcopy --strip-debug {}: {}",
+        from.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&partial, &path).expect("the stripped copy can be renamed");
+    stripped.push((fixtures, name.to_owned(), path.clone()));
+    path
+}
+
+/// The directory holding the fixture programs of the build `fixtures` with `profile` (not
+/// [`ReleaseProfile::Default`]), built (all fixtures at once) the first time this test process
+/// asks for it.
+fn built_fixtures(profile: ReleaseProfile, fixtures: Fixtures) -> &'static Path {
+    static BUILT: [[OnceLock<PathBuf>; 2]; 2] = [const { [const { OnceLock::new() }; 2] }; 2];
+    let slot = match profile {
+        ReleaseProfile::LineTablesOnly => 0,
+        ReleaseProfile::Limited => 1,
+        ReleaseProfile::Default => {
+            unreachable!("the default profile's fixtures are stripped copies")
+        }
+    };
+    BUILT[fixtures as usize][slot].get_or_init(|| {
         // `limited` is this workspace's own release profile: its plain builds share the target
         // directory (and the dependencies' builds) with the release examples'.
         let target = match (fixtures, profile) {
@@ -282,7 +344,7 @@ fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
                 target_dir().join("fixtures-tokio")
             }
             (Fixtures::Tokio, _) => {
-                target_dir().join(format!("fixtures-tokio-{}", profile.debug()))
+                unreachable!("the tokio fixtures are built with line-tables-only alone")
             }
         };
         let mut build = cargo();
@@ -319,6 +381,5 @@ fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
             "cargo build --release -p prof-fixtures{features} ({profile:?})"
         );
         target.join("release")
-    });
-    dir.join(name)
+    })
 }

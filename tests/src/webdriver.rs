@@ -7,8 +7,10 @@
 
 use serde_json::{json, Value};
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The key under which WebDriver returns element references.
@@ -19,12 +21,33 @@ pub const CHROMIUM: &str = "/usr/bin/chromium";
 /// The matching chromedriver.
 pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-/// A running chromedriver with one headless Chromium session. Both stop when dropped.
+/// A running chromedriver with one headless Chromium session, which a test has alone. When
+/// dropped it goes back to this process's pool of idle browsers (after a test that did not
+/// panic, with one window left, and at a blank page) for the next test that asks for one with
+/// the same scale and arguments; otherwise both stop. Starting Chromium takes 2 to 3 s on a
+/// busy machine, and with the pool a test binary starts about as many browsers as tests that
+/// run at once instead of one per test.
 #[derive(Debug)]
 pub struct Browser {
+    inner: Option<Launched>,
+}
+
+/// The browsers that no test uses now, for [`Browser::start_with`] to hand out again.
+static IDLE: Mutex<Vec<Launched>> = Mutex::new(Vec::new());
+
+/// A chromedriver and its Chromium session.
+#[derive(Debug)]
+struct Launched {
     driver: Child,
+    /// `bash` reading a pipe that only this process holds: when the process ends, however it ends
+    /// (an idle browser is never dropped), it stops chromedriver's process group (Chromium with
+    /// it) and removes the profile.
+    reaper: Child,
+    reaper_pipe: Option<ChildStdin>,
     base: String,
     session: String,
+    /// The device pixel ratio and the extra Chromium arguments it was started with.
+    key: (u64, Vec<String>),
     _profile: crate::TempDir,
 }
 
@@ -34,14 +57,76 @@ pub struct Element(String);
 
 impl Browser {
     /// Starts chromedriver and a headless Chromium with a fresh profile, a `width`×`height`
-    /// window and the given device pixel ratio. Panics with a clear message when either program
-    /// is missing: a missing browser is a test failure, never a skip.
+    /// window and the given device pixel ratio (or takes an idle one started with that ratio,
+    /// sized to `width`×`height`). Panics with a clear message when either program is missing: a
+    /// missing browser is a test failure, never a skip.
     pub fn start(name: &str, width: u32, height: u32, scale: f64) -> Browser {
         Browser::start_with(name, width, height, scale, &[])
     }
 
     /// [`Browser::start`] with more Chromium command-line arguments.
     pub fn start_with(name: &str, width: u32, height: u32, scale: f64, extra: &[&str]) -> Browser {
+        let key = (
+            scale.to_bits(),
+            extra.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>(),
+        );
+        loop {
+            let idle = {
+                let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+                let found = idle.iter().position(|b| b.key == key);
+                found.map(|i| idle.swap_remove(i))
+            };
+            let Some(launched) = idle else { break };
+            let browser = Browser {
+                inner: Some(launched),
+            };
+            if browser.fits(width, height) {
+                return browser;
+            }
+            // Not reusable at that size: this one stops (see Drop), and the next is tried.
+            browser.discard();
+        }
+        Browser {
+            inner: Some(Launched::start(name, width, height, scale, key)),
+        }
+    }
+
+    /// Resizes the window to `width`×`height` CSS pixels, as `--window-size` sizes a new one (the
+    /// outer size: headless Chromium keeps room for a browser's own bars), and empties the
+    /// console log; false when the window then does not measure that size.
+    fn fits(&self, width: u32, height: u32) -> bool {
+        let rect = json!({ "width": width, "height": height });
+        if self
+            .try_call("POST", &self.path("/window/rect"), Some(rect))
+            .is_err()
+        {
+            return false;
+        }
+        let _ = self.console_log();
+        self.try_eval("return [window.outerWidth, window.outerHeight];", json!([]))
+            .is_ok_and(|size| size == json!([width, height]))
+    }
+
+    /// Stops this browser rather than keeping it for another test.
+    fn discard(mut self) {
+        self.inner.take();
+    }
+
+    fn launched(&self) -> &Launched {
+        self.inner
+            .as_ref()
+            .expect("a browser in use has its session")
+    }
+
+    /// `/session/ID` followed by `path`.
+    fn path(&self, path: &str) -> String {
+        format!("/session/{}{path}", self.launched().session)
+    }
+}
+
+impl Launched {
+    /// Starts chromedriver and Chromium (see [`Browser::start`]).
+    fn start(name: &str, width: u32, height: u32, scale: f64, key: (u64, Vec<String>)) -> Launched {
         for tool in [CHROMIUM, CHROMEDRIVER] {
             assert!(
                 Path::new(tool).exists(),
@@ -49,21 +134,39 @@ impl Browser {
             );
         }
         let port = free_port();
+        // A process group of its own, which Chromium joins, for the reaper to stop.
         let driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts");
-        let base = format!("http://127.0.0.1:{port}");
         let profile = crate::TempDir::new(&format!("chromium-{name}"));
-        let mut browser = Browser {
+        let mut reaper = Command::new("bash")
+            .args([
+                "-c",
+                "cat >/dev/null; kill -KILL -- \"-$1\" 2>/dev/null; rm -rf \"$2\"",
+                "bash",
+            ])
+            .arg(driver.id().to_string())
+            .arg(profile.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bash starts");
+        let reaper_pipe = reaper.stdin.take();
+        let mut launched = Launched {
             driver,
-            base,
+            reaper,
+            reaper_pipe,
+            base: format!("http://127.0.0.1:{port}"),
             session: String::new(),
+            key,
             _profile: profile,
         };
-        browser.wait_ready();
+        launched.wait_ready();
         let mut args = vec![
             "--headless=new".to_owned(),
             "--no-sandbox".to_owned(),
@@ -75,9 +178,9 @@ impl Browser {
             "--disable-dev-shm-usage".to_owned(),
             format!("--window-size={width},{height}"),
             format!("--force-device-scale-factor={scale}"),
-            format!("--user-data-dir={}", browser._profile.path().display()),
+            format!("--user-data-dir={}", launched._profile.path().display()),
         ];
-        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        args.extend(launched.key.1.iter().cloned());
         let caps = json!({
             "capabilities": { "alwaysMatch": {
                 "browserName": "chrome",
@@ -85,12 +188,13 @@ impl Browser {
                 "goog:loggingPrefs": { "browser": "ALL" },
             }}
         });
-        let value = browser.call("POST", "/session", Some(caps));
-        browser.session = value["sessionId"]
+        let value = call(&launched.base, "POST", "/session", Some(caps))
+            .unwrap_or_else(|e| panic!("POST /session: {e}"));
+        launched.session = value["sessionId"]
             .as_str()
             .expect("chromedriver returns a session id")
             .to_owned();
-        browser
+        launched
     }
 
     fn wait_ready(&self) {
@@ -109,7 +213,52 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
 
+impl Drop for Launched {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = minreq::delete(format!("{}/session/{}", self.base, self.session))
+                .with_timeout(10)
+                .send();
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        // The reaper stops what is left of the group and removes the profile.
+        drop(self.reaper_pipe.take());
+        let _ = self.reaper.wait();
+    }
+}
+
+/// Sends one WebDriver command to the chromedriver at `base` and returns its `value`, or the
+/// WebDriver error as text.
+fn call(base: &str, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+    let url = format!("{base}{path}");
+    let request = match method {
+        "GET" => minreq::get(url),
+        "DELETE" => minreq::delete(url),
+        _ => minreq::post(url),
+    }
+    .with_timeout(120);
+    let request = match body {
+        Some(body) => request
+            .with_header("Content-Type", "application/json")
+            .with_body(body.to_string()),
+        None => request,
+    };
+    let response = request.send().map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_slice(response.as_bytes())
+        .map_err(|e| format!("bad JSON from chromedriver: {e}"))?;
+    if response.status_code != 200 {
+        return Err(format!(
+            "{} {}",
+            value["value"]["error"], value["value"]["message"]
+        ));
+    }
+    Ok(value["value"].clone())
+}
+
+impl Browser {
     /// Sends one WebDriver command and returns its `value`, panicking on a WebDriver error.
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         self.try_call(method, path, body)
@@ -118,33 +267,11 @@ impl Browser {
 
     /// Sends one WebDriver command and returns its `value`, or the WebDriver error as text.
     fn try_call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
-        let url = format!("{}{path}", self.base);
-        let request = match method {
-            "GET" => minreq::get(url),
-            "DELETE" => minreq::delete(url),
-            _ => minreq::post(url),
-        }
-        .with_timeout(120);
-        let request = match body {
-            Some(body) => request
-                .with_header("Content-Type", "application/json")
-                .with_body(body.to_string()),
-            None => request,
-        };
-        let response = request.send().map_err(|e| e.to_string())?;
-        let value: Value = serde_json::from_slice(response.as_bytes())
-            .map_err(|e| format!("bad JSON from chromedriver: {e}"))?;
-        if response.status_code != 200 {
-            return Err(format!(
-                "{} {}",
-                value["value"]["error"], value["value"]["message"]
-            ));
-        }
-        Ok(value["value"].clone())
+        call(&self.launched().base, method, path, body)
     }
 
     fn session_call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        self.call(method, &format!("/session/{}{path}", self.session), body)
+        self.call(method, &self.path(path), body)
     }
 
     /// Navigates to `url` and waits for the page's load event.
@@ -155,12 +282,8 @@ impl Browser {
     /// Like [`Browser::goto`], but a WebDriver error (a page that does not load in time, a
     /// crashed tab) is returned instead of panicking.
     pub fn try_goto(&self, url: &str) -> Result<(), String> {
-        self.try_call(
-            "POST",
-            &format!("/session/{}/url", self.session),
-            Some(json!({ "url": url })),
-        )
-        .map(drop)
+        self.try_call("POST", &self.path("/url"), Some(json!({ "url": url })))
+            .map(drop)
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) and returns its result.
@@ -177,7 +300,7 @@ impl Browser {
     pub fn try_eval(&self, script: &str, args: Value) -> Result<Value, String> {
         self.try_call(
             "POST",
-            &format!("/session/{}/execute/sync", self.session),
+            &self.path("/execute/sync"),
             Some(json!({ "script": script, "args": args })),
         )
     }
@@ -398,13 +521,24 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        if !self.session.is_empty() {
-            let _ = minreq::delete(format!("{}/session/{}", self.base, self.session))
-                .with_timeout(10)
-                .send();
+        if self.inner.is_none() || std::thread::panicking() {
+            return;
         }
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        // Kept for another test only when left as a new one would be: one window, at a blank
+        // page, no key or button held (servers of later tests listen on other ports, so their
+        // pages share no storage with this test's).
+        let reusable = self
+            .try_call("GET", &self.path("/window/handles"), None)
+            .is_ok_and(|handles| handles.as_array().is_some_and(|h| h.len() == 1))
+            && self.try_goto("about:blank").is_ok()
+            && self
+                .try_call("DELETE", &self.path("/actions"), None)
+                .is_ok();
+        if let Some(launched) = self.inner.take().filter(|_| reusable) {
+            IDLE.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(launched);
+        }
     }
 }
 

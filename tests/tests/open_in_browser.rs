@@ -17,7 +17,7 @@ const OPENED_ENV: &str = "PROF_OPEN_IN_BROWSER_OPENED";
 /// Runs `case` in a child with `$BROWSER` set to `browser`; fails if the child's checks did.
 fn run_child(case: &str, browser: &std::path::Path, opened: &std::path::Path) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "open_in_browser_child", "--nocapture"])
+        .args(["--exact", &child_test_name(), "--nocapture"])
         .env(CHILD_ENV, case)
         .env(OPENED_ENV, opened)
         .env("BROWSER", browser)
@@ -30,6 +30,15 @@ fn run_child(case: &str, browser: &std::path::Path, opened: &std::path::Path) {
         stdout.contains("1 passed"),
         "{case}: the child ran: {stdout}"
     );
+}
+
+/// The test harness's name of [`open_in_browser_child`]: its path in the test binary, which is
+/// this file's module path without the crate's name (none when the file is a binary itself).
+fn child_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_crate, module)) => format!("{module}::open_in_browser_child"),
+        None => "open_in_browser_child".to_owned(),
+    }
 }
 
 #[test]

@@ -128,10 +128,8 @@ impl FileKey {
 /// One object's parsed debug info.
 pub(super) struct Entry {
     /// DWARF through `addr2line`; `None` when the file has none (its symbol table is then
-    /// read by [`Entry::symtab`] alone: `addr2line` would map the file and build a second
-    /// table of every symbol, 4 MB of memory and 12 MB of the file's pages for node's) or
-    /// cannot be parsed, and for the vDSO.
-    pub loader: Option<addr2line::Loader>,
+    /// read by [`Entry::symtab`] alone) or cannot be parsed, and for the vDSO.
+    pub loader: Option<Dwarf>,
     /// Whether the object's file could be read as an object file.
     pub readable: bool,
     /// The function symbols of the separate debug file named by the object's build ID (a
@@ -261,25 +259,68 @@ impl Entry {
     }
 }
 
-/// Whether the object file at `path` has DWARF of its own (line tables or debug info, plain or
-/// compressed, or a split unit's skeleton), or may have it elsewhere (not ELF); `None` when it
-/// cannot be read as an object file.
-fn has_dwarf(path: &str) -> Option<bool> {
+/// How much DWARF an object file has.
+enum DwarfKind {
+    /// None of its own.
+    None,
+    /// At most [`SMALL_DWARF`] bytes, in the file itself.
+    Small,
+    /// More, or linked to another file (supplementary DWARF), or not ELF (Mach-O keeps its
+    /// DWARF apart, in a dSYM the loader finds).
+    Large,
+}
+
+/// How much DWARF of its own the object file at `path` has (line tables or debug info, plain
+/// or compressed); `None` when it cannot be read as an object file.
+fn dwarf_of(path: &str) -> Option<DwarfKind> {
     use object::{Object, ObjectSection};
     let file = std::fs::File::open(path).ok()?;
     let cache = object::ReadCache::new(file);
     let object = object::File::parse(&cache).ok()?;
-    if object.format() != object::BinaryFormat::Elf {
-        // Mach-O keeps its DWARF apart (a dSYM), which the loader finds.
-        return Some(true);
+    if object.format() != object::BinaryFormat::Elf
+        || object.section_by_name(".gnu_debugaltlink").is_some()
+    {
+        return Some(DwarfKind::Large);
     }
-    let dwarf = object.sections().any(|s| {
-        s.name().is_ok_and(|name| {
-            let name = name.trim_start_matches(['.', '_', 'z']);
-            name.starts_with("debug_info") || name.starts_with("debug_line")
-        })
-    });
-    Some(dwarf)
+    let (mut any, mut bytes) = (false, 0);
+    for section in object.sections() {
+        let Ok(name) = section.name() else { continue };
+        let name = name.trim_start_matches(['.', '_', 'z']);
+        if name.starts_with("debug_") {
+            bytes += section.size();
+            any |= name.starts_with("debug_info") || name.starts_with("debug_line");
+        }
+    }
+    Some(match (any, bytes <= SMALL_DWARF) {
+        (false, _) => DwarfKind::None,
+        (true, true) => DwarfKind::Small,
+        (true, false) => DwarfKind::Large,
+    })
+}
+
+/// The DWARF of the object file at `path`, its sections copied into memory (uncompressed).
+pub(super) fn small_dwarf(
+    path: &str,
+) -> Option<addr2line::Context<addr2line::gimli::EndianArcSlice<addr2line::gimli::RunTimeEndian>>> {
+    use addr2line::gimli::{self, EndianArcSlice, RunTimeEndian};
+    use object::{Object, ObjectSection};
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let object = object::File::parse(&cache).ok()?;
+    let endian = if object.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<EndianArcSlice<RunTimeEndian>, gimli::Error> {
+        let data = object
+            .section_by_name(id.name())
+            .and_then(|s| s.uncompressed_data().ok());
+        let bytes: std::sync::Arc<[u8]> = data.as_deref().unwrap_or(&[]).into();
+        Ok(EndianArcSlice::new(bytes, endian))
+    };
+    let dwarf = gimli::Dwarf::load(load).ok()?;
+    addr2line::Context::from_dwarf(dwarf).ok()
 }
 
 /// Parsed debug info by file, with counters.
@@ -359,17 +400,35 @@ impl Cache {
     }
 }
 
+/// An object's DWARF, as `addr2line` reads it.
+pub(super) enum Dwarf {
+    /// Through `addr2line`'s loader, which maps the file (large DWARF, read where looked up),
+    /// finds split and supplementary DWARF, and builds a table of the file's symbols.
+    Loader(Box<addr2line::Loader>),
+    /// Sections copied into memory: DWARF of at most [`SMALL_DWARF`] bytes in all (a C
+    /// program built with a few files' debug info, as node is), where the loader's table of
+    /// every symbol (4 MB, and 12 MB of node's file read to build it) would cost more than the
+    /// DWARF. The symbol table is [`Entry::symtab`]'s.
+    Small(addr2line::Context<addr2line::gimli::EndianArcSlice<addr2line::gimli::RunTimeEndian>>),
+}
+
+/// The most bytes of DWARF sections a [`Dwarf::Small`] copies.
+const SMALL_DWARF: u64 = 16 << 20;
+
 impl Entry {
     /// An entry for the file at `path`, its DWARF parsed (lazily: units' ranges now, line tables
     /// when looked up) when it has any.
     pub fn load(path: &str) -> Entry {
-        let dwarf = has_dwarf(path);
+        let dwarf = dwarf_of(path);
         Entry {
-            loader: dwarf
-                .unwrap_or(false)
-                .then(|| addr2line::Loader::new(path).ok())
-                .flatten(),
             readable: dwarf.is_some(),
+            loader: match dwarf {
+                Some(DwarfKind::Small) => small_dwarf(path).map(Dwarf::Small),
+                Some(DwarfKind::Large) => addr2line::Loader::new(path)
+                    .ok()
+                    .map(|l| Dwarf::Loader(Box::new(l))),
+                Some(DwarfKind::None) | None => None,
+            },
             separate: None,
             symtab: None,
             functions: None,

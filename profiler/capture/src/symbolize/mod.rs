@@ -219,7 +219,7 @@ impl<'a> Resolver<'a> {
         let dwarf = entry
             .loader
             .as_ref()
-            .and_then(|l| from_loader(l, probe, &mut entry.texts));
+            .and_then(|l| from_dwarf(l, probe, &mut entry.texts));
         let mut symbols = match dwarf {
             Some(symbols) => symbols,
             None => {
@@ -276,16 +276,46 @@ impl Drop for Resolver<'_> {
     }
 }
 
-/// `probe` (a file address) resolved with `loader`, outermost first, names demangled and texts
-/// shared through `texts`; `None` when it knows nothing of the address.
-fn from_loader(
-    loader: &addr2line::Loader,
-    probe: u64,
+/// `probe` (a file address) resolved with the object's `dwarf`, outermost first, names
+/// demangled and texts shared through `texts`; `None` when it knows nothing of the address.
+fn from_dwarf(dwarf: &cache::Dwarf, probe: u64, texts: &mut cache::Texts) -> Option<Vec<Symbol>> {
+    let (mut inner_first, location) = match dwarf {
+        cache::Dwarf::Loader(loader) => frames_of(loader.find_frames(probe), texts),
+        cache::Dwarf::Small(context) => {
+            frames_of(context.find_frames(probe).skip_all_loads(), texts)
+        }
+    };
+    if inner_first.is_empty() {
+        // No DWARF function here: the symbol table's name (the loader's; a small DWARF's
+        // caller reads the object's own), with the line table's place.
+        let cache::Dwarf::Loader(loader) = dwarf else {
+            return None;
+        };
+        let (file, line) = location.unwrap_or_default();
+        inner_first.push(Symbol {
+            name: texts.name(loader.find_symbol(probe)?),
+            file,
+            line,
+            inlined: true,
+        });
+    }
+    inner_first.reverse();
+    inner_first[0].inlined = false;
+    Some(inner_first)
+}
+
+/// A frame's place: its source file and line, when known.
+type Place = (Option<Arc<str>>, Option<u32>);
+
+/// The functions of `frames` (innermost first, names demangled and texts shared through
+/// `texts`), and the first frame's place whether or not a function is named.
+fn frames_of<R: addr2line::gimli::Reader, E>(
+    frames: Result<addr2line::FrameIter<'_, R>, E>,
     texts: &mut cache::Texts,
-) -> Option<Vec<Symbol>> {
+) -> (Vec<Symbol>, Option<Place>) {
     let mut inner_first = Vec::new();
     let mut location = None;
-    if let Ok(mut frames) = loader.find_frames(probe) {
+    if let Ok(mut frames) = frames {
         while let Ok(Some(frame)) = frames.next() {
             let here = frame
                 .location
@@ -305,19 +335,7 @@ fn from_loader(
             });
         }
     }
-    if inner_first.is_empty() {
-        // No DWARF function here: the symbol table's name, with the line table's place.
-        let (file, line) = location.unwrap_or_default();
-        inner_first.push(Symbol {
-            name: texts.name(loader.find_symbol(probe)?),
-            file,
-            line,
-            inlined: true,
-        });
-    }
-    inner_first.reverse();
-    inner_first[0].inlined = false;
-    Some(inner_first)
+    (inner_first, location)
 }
 
 /// The symbol of an address that no file named: in an object whose file cannot be read (a
@@ -455,6 +473,11 @@ mod tests {
     fn names_demangled_once_per_place_are_those_demangled_each_time() {
         let exe = std::env::current_exe().unwrap();
         let loader = addr2line::Loader::new(&exe).unwrap();
+        // Through the loader, and from the sections copied (as small DWARF is read).
+        let dwarfs = [
+            cache::Dwarf::Loader(Box::new(addr2line::Loader::new(&exe).unwrap())),
+            cache::Dwarf::Small(cache::small_dwarf(exe.to_str().unwrap()).unwrap()),
+        ];
         let table = SymbolTable::load(&exe);
         // Addresses inside many functions of this test binary (file addresses).
         let probes: Vec<u64> = table.starts().step_by(50).map(|a| a + 1).collect();
@@ -475,8 +498,8 @@ mod tests {
             let Some(each_time) = each_time.filter(|n| !n.is_empty()) else {
                 continue;
             };
-            for _ in 0..2 {
-                let once = from_loader(&loader, probe, &mut texts).unwrap();
+            for dwarf in dwarfs.iter().chain(&dwarfs) {
+                let once = from_dwarf(dwarf, probe, &mut texts).unwrap();
                 let names: Vec<&str> = once.iter().map(|s| &*s.name).collect();
                 assert_eq!(names, each_time, "at {probe:#x}");
             }
