@@ -21,8 +21,10 @@
 //! criterion_main!(benches);
 //! ```
 
-use crate::aggregate::{Filter, SortBy, TopTable};
-use crate::{Options, Report, DEFAULT_TOP};
+use crate::options::Options;
+use crate::report::Report;
+use crate::report::DEFAULT_TOP;
+use prof_session::aggregate::{Filter, SortBy, TopTable};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +40,7 @@ pub struct Profiler {
     options: Options,
     top: usize,
     out: Box<dyn Write>,
-    running: Option<crate::Profiler>,
+    running: Option<crate::profiler::Profiler>,
 }
 
 impl Profiler {
@@ -61,12 +63,12 @@ impl Profiler {
     }
 
     /// Stops the running session and saves it in `dir`: the saved file.
-    fn finish(&mut self, dir: &Path) -> crate::Result<Option<(PathBuf, Report)>> {
+    fn finish(&mut self, dir: &Path) -> prof_session::Result<Option<(PathBuf, Report)>> {
         let Some(running) = self.running.take() else {
             return Ok(None);
         };
         let report = running.stop()?;
-        std::fs::create_dir_all(dir).map_err(|source| crate::Error::Io {
+        std::fs::create_dir_all(dir).map_err(|source| prof_session::Error::Io {
             path: dir.to_owned(),
             source,
         })?;
@@ -85,7 +87,7 @@ impl Profiler {
             path.display()
         )?;
         if self.top > 0 {
-            let tree = crate::aggregate::CallTree::new(session, &Filter::all());
+            let tree = prof_session::aggregate::CallTree::new(session, &Filter::all());
             let rows = tree.top(session, self.top, SortBy::SelfWeight);
             let table = TopTable {
                 session,
@@ -108,7 +110,7 @@ impl ::criterion::profiler::Profiler for Profiler {
     fn start_profiling(&mut self, benchmark_id: &str, _benchmark_dir: &Path) {
         // A session left running (stop never called) would make every later start fail.
         self.running = None;
-        match crate::Profiler::start(self.options.clone()) {
+        match crate::profiler::Profiler::start(self.options.clone()) {
             Ok(running) => self.running = Some(running),
             Err(e) => {
                 let _ = writeln!(self.out, "prof: {benchmark_id}: not profiled: {e}");

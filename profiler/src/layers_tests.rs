@@ -46,7 +46,7 @@ const ABOVE_SCOPES: &[&str] = &[
     "crate::sampler",
     "crate::record",
     "crate::profiler",
-    "crate::Profiler",
+    "crate::profiler::Profiler",
     "crate::profile(",
     "crate::serve",
     "crate::debug",
@@ -67,7 +67,11 @@ fn scopes_and_tasks_name_nothing_of_the_sampler_or_above() {
 fn the_recorder_and_the_sampler_name_nothing_of_each_other() {
     let found = naming(
         "record",
-        &["crate::sampler", "crate::profiler", "crate::Profiler"],
+        &[
+            "crate::sampler",
+            "crate::profiler",
+            "crate::profiler::Profiler",
+        ],
     );
     assert!(
         found.is_empty(),

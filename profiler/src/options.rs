@@ -1,6 +1,6 @@
 //! Options for a profiling session.
 
-use crate::session::Mode;
+use prof_session::session::Mode;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -197,15 +197,15 @@ impl fmt::Display for Timer {
 }
 
 impl FromStr for Timer {
-    type Err = crate::Error;
+    type Err = prof_session::Error;
 
     /// Parses a [`Timer::name`].
-    fn from_str(s: &str) -> crate::Result<Timer> {
+    fn from_str(s: &str) -> prof_session::Result<Timer> {
         Timer::ALL
             .into_iter()
             .find(|t| t.name() == s)
             .ok_or_else(|| {
-                crate::Error::InvalidOption(format!(
+                prof_session::Error::InvalidOption(format!(
                     "unknown timer `{s}` (expected auto, perf_event_sigtrap, perf_event, \
                      timer_create, setitimer or perf_ring)"
                 ))
@@ -249,13 +249,13 @@ impl Unwind {
     /// The unwinder a sampler uses for this choice: [`Unwind::Dwarf`] is refused where this
     /// build has no DWARF unwinder, which [`Unwind::Auto`] then replaces with frame pointers.
     #[cfg(feature = "sampler")]
-    pub(crate) fn mode(self) -> crate::Result<prof_capture::unwind::UnwindMode> {
+    pub(crate) fn mode(self) -> prof_session::Result<prof_capture::unwind::UnwindMode> {
         use prof_capture::unwind::{UnwindMode, HAS_DWARF};
         match self {
             Unwind::Auto if HAS_DWARF => Ok(UnwindMode::Dwarf),
             Unwind::Auto | Unwind::FramePointers => Ok(UnwindMode::FramePointers),
             Unwind::Dwarf if HAS_DWARF => Ok(UnwindMode::Dwarf),
-            Unwind::Dwarf => Err(crate::Error::InvalidOption(format!(
+            Unwind::Dwarf => Err(prof_session::Error::InvalidOption(format!(
                 "unwind dwarf is not available on {}: it needs x86_64 or aarch64",
                 std::env::consts::ARCH
             ))),
@@ -270,15 +270,15 @@ impl fmt::Display for Unwind {
 }
 
 impl FromStr for Unwind {
-    type Err = crate::Error;
+    type Err = prof_session::Error;
 
     /// Parses an [`Unwind::name`].
-    fn from_str(s: &str) -> crate::Result<Unwind> {
+    fn from_str(s: &str) -> prof_session::Result<Unwind> {
         Unwind::ALL
             .into_iter()
             .find(|u| u.name() == s)
             .ok_or_else(|| {
-                crate::Error::InvalidOption(format!(
+                prof_session::Error::InvalidOption(format!(
                     "unknown unwinder `{s}` (expected auto, dwarf or fp)"
                 ))
             })

@@ -2,8 +2,10 @@
 //! wrap the [`Session`](crate::session::Session) it returns in a [`Report`]. The sampler below
 //! knows nothing of reports.
 
+use crate::options::Options;
+use crate::report::Report;
 use crate::sampler::Sampler;
-use crate::{Options, Report, Result};
+use prof_session::Result;
 
 /// A running profiling session. Stop it with [`Profiler::stop`]; dropping it stops it too and
 /// discards the samples.

@@ -1,11 +1,11 @@
 //! [`Report`]: the result of a profiling session, with the ways to read, save and export it.
 
-use crate::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable, TransformSpec};
-use crate::session::Session;
+use prof_session::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable, TransformSpec};
+use prof_session::session::Session;
 use std::fmt;
 use std::io::Write;
 
-pub use crate::aggregate::DEFAULT_TOP;
+pub use prof_session::aggregate::DEFAULT_TOP;
 
 /// A finished profile. Wraps a [`Session`] and offers the common views and exports.
 ///
@@ -56,7 +56,7 @@ impl Report {
     /// The call tree of all samples, as the default report shows it: a wall session's time
     /// switched out at the call that blocked (see [`crate::aggregate::default_transforms`]).
     pub fn call_tree(&self) -> CallTree {
-        let defaults = crate::aggregate::default_transforms(&self.session);
+        let defaults = prof_session::aggregate::default_transforms(&self.session);
         let transforms = TransformSpec::resolve_all(&defaults, &self.session).unwrap_or_default();
         CallTree::filtered(&self.session, &Filter::all(), &transforms)
     }
@@ -79,7 +79,7 @@ impl Report {
 
     /// This report with sample type `name` as the default one, so its views and exports show
     /// it. Fails with [`crate::Error::UnknownSampleType`] when the report has no such type.
-    pub fn with_sample_type(&self, name: &str) -> crate::Result<Report> {
+    pub fn with_sample_type(&self, name: &str) -> prof_session::Result<Report> {
         let mut session = self.session.clone();
         session.select_sample_type(name)?;
         Ok(Report { session })
@@ -87,13 +87,13 @@ impl Report {
 
     /// Writes all samples as folded stacks (`root;...;leaf weight`), weighted by the default
     /// sample type.
-    pub fn write_folded(&self, out: &mut impl Write) -> crate::Result<()> {
-        crate::export::write_folded(&self.session, out)
+    pub fn write_folded(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        prof_session::export::write_folded(&self.session, out)
     }
 
     /// Writes all samples as folded stacks weighted by the sample type `name` (one of
     /// [`Report::sample_types`]).
-    pub fn write_folded_as(&self, name: &str, out: &mut impl Write) -> crate::Result<()> {
+    pub fn write_folded_as(&self, name: &str, out: &mut impl Write) -> prof_session::Result<()> {
         if self.session.meta.sample_type.name == name {
             return self.write_folded(out);
         }
@@ -102,33 +102,33 @@ impl Report {
 
     /// Saves the session to `path` (gzipped when it ends in `.gz`), atomically.
     #[cfg(feature = "sampler")]
-    pub fn save(&self, path: impl AsRef<std::path::Path>) -> crate::Result<()> {
-        crate::session::save(&self.session, path)
+    pub fn save(&self, path: impl AsRef<std::path::Path>) -> prof_session::Result<()> {
+        prof_session::session::save(&self.session, path)
     }
 
     /// Loads a report from a session file (JSON or gzipped JSON).
     #[cfg(feature = "sampler")]
-    pub fn load(path: impl AsRef<std::path::Path>) -> crate::Result<Report> {
-        crate::session::load(path).map(Report::new)
+    pub fn load(path: impl AsRef<std::path::Path>) -> prof_session::Result<Report> {
+        prof_session::session::load(path).map(Report::new)
     }
 
     /// Serves this report's viewer from this process on a background thread and opens it in
     /// the default browser (`$BROWSER`, or the desktop's opener when there is a display); the
     /// `serve` feature.
     ///
-    /// Prints nothing: the returned [`ServedViewer`](crate::serve::ServedViewer) has the URL and
+    /// Prints nothing: the returned [`ServedViewer`](prof_serve::ServedViewer) has the URL and
     /// says whether a browser was started (no browser is not an error). It keeps the server
     /// running until it is dropped; `report.open_in_browser()?.wait()` serves until Ctrl-C.
     /// Fails only when the session cannot be encoded or no port can be bound.
     #[cfg(feature = "serve")]
-    pub fn open_in_browser(&self) -> crate::Result<crate::serve::ServedViewer> {
+    pub fn open_in_browser(&self) -> prof_session::Result<prof_serve::ServedViewer> {
         let program = &self.session().meta.program;
         let name = match program.rsplit('/').next() {
             Some(base) if !base.is_empty() => format!("{base}.json"),
             _ => "profile.json".to_owned(),
         };
-        let file = crate::serve::SessionFile::from_session(name, self.session())?;
-        crate::serve::ServedViewer::open(file)
+        let file = prof_serve::SessionFile::from_session(name, self.session())?;
+        prof_serve::ServedViewer::open(file)
     }
 }
 
@@ -159,7 +159,7 @@ impl fmt::Display for Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::SessionBuilder;
+    use prof_session::session::SessionBuilder;
 
     fn report() -> Report {
         let mut b = SessionBuilder::default();
@@ -225,9 +225,9 @@ mod tests {
 
     #[test]
     fn folded_stacks_can_be_written_in_any_sample_type() {
-        let mut b = SessionBuilder::new(crate::session::Metadata {
-            mode: crate::Mode::Cpu,
-            extra_sample_types: crate::Mode::Cpu.extra_sample_types(),
+        let mut b = SessionBuilder::new(prof_session::session::Metadata {
+            mode: prof_session::Mode::Cpu,
+            extra_sample_types: prof_session::Mode::Cpu.extra_sample_types(),
             ..Default::default()
         });
         let t = b.thread(1, "main");

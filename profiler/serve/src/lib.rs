@@ -62,7 +62,3 @@ pub use source_files::{MAX_SOURCE_BYTES, SOURCE_OPEN_TIMEOUT};
 pub use stall::WRITE_STALL_TIMEOUT;
 #[cfg(feature = "viewer")]
 pub use standalone::write_standalone_html;
-
-#[cfg(feature = "viewer")]
-use prof_session::{import, session};
-use prof_session::{Error, Result};

@@ -1,9 +1,9 @@
 //! Reading the files `prof serve` is asked to show, through the loader every command uses.
 
 use super::SessionFile;
-use crate::import::LoadOptions;
-use crate::session::{ReadOptions, Session};
-use crate::{Error, Result};
+use prof_session::import::LoadOptions;
+use prof_session::session::{ReadOptions, Session};
+use prof_session::{Error, Result};
 use std::path::Path;
 
 /// Loads a profile of any format `prof` reads for serving, through [`crate::import::load_any`],
@@ -34,10 +34,10 @@ pub fn load_for_serving_with(
             path: path.to_owned(),
             message: "a directory, not a profile file".to_owned(),
         })
-    } else if options.sample_type.is_none() && crate::import::is_session_name(&name) {
+    } else if options.sample_type.is_none() && prof_session::import::is_session_name(&name) {
         as_written(path, &name, options.max_bytes)
     } else {
-        crate::import::load_any_with(path, options)
+        prof_session::import::load_any_with(path, options)
             .and_then(|loaded| SessionFile::from_session(name.clone(), &loaded.session))
     };
     match loaded {
@@ -62,7 +62,7 @@ fn as_written(path: &Path, name: &str, max_bytes: u64) -> Result<SessionFile> {
         message,
     };
     let options = ReadOptions::default().max_bytes(max_bytes);
-    let (raw, session) = crate::session::load_bytes_with(path, options)?;
+    let (raw, session) = prof_session::session::load_bytes_with(path, options)?;
     let source_files = source_files(&session);
     drop(session);
     let mut file = if raw.starts_with(&[0x1f, 0x8b]) {
@@ -107,7 +107,7 @@ impl SessionFile {
     /// frames name.
     pub fn from_session(name: impl Into<String>, session: &Session) -> Result<SessionFile> {
         let mut json = Vec::new();
-        crate::session::write(session, &mut json).map_err(Error::Write)?;
+        prof_session::session::write(session, &mut json).map_err(Error::Write)?;
         let mut file = SessionFile::new(name, json);
         file.source_files = source_files(session);
         Ok(file)
@@ -134,7 +134,7 @@ mod tests {
             load_for_serving(&temp("a.folded", b"main;work 3\nmain 1\n")).unwrap();
         assert!(problem.is_none(), "{problem:?}");
         assert_eq!(file.name, "a.folded");
-        let session = crate::session::read(&file.json[..]).unwrap();
+        let session = prof_session::session::read(&file.json[..]).unwrap();
         assert_eq!(session.meta.timer, "import:folded");
         assert_eq!(session.total_weight(), 4);
     }
@@ -146,16 +146,16 @@ mod tests {
     fn session_files_are_served_as_written() {
         let session = prof_session::export::fixture::session();
         let gz = temp("as-written.json.gz", b"");
-        crate::session::save(&session, &gz).unwrap();
+        prof_session::session::save(&session, &gz).unwrap();
         let written = std::fs::read(&gz).unwrap();
         let (file, problem) = load_for_serving(&gz).unwrap();
         assert!(problem.is_none(), "{problem:?}");
         let (bytes, len) = file.gzip.clone().expect("sent as it was written");
         assert_eq!(bytes, written);
         assert!(file.json.is_empty());
-        assert_eq!(crate::session::read_bytes(&bytes).unwrap(), session);
+        assert_eq!(prof_session::session::read_bytes(&bytes).unwrap(), session);
         let mut json = Vec::new();
-        crate::session::write(&session, &mut json).unwrap();
+        prof_session::session::write(&session, &mut json).unwrap();
         assert_eq!(len, json.len() as u64);
         assert!(!file.source_files.is_empty(), "its frames name files");
 
@@ -191,7 +191,7 @@ mod tests {
         json.resize(1 << 20, b' ');
         std::io::Write::write_all(&mut gz, &json).unwrap();
         let spaces = vec![b' '; 1 << 20];
-        for _ in 0..(crate::import::MAX_DECOMPRESSED >> 20) {
+        for _ in 0..(prof_session::import::MAX_DECOMPRESSED >> 20) {
             std::io::Write::write_all(&mut gz, &spaces).unwrap();
         }
         let path = temp("bomb.json.gz", &gz.finish().unwrap());

@@ -2,7 +2,7 @@
 //! guard that keeps it served.
 
 use super::{browser, Opened, ServeOptions, Server, SessionFile};
-use crate::Result;
+use prof_session::Result;
 
 /// The viewer of a report, served from this process: its URL, whether a browser was opened on
 /// it, and the server. **Serving stops when this is dropped**, so `let _ =

@@ -1,7 +1,7 @@
 //! The random secret path segment that every served URL carries, so that other local users and
 //! other web pages cannot guess where the profile is.
 
-use crate::{Error, Result};
+use prof_session::{Error, Result};
 use std::fmt::Write as _;
 use std::io::Read;
 

@@ -12,7 +12,7 @@
 use super::http::Serving;
 use super::routes::{SessionFile, Site};
 use super::secret::new_secret;
-use crate::{Error, Result};
+use prof_session::{Error, Result};
 use std::io::ErrorKind;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::Arc;

@@ -8,11 +8,11 @@
 //! module's JS glue with its `export`s removed, followed by worker.js without its module header.
 
 use super::assets;
-use crate::session::Session;
-use crate::{Error, Result};
 use base64::Engine as _;
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use prof_session::session::Session;
+use prof_session::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -27,7 +27,7 @@ pub fn write_standalone_html(session: &Session, name: &str, out: impl Write) -> 
         inner: GzEncoder::new(Vec::new(), Compression::default()),
         bytes: 0,
     };
-    crate::session::write(session, &mut json).map_err(Error::Write)?;
+    prof_session::session::write(session, &mut json).map_err(Error::Write)?;
     let size = json.bytes;
     write_gzipped(&json.inner.finish().map_err(Error::Write)?, size, name, out)
 }

@@ -38,11 +38,13 @@
 //! can connect can profile the program, so bind loopback (`127.0.0.1`) unless the network in
 //! between is trusted.
 
-use crate::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
-use crate::{Error, Mode, Options, Profiler, Result};
+use crate::options::Options;
+use crate::profiler::Profiler;
 use bytes::Bytes;
 use prof_serve::Reply;
 use prof_serve::{Handler, Serving};
+use prof_session::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
+use prof_session::{Error, Mode, Result};
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -329,7 +331,7 @@ fn index(alloc: bool, busy: u8) -> Reply {
          <p>Profiles are gzipped pprof: <code>go tool pprof http://HOST{PREFIX}profile?seconds=10</code>. One is taken at a time.</p>\n\
          <p id=\"now\">{now}</p>\n\
          <table>\n<tr><th>Profile</th><th>What it is</th></tr>\n{rows}</table>\n</body></html>\n",
-        version = crate::VERSION,
+        version = prof_session::VERSION,
     );
     let mut reply = Reply::shared_text(200, Bytes::from(page));
     reply.mime = "text/html; charset=utf-8";
@@ -354,7 +356,7 @@ impl Window {
     /// Stops sampling (on the calling thread: a blocking one) and frees the slot; the closure
     /// returned builds the report, so the next request can start profiling while this one's
     /// is symbolized.
-    fn stop(mut self) -> Result<Box<dyn FnOnce() -> Result<crate::Report>>> {
+    fn stop(mut self) -> Result<Box<dyn FnOnce() -> Result<crate::report::Report>>> {
         let (profiler, slot) = self.0.take().expect("a window is stopped once");
         let build = profiler.stop_deferred();
         drop(slot);

@@ -6,10 +6,11 @@
 use super::http::{self, Outcome};
 use super::request::{self, Request};
 use super::{Config, Stats, FIRST_BACKOFF, MAX_ATTEMPTS, QUEUE_WINDOWS, WINDOW_MAX_SAMPLES};
-use crate::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
+use crate::options::Options;
 use crate::sampler::Sampler;
-use crate::{Mode, Options, Result};
 use bytes::Bytes;
+use prof_session::export::pprof::{write_pprof_with, GoHeap, GoHeapIndex, PprofOptions};
+use prof_session::{Mode, Result};
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -67,7 +68,7 @@ impl Agent {
             wake: Condvar::new(),
         });
         let (started_tx, started_rx) = mpsc::sync_channel::<Result<()>>(1);
-        let spawn_error = |source| crate::Error::Os {
+        let spawn_error = |source| prof_session::Error::Os {
             call: "spawn the push agent's thread",
             source,
         };

@@ -26,7 +26,7 @@ mod request;
 
 pub use agent::Agent;
 
-use crate::{Mode, Result};
+use prof_session::{Mode, Result};
 use std::time::Duration;
 
 /// The default length of a window: 10 s, as Pyroscope's agents push.
@@ -190,7 +190,7 @@ impl Pyroscope {
     }
 
     pub(crate) fn into_config(self) -> Result<Config> {
-        let invalid = |m: String| Err(crate::Error::InvalidOption(format!("push: {m}")));
+        let invalid = |m: String| Err(prof_session::Error::InvalidOption(format!("push: {m}")));
         if self.window < Duration::from_millis(100) {
             return invalid(format!("window {:?} is shorter than 100 ms", self.window));
         }

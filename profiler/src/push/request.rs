@@ -3,8 +3,8 @@
 
 use super::proto::{LabelPair, PushRequest, RawProfileSeries, RawSample};
 use super::{Config, Protocol};
-use crate::{Error, Mode, Result};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use prof_session::{Error, Mode, Result};
 use prost::Message;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -196,7 +196,7 @@ pub fn build(
     until: SystemTime,
     seq: u64,
 ) -> Request {
-    let mut headers = vec![("user-agent", format!("prof/{}", crate::VERSION))];
+    let mut headers = vec![("user-agent", format!("prof/{}", prof_session::VERSION))];
     if let Some(auth) = auth {
         headers.push(("authorization", auth.to_owned()));
     }
@@ -270,7 +270,7 @@ mod tests {
     use std::time::Duration;
 
     fn config(protocol: Protocol) -> Config {
-        let mut c = super::super::Pyroscope::new("http://example.test:4040/base/")
+        let mut c = crate::push::Pyroscope::new("http://example.test:4040/base/")
             .service("checkout")
             .label("region", "eu")
             .label("pod", "a-1")
@@ -284,8 +284,8 @@ mod tests {
 
     #[test]
     fn header_values_that_http_cannot_carry_are_refused_at_start() {
-        let start = |p: super::super::Pyroscope| p.service("s").into_config();
-        let p = || super::super::Pyroscope::new("http://x:4040");
+        let start = |p: crate::push::Pyroscope| p.service("s").into_config();
+        let p = || crate::push::Pyroscope::new("http://x:4040");
         assert!(start(p().tenant("org\r\nx-evil: 1")).is_err());
         assert!(start(p().bearer_token("t\n")).is_err());
         assert!(
@@ -376,8 +376,8 @@ mod tests {
 
     #[test]
     fn bad_labels_are_refused_with_a_reason() {
-        let refuse = |p: super::super::Pyroscope| p.into_config().unwrap_err().to_string();
-        let base = || super::super::Pyroscope::new("http://x:1");
+        let refuse = |p: crate::push::Pyroscope| p.into_config().unwrap_err().to_string();
+        let base = || crate::push::Pyroscope::new("http://x:1");
         assert!(refuse(base().service("")).contains("service name is empty"));
         assert!(refuse(base().label("1a", "v")).contains("not [a-zA-Z_]"));
         assert!(refuse(base().label("__name__", "v")).contains("reserved"));

@@ -16,10 +16,10 @@ use super::{
     drain_until, finish, map_ring, refused, EndedBy, Ending, RecordOptions, Recorder, Recording,
     Sample,
 };
-use crate::session::Mode;
-use crate::{Error, Result};
 use prof_capture::sys::{self, PerfRing, RingEvent};
 use prof_capture::unwind::blocked::{self, Blocked, TaskState};
+use prof_session::session::Mode;
+use prof_session::{Error, Result};
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;

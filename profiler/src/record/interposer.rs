@@ -29,12 +29,13 @@ use super::access::Creds;
 use super::privileged::{program_path, Execs};
 use super::process::{CopiedStack, Process, Segments};
 use super::{reached_root, ChannelClosed, EndedBy, RecordOptions, Recording, Running};
-use crate::session::{Metadata, Mode, SessionBuilder};
-use crate::{Error, Report, Result};
+use crate::report::Report;
 use prof_capture::assemble::Cut;
 use prof_capture::assemble::{estimate, is_allocator_frame, splitmix};
 use prof_capture::sys::{self, Regs};
 use prof_capture::unwind::dwarf::SectionCache;
+use prof_session::session::{Metadata, Mode, SessionBuilder};
+use prof_session::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io::Read;
@@ -573,7 +574,7 @@ struct Recorder {
     names: HashMap<u32, String>,
     /// The session's process table: each pid's entry, read from `/proc` when it started
     /// (the interposer loaded, or it forked).
-    table: Vec<crate::session::Process>,
+    table: Vec<prof_session::session::Process>,
     owner: HashMap<u32, usize>,
     first_time: Option<u64>,
     /// Pids heard from since the reader last took them (see `Watch`).
@@ -626,7 +627,7 @@ impl Recorder {
     /// command line and executable), as `/proc` describes it now; `parent` when known.
     fn list(&mut self, pid: u32, parent: Option<u32>) {
         let mut entry = prof_capture::assemble::process_from_proc(pid).unwrap_or_else(|| {
-            crate::session::Process {
+            prof_session::session::Process {
                 pid,
                 parent_pid: None,
                 name: String::new(),

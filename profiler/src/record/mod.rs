@@ -32,13 +32,14 @@ pub use attach::attach;
 pub use privileged::{IdChange, UnsampledExec};
 pub use prof_capture::perf::{DEFAULT_STACK_BYTES, DRAIN_EVERY};
 
-use crate::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
-use crate::{Error, Report, Result};
+use crate::report::Report;
 use process::{CopiedStack, Process};
 use prof_capture::perf::records::{self, Record, SampleRecord};
 use prof_capture::perf::{map_ring, regs_of, REGS_MASK, RING_PAGES};
 use prof_capture::sys::{self, PerfRing, RingEvent};
 use prof_capture::unwind::dwarf::SectionCache;
+use prof_session::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
+use prof_session::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
@@ -113,13 +114,13 @@ pub struct RecordOptions {
 impl Default for RecordOptions {
     fn default() -> Self {
         RecordOptions {
-            interval: crate::DEFAULT_INTERVAL,
+            interval: crate::options::DEFAULT_INTERVAL,
             stack_bytes: DEFAULT_STACK_BYTES,
             switch_stack_bytes: DEFAULT_SWITCH_STACK_BYTES,
-            max_depth: crate::DEFAULT_MAX_DEPTH,
+            max_depth: crate::options::DEFAULT_MAX_DEPTH,
             mode: Mode::Cpu,
             kernel: true,
-            alloc_interval_bytes: crate::DEFAULT_ALLOC_INTERVAL_BYTES,
+            alloc_interval_bytes: crate::options::DEFAULT_ALLOC_INTERVAL_BYTES,
             alloc_library: None,
             duration: None,
             children: false,

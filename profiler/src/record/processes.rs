@@ -6,7 +6,7 @@
 //! file it mapped executable after its last `exec`.
 
 use super::records::{Record, SampleRecord};
-use crate::session::{Process, ProcessIdx, SessionBuilder};
+use prof_session::session::{Process, ProcessIdx, SessionBuilder};
 use std::collections::HashMap;
 
 /// What is known of one process.

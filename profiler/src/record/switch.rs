@@ -9,7 +9,7 @@
 //! `running` when it was preempted while still runnable (its time waiting for a CPU, which the
 //! in-process wall mode counts as running too). The task clock's samples carry the time on CPU.
 
-use crate::session::SampleState;
+use prof_session::session::SampleState;
 use std::collections::HashMap;
 
 /// A thread switched out and not yet back.

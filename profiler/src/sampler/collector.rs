@@ -226,7 +226,7 @@ impl Collector {
     }
 
     /// Opens `perf_ring`'s events on thread `tid`.
-    fn arm_ring(&mut self, tid: u32) -> crate::Result<Option<Armed>> {
+    fn arm_ring(&mut self, tid: u32) -> prof_session::Result<Option<Armed>> {
         #[cfg(all(
             target_os = "linux",
             any(target_arch = "x86_64", target_arch = "aarch64")

@@ -3,11 +3,11 @@
 //! the stacks where tasks waited joined in, the metadata completed.
 
 use super::collector::RawProfile;
-use crate::session::Session;
-use crate::session::{Metadata, Mode, SampleState, SessionBuilder, ThreadIdx};
-use crate::Options;
+use crate::options::Options;
 use prof_capture::assemble::{add_mappings, intern_stacks, own_process, Cut};
 use prof_capture::symbolize::{AddressSpace, LoadedObject};
+use prof_session::session::Session;
+use prof_session::session::{Metadata, Mode, SampleState, SessionBuilder, ThreadIdx};
 use std::collections::HashMap;
 
 /// Builds the report. `dropped_in_handler` counts samples the handler could not store.

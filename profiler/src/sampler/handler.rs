@@ -540,8 +540,8 @@ mod fault_tests {
             })
         };
         let tid = tid_rx.recv().unwrap();
-        let options = crate::Options::default().interval(Duration::from_millis(1));
-        let profiler = crate::Profiler::start(options).unwrap();
+        let options = crate::options::Options::default().interval(Duration::from_millis(1));
+        let sampler = crate::sampler::Sampler::start(options).unwrap();
         let cpu = |tid| {
             prof_capture::sys::thread_cpu_ns_of(tid as u32)
                 .map(Duration::from_nanos)
@@ -559,11 +559,11 @@ mod fault_tests {
         wait_for_cpu(100);
         // Stopped while the thread still spins: a sample of its way out (dropping its channel,
         // ending) would have none of the frames this test is about.
-        let report = profiler.stop().unwrap();
+        let session = sampler.stop().unwrap();
         stop.store(true, Ordering::Relaxed);
         spinner.join().unwrap();
         let faults = READ_FAULTS.load(Ordering::Relaxed) - faults;
-        let s = report.session();
+        let s = &session;
         let stacks: Vec<Vec<String>> = (0..s.samples.len())
             .filter(|&i| s.threads[s.samples.thread[i].index()].tid == tid)
             .map(|i| {

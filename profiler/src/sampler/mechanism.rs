@@ -2,7 +2,7 @@
 //! itself where the kernel can, SIGPROF through the descriptor otherwise), per-thread monotonic
 //! POSIX timers, and the process-wide `setitimer(ITIMER_PROF)`.
 
-use crate::Timer;
+use crate::options::Timer;
 use prof_capture::sys::{self, PerfDelivery};
 use std::os::fd::OwnedFd;
 
@@ -62,7 +62,7 @@ impl Mechanism {
     /// thread), or for [`Timer::Auto`] the best one that does. A mechanism whose signal the
     /// program handles itself is never taken: named, it is an
     /// [`Error::SignalInUse`](crate::Error::SignalInUse); [`Timer::Auto`] passes over it.
-    pub fn choose(timer: Timer, interval_ns: u64) -> crate::Result<Mechanism> {
+    pub fn choose(timer: Timer, interval_ns: u64) -> prof_session::Result<Mechanism> {
         let _ = interval_ns;
         match timer {
             Timer::Auto => Self::best(),
@@ -79,9 +79,9 @@ impl Mechanism {
     }
 
     /// `perf_ring` for wall mode, when this system allows its context-switch samples.
-    pub fn ring_wall() -> crate::Result<Mechanism> {
+    pub fn ring_wall() -> prof_session::Result<Mechanism> {
         if !cfg!(target_os = "linux") {
-            return Err(crate::Error::InvalidOption(
+            return Err(prof_session::Error::InvalidOption(
                 "timer perf_ring is not available: it needs Linux".into(),
             ));
         }
@@ -90,7 +90,7 @@ impl Mechanism {
             any(target_arch = "x86_64", target_arch = "aarch64")
         ))]
         super::own_ring::OwnRings::probe(true).map_err(|why| {
-            crate::Error::InvalidOption(format!("timer perf_ring is not available: {why}"))
+            prof_session::Error::InvalidOption(format!("timer perf_ring is not available: {why}"))
         })?;
         Ok(Mechanism::PerfRing)
     }
@@ -111,9 +111,9 @@ impl Mechanism {
         None
     }
 
-    fn probe_named(timer: Timer) -> crate::Result<Mechanism> {
+    fn probe_named(timer: Timer) -> prof_session::Result<Mechanism> {
         Self::probe(timer).map_err(|why| {
-            crate::Error::InvalidOption(format!("timer {timer} is not available: {why}"))
+            prof_session::Error::InvalidOption(format!("timer {timer} is not available: {why}"))
         })
     }
 
@@ -124,8 +124,8 @@ impl Mechanism {
         }
         // Probe with an hour-long period so the probe itself never fires.
         let tid = sys::gettid();
-        let os = |e: crate::Error| match e {
-            crate::Error::Os { call, source } => format!("{call}: {source}"),
+        let os = |e: prof_session::Error| match e {
+            prof_session::Error::Os { call, source } => format!("{call}: {source}"),
             other => other.to_string(),
         };
         match timer {
@@ -167,7 +167,7 @@ impl Mechanism {
 
     /// The best mechanism that works here, probed on this thread (see [`Timer::Auto`]); none
     /// that signals with SIGPROF when the program handles SIGPROF itself.
-    fn best() -> crate::Result<Mechanism> {
+    fn best() -> prof_session::Result<Mechanism> {
         if !traced() {
             if let Ok(m) = Self::probe(Timer::PerfEventSigtrap) {
                 return Ok(m);
@@ -191,7 +191,7 @@ impl Mechanism {
 
 /// The error for a session that would need `signal` (SIGPROF or SIGTRAP), which the program
 /// handles itself, for `user` (`timer NAME`, `wall mode`): says what to use instead.
-pub fn signal_in_use(signal: libc::c_int, user: String) -> crate::Error {
+pub fn signal_in_use(signal: libc::c_int, user: String) -> prof_session::Error {
     let instead = if signal == sys::TRAP {
         if sys::program_handles(sys::SIGNAL) {
             "the program handles SIGPROF too, which the other timers use; alloc mode uses no signal"
@@ -220,7 +220,7 @@ pub fn signal_in_use(signal: libc::c_int, user: String) -> crate::Error {
             ),
         }
     };
-    crate::Error::SignalInUse {
+    prof_session::Error::SignalInUse {
         signal: if signal == sys::TRAP {
             "SIGTRAP"
         } else {
@@ -303,7 +303,7 @@ pub fn arm(
     tid: u32,
     interval_ns: u64,
     inherit: bool,
-) -> crate::Result<Option<Armed>> {
+) -> prof_session::Result<Option<Armed>> {
     Ok(match mechanism {
         Mechanism::PerfEventSigtrap => Some(Armed::Perf(sys::perf_event_thread(
             tid,

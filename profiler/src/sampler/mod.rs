@@ -33,14 +33,15 @@ mod stackmap;
 mod threads;
 mod wall;
 
-use crate::session::Session;
-use crate::{Error, Options, Result};
+use crate::options::Options;
 use handler::{Shared, SHARED};
 use prof_capture::assemble::at_start;
 use prof_capture::sys;
 use prof_capture::unwind;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use prof_capture::unwind::frame_reuse;
+use prof_session::session::Session;
+use prof_session::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -83,7 +84,7 @@ pub(crate) struct Sampler {
 
 struct Running {
     options: Options,
-    meta: crate::session::Metadata,
+    meta: prof_session::session::Metadata,
     /// The signal's previous disposition (`None`: `perf_ring`, which installs no handler).
     saved: Option<sys::SavedAction>,
     stop: Arc<AtomicBool>,
@@ -105,16 +106,19 @@ impl Sampler {
     /// up. Handlers of the program's that run on an alternate stack (`SA_ONSTACK`) get the
     /// session's signal in their mask until stop: see docs/sampler.md (Stack room).
     pub fn start(options: Options) -> Result<Sampler> {
-        let ring_wall =
-            options.mode == crate::Mode::Wall && options.timer == crate::Timer::PerfRing;
-        if options.mode != crate::Mode::Cpu && options.timer != crate::Timer::Auto && !ring_wall {
+        let ring_wall = options.mode == prof_session::Mode::Wall
+            && options.timer == crate::options::Timer::PerfRing;
+        if options.mode != prof_session::Mode::Cpu
+            && options.timer != crate::options::Timer::Auto
+            && !ring_wall
+        {
             return Err(Error::InvalidOption(format!(
                 "timer {} is for cpu mode; {} mode has its own trigger",
                 options.timer,
                 options.mode.name()
             )));
         }
-        if options.mode == crate::Mode::Alloc {
+        if options.mode == prof_session::Mode::Alloc {
             return Self::start_alloc(options);
         }
         if options.interval < MIN_INTERVAL || options.max_depth == 0 {
@@ -130,7 +134,10 @@ impl Sampler {
         }
         match Self::start_inner(options) {
             Ok(running) => {
-                crate::scope::start(running.start_ns, running.options.mode == crate::Mode::Wall);
+                crate::scope::start(
+                    running.start_ns,
+                    running.options.mode == prof_session::Mode::Wall,
+                );
                 Ok(Sampler {
                     inner: Some(running),
                     alloc: None,
@@ -169,14 +176,14 @@ impl Sampler {
 
     fn start_inner(options: Options) -> Result<Running> {
         let interval_ns = u64::try_from(options.interval.as_nanos()).unwrap_or(u64::MAX);
-        let wall_mode = options.mode == crate::Mode::Wall;
+        let wall_mode = options.mode == prof_session::Mode::Wall;
         let mechanism = if wall_mode {
             if !cfg!(target_os = "linux") {
                 return Err(Error::InvalidOption(
                     "wall mode needs Linux (/proc/self/task/TID/syscall)".into(),
                 ));
             }
-            if options.timer == crate::Timer::PerfRing {
+            if options.timer == crate::options::Timer::PerfRing {
                 mechanism::Mechanism::ring_wall()?
             } else if let Some(ring) = (!options.diagnostics.wall_signals)
                 .then(mechanism::Mechanism::ring_wall_by_default)
@@ -399,7 +406,7 @@ fn forked_child() {
 /// What a stopped session leaves for the report.
 struct Finished {
     raw: collector::RawProfile,
-    meta: crate::session::Metadata,
+    meta: prof_session::session::Metadata,
     dropped_in_handler: u64,
     options: Options,
     /// The scopes, marks and task polls recorded (see [`crate::scope`]).

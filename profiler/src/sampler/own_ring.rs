@@ -159,8 +159,8 @@ impl OwnRings {
         }
         let event = PROBE;
         let cpu = sys::online_cpus().first().copied().unwrap_or(0);
-        let os = |e: crate::Error| match e {
-            crate::Error::Os { call, source } => format!("{call}: {source}"),
+        let os = |e: prof_session::Error| match e {
+            prof_session::Error::Os { call, source } => format!("{call}: {source}"),
             other => other.to_string(),
         };
         let mut kinds = vec![OwnRingKind::TaskClock];
@@ -187,7 +187,7 @@ impl OwnRings {
 
     /// Opens thread `tid`'s events on every CPU, sends them to that CPU's ring (mapped now
     /// for the first thread) and enables them. Threads it creates from then on inherit them.
-    pub fn arm(&mut self, tid: u32) -> crate::Result<Vec<OwnedFd>> {
+    pub fn arm(&mut self, tid: u32) -> prof_session::Result<Vec<OwnedFd>> {
         let mut kinds = vec![OwnRingKind::TaskClock];
         if self.wall {
             kinds.push(OwnRingKind::Switches);
@@ -199,13 +199,13 @@ impl OwnRings {
                 match &self.rings[i] {
                     Some(ring) => sys::perf_event_set_output(&fd, &ring.owner)?,
                     None => {
-                        let owner = fd.try_clone().map_err(|source| crate::Error::Os {
+                        let owner = fd.try_clone().map_err(|source| prof_session::Error::Os {
                             call: "dup(perf event)",
                             source,
                         })?;
                         let ring =
                             prof_capture::perf::map_ring(owner.try_clone().map_err(|source| {
-                                crate::Error::Os {
+                                prof_session::Error::Os {
                                     call: "dup(perf event)",
                                     source,
                                 }

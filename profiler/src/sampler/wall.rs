@@ -85,8 +85,8 @@ pub enum Found {
 
 impl Wall {
     /// Wall mode's state; fails when `/proc/self/mem` cannot be opened.
-    pub fn new() -> crate::Result<Wall> {
-        let mem = File::open("/proc/self/mem").map_err(|source| crate::Error::Os {
+    pub fn new() -> prof_session::Result<Wall> {
+        let mem = File::open("/proc/self/mem").map_err(|source| prof_session::Error::Os {
             call: "open /proc/self/mem",
             source,
         })?;

@@ -3,7 +3,7 @@
 
 use super::recording::Recording;
 use super::Kind;
-use crate::session::{
+use prof_session::session::{
     Mark, Poll, SessionBuilder, SiteIdx, SiteKind, Span, SpanIdx, StackId, TaskIdx, ThreadIdx,
 };
 use std::collections::HashMap;

@@ -43,9 +43,9 @@ pub struct DiffError {
 }
 
 /// The crate's error knows nothing of the aggregation core: the conversion lives here.
-impl From<DiffError> for crate::Error {
+impl From<DiffError> for crate::error::Error {
     fn from(err: DiffError) -> Self {
-        crate::Error::Incomparable(err.to_string())
+        crate::error::Error::Incomparable(err.to_string())
     }
 }
 

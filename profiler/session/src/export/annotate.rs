@@ -6,8 +6,8 @@
 //! ([`write_source`]); [`write_source_from_disk`] (native only) reads it from the file system.
 
 use crate::aggregate::{format_percent, format_weight, Filter, StackWeights};
+use crate::error::{Error, Result};
 use crate::session::{SampleType, Session};
-use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::Write;
 

@@ -6,8 +6,8 @@
 //! counts each sample once even when the call repeats on the stack (recursion).
 
 use crate::aggregate::{format_weight, CallTree, Filter, NodeId, SortBy};
+use crate::error::{Error, Result};
 use crate::session::{Session, StrId};
-use crate::{Error, Result};
 use std::collections::HashMap;
 use std::io::Write;
 

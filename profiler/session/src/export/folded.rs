@@ -2,8 +2,8 @@
 //! flamegraph.pl, inferno and speedscope.
 
 use crate::aggregate::{CallTree, DiffTree, Filter, NodeId};
+use crate::error::{Error, Result};
 use crate::session::Session;
-use crate::{Error, Result};
 use std::io::Write;
 
 /// Writes every sample of `session` as folded stacks (stacks merged by function name, weights in

@@ -22,7 +22,7 @@ fn check(name: &str, got: &[u8]) {
 }
 
 /// `session`'s export by `write`, as bytes.
-fn export(write: impl FnOnce(&mut Vec<u8>) -> crate::Result<()>) -> Vec<u8> {
+fn export(write: impl FnOnce(&mut Vec<u8>) -> crate::error::Result<()>) -> Vec<u8> {
     let mut out = Vec::new();
     write(&mut out).unwrap();
     out

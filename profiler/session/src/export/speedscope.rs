@@ -5,8 +5,8 @@
 //! speedscope keys frames by name, file and line, so keeping the sampled line would split one
 //! function into a node per line in its flame graph.
 
+use crate::error::{Error, Result};
 use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx, Unit};
-use crate::{Error, Result};
 use serde::Serialize;
 use std::hash::BuildHasher;
 use std::io::Write;

@@ -2,8 +2,8 @@
 //! (click a frame) in a browser, titled with the session's program and arguments.
 
 use crate::aggregate::{thousands, DiffSide, DiffTree};
+use crate::error::{Error, Result};
 use crate::session::{Session, Unit};
-use crate::{Error, Result};
 use inferno::flamegraph::{self, Options};
 use std::io::Write;
 

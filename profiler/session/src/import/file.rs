@@ -2,8 +2,8 @@
 //! content ([`sniff`]), not the name, and gzip is undone first.
 
 use super::{is_gzip, read_import, read_limited, sniff, Format, LoadOptions, Loaded};
+use crate::error::{Error, Result};
 use crate::session::{ReadOptions, Session};
-use crate::{Error, Result};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;

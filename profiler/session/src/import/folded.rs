@@ -8,8 +8,8 @@
 //! [`MAX_STACK_DEPTH`] keep their leaf end. Bytes that are not UTF-8 become U+FFFD (�) in names.
 
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
+use crate::error::{Error, Result};
 use crate::session::{FrameId, Metadata, SampleType, Session, SessionBuilder};
-use crate::{Error, Result};
 use std::io::BufRead;
 use std::path::Path;
 

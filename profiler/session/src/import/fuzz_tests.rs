@@ -39,7 +39,7 @@ fn export_all(session: &Session) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn check(result: crate::Result<Session>) -> Result<(), TestCaseError> {
+fn check(result: crate::error::Result<Session>) -> Result<(), TestCaseError> {
     match result {
         Ok(session) => export_all(&session)?,
         Err(e) => prop_assert!(!e.to_string().contains('\n'), "{}", e),

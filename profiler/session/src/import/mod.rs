@@ -26,7 +26,7 @@ mod perf_names;
 pub mod pprof;
 mod pprof_wire;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use std::io::Read;
 use std::path::Path;
 

@@ -19,8 +19,8 @@
 
 use super::perf_names::{frame_names, Named};
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
+use crate::error::{Error, Result};
 use crate::session::{FrameId, FrameSpec, Metadata, SampleType, Session, SessionBuilder, Unit};
-use crate::{Error, Result};
 use regex::Regex;
 use std::io::BufRead;
 use std::path::Path;

@@ -9,10 +9,10 @@
 
 use super::pprof_wire::{self as wire, Sample};
 use super::{cut_warning, unknown_type, LoadOptions, Loaded, Totals, MAX_STACK_DEPTH};
+use crate::error::{Error, Result};
 use crate::session::{
     FrameId, FrameSpec, MappingSpec, Metadata, Mode, SampleType, Session, SessionBuilder, Unit,
 };
-use crate::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 
 use super::io::{gzip_size_hint, read_bytes_with, read_sized, too_large, write, ReadOptions};
 use super::Session;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::fs::{self, File, OpenOptions};

@@ -66,13 +66,13 @@ impl ReadError {
     }
 
     /// The library error for this failure while reading `path` (what a user sees, with the name).
-    pub fn at(self, path: &std::path::Path) -> crate::Error {
+    pub fn at(self, path: &std::path::Path) -> crate::error::Error {
         match self {
-            ReadError::Invalid(message) => crate::Error::BadInput {
+            ReadError::Invalid(message) => crate::error::Error::BadInput {
                 path: path.to_owned(),
                 message,
             },
-            ReadError::Io(source) => crate::Error::Io {
+            ReadError::Io(source) => crate::error::Error::Io {
                 path: path.to_owned(),
                 source,
             },

@@ -22,12 +22,13 @@ mod in_use;
 
 use super::finish::Threads;
 use super::ring::{Claim, RawSample, Ring};
-use crate::session::{Metadata, Session, SessionBuilder};
-use crate::{Error, Options, Result};
+use crate::options::Options;
 use in_use::{Filter, InUse};
 use prof_capture::assemble::{estimate, intern_stacks, is_allocator_frame, splitmix, Cut};
 use prof_capture::sys::{self, Rcu, Regs, StackAccess, StackReader, TryCell};
 use prof_capture::unwind::{self, Reuse};
+use prof_session::session::{Metadata, Session, SessionBuilder};
+use prof_session::{Error, Result};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -331,7 +332,7 @@ pub struct Running {
     collector: std::thread::JoinHandle<collector::Collected>,
     stop: Arc<AtomicBool>,
     options: Options,
-    meta: crate::session::Metadata,
+    meta: prof_session::session::Metadata,
     start_ns: u64,
 }
 
@@ -376,7 +377,7 @@ pub fn start(options: Options) -> Result<Running> {
             .collect(),
         unwind,
     });
-    let meta = prof_capture::assemble::at_start(crate::Mode::Alloc, 0, "global_allocator");
+    let meta = prof_capture::assemble::at_start(prof_session::Mode::Alloc, 0, "global_allocator");
     let mut collector = collector::Collector::new(Arc::clone(&shared), options.max_samples);
     collector.refresh_modules();
     let stop = Arc::new(AtomicBool::new(false));

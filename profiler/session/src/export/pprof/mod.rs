@@ -13,8 +13,8 @@
 mod labels;
 pub(crate) mod proto;
 
+use crate::error::{Error, Result};
 use crate::session::{FrameId, Session, StackId, StrId, ThreadIdx};
-use crate::{Error, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
