@@ -1,4 +1,4 @@
-//! `prof record` measured from outside (issue 21's "Truth and cost"), in three parts, each
+//! `prof record` measured from outside, in three parts, each
 //! selected by name on the command line (default all):
 //!
 //! - `accuracy`: `tests/data/record/split.c` (`cc -O2 -fomit-frame-pointer`), two functions of

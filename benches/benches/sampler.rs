@@ -195,8 +195,8 @@ const START_SESSIONS: usize = 9;
 /// `Profiler::start` at 1 kHz in a fresh process, each session stopped after 20 ms of CPU at
 /// depth 40 with its report built. After the first, sessions alternate: one whose start finds
 /// what the previous session kept (the unwind tables), one after `prof::clear_caches`
-/// (which drops them: that start reads every object's tables again, as every start did before
-/// issue 24). Prints the microseconds of each start.
+/// (which drops them: that start reads every object's tables again, as every start once
+/// did). Prints the microseconds of each start.
 fn child_start() {
     let mut times = Vec::new();
     for i in 0..START_SESSIONS {

@@ -1,8 +1,8 @@
-//! Wall-mode benchmark (issue 12): a process with one busy thread (a loop at stack depth 40)
+//! Wall-mode benchmark: a process with one busy thread (a loop at stack depth 40)
 //! and 100 idle threads (blocked in `poll` on a pipe), unprofiled, in CPU mode and in wall mode
 //! at 100 Hz and 1 kHz, on signals (`wall`: the collector's ticker, which wall mode takes only
 //! where the kernel refuses context-switch samples, forced here with the `wall_signals`
-//! diagnostic) and on `perf_ring` (`ring`, wall mode's default since issue 21: no ticks, no
+//! diagnostic) and on `perf_ring` (`ring`, wall mode's default: no ticks, no
 //! signals; the idle threads' stacks are read once at start). Each run is a fresh child process; the configurations run round-robin,
 //! three rounds, and each figure is from the round with the least process CPU (the least
 //! disturbed by other load).

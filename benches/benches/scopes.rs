@@ -10,7 +10,7 @@
 //! round's chunks of the enabled prof configuration. Printed: the median over rounds of each
 //! round's median chunk, in nanoseconds per scope (a begin and an end).
 //!
-//! Then the cost of a task's poll that returns `Pending` (issue 22's await stacks), the same
+//! Then the cost of a task's poll that returns `Pending` (await stacks), the same
 //! way in chunks of [`POLL_CHUNK`] polls: a future that clones its waker [`NEST`] calls below its
 //! `poll` (as a leaf future does at its `.await`), polled bare, wrapped by
 //! `prof::task::instrument` with no session, during a CPU session (a poll's begin and end

@@ -1,4 +1,4 @@
-//! Wall mode's accuracy on a sleep/compute split (issue 20's target: within 2 points on an idle
+//! Wall mode's accuracy on a sleep/compute split (target: within 2 points on an idle
 //! machine, which a test on a busy machine cannot hold). One thread loops sleeping 14 ms
 //! (`nanosleep`) and computing 6 ms (a loop on the monotonic clock), timing each part with
 //! `Instant`; wall mode samples the process at 1 kHz meanwhile. The sampled split is the weight

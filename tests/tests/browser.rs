@@ -371,10 +371,10 @@ fn the_canvas_is_sharp_on_high_dpi_screens() {
     assert_eq!(sizes[0].as_f64().unwrap(), 2.0 * sizes[1].as_f64().unwrap());
 }
 
-/// The regression of issue 10: a broken file chosen after a good one showed its error under the
+/// A regression test: a broken file chosen after a good one showed its error under the
 /// good file's header and tab title.
 #[test]
-fn r10_switching_to_a_broken_file_clears_the_previous_header_and_title() {
+fn switching_to_a_broken_file_clears_the_previous_header_and_title() {
     let dir = TempDir::new("browser-switch-broken");
     let good = dir.join("good.json");
     sessions::save(&sessions::two_threads(), &good);
@@ -410,10 +410,10 @@ fn r10_switching_to_a_broken_file_clears_the_previous_header_and_title() {
     browser.screenshot("11-switched-to-broken");
 }
 
-/// The regression of issue 10: choosing a small file while a large one was still loading ended
+/// A regression test: choosing a small file while a large one was still loading ended
 /// with the selector naming the small file and the page showing the large one.
 #[test]
-fn r10_switching_files_mid_load_shows_the_file_chosen_last() {
+fn switching_files_mid_load_shows_the_file_chosen_last() {
     let dir = TempDir::new("browser-switch-race");
     let first = dir.join("first.json");
     sessions::save(&sessions::two_threads(), &first);
@@ -454,10 +454,10 @@ fn r10_switching_files_mid_load_shows_the_file_chosen_last() {
     browser.screenshot("12-switched-mid-load");
 }
 
-/// The regression of issue 10: a search whose only match lay inside a merged sub-pixel block
+/// A regression test: a search whose only match lay inside a merged sub-pixel block
 /// reported a share and highlighted nothing, and clicking the block did nothing.
 #[test]
-fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
+fn a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
     let shown = show(
         "slivers",
         &sessions::needle_in_slivers(),
@@ -510,9 +510,9 @@ fn r10_a_match_inside_merged_slivers_is_highlighted_and_a_click_zooms_in() {
     assert!(crumbs[2].starts_with("tiny_"), "{crumbs:?}");
 }
 
-/// The regression of issue 10: Escape in the search box also reset the zoom.
+/// A regression test: Escape in the search box also reset the zoom.
 #[test]
-fn r10_escape_in_the_search_box_clears_only_the_search() {
+fn escape_in_the_search_box_clears_only_the_search() {
     let shown = show(
         "escape",
         &sessions::two_threads(),
@@ -673,11 +673,11 @@ fn timeline_shown(browser: &Browser) -> (bool, bool, String) {
     )
 }
 
-/// Issue 20: a Go CPU profile (no per-sample times) was drawn as one spike at 0 ms on a 3.1 s
+/// A regression test: a Go CPU profile (no per-sample times) was drawn as one spike at 0 ms on a 3.1 s
 /// axis, a Go heap profile said `Duration 0 ns`, and both said "unknown" for Program and Date,
 /// which the files hold (`go tool pprof` shows them).
 #[test]
-fn r20_go_profiles_show_their_program_and_date_and_no_timeline() {
+fn go_profiles_show_their_program_and_date_and_no_timeline() {
     let dir = TempDir::new("browser-go-pprof");
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/import");
     let timed = dir.join("timed.json");
@@ -751,10 +751,10 @@ fn r20_go_profiles_show_their_program_and_date_and_no_timeline() {
     assert_eq!(threads, json!(2));
 }
 
-/// Issue 20: a directory among the files stopped `prof serve` ("Is a directory"), while
+/// A regression test: a directory among the files stopped `prof serve` ("Is a directory"), while
 /// corrupt and oversized files were listed with their one-line error.
 #[test]
-fn r20_a_directory_among_the_files_is_listed_with_its_error() {
+fn a_directory_among_the_files_is_listed_with_its_error() {
     let dir = TempDir::new("browser-directory");
     let good = dir.join("good.json");
     sessions::save(&sessions::two_threads(), &good);
@@ -798,7 +798,7 @@ fn drop_file(browser: &Browser, content: &str, name: &str) {
 /// page's worker and added to the file list; nothing is sent. A file the page does not read says
 /// why and what to do instead.
 #[test]
-fn r20_a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
+fn a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
     let dir = TempDir::new("browser-open-file");
     let file = dir.join("demo.json");
     sessions::save(&sessions::two_threads(), &file);

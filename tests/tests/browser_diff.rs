@@ -488,10 +488,10 @@ fn compare_with_is_kept_in_the_url_and_refuses_other_units() {
     assert_eq!(console_problems(&browser), Vec::<String>::new());
 }
 
-/// Issue 11: `prof serve --diff` with a file that does not exist says so in one line and
+/// A regression test: `prof serve --diff` with a file that does not exist says so in one line and
 /// exits non-zero, before serving anything.
 #[test]
-fn r11_serve_diff_with_a_missing_file_fails_in_one_line() {
+fn serve_diff_with_a_missing_file_fails_in_one_line() {
     let dir = TempDir::new("browser-diff-missing");
     let [base, ..] = files(&dir);
     let missing = dir.join("missing.json");
@@ -642,7 +642,7 @@ fn collatz(scale: u64) -> Session {
 }
 
 #[test]
-fn r20_the_diff_table_cuts_long_names_in_the_middle_and_shows_them_whole_on_hover() {
+fn the_diff_table_cuts_long_names_in_the_middle_and_shows_them_whole_on_hover() {
     let dir = TempDir::new("browser-diff-names");
     let (base, new) = (dir.join("base.json"), dir.join("new.json"));
     sessions::save(&collatz(1), &base);

@@ -285,7 +285,7 @@ fn in_view(top: f64, bottom: f64, pane: f64) -> bool {
 }
 
 #[test]
-fn r20_a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
+fn a_flame_graph_taller_than_its_pane_opens_showing_its_root() {
     for (width, height) in [(800, 600), (1280, 800)] {
         let name = format!("deep-{width}x{height}");
         let (_served, browser, _dir) = open_session(&name, &sessions::deep(120), width, height);
@@ -382,7 +382,7 @@ fn side_table_gaps(browser: &Browser) -> Value {
 }
 
 #[test]
-fn r20_the_side_table_keeps_its_weights_and_shares_apart() {
+fn the_side_table_keeps_its_weights_and_shares_apart() {
     let dir = TempDir::new("browser-flame-side-table");
     let file = dir.join("bytes.json");
     sessions::save(&bytes_session(), &file);
@@ -417,7 +417,7 @@ fn r20_the_side_table_keeps_its_weights_and_shares_apart() {
 }
 
 #[test]
-fn r20_a_long_source_path_wraps_inside_the_tooltip() {
+fn a_long_source_path_wraps_inside_the_tooltip() {
     let dir = TempDir::new("browser-flame-tooltip-path");
     let file = dir.join("bytes.json");
     sessions::save(&bytes_session(), &file);
@@ -470,7 +470,7 @@ fn r20_a_long_source_path_wraps_inside_the_tooltip() {
 }
 
 #[test]
-fn r20_shortcuts_work_after_clicking_a_checkbox_or_choosing_from_a_list() {
+fn shortcuts_work_after_clicking_a_checkbox_or_choosing_from_a_list() {
     let dir = TempDir::new("browser-flame-focus");
     let file = dir.join("bytes.json");
     sessions::save(&bytes_session(), &file);
@@ -547,7 +547,7 @@ fn r20_shortcuts_work_after_clicking_a_checkbox_or_choosing_from_a_list() {
 }
 
 #[test]
-fn r20_the_shortcut_list_names_the_call_tree_and_table_keys() {
+fn the_shortcut_list_names_the_call_tree_and_table_keys() {
     let (_served, browser, _dir) = open_demo("shortcut-list", 1000, 700);
     browser.eval(
         "document.getElementById('shortcuts').showModal();",
@@ -600,7 +600,7 @@ fn viewport_marker(browser: &Browser) -> Value {
 }
 
 #[test]
-fn r20_a_wheel_zoomed_flame_graph_marks_the_part_it_shows() {
+fn a_wheel_zoomed_flame_graph_marks_the_part_it_shows() {
     let (_served, browser, _dir) = open_demo("viewport-marker", 1000, 600);
     assert_eq!(
         viewport_marker(&browser)[0],

@@ -138,7 +138,7 @@ fn session_asked_for_while_holding(name: &str, held: &'static [u8], what: &str) 
 }
 
 #[test]
-fn r11_the_session_download_does_not_wait_for_the_wasm_module() {
+fn the_session_download_does_not_wait_for_the_wasm_module() {
     session_asked_for_while_holding(
         "load-order-wasm",
         b"prof_viewer_bg.wasm HTTP/",
@@ -147,7 +147,7 @@ fn r11_the_session_download_does_not_wait_for_the_wasm_module() {
 }
 
 #[test]
-fn r24_the_session_download_does_not_wait_for_the_page_s_modules() {
+fn the_session_download_does_not_wait_for_the_page_s_modules() {
     // A module app.js imports (through views/flame-graph.js): app.js cannot run before it
     // arrives.
     session_asked_for_while_holding(

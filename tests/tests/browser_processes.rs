@@ -1,4 +1,4 @@
-//! The viewer groups a multi-process session's threads under their process (issue 21), in a
+//! The viewer groups a multi-process session's threads under their process, in a
 //! real headless Chromium against `prof serve`: the thread selector lists each process with
 //! its threads and a checkbox for all of them, and the timeline's tracks come process by
 //! process. A missing browser fails this test: it never skips.

@@ -1,4 +1,4 @@
-//! Scope bars (issue 22) in a real headless Chromium against `prof serve`, on a session with
+//! Scope bars in a real headless Chromium against `prof serve`, on a session with
 //! scopes, marks and tasks written by prof's own writer: the timeline draws each thread's spans
 //! as nested bars under its track, its marks as ticks, and one lane per task name with its
 //! polls; the stack chart draws the spans above each thread's stacks. Clicking a bar selects
@@ -388,7 +388,7 @@ fn many_spans(requests: u64) -> Session {
 /// per pixel of each lane (merged bars about a pixel wide), and zoomed in, each span is a bar
 /// of its own again.
 #[test]
-fn r22_two_hundred_thousand_spans_make_at_most_two_bars_per_pixel_of_a_lane() {
+fn two_hundred_thousand_spans_make_at_most_two_bars_per_pixel_of_a_lane() {
     let requests = 100_000;
     let shown = show_bars(
         "scope-bars-many",
@@ -476,7 +476,7 @@ fn nested_spans(depth: u32) -> Session {
 }
 
 #[test]
-fn r22_scopes_nested_deeper_than_the_lanes_are_said_not_shown() {
+fn scopes_nested_deeper_than_the_lanes_are_said_not_shown() {
     // The timeline has four lanes a thread, the stack chart sixteen: six levels leave two
     // out of the timeline, which says so beside the thread's last lane, and none out of the
     // stack chart.

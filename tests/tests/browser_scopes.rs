@@ -1,4 +1,4 @@
-//! The Scopes view (issue 22) in a real headless Chromium against `prof serve`, on a session with
+//! The Scopes view in a real headless Chromium against `prof serve`, on a session with
 //! scopes and tasks written by prof's own writer: the scope table and the task table show what
 //! `prof report --scopes` and `--tasks` print, a scope's duration bars count its calls, and the
 //! "Only" buttons keep that task's (or scope's) samples in every view, as `--task` (`--scope`)

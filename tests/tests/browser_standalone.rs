@@ -154,7 +154,7 @@ fn the_served_page_offers_the_single_file_viewer_as_a_download() {
 /// The single-file page holds one profile: the Diff view, which compares two, is not offered,
 /// and a link naming it opens the flame graph.
 #[test]
-fn r20_the_single_file_page_of_one_profile_offers_no_diff() {
+fn the_single_file_page_of_one_profile_offers_no_diff() {
     let dir = TempDir::new("standalone-no-diff");
     let session = dir.join("demo.json");
     sessions::save(&sessions::two_threads(), &session);

@@ -541,7 +541,7 @@ fn timeline_and_stack_chart_on_a_million_samples() {
 }
 
 #[test]
-fn r20_the_thread_summary_counts_the_samples_in_the_range() {
+fn the_thread_summary_counts_the_samples_in_the_range() {
     let shown = show(
         "time-summary",
         &sessions::two_threads(),
@@ -601,7 +601,7 @@ fn mostly_idle_threads() -> prof::session::Session {
 }
 
 #[test]
-fn r20_the_timeline_shows_busy_threads_before_idle_ones() {
+fn the_timeline_shows_busy_threads_before_idle_ones() {
     let shown = show(
         "time-busy-first",
         &mostly_idle_threads(),

@@ -354,7 +354,7 @@ fn timeline_tracks(browser: &Browser, from_ms: u64, to_ms: u64) -> Vec<(String, 
 }
 
 #[test]
-fn r11_the_timeline_follows_the_transforms_and_says_what_prof_report_totals() {
+fn the_timeline_follows_the_transforms_and_says_what_prof_report_totals() {
     let dir = TempDir::new("browser-transforms-timeline");
     let file = dir.join("t.json");
     sessions::save(&sessions::transforms(), &file);

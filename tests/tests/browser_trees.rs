@@ -807,7 +807,7 @@ fn the_table_view_sorts_both_ways_filters_scrolls_and_elides_long_names() {
 }
 
 #[test]
-fn r20_the_call_tree_opens_along_its_heaviest_path() {
+fn the_call_tree_opens_along_its_heaviest_path() {
     let shown = show(
         "trees-heaviest",
         &sessions::two_threads(),

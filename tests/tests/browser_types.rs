@@ -200,11 +200,11 @@ fn the_sample_type_and_thread_state_selectors_change_every_number_as_prof_report
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 
-/// Issue 22: the type `task_wait` (offered when polls say where their tasks waited) shows the
+/// A regression test: the type `task_wait` (offered when polls say where their tasks waited) shows the
 /// waits between the tasks' polls in place of the samples, each on its `.await`'s stack, as
 /// `prof report --waits` does; grouped by task as `--waits --group-by task` is.
 #[test]
-fn r22_the_task_wait_type_shows_where_tasks_waited_as_prof_report_waits_does() {
+fn the_task_wait_type_shows_where_tasks_waited_as_prof_report_waits_does() {
     use prof::session::Poll;
     let mut b = wall_builder();
     let f = |b: &mut SessionBuilder, n: &str| b.intern_frame(&FrameSpec::named(n));
@@ -260,7 +260,7 @@ fn r22_the_task_wait_type_shows_where_tasks_waited_as_prof_report_waits_does() {
 /// A transform added or removed while the top functions or sandwich tab is shown changes its
 /// numbers at once (they redrew only on another tab's visit before).
 #[test]
-fn r11_the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() {
+fn the_table_and_sandwich_follow_a_transform_changed_while_they_are_shown() {
     let shown = show(
         "types-transforms",
         &sessions::transforms(),
@@ -324,7 +324,7 @@ fn tooltip(browser: &Browser) -> String {
 }
 
 #[test]
-fn r20_the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
+fn the_tooltip_follows_a_type_or_time_change_made_under_a_still_pointer() {
     let shown = show(
         "types-tooltip",
         &wall_session(),

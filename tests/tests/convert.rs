@@ -294,7 +294,7 @@ fn perf_script_converts_to_the_expected_folded_stacks() {
 /// the chain, blank symbols, `;` in names, a sample without frames, names that sort differently
 /// by bytes than depth first); the expected file is their output, sorted as they sort it.
 #[test]
-fn r20_perf_script_folds_as_the_reference_collapsers_fold_it() {
+fn perf_script_folds_as_the_reference_collapsers_fold_it() {
     let input = data("perf-reference-rules.perf");
     let expected = std::fs::read_to_string(data("perf-reference-rules.folded")).unwrap();
     let out = convert(&[
@@ -470,7 +470,7 @@ fn a_recorded_profile_opens_in_go_tool_pprof_without_resymbolization() {
 }
 
 #[test]
-fn r10_an_overflowing_import_never_becomes_a_session_file_report_refuses() {
+fn an_overflowing_import_never_becomes_a_session_file_report_refuses() {
     let dir = TempDir::new("convert-overflow");
     let input = dir.join("overflow.folded");
     std::fs::write(
@@ -497,7 +497,7 @@ fn r10_an_overflowing_import_never_becomes_a_session_file_report_refuses() {
 }
 
 #[test]
-fn r10_convert_takes_the_sample_type_and_perf_keeps_every_sample() {
+fn convert_takes_the_sample_type_and_perf_keeps_every_sample() {
     let dir = TempDir::new("convert-type");
     let out_path = dir.join("heap.json");
     let out = convert(&[

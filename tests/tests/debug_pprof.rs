@@ -319,7 +319,7 @@ fn a_profile_is_an_attachment_named_as_go_names_it() {
 }
 
 #[test]
-fn r23_without_the_sampling_allocator_heap_is_a_404_saying_how_to_enable_it() {
+fn without_the_sampling_allocator_heap_is_a_404_saying_how_to_enable_it() {
     let target = Target::start(env!("CARGO_BIN_EXE_debug_pprof_plain"));
     for path in ["/debug/pprof/heap", "/debug/pprof/allocs?seconds=1"] {
         let (status, head, body) = target.get(path);
@@ -333,7 +333,7 @@ fn r23_without_the_sampling_allocator_heap_is_a_404_saying_how_to_enable_it() {
 }
 
 #[test]
-fn r23_bad_seconds_are_a_400_with_the_reason_and_the_program_keeps_serving() {
+fn bad_seconds_are_a_400_with_the_reason_and_the_program_keeps_serving() {
     let mut target = Target::with_work();
     for bad in ["99999999", "-1", "abc", "0", "3601", "1.5"] {
         let (status, head, body) = target.get(&format!("/debug/pprof/profile?seconds={bad}"));
@@ -347,7 +347,7 @@ fn r23_bad_seconds_are_a_400_with_the_reason_and_the_program_keeps_serving() {
 }
 
 #[test]
-fn r23_a_second_profile_while_one_runs_is_a_409_and_the_next_one_works() {
+fn a_second_profile_while_one_runs_is_a_409_and_the_next_one_works() {
     let mut target = Target::with_work();
     let addr = target.addr;
     let first = std::thread::spawn(move || get(addr, "/debug/pprof/profile?seconds=6"));
@@ -364,7 +364,7 @@ fn r23_a_second_profile_while_one_runs_is_a_409_and_the_next_one_works() {
 }
 
 #[test]
-fn r23_a_client_that_leaves_mid_profile_ends_its_session() {
+fn a_client_that_leaves_mid_profile_ends_its_session() {
     let mut target = Target::with_work();
     let mut stream = TcpStream::connect(target.addr).unwrap();
     write!(
@@ -382,7 +382,7 @@ fn r23_a_client_that_leaves_mid_profile_ends_its_session() {
 }
 
 #[test]
-fn r23_slow_clients_leave_the_program_serving() {
+fn slow_clients_leave_the_program_serving() {
     let mut target = Target::with_work();
     // One that sends half a head and stops, one that asks for a profile and never reads it, and
     // a few idle connections.
@@ -410,7 +410,7 @@ fn r23_slow_clients_leave_the_program_serving() {
 }
 
 #[test]
-fn r23_a_profile_during_the_programs_own_session_is_a_409_that_leaves_it_intact() {
+fn a_profile_during_the_programs_own_session_is_a_409_that_leaves_it_intact() {
     let mut target = Target::with_work();
     assert_eq!(target.command("start"), "started");
     let (status, _, body) = target.get("/debug/pprof/profile?seconds=1");
@@ -436,7 +436,7 @@ fn r23_a_profile_during_the_programs_own_session_is_a_409_that_leaves_it_intact(
 }
 
 #[test]
-fn r23_dropping_the_server_mid_profile_ends_its_session_and_closes_the_port() {
+fn dropping_the_server_mid_profile_ends_its_session_and_closes_the_port() {
     let mut target = Target::with_work();
     let addr = target.addr;
     let taking = std::thread::spawn(move || {

@@ -1,4 +1,4 @@
-//! Peak memory of `prof` on profiles of many distinct names (issue 20): every command, measured
+//! Peak memory of `prof` on profiles of many distinct names: every command, measured
 //! as the maximum resident set of the `prof` process (`/usr/bin/time -f %M`, installed by
 //! `.ci/run`; the test fails, never skips, without it).
 //!
@@ -7,18 +7,18 @@
 //! byte of input added, which leaves out the fixed part (the binary, the runtime; larger in the
 //! debug build the tests run) and is what a million names multiplies. Both sizes sit at the same
 //! point between two powers of two, so vectors that double hold the same share of spare room in
-//! both runs. Issue 20's target, at most 10 times the input plus 50 MB, is a growth of at most
+//! both runs. The target, at most 10 times the input plus 50 MB, is a growth of at most
 //! 10 bytes per byte above a fixed part of 50 MB.
 
 use prof_e2e::{prof_bin, TempDir};
 use std::path::Path;
 use std::process::Command;
 
-/// Issue 20's target: at most 10 bytes of peak memory per byte of input (plus a fixed 50 MB).
+/// The target: at most 10 bytes of peak memory per byte of input (plus a fixed 50 MB).
 const TARGET: f64 = 10.0;
 
 // Measured (debug build): 17 to 22 bytes per byte at first (the importer alone had added 25
-// and the pprof export 63); after issue 20's second round, 9.6 to 12.5 for report, folded, svg,
+// and the pprof export 63); after the second round of work on it, 9.6 to 12.5 for report, folded, svg,
 // pprof and dot; after its third, 7.6 to 9.4; now (svg over prof's own flame graph, pprof
 // written in two passes) 4.6 for pprof and 5.1 to 6.1 for the others.
 
@@ -77,7 +77,7 @@ fn peak_of(dir: &TempDir, command: &[&str], input: &Path) -> u64 {
 }
 
 #[test]
-fn r20_memory_on_many_distinct_names_grows_at_most_10_bytes_per_input_byte() {
+fn memory_on_many_distinct_names_grows_at_most_10_bytes_per_input_byte() {
     let dir = TempDir::new("memory");
     let small = dir.join("small.folded");
     let large = dir.join("large.folded");
@@ -98,17 +98,17 @@ fn r20_memory_on_many_distinct_names_grows_at_most_10_bytes_per_input_byte() {
 }
 
 /// The most peak memory reading a pprof file may add per byte of the (gzipped) file. Measured
-/// at issue 20 (debug build): about 75 while prost decoded the whole message; 15.7 with the wire
+/// when first measured (debug build): about 75 while prost decoded the whole message; 15.7 with the wire
 /// reader, which adds the decompressed bytes (about 5 times the gzipped size), the places of its
 /// tables and the session; 13.2 once the gzipped bytes were no longer held beside the
 /// decompressed ones, a table entry's place took 4 bytes instead of 8 and a location's frames 4
 /// instead of 12.
 const PPROF_MAX_BYTES_PER_INPUT_BYTE: f64 = 15.0;
 
-/// Issue 20: a 12.5 MB gzipped pprof of a million distinct names took 941 MB to read (prost
+/// A regression test: a 12.5 MB gzipped pprof of a million distinct names took 941 MB to read (prost
 /// made a heap object of every sample, line and string).
 #[test]
-fn r20_reading_pprof_of_many_distinct_names_grows_at_most_15_bytes_per_input_byte() {
+fn reading_pprof_of_many_distinct_names_grows_at_most_15_bytes_per_input_byte() {
     let dir = TempDir::new("memory-pprof");
     let mut sizes = Vec::new();
     for (name, lines) in [("small", 140_000), ("large", 280_000)] {
@@ -155,12 +155,12 @@ fn distinct_names_session(dir: &TempDir, name: &str, lines: usize) -> (String, S
     )
 }
 
-/// Issue 20: a gzipped session was read whole and then decompressed into a vector that grew by
+/// A regression test: a gzipped session was read whole and then decompressed into a vector that grew by
 /// doubling, whose spare room `read_to_end` zeroed: 7.0 MB more than the same session's plain
 /// JSON for 560,000 names (3.9 MB of gzip; debug build). Now it is decompressed as it is read,
 /// into room its gzip trailer names: 0.6 MB more.
 #[test]
-fn r20_a_gzipped_session_is_read_in_no_more_memory_than_its_plain_json() {
+fn a_gzipped_session_is_read_in_no_more_memory_than_its_plain_json() {
     let dir = TempDir::new("memory-session-gz");
     let (gz, json) = distinct_names_session(&dir, "names", 560_000);
     let save = |input: &str| {
@@ -178,14 +178,14 @@ fn r20_a_gzipped_session_is_read_in_no_more_memory_than_its_plain_json() {
     );
 }
 
-/// Issue 20: `prof convert --to html` wrote the session's JSON whole into memory and then
+/// A regression test: `prof convert --to html` wrote the session's JSON whole into memory and then
 /// gzipped it: 6.5 MB above saving the same session for 560,000 names (its JSON is 24 MB; debug
 /// build). Now the JSON is gzipped as it is written: no more than saving it. `--to pprof` held
 /// its encoded tables and a copy of every string to the end: 143 MiB against 91 for saving a
 /// million names (release build). Now it numbers them in a first pass and writes them from the
 /// session: no more than saving it either.
 #[test]
-fn r20_html_and_pprof_of_a_session_take_no_more_memory_than_saving_it() {
+fn html_and_pprof_of_a_session_take_no_more_memory_than_saving_it() {
     let dir = TempDir::new("memory-html");
     let (gz, _) = distinct_names_session(&dir, "names", 560_000);
     let to = |format: &str| peak_of(&dir, &["convert", "--to", format, "-o"], Path::new(&gz));
@@ -200,7 +200,7 @@ fn r20_html_and_pprof_of_a_session_take_no_more_memory_than_saving_it() {
     }
 }
 
-/// The size of the large perf map of [`r36_a_large_perf_map_does_not_take_prof_records_memory`].
+/// The size of the large perf map of [`a_large_perf_map_does_not_take_prof_records_memory`].
 const PERF_MAP_MB: u64 = 100;
 
 /// Removes the perf map whose path the program wrote to `.0`, whatever the test's end.
@@ -235,14 +235,14 @@ fn record_with_perf_map(dir: &TempDir, exe: &Path, mb: u64) -> (u64, f64) {
     (peak, prof_e2e::recorded::share(&session, "jit_hot_loop"))
 }
 
-/// Issue 36: prof's memory grew with twice the size of `/tmp/perf-PID.map` (an 800 MB map:
+/// A regression test: prof's memory grew with twice the size of `/tmp/perf-PID.map` (an 800 MB map:
 /// 1.66 GB), which it read whole into a table of every line: 553 MB for a 200 MB map. The
 /// program here writes a map of code that never runs and names the one function it runs in
 /// its last line: prof keeps only the entries covering sampled addresses, so a 100 MB map
 /// costs about what a 1 MB one does (the difference leaves out the fixed part: the binary,
 /// the rings, one per CPU).
 #[test]
-fn r36_a_large_perf_map_does_not_take_prof_records_memory() {
+fn a_large_perf_map_does_not_take_prof_records_memory() {
     if !cfg!(target_arch = "x86_64") {
         eprintln!("skipped: the test's JIT code is x86_64 machine code");
         return;

@@ -393,7 +393,7 @@ fn run_agent(
 // ---- tests ----------------------------------------------------------------------------------
 
 #[test]
-fn r23_push_connect_sends_push_requests_with_labels_and_the_workload() {
+fn push_connect_sends_push_requests_with_labels_and_the_workload() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Ok);
     let (stats, _) = run_agent(
@@ -443,7 +443,7 @@ fn r23_push_connect_sends_push_requests_with_labels_and_the_workload() {
 }
 
 #[test]
-fn r23_push_ingest_sends_name_from_until_format_and_the_pprof_body() {
+fn push_ingest_sends_name_from_until_format_and_the_pprof_body() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Ok);
     let (stats, _) = run_agent(
@@ -490,7 +490,7 @@ fn r23_push_ingest_sends_name_from_until_format_and_the_pprof_body() {
 }
 
 #[test]
-fn r23_push_refused_connections_count_failed_and_dropped_windows_and_stop_is_bounded() {
+fn push_refused_connections_count_failed_and_dropped_windows_and_stop_is_bounded() {
     let _serial = serial();
     let port = {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -523,7 +523,7 @@ fn r23_push_refused_connections_count_failed_and_dropped_windows_and_stop_is_bou
 }
 
 #[test]
-fn r23_push_a_server_that_never_answers_costs_stop_only_its_timeout() {
+fn push_a_server_that_never_answers_costs_stop_only_its_timeout() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Hang);
     let (stats, took) = run_agent(
@@ -548,7 +548,7 @@ fn r23_push_a_server_that_never_answers_costs_stop_only_its_timeout() {
 }
 
 #[test]
-fn r23_push_reset_connections_are_retried_then_counted_failed() {
+fn push_reset_connections_are_retried_then_counted_failed() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Reset);
     let (stats, took) = run_agent(
@@ -565,7 +565,7 @@ fn r23_push_reset_connections_are_retried_then_counted_failed() {
 }
 
 #[test]
-fn r23_push_a_500_is_retried_with_the_same_window_and_then_accepted() {
+fn push_a_500_is_retried_with_the_same_window_and_then_accepted() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::FailFirst(1));
     let (stats, _) = run_agent(
@@ -597,7 +597,7 @@ fn r23_push_a_500_is_retried_with_the_same_window_and_then_accepted() {
 }
 
 #[test]
-fn r23_push_a_slow_server_drops_the_oldest_windows_not_the_program() {
+fn push_a_slow_server_drops_the_oldest_windows_not_the_program() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Slow(Duration::from_millis(400)));
     let (stats, took) = run_agent(
@@ -617,7 +617,7 @@ fn r23_push_a_slow_server_drops_the_oldest_windows_not_the_program() {
 }
 
 #[test]
-fn r23_push_dropping_the_agent_pushes_the_window_under_way() {
+fn push_dropping_the_agent_pushes_the_window_under_way() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Ok);
     let agent = Pyroscope::new(server.url())
@@ -636,7 +636,7 @@ fn r23_push_dropping_the_agent_pushes_the_window_under_way() {
 }
 
 #[test]
-fn r23_push_start_refuses_a_second_session_and_bad_settings_in_one_line() {
+fn push_start_refuses_a_second_session_and_bad_settings_in_one_line() {
     let _serial = serial();
     let profiler = prof::Profiler::start(prof::Options::default()).unwrap();
     let err = Pyroscope::new("http://127.0.0.1:9").start().err().unwrap();
@@ -666,7 +666,7 @@ fn r23_push_start_refuses_a_second_session_and_bad_settings_in_one_line() {
 }
 
 #[test]
-fn r23_push_wall_mode_files_wall_profiles_and_alloc_mode_needs_the_allocator() {
+fn push_wall_mode_files_wall_profiles_and_alloc_mode_needs_the_allocator() {
     let _serial = serial();
     let server = StandIn::start(Behaviour::Ok);
     let agent = Pyroscope::new(server.url())

@@ -159,7 +159,7 @@ fn record_of_a_command_too_short_to_sample_saves_an_empty_valid_session() {
 }
 
 #[test]
-fn r21_code_run_before_exec_is_named_from_the_program_that_ran_it() {
+fn code_run_before_exec_is_named_from_the_program_that_ran_it() {
     // Samples of a pid were once symbolized against the objects of its last program only, so
     // what it ran before `exec` came out as hex addresses (or another program's names).
     let dir = TempDir::new("record_exec");
@@ -417,7 +417,7 @@ fn record_names_jit_code_from_the_perf_map_node_writes() {
 }
 
 #[test]
-fn r21_wall_mode_user_only_still_counts_the_time_in_system_calls() {
+fn wall_mode_user_only_still_counts_the_time_in_system_calls() {
     // With --user-only the task clock once excluded the kernel in wall mode too, so dd's time
     // copying in read and write (most of its life) was in no sample.
     let dir = TempDir::new("record_wall_user_only");

@@ -1,4 +1,4 @@
-//! `prof record` on programs as users build and run them (issue 21's "Truth and cost"): a C++
+//! `prof record` on programs as users build and run them: a C++
 //! program with inlined templates, a Rust release build with and without line tables, a shell
 //! pipeline, the Python interpreter, a program with its own SIGPROF timer; the rate per running
 //! thread, a thousand short threads and a hundred short processes all seen; Ctrl-C handled by
@@ -502,12 +502,12 @@ fn set_uid_copy(exe: &std::path::Path) -> Option<(std::path::PathBuf, TempDir)> 
     None
 }
 
-/// Issue 36: a set-uid program (owned by nobody, run by root) got no samples and the message
+/// A regression test: a set-uid program (owned by nobody, run by root) got no samples and the message
 /// "ran for less than one sampling interval", though it ran 0.5 s of CPU: the kernel ends
 /// inherited perf events at a set-uid or set-gid `exec`, and the dynamic loader ignores
 /// `LD_PRELOAD` in its secure mode. prof names the program and the cause, in CPU and alloc mode.
 #[test]
-fn r36_record_says_a_set_uid_program_could_not_be_sampled_and_why() {
+fn record_says_a_set_uid_program_could_not_be_sampled_and_why() {
     if !is_root() {
         eprintln!("skipped: making a program set-uid to another user needs root (CI runs as root)");
         return;
@@ -581,11 +581,11 @@ fn attach_as_nobody(dir: &TempDir, pid: u32) -> (std::process::ExitStatus, Strin
     )
 }
 
-/// Issue 36: `--pid` of another user's process, or of one's own non-dumpable process, said
+/// A regression test: `--pid` of another user's process, or of one's own non-dumpable process, said
 /// "perf_event_paranoid is 2; … needs 2 or lower", which no sysctl fixes. prof now says the
 /// real cause in one line: the owner, or the process's being non-dumpable.
 #[test]
-fn r36_record_pid_refused_names_the_owner_or_non_dumpable_not_the_paranoid_sysctl() {
+fn record_pid_refused_names_the_owner_or_non_dumpable_not_the_paranoid_sysctl() {
     use std::io::BufRead;
     use std::os::unix::fs::PermissionsExt;
     if !is_root() || as_nobody().is_none() {

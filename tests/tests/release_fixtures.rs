@@ -81,7 +81,7 @@ const BOUND: f64 = 0.05;
 /// The same for each thread alone.
 const PER_THREAD_BOUND: f64 = 0.08;
 
-/// Issue 20: in release builds a blocked thread's stack lost its callers (the search for the
+/// A regression test: in release builds a blocked thread's stack lost its callers (the search for the
 /// frame record of a function that keeps a frame pointer, called from one that does not,
 /// rejected the true record), so `sleepy` got 0-7% of the wall time instead of 70%.
 fn wall_split_in(profile: ReleaseProfile) {
@@ -195,17 +195,17 @@ fn record_wall_split_of_a_default_release_build() {
 }
 
 #[test]
-fn r20_wall_split_in_a_default_release_build() {
+fn wall_split_in_a_default_release_build() {
     wall_split_in(ReleaseProfile::Default);
 }
 
 #[test]
-fn r20_wall_split_in_a_line_tables_only_build() {
+fn wall_split_in_a_line_tables_only_build() {
     wall_split_in(ReleaseProfile::LineTablesOnly);
 }
 
 #[test]
-fn r20_wall_split_in_a_limited_debug_build() {
+fn wall_split_in_a_limited_debug_build() {
     wall_split_in(ReleaseProfile::Limited);
 }
 
@@ -278,17 +278,17 @@ fn cpu_split_in(profile: ReleaseProfile) {
 }
 
 #[test]
-fn r20_cpu_split_and_names_in_a_default_release_build() {
+fn cpu_split_and_names_in_a_default_release_build() {
     cpu_split_in(ReleaseProfile::Default);
 }
 
 #[test]
-fn r20_cpu_split_and_names_in_a_line_tables_only_build() {
+fn cpu_split_and_names_in_a_line_tables_only_build() {
     cpu_split_in(ReleaseProfile::LineTablesOnly);
 }
 
 #[test]
-fn r20_cpu_split_and_names_in_a_limited_debug_build() {
+fn cpu_split_and_names_in_a_limited_debug_build() {
     cpu_split_in(ReleaseProfile::Limited);
 }
 
@@ -314,21 +314,21 @@ fn alloc_split_in(profile: ReleaseProfile) {
 }
 
 #[test]
-fn r20_alloc_split_in_a_default_release_build() {
+fn alloc_split_in_a_default_release_build() {
     alloc_split_in(ReleaseProfile::Default);
 }
 
 #[test]
-fn r20_alloc_split_in_a_line_tables_only_build() {
+fn alloc_split_in_a_line_tables_only_build() {
     alloc_split_in(ReleaseProfile::LineTablesOnly);
 }
 
 #[test]
-fn r20_alloc_split_in_a_limited_debug_build() {
+fn alloc_split_in_a_limited_debug_build() {
     alloc_split_in(ReleaseProfile::Limited);
 }
 
-/// Issue 24: frame reuse where optimized code holds data in bp. Each caller passes the leaf's
+/// A regression test: frame reuse where optimized code holds data in bp. Each caller passes the leaf's
 /// bp on unchanged, so the registers never matched whole below the first frame that restores
 /// bp, and every sample unwound its whole recursion again (32 frames a sample where it now
 /// unwinds 2). Reuse must still give exactly the frames a full unwind gives.
@@ -354,12 +354,12 @@ fn frame_reuse_in(profile: ReleaseProfile) {
 
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn r24_frame_reuse_with_data_in_bp_in_a_default_release_build() {
+fn frame_reuse_with_data_in_bp_in_a_default_release_build() {
     frame_reuse_in(ReleaseProfile::Default);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn r24_frame_reuse_with_data_in_bp_in_a_limited_debug_build() {
+fn frame_reuse_with_data_in_bp_in_a_limited_debug_build() {
     frame_reuse_in(ReleaseProfile::Limited);
 }

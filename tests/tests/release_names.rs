@@ -1,10 +1,10 @@
 //! In a release build (inlined, this workspace's debug setting), two different closures with
 //! the same short name, `{closure#0}` of `demo::run` and of `workload::run`, are two frames
-//! with their own qualified names, never one row (issue 10): builds the `inlined_names`
+//! with their own qualified names, never one row: builds the `inlined_names`
 //! example with `--release` and reads its verdict.
 
 #[test]
-fn r10_inlined_closures_with_the_same_short_name_are_told_apart() {
+fn inlined_closures_with_the_same_short_name_are_told_apart() {
     let stdout = prof_e2e::run_release_example("inlined_names");
     // "demo closure: P% (NAMES)" and "workload closure: P% (NAMES)": the share of the time
     // under each function's closure, as named with that function's path.

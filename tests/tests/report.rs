@@ -488,7 +488,7 @@ fn pprof_with_values(values: &[i64]) -> Vec<u8> {
 }
 
 #[test]
-fn r10_a_10_mb_folded_line_stays_within_10x_its_size() {
+fn a_10_mb_folded_line_stays_within_10x_its_size() {
     let dir = TempDir::new("report-deep-line");
     let mut line = "ab;".repeat(3_333_333);
     line.push_str("leaf 1\n");
@@ -519,7 +519,7 @@ fn r10_a_10_mb_folded_line_stays_within_10x_its_size() {
 }
 
 #[test]
-fn r10_empty_overflowing_and_negative_inputs_are_refused_in_every_format() {
+fn empty_overflowing_and_negative_inputs_are_refused_in_every_format() {
     let dir = TempDir::new("report-refused-imports");
     let good = write(&dir, "good.pb", &pprof_with_values(&[5, 7]));
     assert!(header(&good, &[]).contains("2 samples, showing cpu (nanoseconds), 12 ns total"));
@@ -563,7 +563,7 @@ fn r10_empty_overflowing_and_negative_inputs_are_refused_in_every_format() {
 }
 
 #[test]
-fn r10_every_perf_script_layout_reads() {
+fn every_perf_script_layout_reads() {
     let dir = TempDir::new("report-perf-layouts");
     // Real `perf record -e cpu-clock` without -g: the frame is on the (indented) event line.
     let out = prof(&[
@@ -599,7 +599,7 @@ fn r10_every_perf_script_layout_reads() {
 }
 
 #[test]
-fn r10_folded_comments_are_skipped_and_bad_lines_counted_on_one_warning_line() {
+fn folded_comments_are_skipped_and_bad_lines_counted_on_one_warning_line() {
     let dir = TempDir::new("report-folded-lines");
     let path = write(
         &dir,
@@ -621,7 +621,7 @@ fn r10_folded_comments_are_skipped_and_bad_lines_counted_on_one_warning_line() {
 }
 
 #[test]
-fn r10_go_profiles_count_samples_and_heap_types_are_a_choice() {
+fn go_profiles_count_samples_and_heap_types_are_a_choice() {
     // Go's runtime/pprof CPU profile: 24 samples in 6 rows.
     let cpu = import_data("go-cpu.pb.gz");
     let text = header(&cpu, &[]);
@@ -656,7 +656,7 @@ fn r10_go_profiles_count_samples_and_heap_types_are_a_choice() {
 }
 
 #[test]
-fn r10_perf_files_of_several_events_show_one_and_say_so() {
+fn perf_files_of_several_events_show_one_and_say_so() {
     // Real `perf record -e task-clock -e cpu-clock` output (cycles fall back to cpu-clock here).
     let path = import_data("perf-mixed-events.perf");
     let out = prof(&["report", path.to_str().unwrap()]);
@@ -686,7 +686,7 @@ fn r10_perf_files_of_several_events_show_one_and_say_so() {
 }
 
 #[test]
-fn r10_perf_script_headers_count_samples_in_the_events_unit() {
+fn perf_script_headers_count_samples_in_the_events_unit() {
     let dir = TempDir::new("report-perf-units");
     let sample = "burn 1/1 [000] 1.0: 1000 cpu-clock:\n\t    55aa01 hot+0x10 (/bin/burn)\n\t    55aa03 main+0x30 (/bin/burn)\n\n";
     let identical = write(&dir, "identical.perf", sample.repeat(3).as_bytes());
@@ -733,11 +733,11 @@ fn r10_perf_script_headers_count_samples_in_the_events_unit() {
     );
 }
 
-/// Issue 22: `--waits` on files of other tools (folded stacks, perf script, pprof), which have
+/// A regression test: `--waits` on files of other tools (folded stacks, perf script, pprof), which have
 /// no tasks: one line saying so and exit code 2, from `report` and `convert` alike, and no file
 /// written.
 #[test]
-fn r22_waits_of_a_file_from_another_tool_is_one_line_and_exit_2() {
+fn waits_of_a_file_from_another_tool_is_one_line_and_exit_2() {
     let dir = TempDir::new("report-waits-import");
     let written = dir.join("waits.folded");
     let to = written.to_str().unwrap();

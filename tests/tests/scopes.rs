@@ -1,4 +1,4 @@
-//! Scopes and tasks (issue 22) end to end: `prof report --scopes`, `--group-by task`,
+//! Scopes and tasks end to end: `prof report --scopes`, `--group-by task`,
 //! `--group-by scope` with its call counts, `--task`, `--scope`, and the exports (`go tool pprof -tags` and `-tagfocus` on the pprof labels, folded
 //! stacks grouped by task), on a session written by prof's own writer. Expected numbers are
 //! computed here from the session's spans and samples, not by prof's aggregation.
@@ -349,7 +349,7 @@ fn folded_export_groups_by_task() {
 }
 
 #[test]
-fn r22_report_tasks_with_a_task_filter_shares_of_every_sample() {
+fn report_tasks_with_a_task_filter_shares_of_every_sample() {
     // `prof report --tasks --task fetch` showed fetch at 100%: its total kept the task filter
     // the rows had dropped.
     let (_dir, session, path) = saved("scopes-tasks-task");
@@ -367,7 +367,7 @@ fn r22_report_tasks_with_a_task_filter_shares_of_every_sample() {
 }
 
 #[test]
-fn r22_report_scope_refuses_a_mark_name_and_tables_refuse_stack_options() {
+fn report_scope_refuses_a_mark_name_and_tables_refuse_stack_options() {
     let (_dir, _session, path) = saved("scopes-refusals");
     let path = path.to_str().unwrap();
     // `gc` is a mark: never open, so no sample is inside it.
@@ -389,7 +389,7 @@ fn r22_report_scope_refuses_a_mark_name_and_tables_refuse_stack_options() {
 }
 
 #[test]
-fn r22_convert_refuses_group_by_for_a_session_before_reading_the_input() {
+fn convert_refuses_group_by_for_a_session_before_reading_the_input() {
     // The refusal came after loading the whole file: here, no file at all.
     let dir = TempDir::new("scopes-convert-refusal");
     let missing = dir.join("missing.json.gz");

@@ -155,7 +155,7 @@ fn a_non_loopback_host_is_served_with_a_warning() {
     assert!(served.stderr_contains("which other machines may reach"));
 }
 
-/// Issue 2: a change under web/ or viewer/ reaches `prof serve` with the next `cargo build`.
+/// A regression test: a change under web/ or viewer/ reaches `prof serve` with the next `cargo build`.
 /// `cargo test` rebuilds `prof` first, so the served files must be exactly the sources.
 #[test]
 fn the_served_viewer_is_the_current_source() {
@@ -252,10 +252,10 @@ fn served_roots_where(
     roots
 }
 
-/// Issue 20: `prof report` and `prof convert` could start a `perf script` file's stacks with
+/// A regression test: `prof report` and `prof convert` could start a `perf script` file's stacks with
 /// their process name (`--process-root`), `prof serve` could not.
 #[test]
-fn r20_serve_starts_perf_stacks_with_their_process_name_when_asked() {
+fn serve_starts_perf_stacks_with_their_process_name_when_asked() {
     let perf = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/import/perf-reference-rules.perf");
     let with = served_roots(&Served::start(&[&perf], &["--port", "0", "--process-root"]));
     assert!(

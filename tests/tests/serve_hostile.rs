@@ -1,4 +1,4 @@
-//! `prof serve` against hostile and broken clients (issue 9), over raw loopback sockets: every
+//! `prof serve` against hostile and broken clients, over raw loopback sockets: every
 //! test ends by checking that the server still answers a normal request.
 
 use prof_e2e::served::Served;
@@ -100,7 +100,7 @@ fn eventually(check: impl Fn() -> bool) -> bool {
 }
 
 #[test]
-fn r9_a_declared_body_is_refused_before_anything_is_allocated_for_it() {
+fn a_declared_body_is_refused_before_anything_is_allocated_for_it() {
     let dir = TempDir::new("hostile-body");
     let mut served = serve(&dir);
     let addr = served.addr();
@@ -134,7 +134,7 @@ fn r9_a_declared_body_is_refused_before_anything_is_allocated_for_it() {
 }
 
 #[test]
-fn r9_other_http_versions_are_closed_and_leak_no_thread_or_descriptor() {
+fn other_http_versions_are_closed_and_leak_no_thread_or_descriptor() {
     let dir = TempDir::new("hostile-versions");
     let served = serve(&dir);
     let (addr, pid) = (served.addr(), served.pid());
@@ -165,7 +165,7 @@ fn r9_other_http_versions_are_closed_and_leak_no_thread_or_descriptor() {
 }
 
 #[test]
-fn r9_idle_and_trickling_connections_are_closed_after_the_head_timeout() {
+fn idle_and_trickling_connections_are_closed_after_the_head_timeout() {
     let dir = TempDir::new("hostile-idle");
     let served = serve(&dir);
     let addr = served.addr();
@@ -202,7 +202,7 @@ fn r9_idle_and_trickling_connections_are_closed_after_the_head_timeout() {
 }
 
 #[test]
-fn r9_out_of_descriptors_the_server_waits_and_serves_again() {
+fn out_of_descriptors_the_server_waits_and_serves_again() {
     let dir = TempDir::new("hostile-fds");
     let file = demo_file(&dir);
     let mut served = Served::run_with_fd_limit(
@@ -240,7 +240,7 @@ fn r9_out_of_descriptors_the_server_waits_and_serves_again() {
 /// A client that asks and never reads must not keep its connection (and its slot among the
 /// server's connections) forever.
 #[test]
-fn r9_a_client_that_stops_reading_is_cut_off() {
+fn a_client_that_stops_reading_is_cut_off() {
     let dir = TempDir::new("hostile-stall");
     let served = serve(&dir);
     let path = &served.url[served.origin().len()..];
@@ -266,7 +266,7 @@ fn r9_a_client_that_stops_reading_is_cut_off() {
 }
 
 #[test]
-fn r9_a_request_head_without_end_is_cut_off_at_the_cap() {
+fn a_request_head_without_end_is_cut_off_at_the_cap() {
     let dir = TempDir::new("hostile-head");
     let served = serve(&dir);
     let (addr, pid) = (served.addr(), served.pid());
@@ -295,7 +295,7 @@ fn r9_a_request_head_without_end_is_cut_off_at_the_cap() {
 }
 
 #[test]
-fn r9_connection_close_from_either_side_closes_the_connection() {
+fn connection_close_from_either_side_closes_the_connection() {
     let dir = TempDir::new("hostile-close");
     let served = serve(&dir);
     let path = &served.url[served.origin().len()..];
@@ -338,7 +338,7 @@ fn r9_connection_close_from_either_side_closes_the_connection() {
 }
 
 #[test]
-fn r9_accept_encoding_is_parsed_with_weights_and_any_case() {
+fn accept_encoding_is_parsed_with_weights_and_any_case() {
     let dir = TempDir::new("hostile-encoding");
     let served = serve(&dir);
     let url = format!("{}session/0", served.url);
@@ -378,7 +378,7 @@ fn r9_accept_encoding_is_parsed_with_weights_and_any_case() {
 }
 
 #[test]
-fn r9_files_over_the_cap_are_refused_with_bounded_memory() {
+fn files_over_the_cap_are_refused_with_bounded_memory() {
     let dir = TempDir::new("hostile-large");
     // A sparse 2 GiB file that starts like a session, and a gzip bomb.
     let sparse = dir.join("sparse.json");
@@ -416,9 +416,9 @@ fn r9_files_over_the_cap_are_refused_with_bounded_memory() {
     still_serves(&served);
 }
 
-/// Issue 10: `prof serve` refused folded, perf and pprof files that `prof report` reads.
+/// A regression test: `prof serve` refused folded, perf and pprof files that `prof report` reads.
 #[test]
-fn r10_serve_shows_every_format_report_reads_as_a_session() {
+fn serve_shows_every_format_report_reads_as_a_session() {
     let dir = TempDir::new("hostile-formats");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/import");
     let pprof = dir.join("demo.pb.gz");
@@ -455,10 +455,10 @@ fn r10_serve_shows_every_format_report_reads_as_a_session() {
     still_serves(&served);
 }
 
-/// Issue 20: a head of 100,000 bytes sent in one piece was answered 200, though a head must fit
+/// A regression test: a head of 100,000 bytes sent in one piece was answered 200, though a head must fit
 /// in 64 KiB (`MAX_HEAD_BYTES`): the cap held only for heads that arrived in several reads.
 #[test]
-fn r20_a_head_over_64_kib_sent_at_once_is_answered_431() {
+fn a_head_over_64_kib_sent_at_once_is_answered_431() {
     let dir = TempDir::new("hostile-head-whole");
     let served = serve(&dir);
     let path = &served.url[served.origin().len()..];
@@ -484,11 +484,11 @@ fn r20_a_head_over_64_kib_sent_at_once_is_answered_431() {
     still_serves(&served);
 }
 
-/// Issue 20: every download built its own copy of the single-file viewer (11 MB for a 14.6 MB
+/// A regression test: every download built its own copy of the single-file viewer (11 MB for a 14.6 MB
 /// session), so 50 clients that asked and never read took the server from 36 to 586 MB. It is
 /// built once and shared: what a connection holds does not depend on the file's size.
 #[test]
-fn r20_clients_that_do_not_read_a_download_hold_no_copy_each() {
+fn clients_that_do_not_read_a_download_hold_no_copy_each() {
     let dir = TempDir::new("hostile-download");
     let file = dir.join("big.json");
     sessions::save(&sessions::noisy(1_000_000), &file);

@@ -196,10 +196,10 @@ fn a_source_root_that_is_not_a_directory_is_refused_in_one_line() {
     assert!(Path::new(&file).exists());
 }
 
-/// Issue 20: a FIFO under the source root hung the whole server: `open` waited on the server's
+/// A regression test: a FIFO under the source root hung the whole server: `open` waited on the server's
 /// one thread for a writer, and every request, the page's included, timed out.
 #[test]
-fn r20_fifo_under_source_root_does_not_block_the_server() {
+fn fifo_under_source_root_does_not_block_the_server() {
     let dir = TempDir::new("source-fifo");
     std::fs::create_dir_all(dir.join("root")).unwrap();
     let made = std::process::Command::new("mkfifo")
@@ -240,10 +240,10 @@ fn a_source_file_of_several_chunks_is_sent_whole() {
     still_serves(&served);
 }
 
-/// Issue 20: a source file was read whole into memory for each request. It is sent a chunk at a
+/// A regression test: a source file was read whole into memory for each request. It is sent a chunk at a
 /// time as the client reads, so clients that never read hold a chunk each, not the file.
 #[test]
-fn r20_clients_that_do_not_read_a_source_file_hold_no_copy_each() {
+fn clients_that_do_not_read_a_source_file_hold_no_copy_each() {
     let dir = TempDir::new("source-stalled");
     std::fs::create_dir_all(dir.join("root")).unwrap();
     let line = "// a line of source text, to fill the file up to its cap\n";

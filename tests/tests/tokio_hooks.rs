@@ -47,7 +47,7 @@ fn run() -> (Session, Vec<Kind>) {
 }
 
 #[test]
-fn r22_tokio_hooks_name_every_task_and_split_its_cpu_as_the_tasks_measured_it() {
+fn tokio_hooks_name_every_task_and_split_its_cpu_as_the_tasks_measured_it() {
     let (s, kinds) = run();
     assert_eq!(kinds.len(), 4);
     let name_of = |t| s.str(s.tasks.task(t).name);
@@ -127,11 +127,11 @@ fn polls_by_task(s: &Session) -> HashMap<u32, Vec<&Poll>> {
     by_task
 }
 
-/// Issue 22, in a release build (line tables only, the tasks' async functions inlined into
+/// In a release build (line tables only, the tasks' async functions inlined into
 /// their polls): in wall mode each poll that leaves its task waiting says at which `.await`,
 /// the leaf future below the task's own async function.
 #[test]
-fn r22_a_release_build_says_at_which_await_each_task_waited() {
+fn a_release_build_says_at_which_await_each_task_waited() {
     let (s, file, _dir) = run_awaits(ReleaseProfile::LineTablesOnly);
     let by_task = polls_by_task(&s);
     assert_eq!(by_task.len(), 40);
@@ -252,13 +252,13 @@ fn r22_a_release_build_says_at_which_await_each_task_waited() {
     assert!(err.contains("--waits: no task in"), "{err}");
 }
 
-/// Issue 22, in a release build without debug info (cargo's default profile): names come from
+/// In a release build without debug info (cargo's default profile): names come from
 /// the symbol table alone, and the async functions inlined into the tasks' futures leave no
 /// frame; the tasks' own futures keep theirs (prof polls them through a pointer, never inlined
 /// into its wrapper), so the cut at the wrapper still leaves each await stack rooted at the
 /// task's future (an async block of `main`), with no frame of prof's or of the executor.
 #[test]
-fn r22_a_release_build_without_debug_info_roots_await_stacks_at_the_tasks_future() {
+fn a_release_build_without_debug_info_roots_await_stacks_at_the_tasks_future() {
     let (s, _file, _dir) = run_awaits(ReleaseProfile::Default);
     let by_task = polls_by_task(&s);
     assert_eq!(by_task.len(), 40);
