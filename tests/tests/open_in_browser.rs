@@ -48,7 +48,12 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
     let script = dir.join("browser.sh");
     std::fs::write(
         &script,
-        format!("#!/bin/sh\necho \"$1\" > {}\n", opened.display()),
+        // Written under another name and renamed, so the file the child waits for appears
+        // with the URL in it (a loaded machine can run the child between `>` and `echo`).
+        format!(
+            "#!/bin/sh\necho \"$1\" > {0}.part && mv {0}.part {0}\n",
+            opened.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
