@@ -6,7 +6,7 @@ use prof_session::session::{ReadOptions, Session};
 use prof_session::{Error, Result};
 use std::path::Path;
 
-/// Loads a profile of any format `prof` reads for serving, through [`crate::import::load_any`],
+/// Loads a profile of any format `prof` reads for serving, through [`prof_session::import::load_any`],
 /// the loader `prof report` and `prof convert` use: gzip is undone, the format is told from the
 /// content, input over 256 MiB once decompressed is refused, and an imported profile (folded
 /// stacks, `perf script`, pprof) becomes session JSON, which is what the page reads.

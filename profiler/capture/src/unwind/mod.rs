@@ -5,7 +5,6 @@
 //! otherwise; every stack read is bounds-checked. Frames go to any [`Frames`] sink: a closure,
 //! or the in-process sampler's ring record.
 
-#[cfg(target_os = "linux")]
 pub mod blocked;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub mod dwarf;
