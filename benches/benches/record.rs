@@ -228,6 +228,15 @@ fn own_usage(pid: u32) -> Option<(f64, u64)> {
     Some((ticks as f64 / hz, hwm))
 }
 
+/// `bytes` as kB below a megabyte, as MB from there.
+fn size(bytes: f64) -> String {
+    if bytes < 1e6 {
+        format!("{:.0} kB", bytes / 1e3)
+    } else {
+        format!("{:.1} MB", bytes / 1e6)
+    }
+}
+
 /// Runs `argv` to its end in the directory `cwd` (node writes its V8 logs where it runs),
 /// watching it; the CPU of the whole tree comes from `wait4`.
 #[expect(clippy::zombie_processes, reason = "reaped by wait4, for its rusage")]
@@ -522,13 +531,13 @@ fn cost(prof: &Path, dir: &TempDir, rounds: usize, only: Option<&str>) {
             let samples = m(|r| r.samples as f64);
             let bytes = m(|r| r.bytes as f64);
             println!(
-                "| {config} | {:.3} | {:.3} | {:.2} s ({:.1}%) | {:.0} MB | {:.1} MB | {} |",
+                "| {config} | {:.3} | {:.3} | {:.2} s ({:.1}%) | {:.1} MB | {} | {} |",
                 m(|r| r.wall) / base_wall,
                 m(|r| r.tree_cpu) / base_cpu,
                 m(|r| r.own_cpu),
                 m(|r| r.own_cpu) / base_cpu * 100.0,
                 m(|r| r.peak_kib as f64) / 1024.0,
-                bytes / 1e6,
+                size(bytes),
                 if samples > 0.0 {
                     format!("{:.0} ({samples:.0} samples)", bytes / samples)
                 } else {
