@@ -340,14 +340,17 @@ fn signal_prof(
     (status, stderr)
 }
 
-/// Whether `signal` (a number) was ignored when this test process started, as under `nohup`:
-/// a shell started with a signal ignored cannot trap it (POSIX), and prof keeps what the
-/// command inherits, so the command cannot say it received the signal.
-fn ignored_here(signal: u32) -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+/// Linux's numbers of the signals these tests send.
+const SIGHUP: u32 = 1;
+const SIGTERM: u32 = 15;
+
+/// Whether `signal` (a number) is in the mask `field` (`SigIgn`, `SigCgt`) of
+/// `/proc/PROCESS/status` (`PROCESS` a pid or `self`).
+fn in_signal_mask(process: &str, field: &str, signal: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).unwrap();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
         .is_some_and(|m| m & (1 << (signal - 1)) != 0)
 }
@@ -356,8 +359,10 @@ fn ignored_here(signal: u32) -> bool {
 fn sigterm_and_sighup_reach_the_command_and_the_session_is_saved() {
     let dir = TempDir::new("trust_signals");
     for (mode, signal, code) in [("cpu", "TERM", 7), ("cpu", "HUP", 8), ("alloc", "TERM", 9)] {
-        let number = if signal == "HUP" { 1 } else { 15 };
-        if ignored_here(number) {
+        // Ignored when this test process started (as under `nohup`): a shell started with a
+        // signal ignored cannot trap it (POSIX), and prof keeps what the command inherits.
+        let number = if signal == "HUP" { SIGHUP } else { SIGTERM };
+        if in_signal_mask("self", "SigIgn", number) {
             eprintln!("SIG{signal} is ignored by whoever started the tests (nohup?): not checked");
             continue;
         }
@@ -390,14 +395,9 @@ fn record_pid_saves_on_sighup() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Once prof catches SIGHUP (bit 0 of its caught-signal mask), and has run a second.
+    // Once prof catches SIGHUP (in its caught-signal mask), and has run a second.
     prof_e2e::page::eventually("prof catching SIGHUP", || {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", prof.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("SigCgt:"))
-            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-            .is_some_and(|m| m & 1 != 0)
+        in_signal_mask(&prof.id().to_string(), "SigCgt", SIGHUP)
     });
     std::thread::sleep(std::time::Duration::from_secs(1));
     let kill = Command::new("kill")
