@@ -14,13 +14,16 @@ import {
   renderThreads,
 } from "./header.js";
 import { escapeHtml } from "./html-and-color.js";
+import { Splitter } from "./splitter.js";
 import { State, namesTransforms } from "./state.js";
+import { initTheme } from "./theme.js";
 import { TransformBar, TransformMenu } from "./transforms.js";
 import { FlameView } from "./views/flame-graph.js";
 import { CallTreeView } from "./views/call-tree.js";
 import { StackChartView } from "./views/stack-chart.js";
 import { SandwichView } from "./views/sandwich.js";
 import { SourceView } from "./views/source.js";
+import { AssemblyView } from "./views/assembly.js";
 import { TableView } from "./views/top-functions.js";
 import { ScopesView } from "./views/scopes.js";
 import { DiffView } from "./views/diff.js";
@@ -29,7 +32,7 @@ import { Timeline } from "./views/timeline.js";
 /** The views, in tab order. A view class has `id`, `label`, and instances `render(changed)`
  * (`changed`: the state keys that changed, and "samples" when every number did) and `clear()`;
  * its element is the `section.view[data-view=id]` in index.html. */
-const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, ScopesView, StackChartView, SourceView, DiffView];
+const VIEWS = [FlameView, CallTreeView, SandwichView, TableView, ScopesView, StackChartView, SourceView, AssemblyView, DiffView];
 
 const $ = (id) => document.getElementById(id);
 
@@ -77,10 +80,16 @@ const tooltip = {
     tip.style.left = `${Math.max(4, x)}px`;
     tip.style.top = `${Math.max(4, y)}px`;
   },
-  /** A call tree node's name, place, self and total (`info` from the worker's `node`). */
+  /** A frame's place (file:line) and module (the file name of the binary or library its code
+   * is in), each when known (`info`: a worker's answer about the frame). */
+  place(info) {
+    return `${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+${info.module ? `<div class="module">Module <span class="file">${escapeHtml(info.module)}</span></div>` : ""}`;
+  },
+  /** A call tree node's name, place, module, self and total (`info` from the worker's `node`). */
   node(info) {
     return `<div class="name">${escapeHtml(info.name)}</div>
-${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+${tooltip.place(info)}
 <table>
 <tr><td>Self</td><td>${escapeHtml(info.selfText)}</td><td>${escapeHtml(info.selfPct)}</td></tr>
 <tr><td>Total</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr>
@@ -110,6 +119,20 @@ const ctx = { state, page, ask, tooltip, transformMenu };
 
 /** The timeline above the views, shown on every tab. */
 const timeline = new Timeline($("timeline"), ctx);
+/** The timeline's height: its tracks scroll within what the splitter under it leaves them, at
+ * least a track's worth, at most all of them (a small window gives the views the rest). */
+const tracks = $("timeline").querySelector(".timeline-tracks");
+const TRACKS_MIN = 24;
+new Splitter($("timeline-splitter"), {
+  key: "prof.timelineHeight",
+  vertical: false,
+  sign: 1,
+  size: () => tracks.getBoundingClientRect().height,
+  limits: () => ({ min: TRACKS_MIN, max: Math.max(TRACKS_MIN, tracks.scrollHeight) }),
+  resize: (height) => {
+    tracks.style.maxHeight = `${height}px`;
+  },
+});
 
 const views = new Map();
 for (const View of VIEWS) {
@@ -125,23 +148,49 @@ for (const View of VIEWS) {
 }
 
 /** Views the page cannot offer: the Diff view in a single-file page of one profile, which has
- * nothing to compare it with. */
+ * nothing to compare it with; the Stack chart of a profile whose samples carry no times (pprof,
+ * folded stacks: the timeline's place says so once), the Scopes view of one without scopes
+ * or tasks, and the Assembly view of one prof did not record with its binaries (imports). A URL
+ * naming one of them shows the first view. */
 const unavailable = new Set();
+
+/** Offers view `id` as a tab, or not. */
+function offer(id, offered) {
+  if (offered) unavailable.delete(id);
+  else unavailable.add(id);
+  $("tabs").querySelector(`[data-view="${id}"]`).hidden = !offered;
+}
 
 /** Offers the Diff view unless the page is a single file of one profile (nothing to compare
  * it with, until the user opens another). */
 function offerDiff() {
-  const none = Boolean(window.profStandalone) && page.files.length < 2;
-  if (none) unavailable.add(DiffView.id);
-  else unavailable.delete(DiffView.id);
-  $("tabs").querySelector(`[data-view="${DiffView.id}"]`).hidden = none;
+  offer(DiffView.id, !(Boolean(window.profStandalone) && page.files.length < 2));
 }
 
+/** Offers the views that have something to show of the profile just loaded: the Stack chart
+ * when its samples carry times, the Scopes view when it has scopes or tasks, the Assembly view
+ * when prof recorded it with its binaries' mappings and its frames' addresses. */
+function offerProfileViews(loaded) {
+  offer(StackChartView.id, loaded.meta.timed);
+  offer(ScopesView.id, loaded.hasScopes || loaded.hasTasks);
+  offer(AssemblyView.id, loaded.hasCode);
+}
+
+/** Each file's transforms while another is shown: index → `{transforms, defaultsOff}`. */
+const fileTransforms = new Map();
+
 /** The state change that shows file `index`: what was chosen in the last file (zoom, selection,
- * threads, range, windows, scope, task, grouping) does not carry over to another profile. */
+ * threads, range, windows, scope, task, grouping) does not carry over to another profile, and
+ * each file keeps its own transforms (a file shown for the first time starts with its
+ * defaults). */
 function switchTo(index) {
+  const { file, transforms, defaultsOff } = state.current;
+  fileTransforms.set(file, { transforms, defaultsOff });
+  const kept = fileTransforms.get(index) ?? { transforms: [], defaultsOff: false };
   return {
     file: index,
+    transforms: kept.transforms,
+    defaultsOff: kept.defaultsOff,
     zoom: [],
     flameWindow: null,
     selected: null,
@@ -182,12 +231,73 @@ function showError(title, error) {
   document.body.dataset.state = "error";
 }
 
+/** The views' sections and the timeline's: where a view's failure is shown. */
+const VIEW_PLACES = "section.view, #timeline";
+
+/** Shows `error` at the top of `place` (a view's section, or the timeline's), which the rest
+ * of the page outlives: the other views, the tabs and the toolbar keep working. */
+function showViewError(place, error) {
+  const message = error instanceof Error ? error.message : String(error);
+  let box = place.querySelector(":scope > .view-error");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "view-error";
+    box.setAttribute("role", "alert");
+    place.prepend(box);
+  }
+  const name = place.getAttribute("aria-label") ?? "This view";
+  box.innerHTML = `<b>${escapeHtml(name)} failed:</b> ${escapeHtml(message)}`;
+  box.hidden = false;
+  tooltip.hide();
+}
+
+/** Takes away the failure shown in `place`, once it has drawn again. */
+function clearViewError(place) {
+  const box = place.querySelector(":scope > .view-error");
+  if (box) box.hidden = true;
+}
+
+/** Brings `view` (a view, or the timeline) up to date with `changed`; a failure shows in it. */
+async function renderInPlace(view, changed) {
+  try {
+    await view.render(changed);
+    clearViewError(view.element);
+  } catch (e) {
+    showViewError(view.element, e);
+  }
+}
+
+/** The view or timeline section of the last input (pointer, wheel, key): an error raised while
+ * a view handles its input is that view's. Null when it was elsewhere (the active view's). */
+let inputPlace = null;
+for (const type of ["pointerdown", "pointermove", "pointerup", "mousedown", "mousemove", "mouseup", "wheel", "click", "dblclick", "contextmenu", "keydown"]) {
+  document.addEventListener(
+    type,
+    (e) => {
+      inputPlace = e.target instanceof Element ? e.target.closest(VIEW_PLACES) : null;
+    },
+    { capture: true, passive: true },
+  );
+}
+
+/** An exception no view caught: while a profile is shown, it is the failure of the view the
+ * last input went to (the active view's otherwise), shown in that view, never instead of the
+ * page; before, the page could not start. */
+function uncaught(error) {
+  if (!page.meta || document.body.dataset.state !== "ready") {
+    showError("The viewer failed", error);
+    return;
+  }
+  const place = inputPlace?.isConnected && !inputPlace.hidden ? inputPlace : activeView().element;
+  showViewError(place, error);
+}
+
 window.addEventListener("error", (e) => {
   // Browsers report a benign ResizeObserver notice through the error event: not a failure.
   if (String(e.message).startsWith("ResizeObserver loop")) return;
-  showError("The viewer failed", e.error ?? e.message);
+  uncaught(e.error ?? e.message);
 });
-window.addEventListener("unhandledrejection", (e) => showError("The viewer failed", e.reason));
+window.addEventListener("unhandledrejection", (e) => uncaught(e.reason));
 
 /**
  * A backend started with the page, whose worker compiles the wasm module while the page gets
@@ -241,7 +351,7 @@ function dropProfile() {
   transformMenu.close();
   for (const view of views.values()) view.clear();
   timeline.clear();
-  $("search-result").textContent = "";
+  showSearchResult("");
 }
 
 /**
@@ -306,6 +416,7 @@ async function loadFile() {
   }
   performance.mark("prof-parsed");
   page.meta = loaded.meta;
+  offerProfileViews(loaded);
   page.names = loaded.names;
   page.threads = loaded.threads;
   page.processes = loaded.processes;
@@ -331,7 +442,7 @@ async function loadFile() {
   await runSearch();
   const all = new Set([...Object.keys(state.current), SAMPLES]);
   const view = activeView();
-  const rendered = Promise.all([view.render(all), timeline.render(all)]);
+  const rendered = Promise.all([renderInPlace(view, all), renderInPlace(timeline, all)]);
   // First paint: the frame after the flame graph is drawn (the table beside it may follow).
   const painted = view.settled?.() ?? rendered;
   painted.then(() => {
@@ -363,13 +474,14 @@ async function applyView() {
   if (!answer) return;
   // Grouping by task adds root frames: their names come back.
   if (answer.names) page.names = answer.names;
-  // The header and the threads' figures come back only when the sample type changed them.
+  // The header comes back only when the sample type changed it; the threads' figures (what
+  // every view shows of each) each time.
   if (answer.meta) {
     page.meta = answer.meta;
-    page.threads = answer.threads;
     renderMeta($("meta"), page.meta);
   }
-  transformBar.render(answer.chips);
+  page.threads = answer.threads;
+  transformBar.render(answer.chips, answer.filters);
   renderThreads($("threads"), page.threads, page.processes, valid, answer.label, answer.command, (threads) =>
     state.update({ threads, zoom: [], flameWindow: null }),
   );
@@ -377,6 +489,9 @@ async function applyView() {
 
 async function onStateChange(current, changed) {
   if (changed.has("file") && current.file !== page.loadedFile) {
+    // A fragment that names another file names the rest of its view too (a pasted link, an
+    // edited hash, back or forward): the new file is shown with all of it.
+    showActiveView();
     await loadFile();
     return;
   }
@@ -399,8 +514,8 @@ async function onStateChange(current, changed) {
   // A view shown again may have missed changes made while it was hidden: it redraws whole.
   // The active view asks the worker first: the timeline's question waits behind its own.
   await Promise.all([
-    activeView().render(changed.has("view") ? new Set(Object.keys(current)) : changed),
-    timeline.render(changed),
+    renderInPlace(activeView(), changed.has("view") ? new Set(Object.keys(current)) : changed),
+    renderInPlace(timeline, changed),
   ]);
 }
 
@@ -418,22 +533,28 @@ async function applyHighlight() {
   await ask("setHighlight", { mask });
 }
 
+/** Says what the search matched (or why it cannot run); its box may cut it: whole on hover. */
+function showSearchResult(text) {
+  $("search-result").textContent = text;
+  $("search-result").title = text;
+}
+
 async function runSearch() {
   const input = $("search");
   const pattern = state.current.search;
   input.classList.remove("invalid");
   page.searchMask = null;
-  $("search-result").textContent = "";
+  showSearchResult("");
   if (pattern) {
     try {
       const result = await ask("search", { pattern });
       if (result) {
         page.searchMask = result.mask;
-        $("search-result").textContent = result.text;
+        showSearchResult(result.text);
       }
     } catch (e) {
       input.classList.add("invalid");
-      $("search-result").textContent = e instanceof Error ? e.message : String(e);
+      showSearchResult(e instanceof Error ? e.message : String(e));
     }
   }
   await applyHighlight();
@@ -473,11 +594,19 @@ document.addEventListener("keydown", (e) => {
   const typing = isTyping(e);
   if (e.key === "Escape") {
     if ($("shortcuts").open) return; // the dialog closes itself
-    // Escape clears the innermost state: the selection (and the call tree's selected node),
-    // the flame graph's pan and wheel zoom,
-    // its zoom, then the time range, then the timeline's zoom.
+    // An open Threads popover closes first, and Escape does nothing else.
+    if ($("threads").open) {
+      $("threads").open = false;
+      $("threads").querySelector("summary")?.focus();
+      return;
+    }
+    // Escape clears the innermost state: on the Sandwich tab its graphs' pan and wheel zoom,
+    // then the selection (and the call tree's selected node), the flame graph's pan and wheel
+    // zoom, its zoom, then the time range, then the timeline's zoom.
     const c = state.current;
-    if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
+    if (c.view === "sandwich" && (c.callersWindow || c.calleesWindow)) {
+      state.update({ callersWindow: null, calleesWindow: null });
+    } else if (c.selected !== null || c.node.length) state.update({ selected: null, node: [] });
     else if (c.flameWindow) state.update({ flameWindow: null });
     else if (c.view === "diff" && c.diffWindow) state.update({ diffWindow: null });
     else if (c.view === "diff" && c.diffZoom.length) state.update({ diffZoom: [] });
@@ -532,6 +661,18 @@ window.profViewer = {
 };
 
 $("help").addEventListener("click", () => $("shortcuts").showModal());
+// The theme (theme.js): style.css recolours the page; the canvases of the timeline and of the
+// view shown draw again (a hidden view draws whole when it is shown).
+initTheme($("theme"), () => {
+  timeline.draw();
+  activeView().redraw?.();
+});
+// The Threads popover closes when the pointer goes down anywhere else (a range drag on the
+// timeline it covers, a view), as a menu does.
+document.addEventListener("pointerdown", (e) => {
+  const threads = $("threads");
+  if (threads.open && !threads.contains(e.target)) threads.open = false;
+});
 
 /**
  * Opens `file` (a File from the picker or a drop) as a new entry of the file list and shows it.

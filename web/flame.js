@@ -7,14 +7,16 @@
 
 import { functionColor } from "./html-and-color.js";
 import { fitCanvas } from "./canvas.js";
+import { canvasColors } from "./theme.js";
 
 const ROW = 18; // CSS pixels per stack level
 const PAD = 1; // gap between neighbouring frames
 const FONT = "12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
-const MERGED_COLOR = "#c8c8c8";
-const DIM_COLOR = "#e4e0dc";
-const ANCESTOR_COLOR = "#eceae6";
+// A frame's own fill is light in both themes (its label dark); the rest is the theme's
+// (theme.js, style.css).
 const MATCH_COLOR = "#d633ff";
+const FRAME_TEXT = "#111";
+const HOVER_OUTLINE = "#222";
 const DRAG_PIXELS = 4; // a press that moves less than this is a click, not a pan
 
 export class FlameGraph {
@@ -23,7 +25,9 @@ export class FlameGraph {
    * @param {object} handlers `onHover(i, event)` and `onClick(i)` get a frame index (-1:
    *   none), `onAncestor(k)` the index of a clicked ancestor (0: the root), `onResize(width)`
    *   the new width in CSS pixels, `onPan(dx)` a drag by `dx` of the view's width (fraction),
-   *   `onWheel(factor, at)` a zoom by `factor` (< 1: in) around `at` (a fraction of the width)
+   *   `onWheel(factor, at)` a zoom by `factor` (< 1: in) around `at` (a fraction of the width).
+   *   `onAncestor`, `onPan` and `onWheel` may be left out: the graph then does not take
+   *   those inputs (the wheel scrolls the page).
    */
   constructor(scroller, handlers) {
     this.scroller = scroller;
@@ -92,13 +96,13 @@ export class FlameGraph {
       this.drag = null;
       if (!drag || drag.moved || e.target !== this.canvas) return;
       const hit = this.hitTest(e.offsetX, e.offsetY);
-      if (hit.ancestor >= 0) this.handlers.onAncestor(hit.ancestor);
+      if (hit.ancestor >= 0) this.handlers.onAncestor?.(hit.ancestor);
       else if (hit.frame >= 0) this.handlers.onClick(hit.frame);
     });
     this.canvas.addEventListener(
       "wheel",
       (e) => {
-        if (!this.layout || e.deltaY === 0 || e.shiftKey) return;
+        if (!this.layout || e.deltaY === 0 || e.shiftKey || !this.handlers.onWheel) return;
         e.preventDefault();
         const at = e.offsetX / Math.max(1, this.scroller.clientWidth);
         this.handlers.onWheel(Math.exp(e.deltaY * 0.002), at);
@@ -197,6 +201,7 @@ export class FlameGraph {
     this.#keepRootOffset();
     const layout = this.layout;
     if (!layout) return;
+    const theme = canvasColors();
     ctx.font = FONT;
     ctx.textBaseline = "middle";
     const charWidth = ctx.measureText("m").width || 7;
@@ -208,9 +213,9 @@ export class FlameGraph {
     };
     this.ancestors.forEach((name, row) => {
       const y = this.#rowTop(row, height);
-      ctx.fillStyle = ANCESTOR_COLOR;
+      ctx.fillStyle = theme.frameAncestor;
       ctx.fillRect(0, y, width - PAD, ROW - PAD);
-      label(name, 0, width, y, "#777");
+      label(name, 0, width, y, theme.frameAncestorText);
     });
     const base = this.ancestors.length;
     const colors = new Map();
@@ -221,25 +226,26 @@ export class FlameGraph {
       const y = this.#rowTop(base + layout.depth[i], height);
       const func = layout.func[i];
       const name = layout.names[func] || "all";
-      ctx.fillStyle = this.#color(i, func, name, colors);
+      ctx.fillStyle = this.#color(i, func, name, colors, theme);
       ctx.fillRect(x, y, Math.max(w - PAD, 0.5), ROW - PAD);
       if (i === this.hovered || i === this.focused) {
-        ctx.strokeStyle = i === this.focused ? "#1565c0" : "#222";
+        ctx.strokeStyle = i === this.focused ? theme.canvasFocus : HOVER_OUTLINE;
         ctx.lineWidth = i === this.focused ? 2 : 1;
         ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - PAD - 1, 0.5), ROW - PAD - 1);
       }
       if (func !== layout.merged) {
         // Keep the label in view when the frame starts left of the canvas.
         const left = Math.max(x, 0);
-        label(name, left, Math.min(x + w, width) - left, y, "#111");
+        const dimmed = this.highlighting && !layout.highlight[i];
+        label(name, left, Math.min(x + w, width) - left, y, dimmed ? theme.frameDimText : FRAME_TEXT);
       }
     }
     this.lastDrawMs = performance.now() - start;
   }
 
-  #color(i, func, name, cache) {
-    if (this.highlighting) return this.layout.highlight[i] ? MATCH_COLOR : DIM_COLOR;
-    if (func === this.layout.merged) return MERGED_COLOR;
+  #color(i, func, name, cache, theme) {
+    if (this.highlighting) return this.layout.highlight[i] ? MATCH_COLOR : theme.frameDim;
+    if (func === this.layout.merged) return theme.frameMerged;
     // A layout may bring its own fills (the Diff view's): three bytes per frame.
     const rgb = this.layout.rgb;
     if (rgb) return `rgb(${rgb[3 * i]}, ${rgb[3 * i + 1]}, ${rgb[3 * i + 2]})`;
@@ -341,7 +347,7 @@ export class FlameGraph {
       if (drag.moved) {
         const dx = (drag.last - event.clientX) / Math.max(1, this.scroller.clientWidth);
         drag.last = event.clientX;
-        if (dx !== 0) this.handlers.onPan(dx);
+        if (dx !== 0) this.handlers.onPan?.(dx);
         return;
       }
     }

@@ -5,6 +5,7 @@
 // lanes, finds the bar under the pointer, and builds a bar's tooltip from the worker's texts.
 
 import { escapeHtml, scopeColor } from "./html-and-color.js";
+import { canvasColors } from "./theme.js";
 
 /** The kinds of bar in the worker's `columns` (viewer/src/scope_bars.rs). */
 export const SPAN = 0;
@@ -12,9 +13,8 @@ export const POLL = 1;
 export const MARK = 2;
 const STRIDE = 7; // numbers per bar: kind, row, depth, x, width, label, count
 const NONE = 0xffffffff; // the label of a merged bar
-const MERGED_COLOR = "#b0bec5";
-const MARK_COLOR = "#37474f";
-const HIDDEN_COLOR = "#d6d6d6";
+const LABEL_COLOR = "#102027"; // on a bar's own colour, light in both themes
+const OUTLINE_COLOR = "#222";
 const MARK_REACH = 3; // CSS pixels either side of a mark that point at it
 
 export class ScopeBars {
@@ -88,11 +88,13 @@ export class ScopeBars {
    */
   paint(ctx, { left, width, place, hidden, font }) {
     ctx.save();
+    const theme = canvasColors();
     ctx.font = font;
     ctx.textBaseline = "middle";
     const charWidth = ctx.measureText("m").width || 7;
     const colors = new Map();
     const marks = [];
+    const labels = [];
     for (let i = 0; i < this.count; i++) {
       const kind = this.kind(i);
       if (kind === MARK) {
@@ -104,8 +106,8 @@ export class ScopeBars {
       const { x, w } = this.#span(i, left, width);
       const name = this.name(i);
       let color;
-      if (hidden(kind, this.row(i))) color = HIDDEN_COLOR;
-      else if (name === null) color = MERGED_COLOR;
+      if (hidden(kind, this.row(i))) color = theme.scopeHidden;
+      else if (name === null) color = theme.scopeMerged;
       else {
         color = colors.get(name);
         if (!color) colors.set(name, (color = scopeColor(name)));
@@ -114,11 +116,10 @@ export class ScopeBars {
       ctx.fillRect(x, lane.y, w > 2 ? w - 1 : w, lane.height);
       const chars = Math.floor((w - 6) / charWidth);
       if (name !== null && chars >= 3) {
-        ctx.fillStyle = "#102027";
-        ctx.fillText(name.length <= chars ? name : `${name.slice(0, chars - 1)}…`, x + 3, lane.y + lane.height / 2);
+        labels.push({ text: name.length <= chars ? name : `${name.slice(0, chars - 1)}…`, x, lane, color });
       }
     }
-    ctx.fillStyle = MARK_COLOR;
+    ctx.fillStyle = theme.scopeMark;
     for (const i of marks) {
       const lane = place(MARK, this.row(i), 0);
       if (!lane) continue;
@@ -126,6 +127,14 @@ export class ScopeBars {
       ctx.fillRect(Math.floor(x), lane.y, 1, lane.height);
       // A small head, so a mark reads apart from a bar's edge.
       ctx.fillRect(Math.floor(x) - 1, lane.y, 3, 2);
+    }
+    // The bars' names last, each on its bar's colour: a mark's tick passes under a name, never
+    // through it.
+    for (const { text, x, lane, color } of labels) {
+      ctx.fillStyle = color;
+      ctx.fillRect(x + 2, lane.y + 2, ctx.measureText(text).width + 2, lane.height - 2);
+      ctx.fillStyle = LABEL_COLOR;
+      ctx.fillText(text, x + 3, lane.y + lane.height / 2);
     }
     ctx.restore();
   }
@@ -174,7 +183,7 @@ export class ScopeBars {
   outline(ctx, i, geometry) {
     const r = i >= 0 && this.kind(i) !== MARK ? this.rect(i, geometry) : null;
     if (!r) return;
-    ctx.strokeStyle = "#222";
+    ctx.strokeStyle = OUTLINE_COLOR;
     ctx.lineWidth = 1;
     ctx.strokeRect(r.x + 0.5, r.y + 0.5, Math.max(r.width - 2, 0.5), r.height - 1);
   }

@@ -13,7 +13,8 @@
 // stack chart show), type (the sample type shown; absent: the file's default), state (running
 // or waiting: only samples whose thread was in that state), scope and task (only samples inside a
 // scope of that name, or of a task of that name), group (task: each task's name as a root frame), base (index of the file the Diff view
-// compares `file` with), dzoom (the Diff view's zoomed frame: function names from the root,
+// compares `file` with), cwin and ewin (the Sandwich view's visible parts of its callers' and its
+// callees' graphs, as fwin; another selected function starts with the whole of both), dzoom (the Diff view's zoomed frame: function names from the root,
 // joined by U+001F), dwin (the Diff view's visible part of its zoomed frame, as fwin), tsort (the Top functions table's order: its column, name, self or total,
 // and asc or desc, `total-asc`; absent: self, heaviest first), tfilter (that table's filter
 // text), tregex (1: the filter is a regular expression), defaults (0: the file's default
@@ -91,6 +92,8 @@ function defaults() {
     groupBy: null, // null: stacks as recorded; "task": each task's name as a root frame;
     // "scope": each sample's open scopes as frames above its stack
     base: null, // null: no comparison; else the index of the file the Diff view compares with
+    callersWindow: null, // as flameWindow, for the Sandwich view's callers graph
+    calleesWindow: null, // as flameWindow, for the Sandwich view's callees graph
     diffZoom: [], // the Diff view's zoomed frame: function names from the root
     diffWindow: null, // as flameWindow, for the Diff view's flame graph
     tableSort: TABLE_SORT, // the Top functions table's order: {column, descending}
@@ -156,6 +159,8 @@ export function parse(hash) {
   if (group === "task" || group === "scope") state.groupBy = group;
   const base = params.get("base");
   if (base !== null && /^\d+$/.test(base)) state.base = Number(base);
+  state.callersWindow = fractions(params.get("cwin"));
+  state.calleesWindow = fractions(params.get("ewin"));
   const dzoom = params.get("dzoom");
   if (dzoom) state.diffZoom = dzoom.split(SEP);
   state.diffWindow = fractions(params.get("dwin"));
@@ -192,6 +197,8 @@ export function format(state) {
   if (state.task) params.set("task", state.task);
   if (state.groupBy) params.set("group", state.groupBy);
   if (state.base !== null) params.set("base", String(state.base));
+  if (state.callersWindow) params.set("cwin", formatFractions(state.callersWindow));
+  if (state.calleesWindow) params.set("ewin", formatFractions(state.calleesWindow));
   if (state.diffZoom.length) params.set("dzoom", state.diffZoom.join(SEP));
   if (state.diffWindow) params.set("dwin", formatFractions(state.diffWindow));
   const sort = state.tableSort;
@@ -224,6 +231,12 @@ export class State {
   /** Applies `patch`; `replace` keeps the current history entry (typing in the search box). */
   update(patch, { replace = false } = {}) {
     const next = { ...this.current, ...patch };
+    // The Sandwich view's windows are parts of one function's graphs: another function's
+    // sandwich starts whole.
+    if ("selected" in patch && patch.selected !== this.current.selected) {
+      if (!("callersWindow" in patch)) next.callersWindow = null;
+      if (!("calleesWindow" in patch)) next.calleesWindow = null;
+    }
     const hash = format(next);
     if (hash !== location.hash && !(hash === "" && location.hash === "#")) {
       const url = `${location.pathname}${location.search}${hash || "#"}`;

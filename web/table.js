@@ -89,6 +89,14 @@ export class TopTable {
     this.select(this.selected);
   }
 
+  /** Marks the rows of the functions a search matched (`mask`, one byte per function id, from
+   * the wasm module; null: none). */
+  mark(mask) {
+    for (const tr of this.table.querySelectorAll("tbody tr")) {
+      tr.classList.toggle("match", Boolean(mask?.[Number(tr.dataset.func)]));
+    }
+  }
+
   /** Marks the row of function `func` (or none) as selected. */
   select(func) {
     this.selected = func;

@@ -1,10 +1,17 @@
 // The transform stack: a bar under the toolbar, on every tab, with one removable chip per
 // transform (their texts come from the wasm module) and a form that adds pprof's regex focus,
-// ignore and hide; and the menu that offers the function transforms for a frame (right-click a
-// flame frame, or the flame view's "Transform" button). The state's `transforms` key holds the
+// ignore and hide, then a removable chip per filter that narrows the samples (threads, range,
+// Time, scope, task), so that none is in force unseen on any tab; and the menu of a frame
+// (right-click one in the flame graph, call tree, Sandwich or stack chart, or the flame view's
+// "Transform" button), which copies its name, stack or a link, and offers its transforms. The state's `transforms` key holds the
 // stack as the core's TransformSpec objects; the core applies them, in order, to every view.
 
+import { copyText } from "./elide.js";
 import { escapeHtml } from "./html-and-color.js";
+import { format } from "./state.js";
+
+/** The state key each filter chip clears (the wasm module's names of the filters). */
+const FILTER_KEYS = { threads: "threads", range: "range", state: "threadState", scope: "scope", task: "task" };
 
 /** Adds `spec` on top of the stack (zoom is reset: the tree it pointed into is gone). */
 function push(state, spec) {
@@ -29,12 +36,18 @@ export class TransformBar {
   <button type="submit">Add</button>
   <span class="transform-error" aria-live="polite"></span>
 </form>
-<ol class="chips" aria-label="Transforms"></ol>`;
+<ol class="chips" aria-label="Transforms"></ol>
+<ol class="chips filter-chips" aria-label="Filters"></ol>`;
     this.form = element.querySelector("form");
     this.kind = element.querySelector("select");
     this.input = element.querySelector("input");
     this.error = element.querySelector(".transform-error");
     this.chips = element.querySelector(".chips");
+    this.filterChips = element.querySelector(".filter-chips");
+    this.filterChips.addEventListener("click", (e) => {
+      const filter = e.target.closest("button[data-filter]")?.dataset.filter;
+      if (filter) ctx.state.update({ [FILTER_KEYS[filter]]: null });
+    });
     this.form.addEventListener("submit", (e) => {
       e.preventDefault();
       this.#addRegex();
@@ -70,9 +83,15 @@ export class TransformBar {
     push(this.ctx.state, spec);
   }
 
-  /** Shows the stack: `chips` from the worker, `[{text, error}]`, one per transform. */
-  render(chips) {
+  /** Shows the stack: `chips` from the worker, `[{text, error}]`, one per transform; and the
+   * filters in force, `filters` from the worker, `[{filter, text}]`. */
+  render(chips, filters = []) {
     this.element.classList.toggle("empty", chips.length === 0);
+    this.filterChips.innerHTML = filters
+      .map(
+        (chip) => `<li class="chip filter" data-filter="${escapeHtml(chip.filter)}"><span class="text">${escapeHtml(chip.text)}</span><button type="button" data-filter="${escapeHtml(chip.filter)}" aria-label="Remove the filter ${escapeHtml(chip.text)}" title="Remove this filter">×</button></li>`,
+      )
+      .join("");
     this.chips.innerHTML = chips
       .map(
         (chip, i) => `<li class="chip${chip.error ? " invalid" : ""}"${chip.error ? ` title="${escapeHtml(chip.error)}"` : ""}>
@@ -88,7 +107,15 @@ export class TransformBar {
   }
 }
 
-/** The menu of transforms for one frame, as buttons (keyboard-reachable; Escape closes it). */
+/** Whether key event `e` asks for a context menu (the Menu key, or Shift+F10). */
+export function isMenuKey(e) {
+  return e.key === "ContextMenu" || (e.shiftKey && e.key === "F10");
+}
+
+/** The menu of one frame (right-click it in the flame graph, call tree, Sandwich or stack
+ * chart, or the Menu key or Shift+F10 on the focused one), as buttons (keyboard-reachable;
+ * Escape closes it): copy its name, its stack or a link to the view with it selected, and the
+ * transforms for it. */
 export class TransformMenu {
   /** @param {object} ctx the page's context (app.js): state, ask */
   constructor(ctx) {
@@ -98,11 +125,19 @@ export class TransformMenu {
     this.element.role = "menu";
     this.element.hidden = true;
     document.body.append(this.element);
+    // What a copy did, said where a screen reader hears it.
+    this.status = document.createElement("div");
+    this.status.className = "copy-status";
+    this.status.role = "status";
+    this.status.hidden = true;
+    document.body.append(this.status);
     this.element.addEventListener("click", (e) => {
       const item = e.target.closest("button[data-item]");
       if (!item) return;
-      push(ctx.state, this.specs[Number(item.dataset.item)]);
+      const action = this.actions[Number(item.dataset.item)];
       this.close();
+      if (action.copy !== undefined) this.#copy(action.copy, action.what);
+      else push(ctx.state, action.spec);
     });
     this.element.addEventListener("keydown", (e) => {
       // Keys in the menu are the menu's: the page's shortcuts (arrows move between frames,
@@ -129,20 +164,29 @@ export class TransformMenu {
   /**
    * Opens the menu at (`x`, `y`) client pixels for a frame: `name` its function, `path` the
    * function names from the root down to it (null when the menu is for a function, not a
-   * node), `module` its module (null when unknown).
+   * node: no subtree to focus on), `module` its module (null when unknown), `stack` the
+   * function names of its stack, outermost first (null: no stack to copy), and `link` what
+   * the state of a link to this view with the frame selected has in place of the current
+   * state's (null: no link).
    */
-  open(x, y, { name, path, module }) {
+  open(x, y, { name, path, module, stack = null, link = null }) {
     const items = [
-      ["Focus on function", { kind: "focus-function", function: name }],
-      ...(path ? [["Focus on subtree", { kind: "focus-subtree", path }]] : []),
-      ["Merge function into callers", { kind: "merge", function: name }],
-      ["Drop samples with this function", { kind: "drop", function: name }],
-      ["Collapse recursion", { kind: "collapse-recursion" }],
-      ...(module ? [[`Collapse module ${module}`, { kind: "collapse-module", module }]] : []),
+      ["Copy name", { copy: name, what: "the name" }],
+      ...(stack ? [["Copy stack", { copy: stack.join("\n"), what: "the stack" }]] : []),
+      ...(link ? [["Copy link to this view", { copy: this.#link(link), what: "the link" }]] : []),
+      ["Focus on function", { spec: { kind: "focus-function", function: name } }],
+      ...(path ? [["Focus on subtree", { spec: { kind: "focus-subtree", path } }]] : []),
+      ["Merge function into callers", { spec: { kind: "merge", function: name } }],
+      ["Drop samples with this function", { spec: { kind: "drop", function: name } }],
+      ["Collapse recursion", { spec: { kind: "collapse-recursion" } }],
+      ...(module ? [[`Collapse module ${module}`, { spec: { kind: "collapse-module", module } }]] : []),
     ];
-    this.specs = items.map(([, spec]) => spec);
+    this.actions = items.map(([, action]) => action);
     this.element.innerHTML = `<div class="title">${escapeHtml(name)}</div>${items
-      .map(([label], i) => `<button type="button" role="menuitem" data-item="${i}">${escapeHtml(label)}</button>`)
+      .map(
+        ([label, action], i) =>
+          `${i > 0 && action.spec && items[i - 1][1].copy !== undefined ? '<hr role="separator">' : ""}<button type="button" role="menuitem" data-item="${i}">${escapeHtml(label)}</button>`,
+      )
       .join("")}`;
     this.element.hidden = false;
     const { offsetWidth: w, offsetHeight: h } = this.element;
@@ -153,5 +197,20 @@ export class TransformMenu {
 
   close() {
     this.element.hidden = true;
+  }
+
+  /** The address of this page with the current state changed by `patch`. */
+  #link(patch) {
+    const hash = format({ ...this.ctx.state.current, ...patch });
+    return `${location.origin}${location.pathname}${location.search}${hash}`;
+  }
+
+  /** Copies `text` (`what` it is, for the status line) and says whether it could. */
+  async #copy(text, what) {
+    const copied = await copyText(text);
+    this.status.textContent = copied ? `Copied ${what}.` : "Copying was refused by the browser.";
+    this.status.hidden = false;
+    clearTimeout(this.statusTimer);
+    this.statusTimer = setTimeout(() => (this.status.hidden = true), 3000);
   }
 }

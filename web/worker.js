@@ -240,12 +240,13 @@ const methods = {
       defaultTransforms: JSON.parse(profile.defaultTransformsJson()),
       hasTasks: contexts.tasks,
       hasScopes: contexts.scopes,
+      hasCode: profile.hasCode(),
       version: profVersion(),
     };
   },
   /** What selects the samples: `{threads, range, transforms, type, state}` as the state holds
-   * them. The header and the threads' figures (`meta`, `threads`) come back too when the sample
-   * type changed, the only thing that changes them (computing them passes over every sample). */
+   * them. The threads' figures (`threads`: what every view shows of each) come back each time;
+   * the header (`meta`) when the sample type changed, the only thing that changes it. */
   setView(view) {
     dropTrees();
     profile.setView(JSON.stringify(view));
@@ -253,12 +254,13 @@ const methods = {
       label: profile.threadsLabel(),
       command: profile.reportCommand(),
       chips: JSON.parse(profile.transformChipsJson()),
+      filters: JSON.parse(profile.filterChipsJson()),
+      threads: JSON.parse(profile.threadsJson()),
     };
     const type = view.type ?? null;
     if (type !== viewType) {
       viewType = type;
       out.meta = JSON.parse(profile.metaJson());
-      out.threads = JSON.parse(profile.threadsJson());
     }
     // Grouping by task adds the task:NAME root frames to the function names.
     const groupBy = view.groupBy ?? null;
@@ -322,19 +324,36 @@ const methods = {
     const value = sandwich(name);
     return value ? JSON.parse(value.summaryJson(profile)) : null;
   },
-  /** The callers' (`callers`) or callees' flame graph of function `name`. */
-  sandwichLayout({ name, callers, width }) {
+  /** The callers' (`callers`) or callees' flame graph of function `name`, `width` pixels wide,
+   * showing the `window` [from, to) fractions of it, the functions `mask` marks (a search's
+   * matches, one byte per function id; null: none) highlighted. */
+  sandwichLayout({ name, callers, width, window, mask }) {
     const value = sandwich(name);
-    return value ? layoutData(value.layout(callers, width)) : null;
+    const [from, to] = window ?? [0, 1];
+    return value ? layoutData(value.layout(callers, width, from, to, mask ?? undefined)) : null;
   },
   /** One frame of a sandwich side. */
   sandwichNode({ name, callers, node }) {
     const value = sandwich(name);
     return value ? JSON.parse(value.nodeJson(profile, callers, node)) : null;
   },
+  /** The stack of a frame of a sandwich side, outermost first (function names). */
+  sandwichStack({ name, callers, node }) {
+    const value = sandwich(name);
+    return value ? JSON.parse(value.stackJson(profile, callers, node)) : null;
+  },
   /** The source lines of function `name` with their weights over what is shown. */
   sourceLines({ name }) {
     return JSON.parse(profile.sourceLinesJson(name));
+  },
+  /** Where the hottest code of function `name` lies ({mapping, offset, binary}), or {why}. */
+  assemblyTarget({ name }) {
+    return JSON.parse(profile.assemblyTargetJson(name));
+  },
+  /** The weights of function `name` at the instructions of mapping `mapping`'s file starting
+   * at the offsets `starts`, the last ending at `end`. */
+  assembly({ name, mapping, starts, end }) {
+    return JSON.parse(profile.assemblyJson(name, mapping, Float64Array.from(starts), end));
   },
   /** The scope table over the shown threads and range, sorted by `column`; whether the
    * session has scopes and tasks. */
@@ -420,6 +439,11 @@ const methods = {
   stackBox({ serial, index }) {
     if (serial !== stackChartSerial) return null;
     return JSON.parse(stackChart.boxJson(profile, index));
+  },
+  /** The stack of box `index` of the stack chart `serial`, outermost first (function names). */
+  stackBoxStack({ serial, index }) {
+    if (serial !== stackChartSerial) return null;
+    return JSON.parse(stackChart.stackJson(profile, index));
   },
   /** Compares the loaded profile (named `newName`, showing sample type `type`) with file
    * `index` (named `baseName`, fetched from `url`, or given as `bytes`; `same`: the loaded file

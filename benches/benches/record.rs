@@ -28,7 +28,15 @@
 //!   of records dropped, prof's split against the program's (`compute` and `wait_peer`, in
 //!   points), prof's own CPU time (as in `cost`) and the stacks reaching the thread's start.
 //!
-//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [wall]
+//! - `calls`: `tests/data/record/calls.c` (1,012,452 calls of four small functions, from two
+//!   threads, by recursion and in a forked child), `ROUNDS` times each, alternating: unprofiled;
+//!   `prof record --calls` counting all four; uftrace on a `-pg` build of the same source and
+//!   with its dynamic patching (`-P`) of the plain build; bpftrace counting the four with
+//!   uprobes; valgrind's callgrind. Per tool the median wall time and the cost per counted
+//!   call (its time less the unprofiled run's, over the calls), and whether prof's counts were
+//!   exact. A tool that is not installed is left out with a note.
+//!
+//! Run: `cargo bench -p prof-benches --bench record -- [accuracy] [rate] [cost] [wall] [calls]
 //! [--rounds N] [--program NAME]` (`--program` keeps the cost table's programs whose name holds
 //! NAME).
 
@@ -48,7 +56,7 @@ fn main() {
     let parts: Vec<&str> = args
         .iter()
         .map(String::as_str)
-        .filter(|a| ["accuracy", "rate", "cost", "wall"].contains(a))
+        .filter(|a| ["accuracy", "rate", "cost", "wall", "calls"].contains(a))
         .collect();
     let all = parts.is_empty();
     let dir = TempDir::new("bench_record");
@@ -70,6 +78,9 @@ fn main() {
     }
     if all || parts.contains(&"wall") {
         wall(&prof, &dir, rounds);
+    }
+    if all || parts.contains(&"calls") {
+        calls(&prof, &dir, rounds);
     }
 }
 
@@ -676,4 +687,140 @@ fn wall(prof: &Path, dir: &TempDir, rounds: usize) {
                 .map_or("", |(_, rest)| rest.trim_end_matches(')'))
         );
     }
+}
+
+/// The calls `calls.c` makes to the four functions counted.
+const COUNTED_CALLS: f64 = 1_012_452.0;
+
+/// Counting calls: prof's uprobes beside uftrace, bpftrace and callgrind (see the module's
+/// documentation).
+fn calls(prof: &Path, dir: &TempDir, rounds: usize) {
+    let plain = build_c(dir.path(), "calls");
+    let pg = prof_e2e::recorded::compile(
+        "cc",
+        &["-O2", "-pg"],
+        &prof_e2e::recorded::source("calls.c"),
+        &dir.join("calls_pg"),
+    );
+    let plain_s = plain.to_str().unwrap().to_owned();
+    let out = dir.join("calls.json.gz");
+    let out_s = out.to_str().unwrap().to_owned();
+    let uftrace_data = dir.join("uftrace.data");
+    let uftrace_s = uftrace_data.to_str().unwrap().to_owned();
+    let functions = "^(leaf|parse|depth|in_child)$";
+    let probes = ["leaf", "parse", "depth", "in_child"]
+        .map(|f| format!("uprobe:{plain_s}:{f}"))
+        .join(",");
+    let mut configs: Vec<(&str, Vec<String>)> = vec![
+        ("unprofiled", vec![plain_s.clone()]),
+        (
+            "prof record --calls",
+            vec![
+                prof.to_str().unwrap().into(),
+                "record".into(),
+                "-o".into(),
+                out_s.clone(),
+                "--calls".into(),
+                functions.into(),
+                "--".into(),
+                plain_s.clone(),
+            ],
+        ),
+    ];
+    if installed("uftrace") {
+        configs.push((
+            "uftrace record (-pg build)",
+            vec![
+                "uftrace".into(),
+                "record".into(),
+                "-d".into(),
+                uftrace_s.clone(),
+                pg.to_str().unwrap().into(),
+            ],
+        ));
+        configs.push((
+            "uftrace record -P (patched)",
+            vec![
+                "uftrace".into(),
+                "record".into(),
+                "-d".into(),
+                uftrace_s.clone(),
+                "-P".into(),
+                functions.into(),
+                plain_s.clone(),
+            ],
+        ));
+    } else {
+        println!("uftrace is not installed: left out");
+    }
+    if installed("bpftrace") {
+        configs.push((
+            "bpftrace uprobes count()",
+            vec![
+                "bpftrace".into(),
+                "-e".into(),
+                format!("{probes} {{ @[probe] = count(); }}"),
+                "-c".into(),
+                plain_s.clone(),
+            ],
+        ));
+    } else {
+        println!("bpftrace is not installed: left out");
+    }
+    if installed("valgrind") {
+        configs.push((
+            "valgrind --tool=callgrind",
+            vec![
+                "valgrind".into(),
+                "--tool=callgrind".into(),
+                format!(
+                    "--callgrind-out-file={}",
+                    dir.join("callgrind.out").display()
+                ),
+                plain_s.clone(),
+            ],
+        ));
+    } else {
+        println!("valgrind is not installed: left out");
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+    let mut exact = 0;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    for _ in 0..rounds {
+        for (i, (name, argv)) in configs.iter().enumerate() {
+            let _ = std::fs::remove_dir_all(&uftrace_data);
+            let started = Instant::now();
+            let status = Command::new(&argv[0])
+                .args(&argv[1..])
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("the tool runs");
+            times[i].push(started.elapsed().as_secs_f64());
+            assert!(status.success(), "{name}: {status}");
+            if *name == "prof record --calls" {
+                let session = prof::session::load(&out).expect("prof saved its session");
+                let total: u64 = session.counted.iter().map(|c| c.calls).sum();
+                exact += usize::from(total as f64 == COUNTED_CALLS);
+            }
+        }
+    }
+    println!(
+        "\n## Counting calls: {COUNTED_CALLS} calls, {rounds} rounds, load {}",
+        load.trim()
+    );
+    println!("| tool | wall s (median) | per counted call |");
+    println!("|---|---|---|");
+    let base = median(times[0].clone());
+    for (i, (name, _)) in configs.iter().enumerate() {
+        let t = median(times[i].clone());
+        let per_call = if i == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.2} µs", (t - base).max(0.0) / COUNTED_CALLS * 1e6)
+        };
+        println!("| {name} | {t:.3} | {per_call} |");
+    }
+    println!("prof's counts exact in {exact} of {rounds} rounds");
 }

@@ -98,16 +98,16 @@ pub mod symbolize {
 // the browser viewer is built on too.
 pub use options::{
     Options, Timer, Unwind, DEFAULT_ALLOC_INTERVAL_BYTES, DEFAULT_INTERVAL, DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_SAMPLES,
+    DEFAULT_MAX_SAMPLES, MAX_INTERVAL, MIN_INTERVAL,
 };
 #[doc(inline)]
 pub use prof_session::{aggregate, export, import, session};
 pub use prof_session::{Error, Result};
-pub use report::{Report, DEFAULT_TOP};
+pub use report::{write_as, Report, DEFAULT_TOP};
 pub use session::Mode;
 
 #[cfg(feature = "sampler")]
-pub use profiler::{clear_caches, profile, Profiler};
+pub use profiler::{clear_caches, profile, Profiled, Profiler};
 
 /// The version of `prof` writing sessions and serving the viewer.
 pub const VERSION: &str = prof_session::VERSION;
@@ -120,3 +120,9 @@ mod layers_tests;
 #[cfg(all(doctest, feature = "sampler"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExample;
+
+/// docs/library.md's examples, compiled and run as doc tests, so that the guide's path from
+/// `profile` to every table and export stays true.
+#[cfg(all(doctest, feature = "serve"))]
+#[doc = include_str!("../../docs/library.md")]
+pub struct LibraryGuide;

@@ -12,6 +12,11 @@ pub const DEFAULT_MAX_DEPTH: usize = 128;
 /// The default largest number of samples kept; later samples are dropped and counted.
 pub const DEFAULT_MAX_SAMPLES: usize = 1_000_000;
 
+/// The shortest sampling interval: 10 µs (100 kHz).
+pub const MIN_INTERVAL: Duration = Duration::from_micros(10);
+/// The longest sampling interval: 1 s. A session shorter than one interval has no sample.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(1);
+
 /// The default mean distance between sampled allocations in alloc mode: 512 KiB, as Go's and
 /// tcmalloc's heap profilers sample.
 pub const DEFAULT_ALLOC_INTERVAL_BYTES: u64 = 512 * 1024;
@@ -35,6 +40,9 @@ pub struct Options {
     pub timer: Timer,
     /// How stacks are walked ([`Unwind::Auto`]), in every mode.
     pub unwind: Unwind,
+    /// Patterns of the functions whose calls to count exactly ([`Options::count_calls`]);
+    /// empty: none.
+    pub count_calls: Vec<String>,
     /// Switches for prof's own tests and benchmarks (see `prof::diagnostics`).
     pub(crate) diagnostics: Settings,
 }
@@ -49,12 +57,55 @@ impl Default for Options {
             alloc_interval_bytes: DEFAULT_ALLOC_INTERVAL_BYTES,
             timer: Timer::Auto,
             unwind: Unwind::Auto,
+            count_calls: Vec::new(),
             diagnostics: Settings::default(),
         }
     }
 }
 
 impl Options {
+    /// Checks each option on its own, as the session's start does: an error names the option
+    /// that is wrong and what it takes. The interval is checked in CPU and wall mode, the
+    /// allocation interval in alloc mode.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let wrong = prof::Options::default().max_depth(0).check().unwrap_err();
+    /// assert_eq!(wrong.to_string(), "invalid option: max_depth: 0 records no frame (at least 1)");
+    /// let wrong = prof::Options::default().interval(Duration::from_secs(3600)).check().unwrap_err();
+    /// assert!(wrong.to_string().starts_with("invalid option: interval: 3600s is above the longest, 1s"));
+    /// assert!(prof::Options::default().check().is_ok());
+    /// ```
+    pub fn check(&self) -> prof_session::Result<()> {
+        let wrong = |message: String| Err(prof_session::Error::InvalidOption(message));
+        if self.mode != Mode::Alloc && self.interval < MIN_INTERVAL {
+            return wrong(format!(
+                "interval: {:?} is below the shortest, {MIN_INTERVAL:?}",
+                self.interval
+            ));
+        }
+        if self.mode != Mode::Alloc && self.interval > MAX_INTERVAL {
+            return wrong(format!(
+                "interval: {:?} is above the longest, {MAX_INTERVAL:?} (a session shorter than \
+                 one interval would have no sample)",
+                self.interval
+            ));
+        }
+        if self.max_depth == 0 {
+            return wrong("max_depth: 0 records no frame (at least 1)".to_owned());
+        }
+        if self.max_samples == 0 {
+            return wrong("max_samples: 0 keeps no sample (at least 1)".to_owned());
+        }
+        if self.mode == Mode::Alloc && !self.count_calls.is_empty() {
+            return wrong("count_calls: counts calls in cpu and wall mode, not alloc".to_owned());
+        }
+        if self.mode == Mode::Alloc && self.alloc_interval_bytes == 0 {
+            return wrong("alloc_interval_bytes: 0 (at least 1 byte between samples)".to_owned());
+        }
+        Ok(())
+    }
+
     /// Sets the sampling interval.
     pub fn interval(mut self, interval: Duration) -> Self {
         self.interval = interval;
@@ -99,6 +150,21 @@ impl Options {
         self
     }
 
+    /// Counts every call of the functions of this program (and of the libraries it has
+    /// loaded) whose demangled names `pattern`, a regular expression, matches anywhere
+    /// (`"^my_crate::parse$"` for one), exactly, with no change to the code: the kernel counts
+    /// each entry through a uprobe (Linux, as root; [`Mode::Cpu`] and [`Mode::Wall`]). Call it
+    /// again for more patterns. The counts are the session's
+    /// [`counted`](prof_session::session::Session::counted) functions, printed with time per
+    /// call by [`TableOptions::calls`](prof_session::aggregate::TableOptions::calls) and `prof
+    /// report --calls`. Start fails with [`Error::Calls`](prof_session::Error::Calls) when no
+    /// function matches, more than 5,000 do, or the kernel refuses. Each counted call costs a
+    /// trap into the kernel (about 9 µs on the VMs prof is tested on: see docs/record.md).
+    pub fn count_calls(mut self, pattern: impl Into<String>) -> Self {
+        self.count_calls.push(pattern.into());
+        self
+    }
+
     /// Sets the switches that only prof's own tests and benchmarks use (the `testing`
     /// feature).
     #[cfg(feature = "testing")]
@@ -126,9 +192,11 @@ pub enum Timer {
     /// would stop at every sample); then [`PerfEvent`](Timer::PerfEvent),
     /// [`TimerCreate`](Timer::TimerCreate), and [`Setitimer`](Timer::Setitimer), which is
     /// the only one outside Linux. These three signal with SIGPROF: none is taken when the
-    /// program handles SIGPROF itself (then no timer at all when it handles SIGTRAP too).
+    /// program handles SIGPROF itself; when it handles SIGTRAP too, `perf_ring`, which needs
+    /// no signal, is taken (and nothing, with [`Error::SignalInUse`](crate::Error::SignalInUse),
+    /// where it does not work).
     ///
-    /// [`PerfRing`](Timer::PerfRing) is not in that order: measured side by side with the
+    /// [`PerfRing`](Timer::PerfRing) is otherwise not in that order: measured side by side with the
     /// sampler bench (`benches/benches/sampler_cost.rs`, see `docs/benchmarks.md`), the
     /// sampled thread pays about what `perf_event_sigtrap` costs it (21.4 against 26.2 µs a
     /// sample at 1 kHz and 17.4 against 17.4 µs at 10 kHz in one run on a VM at load 11, 26.1
@@ -365,4 +433,47 @@ pub enum Measure {
     /// what a session then costs is the kernel's timer and signal delivery alone (the floor
     /// under any handler).
     Empty,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_refused_option_is_named_with_what_it_takes() {
+        let message = |o: Options| o.check().unwrap_err().to_string();
+        let cases = [
+            (
+                Options::default().interval(Duration::ZERO),
+                "interval: 0ns is below the shortest, 10µs",
+            ),
+            (
+                Options::default().interval(Duration::from_secs(3600)),
+                "interval: 3600s is above the longest, 1s",
+            ),
+            (
+                Options::default().max_depth(0),
+                "max_depth: 0 records no frame",
+            ),
+            (
+                Options::default().max_samples(0),
+                "max_samples: 0 keeps no sample",
+            ),
+            (
+                Options::default().mode(Mode::Alloc).alloc_interval_bytes(0),
+                "alloc_interval_bytes: 0",
+            ),
+        ];
+        for (options, want) in cases {
+            let got = message(options);
+            assert!(got.starts_with(&format!("invalid option: {want}")), "{got}");
+        }
+        // The bounds themselves are taken; alloc mode has no time interval.
+        assert!(Options::default().interval(MIN_INTERVAL).check().is_ok());
+        assert!(Options::default().interval(MAX_INTERVAL).check().is_ok());
+        let alloc = Options::default()
+            .mode(Mode::Alloc)
+            .interval(Duration::ZERO);
+        assert!(alloc.check().is_ok());
+    }
 }

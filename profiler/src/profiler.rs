@@ -12,11 +12,70 @@ use prof_session::Result;
 #[must_use = "a profiler samples until stopped; call stop() to get the report"]
 pub struct Profiler(Sampler);
 
-/// Profiles `work` and returns the report. The value `work` returns is dropped.
-pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Report> {
+/// Profiles `work` and returns its report with what `work` returned: the result reads as a
+/// [`Report`] (it dereferences to one, and prints its table), and its
+/// [`value`](Profiled::value) is `work`'s.
+///
+/// ```
+/// # fn main() -> prof::Result<()> {
+/// let run = prof::profile(prof::Options::default(), || {
+///     (0..3_000_000u64).fold(0, |a, i| a ^ i.rotate_left(7))
+/// })?;
+/// println!("{run}"); // the top-10 table, as a report prints it
+/// assert!(run.total_samples() > 0); // every method of Report
+/// let checksum: u64 = run.value; // what the closure returned
+/// # let _ = checksum;
+/// let report: prof::Report = run.report;
+/// # let _ = report;
+/// # Ok(())
+/// # }
+/// ```
+pub fn profile<R>(options: Options, work: impl FnOnce() -> R) -> Result<Profiled<R>> {
     let profiler = Profiler::start(options)?;
-    drop(std::hint::black_box(work()));
-    profiler.stop()
+    // Opaque to the optimizer: work whose value the caller drops is still done.
+    let value = std::hint::black_box(work());
+    Ok(Profiled {
+        report: profiler.stop()?,
+        value,
+    })
+}
+
+/// What [`profile`] returns: the report of the work, and the value the work returned. It
+/// dereferences to the [`Report`] and prints as one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profiled<R> {
+    /// The report of the profiled work.
+    pub report: Report,
+    /// What the profiled closure returned.
+    pub value: R,
+}
+
+impl<R> Profiled<R> {
+    /// The report and the value apart.
+    pub fn into_parts(self) -> (Report, R) {
+        (self.report, self.value)
+    }
+}
+
+impl<R> std::ops::Deref for Profiled<R> {
+    type Target = Report;
+
+    fn deref(&self) -> &Report {
+        &self.report
+    }
+}
+
+/// The report's top-10 table.
+impl<R> std::fmt::Display for Profiled<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.report.fmt(f)
+    }
+}
+
+impl<R> From<Profiled<R>> for Report {
+    fn from(profiled: Profiled<R>) -> Report {
+        profiled.report
+    }
 }
 
 /// Drops what the process keeps from one session for the next: the parsed debug info of the

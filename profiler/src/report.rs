@@ -1,25 +1,38 @@
 //! [`Report`]: the result of a profiling session, with the ways to read, save and export it.
 
-use prof_session::aggregate::{CallTree, Filter, SortBy, TopRow, TopTable, TransformSpec};
+use prof_session::aggregate::{
+    CallSummary, CallTree, Filter, FunctionTable, MarkList, ScopeSummary, SortBy, TableOptions,
+    TaskSummary, TopRow, TransformSpec,
+};
+use prof_session::export::Format;
 use prof_session::session::Session;
 use std::fmt;
 use std::io::Write;
 
 pub use prof_session::aggregate::DEFAULT_TOP;
 
-/// A finished profile. Wraps a [`Session`] and offers the common views and exports.
+/// A finished profile. Wraps a [`Session`] and offers the views `prof report` prints (the
+/// functions, scopes, tasks and marks tables, with its options: [`TableOptions`]) and every
+/// export by name, each writing to a `&mut impl Write`: [`Report::write_folded`],
+/// [`Report::write_svg`], [`Report::write_speedscope`], [`Report::write_pprof`] (gzipped, as
+/// `go tool pprof` reads it), [`Report::write_dot`], [`Report::write_session`] and, with the
+/// `serve` feature, [`Report::write_html`]. [`Report::save`] picks the format from the file
+/// name.
 ///
 /// ```
 /// # fn main() -> prof::Result<()> {
 /// let report = prof::profile(prof::Options::default(), || {
 ///     (0..5_000_000u64).fold(0, |a, i| a ^ i.rotate_left(7))
-/// })?;
+/// })?
+/// .report;
 /// println!("{report}"); // the top-10 table
 /// for row in report.top(3) {
 ///     println!("{} {}", row.name, row.self_weight);
 /// }
 /// let mut folded = Vec::new();
 /// report.write_folded(&mut folded)?; // for flamegraph.pl or inferno
+/// let mut speedscope = Vec::new();
+/// report.write_speedscope(&mut speedscope)?; // for speedscope.app
 /// let path = std::env::temp_dir().join(format!("report-doc-{}.json.gz", std::process::id()));
 /// report.save(&path)?;
 /// assert_eq!(prof::Report::load(&path)?, report);
@@ -66,6 +79,61 @@ impl Report {
         self.call_tree().top(&self.session, n, SortBy::SelfWeight)
     }
 
+    /// The functions table with `options`: what `prof report` prints with the same options
+    /// (the count, the sort, the filters and the transforms), to print or to read row by row.
+    /// Fails with [`Error::InvalidOption`](crate::Error::InvalidOption) naming an option that
+    /// names nothing in the report (a thread, process, scope or task it does not have).
+    ///
+    /// ```
+    /// # fn main() -> prof::Result<()> {
+    /// use prof::aggregate::{SortBy, TableOptions, TransformSpec};
+    /// # let report = prof::profile(prof::Options::default(), || {
+    /// #     (0..3_000_000u64).fold(0, |a, i| a ^ i.rotate_left(7))
+    /// # })?;
+    /// // prof report FILE --sort total --top 30 --hide '^std::'
+    /// let options = TableOptions::default()
+    ///     .sort(SortBy::Total)
+    ///     .top(30)
+    ///     .transform(TransformSpec::Hide { pattern: "^std::".into() });
+    /// let table = report.table(&options)?;
+    /// println!("{table}");
+    /// assert!(table.rows().len() <= 30);
+    /// assert!(report.table(&TableOptions::default().thread("no-such-thread")).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn table(&self, options: &TableOptions) -> prof_session::Result<FunctionTable<'_>> {
+        Ok(options.functions(&self.session)?)
+    }
+
+    /// The scopes table (`prof report --scopes`): per `prof::scope!` name its exact calls,
+    /// total and self time, time per call and the spread of call durations, on the threads,
+    /// processes and time range `options` keep.
+    pub fn scopes(&self, options: &TableOptions) -> prof_session::Result<ScopeSummary<'_>> {
+        Ok(options.scopes(&self.session)?)
+    }
+
+    /// The counted functions' table (`prof report --calls`): per function whose calls
+    /// [`Options::count_calls`](crate::Options::count_calls) or `prof record --calls` counted,
+    /// its exact calls, its self and total time from the samples `options` keep, and both per
+    /// call, ranked by `options`' sort; empty when nothing was counted.
+    pub fn calls(&self, options: &TableOptions) -> prof_session::Result<CallSummary<'_>> {
+        Ok(options.calls(&self.session)?)
+    }
+
+    /// The marks (`prof report --marks`): every `prof::mark!` instant on the threads,
+    /// processes and in the time range `options` keep, in time order, with its thread and
+    /// fields.
+    pub fn marks(&self, options: &TableOptions) -> prof_session::Result<MarkList<'_>> {
+        Ok(options.marks(&self.session)?)
+    }
+
+    /// The tasks table (`prof report --tasks`): per async task name its samples' weight and
+    /// its polls, over the samples `options` keep.
+    pub fn tasks(&self, options: &TableOptions) -> prof_session::Result<TaskSummary<'_>> {
+        Ok(options.tasks(&self.session)?)
+    }
+
     /// The names of the sample types each sample carries, the default (the one
     /// [`Report::top`], [`Report::write_folded`] and `Display` show) first: `["cpu",
     /// "samples"]` for a CPU profile.
@@ -100,10 +168,102 @@ impl Report {
         self.with_sample_type(name)?.write_folded(out)
     }
 
-    /// Saves the session to `path` (gzipped when it ends in `.gz`), atomically.
+    /// Writes a flame graph SVG (inferno's, interactive in a browser) of the default sample
+    /// type.
+    #[cfg(feature = "sampler")]
+    pub fn write_svg(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Svg, out)
+    }
+
+    /// Writes speedscope's JSON (one profile per thread), which <https://speedscope.app> opens.
+    pub fn write_speedscope(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Speedscope, out)
+    }
+
+    /// Writes pprof's profile.proto, gzipped as `go tool pprof` writes it (and as it and
+    /// Pyroscope read it), with every sample type of the report.
+    pub fn write_pprof(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Pprof, out)
+    }
+
+    /// Writes a Graphviz dot call graph (`dot -Tsvg`), as `go tool pprof -dot` draws one.
+    pub fn write_dot(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Dot, out)
+    }
+
+    /// Writes the session file (JSON, not gzipped): what [`Report::save`] writes to a `.json`
+    /// name and [`Report::load`] reads.
+    pub fn write_session(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Session, out)
+    }
+
+    /// Writes one self-contained HTML file with the viewer and this profile, to open from
+    /// disk with no server (the natural choice on a machine without a browser: copy the file);
+    /// the `serve` feature.
+    #[cfg(feature = "serve")]
+    pub fn write_html(&self, out: &mut impl Write) -> prof_session::Result<()> {
+        self.write_as(Format::Html, out)
+    }
+
+    /// Writes the report in `format`: what the `write_*` methods and [`Report::save`] do.
+    /// [`Format::Svg`] and [`Format::Source`] need the `sampler` feature (the default),
+    /// [`Format::Html`] the `serve` feature; without it they fail with
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption).
+    pub fn write_as(&self, format: Format, out: &mut impl Write) -> prof_session::Result<()> {
+        write_as(&self.session, format, &profile_name(&self.session), out)
+    }
+
+    /// Saves the report to `path` atomically, in the format its name implies, as `prof convert
+    /// -o` chooses it: `.json` or `.json.gz` a session file (what `prof serve` opens),
+    /// `.folded`, `.svg`, `.speedscope.json`, `.pb.gz` or `.pprof`, `.dot`, `.html` (the
+    /// `serve` feature). A name that implies none (`profile.txt`) is refused with
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption) and nothing is written; use
+    /// [`Report::save_as`] to choose.
+    ///
+    /// ```
+    /// # fn main() -> prof::Result<()> {
+    /// # let report = prof::profile(prof::Options::default(), || {
+    /// #     (0..2_000_000u64).fold(0, |a, i| a ^ i.rotate_left(7))
+    /// # })?;
+    /// let dir = std::env::temp_dir().join(format!("prof-save-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// report.save(dir.join("profile.json.gz"))?; // prof serve, prof report
+    /// report.save(dir.join("flame.svg"))?; // a browser
+    /// report.save(dir.join("cpu.pb.gz"))?; // go tool pprof
+    /// let svg = std::fs::read_to_string(dir.join("flame.svg")).unwrap();
+    /// assert!(svg.starts_with("<?xml"));
+    /// assert!(report.save(dir.join("profile.txt")).is_err());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(())
+    /// # }
+    /// ```
     #[cfg(feature = "sampler")]
     pub fn save(&self, path: impl AsRef<std::path::Path>) -> prof_session::Result<()> {
-        prof_session::session::save(&self.session, path)
+        let path = path.as_ref();
+        let format = Format::from_path(path).ok_or_else(|| {
+            crate::Error::InvalidOption(format!(
+                "cannot tell a format from the name {}: end it in one of {} (or use save_as)",
+                path.display(),
+                Format::known_endings()
+            ))
+        })?;
+        self.save_as(path, format)
+    }
+
+    /// Saves the report to `path` in `format`, atomically (a regular file or a new name is
+    /// written through a temporary file beside it and renamed; a FIFO or character device is
+    /// written through). A session file is gzipped when the name ends in `.gz`.
+    #[cfg(feature = "sampler")]
+    pub fn save_as(
+        &self,
+        path: impl AsRef<std::path::Path>,
+        format: Format,
+    ) -> prof_session::Result<()> {
+        let path = path.as_ref();
+        if format == Format::Session {
+            return prof_session::session::save(&self.session, path);
+        }
+        prof_session::session::write_file_with(path, |out| self.write_as(format, &mut { out }))
     }
 
     /// Loads a report from a session file (JSON or gzipped JSON).
@@ -122,13 +282,68 @@ impl Report {
     /// Fails only when the session cannot be encoded or no port can be bound.
     #[cfg(feature = "serve")]
     pub fn open_in_browser(&self) -> prof_session::Result<prof_serve::ServedViewer> {
-        let program = &self.session().meta.program;
-        let name = match program.rsplit('/').next() {
-            Some(base) if !base.is_empty() => format!("{base}.json"),
-            _ => "profile.json".to_owned(),
-        };
-        let file = prof_serve::SessionFile::from_session(name, self.session())?;
-        prof_serve::ServedViewer::open(file)
+        self.open_in_browser_with(&prof_serve::ServeOptions::default())
+    }
+
+    /// [`Report::open_in_browser`] on the host and port `options` give (by default loopback
+    /// and the first free port from [`DEFAULT_PORT`](prof_serve::DEFAULT_PORT)), e.g.
+    /// `ServeOptions::new(host, Port::Exact(9000))`; a host other than loopback exposes the
+    /// profile to the network.
+    #[cfg(feature = "serve")]
+    pub fn open_in_browser_with(
+        &self,
+        options: &prof_serve::ServeOptions,
+    ) -> prof_session::Result<prof_serve::ServedViewer> {
+        let file =
+            prof_serve::SessionFile::from_session(profile_name(&self.session), self.session())?;
+        prof_serve::ServedViewer::open_with(file, options)
+    }
+}
+
+/// What a profile is called where a format names it (the single-file viewer's title): the
+/// program's file name with `.json`, or `profile.json`.
+fn profile_name(session: &Session) -> String {
+    match session.meta.program.rsplit('/').next() {
+        Some(base) if !base.is_empty() => format!("{base}.json"),
+        _ => "profile.json".to_owned(),
+    }
+}
+
+/// Writes `session` in `format`; `name` is what the single-file viewer ([`Format::Html`]) calls
+/// the profile. What [`Report::write_as`] does, for a session not held in a report (`prof
+/// convert` writes with it).
+pub fn write_as(
+    session: &Session,
+    format: Format,
+    name: &str,
+    out: &mut impl Write,
+) -> prof_session::Result<()> {
+    use prof_session::export;
+    let needs = |feature: &str| {
+        Err(crate::Error::InvalidOption(format!(
+            "{format:?} output needs prof's `{feature}` feature"
+        )))
+    };
+    match format {
+        Format::Session => prof_session::session::write(session, out).map_err(crate::Error::Write),
+        Format::Folded => export::write_folded(session, out),
+        Format::Speedscope => export::speedscope::write_speedscope(session, out),
+        Format::Pprof => export::pprof::write_pprof(session, out),
+        Format::Dot => export::dot::write_dot(session, &export::dot::DotOptions::default(), out),
+        #[cfg(feature = "sampler")]
+        Format::Svg => export::svg::write_svg(session, out),
+        #[cfg(feature = "sampler")]
+        Format::Source => export::annotate::write_source_from_disk(session, usize::MAX, out),
+        #[cfg(not(feature = "sampler"))]
+        Format::Svg | Format::Source => needs("sampler"),
+        #[cfg(feature = "serve")]
+        Format::Html => prof_serve::write_standalone_html(session, name, out),
+        #[cfg(not(feature = "serve"))]
+        Format::Html => {
+            let _ = name;
+            needs("serve")
+        }
+        _ => needs("sampler"),
     }
 }
 
@@ -138,21 +353,15 @@ impl From<Session> for Report {
     }
 }
 
-/// The top-10 table by self weight: TOTAL (pct) SELF (pct) FRAME.
+/// The top-10 table by self weight: TOTAL (pct) SELF (pct) FRAME, as `prof report` prints it
+/// ([`Report::table`] with the default options).
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tree = self.call_tree();
-        let rows = tree.top(&self.session, DEFAULT_TOP, SortBy::SelfWeight);
-        let table = TopTable {
-            session: &self.session,
-            threads: None,
-            rows: &rows,
-            total_weight: tree.total_weight(tree.root()),
-            total_count: tree.total_count(tree.root()),
-            sort: SortBy::SelfWeight,
-            calls: None,
-        };
-        table.fmt(f)
+        match TableOptions::default().functions(&self.session) {
+            Ok(table) => table.fmt(f),
+            // The default options name nothing a session could lack.
+            Err(e) => write!(f, "{e}"),
+        }
     }
 }
 

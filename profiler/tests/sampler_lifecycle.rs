@@ -383,8 +383,9 @@ fn collector_wakeups_while(
 /// The collector woke every 20 ms (50 times a second) whatever the ring held, also
 /// while no thread ran, then every 50 ms (as long as the ring allowed). With inherited perf
 /// events (new threads need no sweep to be armed) a collector that found nothing sleeps until
-/// the handler wakes it (the ring a quarter full, a stack in no known mapping), a scope buffer
-/// or stop: no wake-up in a second of a session in which no thread runs.
+/// the handler wakes it (the ring a quarter full, a stack in no known mapping), a scope buffer,
+/// stop, or the once-a-second look at whether the program replaced prof's signal handler: one
+/// wake-up in a second of a session in which no thread runs.
 #[test]
 fn an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
     let _serial = serial();
@@ -398,9 +399,10 @@ fn an_idle_session_wakes_its_collector_only_as_the_ring_needs() {
         idle.set(prof::diagnostics::collector_wakeups() - before);
     });
     let idle = idle.get();
-    // One, should a sample of this process's other test threads fill the ring a quarter.
+    // The look at the handler, and one more should a sample of this process's other test
+    // threads fill the ring a quarter.
     assert!(
-        idle <= 1,
+        idle <= 2,
         "the collector woke {idle} times in the last second of an idle session \
          ({woke} in {elapsed:?} with the start's drains)"
     );

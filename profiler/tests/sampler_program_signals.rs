@@ -17,7 +17,12 @@ extern "C" fn program_on_sigprof(_: libc::c_int) {
     PROGRAM_SIGPROFS.fetch_add(1, Ordering::Relaxed);
 }
 
-extern "C" fn program_on_sigtrap(_: libc::c_int) {}
+/// Calls of the program's own SIGTRAP handler so far.
+static PROGRAM_SIGTRAPS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn program_on_sigtrap(_: libc::c_int) {
+    PROGRAM_SIGTRAPS.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Sets the disposition of `signal` to `handler` (an address, `SIG_DFL` or `SIG_IGN`).
 fn set_disposition(signal: libc::c_int, handler: usize) {
@@ -178,19 +183,27 @@ fn a_timer_or_wall_mode_that_needs_the_programs_sigprof_is_refused() {
 }
 
 #[test]
-fn auto_is_refused_when_the_program_handles_sigprof_and_sigtrap() {
+fn auto_takes_the_signal_free_ring_when_the_program_handles_sigprof_and_sigtrap() {
     let _program = Program::new(handler(), true, Duration::from_millis(1));
-    match prof::Profiler::start(prof::Options::default()) {
+    let profiler = prof::Profiler::start(prof::Options::default()).unwrap();
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(disposition(libc::SIGTRAP), sigtrap_handler());
+    spin(Duration::from_millis(200));
+    let report = profiler.stop().unwrap();
+    assert_eq!(report.session().meta.timer, "perf_ring");
+    assert!(report.total_samples() >= 50, "{}", report.total_samples());
+    assert_eq!(disposition(libc::SIGPROF), handler());
+    assert_eq!(disposition(libc::SIGTRAP), sigtrap_handler());
+    // Named, the signal timers are refused, each saying what to use instead.
+    let sigprof = prof::Options::default().timer(prof::Timer::PerfEvent);
+    match prof::Profiler::start(sigprof) {
         Err(
             e @ prof::Error::SignalInUse {
                 signal: "SIGPROF", ..
             },
-        ) => eprintln!("{e}"),
+        ) => assert!(e.to_string().contains("perf_ring"), "{e}"),
         Err(e) => panic!("{e}"),
-        Ok(p) => {
-            let timer = p.stop().map(|r| r.session().meta.timer.clone());
-            panic!("auto took a signal the program handles: {timer:?}")
-        }
+        Ok(_) => panic!("perf_event took the program's SIGPROF"),
     }
     let sigtrap = prof::Options::default().timer(prof::Timer::PerfEventSigtrap);
     match prof::Profiler::start(sigtrap) {
@@ -269,4 +282,98 @@ fn setitimer_puts_the_programs_itimer_prof_back_at_stop() {
         "{left:?} left"
     );
     assert_eq!(disposition(libc::SIGPROF), libc::SIG_IGN);
+}
+
+/// A program that installs its own handler of the signal prof samples with, during a session
+/// (with every signal timer): sampling ends there, so the program's handler is not sent a
+/// timer it never asked for; the session says when and why, counts an estimate of the samples
+/// lost after it in its dropped samples, and the program's handler is still installed after
+/// stop (putting back the disposition from before the session would undo the program's).
+#[test]
+fn a_handler_the_program_installs_mid_session_ends_sampling_and_is_counted_and_kept() {
+    let timers = [
+        (prof::Timer::Auto, Duration::from_millis(1)),
+        (prof::Timer::PerfEvent, Duration::from_millis(1)),
+        (prof::Timer::TimerCreate, Duration::from_millis(1)),
+        (prof::Timer::Setitimer, Duration::from_millis(4)),
+    ];
+    for (timer, interval) in timers {
+        let _program = Program::new(libc::SIG_DFL, false, Duration::ZERO);
+        let options = prof::Options::default().timer(timer).interval(interval);
+        let started = std::time::Instant::now();
+        let profiler = prof::Profiler::start(options).unwrap();
+        spin(Duration::from_millis(200));
+        let trap = profiler_signal_is_sigtrap(timer);
+        let (signal, name, program_handler, calls) = if trap {
+            (
+                libc::SIGTRAP,
+                "SIGTRAP",
+                sigtrap_handler(),
+                &PROGRAM_SIGTRAPS,
+            )
+        } else {
+            (libc::SIGPROF, "SIGPROF", handler(), &PROGRAM_SIGPROFS)
+        };
+        set_disposition(signal, program_handler);
+        let replaced_at = std::time::Instant::now();
+        // At least as late into the session as the replacement was (the session's clock starts
+        // after `started`).
+        let replaced_ns = (replaced_at - started).as_nanos() as u64;
+        let before = calls.load(Ordering::Relaxed);
+        spin(Duration::from_millis(2000));
+        let received = calls.load(Ordering::Relaxed) - before;
+        let after_replacement = replaced_at.elapsed();
+        let report = profiler.stop().unwrap();
+        let meta = &report.session().meta;
+        let what = format!("{timer} ({})", meta.timer);
+        assert_eq!(disposition(signal), program_handler, "{what}");
+        let ended = meta
+            .sampling_ended
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: no end of sampling said"));
+        assert_eq!(
+            ended.reason,
+            format!("the program replaced prof's {name} handler"),
+            "{what}"
+        );
+        // Sampling ended at the replacement: no sample after it (but for signals already in
+        // flight, 50 ms), and the end it states is not later either.
+        let last = report.session().samples.time_ns.iter().max().copied();
+        let slack = 50_000_000;
+        assert!(
+            last.is_some_and(|t| t <= replaced_ns + slack),
+            "{what}: a sample at {last:?} ns, the handler replaced at {replaced_ns} ns"
+        );
+        assert!(
+            ended.at_ns <= replaced_ns + slack && ended.at_ns >= last.unwrap_or(0),
+            "{what}: sampling said to end at {} ns, the handler replaced at {replaced_ns} ns, \
+             the last sample at {last:?} ns",
+            ended.at_ns
+        );
+        // 2 s of this thread's CPU time after the replacement: about 2 s / interval samples
+        // lost (the program's CPU time no sample accounts for), the first 200 ms sampled.
+        let expected = 2000 / interval.as_millis() as u64;
+        let dropped = meta.dropped_samples;
+        assert!(
+            dropped >= expected / 2 && dropped <= expected * 2,
+            "{what}: {dropped} dropped, about {expected} expected"
+        );
+        assert!(report.total_samples() > 0, "{what}");
+        // prof's signals stopped: those the program's handler got came before the collector
+        // saw the replacement, within a second (at once with the timers it sweeps for), far
+        // fewer than the 2 s would have sent.
+        eprintln!(
+            "{what}: {received} of prof's signals reached the program's handler in \
+             {after_replacement:?}; {dropped} dropped\n{report}",
+        );
+        assert!(
+            received < expected * 3 / 4,
+            "{what}: the program's handler got {received} signals"
+        );
+    }
+}
+
+/// True when `timer`, started on a process that handles neither signal, samples with SIGTRAP.
+fn profiler_signal_is_sigtrap(timer: prof::Timer) -> bool {
+    matches!(timer, prof::Timer::Auto | prof::Timer::PerfEventSigtrap)
 }

@@ -62,7 +62,9 @@ fn reading_clocks() -> u64 {
 
 fn session() -> prof::Report {
     let options = prof::Options::default().interval(Duration::from_millis(1));
-    prof::profile(options, || busy_in_cache_test() ^ reading_clocks()).unwrap()
+    prof::profile(options, || busy_in_cache_test() ^ reading_clocks())
+        .unwrap()
+        .report
 }
 
 /// Each frame of the report's samples: name, file and line, sorted.

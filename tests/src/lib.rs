@@ -65,6 +65,43 @@ fn build_prof() -> PathBuf {
     bin
 }
 
+/// The `prof` command built static for [`MUSL_TARGET`] (`cargo build -p prof --features cli
+/// --target x86_64-unknown-linux-musl`, as a user builds one to copy into a container), with
+/// the same profile as this test executable, into this test's target directory (so the
+/// build scripts and macros the host build made are reused). Built once per test process.
+pub fn musl_prof_bin() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test knows its own path");
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("test executables live in target/<profile>/deps");
+            let profile = profile_dir.file_name().expect("target/<profile>");
+            let mut build = cargo();
+            build
+                .args(["build", "--quiet", "-p", "prof", "--features", "cli"])
+                .args(["--bin", "prof", "--target", MUSL_TARGET, "--target-dir"])
+                .arg(target_dir())
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if profile == "release" {
+                build.arg("--release");
+            }
+            let status = build.status().expect("cargo runs");
+            assert!(
+                status.success(),
+                "cargo build -p prof --features cli --target {MUSL_TARGET} failed"
+            );
+            let bin = target_dir().join(MUSL_TARGET).join(profile).join("prof");
+            assert!(bin.exists(), "{} was not built", bin.display());
+            bin
+        })
+        .clone()
+}
+
 /// The longest one `prof` command may run in a test before it counts as hung.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -261,6 +298,90 @@ pub fn release_fixture(profile: ReleaseProfile, name: &str) -> PathBuf {
     fixture(profile, Fixtures::Plain, name)
 }
 
+/// The target of the static builds users copy into containers.
+pub const MUSL_TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// The path of the fixture program `name` built in release with `line-tables-only` for
+/// [`MUSL_TARGET`] (a static executable): built once per test process, all fixtures at once,
+/// into `fixtures-musl` under the target directory. The musl target's own C runtime and libc
+/// (rustup's `rust-std` for it) are all it needs: no musl-gcc.
+pub fn musl_fixture(name: &str) -> PathBuf {
+    fixture(ReleaseProfile::LineTablesOnly, Fixtures::Musl, name)
+}
+
+/// The target of the emulated tests: 64-bit Arm Linux with glibc, run under `qemu-aarch64`.
+pub const AARCH64_TARGET: &str = "aarch64-unknown-linux-gnu";
+
+/// Debian's aarch64 C library and loader (`libc6-dev-arm64-cross`), qemu's `-L` prefix.
+pub const AARCH64_SYSROOT: &str = "/usr/aarch64-linux-gnu";
+
+/// The linker of [`AARCH64_TARGET`] builds (Debian's `gcc-aarch64-linux-gnu`), set for the
+/// fixtures' build only (`CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER`).
+pub const AARCH64_LINKER: &str = "aarch64-linux-gnu-gcc";
+
+/// The fixtures the emulated tests run: built alone for [`AARCH64_TARGET`], as each binary
+/// links (with a cross linker) in seconds of a CI budget.
+const AARCH64_FIXTURES: [&str; 5] = [
+    "alloc_split",
+    "cpu_split",
+    "frame_reuse",
+    "stack_depth",
+    "stack_reads",
+];
+
+/// The path of the fixture program `name` built in release with `line-tables-only` for
+/// [`AARCH64_TARGET`], to run under [`qemu_aarch64`]: built once per test process, the
+/// emulated tests' fixtures at once, into `fixtures-aarch64` under the target directory.
+/// Panics with what to install (`.ci/install-tools` does) when the cross linker, the aarch64
+/// C library or qemu is missing.
+pub fn aarch64_fixture(name: &str) -> PathBuf {
+    assert!(
+        AARCH64_FIXTURES.contains(&name),
+        "{name} is not among the aarch64 fixtures ({AARCH64_FIXTURES:?})"
+    );
+    fixture(ReleaseProfile::LineTablesOnly, Fixtures::Aarch64, name)
+}
+
+/// A command that runs the aarch64 program `exe` under qemu-user with Debian's aarch64 C
+/// library (`qemu-aarch64 -L /usr/aarch64-linux-gnu EXE`).
+pub fn qemu_aarch64(exe: &Path) -> Command {
+    require_aarch64_tools();
+    let mut command = Command::new("qemu-aarch64");
+    command.arg("-L").arg(AARCH64_SYSROOT).arg(exe);
+    command
+}
+
+/// Fails, naming the Debian packages, when a tool of the emulated tests is missing: they must
+/// not pass by running nothing.
+fn require_aarch64_tools() {
+    let on_path = |tool: &str| {
+        Command::new(tool)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let mut missing = Vec::new();
+    if !on_path("qemu-aarch64") {
+        missing.push("qemu-aarch64 (package qemu-user)");
+    }
+    if !on_path(AARCH64_LINKER) {
+        missing.push("aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu)");
+    }
+    if !Path::new(AARCH64_SYSROOT)
+        .join("lib/ld-linux-aarch64.so.1")
+        .exists()
+    {
+        missing.push("/usr/aarch64-linux-gnu/lib (package libc6-dev-arm64-cross)");
+    }
+    assert!(
+        missing.is_empty(),
+        "the emulated aarch64 tests need {}: run `bash .ci/install-tools` (as root)",
+        missing.join(", ")
+    );
+}
+
 /// The two builds of the fixture programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Fixtures {
@@ -269,6 +390,10 @@ enum Fixtures {
     /// The `tokio` feature, with `--cfg tokio_unstable` for every crate, built with
     /// `line-tables-only`.
     Tokio,
+    /// Default features for [`MUSL_TARGET`], built with `line-tables-only`.
+    Musl,
+    /// Default features for [`AARCH64_TARGET`], built with `line-tables-only`.
+    Aarch64,
 }
 
 impl Fixtures {
@@ -276,7 +401,7 @@ impl Fixtures {
     fn stripped_from(self) -> ReleaseProfile {
         match self {
             Fixtures::Plain => ReleaseProfile::Limited,
-            Fixtures::Tokio => ReleaseProfile::LineTablesOnly,
+            Fixtures::Tokio | Fixtures::Musl | Fixtures::Aarch64 => ReleaseProfile::LineTablesOnly,
         }
     }
 }
@@ -300,6 +425,8 @@ fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
     let dir = target_dir().join(match fixtures {
         Fixtures::Plain => "fixtures-stripped",
         Fixtures::Tokio => "fixtures-tokio-stripped",
+        Fixtures::Musl => "fixtures-musl-stripped",
+        Fixtures::Aarch64 => "fixtures-aarch64-stripped",
     });
     std::fs::create_dir_all(&dir).expect("the stripped fixtures' directory can be created");
     let path = dir.join(name);
@@ -326,7 +453,7 @@ fn fixture(profile: ReleaseProfile, fixtures: Fixtures, name: &str) -> PathBuf {
 /// [`ReleaseProfile::Default`]), built (all fixtures at once) the first time this test process
 /// asks for it.
 fn built_fixtures(profile: ReleaseProfile, fixtures: Fixtures) -> &'static Path {
-    static BUILT: [[OnceLock<PathBuf>; 2]; 2] = [const { [const { OnceLock::new() }; 2] }; 2];
+    static BUILT: [[OnceLock<PathBuf>; 2]; 4] = [const { [const { OnceLock::new() }; 2] }; 4];
     let slot = match profile {
         ReleaseProfile::LineTablesOnly => 0,
         ReleaseProfile::Limited => 1,
@@ -346,17 +473,20 @@ fn built_fixtures(profile: ReleaseProfile, fixtures: Fixtures) -> &'static Path 
             (Fixtures::Tokio, _) => {
                 unreachable!("the tokio fixtures are built with line-tables-only alone")
             }
+            (Fixtures::Musl, ReleaseProfile::LineTablesOnly) => target_dir().join("fixtures-musl"),
+            (Fixtures::Musl, _) => {
+                unreachable!("the musl fixtures are built with line-tables-only alone")
+            }
+            (Fixtures::Aarch64, ReleaseProfile::LineTablesOnly) => {
+                target_dir().join("fixtures-aarch64")
+            }
+            (Fixtures::Aarch64, _) => {
+                unreachable!("the aarch64 fixtures are built with line-tables-only alone")
+            }
         };
         let mut build = cargo();
         build
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "-p",
-                "prof-fixtures",
-                "--bins",
-            ])
+            .args(["build", "--quiet", "--release", "-p", "prof-fixtures"])
             .arg("--target-dir")
             .arg(&target)
             // What the profile says, whatever the workspace's own [profile.release] says.
@@ -365,21 +495,44 @@ fn built_fixtures(profile: ReleaseProfile, fixtures: Fixtures) -> &'static Path 
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         match fixtures {
-            Fixtures::Plain => build.env_remove("RUSTFLAGS"),
+            Fixtures::Plain => build.arg("--bins").env_remove("RUSTFLAGS"),
             Fixtures::Tokio => build
-                .args(["--features", "tokio"])
+                .args(["--bins", "--features", "tokio"])
                 .env("RUSTFLAGS", "--cfg tokio_unstable"),
+            Fixtures::Musl => build
+                .args(["--bins", "--target", MUSL_TARGET])
+                .env_remove("RUSTFLAGS"),
+            Fixtures::Aarch64 => {
+                require_aarch64_tools();
+                build.args(["--target", AARCH64_TARGET]);
+                for name in AARCH64_FIXTURES {
+                    build.args(["--bin", name]);
+                }
+                // The cross linker for this build alone, not a cargo configuration that would
+                // change every build of the workspace.
+                build
+                    .env(
+                        "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER",
+                        AARCH64_LINKER,
+                    )
+                    .env_remove("RUSTFLAGS")
+            }
         };
         let status = build.status().unwrap();
-        let features = if fixtures == Fixtures::Tokio {
-            " --features tokio"
-        } else {
-            ""
+        let options = match fixtures {
+            Fixtures::Plain => String::new(),
+            Fixtures::Tokio => " --features tokio".to_owned(),
+            Fixtures::Musl => format!(" --target {MUSL_TARGET}"),
+            Fixtures::Aarch64 => format!(" --target {AARCH64_TARGET}"),
         };
         assert!(
             status.success(),
-            "cargo build --release -p prof-fixtures{features} ({profile:?})"
+            "cargo build --release -p prof-fixtures{options} ({profile:?})"
         );
-        target.join("release")
+        match fixtures {
+            Fixtures::Musl => target.join(MUSL_TARGET).join("release"),
+            Fixtures::Aarch64 => target.join(AARCH64_TARGET).join("release"),
+            _ => target.join("release"),
+        }
     })
 }

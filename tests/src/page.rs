@@ -26,6 +26,10 @@ pub mod keys {
     pub const ARROW_RIGHT: &str = "\u{E014}";
     /// Down arrow.
     pub const ARROW_DOWN: &str = "\u{E015}";
+    /// Shift.
+    pub const SHIFT: &str = "\u{E008}";
+    /// F10.
+    pub const F10: &str = "\u{E03A}";
 }
 
 /// Opens `url` and waits until the page has loaded its profile or shows an error.
@@ -42,6 +46,23 @@ pub fn open(browser: &Browser, url: &str) {
 pub fn open_ok(browser: &Browser, url: &str) {
     open(browser, url);
     assert_eq!(text(browser, "#error"), "", "the page shows an error");
+}
+
+/// Selects file `index` in the page's file selector and waits until the page has shown it
+/// (or its error); `name` is the file's name, as the page's title says it.
+pub fn choose_file(browser: &Browser, index: usize, name: &str) {
+    browser.eval(
+        "const s = document.getElementById('file'); s.value = String(arguments[0]); s.dispatchEvent(new Event('change'));",
+        json!([index]),
+    );
+    browser.wait_for(
+        &format!(
+            "document.title.startsWith({}) && ['ready', 'error'].includes(document.body.dataset.state)",
+            json!(format!("prof: {name}"))
+        ),
+        LOAD,
+        "the chosen file",
+    );
 }
 
 /// Waits up to [`LOAD`] for `condition`.

@@ -28,7 +28,13 @@ impl Served {
     /// Starts `prof` with `args` (a command that serves, such as `serve` or `demo`) and waits
     /// for the URL it prints.
     pub fn run(args: &[&OsStr]) -> Served {
-        let mut command = Command::new(crate::prof_bin());
+        Served::run_bin(&crate::prof_bin(), args)
+    }
+
+    /// [`Served::run`] with another build of `prof` (`bin`, such as
+    /// [`crate::musl_prof_bin`]).
+    pub fn run_bin(bin: &Path, args: &[&OsStr]) -> Served {
+        let mut command = Command::new(bin);
         command.args(args);
         Served::spawn(command)
     }

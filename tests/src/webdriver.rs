@@ -48,6 +48,9 @@ struct Launched {
     session: String,
     /// The device pixel ratio and the extra Chromium arguments it was started with.
     key: (u64, Vec<String>),
+    /// Whether a test emulated a media feature ([`Browser::emulate_color_scheme`]), which the
+    /// tab keeps across pages: the next test gets the browser after it is turned off.
+    media_emulated: std::cell::Cell<bool>,
     _profile: crate::TempDir,
 }
 
@@ -107,6 +110,34 @@ impl Browser {
             .is_ok_and(|size| size == json!([width, height]))
     }
 
+    /// Resizes the window to `width`×`height` CSS pixels (the outer size, as [`Browser::start`]
+    /// takes it); panics when the window then does not measure that size.
+    pub fn resize(&self, width: u32, height: u32) {
+        assert!(
+            self.fits(width, height),
+            "the window could not be resized to {width}x{height}"
+        );
+    }
+
+    /// Emulates the `prefers-color-scheme` media feature: `Some("dark")` or `Some("light")`, or
+    /// `None` for the browser's own again (through chromedriver's Chrome DevTools Protocol
+    /// command, `Emulation.setEmulatedMedia`). The page's media queries and `matchMedia`
+    /// listeners see the change at once.
+    pub fn emulate_color_scheme(&self, scheme: Option<&str>) {
+        let features = match scheme {
+            Some(value) => json!([{ "name": "prefers-color-scheme", "value": value }]),
+            None => json!([]),
+        };
+        self.session_call(
+            "POST",
+            "/goog/cdp/execute",
+            Some(
+                json!({ "cmd": "Emulation.setEmulatedMedia", "params": { "features": features } }),
+            ),
+        );
+        self.launched().media_emulated.set(scheme.is_some());
+    }
+
     /// Stops this browser rather than keeping it for another test.
     fn discard(mut self) {
         self.inner.take();
@@ -164,6 +195,7 @@ impl Launched {
             base: format!("http://127.0.0.1:{port}"),
             session: String::new(),
             key,
+            media_emulated: std::cell::Cell::new(false),
             _profile: profile,
         };
         launched.wait_ready();
@@ -490,6 +522,25 @@ impl Browser {
         );
     }
 
+    /// Presses `keys` in order and releases them in reverse: a chord such as Shift+F10
+    /// (`["\u{E008}", "\u{E03A}"]`).
+    pub fn press_chord(&self, keys: &[&str]) {
+        let mut actions: Vec<Value> = keys
+            .iter()
+            .map(|k| json!({ "type": "keyDown", "value": k }))
+            .collect();
+        actions.extend(
+            keys.iter()
+                .rev()
+                .map(|k| json!({ "type": "keyUp", "value": k })),
+        );
+        self.session_call(
+            "POST",
+            "/actions",
+            Some(json!({ "actions": [{ "type": "key", "id": "keyboard", "actions": actions }]})),
+        );
+    }
+
     /// The browser console's entries since the last call, as `LEVEL message` lines.
     pub fn console_log(&self) -> Vec<String> {
         let value = self.session_call("POST", "/se/log", Some(json!({ "type": "browser" })));
@@ -533,7 +584,15 @@ impl Drop for Browser {
             && self.try_goto("about:blank").is_ok()
             && self
                 .try_call("DELETE", &self.path("/actions"), None)
-                .is_ok();
+                .is_ok()
+            && (!self.launched().media_emulated.get()
+                || self
+                    .try_call(
+                        "POST",
+                        &self.path("/goog/cdp/execute"),
+                        Some(json!({ "cmd": "Emulation.setEmulatedMedia", "params": { "features": [] } })),
+                    )
+                    .is_ok());
         if let Some(launched) = self.inner.take().filter(|_| reusable) {
             IDLE.lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -6,7 +6,7 @@
 use prof::aggregate::{CallTree, Filter, SortBy};
 use prof_e2e::page::keys::ESCAPE;
 use prof_e2e::page::{
-    breadcrumbs, console_problems, eventually, open, open_ok, report_rows, show, text,
+    breadcrumbs, choose_file, console_problems, eventually, open, open_ok, report_rows, show, text,
     top_table_rows, LOAD,
 };
 use prof_e2e::served::Served;
@@ -616,6 +616,141 @@ fn the_url_fragment_holds_the_view_state() {
     assert_eq!(breadcrumbs(&browser), ["all", "main", "compute"]);
 }
 
+/// An exception while a view handles input, or while it draws, shows in that view and never
+/// instead of the page: the tabs and the other views keep working.
+#[test]
+fn an_exception_in_a_view_shows_in_that_view_and_the_page_keeps_working() {
+    let shown = show(
+        "view-failure",
+        &sessions::two_threads(),
+        "demo.json",
+        (1000, 700),
+        "",
+    );
+    let browser = &shown.browser;
+    // The flame graph's wheel handler broken as the Sandwich's once was: flame.js's own call of
+    // it throws "... is not a function".
+    browser.eval("window.profViewer.flame.handlers.onWheel = 1;", json!([]));
+    browser.wheel_at(&browser.find("#flame-canvas"), 100.0, 100.0, -100);
+    let failure = failure_shown_in(browser, "flame");
+    assert!(failure.contains("onWheel is not a function"), "{failure}");
+    browser.screenshot("view-failure-flame");
+
+    // A view whose drawing fails: its tab shows the failure, the others still draw.
+    browser.eval(
+        "window.profViewer.views.get('calltree').render = async () => { throw new Error('drawing failed'); };",
+        json!([]),
+    );
+    browser.click(&browser.find("#tabs button[data-view=calltree]"));
+    let failure = failure_shown_in(browser, "calltree");
+    assert!(failure.contains("drawing failed"), "{failure}");
+    browser.click(&browser.find("#tabs button[data-view=table]"));
+    browser.wait_for(
+        "document.querySelectorAll('section[data-view=table] .table-rows .row').length > 0",
+        LOAD,
+        "the Top functions to draw",
+    );
+    assert_eq!(
+        text(
+            browser,
+            "section[data-view=table] > .view-error:not([hidden])"
+        ),
+        ""
+    );
+    assert_eq!(
+        browser.eval("return document.body.dataset.state;", json!([])),
+        json!("ready")
+    );
+}
+
+/// Waits until view `view` shows a failure, or the page does; the page must not. Returns the
+/// view's failure.
+fn failure_shown_in(browser: &Browser, view: &str) -> String {
+    let shown = format!("section[data-view={view}] > .view-error:not([hidden])");
+    browser.wait_for(
+        &format!(
+            "document.body.dataset.state === 'error' || document.querySelector({})",
+            json!(shown)
+        ),
+        LOAD,
+        "a failure to show",
+    );
+    assert_eq!(text(browser, "#error"), "", "the page failed");
+    text(browser, &shown)
+}
+
+/// The view the page shows: the tab selected and the one view section not hidden.
+fn shown_view(browser: &Browser) -> Value {
+    browser.eval(
+        "return [document.querySelector('#tabs [aria-selected=true]')?.dataset.view,
+                 ...[...document.querySelectorAll('section.view')].filter(v => !v.hidden).map(v => v.dataset.view)];",
+        json!([]),
+    )
+}
+
+/// Sets the URL fragment to `hash` and waits until file `name` is shown.
+fn go_to_fragment(browser: &Browser, hash: &str, name: &str) {
+    browser.eval("location.hash = arguments[0];", json!([hash]));
+    browser.wait_for(
+        &format!(
+            "document.title === {} && document.body.dataset.state === 'ready' && location.hash === {}",
+            json!(format!("prof: {name}")),
+            json!(hash)
+        ),
+        LOAD,
+        "the file the fragment names",
+    );
+}
+
+/// A fragment that names another file (a pasted link, an edited hash, back and forward) shows
+/// that file with the whole view the fragment names, not only the file.
+#[test]
+fn a_fragment_naming_another_file_shows_its_whole_view() {
+    let dir = TempDir::new("browser-fragment-file");
+    let demo = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &demo);
+    let other = dir.join("other.json");
+    sessions::save(&sessions::transforms(), &other);
+    let served = Served::start(&[&demo, &other], &["--port", "0"]);
+    let browser = Browser::start("fragment-file", 1000, 700, 1.0);
+    open_ok(&browser, &format!("{}#file=1&view=stack-chart", served.url));
+    assert_eq!(shown_view(&browser), json!(["stack-chart", "stack-chart"]));
+
+    // Another file and no view named: the flame graph, the first view.
+    go_to_fragment(&browser, "#file=0", "demo.json");
+    assert_eq!(shown_view(&browser), json!(["flame", "flame"]));
+
+    go_to_fragment(&browser, "#file=1&view=stack-chart", "other.json");
+    assert_eq!(shown_view(&browser), json!(["stack-chart", "stack-chart"]));
+    // Another file, another view, and that view's own state: the inverted call tree, whose
+    // roots are the functions with self time, heaviest first.
+    go_to_fragment(&browser, "#view=calltree&inverted=1", "demo.json");
+    assert_eq!(shown_view(&browser), json!(["calltree", "calltree"]));
+    assert_eq!(
+        browser.eval(
+            "return document.querySelector('section[data-view=calltree] .tree-inverted').checked;",
+            json!([])
+        ),
+        json!(true)
+    );
+    browser.wait_for(
+        "window.profViewer.views.get('calltree').shownRows()[0]?.name === 'hot_loop'",
+        LOAD,
+        "the inverted call tree",
+    );
+    browser.screenshot("fragment-file-calltree");
+
+    // Back: the other file's stack chart again.
+    browser.eval("history.back();", json!([]));
+    browser.wait_for(
+        "document.title === 'prof: other.json' && document.body.dataset.state === 'ready'",
+        LOAD,
+        "back to the other file",
+    );
+    assert_eq!(shown_view(&browser), json!(["stack-chart", "stack-chart"]));
+    assert_eq!(text(&browser, "#error"), "");
+}
+
 /// A time range in the URL selects the samples every view shows.
 #[test]
 fn a_range_in_the_url_selects_the_samples() {
@@ -637,23 +772,6 @@ fn a_range_in_the_url_selects_the_samples() {
     assert!(rows.iter().all(|r| r.name != "tokenize"), "{rows:?}");
 }
 
-/// Selects file `index` in the page's file selector and waits until the page has shown it
-/// (or its error).
-fn choose_file(browser: &Browser, index: usize, name: &str) {
-    browser.eval(
-        "const s = document.getElementById('file'); s.value = String(arguments[0]); s.dispatchEvent(new Event('change'));",
-        json!([index]),
-    );
-    browser.wait_for(
-        &format!(
-            "document.title.startsWith({}) && ['ready', 'error'].includes(document.body.dataset.state)",
-            json!(format!("prof: {name}"))
-        ),
-        LOAD,
-        "the chosen file",
-    );
-}
-
 /// The header's value for `key` (`program`, `date`, `duration`, ...).
 fn meta_item(browser: &Browser, key: &str) -> String {
     text(browser, &format!("#meta [data-key={key}] dd"))
@@ -671,6 +789,15 @@ fn timeline_shown(browser: &Browser) -> (bool, bool, String) {
         v[1].as_bool().unwrap(),
         v[2].as_str().unwrap().to_owned(),
     )
+}
+
+/// The views offered as tabs (their ids), in order.
+fn tabs_offered(browser: &Browser) -> Vec<String> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#tabs button[data-view]')].filter(t => !t.hidden).map(t => t.dataset.view);",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
 }
 
 /// A regression test: a Go CPU profile (no per-sample times) was drawn as one spike at 0 ms on a 3.1 s
@@ -707,19 +834,28 @@ fn go_profiles_show_their_program_and_date_and_no_timeline() {
     assert!(none, "no line says why there is no timeline");
     assert!(line.contains("No timeline"), "{line}");
     browser.screenshot("20-go-cpu-no-timeline");
-    // Nor a stack chart: the samples have no order in time.
+    // Nor a stack chart, which is not offered: the samples have no order in time. A URL that
+    // names it shows the first view, and the page says once why there is no timeline. Nor
+    // Scopes: the file has none.
+    assert_eq!(
+        tabs_offered(&browser),
+        ["flame", "calltree", "sandwich", "table", "source", "diff"]
+    );
     browser.eval("location.hash = '#view=stack-chart';", json!([]));
-    eventually("the stack chart's line", || {
+    eventually("the flame graph in place of the stack chart", || {
         browser
             .eval(
-                "const n = document.querySelector('[data-view=stack-chart] .timeline-none');
-                 const s = document.querySelector('.stack-chart-scroller');
-                 return !n.hidden && n.offsetHeight > 0 && s.offsetHeight === 0;",
+                "return !document.querySelector('section.view[data-view=flame]').hidden;",
                 json!([]),
             )
             .as_bool()
             .unwrap()
     });
+    let lines = browser.eval(
+        "return [...document.querySelectorAll('.timeline-none')].filter(n => n.offsetHeight > 0).length;",
+        json!([]),
+    );
+    assert_eq!(lines, json!(1), "the line saying there are no times, once");
     browser.eval("location.hash = '';", json!([]));
 
     choose_file(&browser, 1, "go-heap.pb.gz");
@@ -738,6 +874,7 @@ fn go_profiles_show_their_program_and_date_and_no_timeline() {
         let (tracks, none, _) = timeline_shown(&browser);
         tracks && !none
     });
+    assert!(tabs_offered(&browser).contains(&"stack-chart".to_owned()));
     browser.eval("location.hash = '#file=2&view=stack-chart';", json!([]));
     browser.wait_for(
         "window.profViewer.views.get('stack-chart').layout",
@@ -845,6 +982,14 @@ fn a_file_opened_in_the_page_is_read_there_by_picker_or_drop() {
         "{error}"
     );
     assert!(text(&browser, "#file").contains("dropped.folded"));
+    // The error page keeps Open… (another file is one step away) and drops the Transforms
+    // bar, which has no profile to transform.
+    let displayed = browser.eval(
+        "return ['#open-file', '#transforms'].map(s => document.querySelector(s).getClientRects().length > 0);",
+        json!([]),
+    );
+    assert_eq!(displayed, json!([true, false]), "Open…, Transforms");
+    browser.screenshot("r20-open-file-error");
     // The page decompresses a gzip file with the browser's own DecompressionStream (the wasm
     // module holds no inflater): one that is not gzip inside says so, by name.
     drop_file(

@@ -640,3 +640,136 @@ fn a_wheel_zoomed_flame_graph_marks_the_part_it_shows() {
         viewport_marker(&browser)[0] == json!(false)
     });
 }
+
+/// The tops of the page's rows below the toolbar, and the toolbar's height, in CSS pixels.
+fn rows_placed(browser: &Browser) -> Value {
+    browser.eval(
+        "return ['#toolbar', '#transforms', '#timeline-canvas', '#tabs', '#app']
+           .map(s => document.querySelector(s).getBoundingClientRect())
+           .map(r => [Math.round(r.top), Math.round(r.height)]);",
+        json!([]),
+    )
+}
+
+/// Nothing moves when a search says what it matched or a first range is selected: the space
+/// their texts take is there from the start (the range's bar lies over the tracks), at 1000x700
+/// where the search's text used to wrap the toolbar; and a session with scopes and tasks (which
+/// adds Group by) keeps the toolbar to one row at 1280x800, as one without.
+#[test]
+fn a_search_or_a_range_moves_nothing_and_the_toolbar_keeps_one_row() {
+    let toolbar_height = |b: &Browser| rows_placed(b)[0][1].clone();
+    let (_served, demo, _dir) = open_demo("no-shift", 1280, 800);
+    let one_row = toolbar_height(&demo);
+    drop(demo);
+    let (_served, wide, _dir) =
+        open_session("no-shift-scopes-wide", &sessions::scoped_tasks(), 1280, 800);
+    assert!(
+        wide.eval(
+            "return !document.getElementById('group-by').parentElement.hidden;",
+            json!([])
+        )
+        .as_bool()
+        .unwrap(),
+        "Group by is offered"
+    );
+    assert_eq!(toolbar_height(&wide), one_row, "the toolbar with scopes");
+    drop(wide);
+
+    let (_served, browser, _dir) =
+        open_session("no-shift-scopes", &sessions::scoped_tasks(), 1000, 700);
+    let before = rows_placed(&browser);
+    browser.eval(
+        "window.profViewer.state.update({ search: '^(parse|server)::' });",
+        json!([]),
+    );
+    browser.wait_for(
+        "document.getElementById('search-result').textContent.startsWith('matched')",
+        LOAD,
+        "the search's result",
+    );
+    assert_eq!(rows_placed(&browser), before, "the search moved the page");
+    browser.eval(
+        "window.profViewer.state.update({ range: [10000000, 60000000] });",
+        json!([]),
+    );
+    browser.wait_for(
+        "!document.getElementById('range-chip').hidden",
+        LOAD,
+        "the range chip",
+    );
+    assert_eq!(rows_placed(&browser), before, "the range moved the page");
+    browser.screenshot("25-no-shift");
+}
+
+/// The shortcut list opens at its top (its title in view) at 1280x800; the Threads popover
+/// closes on a click elsewhere and on Escape, which then clears nothing else, and a drag over
+/// it selects no text.
+#[test]
+fn the_shortcuts_open_at_their_top_and_the_threads_popover_closes_like_a_menu() {
+    let (_served, browser, _dir) = open_demo("popovers", 1280, 800);
+    browser.press_key("?");
+    browser.wait_for(
+        "document.getElementById('shortcuts').open",
+        LOAD,
+        "the shortcut list",
+    );
+    let placed = browser.eval(
+        "const d = document.getElementById('shortcuts');
+         const title = d.querySelector('h2').getBoundingClientRect(), box = d.getBoundingClientRect();
+         return [d.scrollTop, title.top >= box.top, d.scrollHeight > d.clientHeight];",
+        json!([]),
+    );
+    assert_eq!(
+        placed,
+        json!([0, true, true]),
+        "scrollTop, title in view, taller than the window"
+    );
+    browser.screenshot("26-shortcuts-top");
+    browser.press_key("\u{E00C}");
+    browser.wait_for(
+        "!document.getElementById('shortcuts').open",
+        LOAD,
+        "the list to close",
+    );
+
+    let open = |b: &Browser| {
+        b.eval("return document.getElementById('threads').open;", json!([]))
+            .as_bool()
+            .unwrap()
+    };
+    browser.eval(
+        "window.profViewer.state.update({ range: [10000000, 60000000] });",
+        json!([]),
+    );
+    browser.click(&browser.find("#threads summary"));
+    assert!(open(&browser));
+    // A click on the flame graph closes it.
+    browser.pointer_at(&browser.find("#flame-canvas"), 50.0, 20.0, true);
+    browser.wait_for(
+        "!document.getElementById('threads').open",
+        LOAD,
+        "a click elsewhere to close the popover",
+    );
+    browser.click(&browser.find("#threads summary"));
+    assert!(open(&browser));
+    // A drag across the list, where it covers the timeline, selects no text.
+    let list = browser.find("#threads .thread-list");
+    browser.drag(&list, (5.0, 5.0), (200.0, 40.0), 5);
+    assert_eq!(
+        browser.eval("return String(window.getSelection());", json!([])),
+        json!(""),
+        "a drag over the thread list selected text"
+    );
+    assert!(open(&browser));
+    browser.press_key("\u{E00C}");
+    browser.wait_for(
+        "!document.getElementById('threads').open",
+        LOAD,
+        "Escape to close the popover",
+    );
+    assert_eq!(
+        browser.eval("return window.profViewer.state.current.range;", json!([])),
+        json!([10000000, 60000000]),
+        "Escape closed the popover and cleared nothing"
+    );
+}

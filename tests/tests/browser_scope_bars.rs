@@ -91,6 +91,9 @@ fn time_text(ns: u64) -> String {
 const WHITE: [u8; 3] = [255, 255, 255];
 const TIMELINE: &str = "window.profViewer.timeline";
 const STACK_CHART: &str = "window.profViewer.views.get('stack-chart')";
+/// Where the graph of the timeline and of the stack chart starts, after the thread labels
+/// (web/time-axis.js).
+const GUTTER: f64 = 150.0;
 
 /// Serves `session`, shows it at `fragment` in a window named `test` of `size`, and waits
 /// until `view` (a script expression for it) has drawn scope bars.
@@ -327,7 +330,7 @@ fn the_stack_chart_draws_scope_bars_above_the_stacks_and_a_click_selects_a_bars_
             .unwrap();
         parse
             .iter()
-            .any(|p| p.x < 1.0 && (p.width - width / 2.0).abs() < width * 0.02)
+            .any(|p| (p.x - GUTTER).abs() < 1.0 && (p.width - width / 2.0).abs() < width * 0.02)
     });
     browser.screenshot("scope-bars-stack-chart-span");
     assert_eq!(console_problems(browser), Vec::<String>::new());
@@ -526,5 +529,113 @@ fn scopes_nested_deeper_than_the_lanes_are_said_not_shown() {
         json!(null)
     );
     assert_eq!(bars(browser, STACK_CHART, "level5").len(), 1);
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// The timeline's canvas rows `[top, top + 12)` (its axis's text and marks), as RGBA bytes.
+fn axis_band(browser: &Browser, top: f64) -> Vec<u8> {
+    let v = browser.eval(
+        "const c = document.getElementById('timeline-canvas');
+         return Array.from(c.getContext('2d').getImageData(0, arguments[0], c.width, 12).data);",
+        json!([top]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn the_time_ruler_stays_in_view_when_the_timeline_scrolls_to_the_task_lanes() {
+    let session = scoped_tasks();
+    let shown = show_bars("scope-bars-scrolled", &session, (1300, 600), "", TIMELINE);
+    let browser = &shown.browser;
+    let ruler = axis_band(browser, 0.0);
+    // Down to the task lanes, the last rows of the timeline.
+    let scrolled = js(
+        browser,
+        "(() => { const s = document.querySelector('.timeline-tracks'); s.scrollTop = s.scrollHeight; return s.scrollTop; })()",
+    )
+    .as_f64()
+    .unwrap();
+    assert!(scrolled > 20.0, "the timeline does not scroll: {scrolled}");
+    eventually("the ruler at the top of what is in view", || {
+        axis_band(browser, scrolled) == ruler
+    });
+    browser.screenshot("scope-bars-scrolled-to-tasks");
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+#[test]
+fn a_marks_tick_passes_under_a_bars_name() {
+    use prof::session::{FrameSpec, Mark, Metadata, Mode, SessionBuilder, SiteKind, Span};
+    const MS: u64 = 1_000_000;
+    // One `request` of 100 ms, with a `gc` mark 2 ms into it: where the bar's name is drawn.
+    let mut b = SessionBuilder::new(Metadata {
+        program: "marked".into(),
+        duration_ns: 100 * MS,
+        mode: Mode::Cpu,
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        ..Metadata::default()
+    });
+    let thread = b.thread(1, "main");
+    let request = b.intern_site("request", None, None, SiteKind::Scope);
+    let gc = b.intern_site("gc", None, None, SiteKind::Mark);
+    b.push_span(Span {
+        site: request,
+        thread,
+        start_ns: 0,
+        end_ns: 100 * MS,
+        parent: None,
+        fields: Vec::new(),
+    });
+    b.push_mark(Mark {
+        site: gc,
+        thread,
+        time_ns: 2 * MS,
+        fields: Vec::new(),
+    });
+    let f = b.intern_frame(&FrameSpec::named("serve"));
+    let s = b.intern_stack_path(&[f]).unwrap();
+    for i in 0..100 {
+        b.push_sample(s, thread, i * MS, MS);
+    }
+    let session = b.finish();
+    let shown = show_bars(
+        "scope-bars-mark-under-name",
+        &session,
+        (1300, 600),
+        "",
+        TIMELINE,
+    );
+    let browser = &shown.browser;
+    browser.screenshot("scope-bars-mark-under-name");
+    let graph = js(browser, &format!("{TIMELINE}.trackRect(0).width"))
+        .as_f64()
+        .unwrap();
+    let bar = bars(browser, TIMELINE, "request")[0].clone();
+    let color = pixel(
+        browser,
+        "timeline-canvas",
+        bar.x + bar.width - 3.0,
+        bar.y + 3.0,
+    );
+    let x = (GUTTER + 0.02 * graph).floor();
+    assert!(
+        x > bar.x + 3.0 + 5.0,
+        "the mark is not under the name: {x}, {bar:?}"
+    );
+    // The mark is drawn (its head above the name)...
+    let mark = [0x37, 0x47, 0x4f];
+    assert_eq!(pixel(browser, "timeline-canvas", x, bar.y), mark);
+    // ...and where the name is, the tick's column (within a pixel of where the time falls)
+    // shows the bar's colour between the letters.
+    for column in [x - 1.0, x, x + 1.0] {
+        let pixels: Vec<[u8; 3]> = (3..bar.height as i64 - 1)
+            .map(|dy| pixel(browser, "timeline-canvas", column, bar.y + dy as f64))
+            .collect();
+        assert!(
+            pixels.contains(&color),
+            "the tick cuts through the name at {column}: {pixels:?} (bar {color:?})"
+        );
+    }
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }

@@ -113,6 +113,18 @@ fn the_scopes_view_shows_the_numbers_prof_report_prints() {
         .filter(|s| session.str(session.scopes.site(s.site).name) == "request")
         .min_by_key(|s| (std::cmp::Reverse(s.end_ns - s.start_ns), s.start_ns))
         .unwrap();
+    // It names its thread as the timeline does, with the thread's id: a pool's threads share
+    // their name.
+    let thread = &session.threads[longest.thread.index()];
+    let on = format!(" on {} [{}]", session.str(thread.name), thread.tid);
+    let first = browser.eval(
+        "return document.querySelector('section[data-view=scopes] .scopes-calls button').textContent;",
+        json!([]),
+    );
+    assert!(
+        first.as_str().unwrap().contains(&on),
+        "{first} lacks {on:?}"
+    );
     browser.eval(
         "document.querySelector('section[data-view=scopes] .scopes-calls button').click();",
         json!([]),

@@ -246,6 +246,26 @@ fn the_source_view_shows_the_served_text_with_the_clis_numbers_and_says_what_is_
     eventually("Home returns to the hottest line", || {
         current_line(&browser) == json!("3")
     });
+    // The current line's outline leaves its text clear: the glyphs (an underscore's too) lie
+    // inside the row by at least the outline's width, above and below.
+    let clear = browser.eval(
+        "const row = document.querySelector('.source-listing tr.current');
+         const range = document.createRange();
+         range.selectNodeContents(row.querySelector('.code'));
+         const text = range.getBoundingClientRect();
+         const box = row.getBoundingClientRect();
+         return [text.top - box.top, box.bottom - text.bottom, parseFloat(getComputedStyle(row).outlineWidth)];",
+        json!([]),
+    );
+    let (above, below, outline) = (
+        clear[0].as_f64().unwrap(),
+        clear[1].as_f64().unwrap(),
+        clear[2].as_f64().unwrap(),
+    );
+    assert!(
+        outline > 0.0 && above >= outline - 0.01 && below >= outline - 0.01,
+        "text {above} px below the row's top and {below} px above its bottom, outline {outline} px"
+    );
 
     // The view follows the transforms: dropping the samples through `hash` leaves no line 5.
     browser.eval(

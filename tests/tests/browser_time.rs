@@ -12,7 +12,8 @@ use prof_e2e::webdriver::Browser;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// The timeline's layout (web/views/timeline.js): the label gutter and the rows.
+/// The timeline's layout (web/views/timeline.js): the label gutter (web/time-axis.js, the
+/// stack chart's too) and the rows.
 const GUTTER: f64 = 150.0;
 const AXIS: f64 = 16.0;
 const TRACK: f64 = 24.0;
@@ -311,7 +312,9 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     )
     .as_f64()
     .unwrap();
-    let px = |ms: f64| ms / 130.0 * width;
+    // The graph starts after the thread labels' column, as the timeline's does.
+    let px = |ms: f64| GUTTER + ms / 130.0 * width;
+    let len = |ms: f64| ms / 130.0 * width;
 
     // Boxes in time order: on main, compute (0-65 ms) then parse (65-93 ms); on the worker,
     // hash_block (93-123 ms) then compute (123-130 ms).
@@ -320,8 +323,8 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     let parse = boxes(browser, "parse");
     assert_eq!(parse.len(), 1);
     let close = |a: f64, b: f64| (a - b).abs() <= 1.5;
-    assert!(close(f(&compute[0], "x"), 0.0) && close(f(&compute[0], "width"), px(65.0)));
-    assert!(close(f(&parse[0], "x"), px(65.0)) && close(f(&parse[0], "width"), px(28.0)));
+    assert!(close(f(&compute[0], "x"), px(0.0)) && close(f(&compute[0], "width"), len(65.0)));
+    assert!(close(f(&parse[0], "x"), px(65.0)) && close(f(&parse[0], "width"), len(28.0)));
     assert_eq!(compute[0]["track"], json!(0));
     assert_eq!(compute[1]["track"], json!(1));
     assert!(close(f(&compute[1], "x"), px(123.0)));
@@ -384,7 +387,7 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     });
     let hot = boxes(browser, "hot_loop");
     assert!(
-        f(&hot[0], "width") > px(50.0) * 1.5,
+        f(&hot[0], "width") > len(50.0) * 1.5,
         "hot_loop is drawn wider: {hot:?}"
     );
     // The timeline follows the window.
@@ -433,7 +436,7 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     });
     assert!(boxes(browser, "hot_loop").is_empty());
     let parse = boxes(browser, "parse");
-    assert!(close(f(&parse[0], "x"), 0.0) && close(f(&parse[0], "width"), width));
+    assert!(close(f(&parse[0], "x"), GUTTER) && close(f(&parse[0], "width"), width));
     browser.screenshot("time-11-stack-chart-range");
     // The stack chart follows the transforms, as every view does: dropping the samples through
     // `parse` leaves the range's 28 ms empty; merging `parse` into its caller gives them to
@@ -458,7 +461,7 @@ fn the_stack_chart_draws_stacks_in_time_order_zooms_pans_and_hovers() {
     });
     let main = boxes(browser, "main");
     assert!(
-        main.len() == 1 && close(f(&main[0], "x"), 0.0) && close(f(&main[0], "width"), width),
+        main.len() == 1 && close(f(&main[0], "x"), GUTTER) && close(f(&main[0], "width"), width),
         "{main:?}"
     );
     browser.screenshot("time-12-stack-chart-transformed");
@@ -571,6 +574,92 @@ fn the_thread_summary_counts_the_samples_in_the_range() {
     browser.screenshot("r20-time-summary");
 }
 
+/// Each timeline track's label and the weight its tooltip says it shows.
+fn track_totals(browser: &Browser) -> Vec<(String, String)> {
+    let v = js(
+        browser,
+        "window.profViewer.timeline.data
+           ? Array.from(window.profViewer.timeline.data.labels, (l, t) => [l, window.profViewer.timeline.data.totals[t]])
+           : []",
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// What the timeline's tooltip says over track `t`'s label.
+fn label_tooltip(browser: &Browser, t: usize) -> String {
+    point(
+        browser,
+        "timeline-canvas",
+        20.0,
+        AXIS + t as f64 * TRACK + TRACK / 2.0,
+        false,
+    );
+    let mut tip = String::new();
+    eventually("the label's tooltip", || {
+        tip = text(browser, "#tooltip");
+        !tip.is_empty()
+    });
+    tip
+}
+
+/// Shows fragment `fragment` of the page `shown` serves and waits until each track (named by
+/// its thread's name) shows what `prof report` totals for that thread with `options`, and the
+/// first track's tooltip says so.
+fn timeline_matches_report(shown: &prof_e2e::page::Shown, fragment: &str, options: &[&str]) {
+    let browser = &shown.browser;
+    let base = shown.served.url.split('#').next().unwrap();
+    browser.goto(&format!("{base}{fragment}"));
+    let mut tracks = Vec::new();
+    let mut expected = Vec::new();
+    eventually(&format!("the timeline of {fragment}"), || {
+        tracks = track_totals(browser);
+        expected = tracks
+            .iter()
+            .map(|(label, _)| {
+                let thread = label.split(" [").next().unwrap();
+                let mut args = options.to_vec();
+                args.extend(["--thread", thread]);
+                prof_e2e::page::report_total(&shown.file, &args)
+            })
+            .collect();
+        !tracks.is_empty() && tracks.iter().map(|t| &t.1).eq(expected.iter())
+    });
+    let tip = label_tooltip(browser, 0);
+    assert!(tip.contains(&format!("Shown{}", expected[0])), "{tip}");
+}
+
+/// The timeline keeps what every view keeps: with the Time filter (running or waiting), a
+/// scope or a task chosen, each track shows and its tooltip says what `prof report` totals for
+/// that thread with the same options.
+#[test]
+fn the_timeline_keeps_only_what_the_time_scope_and_task_filters_keep() {
+    let wall = show(
+        "time-timeline-state",
+        &sessions::wall_blocked(),
+        "wall.json",
+        (1100, 700),
+        "",
+    );
+    timeline_matches_report(&wall, "#state=waiting", &["--state", "waiting"]);
+    wall.browser.screenshot("r21-timeline-waiting");
+    timeline_matches_report(&wall, "#state=running", &["--state", "running"]);
+    // Without a filter, the whole thread again.
+    timeline_matches_report(&wall, "#", &[]);
+    drop(wall);
+
+    let scoped = show(
+        "time-timeline-scope",
+        &sessions::scoped_tasks(),
+        "scoped.json",
+        (1100, 700),
+        "",
+    );
+    timeline_matches_report(&scoped, "#scope=parse", &["--scope", "parse"]);
+    timeline_matches_report(&scoped, "#task=store", &["--task", "store"]);
+    scoped.browser.screenshot("r22-timeline-task");
+    assert_eq!(console_problems(&scoped.browser), Vec::<String>::new());
+}
+
 /// 18 threads as a perf profile of a thread pool has them: 15 idle ones (one sample each) listed
 /// before the 3 that did the work.
 fn mostly_idle_threads() -> prof::session::Session {
@@ -643,4 +732,187 @@ fn the_timeline_shows_busy_threads_before_idle_ones() {
             .is_some_and(|t| t.len() == 17 && !t.contains(&json!(16)))
     });
     browser.screenshot("r20-time-busy-first");
+}
+
+/// `session` served as `file` and shown on the Stack chart tab at 1280x800, once the stack chart
+/// and the timeline are drawn.
+fn show_stack_chart(
+    test: &str,
+    session: &prof::session::Session,
+    file: &str,
+) -> prof_e2e::page::Shown {
+    let shown = show(test, session, file, (1280, 800), "#view=stack-chart");
+    shown.browser.wait_for(
+        "window.profViewer.views.get('stack-chart').layout && window.profViewer.timeline.data",
+        LOAD,
+        "the stack chart and the timeline",
+    );
+    shown
+}
+
+/// A wall-mode session of 10 s whose threads' order in the file is not their order by weight:
+/// `light` (tid 10, 100 ms of `tick`), `sleeper` (tid 11: 1 ms of `work`, then 9 s off CPU in
+/// `wait`, one sample as `prof record --mode wall` takes it, then 500 ms of `work`) and `heavy`
+/// (tid 12, 5 s of `crunch`).
+fn wall_wait_session() -> prof::session::Session {
+    use prof::session::{FrameSpec, Metadata, Mode, SampleState, SessionBuilder};
+    let mut b = SessionBuilder::new(Metadata {
+        program: "waiter".into(),
+        duration_ns: 10_000 * MS,
+        mode: Mode::Wall,
+        sample_type: Mode::Wall.sample_type(),
+        extra_sample_types: Mode::Wall.extra_sample_types(),
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        ..Metadata::default()
+    });
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let path = |b: &mut SessionBuilder, leaf: &str| {
+        let leaf = b.intern_frame(&FrameSpec::named(leaf));
+        b.intern_stack_path(&[main, leaf]).unwrap()
+    };
+    let (tick, work, wait, crunch) = (
+        path(&mut b, "tick"),
+        path(&mut b, "work"),
+        path(&mut b, "wait"),
+        path(&mut b, "crunch"),
+    );
+    let light = b.thread(10, "light");
+    let sleeper = b.thread(11, "sleeper");
+    let heavy = b.thread(12, "heavy");
+    let running = Some(SampleState::Running);
+    for i in 0..100 {
+        b.push_sample_full(tick, light, i * MS, &[MS], 1, running);
+    }
+    b.push_sample_full(work, sleeper, 0, &[MS], 1, running);
+    let waiting = Some(SampleState::Waiting);
+    b.push_sample_full(wait, sleeper, MS, &[9_000 * MS], 1, waiting);
+    for i in 0..500 {
+        b.push_sample_full(work, sleeper, (9_001 + i) * MS, &[MS], 1, running);
+    }
+    for i in 0..5_000 {
+        b.push_sample_full(crunch, heavy, i * MS, &[MS], 1, running);
+    }
+    b.finish()
+}
+
+#[test]
+fn the_stack_chart_lines_up_with_the_timeline_and_draws_a_long_wait_as_one_box() {
+    let shown = show_stack_chart("time-aligned", &wall_wait_session(), "waiter.json");
+    let browser = &shown.browser;
+    browser.screenshot("time-13-stack-chart-aligned");
+    // The same threads in the same order: the timeline's, busiest first.
+    let order = js(
+        browser,
+        "[Array.from(window.profViewer.timeline.data.threads), Array.from(window.profViewer.views.get('stack-chart').layout.threads)]",
+    );
+    assert_eq!(order[0], json!([1, 2, 0]), "{order}");
+    assert_eq!(order[1], order[0], "{order}");
+    let labels = js(
+        browser,
+        "[window.profViewer.timeline.data.labels, window.profViewer.views.get('stack-chart').layout.labels]",
+    );
+    assert_eq!(labels[0], labels[1], "{labels}");
+
+    // A moment is at the same x on the page in both: the wait's start and end, and where
+    // `crunch` stops.
+    let page_x = |expr: &str| -> (f64, f64) {
+        let v = browser.eval(
+            &format!(
+                "const chart = window.profViewer.views.get('stack-chart');
+                 const tl = window.profViewer.timeline;
+                 const [boxLeft, boxRight, time] = (() => {{ {expr} }})();
+                 const c = document.getElementById('stack-chart-canvas').getBoundingClientRect().left;
+                 const t = document.getElementById('timeline-canvas').getBoundingClientRect().left;
+                 return [[c + boxLeft, t + tl.xOfTime(time[0])], [c + boxRight, t + tl.xOfTime(time[1])]];"
+            ),
+            json!([]),
+        );
+        let pair = |k: usize| (v[k][0].as_f64().unwrap(), v[k][1].as_f64().unwrap());
+        let (left, right) = (pair(0), pair(1));
+        assert!(
+            (left.0 - left.1).abs() <= 1.0,
+            "{expr}: {left:?} (chart, timeline)"
+        );
+        assert!(
+            (right.0 - right.1).abs() <= 1.0,
+            "{expr}: {right:?} (chart, timeline)"
+        );
+        (left.0, right.0)
+    };
+    let (wait_left, wait_right) = page_x(
+        "const b = chart.boxesNamed('wait'); if (b.length !== 1) throw new Error(`wait: ${JSON.stringify(b)}`);
+         return [b[0].x, b[0].x + b[0].width, [1e6, 9001e6]];",
+    );
+    page_x(
+        "const b = chart.boxesNamed('crunch'); return [b[0].x, b[b.length - 1].x + b[b.length - 1].width, [0, 5000e6]];",
+    );
+    // The 9 s wait is one box of 9 s: nine tenths of the graph.
+    let width = js(
+        browser,
+        "window.profViewer.views.get('stack-chart').layoutWidth",
+    )
+    .as_f64()
+    .unwrap();
+    assert!(
+        (wait_right - wait_left - 0.9 * width).abs() <= 2.0,
+        "{wait_left}..{wait_right} of {width}"
+    );
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// The rightmost column of canvas `id` (CSS pixels, device pixel ratio 1) holding a painted
+/// pixel in its axis's text band (rows 0 to `band`), and the canvas's width.
+fn axis_text_extent(browser: &Browser, id: &str, band: f64) -> (f64, f64) {
+    let v = browser.eval(
+        "const c = document.getElementById(arguments[0]);
+         const d = c.getContext('2d').getImageData(0, 0, c.width, arguments[1]).data;
+         let right = -1;
+         for (let y = 0; y < arguments[1]; y++)
+           for (let x = 0; x < c.width; x++) {
+             const i = (y * c.width + x) * 4;
+             if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) right = Math.max(right, x);
+           }
+         return [right, c.width];",
+        json!([id, band]),
+    );
+    (v[0].as_f64().unwrap(), v[1].as_f64().unwrap())
+}
+
+#[test]
+fn the_last_tick_label_is_drawn_whole() {
+    use prof::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+    // 4.03 s: the last tick, 4.0 s, falls a few pixels before the right edge.
+    let mut b = SessionBuilder::new(Metadata {
+        program: "ticks".into(),
+        duration_ns: 4_030 * MS,
+        mode: Mode::Cpu,
+        requested_interval_ns: MS,
+        achieved_interval_ns: MS,
+        ..Metadata::default()
+    });
+    let t = b.thread(1, "main");
+    let f = b.intern_frame(&FrameSpec::named("run"));
+    let s = b.intern_stack_path(&[f]).unwrap();
+    for i in 0..4_000 {
+        b.push_sample(s, t, i * MS, MS);
+    }
+    let shown = show_stack_chart("time-last-tick", &b.finish(), "ticks.json");
+    let browser = &shown.browser;
+    browser.screenshot("time-14-last-tick");
+    let last = js(browser, "window.profViewer.timeline.data.ticks.at(-1)");
+    assert_eq!(last["text"], json!("4.0 s"), "{last}");
+    assert!(last["x"].as_f64().unwrap() > 0.99, "{last}");
+    // The text stays inside the canvas, a few pixels clear of its edge, in both views.
+    for (id, band) in [
+        ("timeline-canvas", AXIS - 4.0),
+        ("stack-chart-canvas", 13.0),
+    ] {
+        let (right, width) = axis_text_extent(browser, id, band);
+        assert!(
+            right > 0.0 && right <= width - 3.0,
+            "{id}: text up to {right} of {width}"
+        );
+    }
+    assert_eq!(console_problems(browser), Vec::<String>::new());
 }

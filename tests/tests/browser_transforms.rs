@@ -3,7 +3,10 @@
 //! same options; chips remove them; the URL round-trips them. Screenshots under
 //! `tests/artifacts/`.
 
-use prof_e2e::page::{eventually, open, report_rows, report_total, show, top_table_rows, LOAD};
+use prof_e2e::page::{
+    choose_file, console_problems, eventually, open, report_rows, report_total, show,
+    top_table_rows, LOAD,
+};
 use prof_e2e::served::Served;
 use prof_e2e::sessions;
 use prof_e2e::webdriver::Browser;
@@ -33,7 +36,7 @@ fn table_matches_report(browser: &Browser, file: &Path, args: &[&str]) {
 /// The chips' texts, and whether each is marked as not applied.
 fn chips(browser: &Browser) -> Vec<(String, bool)> {
     let v = browser.eval(
-        "return [...document.querySelectorAll('#transforms .chip')].map(c =>
+        "return [...document.querySelectorAll('#transforms ol[aria-label=Transforms] .chip')].map(c =>
            [c.querySelector('.text').textContent, c.classList.contains('invalid')]);",
         json!([]),
     );
@@ -110,7 +113,7 @@ fn add_regex(browser: &Browser, kind: &str, pattern: &str) -> String {
 /// Clicks the × of chip `index`.
 fn remove_chip(browser: &Browser, index: usize) {
     let button = browser.find(&format!(
-        "#transforms .chip:nth-child({}) button",
+        "#transforms ol[aria-label=Transforms] .chip:nth-child({}) button",
         index + 1
     ));
     browser.click(&button);
@@ -254,13 +257,16 @@ fn transforms_from_the_page_give_the_numbers_prof_report_prints() {
         json!(["main", "parse"])
     );
     browser.click(&browser.find("#transform-frame"));
-    // The keyboard picks "Focus on subtree", the second item: down, then Enter.
+    // The keyboard picks "Focus on subtree", the fifth item (after the three copies and
+    // "Focus on function"): down four times, then Enter.
     browser.wait_for(
         "document.activeElement?.closest('.transform-menu')",
         LOAD,
         "the menu to take the focus",
     );
-    browser.press_key("\u{E015}");
+    for _ in 0..4 {
+        browser.press_key("\u{E015}");
+    }
     let focused = browser.eval("return document.activeElement.textContent;", json!([]));
     assert_eq!(focused, json!("Focus on subtree"));
     browser.press_key("\u{E007}");
@@ -445,4 +451,264 @@ fn a_wall_session_starts_with_the_scheduler_folded_as_prof_report_prints_it() {
     browser.goto("about:blank");
     open(browser, &named);
     table_matches_report(browser, file, &["--scheduler-frames", "--hide", "^serve$"]);
+}
+
+/// The filter chips' texts, as the bar under the toolbar shows them.
+fn filter_chips(browser: &Browser) -> Vec<String> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#transforms .filter-chips .chip')]
+           .filter(c => c.offsetParent !== null).map(c => c.querySelector('.text').textContent);",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// The Threads summary.
+fn threads_summary(browser: &Browser) -> String {
+    prof_e2e::page::text(browser, "#threads summary")
+}
+
+/// The Threads list's entries, one per thread.
+fn thread_entries(browser: &Browser) -> Vec<String> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll('#threads .thread-list label')].map(l => l.textContent.trim());",
+        json!([]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// Every filter in force shows as a removable chip on every tab (a scope and a task chosen on
+/// the Scopes tab narrow the flame graph too), and the Threads summary and each thread's entry
+/// count the samples left after all filters and transforms, as every view shows them.
+#[test]
+fn every_filter_shows_as_a_chip_on_every_tab_and_the_summary_counts_after_all() {
+    let scoped = show(
+        "transforms-filter-chips",
+        &sessions::scoped_tasks(),
+        "scoped.json",
+        (1280, 800),
+        "#scope=parse&task=store",
+    );
+    let browser = &scoped.browser;
+    let both = ["Only inside scope parse", "Only task store"];
+    for tab in [
+        "flame",
+        "calltree",
+        "sandwich",
+        "table",
+        "scopes",
+        "stack-chart",
+        "source",
+    ] {
+        browser.click(&browser.find(&format!("#tabs button[data-view={tab}]")));
+        eventually(&format!("the chips on the {tab} tab"), || {
+            filter_chips(browser) == both
+        });
+    }
+    browser.click(&browser.find("#tabs button[data-view=flame]"));
+    browser.screenshot("transforms-filter-chips");
+    browser.click(&browser.find("#transforms .filter-chips [data-filter=scope] button"));
+    eventually("the scope filter removed", || {
+        filter_chips(browser) == ["Only task store"]
+    });
+    assert_eq!(
+        browser.eval("return window.profViewer.state.current.scope;", json!([])),
+        Value::Null
+    );
+    drop(scoped);
+
+    // 130 samples, 28 of them under parse; main has 93, 20 + 8 under parse.
+    let demo = show(
+        "transforms-summary",
+        &sessions::two_threads(),
+        "demo.json",
+        (1280, 800),
+        "#transforms=drop%1Fparse",
+    );
+    let browser = &demo.browser;
+    eventually("the summary after the drop", || {
+        threads_summary(browser) == "All threads (2): 102 of 130 samples"
+    });
+    // Each thread's entry: what `prof report --drop parse --thread NAME` totals, and its share
+    // of the 102 samples shown.
+    assert_eq!(
+        report_total(&demo.file, &["--drop", "parse", "--thread", "main"]),
+        "65.0 ms"
+    );
+    assert_eq!(
+        thread_entries(browser),
+        [
+            "main [100]: 65 samples (63.7%)",
+            "worker [101]: 37 samples (36.3%)"
+        ]
+    );
+    assert!(filter_chips(browser).is_empty());
+    browser.eval(
+        "window.profViewer.state.update({ threads: [0] });",
+        json!([]),
+    );
+    eventually("the summary of main after the drop", || {
+        threads_summary(browser) == "1 of 2 threads: 65 of 93 samples"
+    });
+    assert_eq!(filter_chips(browser), ["1 of 2 threads"]);
+    browser.click(&browser.find("#transforms .filter-chips [data-filter=threads] button"));
+    eventually("every thread again", || {
+        threads_summary(browser) == "All threads (2): 102 of 130 samples"
+    });
+}
+
+/// Each file keeps its own transforms: switching files neither carries one file's transforms
+/// to the next (where they would not apply) nor loses them, and a file shown again has them
+/// back, a removed default included.
+#[test]
+fn each_file_keeps_its_own_transforms() {
+    let dir = TempDir::new("browser-transforms-per-file");
+    let wall = dir.join("wall.json");
+    sessions::save(&sessions::wall_blocked(), &wall);
+    let demo = dir.join("demo.json");
+    sessions::save(&sessions::two_threads(), &demo);
+    let served = Served::start(&[&wall, &demo], &["--port", "0"]);
+    let browser = Browser::start("transforms-per-file", 1280, 800, 1.0);
+    open(
+        &browser,
+        &format!("{}#file=1&transforms=drop%1Fparse", served.url),
+    );
+    let mut dropped = Vec::new();
+    eventually("demo's transform", || {
+        dropped = chips(&browser);
+        dropped.len() == 1 && !dropped[0].1
+    });
+    let folded = vec![("Scheduler folded into the blocking call".to_owned(), false)];
+
+    // The wall file shows its own default, not demo's drop.
+    choose_file(&browser, 0, "wall.json");
+    eventually("wall's default", || chips(&browser) == folded);
+    table_matches_report(&browser, &wall, &[]);
+    // Back to demo: its drop again.
+    choose_file(&browser, 1, "demo.json");
+    eventually("demo's transform again", || chips(&browser) == dropped);
+    table_matches_report(&browser, &demo, &["--drop", "parse"]);
+    // The wall file's default removed stays removed when it is shown again.
+    choose_file(&browser, 0, "wall.json");
+    eventually("wall's default again", || chips(&browser) == folded);
+    remove_chip(&browser, 0);
+    eventually("no chips on wall", || chips(&browser).is_empty());
+    choose_file(&browser, 1, "demo.json");
+    eventually("demo's transform once more", || chips(&browser) == dropped);
+    choose_file(&browser, 0, "wall.json");
+    table_matches_report(&browser, &wall, &["--scheduler-frames"]);
+    assert!(chips(&browser).is_empty());
+}
+
+/// Each timeline track's total (what its label's tooltip says) for the thread `tid` of
+/// `session`, as `prof report --tid TID ARGS` totals it, for every track shown.
+fn tracks_match_report(
+    browser: &Browser,
+    file: &std::path::Path,
+    session: &prof::session::Session,
+    args: &[&str],
+    what: &str,
+) {
+    // Per thread of the session (by index), what prof report totals.
+    let totals: Vec<String> = session
+        .threads
+        .iter()
+        .map(|t| report_total(file, &[args, &["--tid", &t.tid.to_string()]].concat()))
+        .collect();
+    let mut seen = json!(null);
+    let mut expected: Vec<String> = Vec::new();
+    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eventually(what, || {
+            seen = browser.eval(
+                "const d = window.profViewer.timeline.data;
+                 if (!d) return null;
+                 return Array.from(d.threads, (t, i) => [t, d.totals[i]]);",
+                json!([]),
+            );
+            let Some(tracks) = seen.as_array() else {
+                return false;
+            };
+            expected = tracks
+                .iter()
+                .map(|t| totals[t[0].as_u64().unwrap() as usize].clone())
+                .collect();
+            let shown: Vec<&str> = tracks.iter().map(|t| t[1].as_str().unwrap_or("")).collect();
+            !tracks.is_empty() && shown == expected
+        })
+    }));
+    assert!(
+        found.is_ok(),
+        "{what}: tracks {seen}, prof report {expected:?}"
+    );
+}
+
+/// The agreement suite's timeline part: under each filter the page offers (thread state, scope
+/// and task "Only", transforms; threads and range, which the timeline is where one chooses
+/// them, leave its tracks whole), every track's total is what `prof report` totals for that
+/// thread with the same options.
+#[test]
+fn every_timeline_tracks_total_equals_prof_report_under_every_filter() {
+    let dir = TempDir::new("browser-timeline-filters");
+    let scoped = dir.join("scoped.json");
+    let wall = dir.join("wall.json");
+    let scoped_session = sessions::scoped_tasks();
+    let wall_session = sessions::wall_blocked();
+    sessions::save(&scoped_session, &scoped);
+    sessions::save(&wall_session, &wall);
+    let served = Served::start(&[&scoped, &wall], &["--port", "0"]);
+    let browser = Browser::start("timeline-filters", 1280, 800, 1.0);
+    let base = served.url.split('#').next().unwrap().to_owned();
+    let cases: [(&str, &std::path::Path, &prof::session::Session, &[&str]); 9] = [
+        ("#file=0", &scoped, &scoped_session, &[]),
+        (
+            "#file=0&scope=request",
+            &scoped,
+            &scoped_session,
+            &["--scope", "request"],
+        ),
+        (
+            "#file=0&scope=parse",
+            &scoped,
+            &scoped_session,
+            &["--scope", "parse"],
+        ),
+        (
+            "#file=0&task=fetch",
+            &scoped,
+            &scoped_session,
+            &["--task", "fetch"],
+        ),
+        // The timeline is the overview the threads and the range are chosen on: its tracks
+        // keep every thread over the whole window, as `prof report --tid` without them totals.
+        (
+            "#file=0&threads=1&range=20000000-90000000",
+            &scoped,
+            &scoped_session,
+            &[],
+        ),
+        (
+            "#file=0&transforms=drop%1Fparse%3A%3Ajson",
+            &scoped,
+            &scoped_session,
+            &["--drop", "parse::json"],
+        ),
+        ("#file=1", &wall, &wall_session, &[]),
+        (
+            "#file=1&state=waiting",
+            &wall,
+            &wall_session,
+            &["--state", "waiting"],
+        ),
+        (
+            "#file=1&state=running&transforms=merge%1Fhandle",
+            &wall,
+            &wall_session,
+            &["--state", "running", "--merge", "handle"],
+        ),
+    ];
+    for (hash, file, session, args) in cases {
+        browser.goto(&format!("{base}{hash}"));
+        tracks_match_report(&browser, file, session, args, hash);
+    }
+    assert_eq!(console_problems(&browser), Vec::<String>::new());
 }

@@ -6,7 +6,9 @@
 
 use prof::aggregate::{format_percent, format_weight, CallTree, Filter};
 use prof::session::{FrameSpec, Metadata, Mode, Session, SessionBuilder};
-use prof_e2e::page::keys::{ARROW_DOWN, ARROW_LEFT, ARROW_RIGHT, ARROW_UP, END, ENTER, HOME};
+use prof_e2e::page::keys::{
+    ARROW_DOWN, ARROW_LEFT, ARROW_RIGHT, ARROW_UP, END, ENTER, ESCAPE, HOME,
+};
 use prof_e2e::page::{console_problems, eventually, open_ok, report_rows, show, text, LOAD};
 use prof_e2e::served::Served;
 use prof_e2e::sessions::{self, MS};
@@ -572,6 +574,199 @@ fn the_sandwich_shows_callers_and_callees_of_a_function_picked_in_the_table() {
     });
     assert!(frames("callees", "compute").as_array().unwrap().is_empty());
     browser.screenshot("trees-06-sandwich-hot-loop");
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// The failures a page can show: the page's own (`#error`) and each view's (`.view-error`).
+fn failures(browser: &Browser) -> Value {
+    browser.eval(
+        "return [document.body.dataset.state === 'error' ? document.querySelector('#error').textContent : '',
+                 ...[...document.querySelectorAll('.view-error')].filter(e => !e.hidden).map(e => e.textContent)]
+                .filter(t => t);",
+        json!([]),
+    )
+}
+
+/// Either graph of the sandwich zooms around the pointer with the wheel and pans with a drag, as
+/// the flame graph does, with the part shown kept in the URL; Escape shows them whole again,
+/// and choosing another function starts it whole.
+#[test]
+fn the_sandwich_graphs_zoom_with_the_wheel_and_pan_with_a_drag() {
+    let shown = show(
+        "trees-sandwich-zoom",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "#view=sandwich&selected=compute",
+    );
+    let browser = &shown.browser;
+    let frames = |side: &str, name: &str| {
+        browser.eval(
+            "return window.profViewer.views.get('sandwich').framesNamed(arguments[0], arguments[1]);",
+            json!([side, name]),
+        )[0]
+            .clone()
+    };
+    eventually("the callees graph", || {
+        frames("callees", "hot_loop").is_object()
+    });
+    let hot = frames("callees", "hot_loop");
+    let before = hot["width"].as_f64().unwrap();
+    let (hx, hy) = (
+        hot["x"].as_f64().unwrap() + before / 2.0,
+        hot["y"].as_f64().unwrap() + 5.0,
+    );
+    let callees = browser.find(".sandwich-callees canvas");
+    browser.wheel_at(&callees, hx, hy, -400);
+    browser.wait_for(
+        "location.hash.includes('ewin=') || document.body.dataset.state === 'error'",
+        LOAD,
+        "the wheel zoom in the URL",
+    );
+    assert_eq!(failures(browser), json!([]));
+    eventually("hot_loop to grow", || {
+        frames("callees", "hot_loop")["width"]
+            .as_f64()
+            .is_some_and(|w| w > before * 1.5)
+    });
+    let zoomed = frames("callees", "hot_loop");
+    let centre = zoomed["x"].as_f64().unwrap() + zoomed["width"].as_f64().unwrap() / 2.0;
+    // The point under the pointer stays under it.
+    assert!((centre - hx).abs() < 0.2 * before, "{centre} vs {hx}");
+    browser.screenshot("trees-07-sandwich-wheel-zoom");
+
+    // A drag to the right moves the graph right; it is not a click (compute stays selected).
+    let x0 = zoomed["x"].as_f64().unwrap();
+    browser.drag(&callees, (hx, hy), (hx + 200.0, hy), 8);
+    eventually("the pan", || {
+        frames("callees", "hot_loop")["x"]
+            .as_f64()
+            .is_some_and(|x| x > x0 + 100.0)
+    });
+    assert_eq!(failures(browser), json!([]));
+    assert_eq!(state(browser, "selected"), json!("compute"));
+
+    // The callers graph zooms on its own.
+    let main = frames("callers", "main");
+    let main_width = main["width"].as_f64().unwrap();
+    browser.wheel_at(
+        &browser.find(".sandwich-callers canvas"),
+        main["x"].as_f64().unwrap() + 5.0,
+        main["y"].as_f64().unwrap() + 5.0,
+        -400,
+    );
+    eventually("main to grow in the callers graph", || {
+        frames("callers", "main")["width"]
+            .as_f64()
+            .is_some_and(|w| w > main_width * 1.2)
+    });
+    let hash = browser.eval("return location.hash;", json!([]));
+    assert!(hash.as_str().unwrap().contains("cwin="), "{hash}");
+
+    // Escape shows both whole again, before it clears the selection.
+    browser.press_key(ESCAPE);
+    browser.wait_for(
+        "!location.hash.includes('cwin=') && !location.hash.includes('ewin=')",
+        LOAD,
+        "Escape to show the graphs whole",
+    );
+    assert_eq!(state(browser, "selected"), json!("compute"));
+    eventually("hot_loop at its width again", || {
+        frames("callees", "hot_loop")["width"]
+            .as_f64()
+            .is_some_and(|w| (w - before).abs() < 1.0)
+    });
+    // Another function's sandwich starts whole.
+    browser.wheel_at(&callees, hx, hy, -400);
+    browser.wait_for("location.hash.includes('ewin=')", LOAD, "the zoom again");
+    browser.eval(
+        "window.profViewer.state.update({ selected: 'main' });",
+        json!([]),
+    );
+    browser.wait_for(
+        "location.hash.includes('selected=main') && !location.hash.includes('ewin=')",
+        LOAD,
+        "main's sandwich, whole",
+    );
+    assert_eq!(failures(browser), json!([]));
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
+
+/// The names of the rows `selector` finds that are marked as a search's matches, and whether
+/// the mark is drawn (the row or its name cell has a box shadow). A call tree row's name is its
+/// label's `data-name` (its title, the hover, adds the frame's place and module).
+fn marked(browser: &Browser, selector: &str) -> Vec<(String, bool)> {
+    let v = browser.eval(
+        "return [...document.querySelectorAll(arguments[0])].filter(r => r.classList.contains('match'))
+           .map(r => { const name = r.querySelector('.label') ?? r.querySelector('.name');
+                       return [name.dataset.name ?? name.title, [r, name].some(e => getComputedStyle(e).boxShadow !== 'none')]; });",
+        json!([selector]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// A search marks the functions it matches in every view: the call tree's rows, the Top
+/// functions' and the flame graph's side table, and the sandwich's graphs, not only the flame
+/// graph and the timeline.
+#[test]
+fn a_search_marks_its_matches_in_the_trees_the_tables_and_the_sandwich() {
+    let shown = show(
+        "trees-search-marks",
+        &sessions::two_threads(),
+        "demo.json",
+        (1100, 700),
+        "#search=%5Ehot_",
+    );
+    let browser = &shown.browser;
+    let hot = vec![("hot_loop".to_owned(), true)];
+    eventually("the side table's mark", || {
+        marked(browser, "#top-table tbody tr") == hot
+    });
+    browser.click(&browser.find("#tabs button[data-view=table]"));
+    eventually("the Top functions' mark", || {
+        marked(browser, "section[data-view=table] .row") == hot
+    });
+    browser.click(&browser.find("#tabs button[data-view=calltree]"));
+    // The tree opens along its heaviest path, main > compute > hot_loop.
+    eventually("the call tree's mark", || {
+        marked(browser, "section[data-view=calltree] .row") == hot
+    });
+    browser.screenshot("trees-13-search-marks");
+    // Another search moves the marks; none, none at all.
+    browser.eval(
+        "window.profViewer.state.update({ search: '^compute$' });",
+        json!([]),
+    );
+    eventually("the call tree's new mark", || {
+        marked(browser, "section[data-view=calltree] .row") == [("compute".to_owned(), true)]
+    });
+    browser.eval("window.profViewer.state.update({ search: '' });", json!([]));
+    eventually("no marks", || {
+        marked(browser, "section[data-view=calltree] .row").is_empty()
+    });
+    browser.click(&browser.find("#tabs button[data-view=flame]"));
+    eventually("no side table marks", || {
+        marked(browser, "#top-table tbody tr").is_empty()
+    });
+    // The sandwich of compute marks hot_loop among its callees, and only it.
+    browser.eval(
+        "window.profViewer.state.update({ search: '^hot_', selected: 'compute', view: 'sandwich' });",
+        json!([]),
+    );
+    let sandwich_marks = |side: &str| {
+        browser.eval(
+            "const v = window.profViewer.views.get('sandwich');
+             const l = v.layouts[arguments[0]], g = arguments[0] === 'callers' ? v.callers : v.callees;
+             if (!l || !g.highlighting) return [];
+             return Array.from(l.highlight, (h, i) => h ? l.names[l.func[i]] : null).filter(n => n);",
+            json!([side]),
+        )
+    };
+    eventually("the sandwich's mark", || {
+        sandwich_marks("callees") == json!(["hot_loop"])
+    });
+    assert_eq!(sandwich_marks("callers"), json!([]));
+    browser.screenshot("trees-14-sandwich-search");
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
 

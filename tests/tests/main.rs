@@ -15,14 +15,19 @@
 //! `every_test_file_is_built` fails until it has one.
 
 mod browser;
+mod browser_assembly;
 mod browser_diff;
 mod browser_flame;
+mod browser_frames;
 mod browser_load_order;
+mod browser_modules;
+mod browser_narrow;
 mod browser_processes;
 mod browser_scope_bars;
 mod browser_scopes;
 mod browser_source;
 mod browser_standalone;
+mod browser_theme;
 mod browser_time;
 mod browser_transforms;
 mod browser_trees;
@@ -35,6 +40,7 @@ mod open_in_browser;
 mod readme;
 mod record;
 mod record_alloc;
+mod record_calls;
 mod record_children;
 mod record_names;
 mod record_programs;

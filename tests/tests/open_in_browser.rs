@@ -60,6 +60,10 @@ fn open_in_browser_serves_the_report_and_starts_the_browser() {
     run_child("script", &script, &opened);
     assert!(opened.exists(), "the child's $BROWSER was started");
     run_child("missing", &dir.join("no-such-browser"), &opened);
+    // A browser command that fails at once opened nothing.
+    run_child("failing", std::path::Path::new("false"), &opened);
+    // The host and port can be chosen.
+    run_child("port", std::path::Path::new("true"), &opened);
 }
 
 /// Run in a child process by the test above, with `$BROWSER` set for the case.
@@ -70,6 +74,39 @@ fn open_in_browser_child() {
     };
     if case == "missing" {
         no_browser_is_still_a_working_server();
+        return;
+    }
+    if case == "failing" {
+        let report = Report::new(sessions::two_threads());
+        let server = report.open_in_browser().expect("the server starts");
+        let prof::serve::Opened::Failed(why) = server.browser() else {
+            panic!("BROWSER=false: {:?}", server.browser());
+        };
+        assert!(why.contains("false: exited at once"), "{why}");
+        return;
+    }
+    if case == "port" {
+        use prof::serve::{Port, ServeOptions};
+        // A free port, from the system, then asked for exactly.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let report = Report::new(sessions::two_threads());
+        let options = ServeOptions::new([127, 0, 0, 1].into(), Port::Exact(port));
+        let server = report
+            .open_in_browser_with(&options)
+            .expect("the server starts");
+        assert!(
+            server
+                .url()
+                .starts_with(&format!("http://127.0.0.1:{port}/")),
+            "{}",
+            server.url()
+        );
+        assert!(matches!(server.browser(), prof::serve::Opened::Launched(_)));
+        assert_eq!(minreq::get(server.url()).send().unwrap().status_code, 200);
         return;
     }
     let opened = std::path::PathBuf::from(std::env::var_os(OPENED_ENV).unwrap());

@@ -88,3 +88,31 @@ fn every_command_and_option_in_the_readme_table_exists() {
     }
     assert!(checked >= 3, "the table names options: {checked}");
 }
+
+/// The crates.io crate named `prof` is another project: a dependency line with only a version
+/// gets that one (and fails on prof's features). Every line the docs give names this repository.
+#[test]
+fn every_dependency_line_in_the_docs_names_this_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    let mut lines = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in text.lines().filter(|l| l.contains("prof = {")) {
+            lines += 1;
+            let from_here = line.contains("path =") || line.contains("git =");
+            let published = line.contains("package = \"prof-profiler\"");
+            assert!(from_here || published, "{}: {line}", file.display());
+        }
+    }
+    assert!(
+        lines >= 3,
+        "the README, library.md and production.md give dependency lines"
+    );
+}

@@ -141,18 +141,46 @@ fn record_writes_through_a_fifo_to_its_reader_and_never_waits_on_one_without() {
     let dir = TempDir::new("trust_fifo");
     let fifo = dir.join("fifo");
     mkfifo(&fifo);
-    // With a reader: the session goes through the FIFO, which stays a FIFO.
-    let got = dir.join("got.json");
-    let reader = Command::new("sh")
-        .arg("-c")
-        .arg(format!("cat {} > {}", fifo.display(), got.display()))
-        .spawn()
+    // With a reader: the session goes through the FIFO, which stays a FIFO. The reader has
+    // the FIFO open before prof starts (a `cat` started beside prof may open it only after
+    // prof looked for a reader, on a busy machine: prof then rightly saved elsewhere, and the
+    // `cat` waited for a writer forever). Opened without blocking, a FIFO's read end reads
+    // nothing until a writer comes, so the reader reads until prof has exited and the FIFO
+    // is empty.
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut read_end = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
         .unwrap();
+    let prof_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let prof_done = std::sync::Arc::clone(&prof_done);
+        std::thread::spawn(move || {
+            let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+            loop {
+                // Read after looking: once prof is done, an empty read means all is read.
+                let done = prof_done.load(std::sync::atomic::Ordering::Acquire);
+                match read_end.read(&mut buf) {
+                    Ok(0) if done => return got,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("reading the FIFO: {e}"),
+                }
+                if !done {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
+        })
+    };
     let output = prof(&["record", "-o", fifo.to_str().unwrap(), "--", "true"]);
+    prof_done.store(true, std::sync::atomic::Ordering::Release);
     assert!(output.status.success(), "{output:?}");
-    let mut reader = reader;
-    assert!(reader.wait().unwrap().success());
-    prof::session::load(&got).expect("the reader got the session");
+    let got = reader.join().unwrap();
+    let got_file = dir.join("got.json");
+    std::fs::write(&got_file, &got).unwrap();
+    prof::session::load(&got_file).expect("the reader got the session");
     assert!(std::fs::symlink_metadata(&fifo)
         .unwrap()
         .file_type()

@@ -841,3 +841,75 @@ fn report_tid_keeps_exactly_one_of_several_same_named_threads_and_the_header_nam
         )
     );
 }
+
+/// A prof allocation session (prof's type names) with two sites of known bytes.
+fn prof_alloc_session() -> Session {
+    use prof::session::{FrameSpec, Metadata, Mode, SampleType, Unit};
+    let mut b = SessionBuilder::new(Metadata {
+        program: "allocs".into(),
+        mode: Mode::Alloc,
+        ..Metadata::default()
+    });
+    b.set_sample_types(
+        SampleType::new("alloc_bytes", Unit::Bytes),
+        vec![
+            SampleType::new("alloc_objects", Unit::Count),
+            SampleType::new("inuse_bytes", Unit::Bytes),
+            SampleType::new("inuse_objects", Unit::Count),
+        ],
+    );
+    let t = b.thread(1, "main");
+    let main = b.intern_frame(&FrameSpec::named("main"));
+    let big = b.intern_frame(&FrameSpec::named("big_site"));
+    let small = b.intern_frame(&FrameSpec::named("small_site"));
+    let s_big = b.intern_stack_path(&[main, big]).unwrap();
+    let s_small = b.intern_stack_path(&[main, small]).unwrap();
+    b.push_sample_full(s_big, t, 0, &[3 << 20, 3, 1 << 20, 1], 1, None);
+    b.push_sample_full(s_small, t, 1, &[1 << 20, 1024, 0, 0], 1, None);
+    b.finish()
+}
+
+#[test]
+fn allocation_profiles_carry_gos_heap_names_to_go_tool_pprof_and_both_names_choose_a_type() {
+    let dir = TempDir::new("alloc-go-names");
+    let path = dir.join("allocs.json");
+    save(&prof_alloc_session(), &path).unwrap();
+    let s = path.to_str().unwrap();
+    let pb = dir.join("allocs.pb.gz");
+    let out = prof(&["convert", s, "-o", pb.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // What `/debug/pprof/allocs` names them, so go tool pprof's own names work on the file.
+    for (index, total) in [
+        ("alloc_space", "4MB"),
+        ("inuse_space", "1MB"),
+        ("alloc_objects", "1027"),
+    ] {
+        let out = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top", &format!("-sample_index={index}")])
+            .arg(&pb)
+            .output()
+            .expect("go tool pprof runs (installed by .ci/run)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{index}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&format!("{total} total")), "{index}:\n{text}");
+    }
+    // Standard output carries the same bytes as the file (go tool pprof itself cannot read a
+    // pipe, its own profiles included: it reads its input twice).
+    let piped = prof(&["convert", s, "-o", "-", "--to", "pprof"]);
+    assert!(piped.status.success());
+    assert_eq!(piped.stdout, std::fs::read(&pb).unwrap());
+    // prof report takes Go's name and prof's for one type.
+    let go = prof(&["report", s, "--type", "alloc_space"]);
+    let ours = prof(&["report", s, "--type", "alloc_bytes"]);
+    assert!(go.status.success(), "{}", stderr(&go));
+    assert_eq!(go.stdout, ours.stdout);
+    let inuse = String::from_utf8(prof(&["report", s, "--type", "inuse_space"]).stdout).unwrap();
+    assert!(
+        inuse.contains("showing inuse_bytes (bytes), 1.00 MiB total"),
+        "{inuse}"
+    );
+}

@@ -407,3 +407,53 @@ fn convert_refuses_group_by_for_a_session_before_reading_the_input() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("--group-by"), "{err}");
 }
+
+#[test]
+fn report_marks_lists_every_mark_in_time_order_with_its_thread_and_fields() {
+    let (_dir, session, path) = saved("scopes-marks");
+    let path = path.to_str().unwrap();
+    let scopes = &session.scopes;
+    let mut marks: Vec<_> = scopes.marks.iter().collect();
+    assert!(marks.len() >= 2, "the fixture has marks");
+    marks.sort_by_key(|m| m.time_ns);
+    let line_of = |m: &prof::session::Mark| {
+        let thread = &session.threads[m.thread.index()];
+        let fields: Vec<String> = m
+            .fields
+            .iter()
+            .map(|f| format!("{}={}", session.str(f.key), session.str(f.value)))
+            .collect();
+        let mut words = vec![
+            format!("{:.6}", m.time_ns as f64 / 1e9),
+            session.str(thread.name).to_owned(),
+            format!("({})", thread.tid),
+            session.str(scopes.site(m.site).name).to_owned(),
+        ];
+        words.extend(fields);
+        words
+    };
+    let text = prof_stdout(&["report", path, "--marks"]);
+    let lines: Vec<Vec<String>> = text
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    assert!(
+        text.starts_with(&format!("{} marks\n", marks.len())),
+        "{text}"
+    );
+    let want: Vec<Vec<String>> = marks.iter().map(|m| line_of(m)).collect();
+    assert_eq!(lines, want, "{text}");
+    // The thread filter keeps that thread's marks only.
+    let thread = &session.threads[marks[0].thread.index()];
+    let tid = thread.tid.to_string();
+    let text = prof_stdout(&["report", path, "--marks", "--tid", &tid]);
+    let kept = marks.iter().filter(|m| m.thread == marks[0].thread).count();
+    assert!(text.starts_with(&format!("{kept} marks\n")), "{text}");
+    // As the library gives them.
+    let report = prof::Report::new(session.clone());
+    let list = report
+        .marks(&prof::aggregate::TableOptions::default())
+        .unwrap();
+    assert_eq!(list.to_string(), prof_stdout(&["report", path, "--marks"]));
+}

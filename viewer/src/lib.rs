@@ -5,6 +5,7 @@
 //! which can hold hundreds of thousands of rectangles).
 #![deny(unsafe_code)]
 
+mod asm_view;
 mod diff_view;
 mod json_out;
 mod layout;

@@ -159,6 +159,7 @@ impl Profile {
             highlight: None,
             thread_weights,
             thread_totals: totals,
+            shown_totals: None,
             sample_types,
             time_sorted,
             ungrouped: None,

@@ -6,8 +6,9 @@ use crate::view::{
     all_threads_label, crumbs, threads_label, Meta, NodeInfo, ThreadEntry, TopEntry,
 };
 use prof_session::aggregate::{
-    format_percent, format_weight, group_by_scope, group_by_task, shell_words, CallTree, Filter,
-    NodeId, ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec, TransformedStacks,
+    format_percent, format_weight, group_by_scope, group_by_task, shell_words, thread_totals_shown,
+    CallTree, Filter, NodeId, ScopeCalls, SortBy, StackWeights, ThreadTotal, TransformSpec,
+    TransformedStacks,
 };
 use prof_session::aggregate::{task_waits, TASK_WAIT_TYPE};
 use prof_session::json::{Json, Step as JsonStep};
@@ -36,6 +37,10 @@ pub struct Profile {
     pub(crate) thread_weights: Option<Vec<StackWeights>>,
     /// Each thread's samples and weight (one pass over the samples, made once).
     pub(crate) thread_totals: Vec<ThreadTotal>,
+    /// Each thread's samples and weight after the view's range, state, scope, task and
+    /// transforms (what every view shows of it), when any of those narrows the samples; `None`
+    /// when none does (`thread_totals` then).
+    pub(crate) shown_totals: Option<Vec<ThreadTotal>>,
     /// The names of the session's sample types as the file lists them, its default first:
     /// the sample type selector's entries, whichever is shown.
     pub(crate) sample_types: Vec<String>,
@@ -175,6 +180,17 @@ impl ViewSpec {
             }
             Ok(view)
         })
+    }
+
+    /// The core's filter for the timeline, which shows every thread over the whole session
+    /// (the threads and range chosen only dim and shade it): this view's filter but those.
+    pub(crate) fn timeline_filter(&self, session: &Session) -> Result<Filter, String> {
+        ViewSpec {
+            threads: None,
+            range: None,
+            ..self.clone()
+        }
+        .filter(session)
     }
 
     /// The core's filter for this view, checked against `session`.
@@ -351,26 +367,64 @@ impl Profile {
     }
 
     /// What the thread selector says is shown: all threads, or `2 of 4 threads: 1,234 samples`;
-    /// with a time range or a thread state, how many of those samples they keep (`203 of 1,234
-    /// samples`).
+    /// with a time range, a thread state, a scope, a task or transforms, how many of those
+    /// samples every view shows after all of them (`203 of 1,234 samples`).
     #[wasm_bindgen(js_name = threadsLabel)]
     pub fn threads_label(&self) -> String {
         let narrowed = (self.view.range.is_some()
             || self.view.state.is_some()
             || self.view.scope.is_some()
-            || self.view.task.is_some())
-        .then(|| {
-            self.weights
-                .count
-                .iter()
-                .fold(0u64, |sum, &n| sum.saturating_add(n))
-        });
+            || self.view.task.is_some()
+            || self.transformed.is_transformed())
+        .then(|| self.tree.total_count(self.tree.root()));
         threads_label(
             &self.session,
             &self.thread_totals,
             self.view.threads.as_deref(),
             narrowed,
         )
+    }
+
+    /// A chip for each filter that narrows the samples every view shows, as JSON `[{filter,
+    /// text}]`: `filter` is `threads`, `range`, `state`, `scope` or `task` (what its removal
+    /// clears), `text` what the chip says (`2 of 4 threads`, `Range 1.20 s – 2.45 s (1.25 s)`,
+    /// `Only waiting time`, `Only inside scope parse`, `Only task fetch`). The transforms have
+    /// chips of their own.
+    #[wasm_bindgen(js_name = filterChipsJson)]
+    pub fn filter_chips_json(&self) -> String {
+        let mut w = JsonOut::new();
+        w.begin_array();
+        let mut chip = |filter: &str, text: &str| {
+            w.begin_object();
+            w.key("filter").string(filter);
+            w.key("text").string(text);
+            w.end_object();
+        };
+        if let Some(threads) = &self.view.threads {
+            let text = format!(
+                "{} of {} threads",
+                threads.len(),
+                self.session.threads.len()
+            );
+            chip("threads", &text);
+        }
+        if let Some((from, to)) = self.view.range {
+            chip(
+                "range",
+                &format!("Range {}", crate::time::range_text(from, to)),
+            );
+        }
+        if let Some(state) = self.view.state {
+            chip("state", &format!("Only {} time", state.name()));
+        }
+        if let Some(scope) = &self.view.scope {
+            chip("scope", &format!("Only inside scope {scope}"));
+        }
+        if let Some(task) = &self.view.task {
+            chip("task", &format!("Only task {task}"));
+        }
+        w.end_array();
+        w.finish()
     }
 
     /// The `prof report` command that selects the samples this view shows (its threads by
@@ -461,10 +515,12 @@ impl Profile {
         !self.session.samples.state.is_empty()
     }
 
-    /// The sampled threads with their sample counts and shares, as JSON.
+    /// The sampled threads with their sample counts and shares of what every view shows (after
+    /// the range, state, scope, task and transforms), as JSON.
     #[wasm_bindgen(js_name = threadsJson)]
     pub fn threads_json(&self) -> String {
-        ThreadEntry::all(&self.session, &self.thread_totals).to_json()
+        let totals = self.shown_totals.as_deref().unwrap_or(&self.thread_totals);
+        ThreadEntry::all(&self.session, totals).to_json()
     }
 
     /// The processes the thread selector groups the threads under, as JSON `[{label, threads:
@@ -512,6 +568,33 @@ impl Profile {
                 v.task.clone(),
             )
         };
+        // The threads' own figures follow everything but the choice of threads.
+        let unthreaded = ViewSpec {
+            threads: None,
+            ..view.clone()
+        };
+        let narrows = unthreaded.range.is_some()
+            || unthreaded.state.is_some()
+            || unthreaded.scope.is_some()
+            || unthreaded.task.is_some()
+            || self.transformed.is_transformed();
+        let narrowed_alike = ViewSpec {
+            threads: None,
+            ..self.view.clone()
+        } == unthreaded;
+        if !narrows {
+            self.shown_totals = None;
+        } else if !narrowed_alike || self.shown_totals.is_none() {
+            let filter = unthreaded
+                .filter(&self.session)
+                .map_err(|e| JsError::new(&e))?;
+            self.shown_totals = Some(thread_totals_shown(
+                &self.session,
+                &filter,
+                &self.transformed,
+                self.time_sorted,
+            ));
+        }
         if selects(&view) != selects(&self.view) {
             self.weights = StackWeights::select(
                 &self.session,

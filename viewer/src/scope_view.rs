@@ -68,7 +68,8 @@ struct Histogram {
 struct Call {
     from: u64,
     to: u64,
-    /// `4.000 ms at 12.5 ms on tokio-worker-0 (id=7)`.
+    /// `4.000 ms at 12.5 ms on tokio-worker-0 [4242] (id=7)`: the thread as the timeline's
+    /// tracks name it, with its id, since a pool's threads share their name.
     text: String,
 }
 
@@ -256,7 +257,6 @@ impl Profile {
             .into_iter()
             .map(|s| {
                 let span = session.scopes.span(s);
-                let thread = &session.threads[span.thread.index()];
                 let fields: Vec<String> = span
                     .fields
                     .iter()
@@ -266,7 +266,7 @@ impl Profile {
                     "{} ms at {} on {}",
                     format_ms(span.duration_ns()),
                     format_time_at(span.start_ns, 1_000),
-                    session.str(thread.name)
+                    crate::time::thread_label(session, span.thread)
                 );
                 if !fields.is_empty() {
                     text += &format!(" ({})", fields.join(", "));

@@ -76,7 +76,7 @@ impl ToJson for SourceLines {
 }
 
 /// The id of the function named `name`, if a frame has that name.
-fn function_id(session: &Session, name: &str) -> Option<StrId> {
+pub(crate) fn function_id(session: &Session, name: &str) -> Option<StrId> {
     let mut names = session.frames.iter().map(|f| f.name);
     names.find(|&id| session.str(id) == name)
 }

@@ -5,9 +5,10 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use crate::profile::Profile;
+use crate::view::module_name;
 use prof_session::aggregate::{
-    box_function, busiest_first, format_time_at, format_weight, stack_chart, time_extent,
-    timeline_charged, Filter, StackBox, TransformedStacks,
+    box_function, format_time_at, format_weight, stack_chart, time_extent, timeline_charged,
+    track_order, Filter, StackBox, TransformedStacks,
 };
 use prof_session::session::{SampleType, Session, ThreadIdx, Unit};
 use wasm_bindgen::prelude::*;
@@ -130,16 +131,18 @@ pub struct TimelineData {
 }
 
 impl TimelineData {
-    /// Buckets the session's samples over `[from, to)`. Heights are fractions of a track's
+    /// Buckets the session's samples that `filter` keeps over `[from, to)`: one track for each
+    /// thread it keeps. Heights are fractions of a track's
     /// height: for times with a known sampling `interval` (no bucket is then shorter), the
     /// weight over the bucket's duration, at most 1 (the CPU a thread used); otherwise the weight
     /// over the heaviest bucket's. `transformed` stacks apply as in every other view: the samples
     /// a transform drops are left out, and a bucket's hottest function is the one they charge.
-    /// The tracks come in the order of `order` (thread indices; threads it leaves out follow in
-    /// the session's order).
+    /// The tracks come in the order of `order` (thread indices, the core's [`track_order`], which
+    /// the stack chart follows too; threads it leaves out follow in the session's order).
     #[allow(clippy::too_many_arguments)]
     pub fn compute(
         session: &Session,
+        filter: &Filter,
         from: u64,
         to: u64,
         buckets: usize,
@@ -153,7 +156,7 @@ impl TimelineData {
             .map(|t| t.charged_functions(session));
         let mut tracks = timeline_charged(
             session,
-            &Filter::all(),
+            filter,
             from,
             to,
             buckets,
@@ -321,9 +324,11 @@ pub struct StackChartLayout {
 }
 
 impl StackChartLayout {
-    /// The stack chart of `threads` over `[from, to)` for a canvas `pixels` wide, its stacks
-    /// as `transformed` (see the core's `stack_chart`): boxes narrower than a pixel are merged by
-    /// the core.
+    /// The stack chart of the threads `filter` keeps over `[from, to)` for a graph `pixels`
+    /// wide, its stacks as `transformed` (see the core's `stack_chart`): boxes narrower than a
+    /// pixel are merged by the core. The threads come in the order of `order` (the core's
+    /// [`track_order`], the timeline's; threads it leaves out follow in the session's order).
+    #[allow(clippy::too_many_arguments)]
     pub fn compute(
         session: &Session,
         filter: &Filter,
@@ -332,6 +337,7 @@ impl StackChartLayout {
         to: u64,
         pixels: f64,
         highlight: Option<&[u8]>,
+        order: &[ThreadIdx],
     ) -> Self {
         let span = to.saturating_sub(from).max(1);
         let min_width = (span as f64 / pixels.max(1.0)).ceil() as u64;
@@ -351,15 +357,23 @@ impl StackChartLayout {
             extent: time_extent(session),
             ..StackChartLayout::default()
         };
-        let shown: Vec<ThreadIdx> = match &filter.threads {
-            Some(t) => {
-                let mut t = t.clone();
-                prof_session::order::sort_by(&mut t, |a, b| a.cmp(b));
-                t.dedup();
-                t
+        // The threads the filter keeps, once each: those of `order` in its order, then the
+        // others in the session's.
+        let threads = session.threads.len();
+        let mut keep = vec![filter.threads.is_none(); threads];
+        for t in filter.threads.iter().flatten() {
+            if let Some(slot) = keep.get_mut(t.index()) {
+                *slot = true;
             }
-            None => (0..session.threads.len() as u32).map(ThreadIdx).collect(),
-        };
+        }
+        let all = (0..threads as u32).map(ThreadIdx);
+        let mut shown: Vec<ThreadIdx> = Vec::new();
+        for t in order.iter().copied().chain(all) {
+            if let Some(slot) = keep.get_mut(t.index()).filter(|k| **k) {
+                *slot = false;
+                shown.push(t);
+            }
+        }
         let mut track_of = vec![NONE; session.threads.len()];
         for (i, t) in shown.iter().enumerate() {
             track_of[t.index()] = i as u32;
@@ -459,8 +473,8 @@ impl StackChartLayout {
         w.finish()
     }
 
-    /// What the tooltip says about box `i`, as JSON `{name, location, spanText, merged,
-    /// from, to}` (times in nanoseconds).
+    /// What the tooltip says about box `i`, as JSON `{name, location, module, spanText,
+    /// merged, from, to}` (times in nanoseconds; `module`: `view::module_name`).
     #[wasm_bindgen(js_name = boxJson)]
     pub fn box_json(&self, profile: &Profile, i: usize) -> Result<String, JsError> {
         let b = self
@@ -482,6 +496,8 @@ impl StackChartLayout {
         w.key("name").string(&name);
         w.key("location")
             .opt_string(location.as_deref().filter(|_| b.merged <= 1));
+        w.key("module")
+            .opt_string(module_name(session, frame).filter(|_| b.merged <= 1));
         w.key("spanText").string(&range_text(b.start_ns, b.end_ns));
         w.key("merged").u64(u64::from(b.merged));
         w.key("from").u64(b.start_ns);
@@ -489,18 +505,49 @@ impl StackChartLayout {
         w.end_object();
         Ok(w.finish())
     }
+
+    /// The stack of box `i`, outermost first, as a JSON array of function names: the boxes of
+    /// its thread above it whose spans hold its start (a frame's callers span its time), then
+    /// its own function. A merged box's callers are those of its first box.
+    #[wasm_bindgen(js_name = stackJson)]
+    pub fn stack_json(&self, profile: &Profile, i: usize) -> Result<String, JsError> {
+        let b = self
+            .boxes
+            .get(i)
+            .ok_or_else(|| JsError::new(&format!("no box {i}")))?;
+        // One caller at each depth above it: placed by depth, no sort needed.
+        let mut stack = vec![None; b.depth as usize + 1];
+        for c in &self.boxes {
+            if c.thread == b.thread
+                && c.depth < b.depth
+                && c.start_ns <= b.start_ns
+                && b.start_ns < c.end_ns
+            {
+                stack[c.depth as usize] = Some(c.func);
+            }
+        }
+        stack[b.depth as usize] = Some(b.func);
+        let session = &profile.session;
+        let mut w = JsonOut::new();
+        w.strings(stack.into_iter().flatten().map(|f| session.str(f)));
+        Ok(w.finish())
+    }
 }
 
 #[wasm_bindgen]
 impl Profile {
     /// The timeline of every thread over the window `[from, to)` nanoseconds (`from` negative:
-    /// the whole session) in at most `buckets` buckets, highlighting what the search or
-    /// selection marks.
+    /// the whole session) in at most `buckets` buckets, of the samples the view's state, scope
+    /// and task keep (as in every view), highlighting what the search or selection marks.
     ///
     /// Buckets are never shorter than the sampling interval (when the session knows it), so
     /// a window narrower than `buckets` samples shows wide bars rather than isolated spikes.
-    pub fn timeline(&self, from: f64, to: f64, buckets: usize) -> TimelineData {
+    pub fn timeline(&self, from: f64, to: f64, buckets: usize) -> Result<TimelineData, JsError> {
         let (from, to) = window(&self.session, from, to);
+        let filter = self
+            .view
+            .timeline_filter(&self.session)
+            .map_err(|e| JsError::new(&e))?;
         let meta = &self.session.meta;
         let interval = match meta.achieved_interval_ns {
             0 => meta.requested_interval_ns,
@@ -510,8 +557,9 @@ impl Profile {
         if let Some(fit) = (to - from).checked_div(interval) {
             buckets = buckets.min(fit.max(1) as usize);
         }
-        TimelineData::compute(
+        Ok(TimelineData::compute(
             &self.session,
+            &filter,
             from,
             to,
             buckets,
@@ -519,8 +567,8 @@ impl Profile {
             highlight(self),
             Some(&self.transformed),
             // Busy threads first: of a perf profile's many threads, most are idle.
-            &busiest_first(&self.thread_totals),
-        )
+            &track_order(&self.session, &self.thread_totals),
+        ))
     }
 
     /// The stack chart of the shown threads and range over the window `[from, to)` (`from`
@@ -545,6 +593,7 @@ impl Profile {
             to,
             pixels,
             highlight(self),
+            &track_order(&self.session, &self.thread_totals),
         ))
     }
 
@@ -559,6 +608,29 @@ impl Profile {
 mod tests {
     use super::*;
     use prof_session::session::{FrameSpec, Metadata, Mode, SessionBuilder};
+
+    /// A box's stack is the boxes of its thread above it at its start, outermost first: in
+    /// `main;a;b` then `main;c;b`, each `b` has its own caller.
+    #[test]
+    fn a_stack_chart_boxs_stack_is_its_callers_at_its_start() {
+        let mut b = SessionBuilder::new(Metadata {
+            duration_ns: 2_000_000,
+            requested_interval_ns: 1_000_000,
+            achieved_interval_ns: 1_000_000,
+            ..Metadata::default()
+        });
+        let t = b.thread(1, "main");
+        for (i, names) in [["main", "a", "b"], ["main", "c", "b"]].iter().enumerate() {
+            b.push_named(names, t, i as u64 * 1_000_000, 1_000_000);
+        }
+        let p = Profile::of(b.finish());
+        let chart = p.stack_chart(-1.0, -1.0, 1000.0).unwrap();
+        let stacks: Vec<String> = (0..chart.boxes.len())
+            .filter(|&i| p.session.str(chart.boxes[i].func) == "b")
+            .map(|i| chart.stack_json(&p, i).unwrap())
+            .collect();
+        assert_eq!(stacks, [r#"["main","a","b"]"#, r#"["main","c","b"]"#]);
+    }
 
     #[test]
     fn a_range_reads_as_its_ends_and_its_length() {
@@ -605,16 +677,41 @@ mod tests {
         // Bucket 0 (0..50 ns): 25 ns of CPU; bucket 1: none.
         b.push_sample(s, t, 10, 25);
         let session = b.finish();
-        let data = TimelineData::compute(&session, 0, 100, 2, 10, None, None, &[]);
+        let data = TimelineData::compute(&session, &Filter::all(), 0, 100, 2, 10, None, None, &[]);
         assert_eq!(data.height, [0.5, 0.0]);
         // Buckets shorter than a sample: with a known interval, a bar is full at most; without
         // one, bars are shares of the heaviest.
-        let data = TimelineData::compute(&session, 0, 100, 10, 10, None, None, &[]);
+        let data = TimelineData::compute(&session, &Filter::all(), 0, 100, 10, 10, None, None, &[]);
         assert_eq!(data.height[1], 1.0);
-        let data = TimelineData::compute(&session, 0, 100, 20, 0, None, None, &[]);
+        let data = TimelineData::compute(&session, &Filter::all(), 0, 100, 20, 0, None, None, &[]);
         assert_eq!(data.height[2], 1.0);
         assert_eq!(data.height.iter().filter(|&&h| h > 0.0).count(), 1);
         assert_eq!(data.hottest[1], NONE);
         assert_eq!(data.labels, ["main [1]"]);
+    }
+
+    #[test]
+    fn the_stack_chart_and_the_timeline_put_the_threads_in_one_order() {
+        use prof_session::aggregate::thread_totals;
+        let mut b = SessionBuilder::default();
+        let f = b.intern_frame(&FrameSpec::named("f"));
+        let s = b.intern_stack_path(&[f]).unwrap();
+        for (tid, weight) in [(1, 1), (2, 5), (3, 3)] {
+            let t = b.thread(tid, &format!("t{tid}"));
+            b.push_sample(s, t, tid, weight);
+        }
+        let session = b.finish();
+        let order = track_order(&session, &thread_totals(&session));
+        let timeline =
+            TimelineData::compute(&session, &Filter::all(), 0, 10, 2, 0, None, None, &order);
+        let chart =
+            StackChartLayout::compute(&session, &Filter::all(), None, 0, 10, 100.0, None, &order);
+        assert_eq!(timeline.threads, [1, 2, 0]);
+        assert_eq!(chart.threads, timeline.threads);
+        assert_eq!(chart.labels, timeline.labels);
+        // Each box is on its thread's track.
+        for (k, &track) in chart.track.iter().enumerate() {
+            assert_eq!(chart.boxes[k].thread.0, chart.threads[track as usize]);
+        }
     }
 }

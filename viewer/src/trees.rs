@@ -5,7 +5,7 @@
 use crate::json_out::{JsonOut, ToJson};
 use crate::layout::{FlameLayout, View};
 use crate::profile::Profile;
-use crate::view::{TopEntry, Weights};
+use crate::view::{module_name, Counts, FunctionModules, TopEntry, Weights};
 use prof_session::aggregate::{format_location, CallTree, Column, NodeId, TableOrder};
 use prof_session::session::{Session, StrId};
 use wasm_bindgen::prelude::*;
@@ -16,7 +16,11 @@ struct NodeRow<'a> {
     func: u32,
     name: &'a str,
     location: Option<String>,
+    /// The module of the node's frame (`view::module_name`), when known.
+    module: Option<&'a str>,
     weights: Weights,
+    /// Its samples, self and total (the inverted tree's self as its self weight is chosen).
+    counts: Counts,
     /// Grouped by scope, a scope frame's exact calls (`1,234`); absent for every other row.
     calls: Option<String>,
 }
@@ -28,7 +32,9 @@ impl ToJson for NodeRow<'_> {
         w.key("func").u64(u64::from(self.func));
         w.key("name").string(self.name);
         w.key("location").opt_string(self.location.as_deref());
+        w.key("module").opt_string(self.module);
         self.weights.write_keys(w);
+        self.counts.write_keys(w);
         if let Some(calls) = &self.calls {
             w.key("calls").string(calls);
         }
@@ -37,25 +43,29 @@ impl ToJson for NodeRow<'_> {
 }
 
 impl<'a> NodeRow<'a> {
-    /// `node` of `tree` with `self_weight` (which the caller chooses: an inverted tree shows
-    /// other self weights than it stores) and percentages of `whole`.
+    /// `node` of `tree` with `self_weight` and `self_count` (which the caller chooses: an
+    /// inverted tree shows other self weights than it stores) and percentages of `whole`.
     fn of(
         session: &'a Session,
         tree: &CallTree,
         node: NodeId,
-        self_weight: u64,
+        (self_weight, self_count): (u64, u64),
         whole: u64,
     ) -> Self {
         let total = tree.total_weight(node);
-        let location = tree
-            .frame(node)
-            .and_then(|id| format_location(session, session.frame(id)));
+        let frame = tree.frame(node).map(|id| session.frame(id));
+        let location = frame.and_then(|f| format_location(session, f));
         NodeRow {
             node: node.0,
             func: tree.func(node).0,
             name: tree.name(session, node),
             location,
+            module: frame.and_then(|f| module_name(session, f)),
             weights: Weights::of(&session.meta.sample_type, self_weight, total, whole),
+            counts: Counts {
+                self_count,
+                total_count: tree.total_count(node),
+            },
             calls: None,
         }
     }
@@ -119,12 +129,16 @@ impl TreeTable {
         let mut rows = Vec::with_capacity(nodes.len());
         for node in nodes {
             let node = self.node(profile, node)?;
-            let self_weight = if self.inverted.is_some() {
-                tree.inverted_self_weight(node)
+            // The inverted tree's roots are the functions that spend the time themselves: a
+            // root's self is its total, and no other node has any.
+            let own = if self.inverted.is_none() {
+                (tree.self_weight(node), tree.self_count(node))
+            } else if tree.parent(node) == Some(tree.root()) {
+                (tree.inverted_self_weight(node), tree.total_count(node))
             } else {
-                tree.self_weight(node)
+                (tree.inverted_self_weight(node), 0)
             };
-            let mut row = NodeRow::of(&profile.session, tree, node, self_weight, whole);
+            let mut row = NodeRow::of(&profile.session, tree, node, own, whole);
             // The inverted tree's paths run from the leaves: not paths of scopes.
             if let (None, Some(calls)) = (&self.inverted, &profile.scope_calls) {
                 row.calls = calls
@@ -207,11 +221,24 @@ impl Sandwich {
     }
 
     /// The flame graph of the callers (`callers`) or the callees, laid out from the function
-    /// itself (row 0) for a canvas `pixels` wide.
-    pub fn layout(&self, callers: bool, pixels: f64) -> FlameLayout {
+    /// itself (row 0) for a canvas `pixels` wide, showing the part `[from, to)` of its width
+    /// (fractions: a wheel zoom or a pan, as in the flame graph), its frames of the functions
+    /// `highlight` marks (one byte per function id: a search's matches) highlighted.
+    pub fn layout(
+        &self,
+        callers: bool,
+        pixels: f64,
+        from: f64,
+        to: f64,
+        highlight: Option<Vec<u8>>,
+    ) -> FlameLayout {
         let tree = self.side(callers);
+        let view = View {
+            window: (from, to),
+            ..View::default()
+        };
         match tree.children(tree.root()).first() {
-            Some(&func) => FlameLayout::compute(tree, func, pixels, None, View::default()),
+            Some(&func) => FlameLayout::compute(tree, func, pixels, highlight.as_deref(), view),
             None => FlameLayout::default(),
         }
     }
@@ -232,8 +259,35 @@ impl Sandwich {
         let node = NodeId(node);
         let whole = profile.tree.total_weight(profile.tree.root());
         // The callers side is inverted: its stored self weights are at the outermost frames.
-        let self_weight = if callers { 0 } else { tree.self_weight(node) };
-        Ok(NodeRow::of(&profile.session, tree, node, self_weight, whole).to_json())
+        let own = if callers {
+            (0, 0)
+        } else {
+            (tree.self_weight(node), tree.self_count(node))
+        };
+        Ok(NodeRow::of(&profile.session, tree, node, own, whole).to_json())
+    }
+
+    /// The stack of a frame of one side, outermost first, as a JSON array of function names:
+    /// from the function down to a callee, or from a caller down to the function.
+    #[wasm_bindgen(js_name = stackJson)]
+    pub fn stack_json(
+        &self,
+        profile: &Profile,
+        callers: bool,
+        node: u32,
+    ) -> Result<String, JsError> {
+        let tree = self.side(callers);
+        if node as usize >= tree.len() {
+            return Err(JsError::new(&format!("no sandwich node {node}")));
+        }
+        let mut path = tree.path(NodeId(node));
+        // The callers' tree grows from the function outwards: its paths run innermost first.
+        if callers {
+            path.reverse();
+        }
+        let mut w = JsonOut::new();
+        w.strings(path.into_iter().map(|f| profile.session.str(f)));
+        Ok(w.finish())
     }
 }
 
@@ -242,6 +296,8 @@ struct FunctionTable<'a> {
     rows: Vec<TopEntry<'a>>,
     /// `12 of 500 functions`, or `500 functions`.
     summary: String,
+    /// Whether the session counted calls (`prof record --calls`): the table has a Calls column.
+    with_calls: bool,
 }
 
 impl ToJson for FunctionTable<'_> {
@@ -249,6 +305,7 @@ impl ToJson for FunctionTable<'_> {
         w.begin_object();
         w.key("rows").array(&self.rows);
         w.key("summary").string(&self.summary);
+        w.key("withCalls").bool(self.with_calls);
         w.end_object();
     }
 }
@@ -348,13 +405,22 @@ impl Profile {
         } else {
             format!("{} of {} {noun}", count(rows.len()), count(all))
         };
+        let modules = FunctionModules::of(&self.session);
+        let counted = prof_session::aggregate::counted_by_name(&self.session);
         let entries = rows
             .iter()
-            .map(|row| TopEntry::of(&self.session, row, whole))
+            .map(|row| TopEntry {
+                module: modules.get(row.func),
+                calls: counted
+                    .get(row.name.as_str())
+                    .map(|&c| prof_session::aggregate::thousands(c)),
+                ..TopEntry::of(&self.session, row, whole)
+            })
             .collect();
         Ok(FunctionTable {
             rows: entries,
             summary,
+            with_calls: !counted.is_empty(),
         }
         .to_json())
     }
@@ -447,6 +513,91 @@ mod tests {
         assert_eq!(path, r#"["lex","parse","main"]"#);
         let node = table.node_by_path(&p, r#"["lex","parse","main"]"#).unwrap();
         assert_eq!(node, table.order[2]);
+    }
+
+    /// Each sample here is one sample of its weight: the counts are the samples, self and
+    /// total, the inverted tree's as its self weights are (all at its roots).
+    #[test]
+    fn tree_rows_count_their_samples_upright_and_inverted() {
+        let p = profile(&[
+            ("main;parse;lex", 30),
+            ("main;parse;lex", 30),
+            ("main;eval", 40),
+        ]);
+        let rows = |table: &TreeTable, nodes: Vec<u32>| -> serde_json::Value {
+            serde_json::from_str(&table.rows_json(&p, nodes).unwrap()).unwrap()
+        };
+        let upright = p.tree_table(false);
+        let all = rows(&upright, upright.order.clone());
+        let counts: Vec<(&str, &str, &str)> = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let text = |k: &str| r[k].as_str().unwrap();
+                (text("name"), text("totalCount"), text("selfCount"))
+            })
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("main", "3", "0"),
+                ("parse", "2", "0"),
+                ("lex", "2", "2"),
+                ("eval", "1", "1")
+            ]
+        );
+        let inverted = p.tree_table(true);
+        let roots = rows(&inverted, vec![inverted.order[0], inverted.order[1]]);
+        assert_eq!(roots[0]["name"], "lex");
+        assert_eq!(roots[0]["selfCount"], "2");
+        assert_eq!(roots[0]["totalCount"], "2");
+        assert_eq!(roots[1]["name"], "parse");
+        assert_eq!(roots[1]["selfCount"], "0");
+        assert_eq!(roots[1]["totalCount"], "2");
+    }
+
+    /// A sandwich frame's stack runs outermost first on both sides: from the function down to
+    /// a callee, from a caller down to the function.
+    #[test]
+    fn sandwich_stacks_run_outermost_first_on_both_sides() {
+        let p = example();
+        let sandwich = p.sandwich("parse").unwrap();
+        let stack = |callers: bool, name: &str| {
+            let tree = sandwich.side(callers);
+            let node = (1..tree.len() as u32)
+                .find(|&n| tree.name(&p.session, NodeId(n)) == name)
+                .unwrap();
+            sandwich.stack_json(&p, callers, node).unwrap()
+        };
+        assert_eq!(stack(false, "lex"), r#"["parse","lex"]"#);
+        assert_eq!(stack(true, "main"), r#"["main","parse"]"#);
+    }
+
+    /// The table's module of a function is its frames' file name; none when unknown.
+    #[test]
+    fn the_function_table_names_each_functions_module() {
+        use prof_session::session::FrameSpec;
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let bare = b.intern_frame(&FrameSpec {
+            module: Some("/usr/lib/liblzma.so.5"),
+            ..FrameSpec::named("liblzma.so.5+0x4290")
+        });
+        let stack = b.intern_stack_path(&[main, bare]).unwrap();
+        b.push_sample(stack, t, 0, 10);
+        let p = Profile::of(b.finish());
+        let table: serde_json::Value =
+            serde_json::from_str(&p.function_table_json("name", false, "", false).unwrap())
+                .unwrap();
+        let rows = table["rows"].as_array().unwrap();
+        assert_eq!(rows[0]["name"], "liblzma.so.5+0x4290");
+        assert_eq!(rows[0]["module"], "liblzma.so.5");
+        assert_eq!(rows[0]["selfCount"], "1");
+        assert_eq!(rows[1]["name"], "main");
+        assert_eq!(rows[1]["module"], serde_json::Value::Null);
+        assert_eq!(rows[1]["totalCount"], "1");
     }
 
     #[test]
@@ -561,12 +712,22 @@ mod tests {
         let summary: serde_json::Value = serde_json::from_str(&sandwich.summary_json(&p)).unwrap();
         assert_eq!(summary["totalText"], "45 ns");
         assert_eq!(summary["selfText"], "40 ns");
-        let callers = sandwich.layout(true, 1000.0);
+        let callers = sandwich.layout(true, 1000.0, 0.0, 1.0, None);
         // eval, then main.
         assert_eq!(callers.count(), 2);
-        let callees = sandwich.layout(false, 1000.0);
+        let callees = sandwich.layout(false, 1000.0, 0.0, 1.0, None);
         // eval, then lex.
         assert_eq!(callees.count(), 2);
+        assert_eq!(callees.highlight(), [0, 0]);
+        // A search for lex marks its frame.
+        let mask = p.search("^lex$").unwrap().mask();
+        let marked = sandwich.layout(false, 1000.0, 0.0, 1.0, Some(mask));
+        assert_eq!(marked.highlight(), [0, 1]);
+        // The right half of the callees: eval starts about a view's width left of it and ends
+        // at its right edge.
+        let half = sandwich.layout(false, 1000.0, 0.5, 1.0, None);
+        let (x, width) = (half.x()[0], half.width()[0]);
+        assert!(x < -0.9 && (x + width - 1.0).abs() < 1e-9, "{x} {width}");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 
 use crate::json_out::{JsonOut, ToJson};
 use prof_session::aggregate::{
-    format_dropped, format_location, format_percent, format_weight, thousands, CallTree, NodeId,
+    format_location, format_losses, format_percent, format_weight, thousands, CallTree, NodeId,
     ThreadTotal, TopRow, TASK_WAIT_TYPE,
 };
-use prof_session::session::{rfc3339_utc, SampleType, Session, Unit};
+use prof_session::session::{rfc3339_utc, Frame, SampleType, Session, StrId, Unit};
 
 /// The header's facts, as numbers and as the texts the page shows (formatted by `prof`'s
 /// core, like every string the page shows).
@@ -83,10 +83,8 @@ impl<'a> Meta<'a> {
             } else {
                 "Samples"
             },
-            dropped_text: match meta.dropped_samples {
-                0 => "0".to_owned(),
-                n => format_dropped(n, session.sample_count()),
-            },
+            dropped_text: format_losses(meta, session.sample_count())
+                .unwrap_or_else(|| "0".to_owned()),
             rate_text: match meta.achieved_interval_ns {
                 0 => "unknown".to_owned(),
                 ns => format!("{} Hz", thousands((1e9 / ns as f64).round() as u64)),
@@ -286,11 +284,31 @@ impl Weights {
     }
 }
 
+/// A self and a total number of samples (the core's counts: each sample row's multiplicity,
+/// what `prof report --type samples` sums) with their texts (`1,234`).
+pub struct Counts {
+    pub self_count: u64,
+    pub total_count: u64,
+}
+
+impl Counts {
+    /// Writes them into the object being written as texts, under `selfCount` and `totalCount`.
+    pub fn write_keys(&self, w: &mut JsonOut) {
+        w.key("selfCount").string(&thousands(self.self_count));
+        w.key("totalCount").string(&thousands(self.total_count));
+    }
+}
+
 /// One row of the top-N table.
 pub struct TopEntry<'a> {
     pub func: u32,
     pub name: &'a str,
     pub weights: Weights,
+    pub counts: Counts,
+    /// The module of the function's code ([`FunctionModules`]), when known and asked for.
+    pub module: Option<&'a str>,
+    /// Its exact calls, formatted, when `prof record --calls` counted it.
+    pub calls: Option<String>,
 }
 
 impl<'a> TopEntry<'a> {
@@ -300,27 +318,69 @@ impl<'a> TopEntry<'a> {
             func: row.func.0,
             name: &row.name,
             weights: Weights::of(sample_type, row.self_weight, row.total_weight, whole),
+            counts: Counts {
+                self_count: row.self_count,
+                total_count: row.total_count,
+            },
+            module: None,
+            calls: None,
         }
     }
+}
+
+/// The module of each function (by name): that of the first frame of the function whose
+/// module the session knows ([`module_name`]). A function's frames nearly always share one
+/// module; a name found in several (two libraries' `init`) shows the first.
+pub struct FunctionModules<'a> {
+    /// Indexed by the function's string id.
+    modules: Vec<Option<&'a str>>,
+}
+
+impl<'a> FunctionModules<'a> {
+    pub fn of(session: &'a Session) -> Self {
+        let mut modules = vec![None; session.strings.len()];
+        for frame in (0..session.frames.len()).map(|i| session.frames.at(i)) {
+            if let Some(slot @ None) = modules.get_mut(frame.name.index()) {
+                *slot = module_name(session, frame);
+            }
+        }
+        FunctionModules { modules }
+    }
+
+    /// The module of function `func`, when known.
+    pub fn get(&self, func: StrId) -> Option<&'a str> {
+        self.modules.get(func.index()).copied().flatten()
+    }
+}
+
+/// The file name of the module (binary or shared library) `frame`'s code lives in, as the
+/// hovers show it (`liblzma.so.5` of `/usr/lib/x86_64-linux-gnu/liblzma.so.5`; `[kernel]` as
+/// it is); `None` when the session does not know the module.
+pub fn module_name(session: &Session, frame: Frame) -> Option<&str> {
+    let path = session.str(frame.module?);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    Some(if name.is_empty() { path } else { name })
 }
 
 /// What the tooltip shows about one node.
 pub struct NodeInfo<'a> {
     pub name: &'a str,
     pub location: Option<String>,
+    /// The module of the node's frame ([`module_name`]), when known.
+    pub module: Option<&'a str>,
     pub weights: Weights,
 }
 
 impl<'a> NodeInfo<'a> {
     pub fn of(session: &'a Session, tree: &CallTree, node: NodeId) -> Self {
         let whole = tree.total_weight(tree.root());
-        let location = tree
-            .frame(node)
-            .and_then(|id| format_location(session, session.frame(id)));
+        let frame = tree.frame(node).map(|id| session.frame(id));
+        let location = frame.and_then(|f| format_location(session, f));
         let (own, total) = (tree.self_weight(node), tree.total_weight(node));
         NodeInfo {
             name: root_or_name(session, tree, node),
             location,
+            module: frame.and_then(|f| module_name(session, f)),
             weights: Weights::of(&session.meta.sample_type, own, total, whole),
         }
     }
@@ -411,6 +471,11 @@ impl ToJson for TopEntry<'_> {
         w.key("name").string(self.name);
         self.weights.write_keys(w);
         self.weights.write_fractions(w);
+        self.counts.write_keys(w);
+        w.key("module").opt_string(self.module);
+        if let Some(calls) = &self.calls {
+            w.key("calls").string(calls);
+        }
         w.end_object();
     }
 }
@@ -420,6 +485,7 @@ impl ToJson for NodeInfo<'_> {
         w.begin_object();
         w.key("name").string(self.name);
         w.key("location").opt_string(self.location.as_deref());
+        w.key("module").opt_string(self.module);
         self.weights.write_keys(w);
         self.weights.write_fractions(w);
         w.end_object();
@@ -507,5 +573,31 @@ mod tests {
         );
         let json: serde_json::Value = serde_json::from_str(&meta.to_json()).unwrap();
         assert_eq!(json["countLabel"], "Waits");
+    }
+
+    /// The hover of a frame names its module by file name, and says nothing of one the session
+    /// does not know.
+    #[test]
+    fn a_nodes_hover_names_its_module_by_file_name() {
+        let mut b = SessionBuilder::default();
+        let inner = b.intern_frame(&FrameSpec {
+            module: Some("/usr/lib/x86_64-linux-gnu/liblzma.so.5"),
+            ..FrameSpec::named("lzma_code")
+        });
+        let outer = b.intern_frame(&FrameSpec::named("main"));
+        let stack = b.intern_stack_path(&[outer, inner]).unwrap();
+        let t = b.thread(1, "main");
+        b.push_sample(stack, t, 1, 1);
+        let session = b.finish();
+        let tree = CallTree::new(&session, &prof_session::aggregate::Filter::all());
+        let main = tree.children(tree.root())[0];
+        let lzma = tree.children(main)[0];
+        let hover = |node| -> serde_json::Value {
+            serde_json::from_str(&NodeInfo::of(&session, &tree, node).to_json()).unwrap()
+        };
+        assert_eq!(hover(lzma)["name"], "lzma_code");
+        assert_eq!(hover(lzma)["module"], "liblzma.so.5");
+        assert_eq!(hover(main)["module"], serde_json::Value::Null);
+        assert_eq!(hover(tree.root())["module"], serde_json::Value::Null);
     }
 }

@@ -1,5 +1,6 @@
 // The call tree view: a table of the call tree with expand and collapse, total and self
-// columns, an inverted mode (roots are the functions that spend the time themselves: "who
+// columns (each weight with its share and its samples), the module of each frame, an inverted
+// mode (roots are the functions that spend the time themselves: "who
 // spends it"), a Calls column for scope frames when grouped by scope, and the path of the
 // selected node. The rows (order, depth, subtree sizes) and
 // every text come from the wasm module; this view keeps only what is expanded, and draws only
@@ -8,6 +9,9 @@
 // A new tree (not inverted) opens along its heaviest path: the heaviest root, its heaviest
 // child, and so on.
 //
+// A row's menu (right-click, or the Menu key or Shift+F10 on the selected row) copies its name,
+// stack or a link, and offers its transforms.
+//
 // Keyboard (on the table): Up and Down move, Right expands (or steps into the first child),
 // Left collapses (or steps out to the parent), Enter expands or collapses, `*` expands every
 // row below the selected one (everything when none is), Home, End, Page Up and Page Down.
@@ -15,6 +19,7 @@
 import { escapeHtml } from "../html-and-color.js";
 import { fitName, fontOf, fontProbe } from "../elide.js";
 import { VirtualRows } from "../rows.js";
+import { isMenuKey } from "../transforms.js";
 
 const ROW = 22; // CSS pixels per row
 const INDENT = 14; // CSS pixels per level
@@ -55,6 +60,13 @@ export class CallTreeView {
     this.body.addEventListener("dblclick", (e) => {
       const row = e.target.closest(".row");
       if (row && !e.target.closest(".twisty")) this.#toggle(Number(row.dataset.node));
+    });
+    // A row's menu: right-click it, or the Menu key or Shift+F10 on the selected row.
+    this.body.addEventListener("contextmenu", (e) => {
+      const row = e.target.closest(".row");
+      if (!row) return;
+      e.preventDefault();
+      this.#openMenu(e.clientX, e.clientY, Number(row.dataset.node));
     });
     this.invertedBox.addEventListener("change", (e) =>
       ctx.state.update({ inverted: e.target.checked, node: [] }),
@@ -101,7 +113,7 @@ export class CallTreeView {
       this.cursor = -1;
     }
     if (rebuild || changed.has("node")) await this.#adoptPath(current.node, rebuild);
-    else if (changed.has("selected")) this.rows.refresh();
+    else if (changed.has("selected") || changed.has("search")) this.rows.refresh();
     this.#renderPath();
   }
 
@@ -197,21 +209,28 @@ export class CallTreeView {
       if (parent) row.setAttribute("aria-expanded", String(open));
       if (node === this.cursor) row.classList.add("cursor");
       if (texts && texts.name === selected) row.classList.add("selected");
+      if (texts && this.ctx.page.searchMask?.[texts.func]) row.classList.add("match");
       row.innerHTML = texts
         ? `<span role="gridcell" class="num total-time">${escapeHtml(texts.totalText)}</span>
 <span role="gridcell" class="num total-pct">${escapeHtml(texts.totalPct)}</span>
+<span role="gridcell" class="num count total-count">${escapeHtml(texts.totalCount)}</span>
 <span role="gridcell" class="num self-time">${escapeHtml(texts.selfText)}</span>
 <span role="gridcell" class="num self-pct">${escapeHtml(texts.selfPct)}</span>
+<span role="gridcell" class="num count self-count">${escapeHtml(texts.selfCount)}</span>
 ${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(texts.calls ?? "")}</span>` : ""}
-<span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label"></span></span>`
-        : `<span role="gridcell" class="num"></span><span class="num"></span><span class="num"></span><span class="num"></span>${this.withCalls ? '<span class="num"></span>' : ""}
-<span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label">…</span></span>`;
+<span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label"></span></span>
+<span role="gridcell" class="module">${escapeHtml(texts.module ?? "")}</span>`
+        : `<span role="gridcell" class="num"></span><span class="num"></span><span class="num count"></span><span class="num"></span><span class="num"></span><span class="num count"></span>${this.withCalls ? '<span class="num"></span>' : ""}
+<span role="gridcell" class="name"><span class="twisty">${parent ? (open ? "▾" : "▸") : ""}</span><span class="label">…</span></span><span class="module"></span>`;
       const name = row.querySelector(".name");
       name.style.paddingLeft = `${(depth - 1) * INDENT}px`;
       if (texts) {
         const label = row.querySelector(".label");
         font ??= fontOf(this.probe);
         fitName(label, texts.name, nameWidth - (depth - 1) * INDENT - TWISTY, font);
+        // The hover: the full name, and its place and module when known (the worker's texts).
+        label.dataset.name = texts.name;
+        label.title = [texts.name, texts.location, texts.module && `Module ${texts.module}`].filter(Boolean).join("\n");
       }
       out.push(row);
     }
@@ -259,8 +278,40 @@ ${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(texts.c
     this.ctx.state.update({ node: path, selected: path[path.length - 1] }, { replace: true });
   }
 
+  /** Opens the frame menu of `node` at client pixels (`x`, `y`): its stack runs from the
+   * outermost caller down (an inverted tree's path runs up from the leaf), and a link selects
+   * its function and this node. */
+  async #openMenu(x, y, node) {
+    const table = this.table;
+    if (!table) return;
+    const inverted = table.inverted;
+    // The tree's nodes are the profile's call tree's when not inverted: its module is known.
+    const [path, module] = await Promise.all([
+      this.ctx.ask("callTreePath", { inverted, node }),
+      inverted ? null : this.ctx.ask("nodeModule", { node }),
+    ]);
+    if (!path?.length || this.table !== table) return;
+    const name = path[path.length - 1];
+    this.ctx.tooltip.hide();
+    this.ctx.transformMenu.open(x, y, {
+      name,
+      path: inverted ? null : path,
+      module,
+      stack: inverted ? [...path].reverse() : path,
+      link: { selected: name, node: path },
+    });
+  }
+
   #key(e) {
     if (!this.table || this.visible.length === 0) return;
+    if (isMenuKey(e) && this.cursor >= 0) {
+      e.preventDefault();
+      e.stopPropagation();
+      const row = this.body.querySelector(`#calltree-node-${this.cursor}`) ?? this.body;
+      const rect = row.getBoundingClientRect();
+      this.#openMenu(rect.left + 40, rect.bottom, this.cursor);
+      return;
+    }
     const { order, depth, size } = this.table;
     const v = this.cursor >= 0 ? this.#visibleIndex(this.cursor) : -1;
     const at = (index) => order[this.visible[Math.max(0, Math.min(this.visible.length - 1, index))]];
@@ -353,8 +404,10 @@ ${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(texts.c
       node: Number(row.dataset.node),
       level: Number(row.getAttribute("aria-level")),
       expanded: row.getAttribute("aria-expanded"),
-      name: row.querySelector(".label").title,
-      cells: [...row.querySelectorAll(".num")].map((c) => c.textContent),
+      name: row.querySelector(".label").dataset.name ?? row.querySelector(".label").title,
+      cells: [...row.querySelectorAll(".num:not(.count)")].map((c) => c.textContent),
+      counts: [...row.querySelectorAll(".num.count")].map((c) => c.textContent),
+      module: row.querySelector(".module").textContent,
     }));
   }
 }

@@ -95,6 +95,11 @@ export class DiffView {
     this.body.hidden = true;
   }
 
+  /** Draws its canvas again, in the colours of the theme now shown (theme.js). */
+  redraw() {
+    this.flame.draw();
+  }
+
   async render(changed) {
     const { state, page } = this.ctx;
     const current = state.current;

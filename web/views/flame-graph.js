@@ -1,12 +1,19 @@
-// The flame graph view: the canvas (flame.js), its zoom path, and the top functions beside it.
+// The flame graph view: the canvas (flame.js), its zoom path, and the top functions beside it
+// (its width set by a splitter, or hidden).
 // It reads the state (zoom, selection, icicle) and asks the worker for layouts and rows.
 
 import { FlameGraph } from "../flame.js";
 import { leftHeavyToggle, showFrameTooltip, windowHandlers } from "../flame-window.js";
 import { TopTable } from "../table.js";
 import { renderBreadcrumbs } from "../header.js";
+import { Splitter } from "../splitter.js";
+import { isMenuKey } from "../transforms.js";
 
 const TOP_ROWS = 50;
+/** The narrowest the table beside the graph is made by its splitter, and the narrowest the
+ * graph is left, in CSS pixels. */
+const TABLE_MIN = 160;
+const FLAME_MIN = 160;
 
 export class FlameView {
   static id = "flame";
@@ -45,6 +52,28 @@ export class FlameView {
         ctx.state.update({ selected: func === null ? null : ctx.page.names[func] }),
     });
     this.icicle.addEventListener("change", (e) => ctx.state.update({ icicle: e.target.checked }));
+    // The table beside the graph: its width set by the splitter (dragged, or its keys), or
+    // hidden (the bar's button, or Enter on the splitter), the graph taking the rest.
+    const top = $("#top");
+    const body = element.querySelector(".view-body");
+    const toggle = $("#top-toggle");
+    this.topSplitter = new Splitter($("#top-splitter"), {
+      key: "prof.topWidth",
+      vertical: true,
+      sign: -1,
+      size: () => top.getBoundingClientRect().width,
+      limits: () => ({ min: TABLE_MIN, max: Math.max(TABLE_MIN, body.clientWidth - FLAME_MIN) }),
+      resize: (width) => {
+        top.style.width = `${width}px`;
+        top.style.maxWidth = `calc(100% - ${FLAME_MIN}px)`;
+      },
+      collapse: (collapsed) => {
+        top.hidden = collapsed;
+        toggle.textContent = collapsed ? "Show table" : "Hide table";
+        toggle.setAttribute("aria-expanded", String(!collapsed));
+      },
+    });
+    toggle.addEventListener("click", () => this.topSplitter.setCollapsed(!this.topSplitter.collapsed));
     // Transforms for a frame: right-click it, or the bar's button (the zoomed frame, else the
     // selected function).
     this.flame.canvas.addEventListener("contextmenu", (e) => {
@@ -93,6 +122,16 @@ export class FlameView {
       this.#zoomInto(this.flame.focused);
       return true;
     }
+    // The Menu key or Shift+F10: the focused frame's menu, beside it.
+    const i = this.flame.focused;
+    const l = this.layout;
+    if (isMenuKey(event) && i >= 0 && l && l.func[i] !== l.merged) {
+      const rect = this.flame.frameRect(i);
+      const box = this.flame.canvas.getBoundingClientRect();
+      this.ctx.tooltip.hide();
+      this.#openMenu(box.left + Math.max(rect.x, 0) + 8, box.top + rect.y + rect.height, l.node[i]);
+      return true;
+    }
     return false;
   }
 
@@ -102,6 +141,11 @@ export class FlameView {
     const box = this.flame.canvas.getBoundingClientRect();
     this.flame.hovered = i;
     this.#hover(i, { clientX: box.left + Math.max(rect.x, 0) + 8, clientY: box.top + rect.y + 8 });
+  }
+
+  /** Draws its canvas again, in the colours of the theme now shown (theme.js). */
+  redraw() {
+    this.flame.draw();
   }
 
   /**
@@ -126,7 +170,10 @@ export class FlameView {
       tasks.push(this.#draw());
     }
     if (all || samples || changed.has("view")) tasks.push(this.#renderTable());
-    else if (changed.has("selected")) this.#selectRow();
+    else {
+      if (changed.has("selected")) this.#selectRow();
+      if (changed.has("search")) this.table.mark(this.ctx.page.searchMask);
+    }
     await Promise.all(tasks);
   }
 
@@ -164,6 +211,7 @@ export class FlameView {
     const rows = await this.ctx.ask("top", { n: TOP_ROWS, sort: this.table.sortBy });
     if (rows) this.table.setRows(rows);
     this.#selectRow();
+    this.table.mark(this.ctx.page.searchMask);
   }
 
   #selectRow() {
@@ -180,12 +228,14 @@ export class FlameView {
     });
   }
 
-  /** Opens the transform menu for call tree node `node` at client pixels (`x`, `y`). */
+  /** Opens the frame menu for call tree node `node` at client pixels (`x`, `y`): its stack
+   * is its path, and a link selects its function and node. */
   async #openMenu(x, y, node) {
     const { ask, transformMenu } = this.ctx;
     const [path, module] = await Promise.all([ask("namePath", { node }), ask("nodeModule", { node })]);
     if (!path || !path.length) return;
-    transformMenu.open(x, y, { name: path[path.length - 1], path, module });
+    const name = path[path.length - 1];
+    transformMenu.open(x, y, { name, path, module, stack: path, link: { selected: name, node: path, inverted: false } });
   }
 
   /** Where the frames of function `name` are drawn, relative to the canvas (for tests). */

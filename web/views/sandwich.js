@@ -1,12 +1,19 @@
 // The sandwich view: one function (the selected one, picked in any view) with its callers
 // above and its callees below, each a flame graph of the function merged across all its call
 // sites, meeting at the function; its self and total between them. Clicking a frame in either
-// graph selects that function, which re-centres the sandwich on it. Layouts and texts come from
-// the wasm module (the core's `CallTree::callers` and `callees`).
+// graph selects that function, which re-centres the sandwich on it. The wheel zooms and a drag
+// pans either graph, as in the flame graph (the visible parts are the state's `callersWindow`
+// and `calleesWindow`). Layouts and texts come from the wasm module (the core's
+// `CallTree::callers` and `callees`). Right-click a frame for its menu (copy its name, stack or
+// a link; its transforms).
 
 import { FlameGraph } from "../flame.js";
+import { windowHandlers } from "../flame-window.js";
 import { escapeHtml } from "../html-and-color.js";
 import { fitName } from "../elide.js";
+
+/** The state key holding each side's visible part. */
+const WINDOW_KEYS = { callers: "callersWindow", callees: "calleesWindow" };
 
 export class SandwichView {
   static id = "sandwich";
@@ -28,12 +35,45 @@ export class SandwichView {
         onHover: (i, event) => this.#hover(side, i, event),
         onClick: (i) => this.#click(side, i),
         onResize: () => this.name !== null && this.#draw(),
+        ...windowHandlers(ctx.state, WINDOW_KEYS[side]),
       });
     // Callers grow upwards from the function at the bottom (a flame graph); callees hang
     // down from it at the top (an icicle): both meet at the function.
     this.callers = graph("callers");
     this.callees = graph("callees");
     this.callees.setIcicle(true);
+    // A frame's menu: right-click it.
+    for (const side of ["callers", "callees"]) {
+      const graph = this.#graph(side);
+      graph.canvas.addEventListener("contextmenu", (e) => {
+        const l = this.layouts[side];
+        const { frame } = graph.hitTest(e.offsetX, e.offsetY);
+        if (!l || frame < 0 || l.func[frame] === l.merged) return;
+        e.preventDefault();
+        this.#openMenu(e.clientX, e.clientY, side, l.node[frame]);
+      });
+    }
+  }
+
+  /** Opens the frame menu of node `node` of one side at client pixels (`x`, `y`): its stack
+   * is the part through this function, and a link shows the Sandwich of its function. */
+  async #openMenu(x, y, side, node) {
+    const { ask, tooltip, transformMenu } = this.ctx;
+    const name = this.name;
+    const callers = side === "callers";
+    const [info, stack] = await Promise.all([
+      ask("sandwichNode", { name, callers, node }),
+      ask("sandwichStack", { name, callers, node }),
+    ]);
+    if (!info || !stack || this.name !== name) return;
+    tooltip.hide();
+    transformMenu.open(x, y, {
+      name: info.name,
+      path: null,
+      module: null,
+      stack,
+      link: { selected: info.name },
+    });
   }
 
   clear() {
@@ -45,9 +85,19 @@ export class SandwichView {
     this.#showEmpty("Select a function to see its callers and callees.");
   }
 
+  /** Draws its canvases again, in the colours of the theme now shown (theme.js). */
+  redraw() {
+    this.callers.draw();
+    this.callees.draw();
+  }
+
   async render(changed) {
     if (["samples", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
       await this.#draw();
+    } else if ([...Object.values(WINDOW_KEYS), "search"].some((k) => changed.has(k)) && this.name !== null) {
+      // A wheel zoom, a pan or a search: the graphs are laid out again, the summary stays.
+      this.drawn = this.#drawSides(++this.renders, this.name, Object.keys(WINDOW_KEYS));
+      await this.drawn;
     }
   }
 
@@ -68,7 +118,7 @@ export class SandwichView {
   }
 
   async #layoutAndDraw() {
-    const { ask, state, page } = this.ctx;
+    const { ask, state } = this.ctx;
     const render = ++this.renders;
     const name = state.current.selected;
     if (name === null) {
@@ -94,26 +144,41 @@ export class SandwichView {
 <span class="fact">Total <b class="total-time">${escapeHtml(summary.totalText)}</b> <span class="total-pct">${escapeHtml(summary.totalPct)}</span></span>`;
     const label = this.summary.querySelector(".name");
     fitName(label, summary.name, label.clientWidth);
-    const sides = [
-      ["callers", this.callers],
-      ["callees", this.callees],
-    ];
+    await this.#drawSides(render, name, ["callers", "callees"]);
+  }
+
+  /** Lays out and draws `sides` of function `name`'s sandwich, each showing the part of it its
+   * state key holds; nothing when a newer render (`render`) started meanwhile. */
+  async #drawSides(render, name, sides) {
+    const { ask, state, page } = this.ctx;
+    const graphs = sides.map((side) => this.#graph(side));
+    const windows = sides.map((side) => state.current[WINDOW_KEYS[side]]);
+    // A search's matches are marked as in the flame graph. The selection is not: it is the
+    // function the sandwich is of.
+    const mask = page.searchMask;
     const layouts = await Promise.all(
-      sides.map(([side, graph]) =>
+      sides.map((side, k) =>
         ask("sandwichLayout", {
           name,
           callers: side === "callers",
-          width: Math.max(1, graph.scroller.clientWidth),
+          width: Math.max(1, graphs[k].scroller.clientWidth),
+          window: windows[k],
+          mask,
         }),
       ),
     );
     if (render !== this.renders || layouts.some((l) => !l)) return;
-    sides.forEach(([side, graph], k) => {
+    sides.forEach((side, k) => {
       const layout = layouts[k];
       layout.names = page.names;
       this.layouts[side] = layout;
-      graph.setLayout(layout, Math.max(1, graph.scroller.clientWidth), false);
+      graphs[k].setLayout(layout, Math.max(1, graphs[k].scroller.clientWidth), mask !== null);
+      graphs[k].showWindow(windows[k]);
     });
+  }
+
+  #graph(side) {
+    return side === "callers" ? this.callers : this.callees;
   }
 
   async #hover(side, index, event) {
@@ -134,12 +199,11 @@ export class SandwichView {
       // A caller's own time is not what it spends through this function: total only.
       html = side === "callers"
         ? `<div class="name">${escapeHtml(info.name)}</div>
-${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+${tooltip.place(info)}
 <table><tr><td>Through ${escapeHtml(this.name)}</td><td>${escapeHtml(info.totalText)}</td><td>${escapeHtml(info.totalPct)}</td></tr></table>`
         : tooltip.node(info);
     }
-    const graph = side === "callers" ? this.callers : this.callees;
-    if (this.layouts[side] !== layout || graph.hovered !== index) return;
+    if (this.layouts[side] !== layout || this.#graph(side).hovered !== index) return;
     tooltip.show(html, event);
   }
 
@@ -160,7 +224,7 @@ ${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
   /** Where the frames of function `name` are drawn in one side's graph (for tests). */
   framesNamed(side, name) {
     const l = this.layouts[side];
-    const graph = side === "callers" ? this.callers : this.callees;
+    const graph = this.#graph(side);
     const out = [];
     for (let i = 0; l && i < l.count; i++) {
       if (l.names[l.func[i]] === name) out.push({ index: i, ...graph.frameRect(i) });

@@ -10,59 +10,22 @@
 // the hottest.
 
 import { escapeHtml } from "../html-and-color.js";
+import { WeightedListingView, moveTo, shadeHeat } from "../weighted-listing.js";
 
 /** Lines of source shown around the function's weighted lines. */
 const CONTEXT = 3;
 
-export class SourceView {
+export class SourceView extends WeightedListingView {
   static id = "source";
+  static shows = "source lines";
   static label = "Source";
-
-  constructor(element, ctx) {
-    this.element = element;
-    this.ctx = ctx;
-    this.heading = element.querySelector(".source-function");
-    this.empty = element.querySelector(".source-empty");
-    this.listing = element.querySelector(".source-listing");
-    this.texts = new Map(); // file name → promise of {text} or {error}
-    this.renders = 0;
-    this.drawn = Promise.resolve();
-    this.hottest = null; // the hottest line's row
-    this.listing.addEventListener("keydown", (e) => this.#key(e));
-  }
-
-  clear() {
-    this.texts.clear();
-    this.hottest = null;
-    this.heading.replaceChildren();
-    this.listing.replaceChildren();
-    this.#showEmpty("");
-  }
-
-  async render(changed) {
-    if (["samples", "threads", "range", "transforms", "selected", "view"].some((k) => changed.has(k))) {
-      this.drawn = this.#draw();
-      await this.drawn;
-    }
-  }
-
-  /** Resolves once the newest listing is drawn. */
-  settled() {
-    return this.drawn;
-  }
-
-  #showEmpty(text) {
-    this.empty.textContent = text;
-    this.empty.hidden = !text;
-    this.listing.hidden = Boolean(text);
-  }
 
   /** The text of `file` from the server: `{text}`, or `{error}` saying why there is none. */
   #text(file) {
-    if (!this.texts.has(file)) {
-      this.texts.set(file, this.#fetch(file));
+    if (!this.fetched.has(file)) {
+      this.fetched.set(file, this.#fetch(file));
     }
-    return this.texts.get(file);
+    return this.fetched.get(file);
   }
 
   async #fetch(file) {
@@ -78,34 +41,24 @@ export class SourceView {
     }
   }
 
-  async #draw() {
-    const { ask, state } = this.ctx;
-    const render = ++this.renders;
-    const name = state.current.selected;
-    if (name === null) {
-      this.heading.replaceChildren();
-      this.#showEmpty(
-        "No function is selected. Pick one in any view (a row of the Top functions or the Call tree, " +
-          "a frame of the Sandwich or the Stack chart) and its source lines show here.",
-      );
-      return;
-    }
+  async drawFunction(name, stale) {
+    const { ask } = this.ctx;
     const lines = await ask("sourceLines", { name });
-    if (render !== this.renders || !lines) return;
+    if (stale() || !lines) return;
     this.heading.innerHTML = `<span class="name" title="${escapeHtml(lines.name)}">${escapeHtml(lines.name)}</span>
 <span class="fact">${escapeHtml(lines.summary)}</span>`;
     if (lines.files.length === 0) {
-      this.#showEmpty(`${name} has no source lines in what is shown (threads, range and transforms).`);
+      this.showEmpty(`${name} has no source lines in what is shown (threads, range and transforms).`);
       return;
     }
     const texts = await Promise.all(lines.files.map((f) => this.#text(f.file)));
-    if (render !== this.renders) return;
-    this.#showEmpty("");
+    if (stale()) return;
+    this.showEmpty("");
     this.listing.replaceChildren(...lines.files.map((file, i) => this.#file(file, texts[i])));
     const [hotFile, hotLine] = lines.hottest ?? [0, 0];
     const hot = this.listing.querySelectorAll(".source-file")[hotFile]?.querySelector(`tr[data-line="${hotLine}"]`);
     this.hottest = hot ?? null;
-    if (hot) this.#moveTo(hot);
+    if (hot) moveTo(this.listing, hot);
   }
 
   /** One file's section: its name and weight, whether its text is shown, and its rows. */
@@ -132,11 +85,7 @@ export class SourceView {
 ${source.error ? `<p class="source-status" role="status">${escapeHtml(source.error)}</p>` : ""}
 <table><thead><tr><th class="num">Self</th><th class="num">Total</th><th class="no">Line</th><th class="code">${lines ? "Source" : ""}</th></tr></thead>
 <tbody>${rows.join("")}</tbody></table>`;
-    // Heat: a warm background, stronger for hotter lines (the wasm module's fraction). Set
-    // through the DOM: the page's content security policy refuses inline style attributes.
-    for (const row of section.querySelectorAll("tr.weighted")) {
-      row.style.backgroundColor = `rgba(255, 120, 40, ${0.08 + 0.5 * Number(row.dataset.heat)})`;
-    }
+    shadeHeat(section);
     return section;
   }
 
@@ -148,28 +97,6 @@ ${source.error ? `<p class="source-status" role="status">${escapeHtml(source.err
       for (let n = Math.max(1, line - CONTEXT); n <= Math.min(length, line + CONTEXT); n++) shown.add(n);
     }
     return [...shown].sort((a, b) => a - b);
-  }
-
-  /** Makes `row` the current line and scrolls it into the middle of the listing. */
-  #moveTo(row) {
-    for (const old of this.listing.querySelectorAll("tr.current")) old.classList.remove("current");
-    row.classList.add("current");
-    const top = row.getBoundingClientRect().top - this.listing.getBoundingClientRect().top;
-    this.listing.scrollTop += top - this.listing.clientHeight / 2 + row.offsetHeight / 2;
-  }
-
-  #key(e) {
-    const rows = [...this.listing.querySelectorAll("tr.weighted")];
-    if (rows.length === 0) return;
-    const at = rows.findIndex((r) => r.classList.contains("current"));
-    let next = null;
-    if (e.key === "ArrowDown") next = rows[Math.min(rows.length - 1, at + 1)];
-    else if (e.key === "ArrowUp") next = rows[Math.max(0, at - 1)];
-    else if (e.key === "Home") next = this.hottest;
-    if (next) {
-      e.preventDefault();
-      this.#moveTo(next);
-    }
   }
 
   /** The weighted rows as the page shows them (for tests): file, line, self, total, code. */

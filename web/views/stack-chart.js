@@ -2,23 +2,28 @@
 // outermost frame at the top). The wasm module lays the boxes out for the time window shown
 // (state `window`, else the selected `range`, else the whole session), merging those narrower
 // than a pixel. The wheel zooms the time axis around the pointer, dragging pans it; hovering
-// shows a box's frame and span, clicking selects its function (state `selected`). A session
+// shows a box's frame and span, clicking selects its function (state `selected`), right-clicking
+// opens its menu (copy its name, stack or a link; its transforms). A session
 // with scopes (issue 22) gets each thread's spans as nested bars above its stacks, and its marks
 // as ticks (scope-bars.js): hovering a bar tells what it is, clicking it selects its time.
+// Its threads come in the timeline's order and its time axis is the timeline's (time-axis.js:
+// the same label column and graph width), so a moment shown in both lines up vertically.
 
 import { escapeHtml, functionColor } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
+import { canvasColors } from "../theme.js";
 import { MARK, SPAN, ScopeBars, scopeBarTooltip } from "../scope-bars.js";
+import { GUTTER, drawTicks, graphWidth } from "../time-axis.js";
 
 const AXIS = 18; // CSS pixels for the time axis at the top
 const HEADER = 18; // CSS pixels for each thread's label row
 const ROW = 16; // CSS pixels per stack level
 const PAD = 1;
 const FONT = "11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
-const MERGED_COLOR = "#c8c8c8";
-const DIM_COLOR = "#e4e0dc";
-const MATCH_COLOR = "#d633ff";
+const MATCH_COLOR = "#d633ff"; // frames' own fills are light in both themes, their labels dark
+const FRAME_TEXT = "#111";
+const HOVER_OUTLINE = "#222";
 const MIN_SPAN = 1000; // ns: the narrowest window the wheel zooms to
 const MIN_DRAG = 3; // CSS pixels a pointer must move to pan rather than click
 const LANES = 16; // scope lanes (nesting depths) at most above each thread's stacks
@@ -53,6 +58,14 @@ export class StackChartView {
     this.canvas.addEventListener("pointerdown", (e) => this.#pointerDown(e));
     this.canvas.addEventListener("pointermove", (e) => this.#pointerMove(e));
     this.canvas.addEventListener("pointerup", (e) => this.#pointerUp(e));
+    // A box's menu: right-click it (not a merged box: it stands for several functions).
+    this.canvas.addEventListener("contextmenu", (e) => {
+      const i = this.hitTest(e.offsetX, e.offsetY);
+      const l = this.layout;
+      if (i < 0 || !l || l.func[i] === 0xffffffff) return;
+      e.preventDefault();
+      this.#openMenu(e.clientX, e.clientY, l, i);
+    });
     this.canvas.addEventListener("mouseleave", () => {
       this.#setHoveredBar(-1, null);
       this.#setHovered(-1, null);
@@ -62,7 +75,7 @@ export class StackChartView {
       cancelAnimationFrame(pending);
       pending = requestAnimationFrame(() => {
         if (this.element.hidden || !ctx.page.meta || this.scroller.hidden) return;
-        if (this.layout && this.scroller.clientWidth !== this.layoutWidth) this.#fetch();
+        if (this.layout && graphWidth(this.scroller) !== this.layoutWidth) this.#fetch();
         else this.draw();
       });
     }).observe(this.scroller);
@@ -74,6 +87,11 @@ export class StackChartView {
     this.bars = null;
     this.hovered = -1;
     this.hoveredBar = -1;
+    this.draw();
+  }
+
+  /** Draws its canvas again, in the colours of the theme now shown (theme.js). */
+  redraw() {
     this.draw();
   }
 
@@ -106,7 +124,7 @@ export class StackChartView {
 
   async #fetchAndDraw() {
     const render = ++this.renders;
-    const width = Math.max(1, this.scroller.clientWidth);
+    const width = graphWidth(this.scroller);
     const layout = await this.ctx.ask("stackChart", { window: this.#window(), width, depth: LANES });
     if (!layout || render !== this.renders) return;
     this.layout = layout;
@@ -148,7 +166,7 @@ export class StackChartView {
     const l = this.layout;
     const width = this.layoutWidth;
     return {
-      x: l.x[i] * width,
+      x: GUTTER + l.x[i] * width,
       y: this.#stacksTop(l.track[i]) + l.depth[i] * ROW,
       width: l.width[i] * width,
       height: ROW - PAD,
@@ -165,7 +183,7 @@ export class StackChartView {
     const l = this.layout;
     const trackOf = new Map(Array.from(l.threads, (thread, t) => [thread, t]));
     return {
-      left: 0,
+      left: GUTTER,
       width: this.layoutWidth,
       font: FONT,
       place: (kind, row, depth) => {
@@ -214,39 +232,36 @@ export class StackChartView {
     const height = Math.max(this.scroller.clientHeight, l ? this.height : 0);
     const ctx = fitCanvas(this.canvas, width, height);
     if (!l) return;
+    const theme = canvasColors();
     const lw = this.layoutWidth;
     const names = this.ctx.page.names;
     const highlighting = this.ctx.page.highlighting;
     ctx.font = FONT;
     ctx.textBaseline = "middle";
-    ctx.fillStyle = "#666";
-    for (const tick of l.ticks) {
-      const x = tick.x * lw;
-      ctx.fillRect(x, AXIS - 5, 1, 5);
-      ctx.fillText(tick.text, x + 3, AXIS / 2);
-    }
+    ctx.fillStyle = theme.canvasMuted;
+    drawTicks(ctx, l.ticks, GUTTER, lw, 0, AXIS, 5);
     for (let t = 0; t < l.threads.length; t++) {
-      ctx.fillStyle = "#eceff1";
+      ctx.fillStyle = theme.canvasHeader;
       ctx.fillRect(0, this.tops[t], width, HEADER - 2);
-      ctx.fillStyle = "#222";
+      ctx.fillStyle = theme.canvasText;
       ctx.fillText(l.labels[t], 6, this.tops[t] + HEADER / 2 - 1);
       const deeper = this.bars?.deeperText(l.threads[t]);
       if (deeper) {
         // After the thread's name: its scopes nested deeper than the lanes are not drawn.
-        ctx.fillStyle = "#666";
+        ctx.fillStyle = theme.canvasMuted;
         ctx.fillText(deeper, 18 + ctx.measureText(l.labels[t]).width, this.tops[t] + HEADER / 2 - 1);
       }
     }
     const charWidth = ctx.measureText("m").width || 7;
     const colors = new Map();
     for (let i = 0; i < l.count; i++) {
-      const x = l.x[i] * lw;
+      const x = GUTTER + l.x[i] * lw;
       const w = l.width[i] * lw;
       const y = this.#stacksTop(l.track[i]) + l.depth[i] * ROW;
       const func = l.func[i];
       let color;
-      if (highlighting) color = l.highlight[i] ? MATCH_COLOR : DIM_COLOR;
-      else if (func === 0xffffffff) color = MERGED_COLOR;
+      if (highlighting) color = l.highlight[i] ? MATCH_COLOR : theme.frameDim;
+      else if (func === 0xffffffff) color = theme.frameMerged;
       else {
         color = colors.get(func);
         if (!color) colors.set(func, (color = functionColor(names[func] ?? "")));
@@ -254,14 +269,14 @@ export class StackChartView {
       ctx.fillStyle = color;
       ctx.fillRect(x, y, Math.max(w - PAD, 0.5), ROW - PAD);
       if (i === this.hovered) {
-        ctx.strokeStyle = "#222";
+        ctx.strokeStyle = HOVER_OUTLINE;
         ctx.lineWidth = 1;
         ctx.strokeRect(x + 0.5, y + 0.5, Math.max(w - PAD - 1, 0.5), ROW - PAD - 1);
       }
       const chars = Math.floor((w - 6) / charWidth);
       if (chars >= 3 && func !== 0xffffffff) {
         const name = names[func] ?? "";
-        ctx.fillStyle = "#111";
+        ctx.fillStyle = highlighting && !l.highlight[i] ? theme.frameDimText : FRAME_TEXT;
         ctx.fillText(name.length <= chars ? name : `${name.slice(0, chars - 1)}…`, x + 3, y + ROW / 2);
       }
     }
@@ -283,7 +298,7 @@ export class StackChartView {
     const depth = Math.floor((y - this.#stacksTop(t)) / ROW);
     const row = this.byRow.get(`${t}:${depth}`);
     if (!row) return -1;
-    const fx = x / this.layoutWidth;
+    const fx = (x - GUTTER) / this.layoutWidth;
     let lo = 0;
     let hi = row.length - 1;
     while (lo <= hi) {
@@ -318,7 +333,8 @@ export class StackChartView {
     if (!this.layout) return;
     e.preventDefault();
     const { from, to } = this.#span();
-    const anchor = from + (e.offsetX / this.layoutWidth) * (to - from);
+    const fx = Math.min(1, Math.max(0, (e.offsetX - GUTTER) / this.layoutWidth));
+    const anchor = from + fx * (to - from);
     const factor = Math.exp(Math.max(-5, Math.min(5, e.deltaY * 0.002)));
     const span = Math.max(MIN_SPAN, (to - from) * factor);
     const left = (anchor - from) / (to - from);
@@ -372,6 +388,19 @@ export class StackChartView {
     } else if (name !== undefined) this.ctx.state.update({ selected: name });
   }
 
+  /** Opens the frame menu of box `i` of layout `l` at client pixels (`x`, `y`): its stack is
+   * the boxes above it, and a link selects its function. */
+  async #openMenu(x, y, l, i) {
+    const { ask, tooltip, transformMenu } = this.ctx;
+    const [info, stack] = await Promise.all([
+      ask("stackBox", { serial: l.serial, index: i }),
+      ask("stackBoxStack", { serial: l.serial, index: i }),
+    ]);
+    if (!info || !stack || this.layout !== l) return;
+    tooltip.hide();
+    transformMenu.open(x, y, { name: info.name, path: null, module: null, stack, link: { selected: info.name } });
+  }
+
   /** What the worker says of scope bar `i` of the bars drawn now (null once replaced). */
   async #barInfo(i) {
     const bars = this.bars;
@@ -407,7 +436,7 @@ export class StackChartView {
     if (!info || this.layout !== l || this.hovered !== i) return;
     tooltip.show(
       `<div class="name">${escapeHtml(info.name)}</div>
-${info.location ? `<div class="loc">${escapeHtml(info.location)}</div>` : ""}
+${tooltip.place(info)}
 <div class="span">${escapeHtml(info.spanText)}</div>`,
       event,
     );

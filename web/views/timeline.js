@@ -1,7 +1,8 @@
 // The timeline, above every view: one track per thread, its samples over time as an activity
 // graph (the wasm module buckets them: bar heights, each bucket's hottest function, and the share
-// a search or selection matches), after the transforms, like every view: samples they drop are
-// not drawn, and a track's label tells its weight in the window. Dragging across it selects a time range (state `range`), which
+// a search or selection matches), after the transforms and of the samples the Time (running or
+// waiting), scope and task filters keep, like every view: samples they leave out are not drawn,
+// and a track's label tells its weight in the window. Dragging across it selects a time range (state `range`), which
 // every view follows; the chip shows the range and clears it; "Zoom to selection" narrows the
 // window the timeline shows (state `window`). Clicking a thread's label shows or hides it.
 // A session with scopes (issue 22) gets each thread's spans as nested bars under its track and
@@ -11,18 +12,16 @@
 import { functionColor, escapeHtml } from "../html-and-color.js";
 import { showIfTimed } from "./untimed.js";
 import { fitCanvas } from "../canvas.js";
+import { canvasColors } from "../theme.js";
 import { MARK, POLL, SPAN, ScopeBars, scopeBarTooltip } from "../scope-bars.js";
+import { GUTTER, drawTicks, graphWidth } from "../time-axis.js";
 
 const AXIS = 16; // CSS pixels for the time axis at the top
 const TRACK = 24; // CSS pixels per thread
-const GUTTER = 150; // CSS pixels for the thread labels at the left
 const FONT = "11px system-ui, sans-serif";
-const DIM_COLOR = "#d5d0cc";
-const HIDDEN_COLOR = "#c4c4c4";
 const MATCH_COLOR = "#d633ff";
 /** The part of a bar its thread spent waiting (off CPU, wall mode): pale, under the colour of
  * the time it ran. */
-const WAITING_COLOR = "#c8d4e0";
 const MIN_DRAG = 3; // CSS pixels a drag must span to select a range
 const LANE = 13; // CSS pixels per scope lane under a thread's track, and per task lane
 const LANES = 4; // scope lanes (nesting depths) at most under each thread
@@ -63,6 +62,8 @@ export class Timeline {
       if (range) ctx.state.update({ window: range });
     });
     this.resetButton.addEventListener("click", () => ctx.state.update({ window: null }));
+    // The axis is drawn at the top of what is in view (see draw).
+    this.scroller.addEventListener("scroll", () => this.draw(), { passive: true });
     this.canvas.addEventListener("pointerdown", (e) => this.#pointerDown(e));
     this.canvas.addEventListener("pointermove", (e) => this.#pointerMove(e));
     this.canvas.addEventListener("pointerup", (e) => this.#pointerUp(e));
@@ -122,8 +123,9 @@ export class Timeline {
     if (highlighting) keys.push("threads", "range");
     if (keys.some((k) => changed.has(k))) tasks.push(this.#fetch());
     else if (changed.has("threads") || changed.has("range")) this.draw();
-    // The bar (window, range chip, zoom buttons) shows only when there is a range or a zoom, so
-    // the timeline takes little room from the views otherwise.
+    // The bar (window, range chip, zoom buttons) shows only when there is a range or a zoom, over
+    // the top right of the tracks (style.css): it takes no room from the views, and showing it
+    // moves nothing.
     const { range, window } = this.ctx.state.current;
     this.bar.hidden = range === null && window === null;
     await Promise.all(tasks);
@@ -135,7 +137,7 @@ export class Timeline {
   }
 
   #graphWidth() {
-    return Math.max(1, Math.floor(this.scroller.clientWidth - GUTTER));
+    return graphWidth(this.scroller);
   }
 
   #fetch() {
@@ -230,7 +232,8 @@ export class Timeline {
    * `{task}` (a task lane; `more` for the row of task names not shown), `{header}`, or null. */
   #rowAt(y) {
     const { tops, tasksTop, height } = this.rows;
-    if (y < AXIS || y >= height) return null;
+    // The axis covers the top of what is in view.
+    if (y < this.scroller.scrollTop + AXIS || y >= height) return null;
     if (y < tasksTop) {
       let t = tops.length - 1;
       while (t > 0 && tops[t] > y) t--;
@@ -282,15 +285,9 @@ export class Timeline {
     const barWidth = graph / d.buckets;
     const names = this.ctx.page.names;
     const highlighting = this.ctx.page.highlighting;
+    const theme = canvasColors();
     ctx.font = FONT;
     ctx.textBaseline = "middle";
-    // The axis.
-    ctx.fillStyle = "#666";
-    for (const tick of d.ticks) {
-      const x = GUTTER + tick.x * graph;
-      ctx.fillRect(x, AXIS - 4, 1, 4);
-      ctx.fillText(tick.text, x + 3, AXIS / 2);
-    }
     // The tracks: bars batched by colour (one path per colour).
     const paths = new Map();
     const path = (color) => {
@@ -303,17 +300,17 @@ export class Timeline {
       const top = this.rows.tops[t];
       const shown = this.#shown(d.threads[t]);
       const trackHeight = this.bars ? this.#trackHeight(t) : TRACK;
-      ctx.fillStyle = shown ? "#fff" : "#f1f1f1";
+      ctx.fillStyle = shown ? theme.canvasBg : theme.canvasHiddenBg;
       ctx.fillRect(0, top, width, trackHeight - 1);
-      ctx.fillStyle = "#e3e6e8";
+      ctx.fillStyle = theme.canvasRule;
       ctx.fillRect(0, top + trackHeight - 1, width, 1);
-      ctx.fillStyle = shown ? "#222" : "#999";
+      ctx.fillStyle = shown ? theme.canvasText : theme.canvasFaint;
       ctx.fillText(ellipsize(ctx, d.labels[t], GUTTER - 10), 6, top + TRACK / 2);
       const deeper = this.bars?.deeperText(d.threads[t]);
       if (deeper) {
         // In the gutter beside the last lane: the scopes nested deeper are not drawn.
         const lanes = this.bars.lanes(d.threads[t]);
-        ctx.fillStyle = "#666";
+        ctx.fillStyle = theme.canvasMuted;
         ctx.fillText(ellipsize(ctx, deeper, GUTTER - 16), 12, top + TRACK + (lanes - 1) * LANE + LANE / 2);
       }
       const base = top + TRACK - 2;
@@ -325,8 +322,8 @@ export class Timeline {
         const x = GUTTER + b * barWidth;
         const w = Math.max(barWidth, 1);
         let color;
-        if (!shown) color = HIDDEN_COLOR;
-        else if (highlighting) color = DIM_COLOR;
+        if (!shown) color = theme.trackHidden;
+        else if (highlighting) color = theme.trackDim;
         else {
           const func = d.hottest[i];
           color = colors.get(func);
@@ -336,7 +333,7 @@ export class Timeline {
         const waiting = shown ? Math.min(d.waiting[i] * full, h) : 0;
         const running = h - waiting;
         if (running > 0) path(color).rect(x, base - Math.max(running, 1), w, Math.max(running, 1));
-        if (waiting > 0) path(WAITING_COLOR).rect(x, base - h, w, Math.max(waiting, 1));
+        if (waiting > 0) path(theme.trackWaiting).rect(x, base - h, w, Math.max(waiting, 1));
         const m = d.matched[i] * full;
         if (shown && highlighting && m > 0) path(MATCH_COLOR).rect(x, base - Math.max(m, 1), w, Math.max(m, 1));
       }
@@ -354,13 +351,13 @@ export class Timeline {
     // Each process's tracks, when there are several: a rule above them and its label.
     for (const group of d.groups ?? []) {
       const top = this.rows.tops[group.track];
-      ctx.fillStyle = "#455a64";
+      ctx.fillStyle = theme.canvasGroup;
       ctx.fillRect(0, top, width, 2);
       const text = ellipsize(ctx, group.label, graph / 2);
       const w = ctx.measureText(text).width + 8;
-      ctx.fillStyle = "rgba(255, 255, 255, 0.85)";
+      ctx.fillStyle = theme.canvasGroupBg;
       ctx.fillRect(GUTTER + graph - w, top + 2, w, TRACK / 2 + 2);
-      ctx.fillStyle = "#455a64";
+      ctx.fillStyle = theme.canvasGroup;
       ctx.fillText(text, GUTTER + graph - w + 4, top + 2 + TRACK / 4 + 1);
     }
     // The selection: the range chosen, or the one being dragged.
@@ -373,33 +370,42 @@ export class Timeline {
     if (sel) {
       const left = Math.max(GUTTER, Math.min(GUTTER + graph, sel[0]));
       const right = Math.max(GUTTER, Math.min(GUTTER + graph, sel[1]));
-      ctx.fillStyle = "rgba(38, 50, 56, 0.18)";
+      ctx.fillStyle = theme.canvasShade;
       ctx.fillRect(GUTTER, AXIS, left - GUTTER, height - AXIS);
       ctx.fillRect(right, AXIS, GUTTER + graph - right, height - AXIS);
-      ctx.fillStyle = "#1565c0";
+      ctx.fillStyle = theme.canvasFocus;
       if (sel[0] >= GUTTER && sel[0] <= GUTTER + graph) ctx.fillRect(left - 1, AXIS, 2, height - AXIS);
       if (sel[1] >= GUTTER && sel[1] <= GUTTER + graph) ctx.fillRect(right - 1, AXIS, 2, height - AXIS);
     }
+    // The axis, last and at the top of what the scrolling box shows: scrolled down to the task
+    // lanes, the tracks pass under it and the time ruler stays in view.
+    const top = Math.min(this.scroller.scrollTop, Math.max(0, height - AXIS));
+    ctx.fillStyle = theme.canvasBg;
+    ctx.fillRect(0, top, width, AXIS);
+    ctx.font = FONT;
+    ctx.fillStyle = theme.canvasMuted;
+    drawTicks(ctx, d.ticks, GUTTER, graph, top, AXIS, 4);
     this.lastDrawMs = performance.now() - start;
   }
 
   /** The task lanes' labels and rows, and the scope bars over the tracks. */
   #drawBars(ctx, width) {
+    const theme = canvasColors();
     const { tasksTop, height } = this.rows;
     const { tasks, moreText } = this.bars.scopes;
     if (tasks.length > 0) {
-      ctx.fillStyle = "#f5f7f8";
+      ctx.fillStyle = theme.canvasTasksBg;
       ctx.fillRect(0, tasksTop, width, height - tasksTop);
-      ctx.fillStyle = "#455a64";
+      ctx.fillStyle = theme.canvasGroup;
       ctx.fillRect(0, tasksTop, width, 2);
       ctx.fillText("Tasks", 6, tasksTop + TASK_HEADER / 2 + 1);
-      ctx.fillStyle = "#222";
+      ctx.fillStyle = theme.canvasText;
       for (let k = 0; k < tasks.length; k++) {
         const y = tasksTop + TASK_HEADER + k * LANE;
         ctx.fillText(ellipsize(ctx, tasks[k].name, GUTTER - 16), 12, y + LANE / 2);
       }
       if (moreText) {
-        ctx.fillStyle = "#666";
+        ctx.fillStyle = theme.canvasMuted;
         ctx.fillText(ellipsize(ctx, moreText, GUTTER - 16), 12, tasksTop + TASK_HEADER + tasks.length * LANE + LANE / 2);
       }
     }

@@ -1,4 +1,6 @@
-// The top functions table: every function shown, sortable by name, self or total either way,
+// The top functions table: every function shown with its self and total weights, shares and
+// samples, its exact calls when prof record --calls counted it, and its module, sortable by name,
+// self or total either way,
 // filtered by a substring or a regular expression, its rows virtualized (only those on screen
 // are drawn) and reachable by keyboard (Up, Down, Home, End, Page Up, Page Down move; Enter
 // selects; Ctrl+C copies the name). Long names are cut in the middle, never mid-identifier
@@ -28,6 +30,8 @@ export class TableView {
     this.status = $(".table-status");
     this.head = $(".grid-head");
     this.nameHead = $(".grid-head .name");
+    this.callsHead = $(".grid-head .calls");
+    this.withCalls = false; // the session counted calls (prof record --calls): a Calls column
     this.list = []; // rows from the worker
     this.cursor = -1; // index in `list`
     this.loads = 0;
@@ -70,7 +74,7 @@ export class TableView {
     this.regex.checked = tableRegex;
     const keys = ["samples", "threads", "range", "transforms", "view", "tableSort", "tableFilter", "tableRegex"];
     if (keys.some((k) => changed.has(k))) await this.#load();
-    else if (changed.has("selected")) this.rows.refresh();
+    else if (changed.has("selected") || changed.has("search")) this.rows.refresh();
   }
 
   /** Asks for the rows in the current order and filter; keeps the cursor on its function. */
@@ -97,6 +101,11 @@ export class TableView {
     const before = this.list[this.cursor]?.func;
     this.list = answer.rows;
     this.summary.textContent = answer.summary;
+    this.withCalls = answer.withCalls;
+    this.callsHead.hidden = !this.withCalls;
+    for (const cols of this.element.querySelectorAll(".table-cols")) {
+      cols.classList.toggle("with-calls", this.withCalls);
+    }
     this.cursor = before === undefined ? -1 : this.list.findIndex((r) => r.func === before);
     this.headers.show(sort);
     this.rows.setCount(this.list.length);
@@ -118,11 +127,16 @@ export class TableView {
       row.dataset.func = String(r.func);
       if (i === this.cursor) row.classList.add("cursor");
       if (r.name === selected) row.classList.add("selected");
+      if (this.ctx.page.searchMask?.[r.func]) row.classList.add("match");
       row.innerHTML = `<span role="gridcell" class="name"></span>
 <span role="gridcell" class="num self-time">${escapeHtml(r.selfText)}</span>
 <span role="gridcell" class="num self-pct">${escapeHtml(r.selfPct)}</span>
+<span role="gridcell" class="num count self-count">${escapeHtml(r.selfCount)}</span>
 <span role="gridcell" class="num total-time">${escapeHtml(r.totalText)}</span>
 <span role="gridcell" class="num total-pct">${escapeHtml(r.totalPct)}</span>
+<span role="gridcell" class="num count total-count">${escapeHtml(r.totalCount)}</span>
+${this.withCalls ? `<span role="gridcell" class="num calls">${escapeHtml(r.calls ?? "")}</span>` : ""}
+<span role="gridcell" class="module">${escapeHtml(r.module ?? "")}</span>
 <span role="gridcell"><button type="button" class="copy" tabindex="-1" title="Copy the full name" aria-label="Copy the full name">Copy</button></span>`;
       fitName(row.querySelector(".name"), r.name, width, font);
       out.push(row);
@@ -181,7 +195,10 @@ export class TableView {
       index: Number(row.dataset.index),
       name: row.querySelector(".name").textContent,
       title: row.querySelector(".name").title,
-      cells: [...row.querySelectorAll(".num")].map((c) => c.textContent),
+      cells: [...row.querySelectorAll(".num:not(.count):not(.calls)")].map((c) => c.textContent),
+      counts: [...row.querySelectorAll(".num.count")].map((c) => c.textContent),
+      calls: row.querySelector(".calls")?.textContent ?? null,
+      module: row.querySelector(".module").textContent,
     }));
   }
 }

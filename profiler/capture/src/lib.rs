@@ -12,6 +12,9 @@
 //!   with DWARF CFI (framehop) or frame pointers, reusing the frames of the thread's previous
 //!   stack where they provably did not change, writing frames to any [`unwind::Frames`] sink.
 //! - [`objects`]: the loaded objects a collector watches, and the unwinder over them.
+//! - [`calls`] (Linux): counting the calls of functions whose names match, with uprobes.
+//! - [`probes`]: where to count a function's calls (uprobes): its offset in its file, and the
+//!   libraries a program links.
 //! - [`symbolize`]: addresses to functions, files, lines and inlined frames, after sampling.
 //! - [`assemble`]: raw stacks (addresses) into a session's stacks, with the session's
 //!   metadata, processes and mappings.
@@ -23,9 +26,12 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod assemble;
+#[cfg(target_os = "linux")]
+pub mod calls;
 pub mod objects;
 #[cfg(target_os = "linux")]
 pub mod perf;
+pub mod probes;
 pub mod symbolize;
 #[allow(unsafe_code)]
 pub mod sys;

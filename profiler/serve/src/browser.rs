@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// What happened when asked to open a browser.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,11 +13,16 @@ pub enum Opened {
     Launched(String),
     /// There is no display and no `$BROWSER`, so nothing was started.
     NoDisplay,
-    /// Every candidate failed to start; the message says why.
+    /// Every candidate failed to start or exited at once with a failure; the message says why.
     Failed(String),
 }
 
-/// Opens `url` in a browser, without waiting for it. Never fails: the result says what happened.
+/// How long a browser command is watched after it starts: one that fails within it opened
+/// nothing.
+const SETTLE: Duration = Duration::from_millis(500);
+
+/// Opens `url` in a browser, waiting at most half a second per command to see that it did not
+/// fail at once (never for the browser to close). Never fails: the result says what happened.
 pub fn open(url: &str) -> Opened {
     // The one place the library reads the environment: `$BROWSER` and the display variables are
     // the platform's convention for how a program opens a URL (as `xdg-open` reads them), not
@@ -39,15 +45,35 @@ pub fn open(url: &str) -> Opened {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
-        match spawned {
-            Ok(mut child) => {
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                errors.push(format!("{program}: {e}"));
+                continue;
+            }
+        };
+        // A command that fails at once (`BROWSER=false`, an opener with no handler) opened
+        // nothing: the next candidate is tried. One that succeeds at once (xdg-open hands the
+        // URL over and exits) or still runs after a moment (the browser itself) did.
+        let deadline = Instant::now() + SETTLE;
+        let exited = loop {
+            match child.try_wait() {
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(SETTLE / 25),
+                other => break other,
+            }
+        };
+        match exited {
+            Ok(Some(status)) if !status.success() => {
+                errors.push(format!("{program}: exited at once ({status})"));
+            }
+            Ok(Some(_)) => return Opened::Launched(argv.join(" ")),
+            _ => {
                 // Reap it whenever it exits, so it never lingers as a zombie.
                 let _ = std::thread::Builder::new()
                     .name("prof-browser".into())
                     .spawn(move || child.wait());
                 return Opened::Launched(argv.join(" "));
             }
-            Err(e) => errors.push(format!("{program}: {e}")),
         }
     }
     Opened::Failed(errors.join("; "))

@@ -3,8 +3,9 @@
 //!
 //! The server binds loopback by default, puts a random secret segment in every URL (anything else
 //! is a 404), and serves only the embedded assets, the sessions it was given and, for the Source
-//! view, the source files their frames name under a source root (`source` module): no path a
-//! request gives reaches the filesystem. Sessions are kept compressed in one shared buffer each and sent
+//! view, the source files their frames name under a source root (`source_files` module), and for the
+//! Assembly view the code of the binaries their mappings name, for sessions recorded on this
+//! machine (`disasm` module): no path a request gives reaches the filesystem. Sessions are kept compressed in one shared buffer each and sent
 //! gzip-compressed to clients that take it. What it guarantees against hostile clients is listed
 //! in the `http` module.
 //!
@@ -22,6 +23,8 @@ pub mod assets;
 mod body;
 #[cfg(feature = "viewer")]
 mod browser;
+#[cfg(feature = "viewer")]
+mod disasm;
 mod encoding;
 mod http;
 #[cfg(feature = "viewer")]
@@ -44,6 +47,8 @@ mod standalone;
 pub use body::Payload;
 #[cfg(feature = "viewer")]
 pub use browser::{open as open_browser, Opened};
+#[cfg(feature = "viewer")]
+pub use disasm::{DISASM_TIMEOUT, MAX_BINARY_BYTES, MAX_FUNCTION_BYTES};
 pub use http::{Handler, Serving};
 #[cfg(feature = "viewer")]
 pub use http::{ACCEPT_BACKOFF, HEAD_TIMEOUT, MAX_CONNECTIONS, MAX_HEAD_BYTES};

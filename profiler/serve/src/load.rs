@@ -64,6 +64,7 @@ fn as_written(path: &Path, name: &str, max_bytes: u64) -> Result<SessionFile> {
     let options = ReadOptions::default().max_bytes(max_bytes);
     let (raw, session) = prof_session::session::load_bytes_with(path, options)?;
     let source_files = source_files(&session);
+    let binaries = super::disasm::Binaries::of(&session);
     drop(session);
     let mut file = if raw.starts_with(&[0x1f, 0x8b]) {
         // The reader accepted it, so it decompresses within the limit. `bufread` takes from the
@@ -90,6 +91,7 @@ fn as_written(path: &Path, name: &str, max_bytes: u64) -> Result<SessionFile> {
         SessionFile::new(name, raw)
     };
     file.source_files = source_files;
+    file.binaries = binaries;
     Ok(file)
 }
 
@@ -110,6 +112,7 @@ impl SessionFile {
         prof_session::session::write(session, &mut json).map_err(Error::Write)?;
         let mut file = SessionFile::new(name, json);
         file.source_files = source_files(session);
+        file.binaries = super::disasm::Binaries::of(session);
         Ok(file)
     }
 }

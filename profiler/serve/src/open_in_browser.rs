@@ -43,7 +43,14 @@ impl ServedViewer {
     /// default browser (`$BROWSER`, or the desktop's opener when there is a display): what
     /// `prof::Report::open_in_browser` does. Fails only when no port can be bound.
     pub fn open(file: SessionFile) -> Result<ServedViewer> {
-        let server = Server::start(vec![file], &ServeOptions::default())?;
+        Self::open_with(file, &ServeOptions::default())
+    }
+
+    /// [`ServedViewer::open`] on the host and port `options` give (loopback and the first free
+    /// port from [`DEFAULT_PORT`](crate::DEFAULT_PORT) by default; another host exposes the profile to the network, as
+    /// [`exposure_warning`](crate::exposure_warning) says).
+    pub fn open_with(file: SessionFile, options: &ServeOptions) -> Result<ServedViewer> {
+        let server = Server::start(vec![file], options)?;
         let browser = browser::open(server.url());
         Ok(ServedViewer { server, browser })
     }

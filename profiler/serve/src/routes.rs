@@ -1,10 +1,12 @@
 //! What the server answers to each request, as a function of the method and path, so it can be
 //! tested without sockets. Only the embedded assets, the sessions handed to the server and the
 //! source files their frames name exist here: a request's path never reaches the filesystem,
-//! and a source request only picks one of the names the sessions gave (see [`super::source_files`]).
+//! and a source request only picks one of the names the sessions gave (see [`super::source_files`]);
+//! a disassembly request picks a session and one of its mappings by index (see [`super::disasm`]).
 
 use super::assets;
 use super::body::Payload;
+use super::disasm::{Binaries, Wanted};
 use super::reply::{Reply, CACHE_IMMUTABLE, CACHE_NONE};
 use super::source_files::Sources;
 use bytes::Bytes;
@@ -37,6 +39,9 @@ pub struct SessionFile {
     /// The source file names the session's frames give: the only files the Source view may
     /// read (under the server's source root).
     pub source_files: Vec<String>,
+    /// The binaries the session's mappings name, and whether they are read here (the Assembly
+    /// view).
+    pub(crate) binaries: Binaries,
     /// The session already gzip-compressed (one gzip member), as a `.json.gz` file held it, and
     /// its JSON's length: then sent as it is, never decoded, written and compressed again.
     /// Crate-private because it goes with a rule the type does not enforce: when it is `Some`,
@@ -52,6 +57,7 @@ impl SessionFile {
             json,
             problem: None,
             source_files: Vec::new(),
+            binaries: Binaries::default(),
             gzip: None,
         }
     }
@@ -64,6 +70,7 @@ impl SessionFile {
             json: Vec::new(),
             problem: Some(problem.into()),
             source_files: Vec::new(),
+            binaries: Binaries::default(),
             gzip: None,
         }
     }
@@ -87,6 +94,8 @@ pub(crate) enum Routed {
     Source(String),
     /// The single-file viewer of session `index` (a readable one).
     Download(usize),
+    /// The code at a place of a session's binary.
+    Disasm(Wanted),
 }
 
 /// The site: the secret, the sessions and their source files.
@@ -98,6 +107,8 @@ pub(crate) struct Site {
     /// every download, as the gzipped session is.
     downloads: Vec<tokio::sync::OnceCell<Bytes>>,
     sources: Sources,
+    /// Each session's binaries, for the Assembly view.
+    binaries: Vec<Binaries>,
     /// The sessions' names, for downloads.
     names: Vec<String>,
     list: Bytes,
@@ -149,6 +160,7 @@ impl Site {
             .collect();
         let list = Bytes::from(serde_json::to_vec(&entries).map_err(std::io::Error::other)?);
         let names = sessions.iter().map(|s| s.name.clone()).collect();
+        let binaries = sessions.iter().map(|s| s.binaries.clone()).collect();
         let sessions = sessions
             .into_iter()
             .map(|s| {
@@ -174,6 +186,7 @@ impl Site {
             downloads: sessions.iter().map(|_| Default::default()).collect(),
             sessions,
             sources,
+            binaries,
             names,
             list,
         })
@@ -184,7 +197,7 @@ impl Site {
         format!("/{}/", self.secret)
     }
 
-    /// The reply to `method path` (the query after the path is read only by the source route);
+    /// The reply to `method path` (the query after the path is read only by the source and disasm routes);
     /// `accepts_gzip` says whether the client takes gzip. What needs a file or heavy work is done
     /// on tokio's blocking pool, so the server's thread never waits for it.
     pub async fn answer(&self, method: &str, path: &str, accepts_gzip: bool) -> Reply {
@@ -192,6 +205,7 @@ impl Site {
             Routed::Now(reply) => reply,
             Routed::Source(name) => self.sources.reply(name).await,
             Routed::Download(index) => self.download(index).await,
+            Routed::Disasm(wanted) => super::disasm::reply(&self.binaries, wanted).await,
         }
     }
 
@@ -234,6 +248,10 @@ impl Site {
             "" => now(self.asset("index.html")),
             "source" => match self.sources.requested(query) {
                 Ok(name) => Routed::Source(name),
+                Err(why) => now(super::source_files::not_found(why)),
+            },
+            "disasm" => match super::disasm::requested(query) {
+                Ok(wanted) => Routed::Disasm(wanted),
                 Err(why) => now(super::source_files::not_found(why)),
             },
             "sessions.json" => now(Reply {

@@ -90,6 +90,10 @@ pub enum Error {
     /// An option has a value that cannot be used.
     #[error("invalid option: {0}")]
     InvalidOption(String),
+    /// Counting calls (`prof record --calls`) cannot be done as asked: the message says why
+    /// (no function matched, too many did, the kernel has no uprobes or refused them).
+    #[error("--calls: {0}")]
+    Calls(String),
     /// Two profiles cannot be compared: their weights are in different units. The message
     /// names both (it is an `aggregate::DiffError`'s, which converts into this).
     #[error("{0}")]

@@ -4,7 +4,7 @@
 use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
 use prof::aggregate::{DiffSide, DiffTree};
-use prof::export::{annotate, dot, pprof, speedscope, svg, write_folded, write_folded_diff};
+use prof::export::{svg, write_folded_diff, Format};
 use prof::session::Session;
 use prof::Error;
 use std::io::Write;
@@ -74,27 +74,29 @@ enum Target {
     Html,
 }
 
-/// The format an output name implies, if any.
+impl Target {
+    /// The library's name of the format.
+    fn format(self) -> Format {
+        match self {
+            Target::Folded => Format::Folded,
+            Target::Svg => Format::Svg,
+            Target::Speedscope => Format::Speedscope,
+            Target::Pprof => Format::Pprof,
+            Target::Dot => Format::Dot,
+            Target::Session => Format::Session,
+            Target::Source => Format::Source,
+            Target::Html => Format::Html,
+        }
+    }
+}
+
+/// The format an output name implies, if any (the library's table of names).
 fn infer(output: &Path) -> Option<Target> {
-    let name = output.file_name()?.to_str()?.to_ascii_lowercase();
-    let ends = |suffixes: &[&str]| suffixes.iter().any(|s| name.ends_with(s));
-    Some(if ends(&[".speedscope.json", ".speedscope"]) {
-        Target::Speedscope
-    } else if ends(&[".folded", ".collapsed", ".folded.txt"]) {
-        Target::Folded
-    } else if ends(&[".svg"]) {
-        Target::Svg
-    } else if ends(&[".pb.gz", ".pprof", ".pb"]) {
-        Target::Pprof
-    } else if ends(&[".dot", ".gv"]) {
-        Target::Dot
-    } else if ends(&[".json", ".json.gz"]) {
-        Target::Session
-    } else if ends(&[".html", ".htm"]) {
-        Target::Html
-    } else {
-        return None;
-    })
+    let format = Format::from_path(output)?;
+    Target::value_variants()
+        .iter()
+        .copied()
+        .find(|t| t.format() == format)
 }
 
 /// Runs `prof convert`.
@@ -233,37 +235,12 @@ fn write_output(
             .and_then(|()| stdout.flush())
             .map_err(Error::Write);
     }
-    // An error of the renderer's own (not of writing) is kept to be returned as it is.
-    let mut failed = None;
-    let written = prof::session::write_file(output, |file| {
-        let mut out = std::io::BufWriter::new(file);
-        match render(&mut out) {
-            Ok(()) => out.flush(),
-            Err(Error::Write(source)) => Err(source),
-            Err(other) => {
-                failed = Some(other);
-                Err(std::io::Error::other("the export failed"))
-            }
-        }
-    });
-    match failed {
-        Some(err) => Err(err),
-        None => written,
-    }
+    prof::session::write_file_with(output, render)
 }
 
 /// Writes `session` as `target`; `name` is what the single-file viewer calls the profile.
 fn render(session: &Session, target: Target, name: &str, out: &mut dyn Write) -> prof::Result<()> {
-    match target {
-        Target::Folded => write_folded(session, out),
-        Target::Svg => svg::write_svg(session, out),
-        Target::Speedscope => speedscope::write_speedscope(session, out),
-        Target::Pprof => pprof::write_pprof(session, out),
-        Target::Dot => dot::write_dot(session, &dot::DotOptions::default(), out),
-        Target::Session => prof::session::write(session, out).map_err(Error::Write),
-        Target::Source => annotate::write_source_from_disk(session, usize::MAX, out),
-        Target::Html => prof::serve::write_standalone_html(session, name, out),
-    }
+    prof::write_as(session, target.format(), name, &mut { out })
 }
 
 #[cfg(test)]

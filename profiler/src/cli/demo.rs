@@ -101,7 +101,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
         outcome.kept.len()
     );
     // Save before printing: a closed pipe on stdout (`prof demo | head`) must not lose the file.
-    if let Err(e) = report.save(&args.output) {
+    if let Err(e) = report.save_as(&args.output, prof::export::Format::Session) {
         eprintln!("prof: {e}");
         return ExitCode::FAILURE;
     }

@@ -74,6 +74,16 @@ pub struct RecordArgs {
     /// With `--pid`: also the processes it has started and starts.
     #[arg(long, requires = "pid")]
     children: bool,
+    /// Count every call of the functions whose demangled names this regular expression
+    /// matches (anywhere in the name: `'^parse$'` for one), in the program and the libraries
+    /// it links, exactly, with no change to the program (uprobes: needs root or CAP_PERFMON).
+    /// Repeat for more. The session keeps the counts; `prof report FILE --calls` prints them
+    /// with time per call. CPU and wall mode.
+    #[arg(long, value_name = "REGEX")]
+    calls: Vec<String>,
+    /// With `--calls`: the most functions the patterns may match before prof refuses.
+    #[arg(long, value_name = "N", default_value_t = prof::record::DEFAULT_CALLS_MAX, requires = "calls")]
+    calls_max: usize,
     /// Then serve the session in the viewer (as `prof serve FILE`) until Ctrl-C.
     #[arg(long)]
     serve: bool,
@@ -169,6 +179,8 @@ pub fn run(args: RecordArgs) -> ExitCode {
     options.duration = args.duration;
     options.children = args.children;
     options.follow_descendants = args.follow_descendants;
+    options.calls = args.calls.clone();
+    options.calls_max = args.calls_max;
     let recorded = match args.pid {
         Some(pid) => prof::record::attach(pid, &options),
         None => {
@@ -179,7 +191,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
     };
     let recording = match recorded {
         Ok(recording) => recording,
-        Err(e @ (prof::Error::PerfRefused { .. } | prof::Error::AttachRefused { .. })) => {
+        Err(
+            e @ (prof::Error::PerfRefused { .. }
+            | prof::Error::AttachRefused { .. }
+            | prof::Error::Calls(_)),
+        ) => {
             eprintln!("prof: {e}");
             return ExitCode::from(BAD_INPUT);
         }
@@ -246,6 +262,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
         );
     } else {
         eprint!("{report}");
+        if !report.session().counted.is_empty() {
+            if let Ok(calls) = prof::aggregate::TableOptions::default().calls(report.session()) {
+                eprint!("{calls}");
+            }
+        }
         let dropped = report.session().meta.dropped_samples;
         eprintln!(
             "saved {} ({samples} samples, {} with a stack reaching the thread's start{}{})",
@@ -390,7 +411,10 @@ fn channel_closed(closed: &[prof::record::ChannelClosed]) -> Option<String> {
 /// saying so on standard error: the recording is not lost to where it was to go. The name it
 /// was saved under; `None` (said too) when it could be saved nowhere.
 fn save(report: &prof::Report, output: &Path) -> Option<PathBuf> {
-    let error = match report.save(output) {
+    // Always a session (`session_name` checked the name; a FIFO or a device may have any),
+    // never a format guessed from the name.
+    let session = prof::export::Format::Session;
+    let error = match report.save_as(output, session) {
         Ok(()) => return Some(output.to_owned()),
         Err(e) => e,
     };
@@ -408,7 +432,7 @@ fn save(report: &prof::Report, output: &Path) -> Option<PathBuf> {
         if fallback.exists() {
             continue;
         }
-        match report.save(&fallback) {
+        match report.save_as(&fallback, session) {
             Ok(()) => {
                 eprintln!(
                     "prof: {error}; saved the session to {} instead",

@@ -1,11 +1,8 @@
 //! `prof report FILE`: the top-N functions of a session file as a table.
 
-use super::exit::fail;
+use super::exit::{fail, BAD_INPUT};
 use clap::{Args, ValueEnum};
-use prof::aggregate::{
-    group_by_scope, group_by_task, scope_table, task_table, CallTree, Filter, ScopeCalls,
-    ScopeTable, SortBy, StackWeights, TaskTable, TopTable, TransformSpec,
-};
+use prof::aggregate::{CallTree, SortBy, StackWeights, TableOptions, TransformSpec};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,6 +81,18 @@ pub struct ReportArgs {
     /// `--source`, `--sort` or `--top`.
     #[arg(long, conflicts_with_all = NOT_WITH_TABLES)]
     tasks: bool,
+    /// Instead of the functions, the marks (`prof::mark!`): a line per mark, in time order,
+    /// with its seconds into the session, its thread and its fields. Honours the thread,
+    /// process and time options; takes no transform, `--group-by`, `--source`, `--sort` or
+    /// `--top`.
+    #[arg(long, conflicts_with_all = ["scopes", "tasks"], conflicts_with_all = NOT_WITH_TABLES)]
+    marks: bool,
+    /// Instead of the functions, those whose calls `prof record --calls` counted: per
+    /// function its exact calls, its self and total time from the samples and both per call,
+    /// as Ruby's profiler prints a method's. Honours every sample filter, `--sort` and
+    /// `--top`; takes no transform, `--group-by` or `--source`.
+    #[arg(long, conflicts_with_all = ["scopes", "tasks", "marks"], conflicts_with_all = NOT_WITH_CALLS)]
+    calls: bool,
     /// Instead of the samples, where async tasks waited (a wall mode session of tasks wrapped
     /// in `prof::task::instrument`): each wait between two polls of a task, weighted by its
     /// length, charged to the stack of the `.await` the task waited at. Works with every other
@@ -119,6 +128,21 @@ const NOT_WITH_TABLES: [&str; 12] = [
     "top",
 ];
 
+/// The options `--calls` refuses: those of [`NOT_WITH_TABLES`] but `--sort` and `--top`, which
+/// rank and count its rows.
+const NOT_WITH_CALLS: [&str; 10] = [
+    "group_by",
+    "source",
+    "focus",
+    "ignore",
+    "drop",
+    "hide",
+    "merge",
+    "collapse_module",
+    "collapse_recursion",
+    "focus_function",
+];
+
 /// What `--group-by` puts above the stacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
@@ -131,9 +155,15 @@ pub enum GroupBy {
 impl GroupBy {
     /// `session` with these frames above its stacks.
     pub fn apply(self, session: &prof::session::Session) -> prof::session::Session {
-        match self {
-            GroupBy::Task => group_by_task(session),
-            GroupBy::Scope => group_by_scope(session),
+        prof::aggregate::GroupBy::from(self).apply(session)
+    }
+}
+
+impl From<GroupBy> for prof::aggregate::GroupBy {
+    fn from(group_by: GroupBy) -> Self {
+        match group_by {
+            GroupBy::Task => prof::aggregate::GroupBy::Task,
+            GroupBy::Scope => prof::aggregate::GroupBy::Scope,
         }
     }
 }
@@ -225,114 +255,18 @@ enum Sort {
     Total,
 }
 
-/// Narrows `filter` to the processes `--pid` and `--process` name; one of them that names no
-/// process is an error listing those there are.
-fn process_filter(
-    session: &prof::session::Session,
-    args: &ReportArgs,
-    filter: &mut Filter,
-) -> Result<(), prof::Error> {
-    let table = session.process_table();
-    let known = || {
-        table
-            .iter()
-            .map(|p| format!("{} {}", p.pid, p.name))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let missing = |what: String| {
-        prof::Error::InvalidOption(format!(
-            "{what} in {} (processes: {})",
-            args.file.display(),
-            known()
-        ))
-    };
-    if let Some(pid) = args
-        .pid
-        .iter()
-        .find(|&&pid| table.iter().all(|p| p.pid != pid))
-    {
-        return Err(missing(format!("--pid: no process {pid}")));
-    }
-    if let Some(name) = args
-        .process
-        .iter()
-        .find(|name| table.iter().all(|p| !p.is_named(name)))
-    {
-        return Err(missing(format!("--process: no process named {name:?}")));
-    }
-    if !args.pid.is_empty() {
-        *filter = std::mem::take(filter).processes(session, |p| args.pid.contains(&p.pid));
-    }
-    if !args.process.is_empty() {
-        *filter = std::mem::take(filter)
-            .processes(session, |p| args.process.iter().any(|n| p.is_named(n)));
-    }
-    Ok(())
-}
-
-/// Narrows `filter` to the threads `--tid` names; an id no thread has is an error listing some
-/// that there are.
-fn tid_filter(
-    session: &prof::session::Session,
-    args: &ReportArgs,
-    filter: &mut Filter,
-) -> Result<(), prof::Error> {
-    if args.tid.is_empty() {
-        return Ok(());
-    }
-    if let Some(tid) = args
-        .tid
-        .iter()
-        .find(|&&tid| session.threads.iter().all(|t| t.tid != tid))
-    {
-        const LISTED: usize = 20;
-        let mut known: Vec<String> = session
-            .threads
-            .iter()
-            .take(LISTED)
-            .map(|t| match session.str(t.name) {
-                "" => t.tid.to_string(),
-                name => format!("{} {name}", t.tid),
-            })
-            .collect();
-        if session.threads.len() > LISTED {
-            known.push(format!("and {} more", session.threads.len() - LISTED));
+/// An option error as the command says it: the option with its dashes, and the file it
+/// looked in.
+fn option_error(e: prof::aggregate::OptionError, file: &std::path::Path) -> prof::Error {
+    let message = match (e.option, e.known) {
+        ("transform", _) => e.problem,
+        ("from/to", _) => format!("--from/--to: {}", e.problem),
+        (option, Some(known)) => {
+            format!("--{option}: {} in {} ({known})", e.problem, file.display())
         }
-        return Err(prof::Error::InvalidOption(format!(
-            "--tid: no thread {tid} in {} (threads: {})",
-            args.file.display(),
-            known.join(", ")
-        )));
-    }
-    *filter = std::mem::take(filter).tids(session, &args.tid);
-    Ok(())
-}
-
-/// Checks that `name` (given to `option`) is one of the session's `names` of a `what`, or says
-/// which there are.
-fn known_name(
-    option: &str,
-    what: &str,
-    name: &str,
-    mut names: Vec<&str>,
-    file: &std::path::Path,
-) -> Result<(), String> {
-    if names.contains(&name) {
-        return Ok(());
-    }
-    names.sort_unstable();
-    names.dedup();
-    Err(format!(
-        "{option}: no {what} named {name:?} in {} ({}s: {})",
-        file.display(),
-        what,
-        if names.is_empty() {
-            "none".to_owned()
-        } else {
-            names.join(", ")
-        }
-    ))
+        (option, None) => format!("--{option}: {}", e.problem),
+    };
+    prof::Error::InvalidOption(message)
 }
 
 /// `--waits`: the session of `session`'s tasks' waits (read from `file`), or the error saying
@@ -369,136 +303,106 @@ pub fn run(args: ReportArgs) -> ExitCode {
     } else {
         session
     };
-    let mut filter = Filter::all();
-    let mut threads = Vec::new();
+    let mut options = TableOptions::default()
+        .top(args.top)
+        .sort(match args.sort {
+            Sort::SelfWeight => SortBy::SelfWeight,
+            Sort::Total => SortBy::Total,
+        })
+        .seconds(args.transforms.from, args.transforms.to)
+        .scheduler_frames(args.scheduler_frames);
     for name in &args.thread {
-        let named = Filter::all()
-            .thread_named(&session, name)
-            .threads
-            .unwrap_or_default();
-        if named.is_empty() {
-            let mut names: Vec<&str> = session
-                .threads
-                .iter()
-                .map(|t| session.str(t.name))
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            let err = prof::Error::InvalidOption(format!(
-                "--thread: no thread named {name:?} in {} (threads: {})",
-                args.file.display(),
-                names.join(", ")
-            ));
-            return fail(&err);
-        }
-        threads.extend(named);
+        options = options.thread(name.clone());
     }
-    if !args.thread.is_empty() {
-        filter = filter.threads(threads);
+    for &tid in &args.tid {
+        options = options.tid(tid);
     }
-    if let Err(e) = tid_filter(&session, &args, &mut filter) {
-        return fail(&e);
+    for &pid in &args.pid {
+        options = options.pid(pid);
     }
-    if let Err(e) = process_filter(&session, &args, &mut filter) {
-        return fail(&e);
+    for name in &args.process {
+        options = options.process(name.clone());
     }
     if let Some(state) = args.state {
-        filter = filter.state(match state {
+        options = options.state(match state {
             ThreadState::Running => prof::session::SampleState::Running,
             ThreadState::Waiting => prof::session::SampleState::Waiting,
         });
     }
-    let options = |e: String| fail(&prof::Error::InvalidOption(e));
-    let mut filter = match filter.seconds(args.transforms.from, args.transforms.to) {
-        Ok(filter) => filter,
-        Err(e) => return options(format!("--from/--to: {e}")),
-    };
     if let Some(name) = &args.scope {
-        // Marks share the sites table but are never open: only scope sites can hold samples.
-        let names = session
-            .scopes
-            .sites
-            .iter()
-            .filter(|s| s.kind == prof::session::SiteKind::Scope)
-            .map(|s| session.str(s.name))
-            .collect();
-        if let Err(e) = known_name("--scope", "scope", name, names, &args.file) {
-            return options(e);
-        }
-        filter = filter.scope(name.clone());
+        options = options.scope(name.clone());
     }
     if let Some(name) = &args.task {
-        let names = session
-            .tasks
-            .tasks
-            .iter()
-            .map(|t| session.str(t.name))
-            .collect();
-        if let Err(e) = known_name("--task", "task", name, names, &args.file) {
-            return options(e);
-        }
-        filter = filter.task(name.clone());
+        options = options.task(name.clone());
     }
+    if let Some(group_by) = args.group_by {
+        options = options.group_by(group_by.into());
+    }
+    for spec in args.transforms.specs() {
+        options = options.transform(spec);
+    }
+    let failed = |e| fail(&option_error(e, &args.file));
     if args.scopes {
-        let rows = scope_table(&session, &filter);
-        let table = ScopeTable {
-            session: &session,
-            rows: &rows,
+        return match options.scopes(&session) {
+            Ok(table) => written(print(&table)),
+            Err(e) => failed(e),
         };
-        return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
+    }
+    if args.calls {
+        if session.counted.is_empty() {
+            eprintln!(
+                "prof: {}: no function's calls were counted (prof record --calls REGEX counts them)",
+                args.file.display()
+            );
+            return ExitCode::from(BAD_INPUT);
+        }
+        return match options.calls(&session) {
+            Ok(table) => written(print(&table)),
+            Err(e) => failed(e),
+        };
+    }
+    if args.marks {
+        return match options.marks(&session) {
+            Ok(list) => written(print(&list)),
+            Err(e) => failed(e),
+        };
     }
     if args.tasks {
-        let tasks = task_table(&session, &filter);
-        let table = TaskTable {
-            session: &session,
-            rows: &tasks.rows,
-            total_weight: tasks.total_weight,
+        return match options.tasks(&session) {
+            Ok(table) => written(print(&table)),
+            Err(e) => failed(e),
         };
-        return written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write));
     }
-    let session = match args.group_by {
-        Some(group_by) => group_by.apply(&session),
-        None => session,
-    };
-    // No CALLS column for a session without scopes: grouping by scope leaves it as it is.
-    let by_scope = args.group_by == Some(GroupBy::Scope) && !session.scopes.spans.is_empty();
-    let calls = by_scope.then(|| ScopeCalls::count(&session, &filter));
-    let mut specs = Vec::new();
-    if !args.scheduler_frames {
-        specs = prof::aggregate::default_transforms(&session);
-        if !specs.is_empty() {
-            eprintln!(
-                "prof: time switched out is charged to the call that blocked (the kernel's \
-                 scheduler frames folded into it; --scheduler-frames shows them)"
-            );
-        }
-    }
-    specs.extend(args.transforms.specs());
-    let transforms = match TransformSpec::resolve_all(&specs, &session) {
-        Ok(transforms) => transforms,
-        Err(e) => return options(e),
-    };
-    let sort = match args.sort {
-        Sort::SelfWeight => SortBy::SelfWeight,
-        Sort::Total => SortBy::Total,
-    };
     if let Some(name) = &args.source {
+        let filter = match options.filter(&session) {
+            Ok(filter) => filter,
+            Err(e) => return failed(e),
+        };
+        let session = options.grouped(&session);
+        let transforms = match options.transforms(&session) {
+            Ok(transforms) => transforms,
+            Err(e) => return failed(e),
+        };
         let weights = StackWeights::compute(&session, &filter);
         let tree = CallTree::build(&session, &weights, &transforms);
         return source(&session, &weights, &transforms, &tree, name);
     }
-    let tree = CallTree::filtered(&session, &filter, &transforms);
-    let rows = tree.top(&session, args.top, sort);
-    let table = TopTable {
-        session: &session,
-        threads: filter.threads.as_deref(),
-        rows: &rows,
-        total_weight: tree.total_weight(tree.root()),
-        total_count: tree.total_count(tree.root()),
-        sort,
-        calls: calls.as_ref(),
+    let table = match options.functions(&session) {
+        Ok(table) => table,
+        Err(e) => return failed(e),
     };
-    written(write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write))
+    if table.folds_scheduler() {
+        eprintln!(
+            "prof: time switched out is charged to the call that blocked (the kernel's \
+             scheduler frames folded into it; --scheduler-frames shows them)"
+        );
+    }
+    written(print(&table))
+}
+
+/// Writes `table` to standard output.
+fn print(table: &impl std::fmt::Display) -> prof::Result<()> {
+    write!(std::io::stdout().lock(), "{table}").map_err(prof::Error::Write)
 }
 
 /// The exit code after writing to standard output.

@@ -296,6 +296,16 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
     }
     rec.keep = Some(processes.iter().copied().collect());
     rec.follow_children = options.children;
+    // The functions to count, in the files the process has mapped executable.
+    let mut counters = if options.calls.is_empty() {
+        None
+    } else {
+        let files = prof_capture::calls::process_files(pid);
+        Some(
+            prof_capture::calls::CallProbes::find(&files, &options.calls, options.calls_max)?
+                .counters()?,
+        )
+    };
     for &p in &processes {
         // Threads started while the events open inherit them from the thread that started
         // them only if that one had its event already: list the threads until none is new.
@@ -310,6 +320,9 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             }
             for tid in new {
                 opened.insert(tid);
+                if let Some(counters) = &mut counters {
+                    counters.open_on(tid, true)?;
+                }
                 for cpu in &mut cpus {
                     if !cpu.open(p, tid, &event, switches.as_ref())? {
                         break;
@@ -349,6 +362,8 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         true
     });
     still_out_at(&mut rec, sys::monotonic_ns());
+    // The calls until now, the recording's end (the process runs on).
+    let counted = counters.map(|c| c.counts());
     drop(cpus);
     drop(rings);
     let ending = Ending {
@@ -375,5 +390,6 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         started,
         ExitStatus::from_raw(0),
         ending,
+        counted.unwrap_or_default(),
     ))
 }

@@ -30,6 +30,7 @@ mod switch;
 
 pub use attach::attach;
 pub use privileged::{IdChange, UnsampledExec};
+pub use prof_capture::calls::DEFAULT_CALLS_MAX;
 pub use prof_capture::perf::{DEFAULT_STACK_BYTES, DRAIN_EVERY};
 
 use crate::report::Report;
@@ -38,7 +39,9 @@ use prof_capture::perf::records::{self, Record, SampleRecord};
 use prof_capture::perf::{map_ring, regs_of, REGS_MASK, RING_PAGES};
 use prof_capture::sys::{self, PerfRing, RingEvent};
 use prof_capture::unwind::dwarf::SectionCache;
-use prof_session::session::{Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder};
+use prof_session::session::{
+    CountedFunction, Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder,
+};
 use prof_session::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::ExitStatusExt;
@@ -109,6 +112,14 @@ pub struct RecordOptions {
     pub follow_descendants: bool,
     /// [`attach`] only: also the processes it has started and starts (else only its threads).
     pub children: bool,
+    /// Regular expressions (each found anywhere in a name): every function of the program and
+    /// of the libraries it links whose demangled name one matches has its calls counted
+    /// exactly, by the kernel (uprobes: root or `CAP_PERFMON`), into
+    /// [`Session::counted`](prof_session::session::Session::counted). CPU and wall mode.
+    pub calls: Vec<String>,
+    /// The most functions [`RecordOptions::calls`] may match ([`DEFAULT_CALLS_MAX`]): more is
+    /// refused before the command runs, saying how many matched.
+    pub calls_max: usize,
 }
 
 impl Default for RecordOptions {
@@ -125,6 +136,8 @@ impl Default for RecordOptions {
             duration: None,
             children: false,
             follow_descendants: false,
+            calls: Vec::new(),
+            calls_max: DEFAULT_CALLS_MAX,
         }
     }
 }
@@ -213,6 +226,11 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let wall = match options.mode {
         Mode::Cpu => false,
         Mode::Wall => true,
+        Mode::Alloc if !options.calls.is_empty() => {
+            return Err(Error::Calls(
+                "counts calls in CPU and wall mode, not with --mode alloc".into(),
+            ));
+        }
         Mode::Alloc => {
             let Some(image) = options.alloc_library else {
                 return Err(Error::InvalidOption(
@@ -243,6 +261,18 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     let spawn_error = |source| Error::Spawn {
         program: program.clone(),
         source,
+    };
+    // The functions to count are found before the command starts (a pattern that matches none
+    // or too many is refused without running anything).
+    let probes = if options.calls.is_empty() {
+        None
+    } else {
+        let files = prof_capture::calls::command_files(&command).unwrap_or_default();
+        Some(prof_capture::calls::CallProbes::find(
+            &files,
+            &options.calls,
+            options.calls_max,
+        )?)
     };
     let held = sys::spawn_held(command).map_err(spawn_error)?;
     let pid = held.pid;
@@ -285,6 +315,18 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
             }
         }
     }
+    let counters = match probes.map(|p| {
+        let mut counters = p.counters()?;
+        counters.open_on(pid, false)?;
+        Ok(counters)
+    }) {
+        None => None,
+        Some(Ok(counters)) => Some(counters),
+        Some(Err(e)) => {
+            held.abandon();
+            return Err(e);
+        }
+    };
     let start_time = SystemTime::now();
     // Before `started`: the recording lasts at least `duration` by either clock.
     let start_ns = sys::monotonic_ns();
@@ -342,6 +384,8 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     if let Some(e) = wait_error {
         return Err(e);
     }
+    // The calls until now, the recording's end (what still runs is counted no more).
+    let counted = counters.map(|c| c.counts());
     // What still runs is sampled no more.
     drop(switch_events);
     drop(rings);
@@ -357,7 +401,15 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     meta.program = program;
     meta.args = args;
     meta.pid = pid;
-    Ok(finish(rec, meta, start_time, started, status, ending))
+    Ok(finish(
+        rec,
+        meta,
+        start_time,
+        started,
+        status,
+        ending,
+        counted.unwrap_or_default(),
+    ))
 }
 
 /// How many of the latest samples are searched for one whose stack a later sample completed
@@ -419,7 +471,8 @@ fn drain_until(
     }
 }
 
-/// The recording: `meta` (program, arguments, pid) completed with the times and the samples.
+/// The recording: `meta` (program, arguments, pid) completed with the times and the samples,
+/// and the functions whose calls were `counted`.
 fn finish(
     mut rec: Recorder,
     mut meta: Metadata,
@@ -427,6 +480,7 @@ fn finish(
     started: Instant,
     status: ExitStatus,
     ending: Ending,
+    counted: Vec<CountedFunction>,
 ) -> Recording {
     meta.start_time_ns = Some(prof_capture::assemble::start_time_ns(start_time));
     // To the recording's end when it is known (not to this moment, after the last drain).
@@ -436,7 +490,8 @@ fn finish(
     };
     let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
     let stitched = rec.wall.as_ref().map_or(0, |w| w.stitched);
-    let session = rec.finish(meta);
+    let mut session = rec.finish(meta);
+    session.counted = counted;
     let reached_root = reached_root(&session);
     Recording {
         report: Report::new(session),

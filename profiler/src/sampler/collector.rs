@@ -12,6 +12,7 @@ use super::wall::{Found, Wall};
 use prof_capture::assemble::StackIndex;
 use prof_capture::symbolize::LoadedObject;
 use prof_capture::sys;
+use prof_session::session::SamplingEnded;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,6 +32,10 @@ const SWEEP_EVERY: Duration = Duration::from_millis(20);
 const SHORTEST_LONGEST_SLEEP: Duration = Duration::from_millis(50);
 /// See [`SHORTEST_LONGEST_SLEEP`]: 4 wake-ups a second at low rates.
 const LONGEST_SLEEP: Duration = Duration::from_millis(250);
+
+/// The longest a collector with a signal timer sleeps without looking whether the program
+/// replaced prof's handler (see `Collector::end_sampling`).
+const HANDLER_CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The shortest sleep, when samples arrive fast enough to fill the ring sooner.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
 /// How often the mappings are re-read without a reason. New threads trigger a re-read at once;
@@ -102,6 +107,15 @@ pub struct RawProfile {
     pub objects: Vec<LoadedObject>,
     /// Wall mode: what the collector's ticks did.
     pub wall: Option<super::wall::WallStats>,
+    /// When and why sampling ended before stop (see [`Collector::end_sampling`]); the samples
+    /// it could not take after that are estimated in `dropped`.
+    pub sampling_ended: Option<SamplingEnded>,
+}
+
+/// The CPU time of the process's threads other than the calling one (the collector): what the
+/// program spent.
+fn program_cpu_ns() -> u64 {
+    sys::process_cpu_ns().saturating_sub(sys::thread_cpu_ns())
 }
 
 /// The collector's state; runs on its own thread after [`Collector::sweep`] armed the threads
@@ -128,6 +142,13 @@ pub struct Collector {
     /// Wall mode's per-thread state; `None` in CPU mode.
     wall: Option<Wall>,
     max_depth: usize,
+    /// Sampling ended before stop because the program replaced prof's handler.
+    ended: bool,
+    /// The monotonic clock at the last wake-up that found prof's handler in place (signal
+    /// timers only): the replacement happened after it.
+    ours_at_ns: u64,
+    /// The program's CPU time when the collector started ([`program_cpu_ns`]).
+    start_program_cpu_ns: u64,
     /// `perf_ring`'s rings (see `own_ring.rs`); `None` for the signal timers.
     #[cfg(all(
         target_os = "linux",
@@ -193,6 +214,9 @@ impl Collector {
             objects: prof_capture::objects::ObjectWatch::new(),
             wall: None,
             max_depth: usize::MAX,
+            ended: false,
+            ours_at_ns: 0,
+            start_program_cpu_ns: 0,
             #[cfg(all(
                 target_os = "linux",
                 any(target_arch = "x86_64", target_arch = "aarch64")
@@ -299,6 +323,8 @@ impl Collector {
     }
 
     fn sweep_arming(&mut self, at_start: bool, arm: bool) -> bool {
+        // Once sampling ended early no thread is armed again.
+        let arm = arm && !self.ended;
         // Threads the handler registered by itself (inherited events) are known only from the
         // table: read it before listing, so that a thread missing from the list exited.
         let registered = if self.shared.inherit {
@@ -548,6 +574,8 @@ impl Collector {
 
     /// The collector loop, until `stop` is set; then disarms, drains and returns the profile.
     pub fn run(mut self, stop: Arc<AtomicBool>) -> RawProfile {
+        self.ours_at_ns = sys::monotonic_ns();
+        self.start_program_cpu_ns = program_cpu_ns();
         let waker = self.shared.wakeup.waker();
         // The pipe lives in `Shared`, which this thread holds until after `wake_on_fill(None)`.
         crate::scope::wake_on_fill(Some(Box::new(move || sys::wake(waker))));
@@ -574,7 +602,15 @@ impl Collector {
         let sweep_every = SWEEP_EVERY.max(longest);
         while !stop.load(Ordering::Acquire) {
             super::counters::COLLECTOR_WAKEUPS.fetch_add(1, Ordering::Relaxed);
-            if self.wall.is_some()
+            if !self.ended && self.mechanism.signals() {
+                if self.handler_replaced() {
+                    self.end_sampling();
+                } else {
+                    self.ours_at_ns = sys::monotonic_ns();
+                }
+            }
+            if !self.ended
+                && self.wall.is_some()
                 && self.mechanism == Mechanism::WallTicker
                 && Instant::now() >= next_tick
             {
@@ -644,9 +680,12 @@ impl Collector {
                 // sweep needs to arm new threads: sleep until the handler (a quarter of the
                 // ring, a stack in no known mapping), a scope buffer or stop wakes the
                 // collector. The handler wakes it once per such sleep; a sample that came
-                // just before is drained by the next wake-up, or by stop.
+                // just before is drained by the next wake-up, or by stop. With a signal timer
+                // it wakes once a second all the same, to see whether the program replaced
+                // prof's handler (no sample would wake it then, and prof's signals would go on
+                // reaching the program's handler).
                 self.shared.wake_pending.store(false, Ordering::SeqCst);
-                None
+                self.mechanism.signals().then_some(HANDLER_CHECK_EVERY)
             } else {
                 Some(sleep)
             });
@@ -655,12 +694,75 @@ impl Collector {
         self.finish()
     }
 
+    /// True when the program replaced prof's handler of the signal the timers deliver: from
+    /// then on prof's signals would reach the program's handler (a timer at prof's rate that
+    /// the program never asked for) and take no sample.
+    fn handler_replaced(&self) -> bool {
+        self.mechanism.signals()
+            && sys::current_handler(self.mechanism.signal()) != sys::our_handler()
+    }
+
+    /// Ends sampling before stop, because the program replaced prof's handler: every timer is
+    /// disarmed (the program's handler gets no more of prof's signals; a process-wide
+    /// `ITIMER_PROF` only while it still runs at prof's period, else the program armed its
+    /// own), wall mode's ticks stop and no thread is armed again. When it ended and what it
+    /// lost are settled at stop, once every sample is in (see `finish`).
+    fn end_sampling(&mut self) {
+        self.ended = true;
+        let signal = if self.mechanism.signal() == sys::TRAP {
+            "SIGTRAP"
+        } else {
+            "SIGPROF"
+        };
+        self.out.sampling_ended = Some(SamplingEnded {
+            at_ns: 0,
+            reason: format!("the program replaced prof's {signal} handler"),
+        });
+        if self.mechanism == Mechanism::Setitimer
+            && sys::itimer_prof_period_ns() / 1_000 == self.interval_ns / 1_000
+        {
+            let _ = sys::setitimer_prof(0);
+        }
+        let armed: Vec<Armed> = self.armed.values_mut().filter_map(Option::take).collect();
+        let retired = std::mem::take(&mut self.retired);
+        for armed in armed.into_iter().chain(retired) {
+            self.note_fd(Some(&armed), 0);
+            mechanism::disarm(armed);
+        }
+    }
+
+    /// The samples sampling would have taken after its early end at `ended_ns`, to `end_ns`
+    /// (monotonic), once every sample is in: in CPU mode the program's CPU time in the session
+    /// that no sample's weight accounts for, over the interval (less the samples already
+    /// counted as dropped), which holds however late the end was seen; in wall mode every
+    /// live thread's time from the end on.
+    fn lost_after_end(&self, ended_ns: u64, end_ns: u64) -> u64 {
+        let interval = self.interval_ns.max(1);
+        if self.wall.is_some() {
+            let threads = self.live.iter().filter(|&&t| t != self.own_tid).count() as u64;
+            return end_ns.saturating_sub(ended_ns) * threads / interval;
+        }
+        let start_cpu = self.start_program_cpu_ns;
+        let sampled: u64 = self.out.samples.iter().map(|s| s.raw.weight).sum();
+        let unsampled = program_cpu_ns()
+            .saturating_sub(start_cpu)
+            .saturating_sub(sampled);
+        let dropped = self.out.dropped + self.shared.dropped.load(Ordering::Relaxed);
+        (unsampled / interval).saturating_sub(dropped)
+    }
+
     fn finish(mut self) -> RawProfile {
         let end_ns = match self.shared.stop_ns.load(Ordering::Acquire) {
             0 => sys::monotonic_ns(),
             asked => asked,
         };
-        if self.mechanism == Mechanism::Setitimer {
+        // A replacement the collector slept through (no sample woke it) is seen here: it
+        // happened after the last wake-up that found prof's handler, and after the last sample
+        // (known once every sample is drained, below).
+        if !self.ended && self.handler_replaced() {
+            self.end_sampling();
+        }
+        if self.mechanism == Mechanism::Setitimer && !self.ended {
             let _ = sys::setitimer_prof(0);
         }
         #[cfg(all(
@@ -706,6 +808,17 @@ impl Collector {
 
         self.live = threads::list_tids();
         self.refresh_names();
+        // Sampling ended with the last sample taken (when the collector saw the replacement
+        // at a wake-up, some of prof's signals may have come between: they took no sample).
+        if self.ended {
+            let start = self.shared.start_ns;
+            let last = self.out.samples.iter().map(|s| s.raw.time_ns).max();
+            let ended_ns = last.map_or(0, |t| t + start).max(self.ours_at_ns);
+            if let Some(said) = &mut self.out.sampling_ended {
+                said.at_ns = ended_ns.saturating_sub(start);
+            }
+            self.out.dropped += self.lost_after_end(ended_ns, end_ns);
+        }
         if let Some(wall) = &self.wall {
             // The collector's samples went straight in, the handlers' through the ring: put
             // them back in time order (per thread, time must not go backwards).

@@ -19,6 +19,7 @@ pub fn build(
     scopes: Option<crate::scope::recording::Recording>,
 ) -> Session {
     meta.dropped_samples = dropped_in_handler + raw.dropped;
+    meta.sampling_ended = raw.sampling_ended.clone();
     let total_weight: u64 = raw.samples.iter().map(|s| s.raw.weight).sum();
     meta.achieved_interval_ns = if raw.samples.is_empty() {
         0

@@ -174,6 +174,15 @@ impl Mechanism {
             }
         }
         if sys::program_handles(sys::SIGNAL) {
+            // Both signals are the program's: the kernel-copied stacks of `perf_ring` need
+            // neither.
+            #[cfg(all(
+                target_os = "linux",
+                any(target_arch = "x86_64", target_arch = "aarch64")
+            ))]
+            if let Ok(m) = Self::probe(Timer::PerfRing) {
+                return Ok(m);
+            }
             return Err(signal_in_use(
                 sys::SIGNAL,
                 "timer auto (every timer that works here)".into(),
@@ -216,7 +225,8 @@ pub fn signal_in_use(signal: libc::c_int, user: String) -> prof_session::Error {
             }
             (Err(why), _) => format!(
                 "perf_event_sigtrap, the one timer that signals with SIGTRAP instead, is not \
-                 available: {why}; alloc mode uses no signal"
+                 available: {why}; timer perf_ring (cpu and wall mode) and alloc mode use no \
+                 signal"
             ),
         }
     };

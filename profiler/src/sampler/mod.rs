@@ -59,7 +59,6 @@ const MAX_RING_DEPTH: usize = 1020;
 const PARK_IDLE_NS: u64 = 10_000_000;
 
 /// Shortest interval accepted: a shorter one would spend all the CPU in signal delivery.
-const MIN_INTERVAL: Duration = Duration::from_micros(10);
 /// Threads alive at once that one session can track.
 const THREAD_SLOTS: usize = 16_384;
 /// Perf event descriptors whose thread the handler can look up (higher ones ask the kernel).
@@ -95,6 +94,9 @@ struct Running {
     skipped_at_start: u64,
     /// `setitimer`: the program's own `ITIMER_PROF` before start, put back at stop.
     itimer: Option<sys::ItimerProf>,
+    /// The counters of [`Options::count_calls`], when it named any function.
+    #[cfg(target_os = "linux")]
+    counters: Option<prof_capture::calls::CallCounters>,
 }
 
 impl Sampler {
@@ -118,13 +120,9 @@ impl Sampler {
                 options.mode.name()
             )));
         }
+        options.check()?;
         if options.mode == prof_session::Mode::Alloc {
             return Self::start_alloc(options);
-        }
-        if options.interval < MIN_INTERVAL || options.max_depth == 0 {
-            return Err(Error::InvalidOption(format!(
-                "interval must be at least {MIN_INTERVAL:?} and max_depth positive"
-            )));
         }
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -309,16 +307,30 @@ impl Sampler {
         };
         // The program's own ITIMER_PROF, which setitimer replaces until stop.
         let mut itimer = None;
+        #[cfg(target_os = "linux")]
+        let mut counters = None;
         let armed = spawned.and_then(|handle| {
-            collector.set_own_tid(tid_rx.recv().unwrap_or(0));
-            let armed = if mechanism.per_thread() {
-                collector.arm_at_start();
+            let collector_tid = tid_rx.recv().unwrap_or(0);
+            collector.set_own_tid(collector_tid);
+            // The calls counted on every thread but the collector, which inherits nothing.
+            #[cfg(target_os = "linux")]
+            let counted = count_calls(&options.count_calls, collector_tid).map(|c| counters = c);
+            #[cfg(not(target_os = "linux"))]
+            let counted = if options.count_calls.is_empty() {
                 Ok(())
             } else {
-                collector.register_existing();
-                collector.sweep(true);
-                sys::setitimer_prof(interval_ns).map(|old| itimer = Some(old))
+                Err(Error::Calls("counting calls needs Linux (uprobes)".into()))
             };
+            let armed = counted.and_then(|()| {
+                if mechanism.per_thread() {
+                    collector.arm_at_start();
+                    Ok(())
+                } else {
+                    collector.register_existing();
+                    collector.sweep(true);
+                    sys::setitimer_prof(interval_ns).map(|old| itimer = Some(old))
+                }
+            });
             match armed {
                 Ok(()) => {
                     let _ = state_tx.send(collector);
@@ -344,6 +356,8 @@ impl Sampler {
                 shared,
                 start_ns,
                 itimer,
+                #[cfg(target_os = "linux")]
+                counters,
             }),
             Err(e) => {
                 if mechanism == mechanism::Mechanism::Setitimer {
@@ -384,15 +398,45 @@ impl Sampler {
         let running = self.inner.take().expect("a sampler is stopped once");
         let f = running.finish()?;
         Ok(Box::new(move || {
-            Ok(finish::build(
-                f.raw,
-                f.meta,
-                f.dropped_in_handler,
-                f.options,
-                f.scopes,
-            ))
+            let mut session =
+                finish::build(f.raw, f.meta, f.dropped_in_handler, f.options, f.scopes);
+            session.counted = f.counted;
+            Ok(session)
         }))
     }
+}
+
+/// The counters of [`Options::count_calls`]'s functions, opened on every thread of this
+/// process but the collector (and inherited by the threads they start); `None` when no pattern
+/// was given.
+#[cfg(target_os = "linux")]
+fn count_calls(
+    patterns: &[String],
+    collector: u32,
+) -> Result<Option<prof_capture::calls::CallCounters>> {
+    use prof_capture::calls::{process_files, CallProbes, DEFAULT_CALLS_MAX};
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let files = process_files(std::process::id());
+    let mut counters = CallProbes::find(&files, patterns, DEFAULT_CALLS_MAX)?.counters()?;
+    // Threads started while the counters open inherit them only from a thread that had them:
+    // list the threads until none is new (bounded).
+    let mut opened = std::collections::HashSet::from([collector]);
+    for _ in 0..16 {
+        let new: Vec<u32> = threads::list_tids()
+            .into_iter()
+            .filter(|t| !opened.contains(t))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        for tid in new {
+            opened.insert(tid);
+            counters.open_on(tid, true)?;
+        }
+    }
+    Ok(Some(counters))
 }
 
 /// What a child forked during a session turns off besides the signal handler's recording
@@ -411,6 +455,8 @@ struct Finished {
     options: Options,
     /// The scopes, marks and task polls recorded (see [`crate::scope`]).
     scopes: Option<crate::scope::recording::Recording>,
+    /// The functions whose calls were counted ([`Options::count_calls`]).
+    counted: Vec<prof_session::session::CountedFunction>,
 }
 
 impl Running {
@@ -420,6 +466,11 @@ impl Running {
         // wait for signals in flight, thread names) is not time the program was profiled, and
         // counting it made a wall-mode thread's whole-session weight look short.
         let end_ns = sys::monotonic_ns();
+        // The calls until now; the counters close (and their uprobes go) here.
+        #[cfg(target_os = "linux")]
+        let counted = self.counters.map(|c| c.counts()).unwrap_or_default();
+        #[cfg(not(target_os = "linux"))]
+        let counted = Vec::new();
         crate::scope::disable();
         self.shared.stop_ns.store(end_ns, Ordering::Release);
         self.stop.store(true, Ordering::Release);
@@ -446,9 +497,14 @@ impl Running {
             Some(saved) => sys::restore_handler(saved),
             None => Ok(()),
         };
-        // The program's timer goes back once its signals reach its own disposition again.
+        // The program's timer goes back once its signals reach its own disposition again;
+        // not when the program replaced prof's handler during the session (whatever timer it
+        // set since is its own).
+        let replaced = matches!(&raw, Ok(raw) if raw.sampling_ended.is_some());
         let restored = match (&self.itimer, in_forked_child) {
-            (Some(old), false) if old.is_armed() => restored.and(sys::restore_itimer_prof(old)),
+            (Some(old), false) if old.is_armed() && !replaced => {
+                restored.and(sys::restore_itimer_prof(old))
+            }
             _ => restored,
         };
         // The collector's last drain is done: what the threads wrote since is not kept.
@@ -475,6 +531,7 @@ impl Running {
                     .saturating_sub(self.skipped_at_start),
             options: self.options,
             scopes,
+            counted,
         })
     }
 }

@@ -14,9 +14,10 @@
 //!
 //! A task-clock sample weighs the CPU time its thread spent on that CPU since its previous
 //! sample there: the difference of the event's counts (`PERF_SAMPLE_READ`, per thread since
-//! Linux 6.12). The period alone came 3% short of the thread's CPU clock on a loaded machine
-//! (the kernel's timer fires late and a thread's progress towards a period is kept per CPU);
-//! older kernels, which refuse the count with inherited events, get the period.
+//! Linux 6.12), and at most the time since that sample (or since the start): see
+//! [`weight_since`]. The period alone came 3% short of the thread's CPU clock on a loaded
+//! machine (the kernel's timer fires late and a thread's progress towards a period is kept per
+//! CPU); older kernels, which refuse the count with inherited events, get the period.
 //!
 //! The two events' samples are told apart by their period: a context-switch sample's is 1, a
 //! task-clock sample's the interval (at least `MIN_INTERVAL`, 10 µs).
@@ -34,6 +35,17 @@ use std::os::fd::OwnedFd;
 /// Bytes of user stack the kernel copies with each sample: `prof record`'s default (see
 /// `prof_capture::perf::DEFAULT_STACK_BYTES`).
 pub const STACK_BYTES: u32 = prof_capture::perf::DEFAULT_STACK_BYTES;
+
+/// The weight of a task-clock sample that read `count` at monotonic `time`, after its thread's
+/// previous sample on the same CPU read `last` (the count and time; no count and the session's
+/// start before the first): the count since, and at most the time since, as a thread runs on
+/// one CPU no longer than the time that passed. The bound holds however the counts came: a
+/// thread armed at start as it inherited an event has two events on each CPU, whose counts
+/// interleave under one key (each smaller one read as a new thread's whole count); it is
+/// charged the time that passed, not both counts.
+fn weight_since(last: (u64, u64), (count, time): (u64, u64)) -> u64 {
+    records::count_since(last.0, count).min(time.saturating_sub(last.1))
+}
 
 /// How long after its time a record may still be being written to another CPU's ring:
 /// records newer than a drain's start less this wait for the next drain.
@@ -87,8 +99,8 @@ pub struct OwnRings {
     states: Vec<State>,
     addresses: Vec<u64>,
     places: HashMap<u32, Place>,
-    /// The count at each thread's last task-clock sample, by thread and ring.
-    counts: HashMap<(u32, usize), u64>,
+    /// The count and time at each thread's last task-clock sample, by thread and ring.
+    counts: HashMap<(u32, usize), (u64, u64)>,
     max_depth: usize,
     /// Records the kernel dropped (rings full), or samples without registers.
     pub lost: u64,
@@ -169,6 +181,16 @@ impl OwnRings {
         }
         for kind in kinds {
             let fd = sys::perf_event_own_ring(sys::gettid(), cpu, &event, kind).map_err(|e| {
+                // The sysctl matters only where the kernel refused: a kernel (or an emulator,
+                // such as qemu-user) without perf_event_open says ENOSYS, whatever it holds.
+                let refused = matches!(
+                    &e,
+                    prof_session::Error::Os { source, .. }
+                        if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM))
+                );
+                if !refused {
+                    return os(e);
+                }
                 let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
                     .map(|s| s.trim().to_owned())
                     .unwrap_or_else(|_| "unknown".into());
@@ -366,8 +388,8 @@ impl OwnRings {
                 }
                 let weight = match read {
                     Some(count) => {
-                        let last = self.counts.insert((tid, ring), count).unwrap_or(0);
-                        records::count_since(last, count)
+                        let last = self.counts.insert((tid, ring), (count, time));
+                        weight_since(last.unwrap_or((0, start_ns)), (count, time))
                     }
                     None => period,
                 };
@@ -471,5 +493,49 @@ fn charge(tid: u32, place: Place, until: u64, interval: u64, start_ns: u64, sink
             waiting: !preempted,
         });
         at = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weight_since;
+
+    #[test]
+    fn a_sample_weighs_the_count_since_the_last_and_no_more_than_the_time_since() {
+        // 1 ms of CPU in 1.5 ms.
+        assert_eq!(
+            weight_since((4_000_000, 10_000_000), (5_000_000, 11_500_000)),
+            1_000_000
+        );
+        // The first sample of a thread armed at the start: its count since then.
+        assert_eq!(
+            weight_since((0, 10_000_000), (700_000, 11_000_000)),
+            700_000
+        );
+    }
+
+    #[test]
+    fn two_events_of_one_thread_on_one_cpu_are_charged_the_time_that_passed_not_twice() {
+        // Event A counted since the thread started (2 s before), event B since it was armed:
+        // their samples alternate, 0.5 ms apart, the thread running all the time.
+        let mut last = (0, 0);
+        let mut charged = 0;
+        let (mut a, mut b) = (2_000_000_000u64, 0u64);
+        for i in 1..=1_000u64 {
+            let time = i * 500_000;
+            let count = if i % 2 == 1 {
+                a += 1_000_000;
+                a
+            } else {
+                b += 1_000_000;
+                b
+            };
+            charged += weight_since(last, (count, time));
+            last = (count, time);
+        }
+        // 0.5 s passed: without the bound, each of B's samples would read as a new thread's
+        // whole count and A's as A's count since B's, some 2,000 s in all.
+        assert!(charged <= 500_000_000, "{charged}");
+        assert!(charged >= 499_000_000, "{charged}");
     }
 }

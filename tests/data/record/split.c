@@ -1,6 +1,8 @@
 /* Two functions of known CPU split: spends about 1/4 of its CPU time in spin_alpha and 3/4 in
  * spin_beta for as many CPU seconds as its argument says, measuring the split itself with
- * CLOCK_THREAD_CPUTIME_ID, and prints it: "alpha 0.2512 beta 0.7488". */
+ * CLOCK_THREAD_CPUTIME_ID, and prints it: "alpha 0.2512 beta 0.7488". Each call lasts tens of
+ * milliseconds, many sampling periods, so that samples cannot fall in step with the calls (a
+ * round of one millisecond, the sampling period, could). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,9 +36,9 @@ int main(int argc, char **argv) {
     double a = 0, b = 0, start = cpu_now();
     while (cpu_now() - start < secs) {
         double t0 = cpu_now();
-        spin_alpha(300000);
+        spin_alpha(30000000);
         double t1 = cpu_now();
-        spin_beta(500000);
+        spin_beta(50000000);
         double t2 = cpu_now();
         a += t1 - t0;
         b += t2 - t1;

@@ -23,13 +23,17 @@ pub fn estimate(size: u64, mean: u64, draw: u64) -> (u64, u64) {
     (round(size as f64 / p), round(1.0 / p).max(1))
 }
 
-/// True for the frames of the allocation path itself, which every sample would otherwise end
-/// in (the outermost such frame is cut from a sample's stack with everything it called): prof's
-/// wrapper, the allocator shims the compiler generates (`__rust_alloc`,
-/// `__rust_realloc` and their `_zeroed` forms, `__rg_*`, `__rdl_*`), and the standard library's
-/// raw allocation layers. What is left ends in the code that asked for memory (`Vec::push`,
-/// `String::from`, the program's own functions).
-pub fn is_allocator_frame(name: &str) -> bool {
+/// True for the frames of the allocation path itself, which end every allocation sample and
+/// are cut from its leaf end (see [`Cut::leaf`](super::Cut::leaf)), given the frame's function
+/// `name` and source `file`: prof's wrapper, the allocator shims the compiler generates
+/// (`__rust_alloc`, `__rust_realloc` and their `_zeroed` forms, `__rg_*`, `__rdl_*`) and the
+/// wrapper's source file (its inlined frames' short names), the `alloc`
+/// crate (`alloc::raw_vec`, `alloc::vec::Vec::push`, `<alloc::string::String as Clone>::clone`),
+/// `core::alloc`, and any frame whose source is the Rust standard library's (`library/alloc`,
+/// `library/core`, `library/std`: how the unqualified names of inlined frames in
+/// `debug = "line-tables-only"` builds, `with_capacity<u8> (mod.rs)`, are known). What is left
+/// ends in the first frame that is the program's own (or another crate's).
+pub fn is_allocator_frame(name: &str, file: Option<&str>) -> bool {
     const PREFIXES: [&str; 10] = [
         "prof_capture::sys::global_alloc::",
         "__rust_alloc",
@@ -38,13 +42,24 @@ pub fn is_allocator_frame(name: &str) -> bool {
         "__rg_realloc",
         "__rdl_alloc",
         "__rdl_realloc",
-        "alloc::alloc::",
-        "alloc::raw_vec::",
+        "alloc::",
         "core::alloc::",
+        "std::alloc::",
+    ];
+    /// The standard library's sources, as its DWARF names them (`/rustc/HASH/library/…`, or
+    /// the `rust-src` component's `…/lib/rustlib/src/rust/library/…`).
+    const STD_SOURCES: [&str; 3] = [
+        "/library/alloc/src/",
+        "/library/core/src/",
+        "/library/std/src/",
     ];
     let name = name.trim_start_matches('<');
     let name = name.strip_prefix("__rustc::").unwrap_or(name);
     PREFIXES.iter().any(|p| name.starts_with(p))
+        || file.is_some_and(|f| {
+            STD_SOURCES.iter().any(|s| f.contains(s))
+                || f.ends_with(crate::sys::GLOBAL_ALLOC_SOURCE)
+        })
 }
 
 /// SplitMix64's output function: a well-mixed word from any seed (the random draws of the
@@ -103,29 +118,48 @@ mod tests {
 
     #[test]
     fn the_allocation_path_is_trimmed_and_the_callers_kept() {
-        for name in [
-            "<prof_capture::sys::global_alloc::Sampling<A,H> as core::alloc::global::GlobalAlloc>::alloc",
-            "prof_capture::sys::global_alloc::allocated",
-            "__rustc::__rust_alloc",
-            "__rustc::__rust_alloc_zeroed",
-            "__rust_realloc",
-            "alloc::alloc::exchange_malloc",
-            "alloc::raw_vec::RawVecInner<A>::finish_grow",
-            "<alloc::raw_vec::RawVec<T,A>>::grow_one",
+        let std_file =
+            "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/alloc/src/raw_vec/mod.rs";
+        for (name, file) in [
+            ("<prof_capture::sys::global_alloc::Sampling<A,H> as core::alloc::global::GlobalAlloc>::alloc", None),
+            ("prof_capture::sys::global_alloc::allocated", None),
+            ("__rustc::__rust_alloc", None),
+            ("__rustc::__rust_alloc_zeroed", None),
+            ("__rust_realloc", None),
+            ("alloc::alloc::exchange_malloc", None),
+            ("alloc::raw_vec::RawVecInner<A>::finish_grow", None),
+            ("<alloc::raw_vec::RawVec<T,A>>::grow_one", None),
+            // The collections above the allocator: the program's frame that called them is
+            // where the bytes go.
+            ("alloc::vec::Vec<T,A>::push", None),
+            ("<alloc::string::String as core::clone::Clone>::clone", None),
+            // Inlined frames of a line-tables-only build: short names, the library's files.
+            ("try_allocate_in<alloc::alloc::Global>", Some(std_file)),
+            ("with_capacity<u8>", Some("/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/alloc/src/vec/mod.rs")),
+            // The wrapper's own inlined frames, by its file's path.
+            ("current_regs", Some(&*format!("/build/{}", crate::sys::GLOBAL_ALLOC_SOURCE))),
         ] {
-            assert!(is_allocator_frame(name), "{name}");
+            assert!(is_allocator_frame(name, file), "{name}");
         }
-        for name in [
-            "alloc::vec::Vec<T,A>::push",
-            "<alloc::string::String as core::clone::Clone>::clone",
-            "prof::cli::workload::allocate",
-            "main",
+        for (name, file) in [
+            (
+                "prof::cli::workload::allocate",
+                Some("/src/prof/profiler/src/cli/workload.rs"),
+            ),
+            ("main", None),
+            ("small_blocks", Some("src/bin/alloc_split.rs")),
+            // A C++ function whose demangled name starts with its return type.
+            (
+                "std::vector<double, std::allocator<double> > make<double>(unsigned long)",
+                None,
+            ),
+            ("operator new(unsigned long)", None),
             // The catch_unwind intrinsic under every spawned thread (regression: it once cut
             // those threads' stacks down to their root).
-            "__rust_try",
-            "__rustc::__rust_start_panic",
+            ("__rust_try", None),
+            ("__rustc::__rust_start_panic", None),
         ] {
-            assert!(!is_allocator_frame(name), "{name}");
+            assert!(!is_allocator_frame(name, file), "{name}");
         }
     }
 }

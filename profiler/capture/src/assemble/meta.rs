@@ -36,6 +36,7 @@ pub fn at_start(mode: Mode, requested_interval_ns: u64, timer: &str) -> Metadata
         achieved_interval_ns: 0,
         timer: timer.to_owned(),
         dropped_samples: 0,
+        sampling_ended: None,
         sample_type: mode.sample_type(),
         extra_sample_types: mode.extra_sample_types(),
         prof_version: prof_session::VERSION.to_owned(),

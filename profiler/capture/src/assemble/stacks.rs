@@ -13,10 +13,12 @@ use std::sync::Arc;
 pub struct Cut<'a> {
     /// The most addresses of a stack kept, its leaf end's (the ring already bounds them).
     pub max_depth: usize,
-    /// The outermost frame whose function this matches is left out with every frame it
-    /// called (keeping at least the outermost frame of the stack): how the allocator's own
-    /// frames are cut from allocation samples.
-    pub leaf: &'a dyn Fn(&str) -> bool,
+    /// The frames at the leaf end of a stack that this matches (given each frame's function
+    /// and source file) are left out, up to the first one it does not match, which ends the
+    /// stack (at least the outermost frame of the stack stays): how the allocation path (the
+    /// allocator and the standard library's collections above it) is cut from allocation
+    /// samples, so that they end in the code that asked for memory.
+    pub leaf: &'a dyn Fn(&str, Option<&str>) -> bool,
     /// The innermost frame whose function this matches is left out with every frame that
     /// called it, unless no frame would be left (the stack is then kept whole): how prof's
     /// task wrapper and the executor are cut from the stacks where tasks waited. Neither these
@@ -35,8 +37,8 @@ impl Cut<'static> {
     }
 }
 
-/// Matches no function.
-fn no_function(_: &str) -> bool {
+/// Matches no frame.
+fn no_function(_: &str, _: Option<&str>) -> bool {
     false
 }
 
@@ -227,35 +229,52 @@ fn intern_resolved<'a>(
             .enumerate()
             .take_while(|(k, level)| level.key == key(from + k))
             .count();
-        levels.truncate(shared);
-        let (mut node, mut trimmed) = levels.last().map_or((None, false), |l| (l.node, l.cut));
-        for depth in from + shared..n {
-            if trimmed {
+        // Where the run of frames `cut.leaf` matches that ends the stack begins (the stack is
+        // cut there): the depth and the place among that depth's frames. Found from the leaf
+        // up; a stack whose leaf frame it does not match is not cut.
+        let mut cut_at = None;
+        for depth in (from..n).rev() {
+            let (whole, kept) = frames.at(builder, key(depth), start);
+            let all = frames.frames[whole].iter().chain(&frames.frames[kept]);
+            let count = all.clone().count();
+            let run = all.rev().take_while(|(_, trim)| *trim).count();
+            if run > 0 {
+                cut_at = Some((depth, count - run));
+            }
+            if run < count {
                 break;
             }
+        }
+        // A level shared with the previous stack at or past the cut is this stack's to redo.
+        let shared = match cut_at {
+            Some((depth, _)) => shared.min(depth - from),
+            None => shared,
+        };
+        levels.truncate(shared);
+        let mut node = levels.last().and_then(|l| l.node);
+        for depth in from + shared..n {
             let key = key(depth);
-            let kept = frames.resolve(builder, key).range.clone();
-            let whole = match start {
-                Start::Whole => frames.cut_off(builder, key),
-                Start::From(_) => 0..0,
+            let (whole, kept) = frames.at(builder, key, start);
+            let all = frames.frames[whole].iter().chain(&frames.frames[kept]);
+            let end = match cut_at {
+                Some((at, end)) if at == depth => end,
+                _ => usize::MAX,
             };
-            for &(frame, trim) in frames.frames[whole].iter().chain(&frames.frames[kept]) {
-                if trim {
-                    // The outermost frame `cut.leaf` matches ends the stack, with all it
-                    // called; it stays when it is the stack's outermost frame.
+            for (i, &(frame, _)) in all.enumerate() {
+                if i == end {
+                    // The run is cut, but the stack's outermost frame stays.
                     if node.is_none() {
                         node = Some(builder.intern_stack(None, frame));
                     }
-                    trimmed = true;
                     break;
                 }
                 node = Some(builder.intern_stack(node, frame));
             }
-            levels.push(Level {
-                key,
-                node,
-                cut: trimmed,
-            });
+            if end != usize::MAX {
+                // Not a level another stack may share: its frames past the cut may differ.
+                break;
+            }
+            levels.push(Level { key, node });
         }
         stack_ids.push(node);
     }
@@ -330,6 +349,22 @@ impl Frames<'_, '_, '_> {
         &self.of[&key]
     }
 
+    /// The frames of `key` as a stack that starts as `start` says uses them, root first: those
+    /// the root cut left out (only for a stack kept whole), then the others.
+    fn at(
+        &mut self,
+        builder: &mut SessionBuilder,
+        key: Key,
+        start: Start,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let kept = self.resolve(builder, key).range.clone();
+        let whole = match start {
+            Start::Whole => self.cut_off(builder, key),
+            Start::From(_) => 0..0,
+        };
+        (whole, kept)
+    }
+
     /// The frames of `key` that the root cut leaves out, interned on first use.
     fn cut_off(&mut self, builder: &mut SessionBuilder, key: Key) -> std::ops::Range<usize> {
         if let Some(range) = self.cut_off.get(&key) {
@@ -371,7 +406,7 @@ impl Frames<'_, '_, '_> {
                 address: Some(lookup),
                 inlined: s.inlined,
             };
-            let trim = (self.cut.leaf)(&s.name);
+            let trim = (self.cut.leaf)(&s.name, s.file.as_deref());
             self.frames.push((builder.intern_frame_ids(frame), trim));
         }
         start..self.frames.len()
@@ -411,13 +446,11 @@ impl Frames<'_, '_, '_> {
     }
 }
 
-/// Where the walk of a stack stood after one of its addresses (root first): the address and
-/// whether it is a return address, the stack interned so far, and whether a frame that
-/// [`Cut::leaf`] matched ended it.
+/// Where the walk of a stack stood after one of its addresses (root first), all its frames
+/// interned: the address and whether it is a return address, and the stack interned so far.
 struct Level {
     key: Key,
     node: Option<StackId>,
-    cut: bool,
 }
 
 #[cfg(test)]
@@ -425,14 +458,14 @@ mod tests {
     use super::*;
 
     /// The frames of `stack` (leaf first) as the walk without shared prefixes made them: names
-    /// root first, cut at the root end past `max_depth`, then at the outermost name `trim`
-    /// matches (keeping at least one frame).
+    /// root first, cut at the root end past `max_depth`, then before the run of names `trim`
+    /// matches that ends it (keeping at least one frame).
     fn expected(stack: &[u64], max_depth: usize, trim: &dyn Fn(&str) -> bool) -> Vec<String> {
         let n = stack.len().min(max_depth);
         let mut names: Vec<String> = stack[..n].iter().rev().map(|a| format!("{a:#x}")).collect();
-        if let Some(outermost) = names.iter().position(|name| trim(name)) {
-            names.truncate(outermost.max(1));
-        }
+        let run = names.iter().rev().take_while(|name| trim(name)).count();
+        let keep = (names.len() - run).max(1).min(names.len());
+        names.truncate(keep);
         names
     }
 
@@ -445,11 +478,17 @@ mod tests {
             // The previous stack's prefix, but its leaf is not a return address.
             &[0x20, 0x10],
             &[0x10],
+            // Cut before its last two frames.
             &[0x40, 0x50, 0x20, 0x10],
-            // Shares the part the trimmed frame cut.
+            // Cut at the same place.
             &[0x41, 0x50, 0x20, 0x10],
+            // A frame the cut matches, but not at the leaf end: kept, though the stack before
+            // was cut there.
+            &[0x30, 0x50, 0x20, 0x10],
+            // And cut again where the stack before kept it.
+            &[0x40, 0x50, 0x20, 0x10],
             &[0x42, 0x51, 0x20, 0x10],
-            // Trimmed at its outermost frame: that frame stays.
+            // Every frame matched: the outermost stays.
             &[0x43, 0x60],
             &[],
             // Deeper than max_depth: cut at the root end.
@@ -460,11 +499,12 @@ mod tests {
         .iter()
         .map(|s| s.to_vec().into_boxed_slice())
         .collect();
-        let trim = |name: &str| name == "0x50" || name == "0x60";
+        let trim = |name: &str| ["0x40", "0x41", "0x43", "0x50", "0x60"].contains(&name);
+        let leaf = |name: &str, _: Option<&str>| trim(name);
         let max_depth = 5;
         let mut builder = SessionBuilder::default();
         let cut = Cut {
-            leaf: &trim,
+            leaf: &leaf,
             ..Cut::depth(max_depth)
         };
         let ids = intern_stacks(&mut builder, &stacks, &[], AddressSpace::Own, cut);
@@ -485,6 +525,10 @@ mod tests {
         assert_eq!(ids[0], ids[ids.len() - 1], "one stack, one id");
         assert_ne!(ids[0], ids[1]);
         assert_eq!(ids[4], ids[5], "both cut at the same frame");
+        assert_eq!(
+            ids[4], ids[7],
+            "cut again after a stack that kept the frame"
+        );
         // Each distinct (parent, frame) node once.
         let mut nodes: Vec<_> = session.stacks.iter().map(|s| (s.parent, s.frame)).collect();
         let all = nodes.len();
@@ -583,7 +627,7 @@ mod tests {
     /// a root cut too, which asks for addresses leaf first), and the thread sends each address
     /// the walk needs once.
     fn threaded_and_inline_agree(stacks: &[Box<[u64]>]) {
-        let trim = |name: &str| name == "0x1050";
+        let trim = |name: &str, _: Option<&str>| name == "0x1050" || name == "0x1060";
         let root = |name: &str| name == "0x1090";
         let session = |threaded: bool, root: Option<&dyn Fn(&str) -> bool>| {
             let mut builder = SessionBuilder::default();

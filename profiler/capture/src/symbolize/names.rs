@@ -23,7 +23,7 @@ pub fn qualify(symbols: &mut [Symbol]) {
         }
         let from_caller = i.checked_sub(1).and_then(|c| {
             let file = symbols[i].file.as_deref().unwrap_or("");
-            closure_from_caller(&symbols[i].name, &symbols[c].name, file)
+            body_from_caller(&symbols[i].name, &symbols[c].name, file)
         });
         if let Some(name) = from_caller {
             symbols[i].name = name.into();
@@ -56,16 +56,29 @@ pub(super) fn is_qualified(name: &str) -> bool {
     false
 }
 
-/// `{closure#N}…` named by the path of the `…::{closure_env#N}` type in its caller's name: the
-/// only one, or the only one that holds the module of `file`, the closure's source file.
-fn closure_from_caller(name: &str, caller: &str, file: &str) -> Option<String> {
-    let rest = name.strip_prefix("{closure#")?;
+/// The bodies the compiler names by a number rather than a name, and the types of their
+/// environments: a closure `{closure#N}` (type `{closure_env#N}`), an async function's body
+/// `{async_fn#N}` (`{async_fn_env#N}`), an async block `{async_block#N}`
+/// (`{async_block_env#N}`).
+pub(super) const UNNAMED_BODIES: [(&str, &str); 3] = [
+    ("{closure#", "{closure_env#"),
+    ("{async_fn#", "{async_fn_env#"),
+    ("{async_block#", "{async_block_env#"),
+];
+
+/// `{closure#N}…` (or an async function's or block's body, [`UNNAMED_BODIES`]) named by the
+/// path of the `…::{closure_env#N}` type in its caller's name: the only one, or the only one
+/// that holds the module of `file`, the body's source file.
+fn body_from_caller(name: &str, caller: &str, file: &str) -> Option<String> {
+    let (rest, env) = UNNAMED_BODIES
+        .iter()
+        .find_map(|(body, env)| Some((name.strip_prefix(body)?, env)))?;
     let close = rest.find('}')?;
     let number = &rest[..close];
     if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let needle = format!("::{{closure_env#{number}}}");
+    let needle = format!("::{env}{number}}}");
     let mut candidates: Vec<&str> = Vec::new();
     for (at, _) in caller.match_indices(&needle) {
         let before = &caller[..at];
@@ -141,24 +154,36 @@ mod tests {
                       app::demo::run::{closure_env#1}>";
         let here = "/src/app/src/demo.rs";
         assert_eq!(
-            closure_from_caller("{closure#1}", caller, here).as_deref(),
+            body_from_caller("{closure#1}", caller, here).as_deref(),
             Some("app::demo::run::{closure#1}")
         );
         assert_eq!(
-            closure_from_caller("{closure#0}<u64>", caller, "").as_deref(),
+            body_from_caller("{closure#0}<u64>", caller, "").as_deref(),
             Some("app::demo::run::{closure#0}<u64>")
         );
-        assert_eq!(closure_from_caller("{closure#2}", caller, here), None);
-        assert_eq!(closure_from_caller("lt", caller, here), None);
+        assert_eq!(body_from_caller("{closure#2}", caller, here), None);
+        assert_eq!(body_from_caller("lt", caller, here), None);
+        // An async function's body, by its environment's type in the poll it is inlined into;
+        // a closure of the same number is not it.
+        let poll = "poll<app::nap::{async_fn_env#0}>";
+        assert_eq!(
+            body_from_caller("{async_fn#0}", poll, here).as_deref(),
+            Some("app::nap::{async_fn#0}")
+        );
+        assert_eq!(body_from_caller("{closure#0}", poll, here), None);
+        assert_eq!(
+            body_from_caller("{async_block#1}", "poll<x::run::{async_block_env#1}>", "").as_deref(),
+            Some("x::run::{async_block#1}")
+        );
         // Two closure types of that number: the one of the closure's file's module.
         let two = "{closure#0}<u64, app::demo::run::{closure_env#0}, \
                    core::iter::traits::accum::{impl#40}::sum::{closure_env#0}<u64>>";
         assert_eq!(
-            closure_from_caller("{closure#0}", two, "/x/examples/app.rs").as_deref(),
+            body_from_caller("{closure#0}", two, "/x/examples/app.rs").as_deref(),
             Some("app::demo::run::{closure#0}")
         );
         assert_eq!(
-            closure_from_caller(
+            body_from_caller(
                 "{closure#0}<u64>",
                 two,
                 "/rustc/abc/library/core/src/iter/traits/accum.rs"
@@ -168,7 +193,7 @@ mod tests {
         );
         let same_file = "fold<a::f::{closure_env#0}, a::g::{closure_env#0}>";
         assert_eq!(
-            closure_from_caller("{closure#0}", same_file, "/p/src/a.rs"),
+            body_from_caller("{closure#0}", same_file, "/p/src/a.rs"),
             None,
             "ambiguous"
         );

@@ -206,6 +206,16 @@ impl SymbolTable {
         self.complete
     }
 
+    /// Every function as its start (file address) and name, demangled as
+    /// [`SymbolTable::function_at`] gives it, in order of start: of functions that start at one
+    /// address, the one whose name frames are given.
+    pub fn functions(&self) -> impl Iterator<Item = (u64, String)> + '_ {
+        self.functions.iter().filter_map(|f| {
+            let raw = self.names.raw(f.name)?;
+            Some((f.start, super::demangle(&String::from_utf8_lossy(&raw))))
+        })
+    }
+
     /// The start (file address) of each function, in order.
     #[cfg(test)]
     pub(crate) fn starts(&self) -> impl Iterator<Item = u64> + '_ {
@@ -413,9 +423,14 @@ fn function<'data>(symbol: impl object::ObjectSymbol<'data>) -> Option<Named> {
 /// knows generic arguments and closures the symbol table may spell differently).
 pub fn fuller_name(from_debug_info: &str, from_symbol_table: Option<String>) -> Option<String> {
     let full = from_symbol_table?;
-    // Legacy mangling spells every closure `{{closure}}`, the debug info `{closure#N}`.
+    // Legacy mangling spells every closure and every async function's or block's body
+    // `{{closure}}`, the debug info `{closure#N}`, `{async_fn#N}`, `{async_block#N}`.
     if let Some(path) = full.strip_suffix("::{{closure}}") {
-        if from_debug_info.starts_with("{closure#") {
+        let unnamed = super::names::UNNAMED_BODIES;
+        if unnamed
+            .iter()
+            .any(|(body, _)| from_debug_info.starts_with(body))
+        {
             return Some(format!("{path}::{from_debug_info}"));
         }
     }
@@ -443,6 +458,10 @@ mod tests {
         assert_eq!(
             fuller_name("{closure#1}", Some("app::run::{{closure}}".to_owned())).as_deref(),
             Some("app::run::{closure#1}")
+        );
+        assert_eq!(
+            fuller_name("{async_fn#0}", Some("app::nap::{{closure}}".to_owned())).as_deref(),
+            Some("app::nap::{async_fn#0}")
         );
     }
 

@@ -7,6 +7,10 @@ use super::Regs;
 use std::alloc::{GlobalAlloc, Layout};
 use std::marker::PhantomData;
 
+/// This file's path as the compiler was given it: the frames of the wrapper, which a build
+/// with only line tables names by their short names (`current_regs`), are known by it.
+pub const GLOBAL_ALLOC_SOURCE: &str = file!();
+
 /// What [`Sampling`] tells of every block: the allocation sampler's side of the wrapper (the
 /// in-process sampler above this crate implements it). Neither may touch the block's memory,
 /// panic, or allocate through the wrapper in a way that recurses without end.

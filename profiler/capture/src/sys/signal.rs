@@ -336,7 +336,9 @@ pub fn install_handler(signal: libc::c_int, sink: &'static Sink) -> crate::Resul
 }
 
 /// Puts back a disposition saved by [`install_handler`] (and the masks of the handlers on an
-/// alternate stack), except a default disposition: then our handler
+/// alternate stack), unless the program replaced our handler during the session (its own
+/// handler stays: putting back the one from before the session would undo what it did), and
+/// except a default disposition: then our handler
 /// stays, and as no session runs any more it swallows our own signals still in flight (which the
 /// default action would kill the process for) and gives any other one the default action (a
 /// SIGTRAP that is not a sample, a SIGPROF sent by a process). Leaving "ignore" instead would
@@ -345,7 +347,7 @@ pub fn install_handler(signal: libc::c_int, sink: &'static Sink) -> crate::Resul
 pub fn restore_handler(saved: &SavedAction) -> crate::Result<()> {
     SESSION.store(false, Ordering::Relaxed);
     unmask_onstack_handlers(saved.signal, saved.masked);
-    if saved.is_default() {
+    if saved.is_default() || current_handler(saved.signal) != our_handler() {
         return Ok(());
     }
     // SAFETY: `saved.action` is a valid sigaction copied from what the kernel gave us earlier;

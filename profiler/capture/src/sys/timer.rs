@@ -50,19 +50,35 @@ pub fn restore_itimer_prof(saved: &ItimerProf) -> crate::Result<()> {
     set(&saved.0).map(|_| ())
 }
 
-fn set(spec: &libc::itimerval) -> crate::Result<ItimerProf> {
+/// A disarmed `itimerval`: storage for the kernel to fill.
+fn disarmed() -> libc::itimerval {
     let zero = libc::timeval {
         tv_sec: 0,
         tv_usec: 0,
     };
-    let mut old = libc::itimerval {
+    libc::itimerval {
         it_interval: zero,
         it_value: zero,
-    };
+    }
+}
+
+fn set(spec: &libc::itimerval) -> crate::Result<ItimerProf> {
+    let mut old = disarmed();
     // SAFETY: `spec` is a valid itimerval and `old` a valid, writable one, both outliving the
     // call.
     if unsafe { libc::setitimer(libc::ITIMER_PROF, spec, &mut old) } != 0 {
         return Err(last_error("setitimer"));
     }
     Ok(ItimerProf(old))
+}
+
+/// The period of the process's `ITIMER_PROF` now, in nanoseconds (0: not periodic or not
+/// armed): whether a timer still runs at the period prof set, or the program armed its own.
+pub fn itimer_prof_period_ns() -> u64 {
+    let mut now = disarmed();
+    // SAFETY: `now` is a valid, writable itimerval owned by this frame.
+    if unsafe { libc::getitimer(libc::ITIMER_PROF, &mut now) } != 0 {
+        return 0;
+    }
+    now.it_interval.tv_sec as u64 * 1_000_000_000 + now.it_interval.tv_usec as u64 * 1_000
 }

@@ -2,6 +2,16 @@
 //! every loaded object (not their code) are read into memory by the collector, before sampling and again when
 //! the loader's counters say something was loaded or unloaded. The handler then unwinds with
 //! framehop's allocation-free policy and a preallocated cache.
+//!
+//! Code that `.eh_frame` does not describe but `.debug_frame` does is unwound with the latter:
+//! a C library built without unwind tables describes its functions only in `.debug_frame`, as
+//! musl's `libc.a` does, which every static `x86_64-unknown-linux-musl` executable links (its
+//! `syscall`, `__syscall_cp`, `__timedwait_cp`). framehop reads one of the two sections per
+//! module (`.eh_frame` when there is one) and, at an address none of its entries covers, takes
+//! the return address from the stack pointer (first frame) or follows the frame pointer: a
+//! thread waiting in musl's `syscall` (every futex wait) could not be unwound past it. So such
+//! an object is split into modules over its address ranges: those only `.debug_frame` describes
+//! (see [`debug_frame_only`]), each with that section alone, and the rest with `.eh_frame`.
 
 use crate::symbolize::LoadedObject;
 use framehop::{ExplicitModuleSectionInfo, Module};
@@ -144,7 +154,7 @@ pub fn start_regs(regs: &crate::sys::Regs) -> framehop::aarch64::UnwindRegsAarch
 /// [`Modules::kept`]): a later session's start reads no file for the objects still loaded.
 #[derive(Default)]
 pub struct Modules {
-    loaded: HashMap<ModuleKey, Option<SharedModule>>,
+    loaded: HashMap<ModuleKey, Vec<SharedModule>>,
     generation: u64,
 }
 
@@ -206,14 +216,16 @@ impl Modules {
         self.loaded.retain(|k, _| keys.contains(k));
         let mut unwinder = Dwarf::new();
         for (key, object) in keys.into_iter().zip(objects) {
-            let module = self.loaded.entry(key).or_insert_with_key(|(_, _, file)| {
+            let modules = self.loaded.entry(key).or_insert_with_key(|(_, _, file)| {
                 if object.exec.is_empty() {
-                    return None;
+                    return Vec::new();
                 }
-                let read = sections.get_or_read(file.as_ref(), object)?;
-                module_of(object, &read)
+                match sections.get_or_read(file.as_ref(), object) {
+                    Some(read) => modules_of(object, &read),
+                    None => Vec::new(),
+                }
             });
-            if let Some(module) = module {
+            for module in modules.iter() {
                 unwinder.add_module(module.clone());
             }
         }
@@ -243,33 +255,114 @@ fn path_of(object: &LoadedObject) -> &str {
 }
 
 /// The entry addresses (in memory) of the functions of one loaded object that have unwind
-/// information, sorted: the initial locations of the search table of its `.eh_frame_hdr`.
-/// Empty when the object has no such table or its file cannot be read.
+/// information, sorted: the initial locations of the search table of its `.eh_frame_hdr`, and
+/// those of the entries of its `.debug_frame` for code `.eh_frame` does not describe (a static
+/// musl executable's C library). Empty when the object has neither or its file cannot be read.
 pub fn function_entries(object: &LoadedObject) -> Vec<u64> {
-    use addr2line::gimli::{BaseAddresses, EhFrameHdr, LittleEndian, Pointer};
     let entries = || -> Option<Vec<u64>> {
         let file = std::fs::File::open(path_of(object)).ok()?;
         let cache = object::ReadCache::new(file);
         let elf = object::File::parse(&cache).ok()?;
-        let hdr = elf.section_by_name(".eh_frame_hdr")?;
-        let data = hdr.data().ok()?;
-        let mut bases = BaseAddresses::default().set_eh_frame_hdr(hdr.address());
-        if let Some(eh_frame) = elf.section_by_name(".eh_frame") {
-            bases = bases.set_eh_frame(eh_frame.address());
+        let eh = eh_frame_hdr_entries(&elf).unwrap_or_default();
+        let mut out = eh.clone();
+        if let Some(data) = debug_frame_of(&elf) {
+            let more = debug_frame_entries(&data).into_iter();
+            out.extend(more.filter(|&(s, e)| !covered(&eh, s, e)).map(|(s, _)| s));
+            out.sort_unstable();
+            out.dedup();
         }
-        let parsed = EhFrameHdr::new(data, LittleEndian).parse(&bases, 8).ok()?;
-        let table = parsed.table()?;
-        let mut out: Vec<u64> = table
-            .iter(&bases)
-            .filter_map(|row| match row {
-                Ok((Pointer::Direct(at), _)) => Some(at.wrapping_add(object.bias)),
-                _ => None,
-            })
-            .collect();
-        out.sort_unstable();
-        Some(out)
+        Some(
+            out.into_iter()
+                .map(|a| a.wrapping_add(object.bias))
+                .collect(),
+        )
     };
     entries().unwrap_or_default()
+}
+
+/// The initial locations (file addresses) of the search table of an ELF image's
+/// `.eh_frame_hdr`, sorted; `None` when it has none.
+fn eh_frame_hdr_entries<'data, R: object::ReadRef<'data>>(
+    elf: &object::File<'data, R>,
+) -> Option<Vec<u64>> {
+    use addr2line::gimli::{BaseAddresses, EhFrameHdr, LittleEndian, Pointer};
+    let hdr = elf.section_by_name(".eh_frame_hdr")?;
+    let data = hdr.data().ok()?;
+    let mut bases = BaseAddresses::default().set_eh_frame_hdr(hdr.address());
+    if let Some(eh_frame) = elf.section_by_name(".eh_frame") {
+        bases = bases.set_eh_frame(eh_frame.address());
+    }
+    let parsed = EhFrameHdr::new(data, LittleEndian).parse(&bases, 8).ok()?;
+    let table = parsed.table()?;
+    let mut out: Vec<u64> = table
+        .iter(&bases)
+        .filter_map(|row| match row {
+            Ok((Pointer::Direct(at), _)) => Some(at),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    Some(out)
+}
+
+/// The bytes of an ELF image's `.debug_frame`, if it has one.
+fn debug_frame_of<'data, R: object::ReadRef<'data>>(
+    elf: &object::File<'data, R>,
+) -> Option<Arc<[u8]>> {
+    let section = elf.section_by_name(".debug_frame")?;
+    Some(Arc::from(section.uncompressed_data().ok()?.as_ref()))
+}
+
+/// The code `(start, end)` (file addresses) of each entry of a `.debug_frame`, sorted. An
+/// entry whose code the linker dropped (which starts at 0, or at an all-ones tombstone: beyond
+/// the 4 GiB framehop's index holds) is left out.
+fn debug_frame_entries(data: &[u8]) -> Vec<(u64, u64)> {
+    use addr2line::gimli::{BaseAddresses, CieOrFde, DebugFrame, LittleEndian, UnwindSection};
+    let mut section = DebugFrame::new(data, LittleEndian);
+    section.set_address_size(8);
+    let bases = BaseAddresses::default();
+    let mut out = Vec::new();
+    let mut entries = section.entries(&bases);
+    while let Ok(Some(entry)) = entries.next() {
+        let CieOrFde::Fde(partial) = entry else {
+            continue;
+        };
+        let Ok(fde) = partial.parse(DebugFrame::cie_from_offset) else {
+            continue;
+        };
+        let start = fde.initial_address();
+        if start != 0 && fde.len() > 0 && start.saturating_add(fde.len()) <= u64::from(u32::MAX) {
+            out.push((start, start + fde.len()));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether `.eh_frame` (its entries' starts `eh`, sorted) describes code in `[start, end)`:
+/// one of its functions starts there.
+fn covered(eh: &[u64], start: u64, end: u64) -> bool {
+    let i = eh.partition_point(|&x| x < start);
+    eh.get(i).is_some_and(|&x| x < end)
+}
+
+/// The address ranges (file addresses, sorted, disjoint) that `.debug_frame` describes (its
+/// entries `debug`) and `.eh_frame` (its entries' starts `eh`) does not: each entry no
+/// `.eh_frame` function starts in, joined with the next one when none starts between them.
+pub fn debug_frame_only(eh: &[u64], debug: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(start, end) in debug {
+        if covered(eh, start, end) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if start <= last.1 || !covered(eh, last.1, start) => {
+                last.1 = last.1.max(end);
+            }
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// The unwind sections of one file, as framehop reads them: their addresses in the file and
@@ -280,12 +373,20 @@ pub struct Sections {
     got_svma: Option<std::ops::Range<u64>>,
     eh_frame: (std::ops::Range<u64>, Arc<[u8]>),
     eh_frame_hdr: Option<(std::ops::Range<u64>, Arc<[u8]>)>,
+    /// `.debug_frame`, when it describes code `.eh_frame` does not, and the address ranges of
+    /// that code (see [`debug_frame_only`]).
+    debug_frame: Option<(Arc<[u8]>, Ranges)>,
 }
+
+/// Address ranges `(start, end)`, sorted.
+type Ranges = Box<[(u64, u64)]>;
 
 impl Sections {
     /// The bytes held.
     fn bytes(&self) -> usize {
-        self.eh_frame.1.len() + self.eh_frame_hdr.as_ref().map_or(0, |h| h.1.len())
+        self.eh_frame.1.len()
+            + self.eh_frame_hdr.as_ref().map_or(0, |h| h.1.len())
+            + self.debug_frame.as_ref().map_or(0, |d| d.0.len())
     }
 }
 
@@ -359,6 +460,11 @@ fn read_sections(object: &LoadedObject) -> Option<Sections> {
         elf.section_by_name(name)
             .map(|s| s.address()..s.address() + s.size())
     };
+    let debug_frame = debug_frame_of(&elf).and_then(|data| {
+        let eh = eh_frame_hdr_entries(&elf)?;
+        let only = debug_frame_only(&eh, &debug_frame_entries(&data));
+        (!only.is_empty()).then(|| (data, only.into()))
+    });
     // framehop reads instruction bytes only for macOS's compact unwind info: for ELF's
     // `.eh_frame` the address of `.text` is all it needs, so its bytes (megabytes for a large
     // program) are not copied.
@@ -367,14 +473,21 @@ fn read_sections(object: &LoadedObject) -> Option<Sections> {
         got_svma: svma(".got"),
         eh_frame: section(".eh_frame")?,
         eh_frame_hdr: section(".eh_frame_hdr"),
+        debug_frame,
     })
 }
 
-/// The unwind module of one loaded object from its file's `sections`. `None` for an object
-/// without executable segments.
-fn module_of(object: &LoadedObject, sections: &Sections) -> Option<SharedModule> {
-    let start = object.exec.iter().map(|r| r.start).min()?;
-    let end = object.exec.iter().map(|r| r.end).max()?;
+/// The unwind modules of one loaded object from its file's `sections`: one over all its code,
+/// or, when `.debug_frame` describes code `.eh_frame` does not, one with `.debug_frame` alone
+/// over each range of that code and one with `.eh_frame` over each range between them. None
+/// for an object without executable segments.
+fn modules_of(object: &LoadedObject, sections: &Sections) -> Vec<SharedModule> {
+    let (Some(start), Some(end)) = (
+        object.exec.iter().map(|r| r.start).min(),
+        object.exec.iter().map(|r| r.end).max(),
+    ) else {
+        return Vec::new();
+    };
     let (eh_frame_hdr_svma, eh_frame_hdr) = sections.eh_frame_hdr.clone().unzip();
     let info = ExplicitModuleSectionInfo {
         base_svma: 0,
@@ -393,12 +506,62 @@ fn module_of(object: &LoadedObject, sections: &Sections) -> Option<SharedModule>
     } else {
         object.name.clone()
     };
-    Some(Module::new(name, start..end, object.bias, info))
+    let bias = object.bias;
+    let Some((debug_frame, only)) = &sections.debug_frame else {
+        return vec![Module::new(name, start..end, bias, info)];
+    };
+    let debug_info = ExplicitModuleSectionInfo {
+        base_svma: 0,
+        text_svma: sections.text_svma.clone(),
+        got_svma: sections.got_svma.clone(),
+        debug_frame: Some(debug_frame.clone()),
+        ..ExplicitModuleSectionInfo::default()
+    };
+    let mut modules = Vec::new();
+    let mut at = start;
+    for &(s, e) in only.iter() {
+        let (s, e) = (s.wrapping_add(bias).max(at), e.wrapping_add(bias).min(end));
+        if s >= e {
+            continue;
+        }
+        if at < s {
+            modules.push(Module::new(name.clone(), at..s, bias, info.clone()));
+        }
+        modules.push(Module::new(name.clone(), s..e, bias, debug_info.clone()));
+        at = e;
+    }
+    if at < end {
+        modules.push(Module::new(name, at..end, bias, info));
+    }
+    modules
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A static musl executable's layout: the C library's functions, described only by
+    /// `.debug_frame`, after the Rust code (its `.eh_frame` entries), with one Rust function
+    /// among them and entries the linker dropped (at 0) left out before.
+    #[test]
+    fn the_code_only_debug_frame_describes_is_found_and_joined() {
+        let eh = [0x1000, 0x1100, 0x1200, 0x2400, 0x3000];
+        let debug = [
+            (0x1100, 0x1180), // also in .eh_frame (a function both describe)
+            (0x2000, 0x2040),
+            (0x2040, 0x2080),
+            (0x2090, 0x2100), // after padding: joined
+            (0x2800, 0x2900), // after the Rust function at 0x2400: not joined
+            (0x2900, 0x2950),
+            (0x2940, 0x2948), // inside the last one
+        ];
+        assert_eq!(
+            debug_frame_only(&eh, &debug),
+            vec![(0x2000, 0x2100), (0x2800, 0x2950)]
+        );
+        assert_eq!(debug_frame_only(&eh, &[]), vec![]);
+        assert_eq!(debug_frame_only(&[], &debug[1..3]), vec![(0x2000, 0x2080)]);
+    }
 
     /// The kept tables: modules were keyed by name and bias, so a library
     /// replaced on disk and loaded again at the same address (between two sessions, now that

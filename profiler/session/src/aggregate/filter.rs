@@ -200,6 +200,99 @@ fn seconds_text(ns: u64) -> String {
     text
 }
 
+/// The sample rows that may hold what `filter` keeps: with a time range over samples in time
+/// order (`time_sorted`), the one run of rows in it, found by binary search; else every row.
+pub(crate) fn rows_in_range(
+    session: &Session,
+    filter: &Filter,
+    time_sorted: bool,
+) -> std::ops::Range<usize> {
+    let times = &session.samples.time_ns;
+    match filter.time_ns {
+        Some((from, to)) if time_sorted => {
+            times.partition_point(|&t| t < from)..times.partition_point(|&t| t < to)
+        }
+        _ => 0..times.len(),
+    }
+}
+
+/// A [`Filter`] made ready for passes over one session's samples: its threads, scopes and tasks
+/// as masks, so that telling whether a sample is kept costs a lookup of each. Every view that
+/// passes over the samples (the call tree's sums, the timeline, the stack chart) asks it, so
+/// that each keeps the samples `prof report` keeps with the same options.
+pub(crate) struct KeptSamples<'a> {
+    session: &'a Session,
+    filter: &'a Filter,
+    /// Per thread, whether it is kept; `None`: all are.
+    threads: Option<Vec<bool>>,
+    /// Per span, whether it is inside a scope of the filter's name; `None`: no scope chosen.
+    in_scope: Option<Vec<bool>>,
+    /// Per task, whether it has the filter's name; `None`: no task chosen.
+    of_task: Option<Vec<bool>>,
+}
+
+impl<'a> KeptSamples<'a> {
+    /// Prepares `filter` for the samples of `session`.
+    pub(crate) fn new(session: &'a Session, filter: &'a Filter) -> Self {
+        let threads = filter.threads.as_ref().map(|keep| {
+            let mut mask = vec![false; session.threads.len()];
+            for t in keep {
+                if let Some(slot) = mask.get_mut(t.index()) {
+                    *slot = true;
+                }
+            }
+            mask
+        });
+        KeptSamples {
+            session,
+            filter,
+            threads,
+            in_scope: filter
+                .scope
+                .as_deref()
+                .map(|name| super::scope_stats::spans_inside(session, name)),
+            of_task: filter
+                .task
+                .as_deref()
+                .map(|name| super::scope_stats::tasks_named(session, name)),
+        }
+    }
+
+    /// Whether the filter keeps sample `i`: of a kept thread, in the time range, in the state,
+    /// inside the scope and in the task it names.
+    pub(crate) fn keeps(&self, i: usize) -> bool {
+        let samples = &self.session.samples;
+        if let Some(inside) = &self.in_scope {
+            if !samples.scope(i).is_some_and(|s| inside[s.index()]) {
+                return false;
+            }
+        }
+        if let Some(named) = &self.of_task {
+            if !samples.task(i).is_some_and(|t| named[t.index()]) {
+                return false;
+            }
+        }
+        if let Some(mask) = &self.threads {
+            if !mask
+                .get(samples.thread[i].index())
+                .copied()
+                .unwrap_or(false)
+            {
+                return false;
+            }
+        }
+        if let Some((start, end)) = self.filter.time_ns {
+            let t = samples.time_ns[i];
+            if t < start || t >= end {
+                return false;
+            }
+        }
+        self.filter
+            .state
+            .is_none_or(|state| samples.state(i).unwrap_or_default() == state)
+    }
+}
+
 /// Sample weight and count per stack node, for the samples a [`Filter`] keeps. Indexed by
 /// [`StackId`]; only the leaf stack of each sample is credited ("self").
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -242,10 +335,8 @@ impl StackWeights {
                     None => Self::sum(stacks, parts),
                 }
             }
-            (_, Some((from, to))) if time_sorted => {
-                let times = &session.samples.time_ns;
-                let rows = times.partition_point(|&t| t < from)..times.partition_point(|&t| t < to);
-                Self::compute_rows(session, filter, rows)
+            (_, Some(_)) if time_sorted => {
+                Self::compute_rows(session, filter, rows_in_range(session, filter, time_sorted))
             }
             _ => Self::compute(session, filter),
         }
@@ -259,55 +350,12 @@ impl StackWeights {
             weight: vec![0; session.stacks.len()],
             count: vec![0; session.stacks.len()],
         };
-        let thread_ok = filter.threads.as_ref().map(|keep| {
-            let mut mask = vec![false; session.threads.len()];
-            for t in keep {
-                if let Some(slot) = mask.get_mut(t.index()) {
-                    *slot = true;
-                }
-            }
-            mask
-        });
-        let in_scope = filter
-            .scope
-            .as_deref()
-            .map(|name| super::scope_stats::spans_inside(session, name));
-        let of_task = filter
-            .task
-            .as_deref()
-            .map(|name| super::scope_stats::tasks_named(session, name));
+        let kept = KeptSamples::new(session, filter);
         let samples = &session.samples;
         let end = rows.end.min(samples.len());
         for i in rows.start.min(end)..end {
-            if let Some(inside) = &in_scope {
-                if !samples.scope(i).is_some_and(|s| inside[s.index()]) {
-                    continue;
-                }
-            }
-            if let Some(named) = &of_task {
-                if !samples.task(i).is_some_and(|t| named[t.index()]) {
-                    continue;
-                }
-            }
-            if let Some(mask) = &thread_ok {
-                if !mask
-                    .get(samples.thread[i].index())
-                    .copied()
-                    .unwrap_or(false)
-                {
-                    continue;
-                }
-            }
-            if let Some((start, end)) = filter.time_ns {
-                let t = samples.time_ns[i];
-                if t < start || t >= end {
-                    continue;
-                }
-            }
-            if let Some(state) = filter.state {
-                if samples.state(i).unwrap_or_default() != state {
-                    continue;
-                }
+            if !kept.keeps(i) {
+                continue;
             }
             let s = samples.stack[i].index();
             out.weight[s] = out.weight[s].saturating_add(samples.weight[i]);

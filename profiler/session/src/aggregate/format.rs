@@ -5,7 +5,7 @@
 //! three significant digits (`950 ns`, `12.3 µs`, `4.70 s`; `512 B`, `1.50 KiB`, `2.00 GiB`);
 //! counts are exact, with thousands separators (`20,834,821`). Percentages have one decimal.
 
-use crate::session::{Frame, SampleType, Session, Unit};
+use crate::session::{Frame, Metadata, SampleType, Session, Unit};
 
 /// `weight` in the unit of `sample_type`, auto-scaled: `4.70 s`, `1.50 MiB`, `20,834,821`.
 pub fn format_weight(sample_type: &SampleType, weight: u64) -> String {
@@ -66,6 +66,26 @@ pub fn format_dropped(dropped: u64, kept: u64) -> String {
         thousands(dropped),
         format_percent(dropped, taken)
     )
+}
+
+/// Everything a session lost, as every view states it: the dropped samples
+/// ([`format_dropped`]) and, when sampling ended before the session did, when and why
+/// (`12 (4.1% of those taken); sampling ended at 0.52 s: the program replaced prof's SIGPROF
+/// handler`). `None` when nothing was lost.
+pub fn format_losses(meta: &Metadata, kept: u64) -> Option<String> {
+    let ended = meta.sampling_ended.as_ref().map(|ended| {
+        format!(
+            "sampling ended at {}: {}",
+            format_time_at(ended.at_ns, 10_000_000),
+            ended.reason
+        )
+    });
+    match (meta.dropped_samples, ended) {
+        (0, None) => None,
+        (0, Some(ended)) => Some(format!("0; {ended}")),
+        (n, None) => Some(format_dropped(n, kept)),
+        (n, Some(ended)) => Some(format!("{}; {ended}", format_dropped(n, kept))),
+    }
 }
 
 /// A change in percentage points with one decimal and its sign, as diffs show it: `+2.7%`,
@@ -363,6 +383,32 @@ mod tests {
             words(&["--scope", "it's a $scope", ""]),
             "--scope 'it'\\''s a $scope' ''"
         );
+    }
+
+    #[test]
+    fn losses_name_the_dropped_samples_and_when_and_why_sampling_ended() {
+        let mut meta = Metadata::default();
+        assert_eq!(format_losses(&meta, 100), None);
+        meta.dropped_samples = 25;
+        assert_eq!(
+            format_losses(&meta, 75).as_deref(),
+            Some("25 (25.0% of those taken)")
+        );
+        meta.sampling_ended = Some(crate::session::SamplingEnded {
+            at_ns: 523_000_000,
+            reason: "the program replaced prof's SIGPROF handler".to_owned(),
+        });
+        assert_eq!(
+            format_losses(&meta, 75).as_deref(),
+            Some(
+                "25 (25.0% of those taken); sampling ended at 523 ms: \
+                 the program replaced prof's SIGPROF handler"
+            )
+        );
+        meta.dropped_samples = 0;
+        assert!(format_losses(&meta, 75)
+            .unwrap()
+            .starts_with("0; sampling ended at 523 ms"));
     }
 
     fn ns(w: u64) -> String {

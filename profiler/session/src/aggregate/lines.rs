@@ -106,6 +106,36 @@ pub fn function_lines(
     transforms: &[Transform],
     func: StrId,
 ) -> Vec<FileWeights> {
+    let mut lines = Lines::default();
+    function_stacks(
+        session,
+        weights,
+        transforms,
+        func,
+        &mut |stack, weight, _, charge_self| {
+            let mut charge_self = charge_self;
+            let frames = session
+                .stack_frames(stack)
+                .filter(|&f| session.frame(f).name == func)
+                .map(|f| (f, std::mem::take(&mut charge_self)));
+            lines.add(session, weight, frames);
+        },
+    );
+    lines.finish()
+}
+
+/// Calls `visit(stack, weight, count, is_self)` for each stack of `weights` with samples that
+/// `transforms` keep and whose transformed stack passes through `func`: `is_self` when `func`
+/// is the transformed leaf, so that the stack's innermost frame of `func` is charged its self
+/// weight. What the Source and Assembly views share (by line, by address); `dyn`, so that the
+/// wasm module holds one copy of it, not one per view.
+pub(crate) fn function_stacks(
+    session: &Session,
+    weights: &StackWeights,
+    transforms: &[Transform],
+    func: StrId,
+    visit: &mut dyn FnMut(StackId, u64, u64, bool),
+) {
     let (mut shape, mut map) = Shape::of_session(session);
     for transform in transforms {
         let (next, step) = transform.apply(&shape, session);
@@ -119,23 +149,22 @@ pub fn function_lines(
     for i in 1..shape.len() {
         through[i] = through[shape.parent[i] as usize] || shape.func[i] == func;
     }
-    let mut lines = Lines::default();
     for (stack, &weight) in weights.weight.iter().enumerate() {
         let Some(node) = map.get(stack).copied().flatten() else {
             continue;
         };
         let node = node as usize;
-        if weights.count[stack] == 0 || !through[node] {
+        let count = weights.count[stack];
+        if count == 0 || !through[node] {
             continue;
         }
-        let mut charge_self = shape.func[node] == func;
-        let frames = session
-            .stack_frames(StackId(stack as u32))
-            .filter(|&f| session.frame(f).name == func)
-            .map(|f| (f, std::mem::take(&mut charge_self)));
-        lines.add(session, weight, frames);
+        visit(
+            StackId(stack as u32),
+            weight,
+            count,
+            shape.func[node] == func,
+        );
     }
-    lines.finish()
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! sandwich view), [`DiffTree`] and [`DiffTable`] for two profiles. Over time rather than
 //! merged: [`timeline`] (each thread's weight per time bucket) and [`stack_chart`] (each thread's
 //! stacks in order). By source line: [`line_weights`] (every file) and [`function_lines`] (one
-//! function's lines, the source view).
+//! function's lines, the source view). By instruction: [`function_addresses`] and
+//! [`instruction_weights`] (one function's code, the assembly view).
 //!
 //! ```
 //! use prof_session::session::{FrameSpec, Metadata, SessionBuilder};
@@ -40,6 +41,8 @@
 //! assert_eq!(shown, "2.00 ms 66.7%");
 //! ```
 
+mod addresses;
+mod calls;
 mod diff_table;
 mod diff_tree;
 mod filter;
@@ -61,6 +64,7 @@ mod scope_table;
 mod search;
 mod shape;
 mod stack_chart;
+mod table;
 mod threads;
 mod timeline;
 mod top;
@@ -70,6 +74,11 @@ mod transform_spec;
 mod tree;
 mod waits;
 
+pub use addresses::{
+    function_addresses, hottest_place, instruction_weights, AddressWeights, CodePlace,
+    InstructionWeights, SampleWeights,
+};
+pub use calls::{call_table, counted_by_name, CallRow, CallTable};
 pub use diff_table::{
     check_comparable, DiffColumn, DiffError, DiffOptions, DiffRow, DiffSide, DiffTable,
 };
@@ -77,9 +86,9 @@ pub use diff_tree::{diff_color, format_share_change, DiffTree, StackDelta};
 pub use filter::{Filter, StackWeights};
 pub use flame::{FlameOptions, FlameOrder, Rect};
 pub use format::{
-    fixed, format_dropped, format_location, format_ms, format_percent, format_percent_change,
-    format_time_at, format_weight, format_weight_change, format_weight_named, shell_words,
-    thousands,
+    fixed, format_dropped, format_location, format_losses, format_ms, format_percent,
+    format_percent_change, format_time_at, format_weight, format_weight_change,
+    format_weight_named, shell_words, thousands,
 };
 pub use grouping::{
     group_by_scope, group_by_task, ScopeCalls, NO_SCOPE_FRAME, NO_TASK_FRAME, SCOPE_FRAME_PREFIX,
@@ -96,9 +105,13 @@ pub use scope_stats::{
 pub use scope_table::{ScopeTable, TaskTable};
 pub use search::{is_marked, name_contains, SearchMatch};
 pub use stack_chart::{box_function, stack_chart, StackBox};
+pub use table::{
+    CallSummary, FunctionTable, GroupBy, MarkList, OptionError, ScopeSummary, TableOptions,
+    TaskSummary,
+};
 pub use threads::{
-    busiest_first, group_by_process, process_label, shown_label, thread_totals, ProcessGroup,
-    ThreadTotal,
+    busiest_first, group_by_process, process_label, shown_label, thread_totals,
+    thread_totals_shown, track_order, ProcessGroup, ThreadTotal,
 };
 pub use timeline::{bucket_of, time_extent, timeline, timeline_charged, TimelineTrack};
 pub use top::{SortBy, TopRow, DEFAULT_TOP};

@@ -3,12 +3,12 @@
 //! stack node, so the same path from the root) are one box; boxes narrower than a minimum width
 //! are merged with their narrow neighbours, like the flame graph's slivers. With transforms, the
 //! stacks drawn are the transformed ones (the call tree's paths), and samples a transform drops
-//! leave a gap.
+//! leave a gap. In wall mode a sample lasts the wall time it weighs, so a thread that waited 9 s
+//! in one call (one sample off CPU, as `prof record --mode wall` takes it) is one 9 s box.
 
-use super::filter::Filter;
-use super::timeline::{in_time_range, thread_mask};
+use super::filter::{Filter, KeptSamples};
 use super::tree::TransformedStacks;
-use crate::session::{FrameId, Session, StrId, ThreadIdx};
+use crate::session::{FrameId, Mode, Session, StrId, ThreadIdx};
 
 /// One box of a stack chart: a frame at a depth, over a span of time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,17 +34,40 @@ pub struct StackBox {
 }
 
 /// How long one sample lasts: until the thread's next sample, but at most the sampling interval
-/// (so a thread that slept does not seem to run through the gap); the last sample of a thread
-/// lasts one interval. Without a known interval, the gap to the next sample (the last: the gap
-/// before it, or 1 ns).
-fn sample_end(time: u64, next: Option<u64>, previous_gap: Option<u64>, interval: u64) -> u64 {
-    let span = match (next, interval) {
+/// or the wall time the sample weighs (`wall`, 0 outside wall mode), whichever is longer (so a
+/// thread that slept between samples does not seem to run through the gap, while a sample that
+/// stands for a long wait lasts the wait); the last sample of a thread lasts that long. Without
+/// either, the gap to the next sample (the last: the gap before it, or 1 ns).
+fn sample_end(
+    time: u64,
+    next: Option<u64>,
+    previous_gap: Option<u64>,
+    interval: u64,
+    wall: u64,
+) -> u64 {
+    let longest = interval.max(wall);
+    let span = match (next, longest) {
         (Some(n), 0) => n - time,
-        (Some(n), i) => (n - time).min(i),
+        (Some(n), l) => (n - time).min(l),
         (None, 0) => previous_gap.unwrap_or(1),
-        (None, i) => i,
+        (None, l) => l,
     };
     time.saturating_add(span.max(1))
+}
+
+/// Each sample's wall time when the session weighs its samples in wall time (wall mode), whatever
+/// sample type is shown: the wall type's weights, primary or extra.
+fn wall_weights(session: &Session) -> Option<&[u64]> {
+    let wall = Mode::Wall.sample_type();
+    if session.meta.sample_type == wall {
+        return Some(&session.samples.weight);
+    }
+    let k = session
+        .meta
+        .extra_sample_types
+        .iter()
+        .position(|t| *t == wall)?;
+    session.samples.extra_weights.get(k)?.as_deref()
 }
 
 /// Adds a box narrower than the minimum width to its siblings, merging it into the last one
@@ -139,11 +162,14 @@ impl Nodes {
     }
 }
 
-/// The stack chart of the samples `filter` keeps, over the window `[from, to)`: boxes clipped to
+/// The stack chart of the samples `filter` keeps (by thread, time range, state, scope and task),
+/// over the window `[from, to)`: boxes clipped to
 /// the window, thread by thread (in the session's thread order), each thread's samples in time
-/// order. Boxes narrower than `min_width` nanoseconds are merged with the narrow siblings they
-/// touch, and what they call is not drawn, so the count of boxes stays near the window's pixels
-/// times the depth however many samples there are. `highlight` marks functions (one byte per
+/// order. A sample lasts until the thread's next one, at most the sampling interval or, in wall
+/// mode, the wall time it weighs, whichever is longer. Boxes narrower than `min_width`
+/// nanoseconds are merged with the narrow siblings they touch, and what they call is not drawn,
+/// so the count of boxes stays near the window's pixels times the depth however many samples
+/// there are. `highlight` marks functions (one byte per
 /// name id, 1: marked). With `transformed` stacks (made from `session`) that some transform
 /// rewrote, each sample's stack is drawn as rewritten, as the call tree charges it, and a
 /// sample they drop is not drawn; without, the stacks are drawn frame by frame as recorded.
@@ -160,19 +186,19 @@ pub fn stack_chart(
     if to <= from {
         return out;
     }
-    let keep = thread_mask(session, filter);
+    let kept = KeptSamples::new(session, filter);
     let nodes = Nodes::new(session, transformed, highlight);
     let interval = match session.meta.achieved_interval_ns {
         0 => session.meta.requested_interval_ns,
         i => i,
     };
     let samples = &session.samples;
+    let wall = wall_weights(session);
     // The kept samples of each thread, in time order (stable, so equal times keep file order).
     let mut by_thread: Vec<Vec<u32>> = vec![Vec::new(); session.threads.len()];
     for i in 0..samples.len() {
-        let thread = samples.thread[i].index();
-        if keep.get(thread) == Some(&true) && in_time_range(filter, samples.time_ns[i]) {
-            by_thread[thread].push(i as u32);
+        if kept.keeps(i) {
+            by_thread[samples.thread[i].index()].push(i as u32);
         }
     }
     let mut path: Vec<u32> = Vec::new();
@@ -229,7 +255,8 @@ pub fn stack_chart(
                 .checked_sub(1)
                 .map(|p| time - samples.time_ns[indices[p] as usize]);
             let start = time.max(from);
-            let end = sample_end(time, next, previous_gap, interval).min(to);
+            let weight = wall.map_or(0, |w| w[i as usize]);
+            let end = sample_end(time, next, previous_gap, interval, weight).min(to);
             // A sample a transform drops leaves a gap (its time is not anybody's).
             let Some(leaf) = nodes.of_stack[samples.stack[i as usize].index()] else {
                 continue;
@@ -493,11 +520,79 @@ mod tests {
     }
 
     #[test]
+    fn a_filter_by_state_draws_only_that_states_samples() {
+        use crate::session::SampleState;
+        let mut b = SessionBuilder::default();
+        let t = b.thread(1, "main");
+        let run = b.intern_frame(&FrameSpec::named("run"));
+        let wait = b.intern_frame(&FrameSpec::named("wait"));
+        let running = b.intern_stack_path(&[run]).unwrap();
+        let waiting = b.intern_stack_path(&[wait]).unwrap();
+        b.push_sample_full(running, t, 0, &[10], 1, Some(SampleState::Running));
+        b.push_sample_full(waiting, t, 10, &[10], 1, Some(SampleState::Waiting));
+        let session = b.finish();
+        let names = |filter: &Filter| -> Vec<String> {
+            stack_chart(&session, filter, None, 0, 20, 1, None)
+                .iter()
+                .map(|b| session.str(b.func).to_owned())
+                .collect()
+        };
+        assert_eq!(names(&Filter::all()), ["run", "wait"]);
+        assert_eq!(names(&Filter::all().state(SampleState::Waiting)), ["wait"]);
+        assert_eq!(names(&Filter::all().state(SampleState::Running)), ["run"]);
+    }
+
+    #[test]
     fn without_an_interval_a_sample_lasts_until_the_next() {
-        assert_eq!(sample_end(10, Some(30), None, 0), 30);
-        assert_eq!(sample_end(10, Some(30), None, 5), 15);
-        assert_eq!(sample_end(30, None, Some(20), 0), 50);
-        assert_eq!(sample_end(30, None, None, 0), 31);
-        assert_eq!(sample_end(30, Some(30), None, 0), 31, "never empty");
+        assert_eq!(sample_end(10, Some(30), None, 0, 0), 30);
+        assert_eq!(sample_end(10, Some(30), None, 5, 0), 15);
+        assert_eq!(sample_end(30, None, Some(20), 0, 0), 50);
+        assert_eq!(sample_end(30, None, None, 0, 0), 31);
+        assert_eq!(sample_end(30, Some(30), None, 0, 0), 31, "never empty");
+        // A wall sample lasts the time it weighs, up to the next sample.
+        assert_eq!(sample_end(10, Some(100), None, 5, 60), 70);
+        assert_eq!(sample_end(10, Some(40), None, 5, 60), 40);
+        assert_eq!(sample_end(10, None, None, 5, 60), 70);
+    }
+
+    #[test]
+    fn a_long_wait_in_wall_mode_is_one_box_of_its_length() {
+        use crate::session::{Metadata, SampleState};
+        const MS: u64 = 1_000_000;
+        let mut b = SessionBuilder::new(Metadata {
+            mode: Mode::Wall,
+            sample_type: Mode::Wall.sample_type(),
+            extra_sample_types: Mode::Wall.extra_sample_types(),
+            requested_interval_ns: MS,
+            achieved_interval_ns: MS,
+            ..Metadata::default()
+        });
+        let t = b.thread(1, "main");
+        let main = b.intern_frame(&FrameSpec::named("main"));
+        let wait = b.intern_frame(&FrameSpec::named("wait"));
+        let work = b.intern_frame(&FrameSpec::named("work"));
+        let waiting = b.intern_stack_path(&[main, wait]).unwrap();
+        let working = b.intern_stack_path(&[main, work]).unwrap();
+        // 1 ms of work, then 9 s off CPU in `wait` (one sample weighing 9 s), then work again.
+        b.push_sample_full(working, t, 0, &[MS], 1, Some(SampleState::Running));
+        b.push_sample_full(waiting, t, MS, &[9_000 * MS], 1, Some(SampleState::Waiting));
+        b.push_sample_full(working, t, 9_001 * MS, &[MS], 1, Some(SampleState::Running));
+        let mut session = b.finish();
+        let wait_boxes = |session: &Session| -> Vec<(u64, u64)> {
+            stack_chart(session, &Filter::all(), None, 0, 10_000 * MS, MS, None)
+                .iter()
+                .filter(|b| session.str(b.func) == "wait")
+                .map(|b| (b.start_ns, b.end_ns))
+                .collect()
+        };
+        assert_eq!(wait_boxes(&session), [(MS, 9_001 * MS)]);
+        let main_boxes = stack_chart(&session, &Filter::all(), None, 0, 10_000 * MS, MS, None)
+            .iter()
+            .filter(|b| b.depth == 0)
+            .count();
+        assert_eq!(main_boxes, 1, "no gap: main runs through the wait");
+        // Showing the sample counts instead does not change how long each sample lasted.
+        session.select_sample_type("samples").unwrap();
+        assert_eq!(wait_boxes(&session), [(MS, 9_001 * MS)]);
     }
 }

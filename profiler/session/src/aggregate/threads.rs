@@ -1,6 +1,8 @@
 //! How the samples spread over the threads: each thread's sample count and weight, for thread
 //! pickers and summaries.
 
+use super::filter::{rows_in_range, Filter, KeptSamples};
+use super::tree::TransformedStacks;
 use crate::session::{Process, ProcessIdx, Session, ThreadIdx};
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +21,34 @@ pub struct ThreadTotal {
 /// samples included, with zeros). A sample naming a thread the session does not list is not
 /// counted.
 pub fn thread_totals(session: &Session) -> Vec<ThreadTotal> {
+    totals_of(session, 0..session.samples.len())
+}
+
+/// [`thread_totals`] of what every view shows: the samples `filter` keeps (a filter of no
+/// threads counts every thread) whose stacks `transformed` keeps (a drop or a focus leaves some
+/// out), in the order of `session.threads`. With a time range over samples in time order
+/// (`time_sorted`), only the range's rows are read.
+pub fn thread_totals_shown(
+    session: &Session,
+    filter: &Filter,
+    transformed: &TransformedStacks,
+    time_sorted: bool,
+) -> Vec<ThreadTotal> {
+    let kept = KeptSamples::new(session, filter);
+    let stacks = &session.samples.stack;
+    let dropped = |i: usize| {
+        transformed.is_transformed()
+            && transformed
+                .map
+                .get(stacks[i].index())
+                .is_none_or(Option::is_none)
+    };
+    let rows = rows_in_range(session, filter, time_sorted);
+    totals_of(session, rows.filter(|&i| kept.keeps(i) && !dropped(i)))
+}
+
+/// Each thread's samples and weight among the sample rows `rows`.
+fn totals_of(session: &Session, rows: impl Iterator<Item = usize>) -> Vec<ThreadTotal> {
     let mut totals: Vec<ThreadTotal> = (0..session.threads.len())
         .map(|i| ThreadTotal {
             thread: ThreadIdx(i as u32),
@@ -27,10 +57,10 @@ pub fn thread_totals(session: &Session) -> Vec<ThreadTotal> {
         })
         .collect();
     let samples = &session.samples;
-    for (i, (thread, &weight)) in samples.thread.iter().zip(&samples.weight).enumerate() {
-        if let Some(total) = totals.get_mut(thread.index()) {
+    for i in rows {
+        if let Some(total) = totals.get_mut(samples.thread[i].index()) {
             total.samples = total.samples.saturating_add(samples.multiplicity(i));
-            total.weight = total.weight.saturating_add(weight);
+            total.weight = total.weight.saturating_add(samples.weight[i]);
         }
     }
     totals
@@ -43,6 +73,17 @@ pub fn busiest_first(totals: &[ThreadTotal]) -> Vec<ThreadIdx> {
     let mut order: Vec<&ThreadTotal> = totals.iter().collect();
     crate::order::sort_by_key(&mut order, |t| std::cmp::Reverse(t.weight));
     order.into_iter().map(|t| t.thread).collect()
+}
+
+/// The order of the tracks of every view over time (the timeline and the stack chart draw their
+/// threads in it, so a thread sits in the same place in both): the threads of `totals` (as
+/// [`thread_totals`] gives them) [`busiest_first`], then each process's threads together
+/// ([`group_by_process`]), the processes in the order of their busiest thread.
+pub fn track_order(session: &Session, totals: &[ThreadTotal]) -> Vec<ThreadIdx> {
+    group_by_process(session, &busiest_first(totals))
+        .into_iter()
+        .flat_map(|group| group.threads)
+        .collect()
 }
 
 /// One process's threads, as the thread selector and the timeline group them.
@@ -174,6 +215,52 @@ mod tests {
     use super::*;
 
     #[test]
+    fn shown_totals_count_what_the_filter_and_the_transforms_keep() {
+        use crate::aggregate::{Transform, TransformSpec};
+        use crate::session::{FrameSpec, SampleState, SessionBuilder};
+        let mut b = SessionBuilder::default();
+        let main = b.thread(1, "main");
+        let worker = b.thread(2, "worker");
+        let run = b.intern_frame(&FrameSpec::named("run"));
+        let io = b.intern_frame(&FrameSpec::named("io"));
+        let running = b.intern_stack_path(&[run]).unwrap();
+        let waiting = b.intern_stack_path(&[run, io]).unwrap();
+        b.push_sample_full(running, main, 0, &[3], 1, Some(SampleState::Running));
+        b.push_sample_full(waiting, main, 1, &[5], 1, Some(SampleState::Waiting));
+        b.push_sample_full(running, worker, 2, &[7], 2, Some(SampleState::Running));
+        let session = b.finish();
+        let untransformed = TransformedStacks::new(&session, &[]);
+        let counts = |filter: &Filter, transformed: &TransformedStacks| -> Vec<(u64, u64)> {
+            thread_totals_shown(&session, filter, transformed, true)
+                .iter()
+                .map(|t| (t.samples, t.weight))
+                .collect()
+        };
+        let all: Vec<(u64, u64)> = thread_totals(&session)
+            .iter()
+            .map(|t| (t.samples, t.weight))
+            .collect();
+        assert_eq!(counts(&Filter::all(), &untransformed), all);
+        assert_eq!(
+            counts(&Filter::all().state(SampleState::Waiting), &untransformed),
+            [(1, 5), (0, 0)]
+        );
+        let drop_io: Vec<Transform> = [TransformSpec::Drop {
+            function: "io".into(),
+        }]
+        .iter()
+        .map(|spec| spec.resolve(&session).unwrap())
+        .collect();
+        let dropped = TransformedStacks::new(&session, &drop_io);
+        assert_eq!(counts(&Filter::all(), &dropped), [(1, 3), (2, 7)]);
+        // A time range: only its rows are read, as every row would give.
+        assert_eq!(
+            counts(&Filter::all().time_range(1, 3), &untransformed),
+            [(1, 5), (2, 7)]
+        );
+    }
+
+    #[test]
     fn the_shown_label_names_the_processes_and_threads_kept() {
         use crate::session::{FrameSpec, Metadata, SessionBuilder};
         let mut b = SessionBuilder::new(Metadata {
@@ -275,6 +362,9 @@ mod tests {
                 ("sh [10]".to_owned(), vec![3, 0])
             ]
         );
+        // The tracks of the timeline and the stack chart: the groups one after another.
+        let tracks = track_order(&session, &thread_totals(&session));
+        assert_eq!(tracks, [2, 1, 3, 0].map(ThreadIdx));
     }
 
     #[test]

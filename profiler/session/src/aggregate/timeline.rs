@@ -2,7 +2,7 @@
 //! the hottest function of each bucket and the share of it that a highlight (a search or a
 //! selected function) matches. The viewer draws it as one activity graph per thread.
 
-use super::filter::Filter;
+use super::filter::{Filter, KeptSamples};
 use crate::session::{SampleState, Session, StrId, ThreadIdx};
 
 /// One thread's samples over the window, bucket by bucket.
@@ -80,14 +80,8 @@ pub(crate) fn thread_mask(session: &Session, filter: &Filter) -> Vec<bool> {
     }
 }
 
-/// Whether `filter`'s time range (if any) holds `time`.
-pub(crate) fn in_time_range(filter: &Filter, time: u64) -> bool {
-    filter
-        .time_ns
-        .is_none_or(|(start, end)| start <= time && time < end)
-}
-
-/// The samples `filter` keeps in `[from, to)`, summed per thread in `buckets` equal buckets (see
+/// The samples `filter` keeps in `[from, to)` (by thread, time range, state, scope and task, as
+/// every view keeps them), summed per thread in `buckets` equal buckets (see
 /// [`bucket_of`]): one track per thread the filter keeps, in the session's thread order.
 /// `highlight` marks functions (one byte per name id, 1: marked); a sample matches when any frame
 /// of its stack is marked.
@@ -135,6 +129,7 @@ pub fn timeline_charged(
     if buckets == 0 || to <= from || tracks.is_empty() {
         return tracks;
     }
+    let kept = KeptSamples::new(session, filter);
     let matching = highlight.map(|mask| stacks_matching(session, mask));
     let leaf: Vec<StrId> = match charged {
         // A dropped stack's leaf is never read: its samples are skipped below.
@@ -180,7 +175,7 @@ pub fn timeline_charged(
             continue;
         };
         let time = samples.time_ns[i];
-        if track == u32::MAX || !in_time_range(filter, time) {
+        if track == u32::MAX || !kept.keeps(i) {
             continue;
         }
         if charged.is_some_and(|c| c.get(samples.stack[i].index()).is_none_or(Option::is_none)) {
@@ -435,6 +430,14 @@ mod tests {
         let tracks = timeline(&session, &Filter::all(), 0, 20, 2, None);
         assert_eq!(tracks[0].weight, [8, 7]);
         assert_eq!(tracks[0].waiting, [5, 7]);
+        // A filter by state keeps only that state's samples, as every view does.
+        let waiting = Filter::all().state(SampleState::Waiting);
+        let tracks = timeline(&session, &waiting, 0, 20, 2, None);
+        assert_eq!(tracks[0].weight, [5, 7]);
+        let running = Filter::all().state(SampleState::Running);
+        let tracks = timeline(&session, &running, 0, 20, 2, None);
+        assert_eq!(tracks[0].weight, [3, 0]);
+        assert_eq!(tracks[0].waiting, [0, 0]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The top-N table as text, like stackprof's: TOTAL (pct) SELF (pct) FRAME, with a CALLS
-//! column before FRAME for a session grouped by scope.
+//! column before FRAME for a session grouped by scope, or for one whose functions' calls were
+//! counted (`prof record --calls`: the counted functions' exact calls, empty for the others).
 
-use super::format::{format_dropped, format_percent, format_weight, thousands};
+use super::format::{format_losses, format_percent, format_weight, thousands};
 use super::grouping::ScopeCalls;
 use super::threads::shown_label;
 use super::top::{SortBy, TopRow};
@@ -49,20 +50,22 @@ impl fmt::Display for TopTable<'_> {
             }
         )?;
         // Losses are stated wherever a profile is shown, not only when it was saved.
-        match meta.dropped_samples {
-            0 => writeln!(f)?,
-            n => writeln!(
-                f,
-                "; dropped {}",
-                format_dropped(n, self.session.sample_count())
-            )?,
+        match format_losses(meta, self.session.sample_count()) {
+            None => writeln!(f)?,
+            Some(losses) => writeln!(f, "; dropped {losses}")?,
         }
         write!(
             f,
             "{:>12} {:>8} {:>12} {:>8}",
             "TOTAL", "(pct)", "SELF", "(pct)"
         )?;
-        if self.calls.is_some() {
+        // Counted calls by function name (a function counted in two files: both counts).
+        let counted = if self.calls.is_none() {
+            super::counted_by_name(self.session)
+        } else {
+            Default::default()
+        };
+        if self.calls.is_some() || !counted.is_empty() {
             write!(f, " {:>10}", "CALLS")?;
         }
         writeln!(f, "  FRAME")?;
@@ -77,6 +80,9 @@ impl fmt::Display for TopTable<'_> {
             )?;
             if let Some(calls) = self.calls {
                 let text = calls.of_function(row.func).map(thousands);
+                write!(f, " {:>10}", text.unwrap_or_default())?;
+            } else if !counted.is_empty() {
+                let text = counted.get(row.name.as_str()).map(|&c| thousands(c));
                 write!(f, " {:>10}", text.unwrap_or_default())?;
             }
             writeln!(f, "  {}", row.name)?;

@@ -62,3 +62,71 @@ pub fn title(session: &Session) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The formats a profile is written in, as `prof convert --to` and [`Format::from_path`] name
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// A prof session file: JSON, gzipped when the name ends in `.gz` (what `prof serve`,
+    /// `prof report` and the viewer open).
+    Session,
+    /// Folded stacks, `root;…;leaf weight` a line (flamegraph.pl, inferno).
+    Folded,
+    /// A flame graph SVG (inferno).
+    Svg,
+    /// speedscope's JSON.
+    Speedscope,
+    /// pprof's profile.proto, gzipped, as `go tool pprof` writes and reads it.
+    Pprof,
+    /// A Graphviz dot call graph.
+    Dot,
+    /// Source lines annotated with their weights (the source files named in the profile are
+    /// read from disk).
+    Source,
+    /// One self-contained HTML file: the viewer and the profile, to open from disk offline.
+    Html,
+}
+
+impl Format {
+    /// Each format a file name implies, with the endings (compared without case) that imply it,
+    /// longest first where one ends another (`.speedscope.json` before `.json`).
+    pub const BY_NAME: [(Format, &'static [&'static str]); 7] = [
+        (Format::Speedscope, &[".speedscope.json", ".speedscope"]),
+        (Format::Folded, &[".folded", ".collapsed", ".folded.txt"]),
+        (Format::Svg, &[".svg"]),
+        (Format::Pprof, &[".pb.gz", ".pprof", ".pb"]),
+        (Format::Dot, &[".dot", ".gv"]),
+        (Format::Session, &[".json", ".json.gz"]),
+        (Format::Html, &[".html", ".htm"]),
+    ];
+
+    /// The format the name of `path` implies (see [`Format::BY_NAME`]); `None` for a name that
+    /// implies none (`out.txt`). [`Format::Source`] is never implied.
+    ///
+    /// ```
+    /// use prof_session::export::Format;
+    /// use std::path::Path;
+    /// assert_eq!(Format::from_path(Path::new("cpu.pb.gz")), Some(Format::Pprof));
+    /// assert_eq!(Format::from_path(Path::new("out.speedscope.json")), Some(Format::Speedscope));
+    /// assert_eq!(Format::from_path(Path::new("profile.json.gz")), Some(Format::Session));
+    /// assert_eq!(Format::from_path(Path::new("notes.txt")), None);
+    /// ```
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        Format::BY_NAME
+            .iter()
+            .find(|(_, endings)| endings.iter().any(|e| name.ends_with(e)))
+            .map(|(format, _)| *format)
+    }
+
+    /// The endings that imply a format, for messages: `.json, .json.gz, .folded, …`.
+    pub fn known_endings() -> String {
+        let mut all: Vec<&str> = Format::BY_NAME
+            .iter()
+            .flat_map(|(_, endings)| endings.iter().copied())
+            .collect();
+        all.sort_by_key(|e| Format::BY_NAME.iter().position(|(_, es)| es.contains(e)));
+        all.join(", ")
+    }
+}

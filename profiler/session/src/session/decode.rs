@@ -371,5 +371,6 @@ pub(crate) fn decode(mut file: FileIn<'_>) -> Result<Session, Invalid> {
         samples,
         scopes,
         tasks,
+        counted: std::mem::take(&mut file.calls),
     })
 }

@@ -258,6 +258,32 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -
     }
 }
 
+/// [`write_file`] for a writer that fails with this crate's errors (an export that can refuse
+/// its session): `render` writes through a buffer; its own error is returned as it is (the file
+/// left as it was), and an error of writing names `path`.
+pub fn write_file_with(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    // An error of the renderer's own (not of writing) is kept to be returned as it is.
+    let mut failed = None;
+    let written = write_file(path, |file| {
+        let mut out = io::BufWriter::new(file);
+        match render(&mut out) {
+            Ok(()) => out.flush(),
+            Err(Error::Write(source)) => Err(source),
+            Err(other) => {
+                failed = Some(other);
+                Err(io::Error::other("the export failed"))
+            }
+        }
+    });
+    match failed {
+        Some(err) => Err(err),
+        None => written,
+    }
+}
+
 /// `path`, a character device or a FIFO, opened for writing without creating or truncating
 /// anything. A FIFO is opened only when a reader has it open: first without waiting (which
 /// fails at once when there is none), then, with that descriptor held, for blocking writes.

@@ -8,7 +8,9 @@
 
 use super::packed::{self, zigzag};
 use super::scopes_file::{context_column, scopes_file, tasks_file, ScopesFile, TasksFile};
-use super::{Frame, Frames, Metadata, Process, SampleState, Session, StrId, Strings, Thread};
+use super::{
+    CountedFunction, Frame, Frames, Metadata, Process, SampleState, Session, StrId, Strings, Thread,
+};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -20,7 +22,8 @@ pub const FORMAT_NAME: &str = "prof-session";
 /// optional `samples.state` column; version 4 the optional `processes` table and each thread's
 /// `process`; version 5 the optional `scopes` and `tasks` tables and the optional
 /// `samples.scope` and `samples.task` columns; version 6 the optional `tasks.polls.waited_at`
-/// column. Versions 1 to 5 are still read.
+/// column. Versions 1 to 5 are still read. The optional `calls` table came later without a new
+/// version: older readers ignore an unknown top-level field.
 pub const FORMAT_VERSION: u32 = 6;
 
 /// One frame as stored: absent optional fields are omitted.
@@ -120,6 +123,8 @@ pub(crate) struct FileIn<'a> {
     pub scopes: Option<ScopesFile<'a>>,
     /// Absent before version 5 and when the program recorded no task.
     pub tasks: Option<TasksFile<'a>>,
+    /// Absent when no function's calls were counted (`prof record --calls`).
+    pub calls: Vec<CountedFunction>,
 }
 
 /// A session in its file form, borrowing what it can from the session: the writer's input.
@@ -141,6 +146,8 @@ pub(crate) struct FileOut<'a> {
     scopes: Option<ScopesFile<'static>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tasks: Option<TasksFile<'static>>,
+    #[serde(skip_serializing_if = "<[CountedFunction]>::is_empty")]
+    calls: &'a [CountedFunction],
 }
 
 impl<'a> FileOut<'a> {
@@ -187,6 +194,7 @@ impl<'a> FileOut<'a> {
             samples: samples_columns(session),
             scopes: scopes_file(&session.scopes),
             tasks: tasks_file(&session.tasks),
+            calls: &session.counted,
         }
     }
 }

@@ -16,7 +16,10 @@ use super::scopes_file::{
     FieldsColumns, MarksColumns, PollsColumns, ScopesFile, SiteRow, SpansColumns, TaskRow,
     TasksFile,
 };
-use super::{Frame, Frames, Metadata, Mode, Process, SampleType, SiteKind, StrId, Strings, Unit};
+use super::{
+    CountedFunction, Frame, Frames, Metadata, Mode, Process, SampleType, SamplingEnded, SiteKind,
+    StrId, Strings, Unit,
+};
 use crate::json::{Json, Step, Unknown};
 use std::borrow::Cow;
 
@@ -38,6 +41,7 @@ fn file<'a>(json: &mut Json<'a>) -> Step<FileIn<'a>> {
     let (mut meta, mut strings, mut frames, mut stacks) = (None, None, None, None);
     let (mut threads, mut samples) = (None, None);
     let (mut processes, mut mappings, mut scopes, mut tasks) = (Vec::new(), Vec::new(), None, None);
+    let mut calls = Vec::new();
     json.object("a prof session object")?;
     let mut first = true;
     while let Some(key) = json.key(&mut first)? {
@@ -74,6 +78,7 @@ fn file<'a>(json: &mut Json<'a>) -> Step<FileIn<'a>> {
             "samples" => samples = Some(samples_columns(json)?),
             "scopes" => scopes = Some(scopes_file(json)?),
             "tasks" => tasks = Some(tasks_file(json)?),
+            "calls" => calls = rows(json, counted_function)?,
             _ => json.skip()?,
         }
     }
@@ -93,6 +98,7 @@ fn file<'a>(json: &mut Json<'a>) -> Step<FileIn<'a>> {
         samples: samples.ok_or_else(|| missing("samples"))?,
         scopes,
         tasks,
+        calls,
     })
 }
 
@@ -158,6 +164,7 @@ fn metadata(json: &mut Json<'_>) -> Step<Metadata> {
         "prof_version",
         "sample_type",
         "extra_sample_types",
+        "sampling_ended",
     ];
     let mut meta = Metadata::default();
     let mut fields = json.fields("struct Metadata", NAMES, Unknown::Skip)?;
@@ -188,11 +195,25 @@ fn metadata(json: &mut Json<'_>) -> Step<Metadata> {
             12 => meta.dropped_samples = json.u64()?,
             13 => meta.prof_version = string(json)?,
             14 => meta.sample_type = sample_type(json)?,
-            _ => meta.extra_sample_types = rows(json, sample_type)?,
+            15 => meta.extra_sample_types = rows(json, sample_type)?,
+            _ => meta.sampling_ended = Some(sampling_ended(json)?),
         }
     }
     json.require(&fields, all(14))?;
     Ok(meta)
+}
+
+fn sampling_ended(json: &mut Json<'_>) -> Step<SamplingEnded> {
+    let mut ended = SamplingEnded::default();
+    let mut fields = json.fields("struct SamplingEnded", &["at_ns", "reason"], Unknown::Skip)?;
+    while let Some(i) = json.field(&mut fields)? {
+        match i {
+            0 => ended.at_ns = json.u64()?,
+            _ => ended.reason = string(json)?,
+        }
+    }
+    json.require(&fields, all(2))?;
+    Ok(ended)
 }
 
 /// The index in `names` of a lowercase enum's variant, read by name.
@@ -331,6 +352,23 @@ fn process(json: &mut Json<'_>) -> Step<Process> {
     }
     json.require(&fields, all(2))?;
     Ok(process)
+}
+
+fn counted_function(json: &mut Json<'_>) -> Step<CountedFunction> {
+    const NAMES: &[&str] = &["name", "module", "offset", "calls", "inlined"];
+    let mut counted = CountedFunction::default();
+    let mut fields = json.fields("struct CountedFunction", NAMES, Unknown::Deny)?;
+    while let Some(i) = json.field(&mut fields)? {
+        match i {
+            0 => counted.name = string(json)?,
+            1 => counted.module = string(json)?,
+            2 => counted.offset = json.u64()?,
+            3 => counted.calls = json.u64()?,
+            _ => counted.inlined = optional(json, |j| j.bool())?,
+        }
+    }
+    json.require(&fields, all(4))?;
+    Ok(counted)
 }
 
 fn mapping_row(json: &mut Json<'_>) -> Step<MappingRow> {

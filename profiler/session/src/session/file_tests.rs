@@ -156,6 +156,7 @@ fn corpus_sessions() -> Vec<(&'static str, Session)> {
         ("typed.json", typed_session()),
         ("processes.json", multi_process_session()),
         ("scoped.json", super::scopes_tests::scoped_session()),
+        ("calls.json", calls_session()),
     ]
 }
 
@@ -262,6 +263,40 @@ fn version_6_fixture_keeps_loading_and_is_what_is_written() {
     session.tasks.polls[0].waited_at = Some(StackId(0));
     assert_eq!(read(&bytes[..]).unwrap(), session);
     assert_eq!(to_bytes(&session), bytes.trim_ascii_end());
+}
+
+/// A session of `prof record --calls`: counted functions beside the samples.
+fn calls_session() -> Session {
+    let mut session = rich_session();
+    session.counted = vec![
+        CountedFunction {
+            name: "demo::hot".into(),
+            module: "/usr/bin/demo".into(),
+            offset: 0x1130,
+            calls: 12_345,
+            inlined: Some(true),
+        },
+        CountedFunction {
+            name: "memchr".into(),
+            module: "/lib/x86_64-linux-gnu/libc.so.6".into(),
+            offset: 0x9a4c0,
+            calls: 0,
+            inlined: None,
+        },
+    ];
+    session
+}
+
+#[test]
+fn counted_calls_round_trip_and_a_row_missing_a_field_is_refused() {
+    let session = calls_session();
+    let bytes = to_bytes(&session);
+    assert_eq!(read(&bytes[..]).unwrap(), session);
+    let text = String::from_utf8(bytes).unwrap();
+    let broken = text.replacen(r#","calls":12345"#, "", 1);
+    assert_ne!(broken, text);
+    let message = read(broken.as_bytes()).unwrap_err().to_string();
+    assert!(message.contains("calls"), "{message}");
 }
 
 /// Files before version 4 have no process table; their threads all belong to the one

@@ -49,7 +49,7 @@ pub use date::{parse_rfc3339, rfc3339_utc};
 #[cfg(feature = "fs")]
 pub use file::{
     check_writable, is_gzip_path, load, load_bytes_with, load_with, save, save_within,
-    write_atomically, write_file,
+    write_atomically, write_file, write_file_with,
 };
 pub use file_format::{FORMAT_NAME, FORMAT_VERSION};
 pub use ids::{FrameId, ProcessIdx, SiteIdx, SpanIdx, StackId, StrId, TaskIdx, ThreadIdx};
@@ -61,8 +61,8 @@ pub use io::{
     DEFAULT_MAX_BYTES,
 };
 pub use model::{
-    Mapping, Metadata, Mode, Process, SampleState, SampleType, Samples, Session, StackNode, Thread,
-    Unit, UnknownSampleType,
+    CountedFunction, Mapping, Metadata, Mode, Process, SampleState, SampleType, Samples,
+    SamplingEnded, Session, StackNode, Thread, Unit, UnknownSampleType, HEAP_TYPE_NAMES,
 };
 pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use tables::{Frame, Frames, Strings};

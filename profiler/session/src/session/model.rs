@@ -85,6 +85,14 @@ impl Unit {
     }
 }
 
+/// The sample types of an allocation profile that Go's heap profile names otherwise: (Go's
+/// name, prof's). prof's pprof output uses Go's names (what `go tool pprof -sample_index` and
+/// profiling backends know); both choose the type in [`Session::select_sample_type`].
+pub const HEAP_TYPE_NAMES: [(&str, &str); 2] = [
+    ("alloc_space", "alloc_bytes"),
+    ("inuse_space", "inuse_bytes"),
+];
+
 /// What the weights of a session measure: a name (`cpu`, `wall`, `samples`, `cycles`,
 /// `alloc_bytes`, ...) and the unit, as pprof's `sample_type` has them. The default is what the
 /// default [`Mode`] records: `cpu` nanoseconds.
@@ -167,8 +175,12 @@ pub struct Metadata {
     /// The timer mechanism that produced the samples, e.g. `perf_event`, `timer_create`,
     /// `setitimer`, or `import:folded` for imported profiles.
     pub timer: String,
-    /// Samples the sampler had to drop (buffer full or `max_samples` reached).
+    /// Samples the sampler had to drop (buffer full or `max_samples` reached), and those it
+    /// could not take after sampling ended early ([`Metadata::sampling_ended`], an estimate).
     pub dropped_samples: u64,
+    /// When sampling ended before the session did, and why; `None` when it ran to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_ended: Option<SamplingEnded>,
     /// What the weights measure and in which unit: the primary sample type, the one
     /// [`Samples::weight`] holds and every single-weight view shows. Files of version 1 have
     /// none; it is derived from `mode` and `timer` when they are read (see
@@ -182,6 +194,18 @@ pub struct Metadata {
     pub extra_sample_types: Vec<SampleType>,
     /// The `prof` version that wrote the session.
     pub prof_version: String,
+}
+
+/// Sampling that ended before its session did (see [`Metadata::sampling_ended`]): the samples
+/// the session would have had after it are estimated and counted in
+/// [`Metadata::dropped_samples`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SamplingEnded {
+    /// When, in nanoseconds since the session started.
+    pub at_ns: u64,
+    /// Why, as a sentence without its full stop: "the program replaced prof's SIGPROF
+    /// handler".
+    pub reason: String,
 }
 
 /// A node of the stack prefix tree: `frame` called from the stack `parent` (None at the root).
@@ -225,6 +249,27 @@ pub struct Process {
     /// The path of its executable, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executable: Option<String>,
+}
+
+/// A function whose calls the kernel counted exactly (`prof record --calls`): every entry into
+/// it, by any thread of the processes recorded, while the recording ran. Calls the compiler
+/// inlined into their callers are not entries and are not counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountedFunction {
+    /// Its name, demangled, as the frames of its samples name it.
+    pub name: String,
+    /// The file it is in (the program or a library), as the probe named it.
+    pub module: String,
+    /// Its entry's offset in that file.
+    pub offset: u64,
+    /// The calls counted.
+    pub calls: u64,
+    /// Whether the compiler also inlined it somewhere, per its file's debug info: calls of
+    /// those copies never enter it and are not in [`CountedFunction::calls`]. `None` when the
+    /// file has no debug info to tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inlined: Option<bool>,
 }
 
 impl Process {
@@ -405,6 +450,9 @@ pub struct Session {
     /// Async tasks and when they were polled (`prof::task::instrument`); empty when the
     /// program has none.
     pub tasks: Tasks,
+    /// The functions whose calls were counted exactly (`prof record --calls`), in the order
+    /// probed; empty when none were.
+    pub counted: Vec<CountedFunction>,
 }
 
 impl Session {
@@ -485,15 +533,21 @@ impl Session {
     /// [`UnknownSampleType`] naming the types there are (which converts into
     /// [`crate::Error::UnknownSampleType`]).
     pub fn select_sample_type(&mut self, name: &str) -> Result<(), UnknownSampleType> {
-        if self.meta.sample_type.name == name {
+        // Go's heap profile names (`alloc_space`, the names prof's pprof output uses) and
+        // prof's (`alloc_bytes`) choose the same type, whichever the session has.
+        let alias = HEAP_TYPE_NAMES
+            .iter()
+            .find_map(|&(go, ours)| match name {
+                n if n == go => Some(ours),
+                n if n == ours => Some(go),
+                _ => None,
+            })
+            .unwrap_or(name);
+        let named = |t: &SampleType| t.name == name || t.name == alias;
+        if named(&self.meta.sample_type) {
             return Ok(());
         }
-        let Some(k) = self
-            .meta
-            .extra_sample_types
-            .iter()
-            .position(|t| t.name == name)
-        else {
+        let Some(k) = self.meta.extra_sample_types.iter().position(named) else {
             return Err(UnknownSampleType {
                 name: name.to_owned(),
                 known: self

@@ -22,6 +22,7 @@ pub(crate) fn rich_session() -> Session {
         achieved_interval_ns: 1_010_000,
         timer: "perf_event".into(),
         dropped_samples: 3,
+        sampling_ended: None,
         sample_type: SampleType::new("cpu", Unit::Nanoseconds),
         extra_sample_types: vec![],
         prof_version: "0.1.0".into(),
@@ -81,6 +82,23 @@ fn a_session_round_trips_through_json_and_gzip() {
     assert_eq!(read(&gz.finish().unwrap()[..]).unwrap(), session);
     let empty = SessionBuilder::default().finish();
     assert_eq!(read(&to_bytes(&empty)[..]).unwrap(), empty);
+}
+
+#[test]
+fn when_and_why_sampling_ended_early_round_trips_and_older_readers_may_skip_it() {
+    let mut session = rich_session();
+    session.meta.sampling_ended = Some(crate::session::SamplingEnded {
+        at_ns: 1_500_000_000,
+        reason: "the program replaced prof's SIGPROF handler".into(),
+    });
+    let bytes = to_bytes(&session);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains(r#""sampling_ended":{"at_ns":1500000000,"reason":"#));
+    assert_eq!(read(&bytes[..]).unwrap(), session);
+    // Optional and additive: the file's version stays, and without it the field is None.
+    assert!(!to_bytes(&rich_session())
+        .windows(14)
+        .any(|w| w == b"sampling_ended"));
 }
 
 #[test]

@@ -11,6 +11,9 @@
 //! In front of the table sits [`Filter`], one counter per address bucket in a small static
 //! array: a free whose bucket counts zero (nearly every free) skips the table.
 
+/// This file's path as the compiler was given it (see `is_sampling_frame`).
+pub(super) const SOURCE: &str = file!();
+
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// Slots a key may occupy from its home slot.

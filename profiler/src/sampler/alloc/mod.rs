@@ -339,11 +339,7 @@ pub struct Running {
 /// Why an allocation session cannot start with `options`, if it cannot: checked before the
 /// session is claimed, so a refused start never makes another one see "already running".
 pub fn check(options: &Options) -> Result<()> {
-    if options.alloc_interval_bytes == 0 {
-        return Err(Error::InvalidOption(
-            "alloc_interval_bytes must be positive".into(),
-        ));
-    }
+    options.check()?;
     if !wrapper_installed() {
         return Err(Error::InvalidOption(
             "alloc mode needs `prof::alloc::Sampling` as the program's #[global_allocator]".into(),
@@ -498,8 +494,11 @@ pub fn in_use_table_bytes() -> usize {
 
 /// True for the frames of the allocation path, which every sample would otherwise end in: the
 /// capture core's list ([`is_allocator_frame`]) and this sampler's own code.
-fn is_sampling_frame(name: &str) -> bool {
-    is_allocator_frame(name)
+fn is_sampling_frame(name: &str, file: Option<&str>) -> bool {
+    // This sampler's files, which know its inlined frames when only line tables name them.
+    let ours = [file!(), in_use::SOURCE];
+    is_allocator_frame(name, file)
+        || file.is_some_and(|f| ours.iter().any(|s| f.ends_with(s)))
         || name
             .trim_start_matches('<')
             .starts_with("prof::sampler::alloc::")
@@ -574,9 +573,9 @@ mod tests {
             "<prof::sampler::alloc::Hooks as prof_capture::sys::global_alloc::AllocHooks>::allocated",
             "__rustc::__rust_alloc",
         ] {
-            assert!(is_sampling_frame(name), "{name}");
+            assert!(is_sampling_frame(name, None), "{name}");
         }
-        assert!(!is_sampling_frame("prof::sampler::assemble::build"));
-        assert!(!is_sampling_frame("alloc::vec::Vec<T,A>::push"));
+        assert!(!is_sampling_frame("prof::sampler::assemble::build", None));
+        assert!(!is_sampling_frame("my_program::parse", Some("src/main.rs")));
     }
 }

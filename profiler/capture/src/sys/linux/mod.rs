@@ -13,6 +13,7 @@ mod stack;
 pub mod testing;
 mod thread;
 mod timer;
+mod uprobe;
 
 pub use attach::*;
 pub use loader::*;
@@ -23,3 +24,4 @@ pub use signal::*;
 pub use stack::*;
 pub use thread::*;
 pub use timer::*;
+pub use uprobe::*;

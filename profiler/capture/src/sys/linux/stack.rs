@@ -515,7 +515,9 @@ impl StackReader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{in_child, map, poke, run_child, unmap};
+    use super::super::testing::{
+        in_child, map, map_past_end_of_file, poke, read_unguarded, run_child, unmap,
+    };
     use super::*;
     use std::os::unix::process::ExitStatusExt;
 
@@ -592,26 +594,7 @@ mod tests {
 
     #[test]
     fn a_read_past_the_end_of_a_truncated_file_reports_a_fault() {
-        // SAFETY: memfd_create takes a NUL-terminated name and flags; the descriptor is ours.
-        let fd = unsafe { libc::memfd_create(c"prof-truncated".as_ptr(), libc::MFD_CLOEXEC) };
-        assert!(fd >= 0);
-        // SAFETY: `fd` is an open memfd we own; a shared mapping of two pages of it, then the
-        // file cut to one page, so the second page is past its end (SIGBUS on access).
-        let base = unsafe {
-            assert_eq!(libc::ftruncate(fd, 2 * PAGE as libc::off_t), 0);
-            let base = libc::mmap(
-                std::ptr::null_mut(),
-                2 * PAGE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            assert_ne!(base, libc::MAP_FAILED);
-            assert_eq!(libc::ftruncate(fd, PAGE as libc::off_t), 0);
-            libc::close(fd);
-            base as u64
-        };
+        let base = map_past_end_of_file(1);
         poke(base, 7);
         let stack = reader(base, base + 2 * PAGE as u64);
         assert_eq!(stack.read(base), Some(7));
@@ -624,10 +607,9 @@ mod tests {
             catch_read_faults().unwrap();
             let base = map(PAGE);
             unmap(base, PAGE);
-            // SAFETY: none: this reads an unmapped page on purpose, in a child process, to
-            // see it die of SIGSEGV as it would without prof's handler.
-            let value = unsafe { std::ptr::read_volatile(base as *const u64) };
-            std::hint::black_box(value);
+            // An unmapped page read on purpose, in a child process, to see it die of SIGSEGV
+            // as it would without prof's handler.
+            std::hint::black_box(read_unguarded(base));
             return;
         }
         let (status, out) = run_child(

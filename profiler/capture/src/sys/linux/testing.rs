@@ -4,6 +4,7 @@
 //! tests and, with the `testing` feature, the sampler's; never for a profiled program.
 
 use std::process::Command;
+#[cfg(target_arch = "x86_64")]
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -40,6 +41,49 @@ pub fn unmap(addr: u64, len: usize) {
             0,
         );
     }
+}
+
+/// A shared mapping of `pages + 1` pages of a new file (a memfd) that holds only the first
+/// `pages`: a load from the last page raises SIGBUS. Never freed (the test process ends).
+pub fn map_past_end_of_file(pages: usize) -> u64 {
+    let page = page_size();
+    // SAFETY: memfd_create takes a NUL-terminated name and flags; the descriptor is ours.
+    let fd = unsafe { libc::memfd_create(c"prof-truncated".as_ptr(), libc::MFD_CLOEXEC) };
+    assert!(fd >= 0);
+    // SAFETY: `fd` is an open memfd we own: the file is made `pages + 1` pages long, mapped
+    // shared whole (a fresh mapping nothing else refers to), then cut to `pages`, so the last
+    // page of the mapping lies past its end; the descriptor is closed, the mapping stays.
+    unsafe {
+        assert_eq!(libc::ftruncate(fd, ((pages + 1) * page) as libc::off_t), 0);
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            (pages + 1) * page,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        assert_ne!(base, libc::MAP_FAILED);
+        assert_eq!(libc::ftruncate(fd, (pages * page) as libc::off_t), 0);
+        libc::close(fd);
+        base as u64
+    }
+}
+
+/// The size of a page here (4 KiB on x86_64; 4, 16 or 64 KiB on aarch64).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system; no memory is passed.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).expect("the page size is known")
+}
+
+/// Loads the word at `addr` as ordinary code does, with no fault caught: for tests that check
+/// that a fault outside prof's reads still ends the process as it would without prof.
+pub fn read_unguarded(addr: u64) -> u64 {
+    // SAFETY: none in general: the caller may pass an unmapped address on purpose, in a
+    // process that is meant to die of the fault; for a mapped 8-aligned address it is a plain
+    // load of a `u64` that any bit pattern makes valid.
+    unsafe { std::ptr::read_volatile(addr as *const u64) }
 }
 
 /// Writes `value` at `addr`, in a mapping this test made.

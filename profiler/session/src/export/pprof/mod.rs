@@ -32,9 +32,11 @@ pub fn weight_type(session: &Session) -> (&str, &'static str) {
     (&t.name, t.unit.name())
 }
 
-/// Writes `session` as a gzipped pprof profile.
+/// Writes `session` as a gzipped pprof profile; an allocation profile in Go's heap shape
+/// ([`GoHeap`]: `alloc_space`, `inuse_space`, …, as `go tool pprof -sample_index` and profiling
+/// backends name them), showing by default what the session shows.
 pub fn write_pprof(session: &Session, out: impl Write) -> Result<()> {
-    write_pprof_with(session, &PprofOptions::default(), out)
+    write_pprof_with(session, &PprofOptions::for_session(session), out)
 }
 
 /// How [`write_pprof_with`] writes a profile.
@@ -48,6 +50,25 @@ pub struct PprofOptions {
 }
 
 impl PprofOptions {
+    /// How [`write_pprof`] writes `session`: an allocation profile (one with prof's
+    /// `alloc_bytes` type) in Go's heap shape, its default type the one the session shows
+    /// (`inuse_space` when it shows what is still in use, else `alloc_space`), with the sampling
+    /// interval unknown (the period is 0: sessions do not keep it); any other as it is.
+    pub fn for_session(session: &Session) -> Self {
+        let types = session.sample_types();
+        if !types.iter().any(|t| t.name == "alloc_bytes") {
+            return PprofOptions::default();
+        }
+        let default = match session.meta.sample_type.name.starts_with("inuse") {
+            true => GoHeapIndex::InuseSpace,
+            false => GoHeapIndex::AllocSpace,
+        };
+        PprofOptions::default().go_heap(GoHeap {
+            default,
+            interval_bytes: 0,
+        })
+    }
+
     /// Writes an allocation profile in Go's heap shape ([`PprofOptions::go_heap`]).
     pub fn go_heap(mut self, heap: GoHeap) -> Self {
         self.go_heap = Some(heap);
