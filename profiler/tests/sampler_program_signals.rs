@@ -10,6 +10,12 @@ use common::{serial, spin};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// Signals of the program's 1 ms `ITIMER_PROF` its handler must get in 300 ms of CPU time to
+/// show that its timer still runs and its handler still gets them (a taken-over handler or a
+/// blocked signal gets 0). Some 75 on a quiet machine (the 250 Hz tick); 16 were seen at load 12
+/// on two cores, where the tick often finds another process on the CPU.
+const STILL_TICKING: u64 = 5;
+
 /// Calls of the program's own SIGPROF handler so far.
 static PROGRAM_SIGPROFS: AtomicU64 = AtomicU64::new(0);
 
@@ -230,7 +236,10 @@ fn wall_mode_on_perf_ring_leaves_the_programs_sigprof_handler_and_timer_alone() 
     let report = profiler.stop().unwrap();
     assert_eq!(report.session().meta.timer, "perf_ring");
     assert!(report.total_samples() > 0);
-    assert!(during >= 20, "the program's handler got {during} signals");
+    assert!(
+        during >= STILL_TICKING,
+        "the program's handler got {during} signals"
+    );
     assert_eq!(disposition(libc::SIGPROF), handler());
     assert_eq!(itimer_prof().0, Duration::from_millis(1));
 }
@@ -249,7 +258,10 @@ fn perf_ring_samples_a_program_that_handles_sigprof_and_sigtrap_without_touching
     assert_eq!(report.session().meta.timer, "perf_ring");
     // 300 ms of CPU time at 1 ms: about 300 samples (a busy machine changes none of that).
     assert!(report.total_samples() >= 100, "{}", report.total_samples());
-    assert!(during >= 20, "the program's handler got {during} signals");
+    assert!(
+        during >= STILL_TICKING,
+        "the program's handler got {during} signals"
+    );
     assert_eq!(disposition(libc::SIGPROF), handler());
     assert_eq!(disposition(libc::SIGTRAP), sigtrap_handler());
     assert_eq!(itimer_prof().0, Duration::from_millis(1));

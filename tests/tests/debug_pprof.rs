@@ -417,6 +417,9 @@ fn a_profile_during_the_programs_own_session_is_a_409_that_leaves_it_intact() {
     let text = String::from_utf8_lossy(&body);
     assert_eq!(status, 409, "{text}");
     assert!(text.contains("its own profiling session"), "{text}");
+    // The program's session runs long enough for its work to be sampled beside other busy
+    // processes (stopped at once, its thread may not have run one sampling interval yet).
+    std::thread::sleep(Duration::from_millis(300));
     let stopped = target.command("stop");
     let samples: u64 = stopped
         .strip_prefix("stopped ")

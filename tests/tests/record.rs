@@ -443,10 +443,7 @@ fn wall_mode_user_only_still_counts_the_time_in_system_calls() {
 fn record_lists_each_process_with_its_parent_command_line_and_executable() {
     let dir = TempDir::new("record_processes");
     let exe = build_c(dir.path(), "split");
-    let script = format!(
-        "{0} 0.3 >/dev/null & {0} 0.3 >/dev/null; wait",
-        exe.display()
-    );
+    let script = format!("{0} 1 >/dev/null & {0} 1 >/dev/null; wait", exe.display());
     let (output, session) = record(&dir, &["--", "sh", "-c", &script]);
     assert!(output.status.success(), "{output:?}");
     let table = session.process_table();
@@ -462,8 +459,9 @@ fn record_lists_each_process_with_its_parent_command_line_and_executable() {
     assert_eq!(runs.len(), 2, "{table:#?}");
     for run in &runs {
         assert_eq!(run.executable.as_deref(), exe.to_str(), "{run:?}");
-        // Read from `/proc` while it ran (it runs for 0.3 s of CPU; prof reads every 5 ms).
-        assert_eq!(run.command_line, [exe.to_str().unwrap(), "0.3"], "{run:?}");
+        // Read from `/proc` while it ran (it runs for 1 s of CPU; prof reads every 5 ms, but
+        // at load 12 a run of 0.3 s had ended before prof, behind on its rings, looked).
+        assert_eq!(run.command_line, [exe.to_str().unwrap(), "1"], "{run:?}");
     }
     // Every sample in the program's code is on a thread of one of its two processes.
     for (i, &stack) in session.samples.stack.iter().enumerate() {

@@ -137,13 +137,6 @@ fn start(exe: &std::path::Path, args: &[&str]) -> std::process::Child {
 }
 
 /// Seconds of the system's clock (`CLOCK_REALTIME`, as `sleepy ... trace` prints).
-fn seconds_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
 /// The seconds asleep and computing within `from..to` of the rounds `sleepy ... trace` printed
 /// (start, awake, computed a line).
 fn split_within(trace: &str, from: f64, to: f64) -> (f64, f64) {
@@ -182,16 +175,21 @@ fn record_pid_in_wall_mode_splits_a_running_program_as_its_own_clock_does() {
     let trace = std::thread::spawn(move || std::io::read_to_string(trace).unwrap());
     std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = target.id().to_string();
-    let from = seconds_now();
     let (output, session) = record(&dir, &["--mode", "wall", "--pid", &pid, "--duration", "2s"]);
-    let to = seconds_now();
     let program = target.wait_with_output().unwrap();
     assert!(output.status.success(), "{output:?}");
     assert!(program.status.success());
     assert_eq!(session.meta.mode, prof::Mode::Wall);
-    // The program's split over the time prof ran (which holds the 2 s it recorded): on a busy
-    // machine the split of the whole run can differ from that of a part of it by more than
-    // the bound.
+    // The program's split over the time prof recorded (the session's start and duration, not
+    // prof's whole run with its attach and its exit): on a busy machine the split of the whole
+    // run, or of a longer window, can differ from that of the recorded part by more than the
+    // bound.
+    let from = session
+        .meta
+        .start_time_ns
+        .expect("a recording's start time") as f64
+        / 1e9;
+    let to = from + session.meta.duration_ns as f64 / 1e9;
     let (asleep, computing) = split_within(&trace.join().unwrap(), from, to);
     let truth = asleep / (asleep + computing);
     // Of the time in the two functions, as the program counts it (its loop's own bookkeeping,
