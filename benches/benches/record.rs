@@ -30,7 +30,8 @@
 //!
 //! - `calls`: `tests/data/record/calls.c` (1,012,452 calls of four small functions, from two
 //!   threads, by recursion and in a forked child), `ROUNDS` times each, alternating: unprofiled;
-//!   `prof record --calls` counting all four; uftrace on a `-pg` build of the same source and
+//!   `prof record --calls` counting all four, and with `--calls-timed` timing each call too;
+//!   uftrace on a `-pg` build of the same source and
 //!   with its dynamic patching (`-P`) of the plain build; bpftrace counting the four with
 //!   uprobes; valgrind's callgrind. Per tool the median wall time and the cost per counted
 //!   call (its time less the unprofiled run's, over the calls), and whether prof's counts were
@@ -711,20 +712,26 @@ fn calls(prof: &Path, dir: &TempDir, rounds: usize) {
     let probes = ["leaf", "parse", "depth", "in_child"]
         .map(|f| format!("uprobe:{plain_s}:{f}"))
         .join(",");
+    // `prof record --calls FUNCTIONS` with `extra` options, on the plain build.
+    let prof_record = |extra: &[&str]| -> Vec<String> {
+        let mut argv: Vec<String> = vec![
+            prof.to_str().unwrap().into(),
+            "record".into(),
+            "-o".into(),
+            out_s.clone(),
+            "--calls".into(),
+            functions.into(),
+        ];
+        argv.extend(extra.iter().map(|a| (*a).to_owned()));
+        argv.extend(["--".into(), plain_s.clone()]);
+        argv
+    };
     let mut configs: Vec<(&str, Vec<String>)> = vec![
         ("unprofiled", vec![plain_s.clone()]),
+        ("prof record --calls", prof_record(&[])),
         (
-            "prof record --calls",
-            vec![
-                prof.to_str().unwrap().into(),
-                "record".into(),
-                "-o".into(),
-                out_s.clone(),
-                "--calls".into(),
-                functions.into(),
-                "--".into(),
-                plain_s.clone(),
-            ],
+            "prof record --calls --calls-timed",
+            prof_record(&["--calls-timed"]),
         ),
     ];
     if installed("uftrace") {
@@ -799,7 +806,7 @@ fn calls(prof: &Path, dir: &TempDir, rounds: usize) {
                 .expect("the tool runs");
             times[i].push(started.elapsed().as_secs_f64());
             assert!(status.success(), "{name}: {status}");
-            if *name == "prof record --calls" {
+            if name.starts_with("prof record --calls") {
                 let session = prof::session::load(&out).expect("prof saved its session");
                 let total: u64 = session.counted.iter().map(|c| c.calls).sum();
                 exact += usize::from(total as f64 == COUNTED_CALLS);
@@ -822,5 +829,8 @@ fn calls(prof: &Path, dir: &TempDir, rounds: usize) {
         };
         println!("| {name} | {t:.3} | {per_call} |");
     }
-    println!("prof's counts exact in {exact} of {rounds} rounds");
+    println!(
+        "prof's counts exact in {exact} of {} recordings",
+        2 * rounds
+    );
 }

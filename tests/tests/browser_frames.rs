@@ -400,6 +400,7 @@ fn top_functions_shows_the_counted_calls_as_prof_report_does() {
             offset: 0x1230,
             calls: 12_345,
             inlined: None,
+            timed: None,
         },
         prof::session::CountedFunction {
             name: "never_sampled".into(),
@@ -407,6 +408,7 @@ fn top_functions_shows_the_counted_calls_as_prof_report_does() {
             offset: 0x4560,
             calls: 7,
             inlined: None,
+            timed: None,
         },
     ];
     sessions::save(&session, &file);

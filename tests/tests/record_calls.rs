@@ -268,3 +268,124 @@ fn the_uprobes_of_a_killed_prof_are_removed_by_the_next_one() {
         "the next prof removed the killed one's uprobes"
     );
 }
+
+/// The program's own figures from `tests/data/record/timed.c`'s line: `outer CALLS TOTAL SELF
+/// work CALLS TOTAL nest N`.
+fn own_figures(stdout: &str) -> (u64, f64, f64, u64, f64) {
+    let words: Vec<&str> = stdout.split_whitespace().collect();
+    let number = |i: usize| -> f64 {
+        words
+            .get(i)
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{stdout}"))
+    };
+    (
+        number(1) as u64,
+        number(2),
+        number(3),
+        number(5) as u64,
+        number(6),
+    )
+}
+
+#[test]
+fn timed_calls_give_each_calls_time_as_the_program_measures_it_and_spans_on_the_timeline() {
+    let dir = TempDir::new("calls_timed");
+    let exe = build_c(dir.path(), "timed");
+    let (output, session) = record(
+        &dir,
+        &[
+            "--calls",
+            "^(outer|work|nest)$",
+            "--calls-timed",
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (outer_calls, outer_total, outer_self, work_calls, work_total) = own_figures(&stdout);
+    assert_eq!((outer_calls, work_calls), (40, 80), "{stdout}");
+    let counted = |name: &str| {
+        session
+            .counted
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name} not counted: {:?}", session.counted))
+    };
+    let (outer, work, nest) = (counted("outer"), counted("work"), counted("nest"));
+    assert_eq!((outer.calls, work.calls, nest.calls), (40, 80, 80));
+    let outer_timed = outer.timed.expect("outer timed");
+    let work_timed = work.timed.expect("work timed");
+    // Every call of outer and work returned while prof recorded: all of them timed.
+    assert_eq!((outer_timed.calls, work_timed.calls), (40, 80));
+    // Within 5% of the program's own clock (each trap's cost is inside the program's
+    // measurement and, but for the trap's own moment, inside prof's).
+    let near = |prof_ns: u64, own: f64, what: &str| {
+        let error = (prof_ns as f64 - own).abs() / own;
+        assert!(
+            error <= 0.05,
+            "{what}: prof {prof_ns} ns, the program {own:.0} ns ({:.1}% off)\n{stderr}",
+            error * 100.0
+        );
+    };
+    near(outer_timed.total_ns, outer_total, "outer's total");
+    near(outer_timed.self_ns, outer_self, "outer's self");
+    near(work_timed.total_ns, work_total, "work's total");
+    near(work_timed.self_ns, work_total, "work's self");
+    // The recursion: its timed calls are the returns the kernel probed (it hijacks at most 64
+    // nested ones on a thread), never more than were made, and its total is the outermost's.
+    let nest_timed = nest.timed.expect("nest timed");
+    assert!(
+        (64..=80).contains(&nest_timed.calls),
+        "{nest_timed:?}\n{stderr}"
+    );
+    // Each timed call is a span of the scopes model, work's inside outer's.
+    let scopes = &session.scopes;
+    let site_name = |span: &prof::session::Span| session.str(scopes.site(span.site).name);
+    let work_spans: Vec<_> = scopes
+        .spans
+        .iter()
+        .filter(|s| site_name(s) == "work")
+        .collect();
+    assert_eq!(work_spans.len(), 80);
+    assert!(work_spans
+        .iter()
+        .all(|s| s.parent.map(|p| site_name(scopes.span(p))) == Some("outer")));
+    // Samples in work are in a work span, and unwind past the return addresses the kernel
+    // replaced while the calls ran, to main.
+    let mut in_work = 0;
+    let mut reach_main = 0;
+    let mut in_span = 0;
+    for (i, &stack) in session.samples.stack.iter().enumerate() {
+        let names: Vec<&str> = session
+            .stack_frames(stack)
+            .map(|f| session.frame_name(f))
+            .collect();
+        if !names.contains(&"work") {
+            continue;
+        }
+        in_work += 1;
+        reach_main += u64::from(names.contains(&"main"));
+        let scope = session.samples.scope.get(i).copied().flatten();
+        in_span += u64::from(scope.is_some_and(|s| site_name(scopes.span(s)) == "work"));
+    }
+    assert!(in_work >= 20, "{in_work} samples in work\n{stderr}");
+    assert!(
+        reach_main * 100 >= in_work * 95,
+        "{reach_main} of {in_work} samples in work reach main"
+    );
+    assert!(
+        in_span * 100 >= in_work * 95,
+        "{in_span} of {in_work} samples in work are in its span"
+    );
+    // `prof report --calls` prints the timed columns.
+    let file = dir.join("out.json.gz");
+    let report = prof(&["report", file.to_str().unwrap(), "--calls"]);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{text}");
+    assert!(text.contains("t.self/call t.total/call"), "{text}");
+    // And the uprobes are gone.
+    assert!(uprobes_on(&exe).is_empty(), "{:?}", uprobes_on(&exe));
+}

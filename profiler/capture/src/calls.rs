@@ -17,6 +17,7 @@ use crate::probes::{self, ProbePoint};
 use crate::sys;
 use prof_session::session::CountedFunction;
 use prof_session::{Error, Result};
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -27,11 +28,40 @@ use std::process::Command;
 /// caller raises it): a counting event each, and a breakpoint in each.
 pub const DEFAULT_CALLS_MAX: usize = 5_000;
 
-/// The counting events of one recording, and the uprobes they count (removed after the
-/// events are closed: the fields drop in this order).
+/// The counting events of one recording, with `--calls-timed` the events recording each entry
+/// and return and their rings, and the uprobes they count (removed after the events are closed:
+/// the fields drop in this order).
 pub struct CallCounters {
     counters: Vec<Counter>,
+    timing: Option<Timing>,
     _uprobes: sys::Uprobes,
+}
+
+/// The events that record each entry and return of the counted functions: one of each per
+/// function, CPU and task opened on, writing to one ring per CPU (the first event opened on
+/// it), each record naming its event by id.
+#[derive(Default)]
+struct Timing {
+    /// The ring of each CPU, by CPU.
+    rings: Vec<(u32, sys::PerfRing)>,
+    /// The events writing to them (kept open while recording).
+    events: Vec<OwnedFd>,
+    /// Each event's id: its function (an index into the counters) and whether it is a return.
+    ids: HashMap<u64, (u32, bool)>,
+}
+
+/// Data pages of each CPU's ring of call records (a power of two): 1 MiB, some 13,000 records,
+/// read every few milliseconds.
+const CALL_RING_PAGES: usize = 256;
+
+/// What a call record says: the counted function (an index into the functions in the order
+/// found) and whether it returned (else it was entered).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallKind {
+    /// The function, as an index into [`CallCounters::counts`]' order.
+    pub function: u32,
+    /// A return (else an entry).
+    pub returned: bool,
 }
 
 /// One function's counting events: one per task opened on (with `--pid`, each thread that
@@ -39,6 +69,8 @@ pub struct CallCounters {
 struct Counter {
     /// Its uprobe's tracepoint.
     id: u64,
+    /// Its return probe's tracepoint, when its calls are timed.
+    return_id: Option<u64>,
     /// The file, as the session names it.
     module: String,
     point: ProbePoint,
@@ -156,17 +188,37 @@ impl CallProbes {
         })
     }
 
-    /// A uprobe on each function found, its counters counting nothing until opened on a task
-    /// ([`CallCounters::open_on`]).
-    pub fn counters(self) -> Result<CallCounters> {
+    /// How many functions were found.
+    pub fn len(&self) -> usize {
+        self.found.len()
+    }
+
+    /// Whether none was (never, once found: [`CallProbes::find`] refuses that).
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// A uprobe on each function found (and, when `timed`, a return probe), its counters
+    /// counting nothing until opened on a task ([`CallCounters::open_on`]).
+    pub fn counters(self, timed: bool) -> Result<CallCounters> {
         let mut uprobes = sys::Uprobes::new().map_err(|e| defining(e, None))?;
         let mut counters = Vec::with_capacity(self.found.len());
         for (file, point, inlined) in self.found {
             let id = uprobes
                 .add(&file.open, point.offset)
                 .map_err(|e| defining(e, Some(&point.name)))?;
+            let return_id = if timed {
+                Some(
+                    uprobes
+                        .add_return(&file.open, point.offset)
+                        .map_err(|e| defining(e, Some(&point.name)))?,
+                )
+            } else {
+                None
+            };
             counters.push(Counter {
                 id,
+                return_id,
                 module: file.shown,
                 point,
                 inlined,
@@ -175,6 +227,7 @@ impl CallProbes {
         }
         Ok(CallCounters {
             counters,
+            timing: timed.then(Timing::default),
             _uprobes: uprobes,
         })
     }
@@ -197,15 +250,63 @@ impl CallCounters {
     /// child processes it starts from now on (a held command's, before its `exec`, unless
     /// `attach`: then from now, for a task that runs).
     pub fn open_on(&mut self, tid: u32, attach: bool) -> Result<()> {
-        // A descriptor each, beside the rings' and prof's own.
-        let opened: usize = self.counters.iter().map(|c| c.events.len()).sum();
-        sys::raise_open_files_limit((opened + self.counters.len()) as u64 + 1024);
+        // A descriptor each (and two per CPU more each when timed), beside the rings' and
+        // prof's own.
+        let opened: usize = self.counters.iter().map(|c| c.events.len()).sum::<usize>()
+            + self.timing.as_ref().map_or(0, |t| t.events.len());
+        let cpus = sys::online_cpus();
+        let per_counter = if self.timing.is_some() {
+            1 + 2 * cpus.len()
+        } else {
+            1
+        };
+        sys::raise_open_files_limit((opened + self.counters.len() * per_counter) as u64 + 1024);
         for counter in &mut self.counters {
             let event = sys::tracepoint_counter(counter.id, tid, attach)
                 .map_err(|e| refused(e, &counter.point.name, opened))?;
             counter.events.push(event);
         }
+        if let Some(timing) = &mut self.timing {
+            for (function, counter) in self.counters.iter().enumerate() {
+                let probes = [(counter.id, false)]
+                    .into_iter()
+                    .chain(counter.return_id.map(|id| (id, true)));
+                for (id, returned) in probes {
+                    for &cpu in &cpus {
+                        let event = sys::tracepoint_recorder(id, tid, cpu, attach)
+                            .map_err(|e| refused(e, &counter.point.name, opened))?;
+                        timing.add(event, cpu, function as u32, returned)?;
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// How many functions are counted.
+    pub fn functions(&self) -> usize {
+        self.counters.len()
+    }
+
+    /// Whether entries and returns are recorded (`--calls-timed`).
+    pub fn timed(&self) -> bool {
+        self.timing.is_some()
+    }
+
+    /// Appends the call records written since the last call to `out` (whole records, every
+    /// CPU's after another's: `crate::perf::records::parse_calls` reads them).
+    pub fn drain(&mut self, out: &mut Vec<u8>) {
+        if let Some(timing) = &mut self.timing {
+            for (_, ring) in &mut timing.rings {
+                ring.drain(out);
+            }
+        }
+    }
+
+    /// What the record of event `id` says, when the id is one of these events'.
+    pub fn kind(&self, id: u64) -> Option<CallKind> {
+        let &(function, returned) = self.timing.as_ref()?.ids.get(&id)?;
+        Some(CallKind { function, returned })
     }
 
     /// Each function's calls so far (the sum over the tasks it was opened on), in the order
@@ -223,8 +324,29 @@ impl CallCounters {
                     .map(|e| sys::read_count(e).unwrap_or(0))
                     .fold(0, u64::saturating_add),
                 inlined: c.inlined,
+                timed: None,
             })
             .collect()
+    }
+}
+
+impl Timing {
+    /// Keeps `event` (on `cpu`, recording `function`'s entries or returns): the first on its
+    /// CPU gets a ring, the others write to it.
+    fn add(&mut self, event: OwnedFd, cpu: u32, function: u32, returned: bool) -> Result<()> {
+        let id = sys::perf_event_id(&event)?;
+        self.ids.insert(id, (function, returned));
+        match self.rings.iter().find(|(c, _)| *c == cpu) {
+            Some((_, ring)) => {
+                sys::perf_event_set_output(&event, ring.fd())?;
+                self.events.push(event);
+            }
+            None => {
+                let ring = sys::PerfRing::new(event, CALL_RING_PAGES)?;
+                self.rings.push((cpu, ring));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -12,7 +12,9 @@
 //!   with DWARF CFI (framehop) or frame pointers, reusing the frames of the thread's previous
 //!   stack where they provably did not change, writing frames to any [`unwind::Frames`] sink.
 //! - [`objects`]: the loaded objects a collector watches, and the unwinder over them.
-//! - [`calls`] (Linux): counting the calls of functions whose names match, with uprobes.
+//! - [`calls`] (Linux): counting the calls of functions whose names match, with uprobes, and
+//!   recording their entries and returns to time them.
+//! - [`timed_calls`]: pairing those entries and returns into timed calls and spans.
 //! - [`probes`]: where to count a function's calls (uprobes): its offset in its file, and the
 //!   libraries a program links.
 //! - [`symbolize`]: addresses to functions, files, lines and inlined frames, after sampling.
@@ -35,6 +37,7 @@ pub mod probes;
 pub mod symbolize;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod timed_calls;
 pub mod unwind;
 
 use prof_session::session;

@@ -84,6 +84,14 @@ pub struct RecordArgs {
     /// With `--calls`: the most functions the patterns may match before prof refuses.
     #[arg(long, value_name = "N", default_value_t = prof::record::DEFAULT_CALLS_MAX, requires = "calls")]
     calls_max: usize,
+    /// With `--calls`: also record each call's entry and return, so every call is timed
+    /// (wall time: `prof report --calls` gives each function's total and self time per call,
+    /// exact) and is a span on the timeline (`--scopes`, the viewer's Scopes and stack chart).
+    /// Costs a second trap per call, and a record each way. While a timed call runs, its
+    /// return address on the stack is the kernel's trampoline: a program that reads its own
+    /// stack (a C++ exception, a backtrace) sees that.
+    #[arg(long, requires = "calls")]
+    calls_timed: bool,
     /// Then serve the session in the viewer (as `prof serve FILE`) until Ctrl-C.
     #[arg(long)]
     serve: bool,
@@ -181,6 +189,7 @@ pub fn run(args: RecordArgs) -> ExitCode {
     options.follow_descendants = args.follow_descendants;
     options.calls = args.calls.clone();
     options.calls_max = args.calls_max;
+    options.calls_timed = args.calls_timed;
     let recorded = match args.pid {
         Some(pid) => prof::record::attach(pid, &options),
         None => {

@@ -303,7 +303,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         let files = prof_capture::calls::process_files(pid);
         Some(
             prof_capture::calls::CallProbes::find(&files, &options.calls, options.calls_max)?
-                .counters()?,
+                .counters(options.calls_timed)?,
         )
     };
     for &p in &processes {
@@ -343,6 +343,9 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             blocked_at_start(&mut rec, p, start_ns);
         }
     }
+    if let Some(counters) = counters {
+        rec.count_calls(counters);
+    }
     let mut rings: Vec<PerfRing> = cpus
         .iter_mut()
         .filter_map(|c| c.ring.take().map(|(_, ring)| ring))
@@ -363,7 +366,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
     });
     still_out_at(&mut rec, sys::monotonic_ns());
     // The calls until now, the recording's end (the process runs on).
-    let counted = counters.map(|c| c.counts());
+    let counted = rec.counted();
     drop(cpus);
     drop(rings);
     let ending = Ending {

@@ -19,6 +19,7 @@
 
 mod access;
 mod attach;
+mod calls;
 mod interposer;
 mod jit;
 mod kernel;
@@ -35,9 +36,11 @@ pub use prof_capture::perf::{DEFAULT_STACK_BYTES, DRAIN_EVERY};
 
 use crate::report::Report;
 use process::{CopiedStack, Process};
-use prof_capture::perf::records::{self, Record, SampleRecord};
+use prof_capture::calls::CallCounters;
+use prof_capture::perf::records::{self, CallRecord, Record, SampleRecord};
 use prof_capture::perf::{map_ring, regs_of, REGS_MASK, RING_PAGES};
 use prof_capture::sys::{self, PerfRing, RingEvent};
+use prof_capture::timed_calls::{CallTimer, DEFAULT_MAX_SPANS};
 use prof_capture::unwind::dwarf::SectionCache;
 use prof_session::session::{
     CountedFunction, Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder,
@@ -120,6 +123,13 @@ pub struct RecordOptions {
     /// The most functions [`RecordOptions::calls`] may match ([`DEFAULT_CALLS_MAX`]): more is
     /// refused before the command runs, saying how many matched.
     pub calls_max: usize,
+    /// Also record each entry into and return from the counted functions, timing every call:
+    /// [`CountedFunction::timed`] gives their total and self time, and the calls are spans on
+    /// the session's timeline (the scopes model: [`Session::scopes`](prof_session::session::Session::scopes)),
+    /// each sample in the innermost call open on its thread. A return probe puts the kernel's
+    /// trampoline in place of each timed call's return address while it runs: prof unwinds its
+    /// samples past it (x86_64), but a program that reads its own stack then sees it.
+    pub calls_timed: bool,
 }
 
 impl Default for RecordOptions {
@@ -138,6 +148,7 @@ impl Default for RecordOptions {
             follow_descendants: false,
             calls: Vec::new(),
             calls_max: DEFAULT_CALLS_MAX,
+            calls_timed: false,
         }
     }
 }
@@ -316,7 +327,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         }
     }
     let counters = match probes.map(|p| {
-        let mut counters = p.counters()?;
+        let mut counters = p.counters(options.calls_timed)?;
         counters.open_on(pid, false)?;
         Ok(counters)
     }) {
@@ -341,6 +352,9 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     rec.execs = privileged::Execs::for_command(pid, &program_os, access::Creds::own().as_ref());
     rec.cut_at_command_exit = !options.follow_descendants;
     rec.start_ns = Some(start_ns);
+    if let Some(counters) = counters {
+        rec.count_calls(counters);
+    }
     let until = options.duration.map(|d| started + d);
     let mut status = None;
     let mut wait_error = None;
@@ -385,7 +399,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
         return Err(e);
     }
     // The calls until now, the recording's end (what still runs is counted no more).
-    let counted = counters.map(|c| c.counts());
+    let counted = rec.counted();
     // What still runs is sampled no more.
     drop(switch_events);
     drop(rings);
@@ -490,7 +504,7 @@ fn finish(
     };
     let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
     let stitched = rec.wall.as_ref().map_or(0, |w| w.stitched);
-    let mut session = rec.finish(meta);
+    let mut session = rec.finish(meta, &counted);
     session.counted = counted;
     let reached_root = reached_root(&session);
     Recording {
@@ -557,6 +571,10 @@ fn refused(e: Error, kernel: bool, switches: bool) -> Error {
         e => e,
     }
 }
+
+/// The ring index the records of counted calls are handled with (they have rings of their own,
+/// and no sample of the task clock's).
+const CALL_RING: usize = usize::MAX;
 
 /// The period of a context switch's sample (see `sys::perf_switch_event`).
 const SWITCH_PERIOD: u64 = 1;
@@ -644,6 +662,11 @@ struct Recorder {
     jit: jit::JitCode,
     /// The `exec`s nothing has followed yet.
     execs: privileged::Execs,
+    /// The counted functions' events (`--calls`), and with `--calls-timed` their entries and
+    /// returns paired into timed calls, from `call_bytes` read off their rings.
+    calls: Option<CallCounters>,
+    timer: Option<CallTimer>,
+    call_bytes: Vec<u8>,
 }
 
 impl Recorder {
@@ -678,6 +701,45 @@ impl Recorder {
             clock: (0, 0),
             jit: jit::JitCode::default(),
             execs: privileged::Execs::default(),
+            calls: None,
+            timer: None,
+            call_bytes: Vec::new(),
+        }
+    }
+
+    /// Keeps the counted functions' events, and times their calls when they record entries
+    /// and returns.
+    fn count_calls(&mut self, counters: CallCounters) {
+        if counters.timed() {
+            self.timer = Some(CallTimer::new(counters.functions(), DEFAULT_MAX_SPANS));
+        }
+        self.calls = Some(counters);
+    }
+
+    /// The counted functions' calls until now (the recording's end: what still runs is counted
+    /// no more), timed when their calls were; their events are closed.
+    fn counted(&mut self) -> Option<Vec<CountedFunction>> {
+        let mut counted = self.calls.take()?.counts();
+        if let Some(timer) = &self.timer {
+            for (function, timed) in counted.iter_mut().zip(timer.timed()) {
+                function.timed = Some(*timed);
+            }
+        }
+        Some(counted)
+    }
+
+    /// A counted function's entry or return.
+    fn call(&mut self, c: CallRecord) {
+        let (Some(calls), Some(timer)) = (&self.calls, &mut self.timer) else {
+            return;
+        };
+        let Some(kind) = calls.kind(c.id) else {
+            return;
+        };
+        if kind.returned {
+            timer.returned(c.tid, kind.function, c.time, c.sp);
+        } else {
+            timer.entered(c.tid, kind.function, c.time, c.sp, c.top);
         }
     }
 
@@ -802,6 +864,17 @@ impl Recorder {
             });
         }
         buffers.iter_mut().for_each(Vec::clear);
+        if let Some(calls) = &mut self.calls {
+            calls.drain(&mut self.call_bytes);
+            let pending = &mut self.pending;
+            let lost = records::parse_calls(&self.call_bytes, |c| {
+                pending.push((CALL_RING, Record::Call(c)));
+            });
+            self.call_bytes.clear();
+            if let Some(timer) = &mut self.timer {
+                timer.lost(lost);
+            }
+        }
         self.pending.sort_by_key(|(_, r)| r.time());
         let upto = if last {
             u64::MAX
@@ -839,7 +912,8 @@ impl Recorder {
             | Record::Mmap { pid, .. }
             | Record::Comm { pid, .. }
             | Record::Fork { pid, .. }
-            | Record::Exit { pid, .. } => keep.contains(&pid),
+            | Record::Exit { pid, .. }
+            | Record::Call(CallRecord { pid, .. }) => keep.contains(&pid),
             Record::Lost { .. } | Record::Other => true,
         }
     }
@@ -872,9 +946,14 @@ impl Recorder {
             return;
         };
         self.first_time.get_or_insert(s.time);
+        // The return addresses of timed calls still open, where the kernel put its trampoline's.
+        let restored = self
+            .timer
+            .as_ref()
+            .and_then(|t| t.restored(s.tid, regs.sp, &s.stack));
         let copied = CopiedStack {
             sp: regs.sp,
-            bytes: &s.stack,
+            bytes: restored.as_deref().unwrap_or(&s.stack[..]),
         };
         // A switch-out's copy ends where it was asked to stop, when the stack went on.
         let full = self
@@ -991,6 +1070,9 @@ impl Recorder {
             Record::Exit { pid, tid, time } => {
                 // A new thread given this id counts from 0 again.
                 self.counts.remove(&tid);
+                if let Some(timer) = &mut self.timer {
+                    timer.thread_ended(tid);
+                }
                 if let Some(&process) = self.current.get(&pid) {
                     self.processes[process].thread_ended(tid);
                 }
@@ -1025,13 +1107,15 @@ impl Recorder {
                     self.samples.push(Sample::off_cpu(tid, off));
                 }
             }
+            Record::Call(c) => self.call(c),
             Record::Lost { lost } => self.lost += lost,
             Record::Other => {}
         }
     }
 
-    /// The session: each process's stacks symbolized against its own objects.
-    fn finish(mut self, mut meta: Metadata) -> Session {
+    /// The session: each process's stacks symbolized against its own objects, and with
+    /// `--calls-timed` the timed calls of the `counted` functions as spans.
+    fn finish(mut self, mut meta: Metadata, counted: &[CountedFunction]) -> Session {
         // Nothing is unwound from here on: the unwind tables go before the symbols come in.
         self.sections = SectionCache::default();
         for process in &mut self.processes {
@@ -1060,17 +1144,31 @@ impl Recorder {
             );
             ids.push(stack_ids);
         }
-        let first = self.first_time.unwrap_or(0);
+        let first = match (
+            self.first_time,
+            self.timer.as_ref().and_then(|t| t.first_time()),
+        ) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(0),
+        };
         let mut threads = HashMap::new();
+        let mut thread_of = |builder: &mut SessionBuilder, tid: u32| {
+            *threads.entry(tid).or_insert_with(|| {
+                let name = self.names.get(&tid).map(String::as_str).unwrap_or("");
+                let process = owners.get(&tid).copied().unwrap_or(ProcessIdx(0));
+                builder.thread_in(process, u64::from(tid), name)
+            })
+        };
+        let spans = self.timer.as_ref().map(|timer| {
+            let spans = calls::add_spans(&mut builder, timer, counted, first, &mut thread_of);
+            builder.add_dropped_events(timer.spans_dropped());
+            spans
+        });
         for s in &self.samples {
             let Some(stack) = ids[s.process][s.stack as usize] else {
                 continue;
             };
-            let thread = *threads.entry(s.tid).or_insert_with(|| {
-                let name = self.names.get(&s.tid).map(String::as_str).unwrap_or("");
-                let process = owners.get(&s.tid).copied().unwrap_or(ProcessIdx(0));
-                builder.thread_in(process, u64::from(s.tid), name)
-            });
+            let thread = thread_of(&mut builder, s.tid);
             builder.push_sample_full(
                 stack,
                 thread,
@@ -1079,6 +1177,9 @@ impl Recorder {
                 1,
                 s.state,
             );
+            if let Some(spans) = &spans {
+                builder.set_last_sample_context(spans.innermost(s.tid, s.time), None);
+            }
         }
         builder.finish()
     }

@@ -419,7 +419,7 @@ fn count_calls(
         return Ok(None);
     }
     let files = process_files(std::process::id());
-    let mut counters = CallProbes::find(&files, patterns, DEFAULT_CALLS_MAX)?.counters()?;
+    let mut counters = CallProbes::find(&files, patterns, DEFAULT_CALLS_MAX)?.counters(false)?;
     // Threads started while the counters open inherit them only from a thread that had them:
     // list the threads until none is new (bounded).
     let mut opened = std::collections::HashSet::from([collector]);

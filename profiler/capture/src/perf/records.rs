@@ -39,6 +39,85 @@ pub fn count_since(previous: u64, count: u64) -> u64 {
     }
 }
 
+/// A hit of a uprobe or return probe (`crate::sys::tracepoint_recorder`'s records).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallRecord {
+    /// The id of the event that wrote it (its probe's: [`crate::sys::perf_event_id`]).
+    pub id: u64,
+    /// The process.
+    pub pid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// When (`CLOCK_MONOTONIC`).
+    pub time: u64,
+    /// The stack pointer, when the registers were copied.
+    pub sp: Option<u64>,
+    /// The word at the stack pointer, when it was copied (at a function's entry on x86_64,
+    /// the address its call returns to).
+    pub top: Option<u64>,
+}
+
+/// Splits `bytes` (whole records of call rings, `crate::sys::CALL_SAMPLE_TYPE`) into call
+/// records, passing each to `each`; returns the records the kernel said it dropped. A
+/// malformed record ends the walk.
+pub fn parse_calls(bytes: &[u8], mut each: impl FnMut(CallRecord)) -> u64 {
+    let mut lost = 0u64;
+    let mut rest = bytes;
+    while rest.len() >= 8 {
+        let kind = u32::from_ne_bytes(rest[0..4].try_into().unwrap_or_default());
+        let size = usize::from(u16::from_ne_bytes(
+            rest[6..8].try_into().unwrap_or_default(),
+        ));
+        if size < 8 || size > rest.len() {
+            break;
+        }
+        let mut c = Cursor {
+            bytes: &rest[8..size],
+        };
+        rest = &rest[size..];
+        match kind {
+            SAMPLE => {
+                if let Some(call) = parse_call(&mut c) {
+                    each(call);
+                }
+            }
+            LOST => {
+                let _id = c.u64();
+                lost = lost.saturating_add(c.u64().unwrap_or(0));
+            }
+            _ => {}
+        }
+    }
+    lost
+}
+
+/// A call record's body: identifier, pid and tid, time, the registers (one: the stack
+/// pointer), the stack copy.
+fn parse_call(c: &mut Cursor<'_>) -> Option<CallRecord> {
+    let id = c.u64()?;
+    let (pid, tid) = (c.u32()?, c.u32()?);
+    let time = c.u64()?;
+    let abi = c.u64()?;
+    let sp = if abi == 0 { None } else { Some(c.u64()?) };
+    let size = usize::try_from(c.u64()?).ok()?;
+    let mut top = None;
+    if size > 0 {
+        let data = c.take(size)?;
+        let dyn_size = usize::try_from(c.u64()?).ok()?;
+        if dyn_size >= 8 && data.len() >= 8 {
+            top = Some(u64::from_ne_bytes(data[..8].try_into().ok()?));
+        }
+    }
+    Some(CallRecord {
+        id,
+        pid,
+        tid,
+        time,
+        sp,
+        top,
+    })
+}
+
 /// One record of the ring.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Record {
@@ -107,6 +186,8 @@ pub enum Record {
         /// Switched out while still runnable (preempted, not blocked).
         preempt: bool,
     },
+    /// A counted function entered or returned (`prof record --calls-timed`).
+    Call(CallRecord),
     /// The kernel dropped `lost` records (the ring was full).
     Lost {
         /// How many records.
@@ -125,7 +206,8 @@ impl Record {
             | Record::Comm { time, .. }
             | Record::Fork { time, .. }
             | Record::Exit { time, .. }
-            | Record::Switch { time, .. } => *time,
+            | Record::Switch { time, .. }
+            | Record::Call(CallRecord { time, .. }) => *time,
             Record::Lost { .. } | Record::Other => 0,
         }
     }
@@ -482,6 +564,54 @@ mod tests {
                     time: 47,
                     out: false,
                     preempt: false
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn call_records_give_id_task_time_stack_pointer_and_return_address_and_count_losses() {
+        let mut body = 77u64.to_ne_bytes().to_vec();
+        body.extend_from_slice(&3u32.to_ne_bytes());
+        body.extend_from_slice(&4u32.to_ne_bytes());
+        // time, abi, sp, stack size, the copied word, its dynamic size
+        for word in [1_000u64, 2, 0x7ffe_0000, 8, 0x5555_1234, 8] {
+            body.extend_from_slice(&word.to_ne_bytes());
+        }
+        let mut bytes = record(SAMPLE, 0, &body);
+        // A return with no registers copied (abi 0) and no stack.
+        let mut bare = 78u64.to_ne_bytes().to_vec();
+        bare.extend_from_slice(&3u32.to_ne_bytes());
+        bare.extend_from_slice(&4u32.to_ne_bytes());
+        for word in [1_500u64, 0, 0] {
+            bare.extend_from_slice(&word.to_ne_bytes());
+        }
+        bytes.extend(record(SAMPLE, 0, &bare));
+        let mut lost = Vec::new();
+        for word in [77u64, 5] {
+            lost.extend_from_slice(&word.to_ne_bytes());
+        }
+        bytes.extend(record(LOST, 0, &lost));
+        let mut calls = Vec::new();
+        assert_eq!(parse_calls(&bytes, |c| calls.push(c)), 5);
+        assert_eq!(
+            calls,
+            [
+                CallRecord {
+                    id: 77,
+                    pid: 3,
+                    tid: 4,
+                    time: 1_000,
+                    sp: Some(0x7ffe_0000),
+                    top: Some(0x5555_1234),
+                },
+                CallRecord {
+                    id: 78,
+                    pid: 3,
+                    tid: 4,
+                    time: 1_500,
+                    sp: None,
+                    top: None,
                 },
             ]
         );

@@ -10,7 +10,7 @@
 
 use super::format::{format_percent, format_weight, thousands};
 use super::{Filter, SortBy, StackWeights};
-use crate::session::{CountedFunction, Session};
+use crate::session::{CountedFunction, SampleType, Session, TimedCalls, Unit};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -30,6 +30,9 @@ pub struct CallRow {
     /// Whether its file's debug info shows copies inlined into callers, whose calls are not
     /// counted (`None`: no debug info to tell).
     pub inlined: Option<bool>,
+    /// Its calls timed from entry to return (`prof record --calls-timed`), over the whole
+    /// recording (the sample filters do not apply to them).
+    pub timed: Option<TimedCalls>,
 }
 
 impl CallRow {
@@ -41,6 +44,16 @@ impl CallRow {
     /// Mean total weight per call (0 without calls).
     pub fn total_per_call(&self) -> u64 {
         self.total_weight.checked_div(self.calls).unwrap_or(0)
+    }
+
+    /// Mean self time of its timed calls, in nanoseconds (`None` when none was timed).
+    pub fn timed_self_per_call(&self) -> Option<u64> {
+        self.timed.and_then(|t| t.self_ns.checked_div(t.calls))
+    }
+
+    /// Mean total time of its timed calls, in nanoseconds (`None` when none was timed).
+    pub fn timed_total_per_call(&self) -> Option<u64> {
+        self.timed.and_then(|t| t.total_ns.checked_div(t.calls))
     }
 }
 
@@ -74,6 +87,7 @@ pub fn call_table(session: &Session, filter: &Filter, sort: SortBy) -> Vec<CallR
             module: c.module.clone(),
             calls: c.calls,
             inlined: c.inlined,
+            timed: c.timed,
             ..CallRow::default()
         })
         .collect();
@@ -148,12 +162,39 @@ impl fmt::Display for CallTable<'_> {
             sample_type.name,
             format_weight(sample_type, self.total_weight)
         )?;
+        let timed = self.rows.iter().any(|r| r.timed.is_some());
+        let wall = SampleType {
+            name: "wall".into(),
+            unit: Unit::Nanoseconds,
+        };
+        if timed {
+            writeln!(
+                f,
+                "t.self/call, t.total/call: each call timed from its entry to its return (wall \
+                 time), over the whole recording"
+            )?;
+        }
+        let timed_columns = |self_per: &str, total_per: &str| {
+            if timed {
+                format!(" {self_per:>11} {total_per:>12}")
+            } else {
+                String::new()
+            }
+        };
         writeln!(
             f,
-            "{:>7} {:>10} {:>10} {:>12} {:>10} {:>10}  FUNCTION (MODULE)",
-            "%SELF", "SELF", "TOTAL", "CALLS", "self/call", "total/call"
+            "{:>7} {:>10} {:>10} {:>12} {:>10} {:>10}{}  FUNCTION (MODULE)",
+            "%SELF",
+            "SELF",
+            "TOTAL",
+            "CALLS",
+            "self/call",
+            "total/call",
+            timed_columns("t.self/call", "t.total/call")
         )?;
         for row in self.rows {
+            let timed_per_call =
+                |per: Option<u64>| per.map_or("-".to_owned(), |ns| format_weight(&wall, ns));
             let per_call = |weight: u64, per: u64| {
                 if row.calls == 0 {
                     "-".to_owned()
@@ -166,13 +207,17 @@ impl fmt::Display for CallTable<'_> {
             };
             writeln!(
                 f,
-                "{:>7} {:>10} {:>10} {:>12} {:>10} {:>10}  {} ({}){}",
+                "{:>7} {:>10} {:>10} {:>12} {:>10} {:>10}{}  {} ({}){}",
                 format_percent(row.self_weight, self.total_weight),
                 format_weight(sample_type, row.self_weight),
                 format_weight(sample_type, row.total_weight),
                 thousands(row.calls),
                 per_call(row.self_weight, row.self_per_call()),
                 per_call(row.total_weight, row.total_per_call()),
+                timed_columns(
+                    &timed_per_call(row.timed_self_per_call()),
+                    &timed_per_call(row.timed_total_per_call())
+                ),
                 row.name,
                 file_name(&row.module),
                 if row.inlined == Some(true) {
@@ -180,6 +225,20 @@ impl fmt::Display for CallTable<'_> {
                 } else {
                     ""
                 }
+            )?;
+        }
+        let untimed: u64 = self
+            .rows
+            .iter()
+            .filter_map(|r| r.timed.map(|t| r.calls.saturating_sub(t.calls)))
+            .sum();
+        if untimed > 0 {
+            writeln!(
+                f,
+                "{} calls counted but not timed: running when the recording ended, begun before \
+                 prof attached, nested deeper than the kernel's 64 return probes on a thread, or \
+                 their record lost",
+                thousands(untimed)
             )?;
         }
         if self.rows.iter().any(|r| r.inlined == Some(true)) {
@@ -231,6 +290,7 @@ mod tests {
                 offset: 0x1000,
                 calls: 5,
                 inlined: Some(true),
+                timed: None,
             },
             CountedFunction {
                 name: "leaf".into(),
@@ -238,6 +298,7 @@ mod tests {
                 offset: 0x2000,
                 calls: 1_000,
                 inlined: Some(false),
+                timed: None,
             },
             CountedFunction {
                 name: "never".into(),
@@ -245,6 +306,7 @@ mod tests {
                 offset: 0x3000,
                 calls: 0,
                 inlined: Some(false),
+                timed: None,
             },
         ];
         session
@@ -308,6 +370,41 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("no debug info"), "{text}");
+    }
+
+    #[test]
+    fn timed_calls_add_their_own_per_call_columns_and_say_what_was_not_timed() {
+        let mut session = counted_session();
+        session.counted[0].timed = Some(TimedCalls {
+            calls: 4,
+            total_ns: 8_000_000,
+            self_ns: 2_000_000,
+        });
+        session.counted[1].timed = Some(TimedCalls {
+            calls: 1_000,
+            total_ns: 6_000_000,
+            self_ns: 6_000_000,
+        });
+        let rows = call_table(&session, &Filter::all(), SortBy::SelfWeight);
+        let parse = rows.iter().find(|r| r.name == "parse").unwrap();
+        assert_eq!(
+            (parse.timed_self_per_call(), parse.timed_total_per_call()),
+            (Some(500_000), Some(2_000_000))
+        );
+        let text = CallTable {
+            session: &session,
+            rows: &rows,
+            total_weight: 100,
+        }
+        .to_string();
+        let header = text.lines().find(|l| l.contains("%SELF")).unwrap();
+        assert!(header.contains("t.self/call t.total/call"), "{header}");
+        let line = text.lines().find(|l| l.contains("parse (app)")).unwrap();
+        let words = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("10 ns 12 ns 500 µs 2.00 ms parse"), "{line}");
+        let never = text.lines().find(|l| l.ends_with("never (app)")).unwrap();
+        assert!(never.contains(" - "), "{never}");
+        assert!(text.contains("1 calls counted but not timed"), "{text}");
     }
 
     #[test]

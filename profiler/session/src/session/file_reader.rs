@@ -18,7 +18,7 @@ use super::scopes_file::{
 };
 use super::{
     CountedFunction, Frame, Frames, Metadata, Mode, Process, SampleType, SamplingEnded, SiteKind,
-    StrId, Strings, Unit,
+    StrId, Strings, TimedCalls, Unit,
 };
 use crate::json::{Json, Step, Unknown};
 use std::borrow::Cow;
@@ -355,7 +355,7 @@ fn process(json: &mut Json<'_>) -> Step<Process> {
 }
 
 fn counted_function(json: &mut Json<'_>) -> Step<CountedFunction> {
-    const NAMES: &[&str] = &["name", "module", "offset", "calls", "inlined"];
+    const NAMES: &[&str] = &["name", "module", "offset", "calls", "inlined", "timed"];
     let mut counted = CountedFunction::default();
     let mut fields = json.fields("struct CountedFunction", NAMES, Unknown::Deny)?;
     while let Some(i) = json.field(&mut fields)? {
@@ -364,11 +364,27 @@ fn counted_function(json: &mut Json<'_>) -> Step<CountedFunction> {
             1 => counted.module = string(json)?,
             2 => counted.offset = json.u64()?,
             3 => counted.calls = json.u64()?,
-            _ => counted.inlined = optional(json, |j| j.bool())?,
+            4 => counted.inlined = optional(json, |j| j.bool())?,
+            _ => counted.timed = optional(json, timed_calls)?,
         }
     }
     json.require(&fields, all(4))?;
     Ok(counted)
+}
+
+fn timed_calls(json: &mut Json<'_>) -> Step<TimedCalls> {
+    const NAMES: &[&str] = &["calls", "total_ns", "self_ns"];
+    let mut timed = TimedCalls::default();
+    let mut fields = json.fields("struct TimedCalls", NAMES, Unknown::Deny)?;
+    while let Some(i) = json.field(&mut fields)? {
+        match i {
+            0 => timed.calls = json.u64()?,
+            1 => timed.total_ns = json.u64()?,
+            _ => timed.self_ns = json.u64()?,
+        }
+    }
+    json.require(&fields, all(3))?;
+    Ok(timed)
 }
 
 fn mapping_row(json: &mut Json<'_>) -> Step<MappingRow> {

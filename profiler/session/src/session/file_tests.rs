@@ -275,6 +275,11 @@ fn calls_session() -> Session {
             offset: 0x1130,
             calls: 12_345,
             inlined: Some(true),
+            timed: Some(crate::session::TimedCalls {
+                calls: 12_340,
+                total_ns: 98_765_432,
+                self_ns: 54_321_000,
+            }),
         },
         CountedFunction {
             name: "memchr".into(),
@@ -282,6 +287,7 @@ fn calls_session() -> Session {
             offset: 0x9a4c0,
             calls: 0,
             inlined: None,
+            timed: None,
         },
     ];
     session

@@ -62,7 +62,8 @@ pub use io::{
 };
 pub use model::{
     CountedFunction, Mapping, Metadata, Mode, Process, SampleState, SampleType, Samples,
-    SamplingEnded, Session, StackNode, Thread, Unit, UnknownSampleType, HEAP_TYPE_NAMES,
+    SamplingEnded, Session, StackNode, Thread, TimedCalls, Unit, UnknownSampleType,
+    HEAP_TYPE_NAMES,
 };
 pub use scopes::{Field, Mark, Poll, Scopes, Site, SiteKind, Span, Task, Tasks};
 pub use tables::{Frame, Frames, Strings};

@@ -270,6 +270,27 @@ pub struct CountedFunction {
     /// file has no debug info to tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inlined: Option<bool>,
+    /// Its calls timed from their entry and return (`prof record --calls-timed`); `None` when
+    /// only counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed: Option<TimedCalls>,
+}
+
+/// The calls of a counted function timed by their entry and return records
+/// (`prof record --calls-timed`): wall time, exact to the kernel's clock, for every call that
+/// both entered and returned while the recording ran (a call still running at the end, or whose
+/// record was lost, is not in them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimedCalls {
+    /// The calls timed.
+    pub calls: u64,
+    /// Their wall time from entry to return, in nanoseconds; a recursive call inside another
+    /// of the same function is in its outermost call's time only.
+    pub total_ns: u64,
+    /// Their wall time less that of the timed calls of counted functions they made, in
+    /// nanoseconds.
+    pub self_ns: u64,
 }
 
 impl Process {

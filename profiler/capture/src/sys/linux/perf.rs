@@ -4,7 +4,7 @@ use super::super::last_error;
 use super::super::signal::SIGNAL;
 use super::super::timer::PerfDelivery;
 use super::signal::TRAP_TAG;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const F_SETSIG: libc::c_int = 10;
 const F_SETOWN_EX: libc::c_int = 15;
@@ -55,6 +55,33 @@ pub(super) const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 
+/// Opens the event `attr` describes on task `pid` (a thread, or a process for an inherited
+/// event), on `cpu` or on any CPU, closed on `exec` by prof (`FD_CLOEXEC`).
+pub(super) fn open_event(
+    attr: &PerfEventAttr,
+    pid: u32,
+    cpu: Option<u32>,
+) -> crate::Result<OwnedFd> {
+    let cpu = cpu.map_or(-1, |c| c as libc::c_int);
+    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
+    // much the kernel may read) that holds no pointer; the other arguments are plain integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const PerfEventAttr,
+            pid as libc::pid_t,
+            cpu,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(last_error("perf_event_open"));
+    }
+    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
 /// Opens a task-clock perf event on thread `tid` that signals that thread every `period_ns` of
 /// its CPU time, as `delivery` says. The event starts enabled.
 pub fn perf_event_thread(
@@ -82,24 +109,8 @@ pub fn perf_event_thread(
         sig_data: (TRAP_TAG << 32) | u64::from(tid),
         ..PerfEventAttr::default()
     };
-    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
-    // much the kernel may read); the other arguments are plain integers.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
-            tid as libc::pid_t,
-            -1 as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(last_error("perf_event_open"));
-    }
-    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
-    let raw = fd as libc::c_int;
+    let owned = open_event(&attr, tid, None)?;
+    let raw = owned.as_raw_fd();
     let owner = FOwnerEx {
         kind: F_OWNER_TID,
         pid: tid as libc::pid_t,
@@ -132,7 +143,6 @@ pub fn perf_event_thread(
 
 /// Stops a perf event from counting (and so from signalling) before it is closed.
 pub fn perf_event_disable(fd: &OwnedFd) {
-    use std::os::fd::AsRawFd;
     // SAFETY: `fd` is an open perf event descriptor we own; this ioctl takes no argument.
     unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0) };
 }

@@ -3,9 +3,7 @@
 //! `prof record` (see `crate::record`) is built on.
 
 use super::super::last_error;
-use super::perf::{
-    PerfEventAttr, PERF_COUNT_SW_TASK_CLOCK, PERF_FLAG_FD_CLOEXEC, PERF_TYPE_SOFTWARE,
-};
+use super::perf::{open_event, PerfEventAttr, PERF_COUNT_SW_TASK_CLOCK, PERF_TYPE_SOFTWARE};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -189,29 +187,13 @@ pub fn perf_switch_event(
         ..PerfEventAttr::default()
     };
     let fd = open(&attr, pid, cpu)?;
-    perf_event_set_output(&fd, &ring._fd)?;
+    perf_event_set_output(&fd, &ring.fd)?;
     Ok(fd)
 }
 
 /// `perf_event_open(attr, pid, cpu, no group, close-on-exec)`.
 fn open(attr: &PerfEventAttr, pid: u32, cpu: u32) -> crate::Result<OwnedFd> {
-    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
-    // much the kernel may read); the other arguments are plain integers.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr as *const PerfEventAttr,
-            pid as libc::pid_t,
-            cpu as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(last_error("perf_event_open"));
-    }
-    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+    open_event(attr, pid, Some(cpu))
 }
 
 /// What an event of the library's own threads ([`perf_event_own_ring`]) counts.
@@ -335,7 +317,7 @@ pub fn online_cpus() -> Vec<u32> {
 /// The ring of one perf event: a metadata page and `2^n` data pages shared with the kernel,
 /// which writes records at `data_head`; the reader copies them out and advances `data_tail`.
 pub struct PerfRing {
-    _fd: OwnedFd,
+    fd: OwnedFd,
     base: *mut u8,
     len: usize,
     page: usize,
@@ -372,11 +354,16 @@ impl PerfRing {
             return Err(last_error("mmap(perf ring)"));
         }
         Ok(PerfRing {
-            _fd: fd,
+            fd,
             base: base.cast(),
             len,
             page,
         })
+    }
+
+    /// The event whose ring it is (for [`perf_event_set_output`]).
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
     }
 
     /// The size of its data area, in bytes.

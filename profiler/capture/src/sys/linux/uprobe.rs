@@ -13,9 +13,9 @@
 //! removed by the next one that finds its process gone.
 
 use super::super::last_error;
-use super::perf::{PerfEventAttr, PERF_FLAG_FD_CLOEXEC};
+use super::perf::{open_event, PerfEventAttr};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// `PERF_TYPE_TRACEPOINT`.
@@ -35,17 +35,20 @@ pub struct Uprobes {
 
 impl Uprobes {
     /// prof's group of uprobes in tracefs, empty; the groups of prof processes that are gone
-    /// are removed first. Fails with a clear error when tracefs or its `uprobe_events` is
-    /// missing (a kernel without `CONFIG_UPROBE_EVENTS`, or tracefs not mounted).
+    /// are removed first. tracefs is mounted at `/sys/kernel/tracing` when it is not mounted
+    /// yet. Fails with a clear error when tracefs or its `uprobe_events` is missing (a kernel
+    /// without `CONFIG_UPROBE_EVENTS`, or tracefs cannot be mounted).
     pub fn new() -> io::Result<Uprobes> {
-        let Some(tracefs) = TRACEFS
-            .iter()
-            .map(PathBuf::from)
-            .find(|dir| dir.join("uprobe_events").exists())
-        else {
+        let found = || {
+            TRACEFS
+                .iter()
+                .map(PathBuf::from)
+                .find(|dir| dir.join("uprobe_events").exists())
+        };
+        let Some(tracefs) = found().or_else(|| mount_tracefs().then(found).flatten()) else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
-                "no uprobe_events in /sys/kernel/tracing (mount tracefs there, on a kernel built with CONFIG_UPROBE_EVENTS)",
+                "no uprobe_events in /sys/kernel/tracing, and tracefs could not be mounted there (it needs root, and a kernel built with CONFIG_UPROBE_EVENTS)",
             ));
         };
         remove_stale(&tracefs);
@@ -57,8 +60,21 @@ impl Uprobes {
     }
 
     /// Defines a uprobe on the byte `offset` of the file `path` (a function's entry) and
-    /// returns its tracepoint's id, for [`tracepoint_counter`].
+    /// returns its tracepoint's id, for [`tracepoint_counter`] or [`tracepoint_recorder`].
     pub fn add(&mut self, path: &Path, offset: u64) -> io::Result<u64> {
+        self.define('p', path, offset)
+    }
+
+    /// Defines a return probe of the function whose entry is the byte `offset` of the file
+    /// `path`: it fires as each call returns (the kernel replaces the call's return address on
+    /// entry with its own trampoline's, and jumps back to the real one after), and returns its
+    /// tracepoint's id.
+    pub fn add_return(&mut self, path: &Path, offset: u64) -> io::Result<u64> {
+        self.define('r', path, offset)
+    }
+
+    /// Defines a probe of `kind` (`p` entry, `r` return) and reads its tracepoint's id.
+    fn define(&mut self, kind: char, path: &Path, offset: u64) -> io::Result<u64> {
         let path = path
             .to_str()
             .filter(|p| !p.contains([' ', '\n']))
@@ -71,7 +87,7 @@ impl Uprobes {
         let name = format!("f{}", self.names.len());
         write_definition(
             &self.tracefs,
-            &format!("p:{}/{name} {path}:{offset:#x}\n", self.group),
+            &format!("{kind}:{}/{name} {path}:{offset:#x}\n", self.group),
         )?;
         self.names.push(name.clone());
         let id = std::fs::read_to_string(
@@ -93,6 +109,26 @@ impl Drop for Uprobes {
             let _ = write_definition(&self.tracefs, &format!("-:{}/{name}\n", self.group));
         }
     }
+}
+
+/// Mounts tracefs at `/sys/kernel/tracing`, the directory the kernel provides for it, when it
+/// is not mounted anywhere prof looks (a machine where no tracing tool ran since boot), as
+/// `perf probe` does; it stays mounted, for the next recording and any other tool. True when
+/// the mount succeeded (it needs root).
+fn mount_tracefs() -> bool {
+    let target = c"/sys/kernel/tracing";
+    // SAFETY: every pointer is a NUL-terminated string literal that outlives the call, and a
+    // null `data` is allowed for tracefs; mounting changes no memory of this process.
+    let r = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    r == 0
 }
 
 /// Appends one line to `uprobe_events` (appending: opening it to write from the start would
@@ -139,36 +175,80 @@ fn remove_stale(tracefs: &Path) {
 /// (or at once when `attach`: a task that already runs). The count is read with
 /// [`read_count`]; the event writes no record.
 pub fn tracepoint_counter(id: u64, pid: u32, attach: bool) -> crate::Result<OwnedFd> {
-    // disabled | inherit | exclude_hv | enable_on_exec; attached: enabled at once, no exec.
-    let flags = if attach {
-        (1 << 1) | (1 << 6)
-    } else {
-        1 | (1 << 1) | (1 << 6) | (1 << 12)
-    };
     let attr = PerfEventAttr {
         kind: PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config: id,
-        flags,
+        flags: tracepoint_flags(attach),
         ..PerfEventAttr::default()
     };
-    // SAFETY: `attr` is a properly sized, initialized perf_event_attr (its `size` field says how
-    // much the kernel may read) holding no pointer; the other arguments are plain integers.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttr,
-            pid as libc::pid_t,
-            -1 as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(last_error("perf_event_open"));
+    open_event(&attr, pid, None)
+}
+
+/// disabled | inherit | exclude_hv | enable_on_exec; attached: enabled at once, no exec.
+fn tracepoint_flags(attach: bool) -> u64 {
+    if attach {
+        (1 << 1) | (1 << 6)
+    } else {
+        1 | (1 << 1) | (1 << 6) | (1 << 12)
     }
-    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// `PERF_SAMPLE_TID | TIME | REGS_USER | STACK_USER | IDENTIFIER`: the layout of the records
+/// of [`tracepoint_recorder`]'s events (`crate::perf::records::parse_calls` reads them).
+pub const CALL_SAMPLE_TYPE: u64 = (1 << 1) | (1 << 2) | (1 << 12) | (1 << 13) | (1 << 16);
+
+/// The stack pointer in `sample_regs_user` (the kernel's register numbering).
+#[cfg(target_arch = "x86_64")]
+pub const CALL_REGS_MASK: u64 = 1 << 7;
+/// The stack pointer in `sample_regs_user` (the kernel's register numbering).
+#[cfg(target_arch = "aarch64")]
+pub const CALL_REGS_MASK: u64 = 1 << 31;
+/// The stack pointer in `sample_regs_user`: none known on this architecture.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub const CALL_REGS_MASK: u64 = 0;
+
+/// Bytes of user stack each call record copies: the word at the stack pointer, which at a
+/// function's entry on x86_64 is the address its call returns to.
+pub const CALL_STACK_BYTES: u32 = 8;
+
+/// Opens an event that writes a record (its id, the task, the time on `CLOCK_MONOTONIC`, the
+/// stack pointer and the word it points at) at each hit of tracepoint `id` (a uprobe of
+/// [`Uprobes::add`] or [`Uprobes::add_return`]) by task `pid` on `cpu` and, inherited, by
+/// every thread and child process it starts, from its next `exec` on (or at once when
+/// `attach`). Its records go to its own ring, or with [`super::perf_event_set_output`] to another
+/// event's on the same CPU; [`perf_event_id`] tells whose a record is.
+pub fn tracepoint_recorder(id: u64, pid: u32, cpu: u32, attach: bool) -> crate::Result<OwnedFd> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: id,
+        sample_period: 1,
+        sample_type: CALL_SAMPLE_TYPE,
+        // watermark | use_clockid: the reader polls; times on the samples' clock.
+        flags: tracepoint_flags(attach) | (1 << 14) | (1 << 25),
+        wakeup_events: 1 << 20,
+        sample_regs_user: CALL_REGS_MASK,
+        sample_stack_user: CALL_STACK_BYTES,
+        clockid: libc::CLOCK_MONOTONIC,
+        ..PerfEventAttr::default()
+    };
+    open_event(&attr, pid, Some(cpu))
+}
+
+/// `PERF_EVENT_IOC_ID`: `_IOR('$', 7, __u64 *)`.
+const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
+
+/// The id the kernel gave event `fd`: what `PERF_SAMPLE_IDENTIFIER` writes in its records (and
+/// in those of its inherited copies).
+pub fn perf_event_id(fd: &OwnedFd) -> crate::Result<u64> {
+    let mut id = 0u64;
+    // SAFETY: `fd` is an open perf event descriptor we own; this ioctl writes one u64 to the
+    // pointer it is given, which points at `id`, live for the call.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_ID as _, &mut id as *mut u64) } != 0 {
+        return Err(last_error("ioctl(PERF_EVENT_IOC_ID)"));
+    }
+    Ok(id)
 }
 
 /// The count of a counting event: its own and, for an inherited one, that of every copy in the
