@@ -319,3 +319,72 @@ fn grouped_by_scope_the_call_tree_shows_each_scope_frames_calls() {
         .contains("group="));
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
+
+#[test]
+fn calls_timed_by_prof_record_are_scopes_in_the_view_and_nested_bars_on_the_timeline() {
+    // `outer` (40 calls) calls `work` twice each (80 calls), timed by `prof record
+    // --calls-timed` on the real program (tests/data/record/timed.c).
+    let dir = prof_e2e::TempDir::new("browser-calls-timed");
+    let exe = prof_e2e::recorded::build_c(dir.path(), "timed");
+    let (output, session) = prof_e2e::recorded::record(
+        &dir,
+        &[
+            "--calls",
+            "^(outer|work)$",
+            "--calls-timed",
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown = show(
+        "scopes-calls-timed",
+        &session,
+        "timed.json.gz",
+        (1300, 800),
+        "#view=scopes",
+    );
+    let browser = &shown.browser;
+    // The Scopes view: a row per timed function, as `prof report --scopes` prints it.
+    let expected: Vec<Vec<String>> = report_table(&shown.file, &["--scopes"])
+        .into_iter()
+        .map(|mut r| {
+            let name = r.pop().unwrap();
+            std::iter::once(name).chain(r).collect()
+        })
+        .collect();
+    let mut rows = Vec::new();
+    eventually("the timed functions' rows", || {
+        rows = cells(browser, ".scopes-rows");
+        rows.len() == 2
+    });
+    assert_eq!(rows, expected);
+    assert_eq!(
+        (rows.iter().find(|r| r[0] == "outer").map(|r| r[1].as_str())),
+        Some("40")
+    );
+    // The timeline: each call a bar under the thread's track, work's inside outer's.
+    browser.wait_for(
+        "window.profViewer.timeline.bars && window.profViewer.timeline.bars.count > 0",
+        std::time::Duration::from_secs(60),
+        "the call bars",
+    );
+    let depths = |name: &str| -> Vec<u64> {
+        let v = browser.eval(
+            "return window.profViewer.timeline.barsNamed(arguments[0]).map(b => b.depth);",
+            json!([name]),
+        );
+        serde_json::from_value(v).unwrap()
+    };
+    let (outer, work) = (depths("outer"), depths("work"));
+    assert_eq!(outer.len(), 40, "{outer:?}");
+    assert_eq!(work.len(), 80, "{work:?}");
+    assert!(outer.iter().all(|&d| d == 0), "{outer:?}");
+    assert!(work.iter().all(|&d| d == 1), "{work:?}");
+    browser.screenshot("scopes-calls-timed");
+    assert_eq!(console_problems(browser), Vec::<String>::new());
+}
