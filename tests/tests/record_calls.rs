@@ -269,9 +269,19 @@ fn the_uprobes_of_a_killed_prof_are_removed_by_the_next_one() {
     );
 }
 
-/// The program's own figures from `tests/data/record/timed.c`'s line: `outer CALLS TOTAL SELF
-/// work CALLS TOTAL nest N`.
-fn own_figures(stdout: &str) -> (u64, f64, f64, u64, f64) {
+/// What `tests/data/record/timed.c` measured of one function: its calls, and their time around
+/// each call (in the caller) and inside (from the function's first statement to its last), in
+/// nanoseconds.
+#[derive(Clone, Copy, Debug)]
+struct OwnClock {
+    calls: u64,
+    around: f64,
+    inside: f64,
+}
+
+/// The program's own figures from its line: `outer CALLS AROUND INSIDE work CALLS AROUND INSIDE
+/// nest N`.
+fn own_clock(stdout: &str) -> (OwnClock, OwnClock) {
     let words: Vec<&str> = stdout.split_whitespace().collect();
     let number = |i: usize| -> f64 {
         words
@@ -279,13 +289,12 @@ fn own_figures(stdout: &str) -> (u64, f64, f64, u64, f64) {
             .and_then(|w| w.parse().ok())
             .unwrap_or_else(|| panic!("{stdout}"))
     };
-    (
-        number(1) as u64,
-        number(2),
-        number(3),
-        number(5) as u64,
-        number(6),
-    )
+    let clock = |at: usize| OwnClock {
+        calls: number(at) as u64,
+        around: number(at + 1),
+        inside: number(at + 2),
+    };
+    (clock(1), clock(5))
 }
 
 #[test]
@@ -305,8 +314,8 @@ fn timed_calls_give_each_calls_time_as_the_program_measures_it_and_spans_on_the_
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let (outer_calls, outer_total, outer_self, work_calls, work_total) = own_figures(&stdout);
-    assert_eq!((outer_calls, work_calls), (40, 80), "{stdout}");
+    let (own_outer, own_work) = own_clock(&stdout);
+    assert_eq!((own_outer.calls, own_work.calls), (40, 80), "{stdout}");
     let counted = |name: &str| {
         session
             .counted
@@ -320,20 +329,43 @@ fn timed_calls_give_each_calls_time_as_the_program_measures_it_and_spans_on_the_
     let work_timed = work.timed.expect("work timed");
     // Every call of outer and work returned while prof recorded: all of them timed.
     assert_eq!((outer_timed.calls, work_timed.calls), (40, 80));
-    // Within 5% of the program's own clock (each trap's cost is inside the program's
-    // measurement and, but for the trap's own moment, inside prof's).
-    let near = |prof_ns: u64, own: f64, what: &str| {
-        let error = (prof_ns as f64 - own).abs() / own;
+    // prof's records of a call's entry and return come after the caller's clock read before
+    // the call and before the function's first statement, and after its last statement and
+    // before the caller's read after it: its time of the calls lies between the program's
+    // inside and around figures (2% either side for the clock reads themselves). On an idle
+    // machine the two are within 1% of each other; on a busy one the thread is often
+    // switched out as it leaves a probe's trap, and the gap grows.
+    let between = |prof_ns: u64, low: f64, high: f64, what: &str| {
+        let t = prof_ns as f64;
         assert!(
-            error <= 0.05,
-            "{what}: prof {prof_ns} ns, the program {own:.0} ns ({:.1}% off)\n{stderr}",
-            error * 100.0
+            t >= 0.98 * low && t <= 1.02 * high,
+            "{what}: prof {prof_ns} ns, the program {low:.0} ns inside, {high:.0} ns around\n{stdout}\n{stderr}"
         );
     };
-    near(outer_timed.total_ns, outer_total, "outer's total");
-    near(outer_timed.self_ns, outer_self, "outer's self");
-    near(work_timed.total_ns, work_total, "work's total");
-    near(work_timed.self_ns, work_total, "work's self");
+    between(
+        work_timed.total_ns,
+        own_work.inside,
+        own_work.around,
+        "work's total",
+    );
+    between(
+        work_timed.self_ns,
+        own_work.inside,
+        own_work.around,
+        "work's self",
+    );
+    between(
+        outer_timed.total_ns,
+        own_outer.inside,
+        own_outer.around,
+        "outer's total",
+    );
+    between(
+        outer_timed.self_ns,
+        own_outer.inside - own_work.around,
+        own_outer.around - own_work.inside,
+        "outer's self",
+    );
     // The recursion: its timed calls are the returns the kernel probed (it hijacks at most 64
     // nested ones on a thread), never more than were made, and its total is the outermost's.
     let nest_timed = nest.timed.expect("nest timed");

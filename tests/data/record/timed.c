@@ -1,8 +1,10 @@
 /* Calls timed by `prof record --calls-timed` (tests/tests/record_calls.rs): `outer` is called 40
  * times and spins about 1 ms itself, calling `work` twice (about 2 ms each); `nest` recurses 80
  * deep (past the kernel's 64 return probes nested on one thread). The program times each call
- * itself, on CLOCK_MONOTONIC around the call, and prints its own figures in nanoseconds:
- * "outer CALLS TOTAL SELF work CALLS TOTAL". */
+ * itself on CLOCK_MONOTONIC twice: around the call, in the caller, and inside the function, from
+ * its first statement to its last. A profiler's record of the call's entry and return falls
+ * between the two, so its time of a call does too. It prints, in nanoseconds:
+ * "outer CALLS AROUND INSIDE work CALLS AROUND INSIDE nest N". */
 #include <stdio.h>
 #include <time.h>
 
@@ -21,19 +23,25 @@ static void spin(double ns) {
   }
 }
 
-static double work_total;
+static double work_around, work_inside, outer_inside;
 static long work_calls;
 
-__attribute__((noinline)) void work(void) { spin(2e6); }
+__attribute__((noinline)) void work(void) {
+  double t0 = now_ns();
+  spin(2e6);
+  work_inside += now_ns() - t0;
+}
 
 __attribute__((noinline)) void outer(void) {
+  double t0 = now_ns();
   spin(1e6);
   for (int i = 0; i < 2; i++) {
-    double t0 = now_ns();
+    double c0 = now_ns();
     work();
-    work_total += now_ns() - t0;
+    work_around += now_ns() - c0;
     work_calls++;
   }
+  outer_inside += now_ns() - t0;
 }
 
 __attribute__((noinline)) long nest(int d) {
@@ -44,16 +52,16 @@ __attribute__((noinline)) long nest(int d) {
 }
 
 int main(void) {
-  double outer_total = 0;
+  double outer_around = 0;
   long outer_calls = 0;
   for (int i = 0; i < 40; i++) {
     double t0 = now_ns();
     outer();
-    outer_total += now_ns() - t0;
+    outer_around += now_ns() - t0;
     outer_calls++;
   }
   long n = nest(79);
-  printf("outer %ld %.0f %.0f work %ld %.0f nest %ld\n", outer_calls, outer_total,
-         outer_total - work_total, work_calls, work_total, n);
+  printf("outer %ld %.0f %.0f work %ld %.0f %.0f nest %ld\n", outer_calls, outer_around,
+         outer_inside, work_calls, work_around, work_inside, n);
   return 0;
 }
