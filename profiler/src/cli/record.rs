@@ -387,6 +387,8 @@ fn ending(ending: &prof::record::Ending, duration: Option<Duration>) -> Option<S
                 format!("{why}: {left}")
             }
         }
+        // An attached process that ended (or, with `--children`, every one): all recorded.
+        None if running.is_empty() && why.is_empty() => return None,
         None if running.is_empty() => {
             format!("{why}: the command runs on, not recorded after that")
         }
@@ -457,4 +459,28 @@ fn save(report: &prof::Report, output: &Path) -> Option<PathBuf> {
         tried.join("; ")
     );
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prof::record::{EndedBy, Ending};
+
+    #[test]
+    fn an_attached_process_that_ended_is_no_news_and_one_left_running_after_duration_is() {
+        let ended = Ending {
+            by: EndedBy::AllExited,
+            command_exited: None,
+            left_running: Vec::new(),
+        };
+        assert_eq!(ending(&ended, Some(Duration::from_secs(1))), None);
+        let cut = Ending {
+            by: EndedBy::Duration,
+            ..ended
+        };
+        assert_eq!(
+            ending(&cut, Some(Duration::from_secs(1))).as_deref(),
+            Some("recorded for --duration 1.00 s: the command runs on, not recorded after that")
+        );
+    }
 }
