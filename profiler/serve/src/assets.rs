@@ -138,8 +138,10 @@ mod tests {
     /// (`aggregate::counted_by_name`: the counted functions' calls by name, a hash map the
     /// module had not used with `&str` keys) added 2.4 kB (546.71 kB): raised for it. Whether
     /// to offer the Assembly tab at all (`Profile::has_code`: a host, mappings and an address)
-    /// added 0.6 kB (547.35 kB): raised for it.
-    const WASM_BOUND: usize = 547_500;
+    /// added 0.6 kB (547.35 kB): raised for it. Reading the counted functions' timed calls
+    /// (`prof record --calls-timed`: a `timed` object in each `calls` row) added 1.1 kB
+    /// (548.48 kB): raised for it.
+    const WASM_BOUND: usize = 548_600;
 
     #[test]
     fn the_wasm_viewer_stays_within_its_size_bound() {
