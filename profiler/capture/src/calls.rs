@@ -13,8 +13,10 @@
 //! child process runs, are not probed. Calls the compiler inlined are not entries: the count is
 //! of calls that reached the function's own code.
 
+use crate::perf::records::CallRecord;
 use crate::probes::{self, ProbePoint};
 use crate::sys;
+use crate::timed_calls::{CallTimer, DEFAULT_MAX_SPANS};
 use prof_session::session::CountedFunction;
 use prof_session::{Error, Result};
 use std::collections::HashMap;
@@ -39,8 +41,7 @@ pub struct CallCounters {
 
 /// The events that record each entry and return of the counted functions: one of each per
 /// function, CPU and task opened on, writing to one ring per CPU (the first event opened on
-/// it), each record naming its event by id.
-#[derive(Default)]
+/// it), each record naming its event by id; and the calls their records timed.
 struct Timing {
     /// The ring of each CPU, by CPU.
     rings: Vec<(u32, sys::PerfRing)>,
@@ -48,21 +49,12 @@ struct Timing {
     events: Vec<OwnedFd>,
     /// Each event's id: its function (an index into the counters) and whether it is a return.
     ids: HashMap<u64, (u32, bool)>,
+    timer: CallTimer,
 }
 
 /// Data pages of each CPU's ring of call records (a power of two): 1 MiB, some 13,000 records,
 /// read every few milliseconds.
 const CALL_RING_PAGES: usize = 256;
-
-/// What a call record says: the counted function (an index into the functions in the order
-/// found) and whether it returned (else it was entered).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CallKind {
-    /// The function, as an index into [`CallCounters::counts`]' order.
-    pub function: u32,
-    /// A return (else an entry).
-    pub returned: bool,
-}
 
 /// One function's counting events: one per task opened on (with `--pid`, each thread that
 /// ran when prof came; else the command, whose threads and children inherit it).
@@ -226,8 +218,13 @@ impl CallProbes {
             });
         }
         Ok(CallCounters {
+            timing: timed.then(|| Timing {
+                rings: Vec::new(),
+                events: Vec::new(),
+                ids: HashMap::new(),
+                timer: CallTimer::new(counters.len(), DEFAULT_MAX_SPANS),
+            }),
             counters,
-            timing: timed.then(Timing::default),
             _uprobes: uprobes,
         })
     }
@@ -283,16 +280,6 @@ impl CallCounters {
         Ok(())
     }
 
-    /// How many functions are counted.
-    pub fn functions(&self) -> usize {
-        self.counters.len()
-    }
-
-    /// Whether entries and returns are recorded (`--calls-timed`).
-    pub fn timed(&self) -> bool {
-        self.timing.is_some()
-    }
-
     /// Appends the call records written since the last call to `out` (whole records, every
     /// CPU's after another's: `crate::perf::records::parse_calls` reads them).
     pub fn drain(&mut self, out: &mut Vec<u8>) {
@@ -303,18 +290,56 @@ impl CallCounters {
         }
     }
 
-    /// What the record of event `id` says, when the id is one of these events'.
-    pub fn kind(&self, id: u64) -> Option<CallKind> {
-        let &(function, returned) = self.timing.as_ref()?.ids.get(&id)?;
-        Some(CallKind { function, returned })
+    /// Takes in a record of [`CallCounters::drain`]'s, in time order with the others: an entry
+    /// or a return of a counted function (a record of another event is ignored).
+    pub fn record(&mut self, c: &CallRecord) {
+        let Some(timing) = &mut self.timing else {
+            return;
+        };
+        let Some(&(function, returned)) = timing.ids.get(&c.id) else {
+            return;
+        };
+        if returned {
+            timing.timer.returned(c.tid, function, c.time, c.sp);
+        } else {
+            timing.timer.entered(c.tid, function, c.time, c.sp, c.top);
+        }
+    }
+
+    /// The kernel dropped `n` call records (a full ring).
+    pub fn lost(&mut self, n: u64) {
+        if let Some(timing) = &mut self.timing {
+            timing.timer.lost(n);
+        }
+    }
+
+    /// Thread `tid` ended: its calls still open will not return.
+    pub fn thread_ended(&mut self, tid: u32) {
+        if let Some(timing) = &mut self.timing {
+            timing.timer.thread_ended(tid);
+        }
+    }
+
+    /// The calls timed so far, when entries and returns are recorded (`--calls-timed`).
+    pub fn timer(&self) -> Option<&CallTimer> {
+        self.timing.as_ref().map(|t| &t.timer)
+    }
+
+    /// Each function's calls until now, timed when entries and returns are recorded, and the
+    /// timer with the calls it kept; the events are closed and the uprobes removed.
+    pub fn finish(self) -> (Vec<CountedFunction>, Option<CallTimer>) {
+        let counted = self.counts();
+        (counted, self.timing.map(|t| t.timer))
     }
 
     /// Each function's calls so far (the sum over the tasks it was opened on), in the order
-    /// found.
+    /// found, with its timed calls when entries and returns are recorded.
     pub fn counts(&self) -> Vec<CountedFunction> {
+        let timed = self.timer().map(CallTimer::timed);
         self.counters
             .iter()
-            .map(|c| CountedFunction {
+            .enumerate()
+            .map(|(i, c)| CountedFunction {
                 name: c.point.name.clone(),
                 module: c.module.clone(),
                 offset: c.point.offset,
@@ -324,7 +349,7 @@ impl CallCounters {
                     .map(|e| sys::read_count(e).unwrap_or(0))
                     .fold(0, u64::saturating_add),
                 inlined: c.inlined,
-                timed: None,
+                timed: timed.and_then(|t| t.get(i).copied()),
             })
             .collect()
     }

@@ -170,30 +170,29 @@ impl CallTimer {
         }
     }
 
-    /// The stack bytes `bytes` copied at stack pointer `sp` on thread `tid`, with the return
-    /// addresses of its open timed calls put back where the kernel put its trampoline's (so the
-    /// stack unwinds past them), or `None` when none of them is in the copy. Only on x86_64,
-    /// where the return address is at the entry's stack pointer.
-    pub fn restored(&self, tid: u32, sp: u64, bytes: &[u8]) -> Option<Vec<u8>> {
+    /// Puts back, in the stack bytes `bytes` copied at stack pointer `sp` on thread `tid`, the
+    /// return addresses of its open timed calls where the kernel put its trampoline's (so the
+    /// stack unwinds past them). Only on x86_64, where the return address is at the entry's
+    /// stack pointer.
+    pub fn restore(&self, tid: u32, sp: u64, bytes: &mut [u8]) {
         if RETURN_SP_ABOVE_ENTRY == 0 {
-            return None;
+            return;
         }
-        let stack = self.open.get(&tid)?;
-        let mut copy: Option<Vec<u8>> = None;
+        let Some(stack) = self.open.get(&tid) else {
+            return;
+        };
         for call in stack {
             let (Some(at), Some(address)) = (call.sp, call.returns_to) else {
                 continue;
             };
-            let Some(offset) = at.checked_sub(sp).and_then(|o| usize::try_from(o).ok()) else {
-                continue;
-            };
-            if offset.checked_add(8).is_none_or(|end| end > bytes.len()) {
-                continue;
+            let slot = at
+                .checked_sub(sp)
+                .and_then(|o| usize::try_from(o).ok())
+                .and_then(|o| bytes.get_mut(o..o.checked_add(8)?));
+            if let Some(slot) = slot {
+                slot.copy_from_slice(&address.to_ne_bytes());
             }
-            let copy = copy.get_or_insert_with(|| bytes.to_vec());
-            copy[offset..offset + 8].copy_from_slice(&address.to_ne_bytes());
         }
-        copy
     }
 
     /// Each counted function's timed calls, in the order of the functions.
@@ -289,16 +288,20 @@ mod tests {
         let mut t = CallTimer::new(1, 10);
         t.entered(3, 0, 0, Some(0x1010), Some(0x5555_0001));
         let bytes = vec![0xffu8; 32];
-        let restored = t.restored(3, 0x1000, &bytes);
+        let mut restored = bytes.clone();
+        t.restore(3, 0x1000, &mut restored);
         if RETURN_SP_ABOVE_ENTRY == 0 {
-            assert_eq!(restored, None);
+            assert_eq!(restored, bytes);
             return;
         }
-        let restored = restored.unwrap();
         assert_eq!(&restored[16..24], &0x5555_0001u64.to_ne_bytes());
         assert_eq!(&restored[..16], &bytes[..16]);
         // Another thread's copy, or one that does not reach the slot, is left alone.
-        assert_eq!(t.restored(4, 0x1000, &bytes), None);
-        assert_eq!(t.restored(3, 0x1000, &bytes[..20]), None);
+        let mut other = bytes.clone();
+        t.restore(4, 0x1000, &mut other);
+        assert_eq!(other, bytes);
+        let mut short = bytes[..20].to_vec();
+        t.restore(3, 0x1000, &mut short);
+        assert_eq!(short, bytes[..20]);
     }
 }

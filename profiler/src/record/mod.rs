@@ -40,7 +40,7 @@ use prof_capture::calls::CallCounters;
 use prof_capture::perf::records::{self, CallRecord, Record, SampleRecord};
 use prof_capture::perf::{map_ring, regs_of, REGS_MASK, RING_PAGES};
 use prof_capture::sys::{self, PerfRing, RingEvent};
-use prof_capture::timed_calls::{CallTimer, DEFAULT_MAX_SPANS};
+use prof_capture::timed_calls::CallTimer;
 use prof_capture::unwind::dwarf::SectionCache;
 use prof_session::session::{
     CountedFunction, Metadata, Mode, ProcessIdx, SampleState, Session, SessionBuilder,
@@ -352,9 +352,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     rec.execs = privileged::Execs::for_command(pid, &program_os, access::Creds::own().as_ref());
     rec.cut_at_command_exit = !options.follow_descendants;
     rec.start_ns = Some(start_ns);
-    if let Some(counters) = counters {
-        rec.count_calls(counters);
-    }
+    rec.calls = counters;
     let until = options.duration.map(|d| started + d);
     let mut status = None;
     let mut wait_error = None;
@@ -416,13 +414,7 @@ pub fn record(command: Command, options: &RecordOptions) -> Result<Recording> {
     meta.args = args;
     meta.pid = pid;
     Ok(finish(
-        rec,
-        meta,
-        start_time,
-        started,
-        status,
-        ending,
-        counted.unwrap_or_default(),
+        rec, meta, start_time, started, status, ending, counted,
     ))
 }
 
@@ -486,7 +478,7 @@ fn drain_until(
 }
 
 /// The recording: `meta` (program, arguments, pid) completed with the times and the samples,
-/// and the functions whose calls were `counted`.
+/// and the functions whose calls were `counted` (with the calls their `timer` kept).
 fn finish(
     mut rec: Recorder,
     mut meta: Metadata,
@@ -494,7 +486,7 @@ fn finish(
     started: Instant,
     status: ExitStatus,
     ending: Ending,
-    counted: Vec<CountedFunction>,
+    (counted, timer): (Vec<CountedFunction>, Option<CallTimer>),
 ) -> Recording {
     meta.start_time_ns = Some(prof_capture::assemble::start_time_ns(start_time));
     // To the recording's end when it is known (not to this moment, after the last drain).
@@ -504,7 +496,7 @@ fn finish(
     };
     let unsampled = std::mem::take(&mut rec.execs).finish(rec.lost);
     let stitched = rec.wall.as_ref().map_or(0, |w| w.stitched);
-    let mut session = rec.finish(meta, &counted);
+    let mut session = rec.finish(meta, &counted, timer.as_ref());
     session.counted = counted;
     let reached_root = reached_root(&session);
     Recording {
@@ -665,7 +657,6 @@ struct Recorder {
     /// The counted functions' events (`--calls`), and with `--calls-timed` their entries and
     /// returns paired into timed calls, from `call_bytes` read off their rings.
     calls: Option<CallCounters>,
-    timer: Option<CallTimer>,
     call_bytes: Vec<u8>,
 }
 
@@ -702,45 +693,18 @@ impl Recorder {
             jit: jit::JitCode::default(),
             execs: privileged::Execs::default(),
             calls: None,
-            timer: None,
             call_bytes: Vec::new(),
         }
     }
 
-    /// Keeps the counted functions' events, and times their calls when they record entries
-    /// and returns.
-    fn count_calls(&mut self, counters: CallCounters) {
-        if counters.timed() {
-            self.timer = Some(CallTimer::new(counters.functions(), DEFAULT_MAX_SPANS));
-        }
-        self.calls = Some(counters);
-    }
-
     /// The counted functions' calls until now (the recording's end: what still runs is counted
-    /// no more), timed when their calls were; their events are closed.
-    fn counted(&mut self) -> Option<Vec<CountedFunction>> {
-        let mut counted = self.calls.take()?.counts();
-        if let Some(timer) = &self.timer {
-            for (function, timed) in counted.iter_mut().zip(timer.timed()) {
-                function.timed = Some(*timed);
-            }
-        }
-        Some(counted)
-    }
-
-    /// A counted function's entry or return.
-    fn call(&mut self, c: CallRecord) {
-        let (Some(calls), Some(timer)) = (&self.calls, &mut self.timer) else {
-            return;
-        };
-        let Some(kind) = calls.kind(c.id) else {
-            return;
-        };
-        if kind.returned {
-            timer.returned(c.tid, kind.function, c.time, c.sp);
-        } else {
-            timer.entered(c.tid, kind.function, c.time, c.sp, c.top);
-        }
+    /// no more), timed when their calls were, and the timer with the calls it kept; their
+    /// events are closed.
+    fn counted(&mut self) -> (Vec<CountedFunction>, Option<CallTimer>) {
+        self.calls
+            .take()
+            .map(CallCounters::finish)
+            .unwrap_or_default()
     }
 
     /// True when no process the command started is still running (or, for [`attach`], no
@@ -871,9 +835,7 @@ impl Recorder {
                 pending.push((CALL_RING, Record::Call(c)));
             });
             self.call_bytes.clear();
-            if let Some(timer) = &mut self.timer {
-                timer.lost(lost);
-            }
+            calls.lost(lost);
         }
         self.pending.sort_by_key(|(_, r)| r.time());
         let upto = if last {
@@ -924,7 +886,7 @@ impl Recorder {
     /// time its thread spent on that ring's CPU since its previous sample there, when samples
     /// carry their count: the period alone comes short of the thread's CPU time on a busy
     /// machine, where the kernel's timer fires late and the periods it skipped are not sampled.
-    fn sample(&mut self, ring: usize, s: &SampleRecord) {
+    fn sample(&mut self, ring: usize, mut s: SampleRecord) {
         // A context switch's sample (task-clock periods are at least 10 µs).
         let switch = self.wall.is_some() && s.period == SWITCH_PERIOD;
         let weight = match s.read {
@@ -947,13 +909,12 @@ impl Recorder {
         };
         self.first_time.get_or_insert(s.time);
         // The return addresses of timed calls still open, where the kernel put its trampoline's.
-        let restored = self
-            .timer
-            .as_ref()
-            .and_then(|t| t.restored(s.tid, regs.sp, &s.stack));
+        if let Some(timer) = self.calls.as_ref().and_then(CallCounters::timer) {
+            timer.restore(s.tid, regs.sp, &mut s.stack);
+        }
         let copied = CopiedStack {
             sp: regs.sp,
-            bytes: restored.as_deref().unwrap_or(&s.stack[..]),
+            bytes: &s.stack,
         };
         // A switch-out's copy ends where it was asked to stop, when the stack went on.
         let full = self
@@ -1017,7 +978,7 @@ impl Recorder {
         self.table.handle(&r);
         self.execs.handle(&r);
         match r {
-            Record::Sample(s) => self.sample(ring, &s),
+            Record::Sample(s) => self.sample(ring, s),
             Record::Mmap {
                 pid,
                 addr,
@@ -1070,8 +1031,8 @@ impl Recorder {
             Record::Exit { pid, tid, time } => {
                 // A new thread given this id counts from 0 again.
                 self.counts.remove(&tid);
-                if let Some(timer) = &mut self.timer {
-                    timer.thread_ended(tid);
+                if let Some(calls) = &mut self.calls {
+                    calls.thread_ended(tid);
                 }
                 if let Some(&process) = self.current.get(&pid) {
                     self.processes[process].thread_ended(tid);
@@ -1107,15 +1068,24 @@ impl Recorder {
                     self.samples.push(Sample::off_cpu(tid, off));
                 }
             }
-            Record::Call(c) => self.call(c),
+            Record::Call(c) => {
+                if let Some(calls) = &mut self.calls {
+                    calls.record(&c);
+                }
+            }
             Record::Lost { lost } => self.lost += lost,
             Record::Other => {}
         }
     }
 
     /// The session: each process's stacks symbolized against its own objects, and with
-    /// `--calls-timed` the timed calls of the `counted` functions as spans.
-    fn finish(mut self, mut meta: Metadata, counted: &[CountedFunction]) -> Session {
+    /// `--calls-timed` the calls `timer` kept of the `counted` functions as spans.
+    fn finish(
+        mut self,
+        mut meta: Metadata,
+        counted: &[CountedFunction],
+        timer: Option<&CallTimer>,
+    ) -> Session {
         // Nothing is unwound from here on: the unwind tables go before the symbols come in.
         self.sections = SectionCache::default();
         for process in &mut self.processes {
@@ -1144,10 +1114,7 @@ impl Recorder {
             );
             ids.push(stack_ids);
         }
-        let first = match (
-            self.first_time,
-            self.timer.as_ref().and_then(|t| t.first_time()),
-        ) {
+        let first = match (self.first_time, timer.and_then(CallTimer::first_time)) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(0),
         };
@@ -1159,7 +1126,7 @@ impl Recorder {
                 builder.thread_in(process, u64::from(tid), name)
             })
         };
-        let spans = self.timer.as_ref().map(|timer| {
+        let spans = timer.map(|timer| {
             let spans = calls::add_spans(&mut builder, timer, counted, first, &mut thread_of);
             builder.add_dropped_events(timer.spans_dropped());
             spans
