@@ -111,25 +111,7 @@ pub struct ReportArgs {
     transforms: Box<TransformArgs>,
 }
 
-/// The options `--scopes` and `--tasks` refuse: they act on stacks, which those tables do not
-/// show.
-const NOT_WITH_TABLES: [&str; 12] = [
-    "group_by",
-    "source",
-    "focus",
-    "ignore",
-    "drop",
-    "hide",
-    "merge",
-    "collapse_module",
-    "collapse_recursion",
-    "focus_function",
-    "sort",
-    "top",
-];
-
-/// The options `--calls` refuses: those of [`NOT_WITH_TABLES`] but `--sort` and `--top`, which
-/// rank and count its rows.
+/// The options `--calls` refuses: they act on stacks, which its table does not show.
 const NOT_WITH_CALLS: [&str; 10] = [
     "group_by",
     "source",
@@ -142,6 +124,23 @@ const NOT_WITH_CALLS: [&str; 10] = [
     "collapse_recursion",
     "focus_function",
 ];
+
+/// The options `--scopes` and `--tasks` refuse: those of [`NOT_WITH_CALLS`], and `--sort` and
+/// `--top`, which rank and count stacks (the calls table's rows are ranked and counted too).
+const NOT_WITH_TABLES: [&str; 12] = with_ranking(NOT_WITH_CALLS);
+
+/// `options` and `sort` and `top` (clap takes the lists as constants).
+const fn with_ranking(options: [&'static str; 10]) -> [&'static str; 12] {
+    let mut all = [""; 12];
+    let mut i = 0;
+    while i < options.len() {
+        all[i] = options[i];
+        i += 1;
+    }
+    all[10] = "sort";
+    all[11] = "top";
+    all
+}
 
 /// What `--group-by` puts above the stacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
