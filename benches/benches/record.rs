@@ -41,6 +41,7 @@
 //! [--rounds N] [--program NAME]` (`--program` keeps the cost table's programs whose name holds
 //! NAME).
 
+use prof_e2e::installed;
 use prof_e2e::recorded::{build_c, samples_per_tid, share};
 use prof_e2e::{release_fixture, ReleaseProfile, TempDir};
 use std::path::{Path, PathBuf};
@@ -309,15 +310,6 @@ fn run(argv: &[String], cwd: &Path, out: Option<&Path>) -> Run {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-fn installed(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// The programs of the cost table: compressors (xz with liblzma, gzip: stripped distro

@@ -351,22 +351,24 @@ pub fn qemu_aarch64(exe: &Path) -> Command {
     command
 }
 
+/// Whether `tool` runs (`tool --version` succeeds): a tool on the `PATH`, or a path to one.
+pub fn installed(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Fails, naming the Debian packages, when a tool of the emulated tests is missing: they must
 /// not pass by running nothing.
 fn require_aarch64_tools() {
-    let on_path = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
     let mut missing = Vec::new();
-    if !on_path("qemu-aarch64") {
+    if !installed("qemu-aarch64") {
         missing.push("qemu-aarch64 (package qemu-user)");
     }
-    if !on_path(AARCH64_LINKER) {
+    if !installed(AARCH64_LINKER) {
         missing.push("aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu)");
     }
     if !Path::new(AARCH64_SYSROOT)
