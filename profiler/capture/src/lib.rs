@@ -15,6 +15,7 @@
 //! - [`calls`] (Linux): counting the calls of functions whose names match, with uprobes, and
 //!   recording their entries and returns to time them.
 //! - [`timed_calls`]: pairing those entries and returns into timed calls and spans.
+//! - [`tasks`] (Linux): a process's threads, and opening an event on every one of them.
 //! - [`probes`]: where to count a function's calls (uprobes): its offset in its file, and the
 //!   libraries a program links.
 //! - [`symbolize`]: addresses to functions, files, lines and inlined frames, after sampling.
@@ -37,6 +38,8 @@ pub mod probes;
 pub mod symbolize;
 #[allow(unsafe_code)]
 pub mod sys;
+#[cfg(target_os = "linux")]
+pub mod tasks;
 pub mod timed_calls;
 pub mod unwind;
 

@@ -17,6 +17,7 @@ use super::{
     Sample,
 };
 use prof_capture::sys::{self, PerfRing, RingEvent};
+use prof_capture::tasks::{open_on_every_task, task_ids};
 use prof_capture::unwind::blocked::{self, Blocked, TaskState};
 use prof_session::session::Mode;
 use prof_session::{Error, Result};
@@ -32,7 +33,7 @@ fn family(pid: u32, children: bool) -> Vec<u32> {
     let mut all = vec![pid];
     let mut at = 0;
     while children && at < all.len() {
-        for tid in tasks(all[at]) {
+        for tid in task_ids(all[at]) {
             let path = format!("/proc/{}/task/{tid}/children", all[at]);
             let text = std::fs::read_to_string(path).unwrap_or_default();
             for child in text.split_whitespace().filter_map(|c| c.parse().ok()) {
@@ -44,16 +45,6 @@ fn family(pid: u32, children: bool) -> Vec<u32> {
         at += 1;
     }
     all
-}
-
-/// The threads of process `pid` now.
-fn tasks(pid: u32) -> Vec<u32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The MMAP2 records of `pid`'s executable mappings, as `/proc/PID/maps` lists them now.
@@ -86,7 +77,7 @@ fn mappings(pid: u32) -> Vec<Record> {
 
 /// The COMM records of `pid`'s threads, named as `/proc` names them now.
 fn names(pid: u32) -> Vec<Record> {
-    tasks(pid)
+    task_ids(pid)
         .into_iter()
         .filter_map(|tid| {
             let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
@@ -115,7 +106,7 @@ fn blocked_at_start(rec: &mut Recorder, pid: u32, start_ns: u64) {
         let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()?;
         blocked::parse_syscall(&text)
     };
-    for tid in tasks(pid) {
+    for tid in task_ids(pid) {
         let Some(before @ TaskState::Blocked { sp, pc, .. }) = state(tid) else {
             continue;
         };
@@ -307,29 +298,17 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         )
     };
     for &p in &processes {
-        // Threads started while the events open inherit them from the thread that started
-        // them only if that one had its event already: list the threads until none is new.
-        let mut opened = HashSet::new();
-        loop {
-            let new: Vec<u32> = tasks(p)
-                .into_iter()
-                .filter(|t| !opened.contains(t))
-                .collect();
-            if new.is_empty() {
-                break;
+        open_on_every_task(p, &mut HashSet::new(), |tid| {
+            if let Some(counters) = &mut counters {
+                counters.open_on(tid, true)?;
             }
-            for tid in new {
-                opened.insert(tid);
-                if let Some(counters) = &mut counters {
-                    counters.open_on(tid, true)?;
-                }
-                for cpu in &mut cpus {
-                    if !cpu.open(p, tid, &event, switches.as_ref())? {
-                        break;
-                    }
+            for cpu in &mut cpus {
+                if !cpu.open(p, tid, &event, switches.as_ref())? {
+                    break;
                 }
             }
-        }
+            Ok(())
+        })?;
         rec.live.push(p);
         rec.table.look(p);
         rec.table.handled(p);
@@ -343,9 +322,7 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
             blocked_at_start(&mut rec, p, start_ns);
         }
     }
-    if let Some(counters) = counters {
-        rec.count_calls(counters);
-    }
+    rec.calls = counters;
     let mut rings: Vec<PerfRing> = cpus
         .iter_mut()
         .filter_map(|c| c.ring.take().map(|(_, ring)| ring))
@@ -393,6 +370,6 @@ pub fn attach(pid: u32, options: &RecordOptions) -> Result<Recording> {
         started,
         ExitStatus::from_raw(0),
         ending,
-        counted.unwrap_or_default(),
+        counted,
     ))
 }

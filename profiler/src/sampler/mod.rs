@@ -420,22 +420,10 @@ fn count_calls(
     }
     let files = process_files(std::process::id());
     let mut counters = CallProbes::find(&files, patterns, DEFAULT_CALLS_MAX)?.counters(false)?;
-    // Threads started while the counters open inherit them only from a thread that had them:
-    // list the threads until none is new (bounded).
     let mut opened = std::collections::HashSet::from([collector]);
-    for _ in 0..16 {
-        let new: Vec<u32> = threads::list_tids()
-            .into_iter()
-            .filter(|t| !opened.contains(t))
-            .collect();
-        if new.is_empty() {
-            break;
-        }
-        for tid in new {
-            opened.insert(tid);
-            counters.open_on(tid, true)?;
-        }
-    }
+    prof_capture::tasks::open_on_every_task(std::process::id(), &mut opened, |tid| {
+        counters.open_on(tid, true)
+    })?;
     Ok(Some(counters))
 }
 
