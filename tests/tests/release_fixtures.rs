@@ -398,7 +398,7 @@ enum Bound {
     Sampling(f64),
 }
 
-fn check_cpu_split_within(label: &str, s: &Session, truths: &[Vec<String>], bound: Bound) {
+fn check_cpu_split_within(label: &str, s: &Session, truths: &[Vec<String>], rule: Bound) {
     let main_tid: u64 = truths[0][0].parse().unwrap();
     let on_main: Vec<usize> = (0..s.samples.len())
         .filter(|&i| s.threads[s.samples.thread[i].index()].tid == main_tid)
@@ -428,8 +428,7 @@ fn check_cpu_split_within(label: &str, s: &Session, truths: &[Vec<String>], boun
         // The samples the split rests on, for a bound that follows them (below).
         let taken = weight_with(s, "samples", "cpu_split::heavy", Some(tid))
             + weight_with(s, "samples", "cpu_split::light", Some(tid));
-        let bound_kind = bound;
-        let bound = match bound {
+        let bound = match rule {
             Bound::Points(points) => points,
             Bound::Sampling(floor) => {
                 floor.max(5.0 * (measured * (1.0 - measured) / taken.max(1) as f64).sqrt())
@@ -453,7 +452,7 @@ fn check_cpu_split_within(label: &str, s: &Session, truths: &[Vec<String>], boun
         // emulation beside a busy machine (a `Bound::Sampling`), at least half: setitimer's
         // process-wide signal came to one thread 51 times and its samples held 60% of its CPU
         // time (the rest came after its last sample, or before its first).
-        let found = match bound_kind {
+        let found = match rule {
             Bound::Points(_) => 0.9,
             Bound::Sampling(_) => 0.5,
         };
