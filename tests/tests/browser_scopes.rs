@@ -386,5 +386,22 @@ fn calls_timed_by_prof_record_are_scopes_in_the_view_and_nested_bars_on_the_time
     assert!(outer.iter().all(|&d| d == 0), "{outer:?}");
     assert!(work.iter().all(|&d| d == 1), "{work:?}");
     browser.screenshot("scopes-calls-timed");
+    // The stack chart: the same calls as bars above the thread's stacks.
+    browser.click(&browser.find("#tabs button[data-view=stack-chart]"));
+    let chart = "window.profViewer.views.get('stack-chart')";
+    browser.wait_for(
+        &format!("{chart} && {chart}.bars && {chart}.bars.count > 0"),
+        std::time::Duration::from_secs(60),
+        "the stack chart's call bars",
+    );
+    let in_chart = |name: &str| -> usize {
+        let v = browser.eval(
+            &format!("return {chart}.barsNamed(arguments[0]).length;"),
+            json!([name]),
+        );
+        serde_json::from_value(v).unwrap()
+    };
+    assert_eq!((in_chart("outer"), in_chart("work")), (40, 80));
+    browser.screenshot("scopes-calls-timed-stack-chart");
     assert_eq!(console_problems(browser), Vec::<String>::new());
 }
