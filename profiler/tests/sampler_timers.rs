@@ -85,9 +85,9 @@ fn setitimer_is_capped_but_its_weights_still_add_up() {
     // ITIMER_PROF's signal is the process's: it lands in whichever thread runs at the tick, so
     // the spinning thread's CPU time since its own last sample is not in any of its weights.
     // That tail is a tick or two on an idle machine and more on a busy one (3.4% measured with
-    // two CPU hogs beside the tests, 6.3% once in CI); weights of the interval asked for would
-    // be 8 times off.
-    assert!(off <= 0.12, "weight {w} vs {used:?}");
+    // two CPU hogs beside the tests, 6.3% and 16.4% in CI runs on a fresh machine); weights of
+    // the interval asked for would be some 20 times short (40 samples of 0.5 ms for 1 s).
+    assert!(off <= 0.25, "weight {w} vs {used:?}");
     assert!(meta.achieved_interval_ns > meta.requested_interval_ns);
 }
 
